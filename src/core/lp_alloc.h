@@ -1,0 +1,31 @@
+/*
+ * lp_alloc.h - allocation hook of the core.
+ *
+ * The core never calls malloc directly.  The embedding program installs an
+ * allocator once (the PostgreSQL layer points it at the current memory
+ * context with MCXT_ALLOC_NO_OOM, so failures come back as NULL instead of a
+ * longjmp through core frames).  The default is malloc/free.
+ */
+#ifndef LP_ALLOC_H
+#define LP_ALLOC_H
+
+#include <stddef.h>
+
+typedef struct LpAllocator
+{
+	void	   *(*alloc) (size_t size, void *context);	/* NULL on failure */
+	void		(*free) (void *pointer, void *context); /* never given NULL */
+	void	   *context;
+} LpAllocator;
+
+/* Install an allocator; NULL restores malloc/free. */
+void		lp_set_allocator(const LpAllocator *allocator);
+
+void	   *lp_alloc(size_t size);
+void	   *lp_alloc0(size_t size);
+/* size * count with overflow check; NULL on overflow or failure */
+void	   *lp_alloc_array(size_t count, size_t size);
+void		lp_free(void *pointer);
+char	   *lp_strdup(const char *s);
+
+#endif							/* LP_ALLOC_H */

@@ -1,0 +1,128 @@
+/*
+ * lp_file.h - reading the metadata of a Lance data file (v2.0 - v2.3, and
+ * detection of legacy v1 files).
+ *
+ * lp_file_open reads the footer, the offset tables, the schema (global buffer
+ * 0) and every column's metadata.  Every offset, size and count taken from the
+ * file is checked against the file size before it is used, with overflow-safe
+ * arithmetic; nothing is allocated from an unchecked count.
+ */
+#ifndef LP_FILE_H
+#define LP_FILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lp_error.h"
+#include "lp_storage.h"
+
+#define LP_FOOTER_LEN 40
+#define LP_LEGACY_TAIL_LEN 16
+#define LP_MAGIC "LANC"
+
+typedef enum LpFileVersion
+{
+	LP_FILE_VERSION_LEGACY = 0,
+	LP_FILE_VERSION_2_0,
+	LP_FILE_VERSION_2_1,
+	LP_FILE_VERSION_2_2,
+	LP_FILE_VERSION_2_3
+} LpFileVersion;
+
+/* "legacy", "2.0", "2.1", "2.2", "2.3" */
+const char *lp_file_version_name(LpFileVersion version);
+/* Parse the names above; false if unknown. */
+bool		lp_file_version_parse(const char *name, LpFileVersion *version);
+/* Footer numbers a standard writer emits for the version ((0,3) for 2.0). */
+void		lp_file_version_footer_numbers(LpFileVersion version,
+										   uint16_t *major, uint16_t *minor);
+/* Numbers a manifest DataFile records for the version ((2,0) for 2.0). */
+void		lp_file_version_data_file_numbers(LpFileVersion version,
+											  uint16_t *major, uint16_t *minor);
+
+typedef struct LpBufferRef
+{
+	uint64_t	offset;			/* absolute position in the file */
+	uint64_t	size;
+} LpBufferRef;
+
+typedef struct LpBytes
+{
+	uint8_t    *data;
+	size_t		len;
+} LpBytes;
+
+typedef struct LpPage
+{
+	uint64_t	num_rows;		/* ColumnMetadata.Page.length */
+	uint64_t	priority;
+	uint32_t	num_buffers;
+	LpBufferRef *buffers;
+	LpBytes		encoding;		/* the serialized Encoding message, verbatim */
+	const char *layout;			/* static name: "mini_block", "full_zip", "flat", ... */
+} LpPage;
+
+typedef struct LpColumn
+{
+	LpBufferRef metadata;		/* where the ColumnMetadata message lies */
+	LpBytes		encoding;		/* the serialized column Encoding, verbatim */
+	uint32_t	num_pages;
+	LpPage	   *pages;
+	uint32_t	num_column_buffers;
+	LpBufferRef *column_buffers;
+} LpColumn;
+
+typedef struct LpKeyValue
+{
+	char	   *key;
+	LpBytes		value;
+} LpKeyValue;
+
+typedef struct LpField
+{
+	int32_t		id;
+	int32_t		parent_id;		/* -1 for top level */
+	char	   *name;
+	char	   *logical_type;
+	bool		nullable;
+	int32_t		legacy_encoding;	/* Field.encoding (deprecated v1 enum) */
+	char	   *extension_name;
+	bool		unenforced_primary_key;
+	uint32_t	num_metadata;
+	LpKeyValue *metadata;		/* sorted by key */
+} LpField;
+
+typedef struct LpSchema
+{
+	uint32_t	num_fields;
+	LpField    *fields;			/* pre-order, as stored */
+	uint32_t	num_metadata;
+	LpKeyValue *metadata;		/* sorted by key */
+} LpSchema;
+
+typedef struct LpFile
+{
+	char	   *name;			/* path or URI, for messages */
+	uint64_t	file_size;
+	LpFileVersion version;
+	uint16_t	footer_major;
+	uint16_t	footer_minor;
+
+	/* Everything below is zero for legacy files. */
+	uint64_t	column_meta_start;
+	uint64_t	column_meta_offsets_start;
+	uint64_t	global_buffer_offsets_start;
+	uint32_t	num_global_buffers;
+	uint32_t	num_columns;
+	LpBufferRef *global_buffers;
+	LpBytes		schema_bytes;	/* global buffer 0: the FileDescriptor, verbatim */
+	uint64_t	num_rows;		/* FileDescriptor.length */
+	LpSchema	schema;
+	LpColumn   *columns;
+} LpFile;
+
+/* Read and check the metadata of the file behind input.  NULL on error. */
+LpFile	   *lp_file_open(LpInput *input, LpError *err);
+void		lp_file_free(LpFile *file);
+
+#endif							/* LP_FILE_H */
