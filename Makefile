@@ -45,38 +45,39 @@ override with_llvm := no
 $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o): $(PROTO_HDRS)
 
 # ---- core, built without PostgreSQL ------------------------------------------
+BUILD ?= build
 CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
 CORE_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Isrc/core -Isrc/proto
 CORE_LIBS = -lprotobuf-c -lzstd -llz4
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-build/core-tests: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
-	@mkdir -p build
+$(BUILD)/core-tests: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
+	@mkdir -p $(BUILD)
 	$(CC) $(CORE_CFLAGS) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
 
-build/core-tests-sanitize: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
-	@mkdir -p build
+$(BUILD)/core-tests-sanitize: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
+	@mkdir -p $(BUILD)
 	clang $(CORE_CFLAGS) $(SANITIZE) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
 
-check-core: build/core-tests
-	build/core-tests $(TESTDATA_ARG)
+check-core: $(BUILD)/core-tests
+	$(BUILD)/core-tests $(TESTDATA_ARG)
 
-check-core-sanitize: build/core-tests-sanitize
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/core-tests-sanitize $(TESTDATA_ARG)
+check-core-sanitize: $(BUILD)/core-tests-sanitize
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/core-tests-sanitize $(TESTDATA_ARG)
 
 FUZZ_TARGETS = $(basename $(notdir $(wildcard test/fuzz/fuzz_*.c)))
 FUZZ_SECONDS ?= 60
 FUZZ_TARGET ?= fuzz_file_metadata
 
-build/fuzz_%: test/fuzz/fuzz_%.c $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS)
-	@mkdir -p build
+$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS)
+	@mkdir -p $(BUILD)
 	clang $(CORE_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $< $(PROTO_SRCS) $(CORE_SRCS) $(CORE_LIBS)
 
-fuzz: build/$(FUZZ_TARGET)
-	@mkdir -p build/fuzz-corpus-$(FUZZ_TARGET)
-	build/$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
-		build/fuzz-corpus-$(FUZZ_TARGET) test/fuzz/corpus/$(FUZZ_TARGET)
+fuzz: $(BUILD)/$(FUZZ_TARGET)
+	@mkdir -p $(BUILD)/fuzz-corpus-$(FUZZ_TARGET)
+	$(BUILD)/$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+		$(BUILD)/fuzz-corpus-$(FUZZ_TARGET) test/fuzz/corpus/$(FUZZ_TARGET)
 
 # ---- reference data (npm @lancedb/lancedb 0.39.0) ----------------------------
 TESTDATA ?= $(CURDIR)/test/data/generated
