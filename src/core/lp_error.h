@@ -19,7 +19,8 @@ typedef enum LpErrorCode
 	LP_ERR_IO,					/* read/write failure (58030) */
 	LP_ERR_NO_MEMORY,			/* allocation hook returned NULL (53200) */
 	LP_ERR_UNSUPPORTED,			/* valid but not handled (0A000) */
-	LP_ERR_CANCELED,			/* the storage layer saw a cancel request */
+	LP_ERR_ALREADY_EXISTS,		/* create-if-absent lost a race (commit conflict) */
+	LP_ERR_CANCELED,			/* lp_cancel_requested() said stop */
 	LP_ERR_INTERNAL				/* a core invariant failed (XX000) */
 } LpErrorCode;
 

@@ -48,6 +48,75 @@ lp_input_close(LpInput *input)
 		input->ops->close(input);
 }
 
+/*
+ * An output file being written.  It is created under a temporary name next
+ * to its final path; publish() makes it durable (fsync) and visible under the
+ * final name atomically, abort() removes the temporary file.  Either must be
+ * called exactly once, and frees the output.
+ */
+typedef struct LpOutput LpOutput;
+
+typedef struct LpOutputOps
+{
+	bool		(*write_at) (LpOutput *output, uint64_t offset, const void *data,
+							 size_t len, LpError *err);
+
+	/*
+	 * Copy len bytes of input at input_offset to output_offset without
+	 * passing them through memory (copy_file_range, server-side copy).  NULL
+	 * when the backend cannot; callers then read and write_at.
+	 */
+	bool		(*copy_from) (LpOutput *output, uint64_t output_offset,
+							  LpInput *input, uint64_t input_offset,
+							  uint64_t len, LpError *err);
+	bool		(*publish) (LpOutput *output, LpError *err);
+	void		(*abort) (LpOutput *output);
+} LpOutputOps;
+
+struct LpOutput
+{
+	const LpOutputOps *ops;
+	const char *name;			/* final path or URI, for messages */
+};
+
+/*
+ * A store: the files under some root (a local directory tree, an S3 bucket).
+ * Paths are full paths or URIs as the user gave them (joined with '/').
+ */
+typedef struct LpStore LpStore;
+
+/* Called once per entry name (not a path) of a listed directory. */
+typedef bool (*LpListCallback) (void *arg, const char *entry_name, LpError *err);
+
+typedef struct LpStoreOps
+{
+	/* LP_ERR_NOT_FOUND if path does not exist, LP_ERR_INVALID_ARGUMENT if it is a directory */
+	LpInput    *(*open_input) (LpStore *store, const char *path, LpError *err);
+
+	/* Entries of a directory, in no particular order; LP_ERR_NOT_FOUND if missing */
+	bool		(*list) (LpStore *store, const char *directory,
+						 LpListCallback callback, void *arg, LpError *err);
+
+	/* Create path with data, durably; LP_ERR_ALREADY_EXISTS if it exists (atomic) */
+	bool		(*put_if_absent) (LpStore *store, const char *path,
+								  const void *data, size_t len, LpError *err);
+
+	/* Create or replace path with data, durably and atomically */
+	bool		(*put) (LpStore *store, const char *path,
+						const void *data, size_t len, LpError *err);
+
+	/* Remove a file, or an empty directory; a missing path is not an error */
+	bool		(*remove) (LpStore *store, const char *path, LpError *err);
+
+	/* Start writing path (see LpOutput); directories are created as needed */
+	LpOutput   *(*create_output) (LpStore *store, const char *path, LpError *err);
+} LpStoreOps;
+
+struct LpStore
+{
+	const LpStoreOps *ops;
+};
+
 /* An input over a caller-owned memory buffer (tests, fuzzing). */
 LpInput    *lp_memory_input_open(const char *name, const void *data, uint64_t size);
 
