@@ -18,6 +18,9 @@ extern void lp_check_write_privilege(void);
 /* Open a file for reading through fd.c; NULL with err filled on failure. */
 extern LpInput *lp_local_input_open(const char *path, LpError *err);
 
+/* The local filesystem as a core store (fd.c underneath). */
+extern LpStore *lp_local_store(void);
+
 /* Check privileges, open uri and read its Lance metadata; ERROR on failure. */
 extern LpFile *lp_open_lance_file(const char *uri);
 
