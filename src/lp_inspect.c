@@ -7,50 +7,17 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
-#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
 #include "lp_checked.h"
+#include "lp_json.h"
 #include "lp_pg_storage.h"
 
 PG_FUNCTION_INFO_V1(lp_file_info);
 PG_FUNCTION_INFO_V1(lp_file_schema);
 PG_FUNCTION_INFO_V1(lp_file_pages);
-
-/*
- * Field metadata values are bytes on the wire; they are UTF-8 text in
- * practice.  Anything that is not valid text in the database encoding is
- * shown as a bytea literal so that nothing is lost or mangled.
- */
-static void
-append_metadata_value(StringInfo out, const LpBytes *value)
-{
-	bool		is_text;
-
-	is_text = memchr(value->data, '\0', value->len) == NULL &&
-		pg_verifymbstr((const char *) value->data, (int) value->len, true);
-	if (is_text)
-	{
-		char	   *text = pnstrdup((const char *) value->data, value->len);
-
-		escape_json(out, text);
-		pfree(text);
-	}
-	else
-	{
-		StringInfoData hex;
-
-		initStringInfo(&hex);
-		appendStringInfoString(&hex, "\\x");
-		for (size_t i = 0; i < value->len; i++)
-			appendStringInfo(&hex, "%02x", value->data[i]);
-		escape_json(out, hex.data);
-		pfree(hex.data);
-	}
-}
 
 static Datum
 metadata_to_jsonb(const LpKeyValue *metadata, uint32_t count)
@@ -58,16 +25,7 @@ metadata_to_jsonb(const LpKeyValue *metadata, uint32_t count)
 	StringInfoData json;
 
 	initStringInfo(&json);
-	appendStringInfoChar(&json, '{');
-	for (uint32_t i = 0; i < count; i++)
-	{
-		if (i > 0)
-			appendStringInfoString(&json, ", ");
-		escape_json(&json, metadata[i].key);
-		appendStringInfoString(&json, ": ");
-		append_metadata_value(&json, &metadata[i].value);
-	}
-	appendStringInfoChar(&json, '}');
+	lp_json_append_metadata(&json, metadata, count);
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
 }
 
