@@ -412,9 +412,7 @@ function makeTable(columns, first, count, batchRows = count)
 
 module.exports = {
 	rowRandom,
-	randomInt,
 	randomText,
-	randomBytes,
 	fixedData,
 	varData,
 	listData,

@@ -110,9 +110,8 @@ async function describeDataset(outdir, table, spec, written, checkFooterSchema =
 	const expectedNumColumns = meta.expectedNumColumns(expectedFields, fileVersion);
 	const fragments = {};
 	const dataFiles = [];
-	const footerFieldSets = [];
-
 	const nullsLost = written === null ? null : compareRows(spec.name, written, rows, fileVersion === 'legacy');
+	let footerFields = null;
 
 	for (const row of rows)
 	{
@@ -126,6 +125,9 @@ async function describeDataset(outdir, table, spec, written, checkFooterSchema =
 
 	for (const fragment of manifest.fragments)
 	{
+		if (!fragment.has_deletion_file && fragments[fragment.id] !== fragment.physical_rows)
+			fail(spec.name + ': fragment ' + fragment.id + ' has ' + fragment.physical_rows +
+				' rows but ' + fragments[fragment.id] + ' were read');
 		for (const file of fragment.files)
 		{
 			const info = meta.readDataFileMeta(path.join(datasetPath, 'data', file.path));
@@ -143,7 +145,7 @@ async function describeDataset(outdir, table, spec, written, checkFooterSchema =
 				if (checkFooterSchema && !sameJson(info.fields, expectedFields))
 					fail(spec.name + ': footer schema of ' + file.path + ' ' + JSON.stringify(info.fields) +
 						' differs from derived fields');
-				footerFieldSets.push(JSON.stringify(info.fields));
+				footerFields = footerFields || info.fields;
 			}
 			dataFiles.push({
 				file: file.path,
@@ -191,8 +193,8 @@ async function describeDataset(outdir, table, spec, written, checkFooterSchema =
 		rows_file: rowsFile,
 	};
 
-	if (!checkFooterSchema && footerFieldSets.length > 0)
-		entry.footer_fields = JSON.parse(footerFieldSets[0]);
+	if (!checkFooterSchema)
+		entry.footer_fields = footerFields;
 	return Object.assign(entry, spec.extra || {});
 }
 
@@ -416,7 +418,7 @@ async function generateMultipage(db, outdir, version)
 		kind: 'multipage',
 		storage_version: version,
 		appends: MULTIPAGE_APPENDS,
-		extra: { batch_rows: MULTIPAGE_BATCH_ROWS, pages_per_column: null },
+		extra: { batch_rows: MULTIPAGE_BATCH_ROWS },
 	}, writtenRows(tables));
 
 	// Every column must have several pages, except 2.0 struct header columns, which

@@ -340,7 +340,6 @@ function readManifest(datasetPath)
 
 	return {
 		version: Number(one(m, 3, 0n)),
-		file_version_check: latest.version,
 		manifest_scheme: latest.scheme,
 		data_format: text(dataFormat, 2),
 		file_format: text(dataFormat, 1),
@@ -371,10 +370,8 @@ function readManifest(datasetPath)
 }
 
 module.exports = {
-	logicalType,
 	lanceFieldsFromArrow,
 	expectedNumColumns,
-	parseMessage,
 	readDataFileMeta,
 	readManifest,
 };

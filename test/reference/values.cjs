@@ -28,11 +28,6 @@ const arrow = require('apache-arrow');
 
 const Type = arrow.Type;
 
-function isValid(data, index)
-{
-	return data.getValid(index);
-}
-
 function float32Text(value)
 {
 	for (let digits = 1; digits <= 9; digits++)
@@ -143,7 +138,7 @@ function encodeValue(data, index)
 {
 	const type = data.type;
 
-	if (type.typeId === Type.Null || !isValid(data, index))
+	if (type.typeId === Type.Null || !data.getValid(index))
 		return null;
 
 	switch (type.typeId)
@@ -267,7 +262,4 @@ module.exports = {
 	encodeValue,
 	encodeRows,
 	describeArrowField,
-	formatDays,
-	formatMicros,
-	formatDecimal,
 };
