@@ -25,6 +25,10 @@ PG_BINDIR=/usr/lib/postgresql/15/bin
 CLUSTER_DIR=${LP_CLUSTER_DIR:-/tmp/lance_parts-cluster}
 PORT=${LP_PGPORT:-55432}
 
+# The postgres user may not be allowed into the caller's directory.
+[[ "$CLUSTER_DIR" == /* ]] || CLUSTER_DIR=$PWD/$CLUSTER_DIR
+cd /
+
 as_postgres()
 {
 	if [ "$(id -un)" = postgres ]; then

@@ -247,12 +247,9 @@ layer_tap()
 	no_tests "$TREE"/test/t/*.pl && return
 	rm -rf "$TREE/tmp_check"
 	as_postgres mkdir -p "$TREE/tmp_check"
-	(
-		cd "$TREE" &&
-			run_logged "$log" as_postgres TESTDIR="$TREE" \
-				PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
-				prove -I "$PGXS_DIR/src/test/perl" -I test/t test/t/*.pl
-	)
+	run_logged "$log" as_postgres TESTDIR="$TREE" \
+		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+		prove -I "$PGXS_DIR/src/test/perl" -I test/t test/t/*.pl
 	rc=$?
 	total=$(sed -nE 's/^Files=[0-9]+, Tests=([0-9]+),.*/\1/p' "$log" | tail -n 1)
 	failed_subtests=$(sed -nE 's/^.*\(Wstat: .* Tests: [0-9]+ Failed: ([0-9]+)\)$/\1/p' "$log" |
@@ -282,12 +279,9 @@ layer_node()
 	fi
 	# shellcheck source=/dev/null
 	. "$LP_CLUSTER_DIR/env"
-	(
-		cd "$TREE" &&
-			run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-				PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \
-				--test-concurrency=1 test/reference/*.test.cjs
-	)
+	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+		PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \
+		--test-concurrency=1 test/reference/*.test.cjs
 	rc=$?
 	L_PASSED=$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$log" | tail -n 1)
 	L_FAILED=$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$log" | tail -n 1)
@@ -380,8 +374,11 @@ if [ -d "$ROOT/test/reference/node_modules" ]; then
 	cp -al "$ROOT/test/reference/node_modules" "$TREE/test/reference/" 2>/dev/null ||
 		cp -a "$ROOT/test/reference/node_modules" "$TREE/test/reference/"
 fi
+# Commands run as postgres start here; the C layers use make -C "$ROOT".
+cd "$TREE" || exit 1
 
-if selected_layer regress || selected_layer node; then
+if { selected_layer regress && compgen -G "$TREE/sql/[0-9]*.sql" >/dev/null; } ||
+	{ selected_layer node && compgen -G "$TREE/test/reference/*.test.cjs" >/dev/null; }; then
 	echo
 	echo "==== cluster"
 	"$ROOT/test/cluster.sh" start || echo "could not start the cluster"
