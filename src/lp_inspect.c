@@ -29,6 +29,17 @@ metadata_to_jsonb(const LpKeyValue *metadata, uint32_t count)
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
 }
 
+/* Legacy (v1) files have a footer we recognise but no v2 schema or pages. */
+static void
+refuse_legacy(const LpFile *file, const char *function)
+{
+	if (file->version == LP_FILE_VERSION_LEGACY)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("file \"%s\" uses the legacy Lance format", file->name),
+				errdetail("%s reads files of format version 2.0 and later.", function));
+}
+
 Datum
 lp_file_info(PG_FUNCTION_ARGS)
 {
@@ -62,6 +73,7 @@ lp_file_schema(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	file = lp_open_lance_file(uri);
+	refuse_legacy(file, "file_schema");
 
 	for (uint32_t i = 0; i < file->schema.num_fields; i++)
 	{
@@ -91,6 +103,7 @@ lp_file_pages(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	file = lp_open_lance_file(uri);
+	refuse_legacy(file, "file_pages");
 
 	for (uint32_t c = 0; c < file->num_columns; c++)
 	{

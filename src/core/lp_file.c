@@ -751,9 +751,12 @@ page_layout_name(const Lance__Encodings21__PageLayout *layout)
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT:
 			return "mini_block";
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT:
-			/* a scalar value has at least one byte; all-null pages have none */
-			return layout->constant_layout->inline_value.len > 0
-				? "constant" : "all_null";
+			/*
+			 * All-null pages are constant pages of null; where the value of
+			 * a non-null constant lives (inline or in a page buffer) depends
+			 * on its width, so the name does not try to tell them apart.
+			 */
+			return "constant";
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT:
 			return "full_zip";
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT:
