@@ -41,6 +41,7 @@
 # it.  The C layers (core, sanitize, fuzz) build and run as root in the
 # original tree.
 #
+# shellcheck disable=SC2317  # the layer_* functions are called through run_layer
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,6 +49,10 @@ PG_BINDIR=/usr/lib/postgresql/15/bin
 PG_CONFIG=$PG_BINDIR/pg_config
 PGXS_DIR=/usr/lib/postgresql/15/lib/pgxs
 FUZZ_SECONDS=${LP_FUZZ_SECONDS:-30}
+# TAP tests run initdb under the caller's locale; C.UTF-8 exists on every
+# Debian system, a configured locale may not have been generated.
+export LANG=C.UTF-8
+unset LC_ALL LANGUAGE
 LAYERS=(core sanitize fuzz regress tap node)
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -257,7 +262,7 @@ layer_tap()
 	dead_scripts=$(grep -cE '\(Wstat: .* Failed: 0\)$' "$log")
 	L_PASSED=$(( ${total:-0} - failed_subtests ))
 	L_FAILED=$((failed_subtests + dead_scripts))
-	for script in $(sed -nE 's/^(\S+\.pl) \(Wstat: .*/\1/p' "$log"); do
+	sed -nE 's/^(\S+\.pl) \(Wstat: .*/\1/p' "$log" | while read -r script; do
 		name=$(basename "$script" .pl)
 		if [ -f "$TREE/tmp_check/log/regress_log_$name" ]; then
 			echo "---- tail of tmp_check/log/regress_log_$name"
