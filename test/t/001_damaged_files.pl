@@ -4,6 +4,7 @@
 use strict;
 use warnings;
 
+use Cwd ();
 use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -50,7 +51,7 @@ sub put_u32
 	substr($$bytes, $offset, 4) = pack('L<', $value) if $offset >= 0 && $offset + 4 <= length $$bytes;
 }
 
-my @huge = (0xFFFFFFFFFFFFFFFF, 0x8000000000000000, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFC0);
+my @huge = (~0, 1 << 63, ~0 >> 1, ~0 ^ 63);
 
 sub random_offset_value
 {
@@ -120,7 +121,8 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION lance_parts');
 my $start_time = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
 
-my $work = PostgreSQL::Test::Utils::tempdir;
+# absolute: the server resolves paths from its data directory
+my $work = Cwd::abs_path(PostgreSQL::Test::Utils::tempdir);
 my @rows;
 for my $i (1 .. $mutations)
 {
@@ -139,9 +141,9 @@ close $list;
 
 my $outcomes = $node->safe_psql(
 	'postgres', qq{
-CREATE TEMP TABLE mutation (kind text, path text);
+CREATE TABLE mutation (kind text, path text);
 COPY mutation FROM '$work/list.tsv';
-CREATE TEMP TABLE outcome (kind text, fn text, result text, message text);
+CREATE TABLE outcome (kind text, fn text, result text, message text);
 DO \$\$
 DECLARE
 	m record;
