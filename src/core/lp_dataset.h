@@ -1,0 +1,128 @@
+/*
+ * lp_dataset.h - the layout of a Lance dataset directory: manifest naming
+ * schemes and finding the latest version, data file and blob sidecar names,
+ * and which schema fields own a physical column of a data file.
+ *
+ * All I/O goes through an LpStore; paths are "<root>/<relative path>".
+ */
+#ifndef LP_DATASET_H
+#define LP_DATASET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lp_error.h"
+#include "lp_file.h"
+#include "lp_manifest.h"
+#include "lp_storage.h"
+
+/* Manifest naming schemes (lance-format.md section 5.4). */
+typedef enum LpManifestNaming
+{
+	LP_NAMING_V1 = 1,			/* _versions/{version}.manifest */
+	LP_NAMING_V2 = 2			/* _versions/{u64::MAX - version, 20 digits}.manifest */
+} LpManifestNaming;
+
+#define LP_VERSIONS_DIR "_versions"
+#define LP_TRANSACTIONS_DIR "_transactions"
+#define LP_DATA_DIR "data"
+#define LP_VERSION_HINT_FILE "latest_version_hint.json"
+
+/* "{stem}.manifest": at most 20 digits + ".manifest" + NUL */
+#define LP_MANIFEST_NAME_SIZE 32
+/* 24 binary digits + 26 hex digits + ".lance" + NUL */
+#define LP_DATA_FILE_NAME_SIZE 57
+/* 8-4-4-4-12 hex digits + NUL */
+#define LP_UUID_STRING_SIZE 37
+/* 32 binary digits + ".blob" + NUL */
+#define LP_BLOB_FILE_NAME_SIZE 38
+
+/* Caller-supplied randomness (pg_strong_random in the server, fixed in tests). */
+typedef bool (*LpRandomFunction) (void *arg, uint8_t *buffer, size_t len,
+								  LpError *err);
+
+/*
+ * Decode a _versions entry name.  False for names that are not version
+ * manifests (detached "d…" manifests, the hint file, temporary files).
+ */
+bool		lp_manifest_name_parse(const char *entry_name, uint64_t *version,
+								   LpManifestNaming *naming);
+
+/* The _versions entry name of a version under a scheme. */
+void		lp_manifest_name(LpManifestNaming naming, uint64_t version,
+							 char name[LP_MANIFEST_NAME_SIZE]);
+
+/* "<a>/<b>" with exactly one slash between them; NULL when out of memory. */
+char	   *lp_path_join(const char *a, const char *b);
+
+/*
+ * Find the latest version of the dataset at root by listing _versions/.
+ * LP_ERR_NOT_FOUND if there is no manifest; LP_ERR_CORRUPT if both naming
+ * schemes are present (Lance refuses such directories too).
+ */
+bool		lp_dataset_latest_version(LpStore *store, const char *root,
+									  uint64_t *version,
+									  LpManifestNaming *naming, LpError *err);
+
+/* Read the manifest of one version. */
+LpManifest *lp_dataset_read_manifest(LpStore *store, const char *root,
+									 LpManifestNaming naming, uint64_t version,
+									 LpError *err);
+
+/* Read the latest manifest; *naming receives the directory's scheme. */
+LpManifest *lp_dataset_read_latest(LpStore *store, const char *root,
+								   LpManifestNaming *naming, LpError *err);
+
+/*
+ * Read the transaction that produced a manifest: its inline section, or else
+ * _transactions/<transaction_file>.  *data is allocated with lp_alloc.
+ */
+bool		lp_dataset_read_transaction(LpStore *store, const char *root,
+										const LpManifest *manifest,
+										uint8_t **data, size_t *len,
+										LpError *err);
+
+/* Turn 16 random bytes into a version 4 UUID (sets version and variant bits). */
+void		lp_uuid_v4(uint8_t bytes[16]);
+
+/* The hyphenated lowercase form of a UUID. */
+void		lp_uuid_format(const uint8_t bytes[16], char out[LP_UUID_STRING_SIZE]);
+
+/*
+ * A new data file name as Lance generates it (lance-format.md section 5.2):
+ * the first 3 bytes of a v4 UUID as 24 binary digits, the other 13 as 26
+ * hex digits, then ".lance".  uuid must already be a v4 UUID (lp_uuid_v4).
+ */
+void		lp_data_file_name(const uint8_t uuid[16], char out[LP_DATA_FILE_NAME_SIZE]);
+
+/* Draw 16 bytes from random and build a data file name from them. */
+bool		lp_generate_data_file_name(LpRandomFunction random, void *random_arg,
+									   char out[LP_DATA_FILE_NAME_SIZE],
+									   LpError *err);
+
+/*
+ * The blob sidecar directory of a data file, relative to the data directory:
+ * the file name without ".lance" (lance-format.md section 6.3).  NULL when
+ * the name does not end in ".lance" or memory runs out.
+ */
+char	   *lp_blob_sidecar_dir(const char *data_file_name);
+
+/* The sidecar file name of a blob id: its 32 bits reversed, in binary, ".blob". */
+void		lp_blob_sidecar_file_name(uint32_t blob_id,
+									  char out[LP_BLOB_FILE_NAME_SIZE]);
+
+/*
+ * The fields that own a physical column of a data file, and their column
+ * numbers (DataFile.fields / column_indices, lance-format.md section 3.1).
+ * fields is a schema in pre-order (the manifest's); selected is the list of
+ * top-level field ids the file holds, in file order (NULL: every top-level
+ * field).  2.0 gives every field a column; 2.1+ only leaves.  Packed structs
+ * and blob columns take one column and their children none.
+ */
+bool		lp_data_file_columns(Lance__File__Field *const *fields, size_t n_fields,
+								 const int32_t *selected, size_t n_selected,
+								 LpFileVersion version,
+								 int32_t **field_ids, int32_t **column_indices,
+								 size_t *n_columns, LpError *err);
+
+#endif							/* LP_DATASET_H */

@@ -1,0 +1,332 @@
+/*
+ * lp_manifest.c - reading and writing Lance manifest files.
+ */
+#include <string.h>
+
+#include "lp_alloc.h"
+#include "lp_checked.h"
+#include "lp_manifest.h"
+#include "lp_protobuf.h"
+
+static uint32_t
+get_u32_le(const uint8_t *p)
+{
+	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+		(uint32_t) p[3] << 24;
+}
+
+static uint64_t
+get_u64_le(const uint8_t *p)
+{
+	return (uint64_t) get_u32_le(p) | (uint64_t) get_u32_le(p + 4) << 32;
+}
+
+static void
+put_u32_le(uint8_t *p, uint32_t value)
+{
+	p[0] = value & 0xff;
+	p[1] = (value >> 8) & 0xff;
+	p[2] = (value >> 16) & 0xff;
+	p[3] = (value >> 24) & 0xff;
+}
+
+static void
+put_u64_le(uint8_t *p, uint64_t value)
+{
+	put_u32_le(p, (uint32_t) value);
+	put_u32_le(p + 4, (uint32_t) (value >> 32));
+}
+
+/*
+ * Locate a "u32 length + body" section starting at offset; it must end at
+ * or before limit.
+ */
+static bool
+locate_section(const LpManifest *manifest, const char *what, uint64_t offset,
+			   uint64_t limit, const uint8_t **body, size_t *body_len,
+			   LpError *err)
+{
+	uint32_t	len;
+
+	if (!lp_range_within(offset, 4, limit))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "%s of manifest file \"%s\" starts at offset %llu, outside the file",
+					   what, manifest->name, (unsigned long long) offset);
+	len = get_u32_le(manifest->file_data + offset);
+	if (!lp_range_within(offset + 4, len, limit))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "%s of manifest file \"%s\" (%u bytes at offset %llu) runs past its end",
+					   what, manifest->name, len, (unsigned long long) offset);
+	*body = manifest->file_data + offset + 4;
+	*body_len = len;
+	return true;
+}
+
+/* Parse manifest->file_data, which holds the whole file. */
+static bool
+parse_file(LpManifest *manifest, LpError *err)
+{
+	const uint8_t *data = manifest->file_data;
+	size_t		len = manifest->file_len;
+	const uint8_t *tail;
+	uint64_t	position;
+	uint64_t	body_limit;
+	uint32_t	manifest_len;
+	LpUnpackResult result;
+
+	if (len < LP_MANIFEST_TAIL_LEN + 4)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" is too short (%zu bytes)",
+					   manifest->name, len);
+	tail = data + len - LP_MANIFEST_TAIL_LEN;
+	if (memcmp(tail + 12, "LANC", 4) != 0)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" does not end with the Lance magic",
+					   manifest->name);
+	position = get_u64_le(tail);
+	body_limit = len - LP_MANIFEST_TAIL_LEN;
+	if (!lp_range_within(position, 4, body_limit))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" records its manifest at offset %llu, outside the file (%zu bytes)",
+					   manifest->name, (unsigned long long) position, len);
+	manifest_len = get_u32_le(data + position);
+	if ((uint64_t) manifest_len != body_limit - position - 4)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" has a manifest length of %u bytes at offset %llu, but %llu bytes precede its tail",
+					   manifest->name, manifest_len,
+					   (unsigned long long) position,
+					   (unsigned long long) (body_limit - position - 4));
+
+	result = lp_protobuf_unpack(&lance__table__manifest__descriptor,
+								data + position + 4, manifest_len,
+								(ProtobufCMessage **) &manifest->proto);
+	if (result == LP_UNPACK_NO_MEMORY)
+		return lp_fail(err, LP_ERR_NO_MEMORY,
+					   "out of memory reading manifest file \"%s\"", manifest->name);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest of manifest file \"%s\" %s",
+					   manifest->name, lp_unpack_result_text(result));
+
+	/* The optional sections lie before the manifest itself. */
+	if (manifest->proto->index_section_present_case ==
+		LANCE__TABLE__MANIFEST__INDEX_SECTION_PRESENT_INDEX_SECTION &&
+		!locate_section(manifest, "index section",
+						manifest->proto->index_section, position,
+						&manifest->index_section,
+						&manifest->index_section_len, err))
+		return false;
+	if (manifest->proto->transaction_section_present_case ==
+		LANCE__TABLE__MANIFEST__TRANSACTION_SECTION_PRESENT_TRANSACTION_SECTION &&
+		!locate_section(manifest, "transaction section",
+						manifest->proto->transaction_section, position,
+						&manifest->transaction,
+						&manifest->transaction_len, err))
+		return false;
+	return true;
+}
+
+LpManifest *
+lp_manifest_parse(const char *name, const uint8_t *data, size_t len,
+				  LpError *err)
+{
+	LpManifest *manifest = lp_alloc0(sizeof(LpManifest));
+
+	if (manifest == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading manifest file \"%s\"", name);
+		return NULL;
+	}
+	manifest->name = lp_strdup(name);
+	manifest->file_data = lp_alloc(len > 0 ? len : 1);
+	if (manifest->name == NULL || manifest->file_data == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading manifest file \"%s\"", name);
+		lp_manifest_free(manifest);
+		return NULL;
+	}
+	if (len > 0)
+		memcpy(manifest->file_data, data, len);
+	manifest->file_len = len;
+	if (!parse_file(manifest, err))
+	{
+		lp_manifest_free(manifest);
+		return NULL;
+	}
+	return manifest;
+}
+
+LpManifest *
+lp_manifest_read(LpInput *input, LpError *err)
+{
+	LpManifest *manifest;
+	uint8_t    *data;
+
+	if (input->size > LP_MANIFEST_MAX_SIZE)
+	{
+		lp_fail(err, LP_ERR_UNSUPPORTED,
+				"manifest file \"%s\" is too large (%llu bytes)",
+				input->name, (unsigned long long) input->size);
+		return NULL;
+	}
+	data = lp_alloc(input->size > 0 ? input->size : 1);
+	if (data == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading manifest file \"%s\"", input->name);
+		return NULL;
+	}
+	if (!lp_input_read(input, 0, data, input->size, err))
+	{
+		lp_free(data);
+		return NULL;
+	}
+	manifest = lp_manifest_parse(input->name, data, input->size, err);
+	lp_free(data);
+	return manifest;
+}
+
+void
+lp_manifest_free(LpManifest *manifest)
+{
+	if (manifest == NULL)
+		return;
+	lp_protobuf_free((ProtobufCMessage *) manifest->proto);
+	lp_free(manifest->file_data);
+	lp_free(manifest->name);
+	lp_free(manifest);
+}
+
+bool
+lp_manifest_serialize(Lance__Table__Manifest *manifest,
+					  const uint8_t *index_section, size_t index_section_len,
+					  const uint8_t *transaction, size_t transaction_len,
+					  uint8_t **out, size_t *out_len, LpError *err)
+{
+	uint64_t	offset = 0;
+	uint64_t	manifest_position;
+	size_t		manifest_len;
+	uint64_t	total;
+	uint8_t    *buffer;
+
+	if (index_section_len > UINT32_MAX || transaction_len > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "manifest section is too large to serialize");
+
+	if (index_section != NULL)
+	{
+		manifest->index_section_present_case =
+			LANCE__TABLE__MANIFEST__INDEX_SECTION_PRESENT_INDEX_SECTION;
+		manifest->index_section = offset;
+		offset += 4 + index_section_len;
+	}
+	else
+		manifest->index_section_present_case =
+			LANCE__TABLE__MANIFEST__INDEX_SECTION_PRESENT__NOT_SET;
+	if (transaction != NULL)
+	{
+		manifest->transaction_section_present_case =
+			LANCE__TABLE__MANIFEST__TRANSACTION_SECTION_PRESENT_TRANSACTION_SECTION;
+		manifest->transaction_section = offset;
+		offset += 4 + transaction_len;
+	}
+	else
+		manifest->transaction_section_present_case =
+			LANCE__TABLE__MANIFEST__TRANSACTION_SECTION_PRESENT__NOT_SET;
+
+	manifest_position = offset;
+	manifest_len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) manifest);
+	if (manifest_len > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "manifest of %zu bytes is too large to serialize", manifest_len);
+	total = manifest_position + 4 + manifest_len + LP_MANIFEST_TAIL_LEN;
+	buffer = lp_alloc(total);
+	if (buffer == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY,
+					   "out of memory serializing a manifest of %llu bytes",
+					   (unsigned long long) total);
+
+	if (index_section != NULL)
+	{
+		put_u32_le(buffer + manifest->index_section, (uint32_t) index_section_len);
+		memcpy(buffer + manifest->index_section + 4, index_section, index_section_len);
+	}
+	if (transaction != NULL)
+	{
+		put_u32_le(buffer + manifest->transaction_section, (uint32_t) transaction_len);
+		memcpy(buffer + manifest->transaction_section + 4, transaction, transaction_len);
+	}
+	put_u32_le(buffer + manifest_position, (uint32_t) manifest_len);
+	protobuf_c_message_pack((const ProtobufCMessage *) manifest,
+							buffer + manifest_position + 4);
+
+	/* Tail: i64 position, u16 major 0, u16 minor 2, magic. */
+	put_u64_le(buffer + total - LP_MANIFEST_TAIL_LEN, manifest_position);
+	buffer[total - 8] = 0;
+	buffer[total - 7] = 0;
+	buffer[total - 6] = 2;
+	buffer[total - 5] = 0;
+	memcpy(buffer + total - 4, "LANC", 4);
+
+	*out = buffer;
+	*out_len = total;
+	return true;
+}
+
+void
+lp_manifest_compute_flags(const Lance__Table__Manifest *manifest,
+						  uint64_t *reader_flags, uint64_t *writer_flags)
+{
+	uint64_t	flags = 0;
+
+	for (size_t i = 0; i < manifest->n_fragments; i++)
+		if (manifest->fragments[i]->deletion_file != NULL)
+		{
+			flags |= LP_FLAG_DELETION_FILES;
+			break;
+		}
+	/* Stable row ids are a property of the dataset, kept from the old flags. */
+	if (manifest->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
+		flags |= LP_FLAG_STABLE_ROW_IDS;
+	if (manifest->n_base_paths > 0)
+		flags |= LP_FLAG_BASE_PATHS;
+	*reader_flags = flags;
+
+	if (manifest->n_config > 0)
+		flags |= LP_FLAG_TABLE_CONFIG;
+	if (manifest->writer_feature_flags & LP_FLAG_NO_TRANSACTION_FILE)
+		flags |= LP_FLAG_NO_TRANSACTION_FILE;
+	*writer_flags = flags;
+}
+
+bool
+lp_manifest_check_flags(const LpManifest *manifest, LpError *err)
+{
+	uint64_t	reader = manifest->proto->reader_feature_flags;
+	uint64_t	writer = manifest->proto->writer_feature_flags;
+
+	if ((reader & ~LP_FLAGS_KNOWN) != 0 || (writer & ~LP_FLAGS_KNOWN) != 0)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "manifest file \"%s\" uses unknown feature flags (reader 0x%llx, writer 0x%llx)",
+					   manifest->name, (unsigned long long) reader,
+					   (unsigned long long) writer);
+	return true;
+}
+
+Lance__Table__DataFragment *
+lp_manifest_find_fragment(const Lance__Table__Manifest *manifest,
+						  uint64_t fragment_id)
+{
+	for (size_t i = 0; i < manifest->n_fragments; i++)
+		if (manifest->fragments[i]->id == fragment_id)
+			return manifest->fragments[i];
+	return NULL;
+}
+
+Lance__File__Field *
+lp_manifest_find_field(const Lance__Table__Manifest *manifest, int32_t field_id)
+{
+	for (size_t i = 0; i < manifest->n_fields; i++)
+		if (manifest->fields[i]->id == field_id)
+			return manifest->fields[i];
+	return NULL;
+}

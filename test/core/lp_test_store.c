@@ -1,0 +1,357 @@
+/*
+ * lp_test_store.c - a POSIX LpStore for the core unit tests.
+ *
+ * put_if_absent writes a temporary file, fsyncs it and link()s it to the
+ * final name, so that exactly one of several concurrent writers creates the
+ * file (EEXIST => LP_ERR_ALREADY_EXISTS); put renames the temporary file over
+ * the final name.  Temporary names end in digits, never in "manifest".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lp_alloc.h"
+#include "lp_test_store.h"
+
+int			lp_test_store_conflicts;
+
+typedef struct PosixInput
+{
+	LpInput		base;
+	int			fd;
+	char	   *path;
+} PosixInput;
+
+static bool
+posix_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
+			  LpError *err)
+{
+	PosixInput *posix = (PosixInput *) input;
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		n = pread(posix->fd, (char *) buffer + done, len - done,
+							  (off_t) (offset + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return lp_fail(err, LP_ERR_IO, "could not read file \"%s\": %s",
+						   posix->path, strerror(errno));
+		if (n == 0)
+			return lp_fail(err, LP_ERR_CORRUPT, "file \"%s\" is shorter than expected",
+						   posix->path);
+		done += (size_t) n;
+	}
+	return true;
+}
+
+static void
+posix_close(LpInput *input)
+{
+	PosixInput *posix = (PosixInput *) input;
+
+	close(posix->fd);
+	lp_free(posix->path);
+	lp_free(posix);
+}
+
+static const LpInputOps posix_input_ops = {posix_read_at, posix_close};
+
+static LpInput *
+store_open_input(LpStore *store, const char *path, LpError *err)
+{
+	PosixInput *input;
+	struct stat st;
+	int			fd = open(path, O_RDONLY);
+
+	(void) store;
+
+	if (fd < 0)
+	{
+		lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+				"could not open file \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode))
+	{
+		lp_fail(err, S_ISDIR(st.st_mode) ? LP_ERR_INVALID_ARGUMENT : LP_ERR_IO,
+				"could not open file \"%s\": not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	input = lp_alloc0(sizeof(PosixInput));
+	if (input == NULL || (input->path = lp_strdup(path)) == NULL)
+	{
+		lp_free(input);
+		close(fd);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	input->base.ops = &posix_input_ops;
+	input->base.name = input->path;
+	input->base.size = (uint64_t) st.st_size;
+	input->fd = fd;
+	return &input->base;
+}
+
+static bool
+store_list(LpStore *store, const char *directory, LpListCallback callback,
+		   void *arg, LpError *err)
+{
+	DIR		   *dir = opendir(directory);
+	struct dirent *entry;
+	bool		ok = true;
+
+	(void) store;
+
+	if (dir == NULL)
+		return lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+					   "could not open directory \"%s\": %s", directory, strerror(errno));
+	while (ok && (entry = readdir(dir)) != NULL)
+	{
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		ok = callback(arg, entry->d_name, err);
+	}
+	closedir(dir);
+	return ok;
+}
+
+/* mkdir -p of the directory part of path */
+static bool
+make_parent_directories(const char *path, LpError *err)
+{
+	char		buffer[4096];
+	size_t		len = strlen(path);
+
+	if (len >= sizeof(buffer))
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "path \"%s\" is too long", path);
+	memcpy(buffer, path, len + 1);
+	for (char *p = buffer + 1; *p; p++)
+	{
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buffer, 0777) != 0 && errno != EEXIST)
+			return lp_fail(err, LP_ERR_IO, "could not create directory \"%s\": %s",
+						   buffer, strerror(errno));
+		*p = '/';
+	}
+	return true;
+}
+
+/* Write data durably to a fresh temporary file next to path. */
+static bool
+write_temporary(const char *path, const void *data, size_t len,
+				char *temporary, size_t temporary_size, LpError *err)
+{
+	static unsigned counter;
+	int			fd;
+	size_t		done = 0;
+
+	if (!make_parent_directories(path, err))
+		return false;
+	snprintf(temporary, temporary_size, "%s.tmp-%d-%u", path, (int) getpid(), counter++);
+	fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (fd < 0)
+		return lp_fail(err, LP_ERR_IO, "could not create file \"%s\": %s",
+					   temporary, strerror(errno));
+	while (done < len)
+	{
+		ssize_t		n = write(fd, (const char *) data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+		{
+			lp_fail(err, LP_ERR_IO, "could not write file \"%s\": %s",
+					temporary, strerror(errno));
+			close(fd);
+			unlink(temporary);
+			return false;
+		}
+		done += (size_t) n;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not sync file \"%s\": %s", temporary, strerror(errno));
+		unlink(temporary);
+		return false;
+	}
+	return true;
+}
+
+static bool
+store_put_if_absent(LpStore *store, const char *path, const void *data,
+					size_t len, LpError *err)
+{
+	char		temporary[4200];
+	int			link_errno;
+
+	(void) store;
+
+	if (!write_temporary(path, data, len, temporary, sizeof(temporary), err))
+		return false;
+	link_errno = link(temporary, path) == 0 ? 0 : errno;
+	unlink(temporary);
+	if (link_errno == EEXIST)
+	{
+		lp_test_store_conflicts++;
+		return lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", path);
+	}
+	if (link_errno != 0)
+		return lp_fail(err, LP_ERR_IO, "could not create file \"%s\": %s",
+					   path, strerror(link_errno));
+	return true;
+}
+
+static bool
+store_put(LpStore *store, const char *path, const void *data, size_t len,
+		  LpError *err)
+{
+	char		temporary[4200];
+
+	(void) store;
+
+	if (!write_temporary(path, data, len, temporary, sizeof(temporary), err))
+		return false;
+	if (rename(temporary, path) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not rename file \"%s\": %s", temporary, strerror(errno));
+		unlink(temporary);
+		return false;
+	}
+	return true;
+}
+
+static bool
+store_remove(LpStore *store, const char *path, LpError *err)
+{
+	(void) store;
+	if (remove(path) != 0 && errno != ENOENT)
+		return lp_fail(err, LP_ERR_IO, "could not remove \"%s\": %s", path, strerror(errno));
+	return true;
+}
+
+typedef struct PosixOutput
+{
+	LpOutput	base;
+	int			fd;
+	char	   *path;
+	char	   *temporary;
+} PosixOutput;
+
+static void
+free_output(PosixOutput *output)
+{
+	lp_free(output->path);
+	lp_free(output->temporary);
+	lp_free(output);
+}
+
+static bool
+output_write_at(LpOutput *output, uint64_t offset, const void *data, size_t len,
+				LpError *err)
+{
+	PosixOutput *posix = (PosixOutput *) output;
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		n = pwrite(posix->fd, (const char *) data + done, len - done,
+							   (off_t) (offset + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return lp_fail(err, LP_ERR_IO, "could not write file \"%s\": %s",
+						   posix->temporary, strerror(errno));
+		done += (size_t) n;
+	}
+	return true;
+}
+
+static bool
+output_publish(LpOutput *output, LpError *err)
+{
+	PosixOutput *posix = (PosixOutput *) output;
+	bool		ok = true;
+
+	if (fsync(posix->fd) != 0)
+		ok = lp_fail(err, LP_ERR_IO, "could not sync file \"%s\": %s",
+					 posix->temporary, strerror(errno));
+	close(posix->fd);
+	if (ok && rename(posix->temporary, posix->path) != 0)
+		ok = lp_fail(err, LP_ERR_IO, "could not rename file \"%s\": %s",
+					 posix->temporary, strerror(errno));
+	if (!ok)
+		unlink(posix->temporary);
+	free_output(posix);
+	return ok;
+}
+
+static void
+output_abort(LpOutput *output)
+{
+	PosixOutput *posix = (PosixOutput *) output;
+
+	close(posix->fd);
+	unlink(posix->temporary);
+	free_output(posix);
+}
+
+static const LpOutputOps posix_output_ops = {
+	output_write_at, NULL, output_publish, output_abort
+};
+
+static LpOutput *
+store_create_output(LpStore *store, const char *path, LpError *err)
+{
+	static unsigned counter;
+	PosixOutput *output;
+	char		temporary[4200];
+
+	(void) store;
+
+	if (!make_parent_directories(path, err))
+		return NULL;
+	snprintf(temporary, sizeof(temporary), "%s.tmp-%d-%u", path, (int) getpid(), counter++);
+	output = lp_alloc0(sizeof(PosixOutput));
+	if (output == NULL || (output->path = lp_strdup(path)) == NULL ||
+		(output->temporary = lp_strdup(temporary)) == NULL)
+	{
+		if (output)
+			free_output(output);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	output->fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (output->fd < 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not create file \"%s\": %s", temporary, strerror(errno));
+		free_output(output);
+		return NULL;
+	}
+	output->base.ops = &posix_output_ops;
+	output->base.name = output->path;
+	return &output->base;
+}
+
+static const LpStoreOps posix_store_ops = {
+	store_open_input, store_list, store_put_if_absent, store_put, store_remove,
+	store_create_output
+};
+
+static LpStore posix_store = {&posix_store_ops};
+
+LpStore *
+lp_test_store(void)
+{
+	return &posix_store;
+}

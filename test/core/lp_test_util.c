@@ -1,0 +1,61 @@
+/*
+ * lp_test_util.c - helpers of the core unit tests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_test.h"
+#include "lp_test_util.h"
+
+void
+lp_test_dataset_path(const char *name, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s.lance", lp_test_data_dir ? lp_test_data_dir : ".", name);
+}
+
+void
+lp_test_make_work_dir(const char *tag, char *out, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(out, size, "%s/lp-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", tag);
+	LP_CHECK_MSG(mkdtemp(out) != NULL, "could not create %.150s", out);
+}
+
+void
+lp_test_copy_dataset(const char *name, const char *destination)
+{
+	char		source[1024];
+	char		command[4096];
+
+	lp_test_dataset_path(name, source, sizeof(source));
+	snprintf(command, sizeof(command), "cp -r '%s' '%s'", source, destination);
+	LP_CHECK_MSG(system(command) == 0, "%.400s", command);
+}
+
+void
+lp_test_remove_tree(const char *path)
+{
+	char		command[4096];
+
+	snprintf(command, sizeof(command), "rm -rf '%s'", path);
+	LP_CHECK_MSG(system(command) == 0, "%.400s", command);
+}
+
+bool
+lp_test_random(void *arg, uint8_t *buffer, size_t len, LpError *err)
+{
+	uint64_t   *state = arg;
+
+	(void) err;
+	for (size_t i = 0; i < len; i++)
+	{
+		/* xorshift64 */
+		*state ^= *state << 13;
+		*state ^= *state >> 7;
+		*state ^= *state << 17;
+		buffer[i] = (uint8_t) (*state >> 24);
+	}
+	return true;
+}

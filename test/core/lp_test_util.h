@@ -1,0 +1,29 @@
+/*
+ * lp_test_util.h - helpers of the core unit tests: paths of the generated
+ * reference datasets, scratch directories, deterministic randomness.
+ */
+#ifndef LP_TEST_UTIL_H
+#define LP_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lp_error.h"
+
+/* "<data dir>/<name>.lance" */
+void		lp_test_dataset_path(const char *name, char *out, size_t size);
+
+/* A fresh directory under $TMPDIR (or /tmp). */
+void		lp_test_make_work_dir(const char *tag, char *out, size_t size);
+
+/* cp -r of a generated dataset to destination. */
+void		lp_test_copy_dataset(const char *name, const char *destination);
+
+/* rm -rf */
+void		lp_test_remove_tree(const char *path);
+
+/* An LpRandomFunction drawing from a fixed-seed generator (arg: uint64_t *state). */
+bool		lp_test_random(void *arg, uint8_t *buffer, size_t len, LpError *err);
+
+#endif							/* LP_TEST_UTIL_H */
