@@ -475,8 +475,8 @@ LP_TEST(file_page_layout_names)
 		{"v2_0_small.lance", 7, "list", "values"},	/* li offsets */
 		{"v2_0_small.lance", 9, "struct", "values"},	/* st header */
 		{"v2_1_small.lance", 0, "mini_block", "values"},
-		{"v2_1_small.lance", 10, "all_null", "values"},	/* nul */
-		{"v2_2_small.lance", 10, "all_null", "values"},
+		{"v2_1_small.lance", 10, "constant", "values"},	/* nul */
+		{"v2_2_small.lance", 10, "constant", "values"},
 		{"v2_2_small.lance", 11, "constant", "values"},	/* k = 7 */
 		{"v2_3_small.lance", 11, "constant", "values"},
 		{"v2_2_blob_v2.lance", 1, "full_zip", "values"},
