@@ -66,6 +66,17 @@ lp_free(void *pointer)
 		current_allocator.free(pointer, current_allocator.context);
 }
 
+void *
+lp_memdup(const void *data, size_t len)
+{
+	/* at least one byte, so an empty copy is still a valid pointer */
+	void	   *copy = lp_alloc(len > 0 ? len : 1);
+
+	if (copy != NULL && len > 0)
+		memcpy(copy, data, len);
+	return copy;
+}
+
 char *
 lp_strdup(const char *s)
 {

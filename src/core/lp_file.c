@@ -12,6 +12,7 @@
 #include "lp_checked.h"
 #include "lp_file.h"
 #include "lp_protobuf.h"
+#include "lp_schema.h"
 
 #include "any.pb-c.h"
 #include "encodings_v2_0.pb-c.h"
@@ -204,13 +205,9 @@ tail_at(const TailBuffer *tail, uint64_t offset)
 static bool
 copy_bytes(LpBytes *target, const uint8_t *data, size_t len)
 {
-	target->data = lp_alloc(len);
-	if (target->data == NULL)
-		return false;
-	if (len > 0)
-		memcpy(target->data, data, len);
+	target->data = lp_memdup(data, len);
 	target->len = len;
-	return true;
+	return target->data != NULL;
 }
 
 static bool
@@ -218,45 +215,6 @@ out_of_memory(const LpFile *file, LpError *err)
 {
 	return lp_fail(err, LP_ERR_NO_MEMORY,
 				   "out of memory reading the metadata of file \"%s\"", file->name);
-}
-
-/* Well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or > U+10FFFF). */
-static bool
-valid_utf8(const char *text)
-{
-	const unsigned char *p = (const unsigned char *) text;
-
-	while (*p)
-	{
-		unsigned char c = *p;
-		int			extra;
-		uint32_t	code;
-
-		if (c < 0x80)
-		{
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			extra = 1, code = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			extra = 2, code = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			extra = 3, code = c & 0x07;
-		else
-			return false;
-		p++;
-		for (int i = 0; i < extra; i++, p++)
-		{
-			if ((*p & 0xc0) != 0x80)
-				return false;
-			code = (code << 6) | (*p & 0x3f);
-		}
-		if ((extra == 2 && (code < 0x800 || (code >= 0xd800 && code <= 0xdfff))) ||
-			(extra == 3 && (code < 0x10000 || code > 0x10ffff)))
-			return false;
-	}
-	return true;
 }
 
 /* ---- footer and offset tables --------------------------------------------- */
@@ -417,236 +375,13 @@ read_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *err)
 						 (size_t) gb0->size, err);
 }
 
-/* ---- schema --------------------------------------------------------------- */
-
-/* One map entry on its way into a sorted LpKeyValue array. */
-typedef struct KeyedEntry
-{
-	const char *key;
-	const ProtobufCBinaryData *value;
-	size_t		index;
-} KeyedEntry;
-
-static int
-compare_keyed_entries(const void *a, const void *b)
-{
-	const KeyedEntry *x = a;
-	const KeyedEntry *y = b;
-	int			order = strcmp(x->key, y->key);
-
-	if (order != 0)
-		return order;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/*
- * Copy collected map entries into key/value pairs sorted by key, and free
- * the collection.  A key repeated on the wire keeps its last value, as
- * protobuf map semantics say.
- */
-static bool
-copy_metadata(const LpFile *file, KeyedEntry *entries, size_t n_entries,
-			  const char *owner, uint32_t *num_metadata, LpKeyValue **metadata,
-			  LpError *err)
-{
-	bool		ok = true;
-	uint32_t	count = 0;
-
-	for (size_t i = 0; ok && i < n_entries; i++)
-	{
-		if (!valid_utf8(entries[i].key))
-			ok = lp_fail(err, LP_ERR_CORRUPT,
-						 "%s in file \"%s\" has a metadata key that is not valid UTF-8",
-						 owner, file->name);
-	}
-	if (ok)
-	{
-		*metadata = lp_alloc_array(n_entries, sizeof(LpKeyValue));
-		if (*metadata == NULL)
-			ok = out_of_memory(file, err);
-	}
-	if (ok)
-		qsort(entries, n_entries, sizeof(KeyedEntry), compare_keyed_entries);
-	for (size_t i = 0; ok && i < n_entries; i++)
-	{
-		LpKeyValue *pair;
-
-		if (i + 1 < n_entries && strcmp(entries[i].key, entries[i + 1].key) == 0)
-			continue;
-		pair = &(*metadata)[count++];
-		*num_metadata = count;
-		pair->key = lp_strdup(entries[i].key);
-		if (pair->key == NULL ||
-			!copy_bytes(&pair->value, entries[i].value->data, entries[i].value->len))
-			ok = out_of_memory(file, err);
-	}
-	lp_free(entries);
-	return ok;
-}
-
-/* Room for n map entries, or NULL with err set; n = 0 gives a valid pointer. */
-static KeyedEntry *
-alloc_keyed_entries(const LpFile *file, size_t n_entries, const char *owner,
-					LpError *err)
-{
-	KeyedEntry *entries;
-
-	if (n_entries > UINT32_MAX)
-	{
-		lp_fail(err, LP_ERR_CORRUPT,
-				"%s in file \"%s\" has too many metadata entries",
-				owner, file->name);
-		return NULL;
-	}
-	entries = lp_alloc_array(n_entries, sizeof(KeyedEntry));
-	if (entries == NULL)
-		out_of_memory(file, err);
-	return entries;
-}
-
-typedef struct FieldPosition
-{
-	int32_t		id;
-	uint32_t	index;
-} FieldPosition;
-
-static int
-compare_field_positions(const void *a, const void *b)
-{
-	const FieldPosition *x = a;
-	const FieldPosition *y = b;
-
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/*
- * Every parent id must be -1 or the id of an earlier field (pre-order).  The
- * id -1 also marks the blob v2 pseudo-fields (§6.5), which are top level.
- */
-static bool
-check_parents(const LpFile *file, LpError *err)
-{
-	const LpSchema *schema = &file->schema;
-	FieldPosition *positions;
-	bool		ok = true;
-
-	if (schema->num_fields == 0)
-		return true;
-	positions = lp_alloc_array(schema->num_fields, sizeof(FieldPosition));
-	if (positions == NULL)
-		return out_of_memory(file, err);
-	for (uint32_t i = 0; i < schema->num_fields; i++)
-	{
-		positions[i].id = schema->fields[i].id;
-		positions[i].index = i;
-	}
-	qsort(positions, schema->num_fields, sizeof(FieldPosition),
-		  compare_field_positions);
-	for (uint32_t i = 0; i < schema->num_fields && ok; i++)
-	{
-		const LpField *field = &schema->fields[i];
-		FieldPosition key = {field->parent_id, 0};
-		const FieldPosition *first;
-		size_t		low = 0;
-		size_t		high = schema->num_fields;
-
-		if (field->parent_id == -1)
-			continue;
-		/* lower bound: the first field with this id */
-		while (low < high)
-		{
-			size_t		middle = low + (high - low) / 2;
-
-			if (compare_field_positions(&positions[middle], &key) < 0)
-				low = middle + 1;
-			else
-				high = middle;
-		}
-		first = low < schema->num_fields ? &positions[low] : NULL;
-		if (first == NULL || first->id != field->parent_id || first->index >= i)
-		{
-			lp_fail(err, LP_ERR_CORRUPT,
-					"field %u of the schema of file \"%s\" has a parent that is not an earlier field",
-					i, file->name);
-			lp_error_detail(err, "Field id %d names parent id %d; fields must be stored parents first.",
-							field->id, field->parent_id);
-			ok = false;
-		}
-	}
-	lp_free(positions);
-	return ok;
-}
-
-static bool
-copy_field(const LpFile *file, uint32_t index, const Lance__File__Field *source,
-		   LpField *field, LpError *err)
-{
-	char		owner[64];
-	KeyedEntry *entries;
-
-	if (!valid_utf8(source->name) || !valid_utf8(source->logical_type) ||
-		!valid_utf8(source->extension_name))
-		return lp_fail(err, LP_ERR_CORRUPT,
-					   "field %u of the schema of file \"%s\" has a name or type that is not valid UTF-8",
-					   index, file->name);
-	field->id = source->id;
-	field->parent_id = source->parent_id;
-	field->nullable = source->nullable;
-	field->legacy_encoding = source->encoding;
-	field->unenforced_primary_key = source->unenforced_primary_key;
-	field->name = lp_strdup(source->name);
-	field->logical_type = lp_strdup(source->logical_type);
-	field->extension_name = lp_strdup(source->extension_name);
-	if (field->name == NULL || field->logical_type == NULL ||
-		field->extension_name == NULL)
-		return out_of_memory(file, err);
-	if (source->n_metadata == 0)
-		return true;
-	snprintf(owner, sizeof(owner), "field %u of the schema", index);
-	entries = alloc_keyed_entries(file, source->n_metadata, owner, err);
-	if (entries == NULL)
-		return false;
-	for (size_t i = 0; i < source->n_metadata; i++)
-	{
-		entries[i].key = source->metadata[i]->key;
-		entries[i].value = &source->metadata[i]->value;
-		entries[i].index = i;
-	}
-	return copy_metadata(file, entries, source->n_metadata, owner,
-						 &field->num_metadata, &field->metadata, err);
-}
-
-static bool
-copy_schema_metadata(LpFile *file, const Lance__File__Schema *schema,
-					 LpError *err)
-{
-	KeyedEntry *entries;
-
-	if (schema->n_metadata == 0)
-		return true;
-	entries = alloc_keyed_entries(file, schema->n_metadata, "the schema", err);
-	if (entries == NULL)
-		return false;
-	for (size_t i = 0; i < schema->n_metadata; i++)
-	{
-		entries[i].key = schema->metadata[i]->key;
-		entries[i].value = &schema->metadata[i]->value;
-		entries[i].index = i;
-	}
-	return copy_metadata(file, entries, schema->n_metadata, "the schema",
-						 &file->schema.num_metadata, &file->schema.metadata,
-						 err);
-}
-
 static bool
 parse_schema(LpFile *file, LpError *err)
 {
 	Lance__File__FileDescriptor *descriptor;
-	const Lance__File__Schema *schema;
 	LpUnpackResult result;
-	bool		ok = true;
+	char		where[LP_SCHEMA_WHERE_LEN];
+	bool		ok;
 
 	result = lp_protobuf_unpack(&lance__file__file_descriptor__descriptor,
 								file->schema_bytes.data, file->schema_bytes.len,
@@ -658,33 +393,18 @@ parse_schema(LpFile *file, LpError *err)
 				file->name, lp_unpack_result_text(result));
 		return false;
 	}
-	schema = descriptor->schema;
 	file->num_rows = descriptor->length;
-	if (schema == NULL)
-	{
-		lp_fail(err, LP_ERR_CORRUPT,
-				"file descriptor in global buffer 0 of file \"%s\" has no schema",
-				file->name);
-		ok = false;
-	}
-	else if (schema->n_fields > UINT32_MAX)
-	{
-		lp_fail(err, LP_ERR_CORRUPT, "schema of file \"%s\" has too many fields",
-				file->name);
-		ok = false;
-	}
-	else if (schema->n_fields > 0 &&
-			 (file->schema.fields = lp_alloc_array(schema->n_fields,
-												   sizeof(LpField))) == NULL)
-		ok = out_of_memory(file, err);
+	snprintf(where, sizeof(where), "file \"%s\"", file->name);
+	if (descriptor->schema == NULL)
+		ok = lp_fail(err, LP_ERR_CORRUPT,
+					 "file descriptor in global buffer 0 of file \"%s\" has no schema",
+					 file->name);
 	else
-	{
-		file->schema.num_fields = (uint32_t) schema->n_fields;
-		for (uint32_t i = 0; ok && i < file->schema.num_fields; i++)
-			ok = copy_field(file, i, schema->fields[i], &file->schema.fields[i], err);
-		ok = ok && copy_schema_metadata(file, schema, err);
-		ok = ok && check_parents(file, err);
-	}
+		ok = lp_schema_from_proto(where, descriptor->schema->fields,
+								  descriptor->schema->n_fields,
+								  (const LpProtoMapEntry *const *) descriptor->schema->metadata,
+								  descriptor->schema->n_metadata,
+								  &file->schema, err);
 	lp_protobuf_free(&descriptor->base);
 	return ok;
 }
@@ -1152,19 +872,6 @@ lp_file_open(LpInput *input, LpError *err)
 }
 
 static void
-free_metadata(uint32_t num_metadata, LpKeyValue *metadata)
-{
-	if (metadata == NULL)
-		return;
-	for (uint32_t i = 0; i < num_metadata; i++)
-	{
-		lp_free(metadata[i].key);
-		lp_free(metadata[i].value.data);
-	}
-	lp_free(metadata);
-}
-
-static void
 free_column(LpColumn *column)
 {
 	if (column->pages != NULL)
@@ -1191,20 +898,7 @@ lp_file_free(LpFile *file)
 			free_column(&file->columns[i]);
 		lp_free(file->columns);
 	}
-	if (file->schema.fields != NULL)
-	{
-		for (uint32_t i = 0; i < file->schema.num_fields; i++)
-		{
-			LpField    *field = &file->schema.fields[i];
-
-			lp_free(field->name);
-			lp_free(field->logical_type);
-			lp_free(field->extension_name);
-			free_metadata(field->num_metadata, field->metadata);
-		}
-		lp_free(file->schema.fields);
-	}
-	free_metadata(file->schema.num_metadata, file->schema.metadata);
+	lp_schema_free(&file->schema);
 	lp_free(file->schema_bytes.data);
 	lp_free(file->global_buffers);
 	lp_free(file->name);
