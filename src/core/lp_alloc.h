@@ -23,7 +23,7 @@ void		lp_set_allocator(const LpAllocator *allocator);
 
 void	   *lp_alloc(size_t size);
 void	   *lp_alloc0(size_t size);
-/* size * count with overflow check; NULL on overflow or failure */
+/* count * size bytes, zeroed, with overflow check; NULL on overflow or failure */
 void	   *lp_alloc_array(size_t count, size_t size);
 void		lp_free(void *pointer);
 char	   *lp_strdup(const char *s);
