@@ -33,16 +33,18 @@ EXTRA_CLEAN = $(PROTO_SRCS) $(PROTO_HDRS) build results regression.diffs regress
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
-include $(PGXS)
-
 # JIT bitcode is of no use for this module and needs clang at install time.
-override with_llvm := no
+override with_llvm = no
+include $(PGXS)
 
 # protoc-c runs at build time; the generated C is never committed.
 %.pb-c.c %.pb-c.h: %.proto
 	protoc-c --proto_path=$(srcdir)/src/proto --c_out=$(srcdir)/src/proto $<
 
 $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o): $(PROTO_HDRS)
+
+# protoc-c's initializers of oneof-bearing messages trip -Wmissing-braces.
+$(PROTO_SRCS:.c=.o): CFLAGS += -Wno-missing-braces
 
 # ---- core, built without PostgreSQL ------------------------------------------
 BUILD ?= build
