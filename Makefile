@@ -49,7 +49,8 @@ $(PROTO_SRCS:.c=.o): CFLAGS += -Wno-missing-braces
 # ---- core, built without PostgreSQL ------------------------------------------
 BUILD ?= build
 CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
-CORE_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Isrc/core -Isrc/proto
+# -Wno-missing-braces: the generated protobuf-c sources are compiled in the same command
+CORE_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/proto
 CORE_LIBS = -lprotobuf-c -lzstd -llz4
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

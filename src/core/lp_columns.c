@@ -171,7 +171,6 @@ lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
 		const LpField *field = &schema->fields[i];
 		LpPhysicalColumn *column;
 
-		/* places[i].has_children is final: children follow their parent */
 		if (!owns_column(version, field, &places[i]))
 			continue;
 		column = &result[count++];

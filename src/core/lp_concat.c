@@ -2,7 +2,8 @@
  * lp_concat.c - compatibility of complete Lance files for concatenation.
  *
  * The order of the checks follows lance-format.md §3.7: legacy files, blob
- * columns in the target, then per part in order: expected row count
+ * columns (in the target schema, or a blob column encoding in any part),
+ * then per part in order: expected row count
  * (error), exact version, schema, column count, complete rectangular
  * metadata (error), global buffers, and per column: column buffers, the 2.0
  * struct header shape, column encoding.  The column count is compared with
@@ -85,33 +86,11 @@ schema_equal(const LpSchema *a, const LpSchema *b)
 	return true;
 }
 
-/* page is LP_CONCAT_NONE for the column's own buffers */
-static bool
-buffers_within(uint32_t index, const LpFile *file, uint32_t column,
-			   uint32_t page, const LpBufferRef *buffers, uint32_t count,
-			   LpError *err)
-{
-	for (uint32_t b = 0; b < count; b++)
-	{
-		if (lp_range_within(buffers[b].offset, buffers[b].size, file->file_size))
-			continue;
-		if (page == LP_CONCAT_NONE)
-			return lp_fail(err, LP_ERR_CORRUPT,
-						   "input %u (\"%s\"): column buffer %u of column %u (offset %" PRIu64 ", size %" PRIu64 ") lies outside the file (%" PRIu64 " bytes)",
-						   index, file->name, b, column, buffers[b].offset,
-						   buffers[b].size, file->file_size);
-		return lp_fail(err, LP_ERR_CORRUPT,
-					   "input %u (\"%s\"): buffer %u of page %u of column %u (offset %" PRIu64 ", size %" PRIu64 ") lies outside the file (%" PRIu64 " bytes)",
-					   index, file->name, b, page, column, buffers[b].offset,
-					   buffers[b].size, file->file_size);
-	}
-	return true;
-}
-
 /*
  * The part's metadata describes a complete rectangular file of its schema:
- * the implied column count, every buffer inside the file, and page rows
- * adding up to the file's rows (§3.3, §3.4).
+ * the implied column count and page rows adding up to the file's rows
+ * (§3.3, §3.4).  lp_file_open has already checked that every buffer lies
+ * inside the file.
  */
 static bool
 validate_metadata(uint32_t index, const LpFile *file,
@@ -132,15 +111,8 @@ validate_metadata(uint32_t index, const LpFile *file,
 		const LpColumn *column = &file->columns[c];
 		uint64_t	rows = 0;
 
-		if (!buffers_within(index, file, c, LP_CONCAT_NONE, column->column_buffers,
-							column->num_column_buffers, err))
-			return false;
 		for (uint32_t p = 0; p < column->num_pages; p++)
 		{
-			if (!buffers_within(index, file, c, p,
-								column->pages[p].buffers,
-								column->pages[p].num_buffers, err))
-				return false;
 			if (!lp_add_u64(rows, column->pages[p].num_rows, &rows))
 				return lp_fail(err, LP_ERR_CORRUPT,
 							   "input %u (\"%s\"): the page rows of column %u overflow",
@@ -249,11 +221,6 @@ lp_concat_check(const LpConcatTarget *target, const LpConcatPart *parts,
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "concatenation needs at least one input file");
 
-	if (target->version == LP_FILE_VERSION_LEGACY)
-	{
-		set_verdict(verdict, LP_CONCAT_LEGACY_VERSION, LP_CONCAT_NONE, LP_CONCAT_NONE);
-		return true;
-	}
 	for (uint32_t i = 0; i < num_parts; i++)
 	{
 		if (parts[i].file->version == LP_FILE_VERSION_LEGACY)
@@ -262,6 +229,11 @@ lp_concat_check(const LpConcatTarget *target, const LpConcatPart *parts,
 			return true;
 		}
 	}
+	if (target->version == LP_FILE_VERSION_LEGACY)
+	{
+		set_verdict(verdict, LP_CONCAT_LEGACY_VERSION, LP_CONCAT_NONE, LP_CONCAT_NONE);
+		return true;
+	}
 	for (uint32_t f = 0; f < target->schema->num_fields; f++)
 	{
 		if (lp_field_is_blob(&target->schema->fields[f]))
@@ -269,6 +241,22 @@ lp_concat_check(const LpConcatTarget *target, const LpConcatPart *parts,
 			set_verdict(verdict, LP_CONCAT_BLOB_COLUMNS, LP_CONCAT_NONE, LP_CONCAT_NONE);
 			verdict->field_name = target->schema->fields[f].name;
 			return true;
+		}
+	}
+
+	/* 2.0 blob v1 columns also say so in their column encoding */
+	for (uint32_t i = 0; i < num_parts; i++)
+	{
+		const LpFile *file = parts[i].file;
+
+		for (uint32_t c = 0; c < file->num_columns; c++)
+		{
+			if (file->columns[c].kind != NULL &&
+				strcmp(file->columns[c].kind, "blob") == 0)
+			{
+				set_verdict(verdict, LP_CONCAT_BLOB_COLUMNS, i, c);
+				return true;
+			}
 		}
 	}
 
@@ -375,9 +363,14 @@ lp_concat_verdict_message(const LpConcatVerdict *verdict,
 					 i, name, verdict->count);
 			return;
 		case LP_CONCAT_BLOB_COLUMNS:
-			snprintf(buffer, buffer_len,
-					 "the schema has blob column \"%s\", whose data cannot be relocated",
-					 verdict->field_name ? verdict->field_name : "");
+			if (verdict->field_name != NULL)
+				snprintf(buffer, buffer_len,
+						 "the schema has blob column \"%s\", whose data cannot be relocated",
+						 verdict->field_name);
+			else
+				snprintf(buffer, buffer_len,
+						 "input %u (\"%s\") stores physical column %u as a blob, whose data cannot be relocated",
+						 i, name, verdict->column);
 			return;
 	}
 	snprintf(buffer, buffer_len, "unknown concatenation verdict %d", (int) verdict->reason);

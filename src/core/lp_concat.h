@@ -141,9 +141,12 @@ typedef struct LpConcatPlan
 	LpBufferRef *buffer_storage;	/* behind pages[].buffers */
 
 	/*
-	 * Copy ranges in output order, not overlapping.  Ranges that are
-	 * contiguous both in a part and in the output are merged.  Parallel
-	 * executors may split them freely.
+	 * Copy ranges in output order, not overlapping.  Parts follow each other
+	 * in order; within a part, buffers keep the order they have in its file
+	 * (so both the part and the output are accessed front to back), each
+	 * moved to a 64-byte boundary.  Ranges that are contiguous both in a
+	 * part and in the output are merged.  Parallel executors may split them
+	 * freely.
 	 */
 	size_t		num_ranges;
 	LpCopyRange *ranges;

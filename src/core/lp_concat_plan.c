@@ -221,7 +221,7 @@ build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 	BufferEntry *entries = NULL;
 	uint64_t	num_pages;
 	uint64_t	num_buffers;
-	uint64_t	data_end;
+	uint64_t	data_end = 0;
 	LpBytes		descriptor = {NULL, 0};
 
 	plan = lp_alloc0(sizeof(LpConcatPlan));
@@ -245,13 +245,12 @@ build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 		goto fail;
 	}
 
-	/* one spare element each, so that nothing is allocated with size 0 */
 	plan->input_sizes = lp_alloc_array(num_parts, sizeof(uint64_t));
 	plan->columns = lp_alloc_array(plan->num_columns, sizeof(LpColumn));
-	plan->page_storage = lp_alloc_array((size_t) num_pages + 1, sizeof(LpPage));
-	plan->buffer_storage = lp_alloc_array((size_t) num_buffers + 1, sizeof(LpBufferRef));
-	plan->ranges = lp_alloc_array((size_t) num_buffers + 1, sizeof(LpCopyRange));
-	entries = lp_alloc_array((size_t) num_buffers + 1, sizeof(BufferEntry));
+	plan->page_storage = lp_alloc_array((size_t) num_pages, sizeof(LpPage));
+	plan->buffer_storage = lp_alloc_array((size_t) num_buffers, sizeof(LpBufferRef));
+	plan->ranges = lp_alloc_array((size_t) num_buffers, sizeof(LpCopyRange));
+	entries = lp_alloc_array((size_t) num_buffers, sizeof(BufferEntry));
 	if (plan->input_sizes == NULL || plan->columns == NULL ||
 		plan->page_storage == NULL || plan->buffer_storage == NULL ||
 		plan->ranges == NULL || entries == NULL)

@@ -9,7 +9,7 @@
 #include "file2.pb-c.h"
 #include "lp_alloc.h"
 #include "lp_checked.h"
-#include "lp_pb_alloc.h"
+#include "lp_protobuf.h"
 
 #define OFFSET_ENTRY_LEN 16
 
@@ -71,16 +71,16 @@ pack_column(const LpColumn *column, LpBytes *out, LpError *err)
 	bool		ok = false;
 
 	for (uint32_t p = 0; p < column->num_pages; p++)
-		num_values += column->pages[p].num_buffers;
-	/* room for offsets and sizes; never zero so NULL means failure */
-	values = lp_alloc_array(num_values * 2 + 1, sizeof(uint64_t));
-	if (column->num_pages > 0)
 	{
-		pages = lp_alloc_array(column->num_pages, sizeof(*pages));
-		page_pointers = lp_alloc_array(column->num_pages, sizeof(*page_pointers));
+		if (!lp_add_u64(num_values, column->pages[p].num_buffers, &num_values))
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "a column has too many buffers");
 	}
-	if (values == NULL ||
-		(column->num_pages > 0 && (pages == NULL || page_pointers == NULL)))
+	/* offsets and sizes of every buffer */
+	values = lp_alloc_array(num_values, 2 * sizeof(uint64_t));
+	pages = lp_alloc_array(column->num_pages, sizeof(*pages));
+	page_pointers = lp_alloc_array(column->num_pages, sizeof(*page_pointers));
+	if (values == NULL || pages == NULL || page_pointers == NULL)
 	{
 		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 		goto done;
@@ -115,7 +115,7 @@ pack_column(const LpColumn *column, LpBytes *out, LpError *err)
 				  message.buffer_offsets, message.buffer_sizes);
 
 	size = lance__file__v2__column_metadata__get_packed_size(&message);
-	out->data = lp_alloc(size > 0 ? size : 1);
+	out->data = lp_alloc(size);
 	if (out->data == NULL)
 	{
 		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
@@ -163,7 +163,7 @@ lp_file_tail_build(LpFileVersion version, uint64_t start,
 					   lp_file_version_name(version), num_global_buffers,
 					   (unsigned long long) start);
 
-	packed = lp_alloc_array(num_columns + 1, sizeof(LpBytes));
+	packed = lp_alloc_array(num_columns, sizeof(LpBytes));
 	global_positions = lp_alloc_array(num_global_buffers, sizeof(uint64_t));
 	if (packed == NULL || global_positions == NULL)
 	{
@@ -171,7 +171,6 @@ lp_file_tail_build(LpFileVersion version, uint64_t start,
 		lp_free(packed);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	}
-	memset(packed, 0, (num_columns + 1) * sizeof(LpBytes));
 	for (uint32_t c = 0; c < num_columns; c++)
 	{
 		if (!pack_column(&columns[c], &packed[c], err))
@@ -277,27 +276,29 @@ bool
 lp_file_descriptor_with_length(const LpBytes *descriptor, uint64_t length,
 							   LpBytes *result, LpError *err)
 {
+	ProtobufCMessage *unpacked;
 	Lance__File__FileDescriptor *message;
-	size_t		size;
+	LpUnpackResult unpack_result;
 
 	result->data = NULL;
 	result->len = 0;
-	message = lance__file__file_descriptor__unpack(lp_pb_allocator(),
-												   descriptor->len,
-												   descriptor->data);
-	if (message == NULL)
-		return lp_fail(err, LP_ERR_CORRUPT,
-					   "file descriptor (%zu bytes) cannot be decoded",
-					   descriptor->len);
+	unpack_result = lp_protobuf_unpack(&lance__file__file_descriptor__descriptor,
+									   descriptor->data, descriptor->len,
+									   &unpacked);
+	if (unpack_result == LP_UNPACK_NO_MEMORY)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	if (unpack_result != LP_UNPACK_OK)
+		return lp_fail(err, LP_ERR_CORRUPT, "file descriptor %s",
+					   lp_unpack_result_text(unpack_result));
+	message = (Lance__File__FileDescriptor *) unpacked;
 	message->length = length;
-	size = lance__file__file_descriptor__get_packed_size(message);
-	result->data = lp_alloc(size > 0 ? size : 1);
+	result->data = lp_alloc(lance__file__file_descriptor__get_packed_size(message));
 	if (result->data == NULL)
 	{
-		lance__file__file_descriptor__free_unpacked(message, lp_pb_allocator());
+		lp_protobuf_free(unpacked);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	}
 	result->len = lance__file__file_descriptor__pack(message, result->data);
-	lance__file__file_descriptor__free_unpacked(message, lp_pb_allocator());
+	lp_protobuf_free(unpacked);
 	return true;
 }
