@@ -448,7 +448,12 @@ check_dataset_concat(const char *dataset, bool expect_struct_header)
 			memcpy(first_bytes, out.bytes, out.len);
 			first_len = out.len;
 			if (!reverse)
-				keep_output(name, inputs, set.count, &out);
+			{
+				char		kept[256];
+
+				snprintf(kept, sizeof(kept), "%s.lance", dataset);
+				keep_output(kept, inputs, set.count, &out);
+			}
 		}
 		else
 			LP_CHECK_MSG(out.len == first_len && memcmp(out.bytes, first_bytes, first_len) == 0,
