@@ -51,3 +51,106 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 100;
 
 COMMENT ON FUNCTION @extschema@.file_pages(text) IS
 'Pages of every physical column of a Lance data file, with their buffers and encoding layout';
+
+-- Targets: the final data file of a dataset, as a signed jsonb value.
+
+CREATE FUNCTION @extschema@.create_target(
+    dataset_uri text,
+    columns text[] DEFAULT NULL,
+    file_version text DEFAULT NULL,
+    base_id integer DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lp_create_target'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.create_target(text, text[], text, integer) IS
+'A new data file name for the dataset''s latest version, with its schema and base, as a durable target value';
+
+CREATE FUNCTION @extschema@.staging_dir(target jsonb)
+RETURNS text
+AS 'MODULE_PATHNAME', 'lp_staging_dir'
+LANGUAGE C STRICT STABLE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.staging_dir(jsonb) IS
+'Directory under the target''s base where part writers put their files';
+
+-- The session registry of parts, per target.  Registrations roll back with
+-- the transaction that made them.
+
+CREATE FUNCTION @extschema@.register_part(
+    target jsonb,
+    part_uri text,
+    expected_rows bigint DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lp_register_part'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.register_part(jsonb, text, bigint) IS
+'Validate a part file against the target and append it to this session''s registry; returns its position';
+
+CREATE FUNCTION @extschema@.registered_parts(
+    target jsonb,
+    OUT "position" integer,
+    OUT uri text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_registered_parts'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION @extschema@.clear_parts(target jsonb)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lp_clear_parts'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Assembly.  Each returns one row: status 'written', 'reused' or
+-- 'unsupported' (with the reason, and nothing written).
+
+CREATE FUNCTION @extschema@.assemble(
+    target jsonb,
+    OUT status text,
+    OUT reason text,
+    OUT path text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_assemble_registered'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.assemble(jsonb) IS
+'Write the target''s data file from the parts registered in this session';
+
+CREATE FUNCTION @extschema@.assemble(
+    target jsonb,
+    parts text[],
+    expected_rows bigint[] DEFAULT NULL,
+    OUT status text,
+    OUT reason text,
+    OUT path text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_assemble_parts'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.assemble(jsonb, text[], bigint[]) IS
+'Write the target''s data file from the given parts, in order (for pg_cron jobs and pooled connections)';
+
+CREATE FUNCTION @extschema@.concat_files(
+    output_uri text,
+    inputs text[],
+    expected_rows bigint[] DEFAULT NULL,
+    OUT status text,
+    OUT reason text,
+    OUT path text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_concat_files'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.concat_files(text, text[], bigint[]) IS
+'Concatenate complete Lance files into a new file without decoding; the version and schema are those of input 0';

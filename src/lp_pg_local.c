@@ -26,9 +26,53 @@
 typedef struct LpLocalInput
 {
 	LpInput		base;
-	int			fd;
+	int			fd;				/* -1 while a reopenable input is closed */
 	char	   *path;
+	bool		reopenable;
 } LpLocalInput;
+
+/*
+ * Reopenable inputs hold a descriptor only while they are being read, one at
+ * a time, so that assembling thousands of parts does not exhaust the
+ * backend's file descriptors.
+ */
+static LpLocalInput *open_reopenable_input;
+
+static void
+close_descriptor(LpLocalInput *local)
+{
+	if (local->fd >= 0)
+		CloseTransientFile(local->fd);
+	local->fd = -1;
+	if (open_reopenable_input == local)
+		open_reopenable_input = NULL;
+}
+
+/* Make sure local->fd is open, checking that the file kept its size. */
+static bool
+ensure_open(LpLocalInput *local, LpError *err)
+{
+	struct stat st;
+
+	if (local->fd >= 0)
+		return true;
+	if (open_reopenable_input != NULL)
+		close_descriptor(open_reopenable_input);
+	local->fd = OpenTransientFile(local->path, O_RDONLY | PG_BINARY);
+	if (local->fd < 0)
+		return lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+					   "could not open file \"%s\": %s", local->path, strerror(errno));
+	open_reopenable_input = local;
+	if (fstat(local->fd, &st) != 0)
+		return lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+					   local->path, strerror(errno));
+	if ((uint64_t) st.st_size != local->base.size)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "file \"%s\" changed size after it was validated (%llu bytes, now %llu)",
+					   local->path, (unsigned long long) local->base.size,
+					   (unsigned long long) st.st_size);
+	return true;
+}
 
 static bool
 local_input_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
@@ -37,6 +81,8 @@ local_input_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
 	LpLocalInput *local = (LpLocalInput *) input;
 	size_t		done = 0;
 
+	if (!ensure_open(local, err))
+		return false;
 	while (done < len)
 	{
 		ssize_t		n;
@@ -66,7 +112,7 @@ local_input_close(LpInput *input)
 {
 	LpLocalInput *local = (LpLocalInput *) input;
 
-	CloseTransientFile(local->fd);
+	close_descriptor(local);
 	pfree(local->path);
 	pfree(local);
 }
@@ -113,6 +159,20 @@ lp_local_input_open(const char *path, LpError *err)
 	local->base.name = local->path;
 	local->base.size = (uint64_t) st.st_size;
 	local->fd = fd;
+	return &local->base;
+}
+
+LpInput *
+lp_local_input_reopenable(const char *path, uint64_t size)
+{
+	LpLocalInput *local = palloc0(sizeof(LpLocalInput));
+
+	local->base.ops = &local_input_ops;
+	local->path = pstrdup(path);
+	local->base.name = local->path;
+	local->base.size = size;
+	local->fd = -1;
+	local->reopenable = true;
 	return &local->base;
 }
 
@@ -236,6 +296,8 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 		return lp_fail(err, LP_ERR_INTERNAL,
 					   "cannot copy \"%s\" into local file \"%s\" without reading it",
 					   input->name, local->path);
+	if (!ensure_open(source, err))
+		return false;
 	if (!lp_range_within(input_offset, len, input->size))
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "copy of %llu bytes at offset %llu is beyond the end of file \"%s\" (%llu bytes)",

@@ -18,6 +18,12 @@ extern void lp_check_write_privilege(void);
 /* Open a file for reading through fd.c; NULL with err filled on failure. */
 extern LpInput *lp_local_input_open(const char *path, LpError *err);
 
+/*
+ * An input of a file already validated at this size, opened on first read
+ * and closed when another such input is read; it fails if the size changed.
+ */
+extern LpInput *lp_local_input_reopenable(const char *path, uint64_t size);
+
 /* The local filesystem as a core store (fd.c underneath). */
 extern LpStore *lp_local_store(void);
 

@@ -23,8 +23,10 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
+#include "lance_parts.h"
 #include "lp_alloc.h"
 #include "lp_json.h"
+#include "lp_pg_storage.h"
 #include "lp_target.h"
 
 #define TARGET_KEY_FILE "lance_parts.key"
@@ -165,8 +167,11 @@ append_fields(StringInfo out, const LpSchema *schema)
 		escape_json(out, field->name);
 		appendStringInfoString(out, ", \"logical_type\": ");
 		escape_json(out, field->logical_type);
-		appendStringInfo(out, ", \"nullable\": %s, \"metadata\": ",
-						 field->nullable ? "true" : "false");
+		appendStringInfo(out, ", \"nullable\": %s, \"encoding\": %d, \"extension_name\": ",
+						 field->nullable ? "true" : "false", field->legacy_encoding);
+		escape_json(out, field->extension_name ? field->extension_name : "");
+		appendStringInfo(out, ", \"unenforced_primary_key\": %s, \"metadata\": ",
+						 field->unenforced_primary_key ? "true" : "false");
 		lp_json_append_metadata(out, field->metadata, field->num_metadata);
 		appendStringInfoChar(out, '}');
 	}
@@ -215,6 +220,8 @@ unsigned_text(const LpTarget *target)
 	}
 	appendStringInfoString(&out, ", \"fields\": ");
 	append_fields(&out, &target->schema);
+	appendStringInfoString(&out, ", \"schema_metadata\": ");
+	lp_json_append_metadata(&out, target->schema.metadata, target->schema.num_metadata);
 	appendStringInfoChar(&out, '}');
 
 	/* canonical form: as jsonb prints it */
@@ -316,7 +323,7 @@ array_member(JsonbContainer *object, const char *key, bool nullable)
 }
 
 static void
-parse_metadata(JsonbValue *value, LpField *field)
+parse_metadata(JsonbValue *value, uint32_t *count, LpKeyValue **metadata)
 {
 	JsonbIterator *it;
 	JsonbValue	item;
@@ -325,20 +332,20 @@ parse_metadata(JsonbValue *value, LpField *field)
 
 	if (value->type != jbvBinary || !JsonContainerIsObject(value->val.binary.data))
 		invalid_target("The key \"%s\" must be an object.", "metadata");
-	field->num_metadata = JsonContainerSize(value->val.binary.data);
-	field->metadata = palloc0(sizeof(LpKeyValue) * Max(field->num_metadata, 1));
+	*count = JsonContainerSize(value->val.binary.data);
+	*metadata = palloc0(sizeof(LpKeyValue) * Max(*count, 1));
 	it = JsonbIteratorInit(value->val.binary.data);
 	while ((token = JsonbIteratorNext(&it, &item, true)) != WJB_DONE)
 	{
 		if (token == WJB_KEY)
-			field->metadata[n].key = pnstrdup(item.val.string.val, item.val.string.len);
+			(*metadata)[n].key = pnstrdup(item.val.string.val, item.val.string.len);
 		else if (token == WJB_VALUE)
 		{
 			if (item.type != jbvString)
 				invalid_target("The key \"%s\" must map names to strings.", "metadata");
-			field->metadata[n].value.data = (uint8_t *) pnstrdup(item.val.string.val,
-																 item.val.string.len);
-			field->metadata[n].value.len = item.val.string.len;
+			(*metadata)[n].value.data = (uint8_t *) pnstrdup(item.val.string.val,
+															 item.val.string.len);
+			(*metadata)[n].value.len = item.val.string.len;
 			n++;
 		}
 	}
@@ -369,7 +376,12 @@ parse_fields(JsonbContainer *object, LpSchema *schema)
 		field->name = string_member(f, "name");
 		field->logical_type = string_member(f, "logical_type");
 		field->nullable = member(f, "nullable", jbvBool, false)->val.boolean;
-		parse_metadata(member(f, "metadata", jbvBinary, false), field);
+		field->legacy_encoding = (int32) integer_member(f, "encoding", PG_INT32_MIN, PG_INT32_MAX);
+		field->extension_name = string_member(f, "extension_name");
+		field->unenforced_primary_key =
+			member(f, "unenforced_primary_key", jbvBool, false)->val.boolean;
+		parse_metadata(member(f, "metadata", jbvBinary, false),
+					   &field->num_metadata, &field->metadata);
 	}
 }
 
@@ -417,6 +429,8 @@ lp_target_from_jsonb(Jsonb *value)
 								  pnstrdup(name->val.string.val, name->val.string.len));
 	}
 	parse_fields(object, &target->schema);
+	parse_metadata(member(object, "schema_metadata", jbvBinary, false),
+				   &target->schema.num_metadata, &target->schema.metadata);
 
 	signature = member(object, "signature", jbvString, false);
 	expected = sign_text(unsigned_text(target));
@@ -441,4 +455,124 @@ const char *
 lp_target_key(const LpTarget *target)
 {
 	return lp_target_data_file_path(target);
+}
+
+/* ---- binding to the dataset and base ------------------------------------- */
+
+char *
+lp_resolve_existing_path(const char *path, const char *what)
+{
+	char	   *resolved = realpath(path, NULL);
+	char	   *result;
+
+	if (resolved == NULL)
+	{
+		int			code = errno == ENOENT ? ERRCODE_UNDEFINED_FILE : ERRCODE_IO_ERROR;
+
+		ereport(ERROR,
+				errcode(code),
+				errmsg("could not resolve %s \"%s\": %m", what, path));
+	}
+	result = pstrdup(resolved);
+	free(resolved);
+	return result;
+}
+
+char *
+lp_manifest_tag(const LpManifest *manifest)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+
+	if (proto->transaction_file != NULL && proto->transaction_file[0] != '\0')
+		return pstrdup(proto->transaction_file);
+	if (proto->timestamp != NULL)
+		return psprintf("timestamp:" INT64_FORMAT ".%09d",
+						proto->timestamp->seconds, proto->timestamp->nanos);
+	return psprintf("version:" UINT64_FORMAT, proto->version);
+}
+
+void
+lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
+				const char *dataset_root, char **base_path, char **data_dir)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+
+	if (!has_base_id)
+	{
+		*base_path = pstrdup(dataset_root);
+		*data_dir = psprintf("%s/%s", dataset_root, LP_DATA_DIR);
+		return;
+	}
+	for (size_t i = 0; i < proto->n_base_paths; i++)
+	{
+		const Lance__Table__BasePath *base = proto->base_paths[i];
+
+		if ((int64) base->id != base_id)
+			continue;
+		*base_path = lp_resolve_existing_path(lp_local_path_from_uri(base->path),
+											  "base path");
+		*data_dir = base->is_dataset_root
+			? psprintf("%s/%s", *base_path, LP_DATA_DIR)
+			: pstrdup(*base_path);
+		return;
+	}
+	ereport(ERROR,
+			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			errmsg("dataset \"%s\" has no base path with id %d", dataset_root, base_id));
+}
+
+static void
+foreign_target(const LpTarget *target, const char *detail)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			errmsg("target for file \"%s\" does not belong to the dataset now at \"%s\"",
+				   target->file_name, target->dataset),
+			errdetail_internal("%s", detail),
+			errhint("Create a new target for this dataset with lance_parts.create_target."));
+}
+
+LpManifest *
+lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
+{
+	char	   *root = lp_resolve_existing_path(target->dataset, "dataset");
+	LpManifest *latest;
+	LpManifest *at_creation;
+	LpError		err;
+	char	   *base_path;
+	char	   *data_dir;
+
+	if (strcmp(root, target->dataset) != 0)
+		foreign_target(target, psprintf("The path now resolves to \"%s\".", root));
+
+	latest = lp_dataset_read_latest(lp_local_store(), root, naming, &err);
+	if (latest == NULL)
+		lp_raise(&err);
+	if (!lp_manifest_check_flags(latest, &err))
+		lp_raise(&err);
+
+	at_creation = lp_dataset_read_manifest(lp_local_store(), root, *naming,
+										   (uint64_t) target->dataset_version, &err);
+	if (at_creation == NULL)
+	{
+		if (err.code != LP_ERR_NOT_FOUND)
+			lp_raise(&err);
+		foreign_target(target,
+					   psprintf("The dataset has no version " INT64_FORMAT ", at which the target was made; its versions may have been cleaned up.",
+								target->dataset_version));
+	}
+	if (strcmp(lp_manifest_tag(at_creation), target->dataset_tag) != 0)
+		foreign_target(target,
+					   psprintf("Version " INT64_FORMAT " of the dataset is \"%s\", but the target was made at \"%s\".",
+								target->dataset_version, lp_manifest_tag(at_creation),
+								target->dataset_tag));
+	lp_manifest_free(at_creation);
+
+	lp_resolve_base(latest, target->has_base_id, target->base_id, root,
+					&base_path, &data_dir);
+	if (strcmp(base_path, target->base_path) != 0 || strcmp(data_dir, target->data_dir) != 0)
+		foreign_target(target,
+					   psprintf("Its base now resolves to \"%s\", but the target was made for \"%s\".",
+								base_path, target->base_path));
+	return latest;
 }

@@ -15,6 +15,7 @@
 #include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 
+#include "lp_dataset.h"
 #include "lp_file.h"
 
 #define LP_TARGET_FORMAT 1
@@ -42,6 +43,25 @@ extern LpTarget *lp_target_from_jsonb(Jsonb *value);
 
 /* <data_dir>/<file name> */
 extern char *lp_target_data_file_path(const LpTarget *target);
+
+/*
+ * Check that the target still resolves to the dataset and base it was made
+ * for; ERROR otherwise.  Returns the dataset's latest manifest (an
+ * LpManifest *) and its naming scheme.
+ */
+extern LpManifest *lp_target_check_binding(const LpTarget *target,
+										   LpManifestNaming *naming);
+
+/* The identity of one version of one dataset, recorded in targets. */
+extern char *lp_manifest_tag(const LpManifest *manifest);
+
+/* Resolve a path to its canonical absolute form; ERROR if it does not exist. */
+extern char *lp_resolve_existing_path(const char *path, const char *what);
+
+/* Where data files of a base go: <path>/data for dataset roots, else <path>. */
+extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
+							int32 base_id, const char *dataset_root,
+							char **base_path, char **data_dir);
 
 /* Key of the target in the session registry. */
 extern const char *lp_target_key(const LpTarget *target);

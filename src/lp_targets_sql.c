@@ -1,0 +1,365 @@
+/*
+ * lp_targets_sql.c - SQL functions around targets: create_target,
+ * register_part, registered_parts, clear_parts, assemble and staging_dir.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/tuplestore.h"
+
+#include "lance_parts.h"
+#include "lp_assemble.h"
+#include "lp_concat.h"
+#include "lp_pg_storage.h"
+#include "lp_registry.h"
+#include "lp_schema.h"
+#include "lp_target.h"
+
+PG_FUNCTION_INFO_V1(lp_create_target);
+PG_FUNCTION_INFO_V1(lp_register_part);
+PG_FUNCTION_INFO_V1(lp_registered_parts);
+PG_FUNCTION_INFO_V1(lp_clear_parts);
+PG_FUNCTION_INFO_V1(lp_assemble_registered);
+PG_FUNCTION_INFO_V1(lp_assemble_parts);
+PG_FUNCTION_INFO_V1(lp_staging_dir);
+
+static bool
+pg_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
+{
+	if (!pg_strong_random(buffer, len))
+		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
+	return true;
+}
+
+/* The manifest's schema restricted to the named top-level columns (and their children). */
+static void
+select_columns(const LpSchema *full, List *columns, const char *dataset,
+			   LpSchema *selected)
+{
+	bool	   *keep = palloc0(sizeof(bool) * Max(full->num_fields, 1));
+	int32	   *kept_ids = palloc(sizeof(int32) * Max(full->num_fields, 1));
+	int			num_kept = 0;
+	ListCell   *cell;
+	uint32_t	n = 0;
+
+	foreach(cell, columns)
+	{
+		const char *name = lfirst(cell);
+		bool		found = false;
+
+		for (uint32_t i = 0; i < full->num_fields; i++)
+		{
+			if (full->fields[i].parent_id == -1 && strcmp(full->fields[i].name, name) == 0)
+			{
+				if (keep[i])
+					ereport(ERROR,
+							errcode(ERRCODE_DUPLICATE_COLUMN),
+							errmsg("column \"%s\" is named more than once", name));
+				keep[i] = true;
+				found = true;
+			}
+		}
+		if (!found)
+			ereport(ERROR,
+					errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("dataset \"%s\" has no top-level column \"%s\"", dataset, name));
+	}
+
+	/* pre-order: a child follows its parent, so one pass finds descendants */
+	for (uint32_t i = 0; i < full->num_fields; i++)
+	{
+		const LpField *field = &full->fields[i];
+
+		for (int k = 0; !keep[i] && k < num_kept; k++)
+			keep[i] = field->parent_id == kept_ids[k];
+		if (keep[i])
+			kept_ids[num_kept++] = field->id;
+	}
+
+	*selected = *full;
+	selected->fields = palloc(sizeof(LpField) * num_kept);
+	for (uint32_t i = 0; i < full->num_fields; i++)
+		if (keep[i])
+			selected->fields[n++] = full->fields[i];
+	selected->num_fields = n;
+}
+
+static List *
+text_array_to_list(ArrayType *array, const char *what)
+{
+	Datum	   *values;
+	bool	   *nulls;
+	int			count;
+	List	   *result = NIL;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("%s must be a one-dimensional array", what));
+	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &count);
+	if (count == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("%s must not be empty", what));
+	for (int i = 0; i < count; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					errmsg("%s must not contain NULL", what));
+		result = lappend(result, TextDatumGetCString(values[i]));
+	}
+	return result;
+}
+
+Datum
+lp_create_target(PG_FUNCTION_ARGS)
+{
+	LpTarget   *target = palloc0(sizeof(LpTarget));
+	LpManifestNaming naming;
+	LpManifest *manifest;
+	LpFileVersion dataset_version;
+	LpSchema	full;
+	LpError		err;
+	char		file_name[LP_DATA_FILE_NAME_SIZE];
+	char		where[LP_SCHEMA_WHERE_LEN];
+	const char *format_version;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("dataset URI must not be NULL"));
+	lp_check_read_privilege();
+	target->dataset = lp_resolve_existing_path(
+		lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0))), "dataset");
+
+	manifest = lp_dataset_read_latest(lp_local_store(), target->dataset, &naming, &err);
+	if (manifest == NULL)
+		lp_raise(&err);
+	if (!lp_manifest_check_flags(manifest, &err))
+		lp_raise(&err);
+
+	format_version = manifest->proto->data_format ? manifest->proto->data_format->version : "";
+	if (!lp_file_version_parse(format_version, &dataset_version))
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("dataset \"%s\" has data storage format \"%s\", which lance_parts cannot write",
+					   target->dataset, format_version));
+	if (dataset_version == LP_FILE_VERSION_LEGACY)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("dataset \"%s\" uses the legacy Lance format", target->dataset),
+				errdetail("Assembled files are Lance 2.0 or later files."));
+	target->file_version = dataset_version;
+	if (!PG_ARGISNULL(2))
+	{
+		char	   *requested = text_to_cstring(PG_GETARG_TEXT_PP(2));
+		LpFileVersion version;
+
+		if (!lp_file_version_parse(requested, &version))
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("unknown Lance file version \"%s\"", requested),
+					errhint("Use 2.0, 2.1, 2.2 or 2.3."));
+		if (version != dataset_version)
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("file version %s does not match the data storage format %s of dataset \"%s\"",
+						   requested, format_version, target->dataset),
+					errdetail("Every data file of a Lance dataset has the dataset's storage format version."));
+	}
+
+	target->has_base_id = !PG_ARGISNULL(3);
+	target->base_id = target->has_base_id ? PG_GETARG_INT32(3) : 0;
+	lp_resolve_base(manifest, target->has_base_id, target->base_id, target->dataset,
+					&target->base_path, &target->data_dir);
+
+	snprintf(where, sizeof(where), "dataset \"%s\"", target->dataset);
+	if (!lp_schema_from_proto(where, manifest->proto->fields, manifest->proto->n_fields,
+							  (const LpProtoMapEntry *const *) manifest->proto->schema_metadata,
+							  manifest->proto->n_schema_metadata, &full, &err))
+		lp_raise(&err);
+	if (PG_ARGISNULL(1))
+		target->schema = full;
+	else
+	{
+		target->columns = text_array_to_list(PG_GETARG_ARRAYTYPE_P(1), "column list");
+		select_columns(&full, target->columns, target->dataset, &target->schema);
+	}
+
+	if (!lp_generate_data_file_name(pg_random_bytes, NULL, file_name, &err))
+		lp_raise(&err);
+	target->file_name = pstrdup(file_name);
+	target->dataset_version = (int64) manifest->proto->version;
+	target->dataset_tag = lp_manifest_tag(manifest);
+
+	PG_RETURN_JSONB_P(lp_target_to_jsonb(target));
+}
+
+/* Parse, verify and bind a target argument. */
+static LpTarget *
+bound_target(FunctionCallInfo fcinfo, int argno)
+{
+	LpTarget   *target;
+	LpManifestNaming naming;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("target must not be NULL"));
+	lp_check_read_privilege();
+	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(argno));
+	lp_manifest_free(lp_target_check_binding(target, &naming));
+	return target;
+}
+
+Datum
+lp_register_part(PG_FUNCTION_ARGS)
+{
+	LpTarget   *target = bound_target(fcinfo, 0);
+	char	   *uri;
+	LpFile	   *file;
+	LpConcatTarget concat_target;
+	LpConcatPart part;
+	LpConcatVerdict verdict;
+	LpError		err;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("part URI must not be NULL"));
+	uri = lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	file = lp_open_lance_file(uri);
+
+	part.file = file;
+	part.has_expected_rows = !PG_ARGISNULL(2);
+	part.expected_rows = part.has_expected_rows ? (uint64_t) PG_GETARG_INT64(2) : 0;
+	if (part.has_expected_rows && PG_GETARG_INT64(2) < 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("expected row count must not be negative"));
+	concat_target.version = target->file_version;
+	concat_target.schema = &target->schema;
+	if (!lp_concat_check(&concat_target, &part, 1, &verdict, &err))
+		lp_raise(&err);
+	if (verdict.reason != LP_CONCAT_COMPATIBLE)
+	{
+		char		message[1024];
+
+		lp_concat_verdict_message(&verdict, &part, message, sizeof(message));
+		ereport(ERROR,
+				errcode(verdict.reason == LP_CONCAT_LEGACY_VERSION ||
+						verdict.reason == LP_CONCAT_BLOB_COLUMNS
+						? ERRCODE_FEATURE_NOT_SUPPORTED : ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("part \"%s\" cannot be assembled into target file \"%s\"",
+					   uri, target->file_name),
+				errdetail("%s (%s).", message, lp_concat_reason_name(verdict.reason)));
+	}
+
+	PG_RETURN_INT32(lp_registry_add(lp_target_key(target), uri,
+									(int64) file->num_rows, (int64) file->file_size));
+}
+
+Datum
+lp_registered_parts(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LpTarget   *target;
+	ListCell   *cell;
+	int			position = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	target = bound_target(fcinfo, 0);
+	foreach(cell, lp_registry_parts(lp_target_key(target)))
+	{
+		LpRegisteredPart *part = lfirst(cell);
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = Int32GetDatum(++position);
+		values[1] = CStringGetTextDatum(part->uri);
+		values[2] = Int64GetDatum(part->num_rows);
+		values[3] = Int64GetDatum(part->size_bytes);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+Datum
+lp_clear_parts(PG_FUNCTION_ARGS)
+{
+	LpTarget   *target = bound_target(fcinfo, 0);
+
+	PG_RETURN_INT32(lp_registry_clear(lp_target_key(target)));
+}
+
+static void
+assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts)
+{
+	LpAssembleTarget assemble_target;
+
+	lp_check_write_privilege();
+	assemble_target.version = target->file_version;
+	assemble_target.schema = &target->schema;
+	lp_assemble_into(fcinfo, lp_target_data_file_path(target), parts,
+					 &assemble_target, false);
+}
+
+Datum
+lp_assemble_registered(PG_FUNCTION_ARGS)
+{
+	LpTarget   *target;
+	List	   *parts = NIL;
+	ListCell   *cell;
+
+	InitMaterializedSRF(fcinfo, 0);
+	target = bound_target(fcinfo, 0);
+	foreach(cell, lp_registry_parts(lp_target_key(target)))
+	{
+		LpRegisteredPart *registered = lfirst(cell);
+		LpAssemblePart *part = palloc0(sizeof(LpAssemblePart));
+
+		/* a part must still hold the rows it had when it was registered */
+		part->path = registered->uri;
+		part->has_expected_rows = true;
+		part->expected_rows = registered->num_rows;
+		parts = lappend(parts, part);
+	}
+	if (parts == NIL)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("no parts are registered for target file \"%s\"", target->file_name),
+				errhint("Register parts with lance_parts.register_part in this session, or pass them to lance_parts.assemble(target, parts)."));
+	assemble_for_target(fcinfo, target, parts);
+	return (Datum) 0;
+}
+
+Datum
+lp_assemble_parts(PG_FUNCTION_ARGS)
+{
+	LpTarget   *target;
+
+	InitMaterializedSRF(fcinfo, 0);
+	target = bound_target(fcinfo, 0);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("part list must not be NULL"));
+	assemble_for_target(fcinfo, target,
+						lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
+											 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2)));
+	return (Datum) 0;
+}
+
+Datum
+lp_staging_dir(PG_FUNCTION_ARGS)
+{
+	LpTarget   *target = bound_target(fcinfo, 0);
+
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf("%s/_parts/%s/", target->data_dir,
+											  target->file_name)));
+}
