@@ -352,12 +352,10 @@ LP_TEST(manifest_corrupt_tails)
 		uint8_t    *file;
 		size_t		file_len;
 		LpError		err;
-		uint64_t	position;
 
 		LP_CHECK(lp_manifest_serialize(manifest->proto, NULL, 0, manifest->transaction,
 									   manifest->transaction_len, &file, &file_len, &err));
 		/* the transaction is at offset 0: make its length run past the manifest */
-		memcpy(&position, file + file_len - 16, 8);
 		file[0] = 0xff;
 		file[1] = 0xff;
 		check_corrupt(file, file_len, name, "an overlong transaction section");
