@@ -23,9 +23,11 @@ void		lp_set_allocator(const LpAllocator *allocator);
 
 void	   *lp_alloc(size_t size);
 void	   *lp_alloc0(size_t size);
-/* size * count with overflow check; NULL on overflow or failure */
+/* count * size bytes, zeroed, with overflow check; NULL on overflow or failure */
 void	   *lp_alloc_array(size_t count, size_t size);
 void		lp_free(void *pointer);
+/* A copy of len bytes (a valid pointer even for len 0); NULL on failure. */
+void	   *lp_memdup(const void *data, size_t len);
 char	   *lp_strdup(const char *s);
 
 #endif							/* LP_ALLOC_H */

@@ -6,6 +6,28 @@
  * 0) and every column's metadata.  Every offset, size and count taken from the
  * file is checked against the file size before it is used, with overflow-safe
  * arithmetic; nothing is allocated from an unchecked count.
+ *
+ * Checks made on open (all LP_ERR_CORRUPT unless noted):
+ *  - the file ends with "LANC"; footer numbers (0,0)-(0,2) are legacy v1,
+ *    (0,3) and (2,0) are 2.0, (2,1)-(2,3) are 2.1-2.3, anything else is
+ *    LP_ERR_UNSUPPORTED.  Of a legacy file only the 16-byte tail is read.
+ *  - the footer's regions are ordered: column metadata start <= CMO table,
+ *    CMO table end <= GBO table, GBO table end <= start of the footer; at
+ *    least one global buffer; every global buffer inside the file; every
+ *    column metadata entry inside [column metadata start, CMO table).
+ *  - global buffer 0 is a FileDescriptor with a schema whose fields come in
+ *    pre-order (a parent id is -1 or the id of an earlier field); names,
+ *    logical types and metadata keys are valid UTF-8.
+ *  - every ColumnMetadata parses; every page (and column) buffer list has as
+ *    many sizes as offsets, each buffer inside the file; every encoding is
+ *    stored directly (deferred or "none" encodings: LP_ERR_UNSUPPORTED) as an
+ *    Any whose type URL matches the version (§2.2 of lance-format.md) and
+ *    whose message parses.
+ *
+ * The metadata is read with few reads: the last 64 KiB, then, if that does
+ * not reach back far enough, [global buffer 0, end of file) in one read when
+ * global buffer 0 lies just before the column metadata, as Lance writes it;
+ * otherwise [column metadata start, end of file) and global buffer 0 alone.
  */
 #ifndef LP_FILE_H
 #define LP_FILE_H
@@ -59,13 +81,27 @@ typedef struct LpPage
 	uint32_t	num_buffers;
 	LpBufferRef *buffers;
 	LpBytes		encoding;		/* the serialized Encoding message, verbatim */
-	const char *layout;			/* static name: "mini_block", "full_zip", "flat", ... */
+
+	/*
+	 * Static name of the page encoding.  2.0: the ArrayEncoding variant
+	 * ("flat", "nullable", "fixed_size_list", "list", "struct" for
+	 * SimpleStruct, "binary", "dictionary", "fsst", "packed_struct",
+	 * "bitpacked", "fixed_size_binary", "bitpacked_for_non_neg", "constant",
+	 * "inline_bitpacking", "out_of_line_bitpacking", "variable",
+	 * "packed_struct_fixed_width_mini_block", "block", "rle",
+	 * "general_mini_block", "byte_stream_split").  2.1+: the PageLayout
+	 * variant ("mini_block", "full_zip", "blob", "delta_blob", and
+	 * "constant" for PageLayout field 2, which 2.1's AllNullLayout and
+	 * 2.2+'s ConstantLayout share).
+	 */
+	const char *layout;
 } LpPage;
 
 typedef struct LpColumn
 {
 	LpBufferRef metadata;		/* where the ColumnMetadata message lies */
 	LpBytes		encoding;		/* the serialized column Encoding, verbatim */
+	const char *kind;			/* ColumnEncoding variant: "values", "zone_index", "blob" */
 	uint32_t	num_pages;
 	LpPage	   *pages;
 	uint32_t	num_column_buffers;
@@ -114,14 +150,18 @@ typedef struct LpFile
 	uint64_t	global_buffer_offsets_start;
 	uint32_t	num_global_buffers;
 	uint32_t	num_columns;
-	LpBufferRef *global_buffers;
+	LpBufferRef *global_buffers;	/* the GBO table */
 	LpBytes		schema_bytes;	/* global buffer 0: the FileDescriptor, verbatim */
 	uint64_t	num_rows;		/* FileDescriptor.length */
 	LpSchema	schema;
-	LpColumn   *columns;
+	LpColumn   *columns;		/* num_columns, in CMO table order */
 } LpFile;
 
-/* Read and check the metadata of the file behind input.  NULL on error. */
+/*
+ * Read and check the metadata of the file behind input.  NULL on error.  The
+ * input is only read during the call; the result owns everything it points
+ * to (allocated through lp_alloc) and is released with lp_file_free.
+ */
 LpFile	   *lp_file_open(LpInput *input, LpError *err);
 void		lp_file_free(LpFile *file);
 

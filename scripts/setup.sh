@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+#
+# setup.sh - install what lance_parts needs on Debian 12, then build and
+# install the extension.  Run as root (or through sudo).  Idempotent: apt is
+# skipped when every package is already installed, npm when node_modules is
+# up to date, and make rebuilds only what changed.
+#
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_BINDIR=/usr/lib/postgresql/15/bin
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null; then
+		exec sudo -- bash "${BASH_SOURCE[0]}" "$@"
+	fi
+	echo "setup.sh: must run as root (it installs Debian packages)" >&2
+	exit 1
+fi
+
+# Build tools, the server and its development files, the libraries the
+# extension links, pg_cron (integration tests), IPC::Run (TAP tests), clang
+# with its compiler-rt (sanitizers and libFuzzer) and xfsprogs (mkfs.xfs for
+# file-system tests).
+PACKAGES=(
+	make gcc
+	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
+	libprotobuf-c-dev protobuf-c-compiler
+	libzstd-dev liblz4-dev libcurl4-openssl-dev
+	libipc-run-perl
+	clang libclang-rt-14-dev
+	xfsprogs
+)
+# Node may come from elsewhere than Debian (CI ships Node 20); only install
+# Debian's when there is none.
+command -v node >/dev/null || PACKAGES+=(nodejs)
+command -v npm >/dev/null || PACKAGES+=(npm)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+	[ "$status" = "install ok installed" ] || missing+=("$package")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup.sh: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+else
+	echo "setup.sh: Debian packages already installed"
+fi
+
+cd "$ROOT"
+
+# The reference implementation (npm lancedb) writes the test data.  The
+# Makefile rule runs npm install only when package.json is newer than
+# node_modules.
+if [ -f test/reference/package.json ]; then
+	make --no-print-directory test/reference/node_modules
+else
+	echo "setup.sh: test/reference/package.json is missing; skipping npm install (no reference data can be generated)" >&2
+fi
+
+make --no-print-directory -j2 PG_CONFIG="$PG_BINDIR/pg_config"
+make --no-print-directory install PG_CONFIG="$PG_BINDIR/pg_config"

@@ -1,0 +1,65 @@
+/*
+ * lance_parts.c - module entry point: GUCs and the hooks that connect the
+ * PostgreSQL-independent core to the backend.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "lance_parts.h"
+#include "lp_alloc.h"
+#include "lp_interrupt.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+int			lp_read_batch_bytes = 16 * 1024 * 1024;
+
+/*
+ * Core allocations go to the current memory context.  MCXT_ALLOC_NO_OOM makes
+ * palloc return NULL instead of throwing, so an allocation failure unwinds
+ * through the core as an error value rather than a longjmp.
+ */
+static void *
+lp_palloc(size_t size, void *context)
+{
+	return palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
+static void
+lp_pfree(void *pointer, void *context)
+{
+	pfree(pointer);
+}
+
+static const LpAllocator lp_palloc_allocator = {lp_palloc, lp_pfree, NULL};
+
+static bool
+lp_query_cancel_pending(void)
+{
+	return QueryCancelPending || ProcDiePending;
+}
+
+void
+_PG_init(void)
+{
+	lp_set_allocator(&lp_palloc_allocator);
+	lp_set_cancel_check(lp_query_cancel_pending);
+
+	DefineCustomIntVariable("lance_parts.read_batch_bytes",
+							gettext_noop("Largest amount of page data read or copied in one request."),
+							gettext_noop("Assembly reads input pages in batches of at most this size, so its memory use does not grow with the inputs."),
+							&lp_read_batch_bytes,
+							16 * 1024 * 1024,
+							64 * 1024,
+							1024 * 1024 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("lance_parts");
+}

@@ -1,0 +1,15 @@
+/*
+ * lance_parts.h - shared declarations of the PostgreSQL layer.
+ */
+#ifndef LANCE_PARTS_H
+#define LANCE_PARTS_H
+
+#include "lp_error.h"
+
+/* GUC lance_parts.read_batch_bytes */
+extern int	lp_read_batch_bytes;
+
+/* Raise err as an ERROR with the SQLSTATE its code maps to.  Never returns. */
+extern void lp_raise(const LpError *err) pg_attribute_noreturn();
+
+#endif							/* LANCE_PARTS_H */

@@ -1,0 +1,511 @@
+/*
+ * lp_pg_local.c - the local-file storage backend, on fd.c.
+ *
+ * Files are opened with OpenTransientFile and directories with AllocateDir
+ * so that an ERROR anywhere closes them at transaction abort.  Outputs are
+ * written under a temporary name beside their final path; a memory-context
+ * callback removes that temporary file if an ERROR unwinds past the output
+ * before it was published or aborted.
+ */
+#include "postgres.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/file_perm.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+
+#include "lp_checked.h"
+#include "lp_interrupt.h"
+#include "lp_pg_storage.h"
+
+typedef struct LpLocalInput
+{
+	LpInput		base;
+	int			fd;
+	char	   *path;
+} LpLocalInput;
+
+static bool
+local_input_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
+					LpError *err)
+{
+	LpLocalInput *local = (LpLocalInput *) input;
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		n;
+
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		n = pread(local->fd, (char *) buffer + done, len - done,
+				  (off_t) (offset + done));
+		pgstat_report_wait_end();
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return lp_fail(err, LP_ERR_IO, "could not read file \"%s\": %s",
+						   local->path, strerror(errno));
+		}
+		if (n == 0)
+			return lp_fail(err, LP_ERR_CORRUPT,
+						   "could not read file \"%s\": read %zu of %zu bytes at offset %llu",
+						   local->path, done, len, (unsigned long long) offset);
+		done += (size_t) n;
+	}
+	return true;
+}
+
+static void
+local_input_close(LpInput *input)
+{
+	LpLocalInput *local = (LpLocalInput *) input;
+
+	CloseTransientFile(local->fd);
+	pfree(local->path);
+	pfree(local);
+}
+
+static const LpInputOps local_input_ops = {local_input_read_at, local_input_close};
+
+LpInput *
+lp_local_input_open(const char *path, LpError *err)
+{
+	LpLocalInput *local;
+	struct stat st;
+	int			fd;
+
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			lp_fail(err, LP_ERR_NOT_FOUND, "could not open file \"%s\": %s",
+					path, strerror(errno));
+		else
+			lp_fail(err, LP_ERR_IO, "could not open file \"%s\": %s",
+					path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+				path, strerror(errno));
+		CloseTransientFile(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode))
+	{
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a regular file", path);
+		if (S_ISDIR(st.st_mode))
+			lp_error_detail(err, "It is a directory; give the path of a .lance data file.");
+		CloseTransientFile(fd);
+		return NULL;
+	}
+
+	local = palloc0(sizeof(LpLocalInput));
+	local->base.ops = &local_input_ops;
+	local->path = pstrdup(path);
+	local->base.name = local->path;
+	local->base.size = (uint64_t) st.st_size;
+	local->fd = fd;
+	return &local->base;
+}
+
+/* ---- outputs -------------------------------------------------------------- */
+
+typedef struct LpLocalOutput
+{
+	LpOutput	base;
+	int			fd;
+	char	   *path;			/* final name */
+	char	   *temp_path;
+	bool		finished;		/* published or aborted */
+	MemoryContextCallback cleanup;
+} LpLocalOutput;
+
+/* fsync a directory so a new or renamed entry in it is durable. */
+static bool
+fsync_directory(const char *path, LpError *err)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+
+	if (fd < 0)
+		return lp_fail(err, LP_ERR_IO, "could not open directory \"%s\": %s",
+					   path, strerror(errno));
+	if (pg_fsync(fd) != 0)
+	{
+		int			save_errno = errno;
+
+		CloseTransientFile(fd);
+		return lp_fail(err, LP_ERR_IO, "could not fsync directory \"%s\": %s",
+					   path, strerror(save_errno));
+	}
+	CloseTransientFile(fd);
+	return true;
+}
+
+static char *
+parent_directory(const char *path)
+{
+	char	   *dir = pstrdup(path);
+	char	   *slash = strrchr(dir, '/');
+
+	if (slash == NULL)
+		return pstrdup(".");
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return dir;
+}
+
+/*
+ * A name in the same directory that no Lance reader looks at: it starts with
+ * a dot and does not end in ".lance" or "manifest".
+ */
+static char *
+temporary_name_for(const char *path)
+{
+	char	   *dir = parent_directory(path);
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	uint64		nonce;
+
+	if (!pg_strong_random(&nonce, sizeof(nonce)))
+		ereport(ERROR,
+				errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg("could not generate random name for a temporary file"));
+	return psprintf("%s/.%s.%d.%016llx.tmp", dir, base, MyProcPid,
+					(unsigned long long) nonce);
+}
+
+static bool
+write_all(int fd, const char *path, uint64_t offset, const void *data,
+		  size_t len, LpError *err)
+{
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		n;
+
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		n = pwrite(fd, (const char *) data + done, len - done,
+				   (off_t) (offset + done));
+		pgstat_report_wait_end();
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return lp_fail(err, LP_ERR_IO, "could not write file \"%s\": %s",
+						   path, strerror(errno));
+		}
+		done += (size_t) n;
+	}
+	return true;
+}
+
+static bool
+local_output_write_at(LpOutput *output, uint64_t offset, const void *data,
+					  size_t len, LpError *err)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+
+	return write_all(local->fd, local->temp_path, offset, data, len, err);
+}
+
+/*
+ * Kernel-side copy between local files; on filesystems with reflinks
+ * (XFS, btrfs) aligned ranges are cloned rather than copied.
+ */
+static bool
+local_output_copy_from(LpOutput *output, uint64_t output_offset,
+					   LpInput *input, uint64_t input_offset, uint64_t len,
+					   LpError *err)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	LpLocalInput *source = (LpLocalInput *) input;
+	loff_t		in_off = (loff_t) input_offset;
+	loff_t		out_off = (loff_t) output_offset;
+
+	if (input->ops != &local_input_ops)
+		return lp_fail(err, LP_ERR_INTERNAL,
+					   "cannot copy \"%s\" into local file \"%s\" without reading it",
+					   input->name, local->path);
+	if (!lp_range_within(input_offset, len, input->size))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "copy of %llu bytes at offset %llu is beyond the end of file \"%s\" (%llu bytes)",
+					   (unsigned long long) len, (unsigned long long) input_offset,
+					   input->name, (unsigned long long) input->size);
+
+	while (len > 0)
+	{
+		ssize_t		n;
+
+		if (lp_check_cancel(err))
+			return false;
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		n = copy_file_range(source->fd, &in_off, local->fd, &out_off,
+							(size_t) Min(len, (uint64_t) 1 << 30), 0);
+		pgstat_report_wait_end();
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return lp_fail(err, LP_ERR_IO, "could not copy from \"%s\" to \"%s\": %s",
+						   input->name, local->temp_path, strerror(errno));
+		}
+		if (n == 0)
+			return lp_fail(err, LP_ERR_CORRUPT,
+						   "could not read file \"%s\": unexpected end of file at offset %llu",
+						   input->name, (unsigned long long) in_off);
+		len -= (uint64_t) n;
+	}
+	return true;
+}
+
+static void
+local_output_finish(LpLocalOutput *local, bool remove_temp)
+{
+	if (local->fd >= 0)
+		CloseTransientFile(local->fd);
+	local->fd = -1;
+	if (remove_temp)
+		unlink(local->temp_path);
+	local->finished = true;
+}
+
+static bool
+local_output_publish(LpOutput *output, LpError *err)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	char	   *dir;
+	bool		ok;
+
+	if (pg_fsync(local->fd) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not fsync file \"%s\": %s",
+				local->temp_path, strerror(errno));
+		local_output_finish(local, true);
+		return false;
+	}
+	CloseTransientFile(local->fd);
+	local->fd = -1;
+
+	/* link() never replaces an existing file: a final name is written once */
+	if (link(local->temp_path, local->path) != 0)
+	{
+		if (errno == EEXIST)
+			lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", local->path);
+		else
+			lp_fail(err, LP_ERR_IO, "could not link file \"%s\" to \"%s\": %s",
+					local->temp_path, local->path, strerror(errno));
+		local_output_finish(local, true);
+		return false;
+	}
+	local_output_finish(local, true);
+	dir = parent_directory(local->path);
+	ok = fsync_directory(dir, err);
+	pfree(dir);
+	return ok;
+}
+
+static void
+local_output_abort(LpOutput *output)
+{
+	local_output_finish((LpLocalOutput *) output, true);
+}
+
+/*
+ * Runs when the memory context holding the output goes away.  After an
+ * ERROR, fd.c has already closed the descriptor; only the temporary file is
+ * left to remove.
+ */
+static void
+local_output_cleanup(void *arg)
+{
+	LpLocalOutput *local = (LpLocalOutput *) arg;
+
+	if (!local->finished)
+		unlink(local->temp_path);
+}
+
+static const LpOutputOps local_output_ops = {
+	local_output_write_at,
+	local_output_copy_from,
+	local_output_publish,
+	local_output_abort
+};
+
+static LpOutput *
+local_store_create_output(LpStore *store, const char *path, LpError *err)
+{
+	LpLocalOutput *local;
+	char	   *dir = parent_directory(path);
+
+	if (pg_mkdir_p(dir, pg_dir_create_mode) != 0 && errno != EEXIST)
+	{
+		lp_fail(err, LP_ERR_IO, "could not create directory \"%s\": %s",
+				dir, strerror(errno));
+		return NULL;
+	}
+
+	local = palloc0(sizeof(LpLocalOutput));
+	local->base.ops = &local_output_ops;
+	local->path = pstrdup(path);
+	local->base.name = local->path;
+	local->temp_path = temporary_name_for(path);
+	local->fd = OpenTransientFile(local->temp_path,
+								  O_RDWR | O_CREAT | O_EXCL | PG_BINARY);
+	if (local->fd < 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not create file \"%s\": %s",
+				local->temp_path, strerror(errno));
+		return NULL;
+	}
+	local->cleanup.func = local_output_cleanup;
+	local->cleanup.arg = local;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->cleanup);
+	return &local->base;
+}
+
+/* ---- the store ------------------------------------------------------------ */
+
+static LpInput *
+local_store_open_input(LpStore *store, const char *path, LpError *err)
+{
+	return lp_local_input_open(path, err);
+}
+
+static bool
+local_store_list(LpStore *store, const char *directory,
+				 LpListCallback callback, void *arg, LpError *err)
+{
+	DIR		   *dir = AllocateDir(directory);
+	struct dirent *entry;
+
+	if (dir == NULL)
+		return lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+					   "could not open directory \"%s\": %s",
+					   directory, strerror(errno));
+	errno = 0;
+	while ((entry = readdir(dir)) != NULL)
+	{
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		if (!callback(arg, entry->d_name, err))
+		{
+			FreeDir(dir);
+			return false;
+		}
+		errno = 0;
+	}
+	if (errno != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not read directory \"%s\": %s",
+				directory, strerror(errno));
+		FreeDir(dir);
+		return false;
+	}
+	FreeDir(dir);
+	return true;
+}
+
+static bool
+write_whole_output(LpStore *store, const char *path, const void *data,
+				   size_t len, LpError *err, LpLocalOutput **result)
+{
+	LpOutput   *output = local_store_create_output(store, path, err);
+
+	if (output == NULL)
+		return false;
+	if (!local_output_write_at(output, 0, data, len, err) ||
+		pg_fsync(((LpLocalOutput *) output)->fd) != 0)
+	{
+		if (err->code == LP_OK)
+			lp_fail(err, LP_ERR_IO, "could not fsync file \"%s\": %s",
+					((LpLocalOutput *) output)->temp_path, strerror(errno));
+		local_output_abort(output);
+		return false;
+	}
+	*result = (LpLocalOutput *) output;
+	return true;
+}
+
+static bool
+local_store_put_if_absent(LpStore *store, const char *path, const void *data,
+						  size_t len, LpError *err)
+{
+	LpLocalOutput *local;
+
+	lp_error_clear(err);
+	if (!write_whole_output(store, path, data, len, err, &local))
+		return false;
+	return local_output_publish(&local->base, err);
+}
+
+static bool
+local_store_put(LpStore *store, const char *path, const void *data,
+				size_t len, LpError *err)
+{
+	LpLocalOutput *local;
+	char	   *dir;
+	bool		ok;
+
+	lp_error_clear(err);
+	if (!write_whole_output(store, path, data, len, err, &local))
+		return false;
+	CloseTransientFile(local->fd);
+	local->fd = -1;
+	if (rename(local->temp_path, local->path) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not rename file \"%s\" to \"%s\": %s",
+				local->temp_path, local->path, strerror(errno));
+		local_output_finish(local, true);
+		return false;
+	}
+	local->finished = true;
+	dir = parent_directory(path);
+	ok = fsync_directory(dir, err);
+	pfree(dir);
+	return ok;
+}
+
+static bool
+local_store_remove(LpStore *store, const char *path, LpError *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+	{
+		if (errno == ENOENT)
+			return true;
+		return lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+					   path, strerror(errno));
+	}
+	if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) != 0 && errno != ENOENT)
+		return lp_fail(err, LP_ERR_IO, "could not remove \"%s\": %s",
+					   path, strerror(errno));
+	return true;
+}
+
+static const LpStoreOps local_store_ops = {
+	local_store_open_input,
+	local_store_list,
+	local_store_put_if_absent,
+	local_store_put,
+	local_store_remove,
+	local_store_create_output
+};
+
+static LpStore local_store = {&local_store_ops};
+
+LpStore *
+lp_local_store(void)
+{
+	return &local_store;
+}

@@ -1,0 +1,126 @@
+/*
+ * lp_pg_storage.c - URIs given to SQL functions, their privilege checks, and
+ * opening Lance files through the storage backends.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_authid.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+
+#include "lance_parts.h"
+#include "lp_pg_storage.h"
+
+static int
+hex_digit_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * file:///abs/path (or file://localhost/abs/path) with %XX escapes, or a plain
+ * path.  Relative plain paths are taken relative to the data directory, as
+ * COPY does.
+ */
+char *
+lp_local_path_from_uri(const char *uri)
+{
+	const char *path;
+	char	   *result;
+	char	   *out;
+
+	if (uri[0] == '\0')
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("file path must not be empty"));
+
+	if (strncmp(uri, "file://", 7) != 0)
+	{
+		const char *colon = strstr(uri, "://");
+
+		if (colon != NULL && strchr(uri, '/') > colon)
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("unsupported URI scheme in \"%s\"", uri),
+					errhint("Use a local path or a file:// URI."));
+		return pstrdup(uri);
+	}
+
+	path = uri + 7;
+	if (strncmp(path, "localhost/", 10) == 0)
+		path += 9;
+	if (path[0] != '/')
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("file URI \"%s\" must name an absolute path on this server", uri));
+
+	result = palloc(strlen(path) + 1);
+	out = result;
+	while (*path)
+	{
+		if (path[0] == '%')
+		{
+			int			high = hex_digit_value(path[1]);
+			int			low = high < 0 ? -1 : hex_digit_value(path[2]);
+
+			if (low < 0 || (high == 0 && low == 0))
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid percent-escape in file URI \"%s\"", uri));
+			*out++ = (char) (high * 16 + low);
+			path += 3;
+		}
+		else
+			*out++ = *path++;
+	}
+	*out = '\0';
+	return result;
+}
+
+void
+lp_check_read_privilege(void)
+{
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				errmsg("permission denied to read Lance files"),
+				errhint("Only roles with privileges of the \"%s\" role may read files on the server.",
+						"pg_read_server_files"));
+}
+
+void
+lp_check_write_privilege(void)
+{
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_WRITE_SERVER_FILES))
+		ereport(ERROR,
+				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				errmsg("permission denied to write Lance files"),
+				errhint("Only roles with privileges of the \"%s\" role may write files on the server.",
+						"pg_write_server_files"));
+}
+
+LpFile *
+lp_open_lance_file(const char *uri)
+{
+	char	   *path;
+	LpInput    *input;
+	LpFile	   *file;
+	LpError		err;
+
+	lp_check_read_privilege();
+	path = lp_local_path_from_uri(uri);
+	input = lp_local_input_open(path, &err);
+	if (input == NULL)
+		lp_raise(&err);
+	file = lp_file_open(input, &err);
+	lp_input_close(input);
+	if (file == NULL)
+		lp_raise(&err);
+	return file;
+}

@@ -1,0 +1,27 @@
+/*
+ * lp_storage.h (PostgreSQL layer) - from user-supplied URIs to core storage
+ * objects, with the privilege checks of COPY FROM/TO a server file.
+ */
+#ifndef LP_PG_STORAGE_H
+#define LP_PG_STORAGE_H
+
+#include "lp_file.h"
+#include "lp_storage.h"
+
+/* Local path for a plain path or a file:// URI; ERROR for anything else. */
+extern char *lp_local_path_from_uri(const char *uri);
+
+/* ERROR (42501) unless the user may read, or write, server files. */
+extern void lp_check_read_privilege(void);
+extern void lp_check_write_privilege(void);
+
+/* Open a file for reading through fd.c; NULL with err filled on failure. */
+extern LpInput *lp_local_input_open(const char *path, LpError *err);
+
+/* The local filesystem as a core store (fd.c underneath). */
+extern LpStore *lp_local_store(void);
+
+/* Check privileges, open uri and read its Lance metadata; ERROR on failure. */
+extern LpFile *lp_open_lance_file(const char *uri);
+
+#endif							/* LP_PG_STORAGE_H */

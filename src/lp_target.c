@@ -1,0 +1,444 @@
+/*
+ * lp_target.c - targets as signed jsonb values.
+ *
+ * The signature is an HMAC-SHA256 over the canonical text of the jsonb value
+ * without its "signature" key (jsonb orders keys, so the text is stable).
+ * The key is 32 random bytes in $PGDATA/lance_parts.key, created on first
+ * use; targets therefore stay valid across sessions and restarts of the
+ * cluster that made them, and a value edited by hand is refused.
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/cryptohash.h"
+#include "common/hmac.h"
+#include "common/sha2.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+
+#include "lp_alloc.h"
+#include "lp_json.h"
+#include "lp_target.h"
+
+#define TARGET_KEY_FILE "lance_parts.key"
+#define TARGET_KEY_LEN 32
+
+static uint8 target_key[TARGET_KEY_LEN];
+static bool target_key_loaded;
+
+static bool
+read_key_file(const char *path)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	ssize_t		n;
+
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return false;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not open file \"%s\": %m", path));
+	}
+	n = read(fd, target_key, TARGET_KEY_LEN);
+	CloseTransientFile(fd);
+	if (n != TARGET_KEY_LEN)
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("target signing key file \"%s\" is damaged", path),
+				errhint("Remove it to create a new key; targets signed with the old key will then be refused."));
+	return true;
+}
+
+/* Load the key, creating it atomically (write a temporary file, link it) if absent. */
+static void
+load_target_key(void)
+{
+	char		path[MAXPGPATH];
+	char		temp[MAXPGPATH];
+	uint8		fresh[TARGET_KEY_LEN];
+	int			fd;
+
+	if (target_key_loaded)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", DataDir, TARGET_KEY_FILE);
+	if (!read_key_file(path))
+	{
+		if (!pg_strong_random(fresh, sizeof(fresh)))
+			ereport(ERROR,
+					errcode(ERRCODE_INTERNAL_ERROR),
+					errmsg("could not generate a target signing key"));
+		snprintf(temp, sizeof(temp), "%s.%d.tmp", path, MyProcPid);
+		fd = OpenTransientFile(temp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+		if (fd < 0)
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not create file \"%s\": %m", temp));
+		if (write(fd, fresh, sizeof(fresh)) != sizeof(fresh) || pg_fsync(fd) != 0)
+		{
+			int			save_errno = errno;
+
+			CloseTransientFile(fd);
+			unlink(temp);
+			errno = save_errno;
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not write file \"%s\": %m", temp));
+		}
+		CloseTransientFile(fd);
+		/* the loser of a race keeps the winner's key */
+		if (link(temp, path) != 0 && errno != EEXIST)
+		{
+			int			save_errno = errno;
+
+			unlink(temp);
+			errno = save_errno;
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not link file \"%s\" to \"%s\": %m", temp, path));
+		}
+		unlink(temp);
+		if (!read_key_file(path))
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not read file \"%s\": %m", path));
+	}
+	target_key_loaded = true;
+}
+
+static char *
+sign_text(const char *text)
+{
+	pg_hmac_ctx *ctx;
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *hex = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
+
+	load_target_key();
+	ctx = pg_hmac_create(PG_SHA256);
+	if (ctx == NULL ||
+		pg_hmac_init(ctx, target_key, TARGET_KEY_LEN) < 0 ||
+		pg_hmac_update(ctx, (const uint8 *) text, strlen(text)) < 0 ||
+		pg_hmac_final(ctx, digest, sizeof(digest)) < 0)
+	{
+		pg_hmac_free(ctx);
+		ereport(ERROR,
+				errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg("could not compute the signature of a target"));
+	}
+	pg_hmac_free(ctx);
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+		sprintf(hex + 2 * i, "%02x", digest[i]);
+	return hex;
+}
+
+static Jsonb *
+jsonb_from_text(const char *text)
+{
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+}
+
+static char *
+jsonb_text(Jsonb *value)
+{
+	return JsonbToCString(NULL, &value->root, VARSIZE(value));
+}
+
+static void
+append_fields(StringInfo out, const LpSchema *schema)
+{
+	appendStringInfoChar(out, '[');
+	for (uint32_t i = 0; i < schema->num_fields; i++)
+	{
+		const LpField *field = &schema->fields[i];
+
+		if (i > 0)
+			appendStringInfoString(out, ", ");
+		appendStringInfo(out, "{\"id\": %d, \"parent_id\": %d, \"name\": ",
+						 field->id, field->parent_id);
+		escape_json(out, field->name);
+		appendStringInfoString(out, ", \"logical_type\": ");
+		escape_json(out, field->logical_type);
+		appendStringInfo(out, ", \"nullable\": %s, \"metadata\": ",
+						 field->nullable ? "true" : "false");
+		lp_json_append_metadata(out, field->metadata, field->num_metadata);
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoChar(out, ']');
+}
+
+/* The target as JSON text without the signature. */
+static char *
+unsigned_text(const LpTarget *target)
+{
+	StringInfoData out;
+	ListCell   *cell;
+
+	initStringInfo(&out);
+	appendStringInfo(&out, "{\"kind\": \"lance_parts.target\", \"format\": %d, \"dataset\": ",
+					 LP_TARGET_FORMAT);
+	escape_json(&out, target->dataset);
+	appendStringInfo(&out, ", \"dataset_version\": " INT64_FORMAT ", \"dataset_tag\": ",
+					 target->dataset_version);
+	escape_json(&out, target->dataset_tag);
+	if (target->has_base_id)
+		appendStringInfo(&out, ", \"base_id\": %d", target->base_id);
+	else
+		appendStringInfoString(&out, ", \"base_id\": null");
+	appendStringInfoString(&out, ", \"base_path\": ");
+	escape_json(&out, target->base_path);
+	appendStringInfoString(&out, ", \"data_dir\": ");
+	escape_json(&out, target->data_dir);
+	appendStringInfoString(&out, ", \"file_name\": ");
+	escape_json(&out, target->file_name);
+	appendStringInfoString(&out, ", \"file_version\": ");
+	escape_json(&out, lp_file_version_name(target->file_version));
+	appendStringInfoString(&out, ", \"columns\": ");
+	if (target->columns == NIL)
+		appendStringInfoString(&out, "null");
+	else
+	{
+		appendStringInfoChar(&out, '[');
+		foreach(cell, target->columns)
+		{
+			if (cell != list_head(target->columns))
+				appendStringInfoString(&out, ", ");
+			escape_json(&out, lfirst(cell));
+		}
+		appendStringInfoChar(&out, ']');
+	}
+	appendStringInfoString(&out, ", \"fields\": ");
+	append_fields(&out, &target->schema);
+	appendStringInfoChar(&out, '}');
+
+	/* canonical form: as jsonb prints it */
+	return jsonb_text(jsonb_from_text(out.data));
+}
+
+Jsonb *
+lp_target_to_jsonb(const LpTarget *target)
+{
+	char	   *text = unsigned_text(target);
+	char	   *signature = sign_text(text);
+	StringInfoData out;
+
+	/* text is a JSON object: insert the signature before its closing brace */
+	initStringInfo(&out);
+	appendBinaryStringInfo(&out, text, strlen(text) - 1);
+	appendStringInfo(&out, ", \"signature\": \"%s\"}", signature);
+	return jsonb_from_text(out.data);
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+static void
+invalid_target(const char *detail_fmt, const char *what)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			errmsg("invalid lance_parts target"),
+			errdetail(detail_fmt, what));
+}
+
+static JsonbValue *
+member(JsonbContainer *object, const char *key, enum jbvType type, bool nullable)
+{
+	JsonbValue *value = getKeyJsonValueFromContainer(object, key, strlen(key), NULL);
+
+	if (value == NULL)
+		invalid_target("The key \"%s\" is missing.", key);
+	if (nullable && value->type == jbvNull)
+		return NULL;
+	if (value->type != type)
+		invalid_target("The key \"%s\" has the wrong type.", key);
+	return value;
+}
+
+static char *
+string_member(JsonbContainer *object, const char *key)
+{
+	JsonbValue *value = member(object, key, jbvString, false);
+
+	return pnstrdup(value->val.string.val, value->val.string.len);
+}
+
+static int64
+integer_member(JsonbContainer *object, const char *key, int64 min, int64 max)
+{
+	JsonbValue *value = member(object, key, jbvNumeric, true);
+	char	   *text;
+	char	   *end;
+	long long	result;
+
+	if (value == NULL)
+		invalid_target("The key \"%s\" must not be null.", key);
+	text = DatumGetCString(DirectFunctionCall1(numeric_out,
+											   NumericGetDatum(value->val.numeric)));
+	errno = 0;
+	result = strtoll(text, &end, 10);
+	if (errno != 0 || *end != '\0' || result < min || result > max)
+		invalid_target("The key \"%s\" is out of range.", key);
+	return result;
+}
+
+/* The elements of an array member, as containers or scalars. */
+static List *
+array_member(JsonbContainer *object, const char *key, bool nullable)
+{
+	JsonbValue *value = member(object, key, jbvBinary, nullable);
+	JsonbIterator *it;
+	JsonbValue	element;
+	JsonbIteratorToken token;
+	List	   *result = NIL;
+
+	if (value == NULL)
+		return NIL;
+	if (!JsonContainerIsArray(value->val.binary.data))
+		invalid_target("The key \"%s\" must be an array.", key);
+	it = JsonbIteratorInit(value->val.binary.data);
+	while ((token = JsonbIteratorNext(&it, &element, true)) != WJB_DONE)
+	{
+		if (token == WJB_ELEM)
+		{
+			JsonbValue *copy = palloc(sizeof(JsonbValue));
+
+			*copy = element;
+			result = lappend(result, copy);
+		}
+	}
+	return result;
+}
+
+static void
+parse_metadata(JsonbValue *value, LpField *field)
+{
+	JsonbIterator *it;
+	JsonbValue	item;
+	JsonbIteratorToken token;
+	uint32_t	n = 0;
+
+	if (value->type != jbvBinary || !JsonContainerIsObject(value->val.binary.data))
+		invalid_target("The key \"%s\" must be an object.", "metadata");
+	field->num_metadata = JsonContainerSize(value->val.binary.data);
+	field->metadata = palloc0(sizeof(LpKeyValue) * Max(field->num_metadata, 1));
+	it = JsonbIteratorInit(value->val.binary.data);
+	while ((token = JsonbIteratorNext(&it, &item, true)) != WJB_DONE)
+	{
+		if (token == WJB_KEY)
+			field->metadata[n].key = pnstrdup(item.val.string.val, item.val.string.len);
+		else if (token == WJB_VALUE)
+		{
+			if (item.type != jbvString)
+				invalid_target("The key \"%s\" must map names to strings.", "metadata");
+			field->metadata[n].value.data = (uint8_t *) pnstrdup(item.val.string.val,
+																 item.val.string.len);
+			field->metadata[n].value.len = item.val.string.len;
+			n++;
+		}
+	}
+}
+
+static void
+parse_fields(JsonbContainer *object, LpSchema *schema)
+{
+	List	   *fields = array_member(object, "fields", false);
+	ListCell   *cell;
+	uint32_t	i = 0;
+
+	if (fields == NIL)
+		invalid_target("The key \"%s\" must not be empty.", "fields");
+	schema->num_fields = list_length(fields);
+	schema->fields = palloc0(sizeof(LpField) * schema->num_fields);
+	foreach(cell, fields)
+	{
+		JsonbValue *element = lfirst(cell);
+		LpField    *field = &schema->fields[i++];
+		JsonbContainer *f;
+
+		if (element->type != jbvBinary || !JsonContainerIsObject(element->val.binary.data))
+			invalid_target("The key \"%s\" must hold objects.", "fields");
+		f = element->val.binary.data;
+		field->id = (int32) integer_member(f, "id", -1, PG_INT32_MAX);
+		field->parent_id = (int32) integer_member(f, "parent_id", -1, PG_INT32_MAX);
+		field->name = string_member(f, "name");
+		field->logical_type = string_member(f, "logical_type");
+		field->nullable = member(f, "nullable", jbvBool, false)->val.boolean;
+		parse_metadata(member(f, "metadata", jbvBinary, false), field);
+	}
+}
+
+LpTarget *
+lp_target_from_jsonb(Jsonb *value)
+{
+	JsonbContainer *object = &value->root;
+	LpTarget   *target = palloc0(sizeof(LpTarget));
+	JsonbValue *signature;
+	JsonbValue *base_id;
+	char	   *expected;
+	char	   *kind;
+	char	   *version_name;
+	ListCell   *cell;
+
+	if (!JB_ROOT_IS_OBJECT(value))
+		invalid_target("%s", "A target is a JSON object made by lance_parts.create_target.");
+	kind = string_member(object, "kind");
+	if (strcmp(kind, "lance_parts.target") != 0)
+		invalid_target("The key \"%s\" must be \"lance_parts.target\".", "kind");
+	if (integer_member(object, "format", 0, PG_INT32_MAX) != LP_TARGET_FORMAT)
+		invalid_target("The key \"%s\" names a target format this version does not know.", "format");
+
+	target->dataset = string_member(object, "dataset");
+	target->dataset_version = integer_member(object, "dataset_version", 1, PG_INT64_MAX);
+	target->dataset_tag = string_member(object, "dataset_tag");
+	base_id = member(object, "base_id", jbvNumeric, true);
+	target->has_base_id = base_id != NULL;
+	if (base_id != NULL)
+		target->base_id = (int32) integer_member(object, "base_id", 0, PG_INT32_MAX);
+	target->base_path = string_member(object, "base_path");
+	target->data_dir = string_member(object, "data_dir");
+	target->file_name = string_member(object, "file_name");
+	version_name = string_member(object, "file_version");
+	if (!lp_file_version_parse(version_name, &target->file_version) ||
+		target->file_version == LP_FILE_VERSION_LEGACY)
+		invalid_target("The key \"%s\" must be 2.0, 2.1, 2.2 or 2.3.", "file_version");
+	foreach(cell, array_member(object, "columns", true))
+	{
+		JsonbValue *name = lfirst(cell);
+
+		if (name->type != jbvString)
+			invalid_target("The key \"%s\" must hold strings.", "columns");
+		target->columns = lappend(target->columns,
+								  pnstrdup(name->val.string.val, name->val.string.len));
+	}
+	parse_fields(object, &target->schema);
+
+	signature = member(object, "signature", jbvString, false);
+	expected = sign_text(unsigned_text(target));
+	if (signature->val.string.len != strlen(expected) ||
+		timingsafe_bcmp(signature->val.string.val, expected, strlen(expected)) != 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("lance_parts target for file \"%s\" has been modified or was made by another cluster",
+					   target->file_name),
+				errdetail("Its signature does not match its contents."),
+				errhint("Use the value returned by lance_parts.create_target unchanged."));
+	return target;
+}
+
+char *
+lp_target_data_file_path(const LpTarget *target)
+{
+	return psprintf("%s/%s", target->data_dir, target->file_name);
+}
+
+const char *
+lp_target_key(const LpTarget *target)
+{
+	return lp_target_data_file_path(target);
+}

@@ -1,0 +1,422 @@
+'use strict';
+// Deterministic test columns for the reference datasets, built straight into Arrow Data
+// (apache-arrow's builders drop child slots of trailing null fixed_size_list rows, and
+// building by hand keeps every buffer under our control).
+//
+// Every value is a function of the global row number g only (seeded per row), so a row has
+// the same values in every dataset, whatever the append sizes.
+
+const arrow = require('apache-arrow');
+
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+const U64_MAX = (1n << 64n) - 1n;
+const DEC_LIMIT = 10n ** 38n - 1n;	// decimal128(38, 9) extremes
+
+// mulberry32, seeded from the row number and a column salt.
+function rowRandom(g, salt)
+{
+	let state = (Math.imul(g + 1, 0x9E3779B1) ^ Math.imul(salt + 7, 0x85EBCA77)) >>> 0;
+
+	return function next()
+	{
+		state = (state + 0x6D2B79F5) >>> 0;
+		let t = state;
+
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+function randomInt(rnd, lo, hi)
+{
+	return lo + Math.floor(rnd() * (hi - lo + 1));
+}
+
+function randomBigInt(rnd, bits, signed)
+{
+	let value = 0n;
+
+	for (let i = 0; i < bits; i += 16)
+		value = (value << 16n) | BigInt(Math.floor(rnd() * 65536));
+	value &= (1n << BigInt(bits)) - 1n;
+	return signed ? BigInt.asIntN(bits, value) : value;
+}
+
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ';
+
+function randomText(rnd, maxLength)
+{
+	const length = randomInt(rnd, 0, maxLength);
+	let out = '';
+
+	for (let i = 0; i < length; i++)
+		out += ALPHABET[Math.floor(rnd() * ALPHABET.length)];
+	return out;
+}
+
+function randomBytes(rnd, maxLength)
+{
+	const out = Buffer.alloc(randomInt(rnd, 0, maxLength));
+
+	for (let i = 0; i < out.length; i++)
+		out[i] = Math.floor(rnd() * 256);
+	return out;
+}
+
+const SPECIAL_TEXT = [
+	'',
+	'héllo wörld',
+	'日本語のテキスト',
+	'emoji 🎉🚀',
+	'quote " backslash \\ tab \t newline \n end',
+	'x'.repeat(300),
+];
+
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', '', 'ünïcødé'];
+const COLORS = ['red', 'green', 'blue', 'yellow', 'black'];
+
+// Edge value for row g if it is one of this column's special rows, else undefined.
+function special(g, list)
+{
+	const slot = g % 41;
+
+	return slot >= 1 && slot <= list.length ? { value: list[slot - 1] } : undefined;
+}
+
+// Null pattern: roughly one row in `period`, shifted per column.
+function isNullRow(g, salt, period)
+{
+	return (g + salt * 3) % period === 0;
+}
+
+function pick(g, salt, specials, random, period = 9)
+{
+	if (isNullRow(g, salt, period))
+		return null;
+	const s = special(g, specials);
+
+	return s ? s.value : random(rowRandom(g, salt));
+}
+
+// ---- Arrow Data builders ----
+
+function validity(values)
+{
+	const bitmap = new Uint8Array(((values.length + 63) & ~63) >> 3);
+	let nullCount = 0;
+
+	values.forEach((v, i) => {
+		if (v === null)
+			nullCount++;
+		else
+			bitmap[i >> 3] |= 1 << (i & 7);
+	});
+	return { nullBitmap: nullCount > 0 ? bitmap : undefined, nullCount };
+}
+
+function fixedData(type, ArrayType, values, zero)
+{
+	return arrow.makeData({
+		type,
+		length: values.length,
+		...validity(values),
+		data: ArrayType.from(values.map((v) => (v === null ? zero : v))),
+	});
+}
+
+function boolData(values)
+{
+	const bits = new Uint8Array(((values.length + 63) & ~63) >> 3);
+
+	values.forEach((v, i) => {
+		if (v)
+			bits[i >> 3] |= 1 << (i & 7);
+	});
+	return arrow.makeData({ type: new arrow.Bool(), length: values.length, ...validity(values), data: bits });
+}
+
+function varData(type, values, large)
+{
+	const buffers = values.map((v) => (v === null ? Buffer.alloc(0) : (typeof v === 'string' ? Buffer.from(v, 'utf8') : v)));
+	const offsets = large ? new BigInt64Array(values.length + 1) : new Int32Array(values.length + 1);
+	let total = 0;
+
+	buffers.forEach((b, i) => {
+		total += b.length;
+		offsets[i + 1] = large ? BigInt(total) : total;
+	});
+	return arrow.makeData({
+		type,
+		length: values.length,
+		...validity(values),
+		valueOffsets: offsets,
+		data: new Uint8Array(Buffer.concat(buffers)),
+	});
+}
+
+function decimalData(type, values)
+{
+	const words = new Uint32Array(values.length * 4);
+
+	values.forEach((v, i) => {
+		let u = BigInt.asUintN(128, v === null ? 0n : v);
+
+		for (let w = 0; w < 4; w++)
+		{
+			words[i * 4 + w] = Number(u & 0xffffffffn);
+			u >>= 32n;
+		}
+	});
+	return arrow.makeData({ type, length: values.length, ...validity(values), data: words });
+}
+
+function fslData(type, values)
+{
+	const size = type.listSize;
+	const items = [];
+
+	for (const v of values)
+		for (let i = 0; i < size; i++)
+			items.push(v === null ? 0 : v[i]);
+	return arrow.makeData({
+		type,
+		length: values.length,
+		...validity(values),
+		child: fixedData(type.children[0].type, Float32Array, items, 0),
+	});
+}
+
+function listData(type, values, buildChild)
+{
+	const offsets = new Int32Array(values.length + 1);
+	const items = [];
+
+	values.forEach((v, i) => {
+		if (v !== null)
+			items.push(...v);
+		offsets[i + 1] = items.length;
+	});
+	return arrow.makeData({
+		type,
+		length: values.length,
+		...validity(values),
+		valueOffsets: offsets,
+		child: buildChild(items),
+	});
+}
+
+function structData(type, values, buildChildren)
+{
+	return arrow.makeData({
+		type,
+		length: values.length,
+		...validity(values),
+		children: buildChildren(values),
+	});
+}
+
+// ---- the types schema ----
+
+const f = (name, type, nullable = true) => new arrow.Field(name, type, nullable);
+
+const VEC_TYPE = new arrow.FixedSizeList(8, f('item', new arrow.Float32()));
+const LIST_I32_TYPE = new arrow.List(f('item', new arrow.Int32()));
+const LIST_STR_TYPE = new arrow.List(f('item', new arrow.Utf8()));
+const STRUCT_TYPE = new arrow.Struct([f('a', new arrow.Int32()), f('b', new arrow.Utf8())]);
+const DEC_TYPE = new arrow.Decimal(9, 38, 128);
+
+function intColumn(name, bits, signed, salt)
+{
+	const type = new arrow.Int(signed, bits);
+	const big = bits === 64;
+	const min = signed ? (big ? I64_MIN : -(2 ** (bits - 1))) : (big ? 0n : 0);
+	const max = signed ? (big ? I64_MAX : 2 ** (bits - 1) - 1) : (big ? U64_MAX : 2 ** bits - 1);
+	const specials = big ? [min, max, 0n, signed ? -1n : 1n] : [min, max, 0, signed ? -1 : 1];
+
+	return {
+		field: f(name, type),
+		value: (g) => pick(g, salt, specials, (rnd) => (big ? randomBigInt(rnd, 64, signed)
+			: (signed ? randomInt(rnd, min, max) : randomInt(rnd, 0, max)))),
+		build: (values) => fixedData(type, type.ArrayType, values, big ? 0n : 0),
+	};
+}
+
+// Columns of the types datasets. `structNulls` = false leaves the struct column without
+// null structs (file version 2.0 cannot store struct validity).
+function typesColumns(structNulls)
+{
+	return [
+		{
+			field: f('id', new arrow.Int64(), false),
+			value: (g) => BigInt(g),
+			build: (values) => fixedData(new arrow.Int64(), BigInt64Array, values, 0n),
+		},
+		intColumn('i8', 8, true, 1),
+		intColumn('i16', 16, true, 2),
+		intColumn('i32', 32, true, 3),
+		intColumn('i64', 64, true, 4),
+		intColumn('u8', 8, false, 5),
+		intColumn('u16', 16, false, 6),
+		intColumn('u32', 32, false, 7),
+		intColumn('u64', 64, false, 8),
+		{
+			field: f('f32', new arrow.Float32()),
+			value: (g) => pick(g, 9, [NaN, Infinity, -Infinity, 0, 3.4028234663852886e38, 1.401298464324817e-45,
+				-1.1754943508222875e-38, 0.1],
+			(rnd) => Math.fround((rnd() - 0.5) * 2000)),
+			build: (values) => fixedData(new arrow.Float32(), Float32Array, values, 0),
+		},
+		{
+			field: f('f64', new arrow.Float64()),
+			value: (g) => pick(g, 10, [NaN, Infinity, -Infinity, 0, Number.MAX_VALUE, Number.MIN_VALUE, -1.5e300, 0.1],
+				(rnd) => (rnd() - 0.5) * 1e6),
+			build: (values) => fixedData(new arrow.Float64(), Float64Array, values, 0),
+		},
+		{
+			field: f('b', new arrow.Bool()),
+			value: (g) => pick(g, 11, [], (rnd) => rnd() < 0.5),
+			build: boolData,
+		},
+		{
+			field: f('s', new arrow.Utf8()),
+			value: (g) => pick(g, 12, SPECIAL_TEXT, (rnd) => randomText(rnd, 24)),
+			build: (values) => varData(new arrow.Utf8(), values, false),
+		},
+		{
+			field: f('ls', new arrow.LargeUtf8()),
+			value: (g) => pick(g, 13, SPECIAL_TEXT, (rnd) => 'w' + randomInt(rnd, 0, 30)),
+			build: (values) => varData(new arrow.LargeUtf8(), values, true),
+		},
+		{
+			field: f('bin', new arrow.Binary()),
+			value: (g) => pick(g, 14, [Buffer.alloc(0), Buffer.from([0]), Buffer.from([0xff, 0xfe, 0x00, 0x5c])],
+				(rnd) => randomBytes(rnd, 16)),
+			build: (values) => varData(new arrow.Binary(), values, false),
+		},
+		{
+			field: f('lbin', new arrow.LargeBinary()),
+			value: (g) => pick(g, 15, [Buffer.alloc(0), Buffer.alloc(100, 0xab)], (rnd) => randomBytes(rnd, 32)),
+			build: (values) => varData(new arrow.LargeBinary(), values, true),
+		},
+		{
+			field: f('d', new arrow.DateDay()),
+			// 1970-01-01, 1969-12-31, 0001-01-01, 9999-12-31, 2000-02-29
+			value: (g) => pick(g, 16, [0, -1, -719162, 2932896, 11016], (rnd) => randomInt(rnd, -25567, 47482)),
+			build: (values) => fixedData(new arrow.DateDay(), Int32Array, values, 0),
+		},
+		{
+			field: f('ts', new arrow.TimestampMicrosecond()),
+			value: (g) => pick(g, 17, [0n, -1n, 253402300799999999n, -62135596800000000n, 951782400123456n],
+				(rnd) => BigInt(randomInt(rnd, -631152000, 2524608000)) * 1000000n + BigInt(randomInt(rnd, 0, 999999))),
+			build: (values) => fixedData(new arrow.TimestampMicrosecond(), BigInt64Array, values, 0n),
+		},
+		{
+			field: f('tstz', new arrow.TimestampMicrosecond('UTC')),
+			value: (g) => pick(g, 18, [0n, 1000000n, 946684799999999n],
+				(rnd) => BigInt(randomInt(rnd, 0, 2000000000)) * 1000000n + BigInt(randomInt(rnd, 0, 9) * 100000)),
+			build: (values) => fixedData(new arrow.TimestampMicrosecond('UTC'), BigInt64Array, values, 0n),
+		},
+		{
+			field: f('dec', DEC_TYPE),
+			value: (g) => pick(g, 19, [DEC_LIMIT, -DEC_LIMIT, 0n, 1n, -1n, 12345000000000n],
+				(rnd) => randomBigInt(rnd, 48, true) * 1000n),
+			build: (values) => decimalData(DEC_TYPE, values),
+		},
+		{
+			field: f('vec', VEC_TYPE),
+			value: (g) => pick(g, 20, [[0, -0.5, 1, 2, 3, 4, 5, 6.25]],
+				(rnd) => Array.from({ length: 8 }, () => Math.fround(rnd() * 2 - 1)), 11),
+			build: (values) => fslData(VEC_TYPE, values),
+		},
+		{
+			field: f('li', LIST_I32_TYPE),
+			value: (g) => pick(g, 21, [[], [-2147483648, 2147483647], [null], [1, null, 3]],
+				(rnd) => Array.from({ length: randomInt(rnd, 0, 5) }, () => randomInt(rnd, -1000, 1000))),
+			build: (values) => listData(LIST_I32_TYPE, values, (items) => fixedData(new arrow.Int32(), Int32Array, items, 0)),
+		},
+		{
+			field: f('lstr', LIST_STR_TYPE),
+			value: (g) => pick(g, 22, [[], [''], [null, 'x'], ['日本', '🎉']],
+				(rnd) => Array.from({ length: randomInt(rnd, 0, 4) }, () => WORDS[randomInt(rnd, 0, WORDS.length - 1)])),
+			build: (values) => listData(LIST_STR_TYPE, values, (items) => varData(new arrow.Utf8(), items, false)),
+		},
+		{
+			field: f('st', STRUCT_TYPE),
+			value: (g) => {
+				if (structNulls && isNullRow(g, 23, 13))
+					return null;
+				const rnd = rowRandom(g, 23);
+
+				return {
+					a: isNullRow(g, 24, 7) ? null : randomInt(rnd, -100000, 100000),
+					b: isNullRow(g, 25, 5) ? null : (g % 41 === 1 ? '' : randomText(rnd, 10)),
+				};
+			},
+			build: (values) => structData(STRUCT_TYPE, values, (rows) => [
+				fixedData(new arrow.Int32(), Int32Array, rows.map((r) => (r === null ? null : r.a)), 0),
+				varData(new arrow.Utf8(), rows.map((r) => (r === null ? null : r.b)), false),
+			]),
+		},
+		{
+			field: f('all_null', new arrow.Int32()),
+			value: () => null,
+			build: (values) => fixedData(new arrow.Int32(), Int32Array, values, 0),
+		},
+		{
+			field: f('const_i', new arrow.Int32()),
+			value: () => 42,
+			build: (values) => fixedData(new arrow.Int32(), Int32Array, values, 0),
+		},
+		{
+			field: f('const_s', new arrow.Utf8()),
+			value: () => 'constant',
+			build: (values) => varData(new arrow.Utf8(), values, false),
+		},
+		{
+			field: f('cat', new arrow.Utf8()),
+			value: (g) => (isNullRow(g, 26, 17) ? null : COLORS[rowRandom(g, 26)() * COLORS.length | 0]),
+			build: (values) => varData(new arrow.Utf8(), values, false),
+		},
+	];
+}
+
+// An Arrow table of rows [first, first + count) of the given columns, split into batches
+// of at most batchRows rows.
+function makeTable(columns, first, count, batchRows = count)
+{
+	const schema = new arrow.Schema(columns.map((c) => c.field));
+	const batches = [];
+
+	for (let start = first; start < first + count; start += batchRows)
+	{
+		const n = Math.min(batchRows, first + count - start);
+		const children = columns.map((c) => {
+			const values = [];
+
+			for (let g = start; g < start + n; g++)
+				values.push(c.value(g));
+			return c.build(values);
+		});
+
+		batches.push(new arrow.RecordBatch(schema, arrow.makeData({
+			type: new arrow.Struct(schema.fields),
+			length: n,
+			nullCount: 0,
+			children,
+		})));
+	}
+	return new arrow.Table(schema, batches);
+}
+
+module.exports = {
+	rowRandom,
+	randomText,
+	fixedData,
+	varData,
+	listData,
+	structData,
+	typesColumns,
+	makeTable,
+};

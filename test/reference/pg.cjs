@@ -1,0 +1,32 @@
+// pg.cjs - run SQL against the test cluster through psql (PGHOST, PGPORT,
+// PGUSER and PGDATABASE come from the environment set by test/run.sh).
+'use strict';
+const { execFileSync } = require('node:child_process');
+
+// Run a psql script; return its unaligned, tuples-only output lines.
+function psqlLines(script) {
+  const out = execFileSync('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-f', '-'], {
+    input: script,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  return out.split('\n').filter((line) => line.length > 0);
+}
+
+// SQL string literal.
+function literal(text) {
+  return "'" + String(text).replace(/'/g, "''") + "'";
+}
+
+// Run one query per item, each returning a single json value; return the
+// parsed values in order.
+function queryJsonEach(items, queryFor) {
+  if (items.length === 0) return [];
+  const lines = psqlLines(items.map((item) => queryFor(item) + ';\n').join(''));
+  if (lines.length !== items.length) {
+    throw new Error(`expected ${items.length} result lines from psql, got ${lines.length}`);
+  }
+  return lines.map((line) => JSON.parse(line));
+}
+
+module.exports = { psqlLines, literal, queryJsonEach };
