@@ -16,6 +16,7 @@
 #include "lp_dataset.h"
 #include "lp_protobuf.h"
 #include "lp_test.h"
+#include "lp_test_files.h"
 #include "lp_test_store.h"
 #include "lp_test_util.h"
 #include "rowids.pb-c.h"
@@ -163,7 +164,7 @@ LP_TEST(commit_append_reference)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("append", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 	{
 		char		root[1200];
@@ -331,7 +332,7 @@ LP_TEST(commit_conflict_rebases)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("conflict", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	snprintf(root, sizeof(root), "%s/types_2_2_v2.lance", work);
 	lp_test_copy_dataset("types_2_2_v2", root);
 	before = read_latest(root, &naming);
@@ -398,7 +399,7 @@ LP_TEST(commit_concurrent_processes)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("concurrent", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	snprintf(root, sizeof(root), "%s/types_2_1_v1.lance", work);
 	lp_test_copy_dataset("types_2_1_v1", root);
 	before = read_latest(root, &naming);
@@ -498,7 +499,7 @@ LP_TEST(commit_conflicts_with_overwrite)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("overwrite", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	snprintf(root, sizeof(root), "%s/types_2_2_v1.lance", work);
 	lp_test_copy_dataset("types_2_2_v1", root);
 	before = read_latest(root, &naming);
@@ -550,7 +551,7 @@ LP_TEST(commit_replace_reference)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("replace", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	snprintf(root, sizeof(root), "%s/types_2_2_v1.lance", work);
 	lp_test_copy_dataset("types_2_2_v1", root);
 	before = read_latest(root, &naming);
@@ -639,7 +640,7 @@ LP_TEST(commit_rewrite_reference)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("rewrite", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	snprintf(root, sizeof(root), "%s/types_2_3_v2.lance", work);
 	lp_test_copy_dataset("types_2_3_v2", root);
 	before = read_latest(root, &naming);
@@ -711,7 +712,7 @@ LP_TEST(commit_refusals)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("refuse", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	snprintf(root, sizeof(root), "%s/types_2_1_v2.lance", work);
 	lp_test_copy_dataset("types_2_1_v2", root);
 	base = read_latest(root, &naming);
