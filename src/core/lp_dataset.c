@@ -4,10 +4,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "lp_alloc.h"
+#include "lp_columns.h"
 #include "lp_dataset.h"
+#include "lp_schema.h"
 
 #define V2_STEM_DIGITS 20
 #define MANIFEST_SUFFIX ".manifest"
@@ -341,158 +342,95 @@ lp_blob_sidecar_file_name(uint32_t blob_id, char out[LP_BLOB_FILE_NAME_SIZE])
 	memcpy(out + 32, ".blob", sizeof(".blob"));
 }
 
-static bool
-metadata_is_true(const Lance__File__Field *field, const char *key)
+/* The top-level ancestor of a field (its index in schema->fields). */
+static int64_t
+top_level_of(const LpSchema *schema, uint32_t index)
 {
-	for (size_t i = 0; i < field->n_metadata; i++)
+	/* parents precede their children (lp_schema_from_proto checked it) */
+	for (uint32_t steps = 0; steps < schema->num_fields; steps++)
 	{
-		const Lance__File__Field__MetadataEntry *entry = field->metadata[i];
+		int64_t		parent;
 
-		if (strcmp(entry->key, key) == 0)
-			return entry->value.len == 4 &&
-				strncasecmp((const char *) entry->value.data, "true", 4) == 0;
+		if (schema->fields[index].parent_id == -1)
+			return index;
+		parent = lp_schema_find_field(schema, schema->fields[index].parent_id);
+		if (parent < 0)
+			return -1;
+		index = (uint32_t) parent;
 	}
-	return false;
-}
-
-static bool
-metadata_equals(const Lance__File__Field *field, const char *key, const char *value)
-{
-	size_t		value_len = strlen(value);
-
-	for (size_t i = 0; i < field->n_metadata; i++)
-	{
-		const Lance__File__Field__MetadataEntry *entry = field->metadata[i];
-
-		if (strcmp(entry->key, key) == 0)
-			return entry->value.len == value_len &&
-				memcmp(entry->value.data, value, value_len) == 0;
-	}
-	return false;
-}
-
-/* A field whose whole subtree is stored in a single column. */
-static bool
-field_is_single_column(const Lance__File__Field *field)
-{
-	return metadata_is_true(field, "lance-encoding:packed") ||
-		metadata_is_true(field, "packed") ||
-		metadata_is_true(field, "lance-encoding:blob") ||
-		metadata_equals(field, "ARROW:extension:name", "lance.blob.v2") ||
-		(field->extension_name != NULL &&
-		 strcmp(field->extension_name, "lance.blob.v2") == 0);
-}
-
-#define MAX_FIELD_DEPTH 64
-
-typedef struct ColumnWalk
-{
-	Lance__File__Field *const *fields;
-	size_t		n_fields;
-	LpFileVersion version;
-	int32_t    *ids;
-	int32_t    *columns;
-	size_t		count;
-} ColumnWalk;
-
-static bool
-walk_field(ColumnWalk *walk, const Lance__File__Field *field, int depth,
-		   LpError *err)
-{
-	bool		has_children = false;
-
-	if (depth >= MAX_FIELD_DEPTH)
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "schema is nested more than %d levels deep at field id %d",
-					   MAX_FIELD_DEPTH, field->id);
-	for (size_t i = 0; i < walk->n_fields; i++)
-		if (walk->fields[i]->parent_id == field->id)
-			has_children = true;
-
-	if (field_is_single_column(field) || walk->version == LP_FILE_VERSION_2_0 ||
-		!has_children)
-	{
-		for (size_t i = 0; i < walk->count; i++)
-			if (walk->ids[i] == field->id)
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-							   "field id %d appears twice", field->id);
-		/* count < n_fields: every field is emitted at most once */
-		walk->ids[walk->count] = field->id;
-		walk->columns[walk->count] = (int32_t) walk->count;
-		walk->count++;
-		if (field_is_single_column(field))
-			return true;
-	}
-	for (size_t i = 0; i < walk->n_fields; i++)
-		if (walk->fields[i]->parent_id == field->id &&
-			!walk_field(walk, walk->fields[i], depth + 1, err))
-			return false;
-	return true;
-}
-
-static const Lance__File__Field *
-find_top_level(Lance__File__Field *const *fields, size_t n_fields, int32_t id)
-{
-	for (size_t i = 0; i < n_fields; i++)
-		if (fields[i]->id == id && fields[i]->parent_id == -1)
-			return fields[i];
-	return NULL;
+	return -1;
 }
 
 bool
-lp_data_file_columns(Lance__File__Field *const *fields, size_t n_fields,
-					 const int32_t *selected, size_t n_selected,
-					 LpFileVersion version, int32_t **field_ids,
-					 int32_t **column_indices, size_t *n_columns, LpError *err)
+lp_data_file_columns(const LpSchema *schema, const int32_t *selected,
+					 size_t n_selected, LpFileVersion version,
+					 int32_t **field_ids, int32_t **column_indices,
+					 size_t *n_columns, LpError *err)
 {
-	ColumnWalk	walk;
-	size_t		n_top = selected ? n_selected : n_fields;
+	LpPhysicalColumn *columns;
+	uint32_t	num_columns;
+	int64_t    *tops;
+	int32_t    *ids;
+	int32_t    *indices;
+	size_t		count = 0;
+	size_t		n_top = selected ? n_selected : schema->num_fields;
 
 	if (version == LP_FILE_VERSION_LEGACY)
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "legacy (v1) data files have no column mapping");
-	memset(&walk, 0, sizeof(walk));
-	walk.fields = fields;
-	walk.n_fields = n_fields;
-	walk.version = version;
-	walk.ids = lp_alloc_array(n_fields > 0 ? n_fields : 1, sizeof(int32_t));
-	walk.columns = lp_alloc_array(n_fields > 0 ? n_fields : 1, sizeof(int32_t));
-	if (walk.ids == NULL || walk.columns == NULL)
+	for (size_t i = 0; selected != NULL && i < n_selected; i++)
 	{
-		lp_free(walk.ids);
-		lp_free(walk.columns);
+		int64_t		index = lp_schema_find_field(schema, selected[i]);
+
+		if (index < 0 || schema->fields[index].parent_id != -1)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "field id %d is not a top-level field of the schema",
+						   selected[i]);
+		for (size_t j = 0; j < i; j++)
+			if (selected[j] == selected[i])
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "field id %d is selected twice", selected[i]);
+	}
+	if (!lp_schema_physical_columns(version, schema, &columns, &num_columns, err))
+		return false;
+
+	tops = lp_alloc_array(num_columns > 0 ? num_columns : 1, sizeof(int64_t));
+	ids = lp_alloc_array(num_columns > 0 ? num_columns : 1, sizeof(int32_t));
+	indices = lp_alloc_array(num_columns > 0 ? num_columns : 1, sizeof(int32_t));
+	if (tops == NULL || ids == NULL || indices == NULL)
+	{
+		lp_free(columns);
+		lp_free(tops);
+		lp_free(ids);
+		lp_free(indices);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	}
+	for (uint32_t c = 0; c < num_columns; c++)
+		tops[c] = top_level_of(schema, columns[c].field_index);
 
-	for (size_t i = 0; i < n_top; i++)
+	/* Per top-level field in file order, its columns in schema order. */
+	for (size_t t = 0; t < n_top; t++)
 	{
-		const Lance__File__Field *top;
+		int64_t		top;
 
-		if (selected)
-		{
-			top = find_top_level(fields, n_fields, selected[i]);
-			if (top == NULL)
-			{
-				lp_free(walk.ids);
-				lp_free(walk.columns);
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-							   "field id %d is not a top-level field of the schema",
-							   selected[i]);
-			}
-		}
-		else if (fields[i]->parent_id == -1)
-			top = fields[i];
+		if (selected != NULL)
+			top = lp_schema_find_field(schema, selected[t]);
+		else if (schema->fields[t].parent_id == -1)
+			top = (int64_t) t;
 		else
 			continue;
-		if (!walk_field(&walk, top, 0, err))
-		{
-			lp_free(walk.ids);
-			lp_free(walk.columns);
-			return false;
-		}
+		for (uint32_t c = 0; c < num_columns; c++)
+			if (tops[c] == top)
+			{
+				ids[count] = schema->fields[columns[c].field_index].id;
+				indices[count] = (int32_t) count;
+				count++;
+			}
 	}
-	*field_ids = walk.ids;
-	*column_indices = walk.columns;
-	*n_columns = walk.count;
+	lp_free(columns);
+	lp_free(tops);
+	*field_ids = ids;
+	*column_indices = indices;
+	*n_columns = count;
 	return true;
 }

@@ -113,15 +113,14 @@ void		lp_blob_sidecar_file_name(uint32_t blob_id,
 
 /*
  * The fields that own a physical column of a data file, and their column
- * numbers (DataFile.fields / column_indices, lance-format.md section 3.1).
- * fields is a schema in pre-order (the manifest's); selected is the list of
+ * numbers (DataFile.fields / column_indices, lance-format.md section 3.1),
+ * from the dataset schema (lp_manifest_schema).  selected lists the
  * top-level field ids the file holds, in file order (NULL: every top-level
- * field).  2.0 gives every field a column; 2.1+ only leaves.  Packed structs
- * and blob columns take one column and their children none.
+ * field, in schema order).  The columns themselves are those of
+ * lp_schema_physical_columns.  The arrays are allocated with lp_alloc.
  */
-bool		lp_data_file_columns(Lance__File__Field *const *fields, size_t n_fields,
-								 const int32_t *selected, size_t n_selected,
-								 LpFileVersion version,
+bool		lp_data_file_columns(const LpSchema *schema, const int32_t *selected,
+								 size_t n_selected, LpFileVersion version,
 								 int32_t **field_ids, int32_t **column_indices,
 								 size_t *n_columns, LpError *err);
 

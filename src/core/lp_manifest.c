@@ -1,12 +1,14 @@
 /*
  * lp_manifest.c - reading and writing Lance manifest files.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lp_alloc.h"
 #include "lp_checked.h"
 #include "lp_manifest.h"
 #include "lp_protobuf.h"
+#include "lp_schema.h"
 
 static uint32_t
 get_u32_le(const uint8_t *p)
@@ -310,6 +312,18 @@ lp_manifest_check_flags(const LpManifest *manifest, LpError *err)
 					   manifest->name, (unsigned long long) reader,
 					   (unsigned long long) writer);
 	return true;
+}
+
+bool
+lp_manifest_schema(const LpManifest *manifest, LpSchema *schema, LpError *err)
+{
+	char		where[LP_SCHEMA_WHERE_LEN];
+
+	snprintf(where, sizeof(where), "manifest file \"%s\"", manifest->name);
+	return lp_schema_from_proto(where, manifest->proto->fields,
+								manifest->proto->n_fields,
+								(const LpProtoMapEntry *const *) manifest->proto->schema_metadata,
+								manifest->proto->n_schema_metadata, schema, err);
 }
 
 Lance__Table__DataFragment *

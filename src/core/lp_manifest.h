@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "lp_error.h"
+#include "lp_file.h"
 #include "lp_storage.h"
 #include "table.pb-c.h"
 
@@ -80,6 +81,10 @@ void		lp_manifest_compute_flags(const Lance__Table__Manifest *manifest,
 
 /* Refuse flags this project does not understand (bits >= 64). */
 bool		lp_manifest_check_flags(const LpManifest *manifest, LpError *err);
+
+/* The dataset schema as an LpSchema (free with lp_schema_free). */
+bool		lp_manifest_schema(const LpManifest *manifest, LpSchema *schema,
+							   LpError *err);
 
 /* The fragment with the given id, or NULL. */
 Lance__Table__DataFragment *lp_manifest_find_fragment(const Lance__Table__Manifest *manifest,

@@ -5,6 +5,7 @@
  * final name, so that exactly one of several concurrent writers creates the
  * file (EEXIST => LP_ERR_ALREADY_EXISTS); put renames the temporary file over
  * the final name.  Temporary names end in digits, never in "manifest".
+ * Inputs and outputs are those of lp_test_files.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,90 +15,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lp_alloc.h"
+#include "lp_test_files.h"
 #include "lp_test_store.h"
 
 int			lp_test_store_conflicts;
 
-typedef struct PosixInput
-{
-	LpInput		base;
-	int			fd;
-	char	   *path;
-} PosixInput;
-
-static bool
-posix_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
-			  LpError *err)
-{
-	PosixInput *posix = (PosixInput *) input;
-	size_t		done = 0;
-
-	while (done < len)
-	{
-		ssize_t		n = pread(posix->fd, (char *) buffer + done, len - done,
-							  (off_t) (offset + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return lp_fail(err, LP_ERR_IO, "could not read file \"%s\": %s",
-						   posix->path, strerror(errno));
-		if (n == 0)
-			return lp_fail(err, LP_ERR_CORRUPT, "file \"%s\" is shorter than expected",
-						   posix->path);
-		done += (size_t) n;
-	}
-	return true;
-}
-
-static void
-posix_close(LpInput *input)
-{
-	PosixInput *posix = (PosixInput *) input;
-
-	close(posix->fd);
-	lp_free(posix->path);
-	lp_free(posix);
-}
-
-static const LpInputOps posix_input_ops = {posix_read_at, posix_close};
-
 static LpInput *
 store_open_input(LpStore *store, const char *path, LpError *err)
 {
-	PosixInput *input;
 	struct stat st;
-	int			fd = open(path, O_RDONLY);
 
 	(void) store;
-
-	if (fd < 0)
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 	{
-		lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
-				"could not open file \"%s\": %s", path, strerror(errno));
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is a directory", path);
 		return NULL;
 	}
-	if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode))
-	{
-		lp_fail(err, S_ISDIR(st.st_mode) ? LP_ERR_INVALID_ARGUMENT : LP_ERR_IO,
-				"could not open file \"%s\": not a regular file", path);
-		close(fd);
-		return NULL;
-	}
-	input = lp_alloc0(sizeof(PosixInput));
-	if (input == NULL || (input->path = lp_strdup(path)) == NULL)
-	{
-		lp_free(input);
-		close(fd);
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-		return NULL;
-	}
-	input->base.ops = &posix_input_ops;
-	input->base.name = input->path;
-	input->base.size = (uint64_t) st.st_size;
-	input->fd = fd;
-	return &input->base;
+	return lp_test_file_input_open(path, err);
 }
 
 static bool
@@ -239,108 +173,13 @@ store_remove(LpStore *store, const char *path, LpError *err)
 	return true;
 }
 
-typedef struct PosixOutput
-{
-	LpOutput	base;
-	int			fd;
-	char	   *path;
-	char	   *temporary;
-} PosixOutput;
-
-static void
-free_output(PosixOutput *output)
-{
-	lp_free(output->path);
-	lp_free(output->temporary);
-	lp_free(output);
-}
-
-static bool
-output_write_at(LpOutput *output, uint64_t offset, const void *data, size_t len,
-				LpError *err)
-{
-	PosixOutput *posix = (PosixOutput *) output;
-	size_t		done = 0;
-
-	while (done < len)
-	{
-		ssize_t		n = pwrite(posix->fd, (const char *) data + done, len - done,
-							   (off_t) (offset + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return lp_fail(err, LP_ERR_IO, "could not write file \"%s\": %s",
-						   posix->temporary, strerror(errno));
-		done += (size_t) n;
-	}
-	return true;
-}
-
-static bool
-output_publish(LpOutput *output, LpError *err)
-{
-	PosixOutput *posix = (PosixOutput *) output;
-	bool		ok = true;
-
-	if (fsync(posix->fd) != 0)
-		ok = lp_fail(err, LP_ERR_IO, "could not sync file \"%s\": %s",
-					 posix->temporary, strerror(errno));
-	close(posix->fd);
-	if (ok && rename(posix->temporary, posix->path) != 0)
-		ok = lp_fail(err, LP_ERR_IO, "could not rename file \"%s\": %s",
-					 posix->temporary, strerror(errno));
-	if (!ok)
-		unlink(posix->temporary);
-	free_output(posix);
-	return ok;
-}
-
-static void
-output_abort(LpOutput *output)
-{
-	PosixOutput *posix = (PosixOutput *) output;
-
-	close(posix->fd);
-	unlink(posix->temporary);
-	free_output(posix);
-}
-
-static const LpOutputOps posix_output_ops = {
-	output_write_at, NULL, output_publish, output_abort
-};
-
 static LpOutput *
 store_create_output(LpStore *store, const char *path, LpError *err)
 {
-	static unsigned counter;
-	PosixOutput *output;
-	char		temporary[4200];
-
 	(void) store;
-
 	if (!make_parent_directories(path, err))
 		return NULL;
-	snprintf(temporary, sizeof(temporary), "%s.tmp-%d-%u", path, (int) getpid(), counter++);
-	output = lp_alloc0(sizeof(PosixOutput));
-	if (output == NULL || (output->path = lp_strdup(path)) == NULL ||
-		(output->temporary = lp_strdup(temporary)) == NULL)
-	{
-		if (output)
-			free_output(output);
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-		return NULL;
-	}
-	output->fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
-	if (output->fd < 0)
-	{
-		lp_fail(err, LP_ERR_IO, "could not create file \"%s\": %s", temporary, strerror(errno));
-		free_output(output);
-		return NULL;
-	}
-	output->base.ops = &posix_output_ops;
-	output->base.name = output->path;
-	return &output->base;
+	return lp_test_file_output_create(path, true, err);
 }
 
 static const LpStoreOps posix_store_ops = {

@@ -15,15 +15,6 @@ lp_test_dataset_path(const char *name, char *out, size_t size)
 }
 
 void
-lp_test_make_work_dir(const char *tag, char *out, size_t size)
-{
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(out, size, "%s/lp-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", tag);
-	LP_CHECK_MSG(mkdtemp(out) != NULL, "could not create %.150s", out);
-}
-
-void
 lp_test_copy_dataset(const char *name, const char *destination)
 {
 	char		source[1024];

@@ -1,6 +1,6 @@
 /*
  * lp_test_util.h - helpers of the core unit tests: paths of the generated
- * reference datasets, scratch directories, deterministic randomness.
+ * reference datasets, copies of them, deterministic randomness.
  */
 #ifndef LP_TEST_UTIL_H
 #define LP_TEST_UTIL_H
@@ -13,9 +13,6 @@
 
 /* "<data dir>/<name>.lance" */
 void		lp_test_dataset_path(const char *name, char *out, size_t size);
-
-/* A fresh directory under $TMPDIR (or /tmp). */
-void		lp_test_make_work_dir(const char *tag, char *out, size_t size);
 
 /* cp -r of a generated dataset to destination. */
 void		lp_test_copy_dataset(const char *name, const char *destination);

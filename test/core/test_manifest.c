@@ -14,7 +14,9 @@
 #include "lp_dataset.h"
 #include "lp_manifest.h"
 #include "lp_protobuf.h"
+#include "lp_schema.h"
 #include "lp_test.h"
+#include "lp_test_files.h"
 #include "lp_test_store.h"
 #include "lp_test_util.h"
 
@@ -134,12 +136,15 @@ LP_TEST(manifest_parse_generated)
 			/* Our field -> column mapping must reproduce what Lance recorded. */
 			if (file_version != LP_FILE_VERSION_LEGACY)
 			{
-				int32_t    *ids;
-				int32_t    *columns;
-				size_t		n;
+				int32_t    *ids = NULL;
+				int32_t    *columns = NULL;
+				size_t		n = 0;
+				LpSchema	schema;
 
-				LP_CHECK(lp_data_file_columns(m->fields, m->n_fields, NULL, 0,
-											  file_version, &ids, &columns, &n, &err));
+				LP_CHECK(lp_manifest_schema(manifest, &schema, &err));
+				LP_CHECK(lp_data_file_columns(&schema, NULL, 0, file_version,
+											  &ids, &columns, &n, &err));
+				lp_schema_free(&schema);
 				LP_CHECK_MSG(n == file->n_fields && n == file->n_column_indices,
 							 "%.150s: %zu columns, Lance has %zu", expected->name, n,
 							 file->n_fields);
@@ -352,12 +357,10 @@ LP_TEST(manifest_corrupt_tails)
 		uint8_t    *file;
 		size_t		file_len;
 		LpError		err;
-		uint64_t	position;
 
 		LP_CHECK(lp_manifest_serialize(manifest->proto, NULL, 0, manifest->transaction,
 									   manifest->transaction_len, &file, &file_len, &err));
 		/* the transaction is at offset 0: make its length run past the manifest */
-		memcpy(&position, file + file_len - 16, 8);
 		file[0] = 0xff;
 		file[1] = 0xff;
 		check_corrupt(file, file_len, name, "an overlong transaction section");
@@ -444,7 +447,7 @@ LP_TEST(dataset_mixed_naming_refused)
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	lp_test_make_work_dir("mixed", work, sizeof(work));
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
 	snprintf(root, sizeof(root), "%s/types_2_1_v1.lance", work);
 	lp_test_copy_dataset("types_2_1_v1", root);
 	snprintf(command, sizeof(command), "cp %s/_versions/1.manifest %s/_versions/18446744073709551610.manifest",
@@ -586,7 +589,9 @@ LP_TEST(data_file_columns_selected_and_nested)
 	Lance__File__Field__MetadataEntry packed = LANCE__FILE__FIELD__METADATA_ENTRY__INIT;
 	Lance__File__Field__MetadataEntry *packed_list[1] = {&packed};
 	const int32_t parents[7] = {-1, -1, 1, -1, 3, 3, 5};
+	const char *names[7] = {"id", "v", "item", "st", "a", "p", "x"};
 	const char *types[7] = {"int64", "list", "int32", "struct", "int32", "struct", "int32"};
+	LpSchema	schema;
 	int32_t    *ids;
 	int32_t    *columns;
 	size_t		n;
@@ -601,20 +606,22 @@ LP_TEST(data_file_columns_selected_and_nested)
 		lance__file__field__init(&f[i]);
 		f[i].id = i;
 		f[i].parent_id = parents[i];
+		f[i].name = (char *) names[i];
 		f[i].logical_type = (char *) types[i];
 		fields[i] = &f[i];
 	}
 	f[5].n_metadata = 1;
 	f[5].metadata = packed_list;
+	LP_CHECK(lp_schema_from_proto("test schema", fields, 7, NULL, 0, &schema, &err));
 
-	LP_CHECK(lp_data_file_columns(fields, 7, NULL, 0, LP_FILE_VERSION_2_0,
+	LP_CHECK(lp_data_file_columns(&schema, NULL, 0, LP_FILE_VERSION_2_0,
 								  &ids, &columns, &n, &err));
 	LP_CHECK_EQ_U64(n, 6);		/* 0 1 2 3 4 5; 6 is inside the packed struct */
 	LP_CHECK(n == 6 && ids[5] == 5 && columns[5] == 5 && ids[2] == 2);
 	lp_free(ids);
 	lp_free(columns);
 
-	LP_CHECK(lp_data_file_columns(fields, 7, NULL, 0, LP_FILE_VERSION_2_1,
+	LP_CHECK(lp_data_file_columns(&schema, NULL, 0, LP_FILE_VERSION_2_1,
 								  &ids, &columns, &n, &err));
 	LP_CHECK_EQ_U64(n, 4);		/* 0 2 4 5 */
 	LP_CHECK(n == 4 && ids[0] == 0 && ids[1] == 2 && ids[2] == 4 && ids[3] == 5);
@@ -622,7 +629,7 @@ LP_TEST(data_file_columns_selected_and_nested)
 	lp_free(columns);
 
 	/* selected top-level fields, in the order given */
-	LP_CHECK(lp_data_file_columns(fields, 7, selected, 2, LP_FILE_VERSION_2_2,
+	LP_CHECK(lp_data_file_columns(&schema, selected, 2, LP_FILE_VERSION_2_2,
 								  &ids, &columns, &n, &err));
 	LP_CHECK_EQ_U64(n, 3);		/* 4 5 0 */
 	LP_CHECK(n == 3 && ids[0] == 4 && ids[1] == 5 && ids[2] == 0 && columns[2] == 2);
@@ -630,11 +637,12 @@ LP_TEST(data_file_columns_selected_and_nested)
 	lp_free(columns);
 
 	selected[0] = 2;			/* not top level */
-	LP_CHECK(!lp_data_file_columns(fields, 7, selected, 1, LP_FILE_VERSION_2_2,
+	LP_CHECK(!lp_data_file_columns(&schema, selected, 1, LP_FILE_VERSION_2_2,
 								   &ids, &columns, &n, &err));
 	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
-
-	f[4].id = 3;				/* a field that is its own parent must not recurse forever */
-	LP_CHECK(!lp_data_file_columns(fields, 7, NULL, 0, LP_FILE_VERSION_2_2,
+	selected[0] = 0;			/* twice */
+	LP_CHECK(!lp_data_file_columns(&schema, selected, 2, LP_FILE_VERSION_2_2,
 								   &ids, &columns, &n, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
+	lp_schema_free(&schema);
 }

@@ -1,0 +1,893 @@
+/*
+ * test_commit.c - commits into copies of the generated datasets, read back
+ * with the reference implementation (test/reference/check_commit.cjs, run
+ * with node; it finds @lancedb/lancedb in test/reference/node_modules or
+ * through NODE_PATH).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lp_alloc.h"
+#include "lp_commit.h"
+#include "lp_dataset.h"
+#include "lp_protobuf.h"
+#include "lp_test.h"
+#include "lp_test_files.h"
+#include "lp_test_store.h"
+#include "lp_test_util.h"
+#include "rowids.pb-c.h"
+#include "transaction.pb-c.h"
+
+#define CHECK_TEXT(a, b) \
+	LP_CHECK_MSG(strcmp((a), (b)) == 0, "%s == \"%.150s\" (got \"%.150s\")", #a, (b), (a))
+
+/* Run the reference check; true if it passed. */
+static bool
+reference_check(const char *root, uint64_t rows, const char *pairs, bool modify)
+{
+	char		command[8192];
+	int			status;
+
+	snprintf(command, sizeof(command),
+			 "LANCEDB_LOG=error node test/reference/check_commit.cjs '%s' %llu %s %s",
+			 root, (unsigned long long) rows, pairs, modify ? "--modify" : "");
+	status = system(command);
+	LP_CHECK_MSG(status == 0, "reference check failed: %.400s", command);
+	return status == 0;
+}
+
+static uint64_t
+file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t) st.st_size : 0;
+}
+
+static bool
+copy_file(const char *from, const char *to)
+{
+	char		command[8192];
+
+	snprintf(command, sizeof(command), "cp '%s' '%s'", from, to);
+	return system(command) == 0;
+}
+
+/*
+ * Copy the data file of fragment `source` of the dataset at root under a
+ * fresh generated name, and describe it as a new data file.  The name and
+ * the field arrays point into *manifest and name.
+ */
+static bool
+stage_copy(const char *root, const LpManifest *manifest, uint64_t source,
+		   uint64_t *seed, char name[LP_DATA_FILE_NAME_SIZE],
+		   LpNewDataFile *file, uint64_t *rows)
+{
+	const Lance__Table__DataFragment *fragment = lp_manifest_find_fragment(manifest->proto, source);
+	const Lance__Table__DataFile *data_file;
+	char		from[2048];
+	char		to[2048];
+	LpError		err;
+
+	LP_CHECK(fragment != NULL && fragment->n_files == 1);
+	if (fragment == NULL || fragment->n_files != 1)
+		return false;
+	data_file = fragment->files[0];
+	LP_CHECK(lp_generate_data_file_name(lp_test_random, seed, name, &err));
+	snprintf(from, sizeof(from), "%s/data/%s", root, data_file->path);
+	snprintf(to, sizeof(to), "%s/data/%s", root, name);
+	LP_CHECK(copy_file(from, to));
+
+	memset(file, 0, sizeof(*file));
+	file->path = name;
+	file->fields = data_file->fields;
+	file->column_indices = data_file->column_indices;
+	file->n_fields = data_file->n_fields;
+	LP_CHECK(lp_file_version_parse(manifest->proto->data_format->version, &file->version));
+	file->size_bytes = file_size(to);
+	LP_CHECK_EQ_U64(file->size_bytes, data_file->file_size_bytes);
+	*rows = fragment->physical_rows;
+	return true;
+}
+
+static LpManifest *
+read_latest(const char *root, LpManifestNaming *naming)
+{
+	LpError		err;
+	LpManifest *manifest = lp_dataset_read_latest(lp_test_store(), root, naming, &err);
+
+	LP_CHECK_MSG(manifest != NULL, "reading %.150s: %.150s", root, err.message);
+	return manifest;
+}
+
+static uint64_t
+total_rows(const LpManifest *manifest)
+{
+	uint64_t	rows = 0;
+
+	for (size_t i = 0; i < manifest->proto->n_fragments; i++)
+	{
+		const Lance__Table__DataFragment *f = manifest->proto->fragments[i];
+
+		rows += f->physical_rows;
+		if (f->deletion_file != NULL)
+			rows -= f->deletion_file->num_deleted_rows;
+	}
+	return rows;
+}
+
+/* The .txn file a version names holds the same bytes as its inline section. */
+static void
+check_transaction_file(const char *root, const LpManifest *manifest)
+{
+	char		path[2048];
+	FILE	   *file;
+	uint8_t    *data;
+	size_t		len;
+
+	LP_CHECK(manifest->transaction != NULL);
+	snprintf(path, sizeof(path), "%s/_transactions/%s", root, manifest->proto->transaction_file);
+	file = fopen(path, "rb");
+	LP_CHECK_MSG(file != NULL, "missing %.400s", path);
+	if (file == NULL || manifest->transaction == NULL)
+		return;
+	data = lp_alloc(manifest->transaction_len + 1);
+	len = fread(data, 1, manifest->transaction_len + 1, file);
+	fclose(file);
+	LP_CHECK(len == manifest->transaction_len &&
+			 memcmp(data, manifest->transaction, len) == 0);
+	lp_free(data);
+}
+
+typedef struct AppendCase
+{
+	const char *dataset;
+	uint64_t	source_fragment;
+} AppendCase;
+
+LP_TEST(commit_append_reference)
+{
+	static const AppendCase cases[] = {
+		{"types_2_0_v1", 0}, {"types_2_0_v2", 0},
+		{"types_2_1_v1", 0}, {"types_2_1_v2", 0},
+		{"types_2_2_v1", 0}, {"types_2_2_v2", 0},
+		{"types_2_3_v1", 0}, {"types_2_3_v2", 2},
+		{"deleted_2_2", 1}, {"multipage_2_0", 1},
+	};
+	char		work[1024];
+	uint64_t	seed = 0x9e3779b97f4a7c15ULL;
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		char		root[1200];
+		char		name[LP_DATA_FILE_NAME_SIZE];
+		char		pairs[128];
+		char		hint[2048];
+		LpManifestNaming naming;
+		LpManifestNaming after_naming;
+		LpManifest *before;
+		LpManifest *after;
+		LpCommitRequest request;
+		LpCommitOptions options = {3, lp_test_random, &seed};
+		LpCommitResult result;
+		LpError		err;
+		FILE	   *hint_file;
+
+		snprintf(root, sizeof(root), "%s/%s.lance", work, cases[c].dataset);
+		lp_test_copy_dataset(cases[c].dataset, root);
+		before = read_latest(root, &naming);
+		if (before == NULL)
+			continue;
+		memset(&request, 0, sizeof(request));
+		request.kind = LP_COMMIT_APPEND;
+		request.read_version = before->proto->version;
+		if (!stage_copy(root, before, cases[c].source_fragment, &seed, name,
+						&request.file, &request.physical_rows))
+		{
+			lp_manifest_free(before);
+			continue;
+		}
+		LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+					 "%.100s: %.300s", cases[c].dataset, err.message);
+		LP_CHECK_EQ_U64(result.version, before->proto->version + 1);
+		LP_CHECK_EQ_U64(result.fragment_id, before->proto->max_fragment_id + 1);
+		LP_CHECK_EQ_U64(result.attempts, 1);
+		LP_CHECK(result.naming == naming);
+
+		after = read_latest(root, &after_naming);
+		if (after != NULL)
+		{
+			const Lance__Table__DataFragment *added =
+				lp_manifest_find_fragment(after->proto, result.fragment_id);
+
+			LP_CHECK(after_naming == naming);
+			LP_CHECK_EQ_U64(after->proto->version, result.version);
+			LP_CHECK_EQ_U64(after->proto->n_fragments, before->proto->n_fragments + 1);
+			LP_CHECK_EQ_U64(after->proto->max_fragment_id, result.fragment_id);
+			LP_CHECK(after->proto->reader_feature_flags == before->proto->reader_feature_flags);
+			LP_CHECK_STR(after->proto->writer_version->library, LP_WRITER_LIBRARY);
+			LP_CHECK_STR(after->proto->data_format->version, before->proto->data_format->version);
+			LP_CHECK(added != NULL && added->physical_rows == request.physical_rows &&
+					 added->n_files == 1 && strcmp(added->files[0]->path, name) == 0 &&
+					 added->files[0]->base_id_present_case ==
+					 LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT__NOT_SET);
+			check_transaction_file(root, after);
+			LP_CHECK(strncmp(after->proto->transaction_file, "3-", 2) == 0 ||
+					 strncmp(after->proto->transaction_file, "4-", 2) == 0 ||
+					 strncmp(after->proto->transaction_file, "2-", 2) == 0);
+
+			snprintf(hint, sizeof(hint), "%s/_versions/latest_version_hint.json", root);
+			hint_file = fopen(hint, "r");
+			LP_CHECK(hint_file != NULL);
+			if (hint_file != NULL)
+			{
+				char		text[64] = "";
+				char		expected[64];
+
+				LP_CHECK(fgets(text, sizeof(text), hint_file) != NULL);
+				fclose(hint_file);
+				snprintf(expected, sizeof(expected), "{\"version\":%llu}",
+						 (unsigned long long) result.version);
+				CHECK_TEXT(text, expected);
+			}
+
+			snprintf(pairs, sizeof(pairs), "%llu=%llu",
+					 (unsigned long long) result.fragment_id,
+					 (unsigned long long) cases[c].source_fragment);
+			reference_check(root, total_rows(after), pairs, true);
+			lp_manifest_free(after);
+		}
+		lp_manifest_free(before);
+	}
+	lp_test_remove_tree(work);
+}
+
+/*
+ * A store that lets another writer win the race: the first time a manifest
+ * is about to be created, it first runs a competing append, so our
+ * put_if_absent finds the version taken.
+ */
+typedef struct RacingStore
+{
+	LpStore		base;
+	LpStoreOps	ops;
+	const char *root;
+	LpCommitRequest competitor;
+	bool		raced;
+	uint64_t	competitor_version;
+	uint64_t	competitor_fragment;
+} RacingStore;
+
+static bool
+racing_put_if_absent(LpStore *store, const char *path, const void *data,
+					 size_t len, LpError *err)
+{
+	RacingStore *racing = (RacingStore *) store;
+
+	if (!racing->raced && strstr(path, "/_versions/") != NULL)
+	{
+		uint64_t	seed = 42;
+		LpCommitOptions options = {0, lp_test_random, &seed};
+		LpCommitResult result;
+		LpError		competitor_err;
+
+		racing->raced = true;
+		LP_CHECK_MSG(lp_commit(lp_test_store(), racing->root, &racing->competitor,
+							   &options, &result, &competitor_err),
+					 "competitor: %.300s", competitor_err.message);
+		racing->competitor_version = result.version;
+		racing->competitor_fragment = result.fragment_id;
+	}
+	return lp_test_store()->ops->put_if_absent(lp_test_store(), path, data, len, err);
+}
+
+static bool
+racing_put(LpStore *store, const char *path, const void *data, size_t len, LpError *err)
+{
+	(void) store;
+	return lp_test_store()->ops->put(lp_test_store(), path, data, len, err);
+}
+
+static LpInput *
+racing_open_input(LpStore *store, const char *path, LpError *err)
+{
+	(void) store;
+	return lp_test_store()->ops->open_input(lp_test_store(), path, err);
+}
+
+static bool
+racing_list(LpStore *store, const char *directory, LpListCallback callback,
+			void *arg, LpError *err)
+{
+	(void) store;
+	return lp_test_store()->ops->list(lp_test_store(), directory, callback, arg, err);
+}
+
+LP_TEST(commit_conflict_rebases)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name_ours[LP_DATA_FILE_NAME_SIZE];
+	char		name_theirs[LP_DATA_FILE_NAME_SIZE];
+	char		pairs[128];
+	uint64_t	seed = 7;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	RacingStore store;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+	int			conflicts_before = lp_test_store_conflicts;
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	snprintf(root, sizeof(root), "%s/types_2_2_v2.lance", work);
+	lp_test_copy_dataset("types_2_2_v2", root);
+	before = read_latest(root, &naming);
+	if (before == NULL)
+		return;
+
+	memset(&store, 0, sizeof(store));
+	store.ops = *lp_test_store()->ops;
+	store.ops.put_if_absent = racing_put_if_absent;
+	store.ops.put = racing_put;
+	store.ops.open_input = racing_open_input;
+	store.ops.list = racing_list;
+	store.base.ops = &store.ops;
+	store.root = root;
+
+	/* both read version 3 */
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = before->proto->version;
+	stage_copy(root, before, 0, &seed, name_ours, &request.file, &request.physical_rows);
+	store.competitor = request;
+	stage_copy(root, before, 2, &seed, name_theirs, &store.competitor.file,
+			   &store.competitor.physical_rows);
+
+	LP_CHECK_MSG(lp_commit(&store.base, root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK(store.raced);
+	LP_CHECK_EQ_U64(store.competitor_version, before->proto->version + 1);
+	LP_CHECK_EQ_U64(result.version, before->proto->version + 2);
+	LP_CHECK_EQ_U64(result.attempts, 2);
+	LP_CHECK_EQ_U64(lp_test_store_conflicts, conflicts_before + 1);
+	LP_CHECK_EQ_U64(result.fragment_id, store.competitor_fragment + 1);
+
+	after = read_latest(root, &naming);
+	if (after != NULL)
+	{
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 5);
+		/* our transaction still says it was read at version 3 */
+		LP_CHECK(strncmp(after->proto->transaction_file, "3-", 2) == 0);
+		snprintf(pairs, sizeof(pairs), "%llu=2 %llu=0",
+				 (unsigned long long) store.competitor_fragment,
+				 (unsigned long long) result.fragment_id);
+		reference_check(root, 515 + 45 + 300, pairs, false);
+		lp_manifest_free(after);
+	}
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/* Two processes appending ten times each at the same time: every append lands. */
+LP_TEST(commit_concurrent_processes)
+{
+	enum
+	{
+		WRITERS = 2, APPENDS = 10
+	};
+	char		work[1024];
+	char		root[1200];
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	pid_t		children[WRITERS];
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	snprintf(root, sizeof(root), "%s/types_2_1_v1.lance", work);
+	lp_test_copy_dataset("types_2_1_v1", root);
+	before = read_latest(root, &naming);
+	if (before == NULL)
+		return;
+
+	for (int w = 0; w < WRITERS; w++)
+	{
+		children[w] = fork();
+		if (children[w] == 0)
+		{
+			uint64_t	seed = 1000 + (uint64_t) w;
+			int			failures = 0;
+
+			for (int i = 0; i < APPENDS; i++)
+			{
+				LpManifest *latest = lp_dataset_read_latest(lp_test_store(), root, &naming, NULL);
+				char		name[LP_DATA_FILE_NAME_SIZE];
+				LpCommitRequest request;
+				LpCommitOptions options = {50, lp_test_random, &seed};
+				LpCommitResult result;
+				LpError		err;
+
+				memset(&request, 0, sizeof(request));
+				request.kind = LP_COMMIT_APPEND;
+				request.read_version = latest ? latest->proto->version : 0;
+				if (latest == NULL ||
+					!stage_copy(root, latest, 1, &seed, name, &request.file,
+								&request.physical_rows) ||
+					!lp_commit(lp_test_store(), root, &request, &options, &result, &err))
+					failures++;
+				lp_manifest_free(latest);
+			}
+			_exit(failures == 0 ? 0 : 1);
+		}
+	}
+	for (int w = 0; w < WRITERS; w++)
+	{
+		int			status = -1;
+
+		waitpid(children[w], &status, 0);
+		LP_CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed", w);
+	}
+	after = read_latest(root, &naming);
+	if (after != NULL)
+	{
+		LP_CHECK_EQ_U64(after->proto->version, before->proto->version + WRITERS * APPENDS);
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 3 + WRITERS * APPENDS);
+		reference_check(root, 515 + 170 * WRITERS * APPENDS, "", false);
+		lp_manifest_free(after);
+	}
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/* Publish version latest+1 with an Overwrite transaction, as another writer would. */
+static void
+publish_overwrite(const char *root, const LpManifest *latest, LpManifestNaming naming)
+{
+	Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+	Lance__Table__Manifest m = *latest->proto;
+	uint8_t		txn_data[256];
+	size_t		txn_len;
+	uint8_t    *file;
+	size_t		file_len;
+	char		name[LP_MANIFEST_NAME_SIZE];
+	char		path[2048];
+	LpError		err;
+
+	txn.read_version = latest->proto->version;
+	txn.uuid = "00000000-0000-4000-8000-000000000000";
+	txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
+	txn_len = protobuf_c_message_pack((const ProtobufCMessage *) &txn, txn_data);
+	m.version = latest->proto->version + 1;
+	m.transaction_file = (char *) protobuf_c_empty_string;
+	LP_CHECK(lp_manifest_serialize(&m, NULL, 0, txn_data, txn_len, &file, &file_len, &err));
+	lp_manifest_name(naming, m.version, name);
+	snprintf(path, sizeof(path), "%s/_versions/%s", root, name);
+	LP_CHECK(lp_test_store()->ops->put_if_absent(lp_test_store(), path, file, file_len, &err));
+	lp_free(file);
+}
+
+LP_TEST(commit_conflicts_with_overwrite)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 11;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	snprintf(root, sizeof(root), "%s/types_2_2_v1.lance", work);
+	lp_test_copy_dataset("types_2_2_v1", root);
+	before = read_latest(root, &naming);
+	if (before == NULL)
+		return;
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = before->proto->version;
+	stage_copy(root, before, 0, &seed, name, &request.file, &request.physical_rows);
+	publish_overwrite(root, before, naming);
+
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_ALREADY_EXISTS);
+	LP_CHECK_MSG(strstr(err.message, "Overwrite") != NULL, "%.300s", err.message);
+	after = read_latest(root, &naming);
+	LP_CHECK(after != NULL && after->proto->version == before->proto->version + 1);
+	lp_manifest_free(after);
+
+	/* the Append committed by lancedb itself (version 2 -> 3) does not conflict */
+	request.read_version = 2;
+	lp_test_remove_tree(root);
+	lp_test_copy_dataset("types_2_2_v1", root);
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, 4);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+LP_TEST(commit_replace_reference)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	char		old_path[2048];
+	char		pairs[4096];
+	char		original[1024];
+	uint64_t	seed = 99;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+	int32_t		partial_fields[2];
+	int32_t		partial_columns[2] = {0, 1};
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	snprintf(root, sizeof(root), "%s/types_2_2_v1.lance", work);
+	lp_test_copy_dataset("types_2_2_v1", root);
+	before = read_latest(root, &naming);
+	if (before == NULL)
+		return;
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_REPLACE;
+	request.read_version = before->proto->version;
+	request.fragment_id = 1;
+	stage_copy(root, before, 1, &seed, name, &request.file, &request.physical_rows);
+
+	/* refusals first: wrong row count, a file holding only some of the fields */
+	request.physical_rows += 1;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "rows") != NULL);
+	request.physical_rows -= 1;
+	{
+		LpCommitRequest partial = request;
+
+		partial_fields[0] = request.file.fields[0];
+		partial_fields[1] = request.file.fields[1];
+		partial.file.fields = partial_fields;
+		partial.file.column_indices = partial_columns;
+		partial.file.n_fields = 2;
+		LP_CHECK(!lp_commit(lp_test_store(), root, &partial, &options, &result, &err));
+		LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+	}
+
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, before->proto->version + 1);
+	LP_CHECK_EQ_U64(result.fragment_id, 1);
+	after = read_latest(root, &naming);
+	if (after != NULL)
+	{
+		const Lance__Table__DataFragment *replaced = lp_manifest_find_fragment(after->proto, 1);
+		Lance__Table__Transaction *txn = NULL;
+
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 3);
+		LP_CHECK(replaced != NULL && replaced->n_files == 1 &&
+				 strcmp(replaced->files[0]->path, name) == 0);
+		/* max_fragment_id is unchanged */
+		LP_CHECK_EQ_U64(after->proto->max_fragment_id, before->proto->max_fragment_id);
+		LP_CHECK(lp_protobuf_unpack(&lance__table__transaction__descriptor, after->transaction,
+									after->transaction_len,
+									(ProtobufCMessage **) &txn) == LP_UNPACK_OK);
+		LP_CHECK(txn != NULL && txn->operation_case ==
+				 LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT &&
+				 txn->data_replacement->n_replacements == 1 &&
+				 txn->data_replacement->replacements[0]->fragment_id == 1);
+		lp_protobuf_free((ProtobufCMessage *) txn);
+
+		/* the old file is gone: the rows can only come from the new one */
+		snprintf(old_path, sizeof(old_path), "%s/data/%s", root,
+				 lp_manifest_find_fragment(before->proto, 1)->files[0]->path);
+		LP_CHECK(unlink(old_path) == 0);
+		lp_test_dataset_path("types_2_2_v1", original, sizeof(original));
+		snprintf(pairs, sizeof(pairs), "1=%s:1 0=%s:0", original, original);
+		reference_check(root, 515, pairs, true);
+		lp_manifest_free(after);
+	}
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+LP_TEST(commit_rewrite_reference)
+{
+	char		work[1024];
+	char		root[1200];
+	char		names[2][LP_DATA_FILE_NAME_SIZE];
+	char		pairs[4096];
+	char		original[1024];
+	uint64_t	seed = 1234;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	LpRewriteGroup groups[2];
+	uint64_t	old_first[1] = {0};
+	uint64_t	old_last[1] = {2};
+	uint64_t	old_bad[2] = {0, 2};
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	snprintf(root, sizeof(root), "%s/types_2_3_v2.lance", work);
+	lp_test_copy_dataset("types_2_3_v2", root);
+	before = read_latest(root, &naming);
+	if (before == NULL)
+		return;
+	memset(groups, 0, sizeof(groups));
+	groups[0].old_fragment_ids = old_first;
+	groups[0].n_old = 1;
+	stage_copy(root, before, 0, &seed, names[0], &groups[0].file, &groups[0].physical_rows);
+	groups[1].old_fragment_ids = old_last;
+	groups[1].n_old = 1;
+	stage_copy(root, before, 2, &seed, names[1], &groups[1].file, &groups[1].physical_rows);
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_REWRITE;
+	request.read_version = before->proto->version;
+	request.groups = groups;
+	request.n_groups = 2;
+
+	/* fragments 0 and 2 are not adjacent: one group cannot hold both */
+	groups[0].old_fragment_ids = old_bad;
+	groups[0].n_old = 2;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
+	groups[0].old_fragment_ids = old_first;
+	groups[0].n_old = 1;
+
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK(result.new_fragment_ids != NULL);
+	after = read_latest(root, &naming);
+	if (after != NULL && result.new_fragment_ids != NULL)
+	{
+		/* new fragments take the places of the old ones */
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 3);
+		LP_CHECK_EQ_U64(after->proto->fragments[0]->id, 3);
+		LP_CHECK_EQ_U64(after->proto->fragments[1]->id, 1);
+		LP_CHECK_EQ_U64(after->proto->fragments[2]->id, 4);
+		LP_CHECK_EQ_U64(result.new_fragment_ids[0], 3);
+		LP_CHECK_EQ_U64(result.new_fragment_ids[1], 4);
+		LP_CHECK_EQ_U64(after->proto->max_fragment_id, 4);
+		lp_test_dataset_path("types_2_3_v2", original, sizeof(original));
+		snprintf(pairs, sizeof(pairs), "3=%s:0 1=%s:1 4=%s:2", original, original, original);
+		reference_check(root, 515, pairs, true);
+	}
+	lp_free(result.new_fragment_ids);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+LP_TEST(commit_refusals)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 5;
+	LpManifestNaming naming;
+	LpManifest *base;
+	LpCommitRequest request;
+	LpCommitRequest bad;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+	uint8_t    *out;
+	size_t		out_len;
+	int32_t		unknown_field[1] = {9999};
+	int32_t		column_zero[1] = {0};
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	snprintf(root, sizeof(root), "%s/types_2_1_v2.lance", work);
+	lp_test_copy_dataset("types_2_1_v2", root);
+	base = read_latest(root, &naming);
+	if (base == NULL)
+		return;
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = base->proto->version;
+	stage_copy(root, base, 0, &seed, name, &request.file, &request.physical_rows);
+
+	/* a file of another format version than the dataset's */
+	bad = request;
+	bad.file.version = LP_FILE_VERSION_2_2;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "2.1") != NULL);
+	/* a legacy file */
+	bad.file.version = LP_FILE_VERSION_LEGACY;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+	/* a field the schema does not have */
+	bad = request;
+	bad.file.fields = unknown_field;
+	bad.file.column_indices = column_zero;
+	bad.file.n_fields = 1;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "9999") != NULL);
+	/* no rows, too many rows */
+	bad = request;
+	bad.physical_rows = 0;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	bad.physical_rows = (uint64_t) UINT32_MAX + 1;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	/* a base path the dataset does not have */
+	bad = request;
+	bad.file.has_base_id = true;
+	bad.file.base_id = 1;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	/* a path with a directory */
+	bad = request;
+	bad.file.path = "../x.lance";
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	/* a read version from the future */
+	bad = request;
+	bad.read_version = 99;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
+	/* nothing was published by any of these */
+	{
+		LpManifest *latest = read_latest(root, &naming);
+
+		LP_CHECK(latest != NULL && latest->proto->version == base->proto->version);
+		lp_manifest_free(latest);
+	}
+
+	/* unknown feature flags */
+	base->proto->reader_feature_flags |= 128;
+	LP_CHECK(!lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "x.txn", 0,
+									   &out, &out_len, NULL, &err));
+	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+	base->proto->reader_feature_flags &= ~(uint64_t) 128;
+
+	/* legacy datasets */
+	{
+		char		legacy_root[1200];
+		LpManifest *legacy;
+
+		lp_test_dataset_path("types_legacy_v1", legacy_root, sizeof(legacy_root));
+		legacy = read_latest(legacy_root, &naming);
+		if (legacy != NULL)
+		{
+			LP_CHECK(!lp_commit_build_manifest(legacy, &request, (const uint8_t *) "", 0,
+											   "x.txn", 0, &out, &out_len, NULL, &err));
+			LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
+		}
+		lp_manifest_free(legacy);
+	}
+	lp_manifest_free(base);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * Stable row ids: the appended fragment gets the next row ids as one range
+ * and the new version as created-at / last-updated-at, as lancedb writes them
+ * (observed: inline_row_ids = {segments [{range {start, end}}]}, version
+ * sequences = {runs [{span {range {0, rows}}, version}]}).
+ */
+LP_TEST(commit_stable_row_ids)
+{
+	LpManifestNaming naming;
+	LpManifest *base;
+	LpManifest *built;
+	char		root[1024];
+	LpCommitRequest request;
+	LpNewDataFile file;
+	uint8_t    *out;
+	size_t		out_len;
+	uint64_t	new_id;
+	LpError		err;
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	lp_test_dataset_path("types_2_2_v2", root, sizeof(root));
+	base = read_latest(root, &naming);
+	if (base == NULL)
+		return;
+	base->proto->reader_feature_flags |= LP_FLAG_STABLE_ROW_IDS;
+	base->proto->writer_feature_flags |= LP_FLAG_STABLE_ROW_IDS;
+	base->proto->next_row_id = 515;
+
+	memset(&file, 0, sizeof(file));
+	file.path = "0101100100110111111111004f155542eb909d201ec1d1a6d8.lance";
+	file.fields = base->proto->fragments[0]->files[0]->fields;
+	file.column_indices = base->proto->fragments[0]->files[0]->column_indices;
+	file.n_fields = base->proto->fragments[0]->files[0]->n_fields;
+	file.version = LP_FILE_VERSION_2_2;
+	file.size_bytes = 1000;
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = 3;
+	request.file = file;
+	request.physical_rows = 300;
+	LP_CHECK(lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "3-x.txn",
+									  1000000007, &out, &out_len, &new_id, &err));
+	built = lp_manifest_parse("built", out, out_len, &err);
+	LP_CHECK(built != NULL);
+	if (built != NULL)
+	{
+		const Lance__Table__DataFragment *added = lp_manifest_find_fragment(built->proto, new_id);
+		Lance__Table__RowIdSequence *ids = NULL;
+		Lance__Table__RowVersionSequence *versions = NULL;
+
+		LP_CHECK_EQ_U64(built->proto->next_row_id, 815);
+		LP_CHECK_EQ_U64(built->proto->reader_feature_flags, LP_FLAG_STABLE_ROW_IDS);
+		LP_CHECK_EQ_U64(built->proto->timestamp->seconds, 1);
+		LP_CHECK_EQ_U64(built->proto->timestamp->nanos, 7);
+		LP_CHECK(added != NULL && added->row_id_sequence_case ==
+				 LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS);
+		if (added != NULL)
+		{
+			LP_CHECK(lp_protobuf_unpack(&lance__table__row_id_sequence__descriptor,
+										added->inline_row_ids.data, added->inline_row_ids.len,
+										(ProtobufCMessage **) &ids) == LP_UNPACK_OK);
+			LP_CHECK(ids != NULL && ids->n_segments == 1 &&
+					 ids->segments[0]->segment_case == LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE &&
+					 ids->segments[0]->range->start == 515 &&
+					 ids->segments[0]->range->end == 815);
+			LP_CHECK(lp_protobuf_unpack(&lance__table__row_version_sequence__descriptor,
+										added->inline_created_at_versions.data,
+										added->inline_created_at_versions.len,
+										(ProtobufCMessage **) &versions) == LP_UNPACK_OK);
+			LP_CHECK(versions != NULL && versions->n_runs == 1 &&
+					 versions->runs[0]->version == 4 &&
+					 versions->runs[0]->span->range->start == 0 &&
+					 versions->runs[0]->span->range->end == 300);
+			LP_CHECK(added->last_updated_at_version_sequence_case ==
+					 LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS);
+			lp_protobuf_free((ProtobufCMessage *) ids);
+			lp_protobuf_free((ProtobufCMessage *) versions);
+		}
+		lp_manifest_free(built);
+	}
+	lp_free(out);
+
+	/* rewriting fragments of such a dataset is refused */
+	{
+		uint64_t	old[1] = {0};
+		LpRewriteGroup group = {old, 1, file, 300};
+
+		request.kind = LP_COMMIT_REWRITE;
+		request.groups = &group;
+		request.n_groups = 1;
+		LP_CHECK(!lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "3-x.txn",
+										   0, &out, &out_len, NULL, &err));
+		LP_CHECK(err.code == LP_ERR_UNSUPPORTED && strstr(err.message, "stable row ids") != NULL);
+	}
+	lp_manifest_free(base);
+}
