@@ -126,7 +126,6 @@ lp_create_target(PG_FUNCTION_ARGS)
 	LpSchema	full;
 	LpError		err;
 	char		file_name[LP_DATA_FILE_NAME_SIZE];
-	char		where[LP_SCHEMA_WHERE_LEN];
 	const char *format_version;
 
 	if (PG_ARGISNULL(0))
@@ -178,10 +177,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 	lp_resolve_base(manifest, target->has_base_id, target->base_id, target->dataset,
 					&target->base_path, &target->data_dir);
 
-	snprintf(where, sizeof(where), "dataset \"%s\"", target->dataset);
-	if (!lp_schema_from_proto(where, manifest->proto->fields, manifest->proto->n_fields,
-							  (const LpProtoMapEntry *const *) manifest->proto->schema_metadata,
-							  manifest->proto->n_schema_metadata, &full, &err))
+	if (!lp_manifest_schema(manifest, &full, &err))
 		lp_raise(&err);
 	if (PG_ARGISNULL(1))
 		target->schema = full;
