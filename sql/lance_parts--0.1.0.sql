@@ -154,3 +154,25 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
 
 COMMENT ON FUNCTION @extschema@.concat_files(text, text[], bigint[]) IS
 'Concatenate complete Lance files into a new file without decoding; the version and schema are those of input 0';
+
+-- Commit: the assembled file becomes a new version of the dataset when the
+-- call returns (not at the end of the SQL transaction).
+
+CREATE FUNCTION @extschema@.commit(
+    target jsonb,
+    mode text DEFAULT 'append',
+    fragment_id bigint DEFAULT NULL)
+RETURNS TABLE(dataset_version bigint, fragment_id bigint)
+AS 'MODULE_PATHNAME', 'lp_commit_target'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.commit(jsonb, text, bigint) IS
+'Publish the target''s assembled file as a new dataset version: append a fragment, or replace the file of fragment_id';
+
+CREATE FUNCTION @extschema@.cleanup_target(target jsonb)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'lp_cleanup_target'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.cleanup_target(jsonb) IS
+'Remove an uncommitted assembled file, its staging directory and its blob sidecars; refuses committed files';

@@ -61,5 +61,13 @@ _PG_init(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("lance_parts.commit_retries",
+							gettext_noop("How often a commit that lost the race for a dataset version is rebuilt on the newer version."),
+							NULL,
+							&lp_commit_retries,
+							20, 0, 1000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("lance_parts");
 }

@@ -6,8 +6,9 @@
 
 #include "lp_error.h"
 
-/* GUC lance_parts.read_batch_bytes */
+/* GUCs */
 extern int	lp_read_batch_bytes;
+extern int	lp_commit_retries;
 
 /* Raise err as an ERROR with the SQLSTATE its code maps to.  Never returns. */
 extern void lp_raise(const LpError *err) pg_attribute_noreturn();

@@ -1,0 +1,298 @@
+/*
+ * lp_commit_sql.c - publishing a target's assembled file as a new version of
+ * its dataset (commit), and removing what an abandoned target left behind
+ * (cleanup_target).
+ *
+ * A commit becomes visible to Lance readers when the call returns, not at
+ * the end of the surrounding PostgreSQL transaction: Lance has no two-phase
+ * protocol, and a version once published cannot be withdrawn atomically.
+ * Rolling back the SQL transaction therefore does not undo a commit.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/tuplestore.h"
+
+#include "lance_parts.h"
+#include "lp_commit.h"
+#include "lp_concat.h"
+#include "lp_pg_storage.h"
+#include "lp_schema.h"
+#include "lp_target.h"
+
+PG_FUNCTION_INFO_V1(lp_commit_target);
+PG_FUNCTION_INFO_V1(lp_cleanup_target);
+
+int			lp_commit_retries = 20;
+
+static bool
+pg_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
+{
+	if (!pg_strong_random(buffer, len))
+		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
+	return true;
+}
+
+/* The target's fields must still exist in the dataset, unchanged. */
+static void
+check_fields_still_present(const LpTarget *target, const LpSchema *dataset_schema)
+{
+	for (uint32_t i = 0; i < target->schema.num_fields; i++)
+	{
+		const LpField *field = &target->schema.fields[i];
+		int64_t		index = lp_schema_find_field(dataset_schema, field->id);
+
+		if (index < 0 ||
+			strcmp(dataset_schema->fields[index].name, field->name) != 0 ||
+			strcmp(dataset_schema->fields[index].logical_type, field->logical_type) != 0)
+			ereport(ERROR,
+					errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					errmsg("dataset \"%s\" no longer has field \"%s\" (id %d) of target file \"%s\"",
+						   target->dataset, field->name, field->id, target->file_name),
+					errdetail("The dataset's schema changed after the target was made."));
+	}
+}
+
+/* Open the assembled file and check it is the target's: version, schema, rows. */
+static LpFile *
+open_assembled_file(const LpTarget *target, const char *path)
+{
+	LpFile	   *file = lp_open_lance_file(path);
+	LpConcatTarget concat_target = {target->file_version, &target->schema};
+	LpConcatPart part = {file, false, 0};
+	LpConcatVerdict verdict;
+	LpError		err;
+
+	if (!lp_concat_check(&concat_target, &part, 1, &verdict, &err))
+		lp_raise(&err);
+	if (verdict.reason != LP_CONCAT_COMPATIBLE)
+	{
+		char		message[1024];
+
+		lp_concat_verdict_message(&verdict, &part, message, sizeof(message));
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("file \"%s\" is not the data file of its target", path),
+				errdetail("%s (%s).", message, lp_concat_reason_name(verdict.reason)));
+	}
+	if (file->num_rows == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("file \"%s\" holds no rows", path),
+				errdetail("Lance datasets never hold empty fragments."));
+	return file;
+}
+
+static char *
+staging_dir_of(const LpTarget *target)
+{
+	return psprintf("%s/_parts/%s", target->data_dir, target->file_name);
+}
+
+/* Remove a directory tree if it exists; true if it did. */
+static bool
+remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return false;
+	if (!rmtree(path, true))
+		ereport(ERROR,
+				errcode(ERRCODE_IO_ERROR),
+				errmsg("could not remove directory \"%s\"", path));
+	return true;
+}
+
+Datum
+lp_commit_target(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LpTarget   *target;
+	LpManifestNaming naming;
+	LpManifest *latest;
+	LpSchema	dataset_schema;
+	LpFile	   *file;
+	LpCommitRequest request;
+	LpCommitOptions options;
+	LpCommitResult result;
+	LpError		err;
+	char	   *path;
+	char	   *mode;
+	int32_t    *selected = NULL;
+	size_t		n_selected = 0;
+	int32_t    *field_ids;
+	int32_t    *column_indices;
+	size_t		n_columns;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("target and mode must not be NULL"));
+	lp_check_read_privilege();
+	lp_check_write_privilege();
+	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
+	mode = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+	memset(&request, 0, sizeof(request));
+	if (strcmp(mode, "append") == 0)
+	{
+		request.kind = LP_COMMIT_APPEND;
+		if (!PG_ARGISNULL(2))
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("fragment_id is only used with mode \"replace\""));
+	}
+	else if (strcmp(mode, "replace") == 0)
+	{
+		request.kind = LP_COMMIT_REPLACE;
+		if (PG_ARGISNULL(2) || PG_GETARG_INT64(2) < 0)
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("mode \"replace\" needs the fragment_id whose file is replaced"));
+		request.fragment_id = (uint64_t) PG_GETARG_INT64(2);
+	}
+	else
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("unknown commit mode \"%s\"", mode),
+				errhint("Valid modes are \"append\" and \"replace\"."));
+
+	/* nothing is written before every check passed */
+	latest = lp_target_check_binding(target, &naming);
+	if (!lp_manifest_schema(latest, &dataset_schema, &err))
+		lp_raise(&err);
+	check_fields_still_present(target, &dataset_schema);
+	path = lp_target_data_file_path(target);
+	file = open_assembled_file(target, path);
+
+	if (target->columns != NIL)
+	{
+		selected = palloc(sizeof(int32_t) * target->schema.num_fields);
+		for (uint32_t i = 0; i < target->schema.num_fields; i++)
+			if (target->schema.fields[i].parent_id == -1)
+				selected[n_selected++] = target->schema.fields[i].id;
+	}
+	if (!lp_data_file_columns(&dataset_schema, selected, n_selected, target->file_version,
+							  &field_ids, &column_indices, &n_columns, &err))
+		lp_raise(&err);
+	if (n_columns != file->num_columns)
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("file \"%s\" has %u columns, but its fields need %zu",
+					   path, file->num_columns, n_columns));
+
+	request.read_version = latest->proto->version;
+	request.file.path = target->file_name;
+	request.file.fields = field_ids;
+	request.file.column_indices = column_indices;
+	request.file.n_fields = n_columns;
+	request.file.version = target->file_version;
+	request.file.size_bytes = file->file_size;
+	request.file.has_base_id = target->has_base_id;
+	request.file.base_id = (uint32_t) target->base_id;
+	request.physical_rows = file->num_rows;
+
+	options.max_retries = lp_commit_retries;
+	options.random = pg_random_bytes;
+	options.random_arg = NULL;
+	if (!lp_commit(lp_local_store(), target->dataset, &request, &options, &result, &err))
+		lp_raise(&err);
+
+	/* the parts are now copied into a committed file; their staging area can go */
+	remove_tree(staging_dir_of(target));
+
+	values[0] = Int64GetDatum((int64) result.version);
+	values[1] = Int64GetDatum((int64) result.fragment_id);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* Is file_name (in the target's base) part of any version of the dataset? */
+static bool
+referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
+						  uint64_t latest_version, uint64_t *version_found)
+{
+	for (uint64_t v = latest_version; v >= 1; v--)
+	{
+		LpError		err;
+		LpManifest *manifest = lp_dataset_read_manifest(lp_local_store(), target->dataset,
+														naming, v, &err);
+
+		if (manifest == NULL)
+		{
+			if (err.code == LP_ERR_NOT_FOUND)
+				continue;		/* cleaned up by Lance */
+			lp_raise(&err);
+		}
+		for (size_t f = 0; f < manifest->proto->n_fragments; f++)
+		{
+			const Lance__Table__DataFragment *fragment = manifest->proto->fragments[f];
+
+			for (size_t d = 0; d < fragment->n_files; d++)
+			{
+				const Lance__Table__DataFile *file = fragment->files[d];
+				bool		same_base = target->has_base_id
+					? (file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID &&
+					   (int64) file->base_id == target->base_id)
+					: file->base_id_present_case != LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
+
+				if (same_base && strcmp(file->path, target->file_name) == 0)
+				{
+					*version_found = v;
+					lp_manifest_free(manifest);
+					return true;
+				}
+			}
+		}
+		lp_manifest_free(manifest);
+	}
+	return false;
+}
+
+Datum
+lp_cleanup_target(PG_FUNCTION_ARGS)
+{
+	LpTarget   *target;
+	LpManifestNaming naming;
+	LpManifest *latest;
+	uint64_t	version_found;
+	char	   *path;
+	char	   *sidecars;
+	struct stat st;
+	bool		removed = false;
+
+	lp_check_read_privilege();
+	lp_check_write_privilege();
+	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
+	latest = lp_target_check_binding(target, &naming);
+	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
+		ereport(ERROR,
+				errcode(ERRCODE_OBJECT_IN_USE),
+				errmsg("file \"%s\" of the target is part of version " UINT64_FORMAT " of dataset \"%s\"",
+					   target->file_name, version_found, target->dataset),
+				errhint("Committed files are removed by Lance's own cleanup of old versions."));
+
+	path = lp_target_data_file_path(target);
+	if (lstat(path, &st) == 0)
+	{
+		if (unlink(path) != 0)
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not remove file \"%s\": %m", path));
+		removed = true;
+	}
+	sidecars = psprintf("%s/%s", target->data_dir,
+						pnstrdup(target->file_name, strlen(target->file_name) - strlen(".lance")));
+	removed |= remove_tree(staging_dir_of(target));
+	removed |= remove_tree(sidecars);
+	PG_RETURN_BOOL(removed);
+}
