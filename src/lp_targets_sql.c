@@ -297,12 +297,14 @@ static void
 assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts)
 {
 	LpAssembleTarget assemble_target;
+	LpAssembleResult result;
 
 	lp_check_write_privilege();
 	assemble_target.version = target->file_version;
 	assemble_target.schema = &target->schema;
-	lp_assemble_into(fcinfo, lp_target_data_file_path(target), parts,
-					 &assemble_target, false);
+	lp_assemble_file(lp_target_data_file_path(target), parts, &assemble_target,
+					 false, &result);
+	lp_assemble_emit(fcinfo, &result);
 }
 
 Datum
