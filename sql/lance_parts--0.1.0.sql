@@ -176,3 +176,18 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.cleanup_target(jsonb) IS
 'Remove an uncommitted assembled file, its staging directory and its blob sidecars; refuses committed files';
+
+-- Compaction by page copy: adjacent small fragments are concatenated without
+-- decoding and committed as one Lance Rewrite.  One row per fragment.
+
+CREATE FUNCTION @extschema@.compact(
+    dataset_uri text,
+    fragment_ids bigint[] DEFAULT NULL,
+    target_rows_per_fragment bigint DEFAULT 1048576)
+RETURNS TABLE(fragment_id bigint, action text, reason text,
+              new_fragment_id bigint, dataset_version bigint)
+AS 'MODULE_PATHNAME', 'lp_compact'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint) IS
+'Merge adjacent small fragments by copying their encoded pages, committed as a Lance Rewrite';
