@@ -219,27 +219,63 @@ out_of_memory(const LpFile *file, LpError *err)
 
 /* ---- footer and offset tables --------------------------------------------- */
 
+/*
+ * Legacy (v1) files end in a 16-byte tail naming their metadata block: a u32
+ * length and a LegacyMetadata message, whose schema is the file's.  Nothing
+ * else of a v1 file is read.
+ */
 static bool
-check_legacy_tail(LpFile *file, const TailBuffer *tail, LpError *err)
+read_legacy_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *err)
 {
-	uint64_t	metadata_position;
+	uint64_t	position;
+	uint64_t	limit;
+	uint32_t	length;
+	Lance__File__LegacyMetadata *metadata;
+	LpUnpackResult result;
+	char		where[LP_SCHEMA_WHERE_LEN];
+	bool		ok;
 
 	if (file->file_size < LP_LEGACY_TAIL_LEN)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "file \"%s\" is too short to be a Lance file (%llu bytes)",
 					   file->name, (unsigned long long) file->file_size);
-	metadata_position = read_u64(tail_at(tail, file->file_size - LP_LEGACY_TAIL_LEN));
-	if (metadata_position > file->file_size - LP_LEGACY_TAIL_LEN)
+	limit = file->file_size - LP_LEGACY_TAIL_LEN;
+	position = read_u64(tail_at(tail, limit));
+	if (position > limit || limit - position < 4)
 	{
 		lp_fail(err, LP_ERR_CORRUPT,
 				"metadata position of legacy Lance file \"%s\" lies outside the file",
 				file->name);
 		lp_error_detail(err, "The position is %llu; the file has %llu bytes.",
-						(unsigned long long) metadata_position,
+						(unsigned long long) position,
 						(unsigned long long) file->file_size);
 		return false;
 	}
-	return true;
+	if (!tail_extend(input, tail, position, err))
+		return false;
+	length = read_u32(tail_at(tail, position));
+	if (length > limit - position - 4)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "metadata block of legacy Lance file \"%s\" runs past its tail",
+					   file->name);
+	result = lp_protobuf_unpack(&lance__file__legacy_metadata__descriptor,
+								tail_at(tail, position + 4), length,
+								(ProtobufCMessage **) &metadata);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+					   "metadata block of legacy Lance file \"%s\" %s",
+					   file->name, lp_unpack_result_text(result));
+	snprintf(where, sizeof(where), "file \"%s\"", file->name);
+	if (metadata->schema == NULL)
+		ok = lp_fail(err, LP_ERR_CORRUPT,
+					 "metadata block of legacy Lance file \"%s\" has no schema", file->name);
+	else
+		ok = lp_schema_from_proto(where, metadata->schema->fields,
+								  metadata->schema->n_fields,
+								  (const LpProtoMapEntry *const *) metadata->schema->metadata,
+								  metadata->schema->n_metadata, &file->schema, err);
+	lp_protobuf_free(&metadata->base);
+	return ok;
 }
 
 static bool
@@ -836,7 +872,7 @@ read_file_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *err)
 					   "file \"%s\" has unsupported Lance format version %u.%u",
 					   file->name, file->footer_major, file->footer_minor);
 	if (file->version == LP_FILE_VERSION_LEGACY)
-		return check_legacy_tail(file, tail, err);
+		return read_legacy_metadata(file, input, tail, err);
 
 	return parse_footer(file, tail, err) &&
 		tail_extend(input, tail, file->global_buffer_offsets_start, err) &&
