@@ -229,3 +229,25 @@ $$;
 
 COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[]) IS
 'Create a target, assemble the given parts into it and commit it as a new fragment, in one call';
+
+-- lance_fdw: foreign tables over Lance datasets and data files.  The wrapper
+-- is created by the extension; servers, user mappings and tables are the
+-- user's.  Options naming server paths need pg_read_server_files (checked by
+-- the validator).
+
+CREATE FUNCTION @extschema@.lance_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME', 'lance_fdw_handler'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION @extschema@.lance_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_fdw_validator'
+LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER lance_fdw
+  HANDLER @extschema@.lance_fdw_handler
+  VALIDATOR @extschema@.lance_fdw_validator;
+
+COMMENT ON FOREIGN DATA WRAPPER lance_fdw IS
+'Foreign tables over Lance datasets (a version of a dataset directory) and single .lance data files';
