@@ -1,0 +1,124 @@
+'use strict';
+// Assembly and append commit, read back by the reference implementation: for every file
+// version (2.0-2.3) and both manifest naming schemes, the data files of a generated dataset
+// are assembled (a) in fragment order through the session registry and (b) in reverse order
+// through the one-call form, each committed as an append; lancedb must then read the new
+// fragments as exactly the inputs' rows in that order, for every column, and keep working
+// (add, index, optimize) on top of our versions.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const h = require('./harness.cjs');
+
+const DATASETS = [];
+
+for (const version of ['2_0', '2_1', '2_2', '2_3'])
+	for (const scheme of ['v1', 'v2'])
+		DATASETS.push('types_' + version + '_' + scheme);
+for (const version of ['2_0', '2_1', '2_2', '2_3'])
+	DATASETS.push('multipage_' + version);
+
+const dir = h.scratchDir('assemble-commit');
+
+// Assemble through the session registry: register each part, then assemble(target).
+function assembleRegistered(target, parts)
+{
+	const t = h.sqlJsonb(target);
+	const script = parts.map((p) =>
+		'SELECT lance_parts.register_part(' + t + ', ' + h.literal(p.path) + ', ' + p.rows + ');\n').join('') +
+		'SELECT to_jsonb(r) FROM lance_parts.registered_parts(' + t + ') r;\n' +
+		'SELECT to_jsonb(a) FROM lance_parts.assemble(' + t + ') a;\n';
+	const lines = h.psqlLines(script);
+	const positions = lines.slice(0, parts.length).map(Number);
+	const registered = lines.slice(parts.length, 2 * parts.length).map((l) => JSON.parse(l));
+
+	assert.deepEqual(positions, parts.map((_, i) => i + 1), 'register_part positions');
+	assert.deepEqual(registered.map((r) => [r.position, r.uri, r.num_rows]),
+		parts.map((p, i) => [i + 1, p.path, p.rows]), 'registered_parts');
+	assert.equal(lines.length, 2 * parts.length + 1);
+	return JSON.parse(lines[lines.length - 1]);
+}
+
+function assembleOneCall(target, parts)
+{
+	return h.sqlRows('SELECT * FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ' +
+		h.sqlTextArray(parts.map((p) => p.path)) + ', ' +
+		h.sqlBigintArray(parts.map((p) => p.rows)) + ')')[0];
+}
+
+function commit(target)
+{
+	return h.sqlRows('SELECT * FROM lance_parts.commit(' + h.sqlJsonb(target) + ')')[0];
+}
+
+for (const name of DATASETS)
+{
+	test(name + ': assemble in order and reversed, append, lancedb reads the rows', async () => {
+		const info = h.datasetInfo(name);
+		const dataset = h.copyDataset(name, dir);
+		const parts = h.dataFiles(name).map((f) => ({
+			path: path.join(dataset, 'data', f.file), rows: f.num_rows, fragment: f.fragment_id,
+		}));
+		const reversed = parts.slice().reverse();
+		const oldRows = info.num_rows;
+		const oldVersion = info.version;
+		const nextFragment = Math.max(...parts.map((p) => p.fragment)) + 1;
+
+		// Both targets are made at the same dataset version: the second commit rebases.
+		const inOrder = h.createTarget(dataset);
+		const inReverse = h.createTarget(dataset);
+
+		assert.equal(inOrder.dataset_version, oldVersion);
+		assert.equal(inOrder.file_version, info.file_version);
+		assert.notEqual(inOrder.file_name, inReverse.file_name, 'each target names a new file');
+
+		const a = assembleRegistered(inOrder, parts);
+		const b = assembleOneCall(inReverse, reversed);
+
+		for (const [result, target] of [[a, inOrder], [b, inReverse]])
+		{
+			assert.equal(result.status, 'written', JSON.stringify(result));
+			assert.equal(result.reason, null);
+			assert.equal(result.path, path.join(dataset, 'data', target.file_name));
+			assert.equal(result.version, info.file_version);
+			assert.equal(Number(result.num_rows), oldRows);
+			assert.equal(Number(result.size_bytes), fs.statSync(result.path).size);
+		}
+
+		const ca = commit(inOrder);
+		const cb = commit(inReverse);
+
+		assert.deepEqual([Number(ca.dataset_version), Number(ca.fragment_id)], [oldVersion + 1, nextFragment]);
+		assert.deepEqual([Number(cb.dataset_version), Number(cb.fragment_id)], [oldVersion + 2, nextFragment + 1]);
+
+		// The dataset's own manifest naming, never the other one.
+		const names = h.manifestNames(dataset);
+		const scheme = info.manifest_scheme;
+
+		assert.deepEqual(names[scheme === 'v1' ? 'v2' : 'v1'], [], 'no manifest under the other naming scheme');
+		for (const v of [oldVersion + 1, oldVersion + 2])
+			assert.ok(names.all.includes(h.manifestName(v, scheme)), 'manifest of version ' + v);
+
+		const table = await h.openTable(dataset);
+
+		assert.equal(await table.version(), oldVersion + 2);
+		assert.equal(await table.countRows(), 3 * oldRows);
+
+		const { schema, fragments } = await h.readFragments(table);
+		const expected = h.expectedFragments(name);
+		const inputs = (list) => list.flatMap((p) => expected.get(p.fragment));
+
+		assert.deepEqual([...fragments.keys()].sort((x, y) => x - y),
+			[...parts.map((p) => p.fragment), nextFragment, nextFragment + 1]);
+		for (const p of parts)
+			h.assertRowsEqual(schema, fragments.get(p.fragment), expected.get(p.fragment),
+				'old fragment ' + p.fragment);
+		h.assertRowsEqual(schema, fragments.get(nextFragment), inputs(parts),
+			'fragment ' + nextFragment + ' (registered, in order)');
+		h.assertRowsEqual(schema, fragments.get(nextFragment + 1), inputs(reversed),
+			'fragment ' + (nextFragment + 1) + ' (one call, reversed)');
+
+		await h.lancedbModifies(table);
+	});
+}
