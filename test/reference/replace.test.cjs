@@ -161,3 +161,39 @@ test('replace is refused where id shares its data file with other columns', asyn
 	assert.equal(h.sqlRows('SELECT lance_parts.cleanup_target(' + h.sqlJsonb(target) + ') AS removed')[0].removed, true);
 	assert.ok(!fs.existsSync(path.join(datasetPath, 'data', target.file_name)), 'cleanup_target removed the file');
 });
+
+// Lance's DataReplacement removes the replaced fragment from the fragment bitmap of every
+// index on a replaced field (Transaction::build_manifest, "invalidate index bitmaps for
+// replaced fields"), so the index no longer answers for the new values.
+test('replace an indexed column: queries on the index see the new values', {
+	todo: 'bug: commit replace carries the index section forward unchanged, so the btree on id still ' +
+		'covers the replaced fragment: "id = 12" returns the row whose id is now 1002 and "id = 1002" returns nothing',
+}, async () => {
+	const db = await h.lancedb.connect(dir);
+	const base = await createBase(db, 'indexed', '2.2', 'v2', [10, 7, 5]);
+	const datasetPath = path.join(dir, 'indexed.lance');
+
+	await base.createIndex('id', { config: h.lancedb.Index.btree() });
+	const before = await h.readFragments(base);
+	const part = await writeIdPart(db, 'part_indexed', '2.2', 1000, 7);
+	const target = h.createTarget(datasetPath, { columns: ['id'] });
+
+	assert.equal(h.sqlRows('SELECT status FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ' +
+		h.sqlTextArray([part.path]) + ')')[0].status, 'written');
+	h.sqlRows(commitSql(target, 1));
+
+	const table = await h.openTable(datasetPath);
+
+	assert.ok((await table.listIndices()).some((i) => i.name === 'id_idx'), 'the index is kept');
+	// Old ids of fragment 1 are gone, the new ones are found, fragments 0 and 2 still are.
+	assert.equal(await table.countRows('id = 12'), 0, 'id = 12 (replaced)');
+	assert.equal(await table.countRows('id = 1002'), 1, 'id = 1002 (new)');
+	assert.equal(await table.countRows('id = 3'), 1, 'id = 3 (fragment 0)');
+	assert.equal(await table.countRows('id = 19'), 1, 'id = 19 (fragment 2)');
+	const found = await h.readFragments(table, 'id = 1002');
+
+	h.assertRowsEqual(found.schema, found.fragments.get(1), [{ ...before.fragments.get(1)[2], id: '1002' }], 'row of id 1002');
+	await h.lancedbModifies(table);
+	assert.equal(await table.countRows('id = 12'), 0, 'id = 12 after optimize');
+	assert.equal(await table.countRows('id = 1002'), 1, 'id = 1002 after optimize');
+});
