@@ -197,6 +197,22 @@ function createTarget(datasetPath, options)
 	return sqlRows('SELECT lance_parts.create_target(' + args.join(', ') + ') AS target')[0].target;
 }
 
+// The whole ingest as one SQL statement (for pg_cron jobs and single-statement clients):
+// create a target, assemble the parts into it, commit it as an append.  Each step takes its
+// input from the previous one (assemble from t, commit from a's row), so assemble runs before
+// commit whatever plan is chosen, and commit runs only when assemble wrote the file.  It
+// returns (dataset_version, fragment_id), or no row when the parts cannot be concatenated
+// (assemble's NOTICE says why).
+function ingestSql(datasetPath, partPaths)
+{
+	return 'WITH t AS MATERIALIZED (\n' +
+		'    SELECT lance_parts.create_target(' + literal(datasetPath) + ') AS target),\n' +
+		'a AS MATERIALIZED (\n' +
+		'    SELECT t.target, a.* FROM t, LATERAL lance_parts.assemble(t.target, ' +
+		sqlTextArray(partPaths) + ') AS a)\n' +
+		"SELECT c.* FROM a, LATERAL lance_parts.commit(a.target) AS c WHERE a.status = 'written'";
+}
+
 // Manifest file names under _versions, split by naming scheme.
 function manifestNames(datasetPath)
 {
@@ -248,6 +264,7 @@ module.exports = {
 	sqlBigintArray,
 	sqlJsonb,
 	createTarget,
+	ingestSql,
 	manifestNames,
 	manifestName,
 	lancedbModifies,
