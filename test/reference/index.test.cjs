@@ -44,7 +44,7 @@ const QUERIES = [
 	['id < 3 OR id > 512', (r) => Number(r.id) < 3 || Number(r.id) > 512],
 ];
 
-for (const name of ['types_2_1_v1', 'types_2_3_v2'])
+for (const name of ['2_0', '2_1', '2_2', '2_3'].flatMap((v) => ['types_' + v + '_v1', 'types_' + v + '_v2']))
 {
 	test(name + ': append after a btree index on id; the index stays and answers', async () => {
 		const info = h.datasetInfo(name);
