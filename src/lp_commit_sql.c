@@ -182,6 +182,26 @@ lp_commit_target(PG_FUNCTION_ARGS)
 				errmsg("file \"%s\" has %u columns, but its fields need %zu",
 					   path, file->num_columns, n_columns));
 
+	/*
+	 * An index over replaced fields would go on answering from the old
+	 * file's values; Lance drops such fragments from the index, which needs
+	 * a Roaring writer this extension does not have yet, so refuse instead.
+	 */
+	if (request.kind == LP_COMMIT_REPLACE)
+	{
+		bool		indexed;
+
+		if (!lp_manifest_fragment_indexed(latest, request.fragment_id, field_ids,
+										  n_columns, &indexed, &err))
+			lp_raise(&err);
+		if (indexed)
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("fragment " UINT64_FORMAT " of dataset \"%s\" is covered by an index on the replaced columns",
+						   request.fragment_id, target->dataset),
+					errhint("Drop the index, replace the data, then create the index again."));
+	}
+
 	request.read_version = latest->proto->version;
 	request.file.path = target->file_name;
 	request.file.fields = field_ids;
