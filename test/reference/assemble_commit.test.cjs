@@ -9,6 +9,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const arrow = require('apache-arrow');
+const { encodeRows } = require('./values.cjs');
 const h = require('./harness.cjs');
 
 const DATASETS = [];
@@ -184,4 +186,44 @@ test('deleted_2_2: assembling files of fragments with deletion files', async () 
 		h.assertRowsEqual(schema, fragments.get(f.fragment_id), expected.get(f.fragment_id) || [], 'old fragment ' + f.fragment_id);
 	h.assertRowsEqual(schema, fragments.get(Number(committed.fragment_id)), allRows.slice(0, physical), 'new fragment');
 	await h.lancedbModifies(table);
+});
+
+// A dataset with stable row ids: the appended fragment gets the next row ids (Lance's row id
+// sequence), lancedb reads them in order and keeps counting after our version.
+test('stable row ids: the new fragment continues the row id sequence', async () => {
+	const db = await h.lancedb.connect(dir);
+	const rowsOf = (first, count) => new arrow.Table({
+		id: arrow.vectorFromArray(BigInt64Array.from({ length: count }, (_, i) => BigInt(first + i))),
+		s: arrow.vectorFromArray(Array.from({ length: count }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
+	});
+	const table = await db.createTable('stable_row_ids', rowsOf(0, 10),
+		{ storageOptions: { newTableEnableStableRowIds: 'true' } });
+
+	await table.add(rowsOf(10, 6));
+	const dataset = path.join(dir, 'stable_row_ids.lance');
+	const read = async (t) => encodeRows(await t.query().withRowId().toArrow())
+		.sort((a, b) => Number(a._rowid) - Number(b._rowid));
+	const before = await read(table);
+	const [first, second] = [before.filter((r) => Number(r.id) < 10), before.filter((r) => Number(r.id) >= 10)];
+	const byRows = (rows) => fs.readdirSync(path.join(dataset, 'data'))
+		.map((f) => path.join(dataset, 'data', f))
+		.find((f) => Number(h.sqlRows('SELECT num_rows FROM lance_parts.file_info(' + h.literal(f) + ')')[0].num_rows) === rows);
+	const target = h.createTarget(dataset);
+
+	assert.equal(assembleOneCall(target, [{ path: byRows(6), rows: 6 }, { path: byRows(10), rows: 10 }]).status, 'written');
+	commit(target);
+
+	const reopened = await h.openTable(dataset);
+	const after = await read(reopened);
+	const strip = (rows) => rows.map((r) => ({ id: r.id, s: r.s }));
+
+	assert.deepEqual(after.map((r) => r._rowid), Array.from({ length: 32 }, (_, i) => String(i)), 'row ids 0..31');
+	assert.deepEqual(strip(after.slice(16)), strip([...second, ...first]), 'new rows in row id order');
+	assert.deepEqual(strip(after.slice(0, 16)), strip(before));
+	await h.lancedbModifies(reopened);
+	const last = await read(reopened);
+
+	assert.equal(last.length, 33);
+	assert.ok(new Set(last.map((r) => r._rowid)).size === 33, 'row ids stay unique after add and optimize');
+	assert.ok(last.some((r) => r._rowid === '32'), 'the row lancedb added gets row id 32');
 });

@@ -1,8 +1,8 @@
 'use strict';
 // Concurrent commits: two sessions append 20 fragments each to one dataset at the same time,
-// one through one-statement ingests, the other through the session registry (create_target,
-// register_part, assemble, commit).  Every append must land: 40 new fragments, one version
-// each with no gap, and lancedb reads every row.
+// one through one-statement ingests (lance_parts.ingest() and the plain SQL form in turn), the
+// other through the session registry (create_target, register_part, assemble, commit).  Every
+// append must land: 40 new fragments, one version each with no gap, and lancedb reads every row.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
@@ -48,7 +48,9 @@ test('2 sessions x 20 appends to one dataset at the same time all land', async (
 
 	for (let i = 0; i < APPENDS_PER_SESSION; i++)
 	{
-		oneStatement.push(h.ingestSql(dataset, [part]) + ';\n');
+		oneStatement.push((i % 2 === 0 ?
+			'SELECT * FROM lance_parts.ingest(' + h.literal(dataset) + ', ' + h.sqlTextArray([part]) + ')' :
+			h.ingestSql(dataset, [part])) + ';\n');
 		registry.push('SELECT lance_parts.create_target(' + h.literal(dataset) + ') AS t \\gset\n' +
 			'SELECT lance_parts.register_part(:\'t\', ' + h.literal(part) + ') \\g /dev/null\n' +
 			'SELECT status FROM lance_parts.assemble(:\'t\') \\g /dev/null\n' +
