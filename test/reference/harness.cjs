@@ -27,6 +27,9 @@ function requireEnv(name)
 const TESTDATA = requireEnv('LP_TESTDATA');
 const SCRATCH = requireEnv('LP_SCRATCH');
 
+// The node layer gets a fresh cluster: the extension may not exist in its database yet.
+psqlLines('CREATE EXTENSION IF NOT EXISTS lance_parts;\n');
+
 let manifestCache = null;
 
 // The generator's description of dataset `name` (manifest.json).
