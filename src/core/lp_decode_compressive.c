@@ -363,10 +363,17 @@ decode_variable_block(const LpPageContext *ctx, const uint8_t *data, uint64_t le
 								 len - bytes_start, 0, out);
 }
 
-/* FSST over a variable block, value by value. */
 static bool
 fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
 			LpBlock *block)
+{
+	return lp_fsst_expand_block(ctx, symbol_table->data, symbol_table->len, block);
+}
+
+/* FSST over a variable block, value by value. */
+bool
+lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
+					 uint64_t table_len, LpBlock *block)
 {
 	LpFsstTable table;
 	LpBlock		result;
@@ -374,7 +381,7 @@ fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
 
 	if (!block->variable)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst applies to fixed-width values");
-	if (!lp_fsst_table_parse(symbol_table->data, symbol_table->len, &table))
+	if (!lp_fsst_table_parse(symbol_table, table_len, &table))
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst symbol table is malformed");
 	if (!lp_block_init_variable(&result))
 		return lp_page_no_memory(ctx);
