@@ -493,10 +493,12 @@ decode_v21_field(LpInput *input, const LpFile *file, const LpType *type, uint32_
 	}
 	if (result.array->length != file->num_rows)
 	{
+		uint64_t	length = result.array->length;
+
 		assembled_free(&result);
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "field \"%s\" of file \"%s\" has %llu rows, the file %llu",
-					   type->name, file->name, (unsigned long long) result.array->length,
+					   type->name, file->name, (unsigned long long) length,
 					   (unsigned long long) file->num_rows);
 	}
 	*out = result.array;

@@ -294,13 +294,9 @@ null_values(const Page20 *page, uint64_t n, LpBlock *values, LpBits *validity)
 	return true;
 }
 
-/*
- * Decode n values of enc into values (fresh) and append their validity to
- * validity.
- */
 static bool
-decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *values,
-			 LpBits *validity, int depth)
+decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *values,
+				   LpBits *validity, int depth)
 {
 	memset(values, 0, sizeof(*values));
 	if (enc == NULL)
@@ -449,6 +445,20 @@ decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *
 		default:
 			return lp_page_unsupported(page->ctx, array_encoding_name(enc));
 	}
+}
+
+/*
+ * Decode n values of enc into values (fresh) and append their validity to
+ * validity.  On failure nothing stays allocated in values.
+ */
+static bool
+decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *values,
+			 LpBits *validity, int depth)
+{
+	if (decode_array_inner(page, enc, n, values, validity, depth))
+		return true;
+	lp_block_free(values);
+	return false;
 }
 
 /* Read every buffer of a page and unpack its encoding. */
