@@ -84,16 +84,8 @@ lp_assemble_file(const char *output_path, List *parts,
 	foreach(cell, parts)
 	{
 		LpAssemblePart *part = lfirst(cell);
-		LpInput    *input = lp_local_input_open(part->path, &err);
-		LpFile	   *file;
 
-		if (input == NULL)
-			lp_raise(&err);
-		file = lp_file_open(input, &err);
-		lp_input_close(input);
-		if (file == NULL)
-			lp_raise(&err);
-		concat_parts[i].file = file;
+		concat_parts[i].file = lp_read_lance_file(part->path);
 		concat_parts[i].has_expected_rows = part->has_expected_rows;
 		concat_parts[i].expected_rows = (uint64_t) part->expected_rows;
 		i++;

@@ -30,14 +30,6 @@ PG_FUNCTION_INFO_V1(lp_cleanup_target);
 
 int			lp_commit_retries = 20;
 
-static bool
-pg_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
-{
-	if (!pg_strong_random(buffer, len))
-		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
-	return true;
-}
-
 /* The target's fields must still exist in the dataset, unchanged. */
 static void
 check_fields_still_present(const LpTarget *target, const LpSchema *dataset_schema)
@@ -202,7 +194,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	request.physical_rows = file->num_rows;
 
 	options.max_retries = lp_commit_retries;
-	options.random = pg_random_bytes;
+	options.random = lp_random_bytes;
 	options.random_arg = NULL;
 	if (!lp_commit(lp_local_store(), target->dataset, &request, &options, &result, &err))
 		lp_raise(&err);

@@ -44,14 +44,6 @@ typedef struct CompactGroup
 	LpAssembleResult result;
 } CompactGroup;
 
-static bool
-pg_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
-{
-	if (!pg_strong_random(buffer, len))
-		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
-	return true;
-}
-
 static const char *
 skip_reason(const LpManifest *manifest, const Lance__Table__DataFragment *fragment,
 			LpFileVersion dataset_version, int64 target_rows)
@@ -218,7 +210,7 @@ lp_compact(PG_FUNCTION_ARGS)
 			part->expected_rows = (int64) candidates[k].fragment->physical_rows;
 			parts = lappend(parts, part);
 		}
-		if (!lp_generate_data_file_name(pg_random_bytes, NULL, name, &err))
+		if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
 			lp_raise(&err);
 		group->file_name = pstrdup(name);
 		lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
@@ -268,7 +260,7 @@ lp_compact(PG_FUNCTION_ARGS)
 		request.groups = rewrite;
 		request.n_groups = num_written;
 		options.max_retries = lp_commit_retries;
-		options.random = pg_random_bytes;
+		options.random = lp_random_bytes;
 		options.random_arg = NULL;
 		if (!lp_commit(lp_local_store(), root, &request, &options, &result, &err))
 		{

@@ -573,9 +573,9 @@ LP_TEST(file_legacy_detected)
 
 	/* metadata position beyond the tail */
 	put_u64(data + len - LP_LEGACY_TAIL_LEN, len - LP_LEGACY_TAIL_LEN + 1);
-	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata position");
+	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
 	put_u64(data + len - LP_LEGACY_TAIL_LEN, UINT64_MAX);
-	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata position");
+	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
 	/* a 12-byte file can have the version but not the 16-byte tail */
 	CHECK_FAILS(data + len - 12, 12, LP_ERR_CORRUPT, "too short");
 	free(data);
