@@ -7,13 +7,16 @@
 \getenv scratch LP_SCRATCH
 \set work :scratch/003
 SET lance_parts_test.scratch = :'scratch';
+SET lance_parts_test.testdata = :'testdata';
 
--- SQLSTATE and message of a call, made stable: the scratch directory, the
--- random names of data files (and temporary files) are replaced
+-- SQLSTATE and message of a call, made stable: the scratch and test data
+-- directories and the random names of data files and temporary files are
+-- replaced
 CREATE FUNCTION pg_temp.stable(message text) RETURNS text
 LANGUAGE sql AS $$
     SELECT regexp_replace(regexp_replace(
-               replace(message, current_setting('lance_parts_test.scratch'), '$SCRATCH'),
+               replace(replace(message, current_setting('lance_parts_test.scratch'), '$SCRATCH'),
+                       current_setting('lance_parts_test.testdata'), '$TESTDATA'),
                '[0-9a-f]{50}\.lance', '$NAME.lance', 'g'),
            '\.[0-9]+\.[0-9a-f]{16}\.tmp', '.$PID.$NONCE.tmp', 'g')
 $$;
