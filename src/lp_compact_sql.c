@@ -64,7 +64,7 @@ skip_reason(const LpManifest *manifest, const Lance__Table__DataFragment *fragme
 		return "version_mismatch";
 	if (file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID)
 		return "external_base";
-	if (!lp_manifest_fragment_indexed(manifest, fragment->id, &indexed, &err))
+	if (!lp_manifest_fragment_indexed(manifest, fragment->id, NULL, 0, &indexed, &err))
 		lp_raise(&err);
 	if (indexed)
 		return "indexed";

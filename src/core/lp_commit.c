@@ -811,6 +811,54 @@ fail:
 	return false;
 }
 
+static bool
+same_data_file(const Lance__Table__DataFile *existing, const LpNewDataFile *file)
+{
+	bool		existing_has_base = existing->base_id_present_case ==
+		LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
+
+	return strcmp(existing->path, file->path) == 0 &&
+		existing_has_base == file->has_base_id &&
+		(!file->has_base_id || existing->base_id == file->base_id);
+}
+
+static bool
+check_file_is_new(const LpManifest *base, const LpNewDataFile *file, LpError *err)
+{
+	for (size_t f = 0; f < base->proto->n_fragments; f++)
+	{
+		const Lance__Table__DataFragment *fragment = base->proto->fragments[f];
+
+		for (size_t d = 0; d < fragment->n_files; d++)
+			if (same_data_file(fragment->files[d], file))
+			{
+				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						"data file \"%s\" is already part of fragment %llu of version %llu",
+						file->path, (unsigned long long) fragment->id,
+						(unsigned long long) base->proto->version);
+				lp_error_detail(err, "A data file is committed once; committing it again would repeat its rows.");
+				return false;
+			}
+	}
+	return true;
+}
+
+/*
+ * Every file a request adds must be new to the base version.  Checked on
+ * every rebuild, so two writers committing the same file cannot both land.
+ */
+static bool
+check_files_are_new(const LpManifest *base, const LpCommitRequest *request,
+					LpError *err)
+{
+	if (request->kind != LP_COMMIT_REWRITE)
+		return check_file_is_new(base, &request->file, err);
+	for (size_t g = 0; g < request->n_groups; g++)
+		if (!check_file_is_new(base, &request->groups[g].file, err))
+			return false;
+	return true;
+}
+
 bool
 lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 						 const uint8_t *transaction, size_t transaction_len,
@@ -822,6 +870,9 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 	bool		ok;
 
 	if (!lp_manifest_check_flags(base, err))
+		return false;
+
+	if (!check_files_are_new(base, request, err))
 		return false;
 
 	memset(&build, 0, sizeof(build));

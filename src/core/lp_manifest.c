@@ -346,8 +346,23 @@ lp_manifest_find_field(const Lance__Table__Manifest *manifest, int32_t field_id)
 	return NULL;
 }
 
+/* Whether the index is on one of fields (any field when fields is NULL). */
+static bool
+index_on_fields(const Lance__Table__IndexMetadata *index, const int32_t *fields,
+				size_t n_fields)
+{
+	if (fields == NULL)
+		return true;
+	for (size_t i = 0; i < index->n_fields; i++)
+		for (size_t k = 0; k < n_fields; k++)
+			if (index->fields[i] == fields[k])
+				return true;
+	return false;
+}
+
 bool
 lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
+							 const int32_t *fields, size_t n_fields,
 							 bool *indexed, LpError *err)
 {
 	Lance__Table__IndexSection *section;
@@ -369,7 +384,7 @@ lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
 		const Lance__Table__IndexMetadata *index = section->indices[i];
 
 		/* fragment ids are u32 in row addresses; larger ones cannot be covered */
-		if (fragment_id <= UINT32_MAX)
+		if (fragment_id <= UINT32_MAX && index_on_fields(index, fields, n_fields))
 			ok = lp_roaring32_contains(index->fragment_bitmap.data,
 									   index->fragment_bitmap.len,
 									   (uint32_t) fragment_id, indexed, err);
