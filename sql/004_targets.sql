@@ -272,6 +272,10 @@ WHERE p.column_index = 0;
 -- commit: a new version with one more fragment
 SELECT * FROM lance_parts.commit(:'t');
 SELECT pg_temp.entries(:'work' || '/reg.lance/_versions') AS versions;
+-- committing the same target again is refused, and adds no version
+SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.commit(%L)', :'t')) AS commit_again;
+SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.commit(%L, ''replace'', 0)', :'t')) AS replace_with_it;
+SELECT count(*) AS manifests FROM pg_ls_dir(:'work' || '/reg.lance/_versions') f WHERE f LIKE '%.manifest';
 -- a committed file is not removed
 SELECT pg_temp.outcome(format('SELECT lance_parts.cleanup_target(%L)', :'t')) AS cleanup_target;
 SELECT pg_temp.target_file_exists(:'t') AS still_there;
