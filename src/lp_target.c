@@ -31,6 +31,9 @@
 
 #define TARGET_KEY_FILE "lance_parts.key"
 #define TARGET_KEY_LEN 32
+/* kind, format, dataset, dataset_version, dataset_tag, base_id, base_path,
+ * data_dir, file_name, file_version, columns, fields, schema_metadata, signature */
+#define TARGET_KEYS 14
 
 static uint8 target_key[TARGET_KEY_LEN];
 static bool target_key_loaded;
@@ -399,6 +402,8 @@ lp_target_from_jsonb(Jsonb *value)
 
 	if (!JB_ROOT_IS_OBJECT(value))
 		invalid_target("%s", "A target is a JSON object made by lance_parts.create_target.");
+	if (JsonContainerSize(object) != TARGET_KEYS)
+		invalid_target("%s", "It does not have exactly the keys lance_parts.create_target gives a target.");
 	kind = string_member(object, "kind");
 	if (strcmp(kind, "lance_parts.target") != 0)
 		invalid_target("The key \"%s\" must be \"lance_parts.target\".", "kind");

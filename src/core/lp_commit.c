@@ -1019,6 +1019,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 	uint8_t		uuid_bytes[16];
 	char		uuid[LP_UUID_STRING_SIZE];
 	char		transaction_file[64];
+	bool		transaction_written = false;
 	uint8_t    *transaction = NULL;
 	size_t		transaction_len = 0;
 	uint64_t	checked = request->read_version;
@@ -1075,10 +1076,8 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 
 		/* The transaction does not depend on the version it lands on. */
 		if (transaction == NULL &&
-			(!lp_transaction_build(request, latest, uuid, &transaction,
-								   &transaction_len, err) ||
-			 !write_transaction(store, root, transaction_file, transaction,
-								transaction_len, err)))
+			!lp_transaction_build(request, latest, uuid, &transaction,
+								  &transaction_len, err))
 		{
 			lp_manifest_free(latest);
 			goto done;
@@ -1091,6 +1090,18 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 		lp_manifest_free(latest);
 		if (!built)
 			goto done;
+
+		/* written once, and only for a request the dataset accepts */
+		if (!transaction_written)
+		{
+			if (!write_transaction(store, root, transaction_file, transaction,
+								   transaction_len, err))
+			{
+				lp_free(manifest_data);
+				goto done;
+			}
+			transaction_written = true;
+		}
 		ok = publish_manifest(store, root, naming, new_version, manifest_data,
 							  manifest_len, err);
 		lp_free(manifest_data);

@@ -4,6 +4,7 @@
  * with node; it finds @lancedb/lancedb in test/reference/node_modules or
  * through NODE_PATH).
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -681,6 +682,23 @@ LP_TEST(commit_rewrite_reference)
 	lp_test_remove_tree(work);
 }
 
+/* Entries of a directory (0 if it cannot be opened). */
+static uint64_t
+count_entries(const char *path)
+{
+	DIR		   *dir = opendir(path);
+	struct dirent *entry;
+	uint64_t	count = 0;
+
+	if (dir == NULL)
+		return 0;
+	while ((entry = readdir(dir)) != NULL)
+		if (entry->d_name[0] != '.')
+			count++;
+	closedir(dir);
+	return count;
+}
+
 LP_TEST(commit_refusals)
 {
 	char		work[1024];
@@ -743,12 +761,15 @@ LP_TEST(commit_refusals)
 	bad.read_version = 99;
 	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
 	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
-	/* nothing was published by any of these */
+	/* nothing was published by any of these, not even a transaction file */
 	{
 		LpManifest *latest = read_latest(root, &naming);
+		char		transactions[1300];
 
 		LP_CHECK(latest != NULL && latest->proto->version == base->proto->version);
 		lp_manifest_free(latest);
+		snprintf(transactions, sizeof(transactions), "%s/_transactions", root);
+		LP_CHECK_EQ_U64(count_entries(transactions), base->proto->version);
 	}
 
 	/* unknown feature flags */
