@@ -169,6 +169,7 @@ INSERT INTO tampered VALUES
   ('signature removed', :'t_v2'::jsonb - 'signature'),
   ('signature of another target', jsonb_set(:'t_v2', '{signature}', :'t_v1'::jsonb->'signature')),
   ('kind removed', :'t_v2'::jsonb - 'kind'),
+  ('key added', :'t_v2'::jsonb || '{"note": "extra"}'),
   ('format 2', jsonb_set(:'t_v2', '{format}', '2')),
   ('fields not an array', jsonb_set(:'t_v2', '{fields}', '{}')),
   ('a string', '"lance_parts.target"'),
