@@ -80,6 +80,48 @@ open_assembled_file(const LpTarget *target, const char *path)
 	return file;
 }
 
+/* Is file_name (in the target's base) part of any version of the dataset? */
+static bool
+referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
+						  uint64_t latest_version, uint64_t *version_found)
+{
+	for (uint64_t v = latest_version; v >= 1; v--)
+	{
+		LpError		err;
+		LpManifest *manifest = lp_dataset_read_manifest(lp_local_store(), target->dataset,
+														naming, v, &err);
+
+		if (manifest == NULL)
+		{
+			if (err.code == LP_ERR_NOT_FOUND)
+				continue;		/* cleaned up by Lance */
+			lp_raise(&err);
+		}
+		for (size_t f = 0; f < manifest->proto->n_fragments; f++)
+		{
+			const Lance__Table__DataFragment *fragment = manifest->proto->fragments[f];
+
+			for (size_t d = 0; d < fragment->n_files; d++)
+			{
+				const Lance__Table__DataFile *file = fragment->files[d];
+				bool		same_base = target->has_base_id
+					? (file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID &&
+					   (int64) file->base_id == target->base_id)
+					: file->base_id_present_case != LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
+
+				if (same_base && strcmp(file->path, target->file_name) == 0)
+				{
+					*version_found = v;
+					lp_manifest_free(manifest);
+					return true;
+				}
+			}
+		}
+		lp_manifest_free(manifest);
+	}
+	return false;
+}
+
 static char *
 staging_dir_of(const LpTarget *target)
 {
@@ -114,6 +156,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	LpCommitOptions options;
 	LpCommitResult result;
 	LpError		err;
+	uint64_t	version_found;
 	char	   *path;
 	char	   *mode;
 	int32_t    *selected = NULL;
@@ -160,6 +203,13 @@ lp_commit_target(PG_FUNCTION_ARGS)
 
 	/* nothing is written before every check passed */
 	latest = lp_target_check_binding(target, &naming);
+	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
+		ereport(ERROR,
+				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				errmsg("file \"%s\" of the target was already committed in version " UINT64_FORMAT " of dataset \"%s\"",
+					   target->file_name, version_found, target->dataset),
+				errdetail("A data file is committed once; committing it again would repeat its rows."),
+				errhint("Create a new target for new data."));
 	if (!lp_manifest_schema(latest, &dataset_schema, &err))
 		lp_raise(&err);
 	check_fields_still_present(target, &dataset_schema);
@@ -228,47 +278,6 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* Is file_name (in the target's base) part of any version of the dataset? */
-static bool
-referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
-						  uint64_t latest_version, uint64_t *version_found)
-{
-	for (uint64_t v = latest_version; v >= 1; v--)
-	{
-		LpError		err;
-		LpManifest *manifest = lp_dataset_read_manifest(lp_local_store(), target->dataset,
-														naming, v, &err);
-
-		if (manifest == NULL)
-		{
-			if (err.code == LP_ERR_NOT_FOUND)
-				continue;		/* cleaned up by Lance */
-			lp_raise(&err);
-		}
-		for (size_t f = 0; f < manifest->proto->n_fragments; f++)
-		{
-			const Lance__Table__DataFragment *fragment = manifest->proto->fragments[f];
-
-			for (size_t d = 0; d < fragment->n_files; d++)
-			{
-				const Lance__Table__DataFile *file = fragment->files[d];
-				bool		same_base = target->has_base_id
-					? (file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID &&
-					   (int64) file->base_id == target->base_id)
-					: file->base_id_present_case != LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
-
-				if (same_base && strcmp(file->path, target->file_name) == 0)
-				{
-					*version_found = v;
-					lp_manifest_free(manifest);
-					return true;
-				}
-			}
-		}
-		lp_manifest_free(manifest);
-	}
-	return false;
-}
 
 Datum
 lp_cleanup_target(PG_FUNCTION_ARGS)

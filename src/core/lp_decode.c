@@ -195,8 +195,8 @@ lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits)
 }
 
 /* Move validity bits (all valid -> NULL) into array. */
-static void
-take_validity(LpArray *array, LpBits *bits)
+void
+lp_take_validity(LpArray *array, LpBits *bits)
 {
 	array->null_count = bits->num_unset;
 	if (bits->num_unset == 0)
@@ -208,8 +208,8 @@ take_validity(LpArray *array, LpBits *bits)
 }
 
 /* An array of the leaf type from a decoded block of count values. */
-static bool
-leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
+bool
+lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 		   LpError *err, const LpFile *file, uint32_t column)
 {
 	bool		variable;
@@ -400,7 +400,7 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 						   type->name, file->name);
 		}
 		array->length = layer->count;
-		take_validity(array, &layer->validity);
+		lp_take_validity(array, &layer->validity);
 		out->array = array;
 		out->levels = first.levels;
 		out->next_layer = first.next_layer + 1;
@@ -447,7 +447,7 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 		array->num_children = 1;
 		array->length = layer->count;
 		array->offsets = (uint64_t *) lp_buf_take(&layer->offsets);
-		take_validity(array, &layer->validity);
+		lp_take_validity(array, &layer->validity);
 		out->array = array;
 		out->levels = child.levels;
 		out->next_layer = child.next_layer + 1;
@@ -463,13 +463,13 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 			return no_memory(err);
 		out->levels = levels;
 		if (!decode_leaf_pages(input, file, this_column, type, depth + 1, levels, err) ||
-			!leaf_array(type, &levels->values, levels->layers[0].count, &out->array, err, file,
+			!lp_leaf_array(type, &levels->values, levels->layers[0].count, &out->array, err, file,
 						this_column))
 		{
 			assembled_free(out);
 			return false;
 		}
-		take_validity(out->array, &levels->layers[0].validity);
+		lp_take_validity(out->array, &levels->layers[0].validity);
 		out->next_layer = 1;
 		return true;
 	}
@@ -493,10 +493,12 @@ decode_v21_field(LpInput *input, const LpFile *file, const LpType *type, uint32_
 	}
 	if (result.array->length != file->num_rows)
 	{
+		uint64_t	length = result.array->length;
+
 		assembled_free(&result);
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "field \"%s\" of file \"%s\" has %llu rows, the file %llu",
-					   type->name, file->name, (unsigned long long) result.array->length,
+					   type->name, file->name, (unsigned long long) length,
 					   (unsigned long long) file->num_rows);
 	}
 	*out = result.array;
@@ -557,8 +559,7 @@ lp_decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
 					   type->name, file->name);
 	}
 	if (file->version == LP_FILE_VERSION_2_0)
-		ok = lp_fail(err, LP_ERR_UNSUPPORTED,
-					 "file \"%s\" is a Lance 2.0 file, which cannot be decoded yet", file->name);
+		ok = lp_decode_v20_field(input, file, type, first_column, out, err);
 	else
 		ok = decode_v21_field(input, file, type, first_column, out, err);
 	if (!ok)

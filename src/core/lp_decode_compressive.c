@@ -259,22 +259,34 @@ variable_from_offsets(const LpPageContext *ctx, const uint8_t *offsets, uint32_t
 	uint64_t	prev;
 
 	if (!lp_block_init_variable(out) || !lp_buf_reserve(&out->offsets, n * 8))
+	{
+		lp_block_free(out);
 		return lp_page_no_memory(ctx);
+	}
 	first = lp_le_uint(offsets, width);
 	prev = first;
 	if (first < base)
+	{
+		lp_block_free(out);
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable-width offsets start inside the offsets");
+	}
 	for (uint64_t i = 1; i <= n; i++)
 	{
 		uint64_t	offset = lp_le_uint(offsets + i * width, width);
 
 		if (offset < prev || offset - base > bytes_len)
+		{
+			lp_block_free(out);
 			return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable-width offsets are out of order or out of range");
+		}
 		lp_buf_append_u64(&out->offsets, offset - first);
 		prev = offset;
 	}
 	if (!lp_buf_append(&out->data, bytes + (first - base), prev - first))
+	{
+		lp_block_free(out);
 		return lp_page_no_memory(ctx);
+	}
 	out->num_values = n;
 	return true;
 }
@@ -363,10 +375,17 @@ decode_variable_block(const LpPageContext *ctx, const uint8_t *data, uint64_t le
 								 len - bytes_start, 0, out);
 }
 
-/* FSST over a variable block, value by value. */
 static bool
 fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
 			LpBlock *block)
+{
+	return lp_fsst_expand_block(ctx, symbol_table->data, symbol_table->len, block);
+}
+
+/* FSST over a variable block, value by value. */
+bool
+lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
+					 uint64_t table_len, LpBlock *block)
 {
 	LpFsstTable table;
 	LpBlock		result;
@@ -374,7 +393,7 @@ fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
 
 	if (!block->variable)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst applies to fixed-width values");
-	if (!lp_fsst_table_parse(symbol_table->data, symbol_table->len, &table))
+	if (!lp_fsst_table_parse(symbol_table, table_len, &table))
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst symbol table is malformed");
 	if (!lp_block_init_variable(&result))
 		return lp_page_no_memory(ctx);
@@ -524,10 +543,10 @@ fsl_items(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl
 	return true;
 }
 
-bool
-lp_miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
-						const LpSlice *buffers, uint32_t num_buffers,
-						uint64_t n, LpBlock *out)
+static bool
+miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
+					 const LpSlice *buffers, uint32_t num_buffers,
+					 uint64_t n, LpBlock *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (enc == NULL)
@@ -632,9 +651,9 @@ lp_miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 	}
 }
 
-bool
-lp_block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
-					const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+static bool
+block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
+				 const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (enc == NULL)
@@ -739,6 +758,28 @@ lp_block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 		default:
 			return lp_page_unsupported(ctx, lp_compressive_name(enc));
 	}
+}
+
+/* On failure nothing stays allocated in out. */
+bool
+lp_miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
+						const LpSlice *buffers, uint32_t num_buffers,
+						uint64_t n, LpBlock *out)
+{
+	if (miniblock_decompress(ctx, enc, buffers, num_buffers, n, out))
+		return true;
+	lp_block_free(out);
+	return false;
+}
+
+bool
+lp_block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
+					const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+{
+	if (block_decompress(ctx, enc, data, len, n, out))
+		return true;
+	lp_block_free(out);
+	return false;
 }
 
 bool

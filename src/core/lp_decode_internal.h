@@ -238,6 +238,17 @@ bool		lp_decode_constant_page(const LpPageContext *ctx, LpInput *input,
  */
 bool		lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits);
 
+/* Move validity bits into array (NULL when all valid). */
+void		lp_take_validity(LpArray *array, LpBits *bits);
+
+/* An array of the leaf type from count decoded values (block is consumed). */
+bool		lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
+						  LpError *err, const LpFile *file, uint32_t column);
+
+/* Expand FSST-compressed values of a variable block in place. */
+bool		lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
+								 uint64_t table_len, LpBlock *block);
+
 /* Read buffer index of page into memory (lp_alloc'd; *data NULL if empty). */
 bool		lp_read_page_buffer(const LpPageContext *ctx, LpInput *input,
 								const LpPage *page, uint32_t index,

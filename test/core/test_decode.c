@@ -197,6 +197,11 @@ check_datasets_of_version(const char *file_version)
 	json_free(manifest);
 }
 
+LP_TEST(decode_reference_2_0)
+{
+	check_datasets_of_version("2.0");
+}
+
 LP_TEST(decode_reference_2_1)
 {
 	check_datasets_of_version("2.1");
