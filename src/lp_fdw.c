@@ -39,6 +39,7 @@ typedef struct ScanColumn
 	char	   *attname;
 	char	   *field_name;		/* the Lance field it reads */
 	int32		field_id;		/* -1: the source has no such field */
+	List	   *field_ids;		/* it and its descendants (2.1+ files list leaves) */
 	Oid			typid;
 	int32		typmod;
 	/* for the current fragment */
@@ -160,6 +161,19 @@ scan_error_context(void *arg)
 				   state->relname, state->fragment_id, state->current_file);
 }
 
+/* The id of field index of schema and of every field below it. */
+static List *
+field_and_descendant_ids(const LpSchema *schema, int index)
+{
+	List	   *ids = list_make1_int(schema->fields[index].id);
+
+	/* Pre-order: descendants follow their parent. */
+	for (uint32 i = index + 1; i < schema->num_fields; i++)
+		if (list_member_int(ids, schema->fields[i].parent_id))
+			ids = lappend_int(ids, schema->fields[i].id);
+	return ids;
+}
+
 static void
 lance_begin_scan(ForeignScanState *node, int eflags)
 {
@@ -201,6 +215,8 @@ lance_begin_scan(ForeignScanState *node, int eflags)
 						   state->source->single_file ? "file" : "dataset", state->source->path),
 					errhint("Name the field with the column option \"column_name\"."));
 		column->field_id = field_index < 0 ? -1 : state->source->schema.fields[field_index].id;
+		if (field_index >= 0)
+			column->field_ids = field_and_descendant_ids(&state->source->schema, field_index);
 	}
 	if (state->explain_only)
 		return;
@@ -214,10 +230,10 @@ lance_begin_scan(ForeignScanState *node, int eflags)
 }
 
 static bool
-data_file_holds(const Lance__Table__DataFile *file, int32 field_id)
+data_file_holds(const Lance__Table__DataFile *file, const ScanColumn *column)
 {
 	for (size_t i = 0; i < file->n_fields; i++)
-		if (file->fields[i] == field_id)
+		if (list_member_int(column->field_ids, file->fields[i]))
 			return true;
 	return false;
 }
@@ -257,7 +273,7 @@ decode_data_file(LanceScan *state, const char *path, const Lance__Table__DataFil
 		int			index = -1;
 
 		if (column->array != NULL || column->field_id < 0 ||
-			(entry != NULL && !data_file_holds(entry, column->field_id)))
+			(entry != NULL && !data_file_holds(entry, column)))
 			continue;
 		for (uint32 i = 0; i < file->schema.num_fields; i++)
 			if (file->schema.fields[i].id == column->field_id &&
@@ -339,7 +355,7 @@ load_fragment(LanceScan *state, uint64 index)
 
 			for (int c = 0; c < state->num_columns && !needed; c++)
 				needed = state->columns[c].field_id >= 0 &&
-					data_file_holds(fragment->files[d], state->columns[c].field_id);
+					data_file_holds(fragment->files[d], &state->columns[c]);
 			if (needed)
 				decode_data_file(state, lp_fdw_data_file_path(state->source, fragment->files[d]),
 								 fragment->files[d]);
