@@ -115,10 +115,11 @@ SELECT count(*) AS tables,
        bool_or(foreign_table_name IN ('types_legacy_v1', 'types_legacy_v2', 'blob_2_2', 'multipage_2_0')) AS any_excluded
 FROM information_schema.foreign_tables WHERE foreign_table_schema = 'imp_except';
 
--- one dataset, and one data file (named after the file)
+-- one dataset, and one data file (named after the file; the largest file of
+-- types_2_3_v1 is its first fragment, rows 0-299)
 CREATE SCHEMA imp_one;
 IMPORT FOREIGN SCHEMA x FROM SERVER lance_srv INTO imp_one OPTIONS (uri :'deleted');
-\! mkdir -p "$LP_SCRATCH/005/o'root/sub" && cp -r "$LP_TESTDATA/types_2_2_v2.lance" "$LP_SCRATCH/005/o'root/sub/o'brien.lance" && cp -r "$LP_TESTDATA/deleted_2_2.lance" "$LP_SCRATCH/005/o'root/sub/" && cp "$(ls "$LP_TESTDATA"/types_2_3_v1.lance/data/*.lance | head -n 1)" "$LP_SCRATCH/005/one file.lance"
+\! mkdir -p "$LP_SCRATCH/005/o'root/sub" && cp -r "$LP_TESTDATA/types_2_2_v2.lance" "$LP_SCRATCH/005/o'root/sub/o'brien.lance" && cp -r "$LP_TESTDATA/deleted_2_2.lance" "$LP_SCRATCH/005/o'root/sub/" && cp "$(ls -S "$LP_TESTDATA"/types_2_3_v1.lance/data/*.lance | head -n 1)" "$LP_SCRATCH/005/one file.lance"
 IMPORT FOREIGN SCHEMA x FROM SERVER lance_srv INTO imp_one OPTIONS (uri :'one_file');
 SELECT foreign_table_name FROM information_schema.foreign_tables
 WHERE foreign_table_schema = 'imp_one' ORDER BY 1;
