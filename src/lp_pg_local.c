@@ -10,7 +10,11 @@
 #include "postgres.h"
 
 #include <dirent.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "common/file_perm.h"
@@ -20,6 +24,7 @@
 #include "utils/memutils.h"
 
 #include "lp_checked.h"
+#include "lp_file_tail.h"
 #include "lp_interrupt.h"
 #include "lp_pg_storage.h"
 
@@ -29,6 +34,7 @@ typedef struct LpLocalInput
 	int			fd;				/* -1 while a reopenable input is closed */
 	char	   *path;
 	bool		reopenable;
+	MemoryContextCallback forget;	/* reopenable: see forget_input */
 } LpLocalInput;
 
 /*
@@ -37,6 +43,18 @@ typedef struct LpLocalInput
  * backend's file descriptors.
  */
 static LpLocalInput *open_reopenable_input;
+
+/*
+ * When an ERROR frees a reopenable input, fd.c has closed its descriptor at
+ * abort; it must not be remembered as open, or the next input would close
+ * it again.
+ */
+static void
+forget_input(void *arg)
+{
+	if (open_reopenable_input == arg)
+		open_reopenable_input = NULL;
+}
 
 static void
 close_descriptor(LpLocalInput *local)
@@ -113,6 +131,9 @@ local_input_close(LpInput *input)
 	LpLocalInput *local = (LpLocalInput *) input;
 
 	close_descriptor(local);
+	/* a reopenable input's memory carries its reset callback: the context frees it */
+	if (local->reopenable)
+		return;
 	pfree(local->path);
 	pfree(local);
 }
@@ -173,6 +194,9 @@ lp_local_input_reopenable(const char *path, uint64_t size)
 	local->base.size = size;
 	local->fd = -1;
 	local->reopenable = true;
+	local->forget.func = forget_input;
+	local->forget.arg = local;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->forget);
 	return &local->base;
 }
 
@@ -433,6 +457,131 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 	local->cleanup.arg = local;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->cleanup);
 	return &local->base;
+}
+
+const char *
+lp_local_output_temp_path(LpOutput *output)
+{
+	return ((LpLocalOutput *) output)->temp_path;
+}
+
+/*
+ * Another process's output, opened for writing spans of it.  It is never
+ * published or removed from here: publish() is refused and abort() only
+ * closes the descriptor.
+ */
+static bool
+shared_output_publish(LpOutput *output, LpError *err)
+{
+	return lp_fail(err, LP_ERR_INTERNAL, "file \"%s\" is published by the process that created it",
+				   ((LpLocalOutput *) output)->temp_path);
+}
+
+static void
+shared_output_close(LpOutput *output)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+
+	if (local->fd >= 0)
+		CloseTransientFile(local->fd);
+	local->fd = -1;
+}
+
+static const LpOutputOps shared_output_ops = {
+	local_output_write_at,
+	local_output_copy_from,
+	shared_output_publish,
+	shared_output_close
+};
+
+LpOutput *
+lp_local_output_open_shared(const char *temp_path, LpError *err)
+{
+	LpLocalOutput *local = palloc0(sizeof(LpLocalOutput));
+
+	local->base.ops = &shared_output_ops;
+	local->path = pstrdup(temp_path);
+	local->base.name = local->path;
+	local->temp_path = local->path;
+	local->finished = true;
+	local->fd = OpenTransientFile(temp_path, O_WRONLY | PG_BINARY);
+	if (local->fd < 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not open file \"%s\": %s",
+				temp_path, strerror(errno));
+		return NULL;
+	}
+	return &local->base;
+}
+
+/* ---- extent clones (reflink) ---------------------------------------------- */
+
+/* The deepest existing directory on the way to path. */
+static char *
+existing_ancestor(const char *path)
+{
+	char	   *dir = parent_directory(path);
+	struct stat st;
+
+	while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0)
+	{
+		char	   *up = parent_directory(dir);
+
+		pfree(dir);
+		dir = up;
+	}
+	return dir;
+}
+
+uint64
+lp_local_clone_alignment(const char *output_path, const char *const *part_paths,
+						 int num_parts)
+{
+	char	   *dir = existing_ancestor(output_path);
+	struct statfs fs;
+	struct stat dir_st;
+	uint64		block;
+
+	if (statfs(dir, &fs) != 0 || stat(dir, &dir_st) != 0)
+		return 0;
+	pfree(dir);
+	if (fs.f_type != XFS_SUPER_MAGIC && fs.f_type != BTRFS_SUPER_MAGIC)
+		return 0;
+	block = (uint64) fs.f_bsize;
+	if (block < LP_PAGE_BUFFER_ALIGNMENT || (block & (block - 1)) != 0)
+		return 0;
+	for (int i = 0; i < num_parts; i++)
+	{
+		struct stat st;
+
+		/* extents are shared only within one filesystem */
+		if (stat(part_paths[i], &st) != 0 || st.st_dev != dir_st.st_dev)
+			return 0;
+	}
+	return block;
+}
+
+bool
+lp_local_output_clone(LpOutput *output, uint64 output_offset, LpInput *input,
+					  uint64 input_offset, uint64 len)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	LpLocalInput *source = (LpLocalInput *) input;
+	struct file_clone_range range;
+	LpError		err;
+	int			rc;
+
+	if (output->ops != &local_output_ops || input->ops != &local_input_ops ||
+		!ensure_open(source, &err))
+		return false;
+	range.src_fd = source->fd;
+	range.src_offset = input_offset;
+	range.src_length = len;
+	range.dest_offset = output_offset;
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	rc = ioctl(local->fd, FICLONERANGE, &range);
+	pgstat_report_wait_end();
+	return rc == 0;
 }
 
 /* ---- the store ------------------------------------------------------------ */
