@@ -201,7 +201,8 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 	}
 
 	lp_copy_data_region(plan, paths, inputs, output);
-	lp_progress_phase(LP_PHASE_FINALIZING, (int64) plan->output_size, 0);
+	lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,
+					  (int64) plan->output_size, 0);
 	if (!lp_concat_write_tail(plan, output, &err))
 	{
 		output->ops->abort(output);

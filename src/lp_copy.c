@@ -254,7 +254,8 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 			errmsg_internal("copying into \"%s\" with %d parallel workers, %llu spans of %llu bytes",
 							output->name, pcxt->nworkers_launched,
 							(unsigned long long) num_spans, (unsigned long long) span_bytes));
-	lp_progress_phase(LP_PHASE_COPYING, (int64) plan->output_size, pcxt->nworkers_launched);
+	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size,
+					  pcxt->nworkers_launched);
 
 	if (parallel_leader_participation)
 		leader_copy_spans(shared, plan, inputs, output, progress);
@@ -311,7 +312,7 @@ lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
 						 nworkers, &progress))
 		return;
 
-	lp_progress_phase(LP_PHASE_COPYING, (int64) plan->output_size, 0);
+	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
 	shared = palloc(shared_size(num_spans));
 	init_shared(shared, plan, output, span_bytes, num_spans);
 	leader_copy_spans(shared, plan, inputs, output, &progress);

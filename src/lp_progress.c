@@ -169,11 +169,14 @@ lp_progress_begin(const char *dataset, const char *target_file,
 }
 
 void
-lp_progress_phase(LpProgressPhase phase, int64 bytes_total, int workers)
+lp_progress_phase(LpProgressPhase phase, int64 parts_done, int64 bytes_done,
+				  int64 bytes_total, int workers)
 {
 	if (!active)
 		return;
 	current.phase = phase;
+	current.parts_done = parts_done;
+	current.bytes_done = bytes_done;
 	current.bytes_total = bytes_total;
 	current.workers = workers;
 	write_record();

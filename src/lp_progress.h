@@ -22,8 +22,9 @@ typedef enum LpProgressPhase
 extern void lp_progress_begin(const char *dataset, const char *target_file,
 							  LpProgressPhase phase, int64 parts_total);
 
-/* Enter a phase; always reported at once. */
-extern void lp_progress_phase(LpProgressPhase phase, int64 bytes_total, int workers);
+/* Enter a phase with its starting counters; always reported at once. */
+extern void lp_progress_phase(LpProgressPhase phase, int64 parts_done, int64 bytes_done,
+							  int64 bytes_total, int workers);
 
 /* Counters; reported at most every LP_PROGRESS_INTERVAL_MS. */
 extern void lp_progress_update(int64 parts_done, int64 bytes_done);
