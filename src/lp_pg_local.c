@@ -209,6 +209,7 @@ typedef struct LpLocalOutput
 	char	   *path;			/* final name */
 	char	   *temp_path;
 	bool		finished;		/* published or aborted */
+	bool		copy_range_refused; /* copy_file_range is not possible here */
 	MemoryContextCallback cleanup;
 } LpLocalOutput;
 
@@ -302,9 +303,36 @@ local_output_write_at(LpOutput *output, uint64_t offset, const void *data,
 	return write_all(local->fd, local->temp_path, offset, data, len, err);
 }
 
+#define COPY_BOUNCE_BYTES (1024 * 1024)
+
+/* Copy through memory, for when the kernel cannot copy between the files. */
+static bool
+copy_through_buffer(LpLocalOutput *local, uint64_t output_offset, LpInput *input,
+					uint64_t input_offset, uint64_t len, LpError *err)
+{
+	char	   *buffer = palloc(Min(len, COPY_BOUNCE_BYTES));
+	bool		ok = true;
+
+	while (ok && len > 0)
+	{
+		size_t		piece = (size_t) Min(len, COPY_BOUNCE_BYTES);
+
+		ok = !lp_check_cancel(err) &&
+			local_input_read_at(input, input_offset, buffer, piece, err) &&
+			write_all(local->fd, local->temp_path, output_offset, buffer, piece, err);
+		input_offset += piece;
+		output_offset += piece;
+		len -= piece;
+	}
+	pfree(buffer);
+	return ok;
+}
+
 /*
  * Kernel-side copy between local files; on filesystems with reflinks
- * (XFS, btrfs) aligned ranges are cloned rather than copied.
+ * (XFS, btrfs) aligned ranges are cloned rather than copied.  Between
+ * filesystems the kernel may refuse (EXDEV and others); the copy then goes
+ * through memory, for this and every later range of the output.
  */
 static bool
 local_output_copy_from(LpOutput *output, uint64_t output_offset,
@@ -328,7 +356,7 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 					   (unsigned long long) len, (unsigned long long) input_offset,
 					   input->name, (unsigned long long) input->size);
 
-	while (len > 0)
+	while (len > 0 && !local->copy_range_refused)
 	{
 		ssize_t		n;
 
@@ -342,6 +370,11 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 		{
 			if (errno == EINTR)
 				continue;
+			if (errno == EXDEV || errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)
+			{
+				local->copy_range_refused = true;
+				break;
+			}
 			return lp_fail(err, LP_ERR_IO, "could not copy from \"%s\" to \"%s\": %s",
 						   input->name, local->temp_path, strerror(errno));
 		}
@@ -351,7 +384,8 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 						   input->name, (unsigned long long) in_off);
 		len -= (uint64_t) n;
 	}
-	return true;
+	return len == 0 ||
+		copy_through_buffer(local, (uint64_t) out_off, input, (uint64_t) in_off, len, err);
 }
 
 static void

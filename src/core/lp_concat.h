@@ -188,8 +188,8 @@ void		lp_concat_plan_free(LpConcatPlan *plan);
  * schema buffer, holding all its page buffers) is copied whole to an output
  * offset that is a multiple of alignment (a power of two, at least 64, e.g.
  * the filesystem block size); its buffers keep their offsets relative to
- * that base.  The region is extended to the next multiple of alignment (or
- * the end of the part), so it starts and ends on block boundaries of both
+ * that base.  The region is extended to the next multiple of alignment when
+ * the part is that long, so it starts and ends on block boundaries of both
  * files.  The bytes between buffers that this copies along are never read
  * by a Lance reader.  A part with a page buffer at or after its schema
  * buffer is laid out packed, as lp_concat_plan does.

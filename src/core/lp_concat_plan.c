@@ -188,7 +188,10 @@ add_range(LpConcatPlan *plan, uint32_t input, uint64_t source_offset,
 /*
  * Whether a part's buffers (entries[first, end), all of one part) can be
  * copied as one region, and how long that region is: up to the end of its
- * last buffer, rounded up to the alignment but not past the part's end.
+ * last buffer, rounded up to the alignment when the part has that many
+ * bytes.  When it has not, the region ends with its last buffer: a partial
+ * block cannot be shared anyway, and cloning it only to overwrite its end
+ * with padding would make the filesystem copy it on write.
  */
 static bool
 region_length(const LpFile *file, const BufferEntry *entries, size_t first,
@@ -207,7 +210,7 @@ region_length(const LpFile *file, const BufferEntry *entries, size_t first,
 	if (region_end > file->global_buffers[0].offset)
 		return false;
 	if (!lp_align_up_u64(region_end, alignment, length) || *length > file->file_size)
-		*length = file->file_size;
+		*length = region_end;
 	return true;
 }
 

@@ -1594,8 +1594,9 @@ check_region_placement(const LpConcatPlan *plan, Part *const *inputs, int n,
 		LP_CHECK_EQ_U64(range->input, r);
 		LP_CHECK_EQ_U64(range->source_offset, 0);
 		LP_CHECK_EQ_U64(range->dest_offset % plan->region_alignment, 0);
-		LP_CHECK(range->length >= f->global_buffers[0].offset || range->length == f->file_size);
-		LP_CHECK(range->length % plan->region_alignment == 0 || range->length == f->file_size);
+		LP_CHECK(range->length <= f->file_size);
+		LP_CHECK(range->length % plan->region_alignment == 0 ||
+				 range->length + plan->region_alignment > f->file_size);
 	}
 	/* pages of part r follow those of parts before it, column by column */
 	for (uint32_t c = 0; c < out->file->num_columns; c++)
