@@ -23,6 +23,7 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "portability/instr_time.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
@@ -115,6 +116,8 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 	ListCell   *cell;
 	int			i = 0;
 	struct stat st;
+	instr_time	started;
+	instr_time	elapsed;
 
 	if (num_parts == 0)
 		ereport(ERROR,
@@ -122,6 +125,7 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 				errmsg("no parts to assemble into \"%s\"", output_path));
 
 	lp_progress_begin(target->dataset, output_path, LP_PHASE_VALIDATING, num_parts);
+	INSTR_TIME_SET_CURRENT(started);
 
 	/* validate every part before anything is created */
 	concat_parts = palloc0(sizeof(LpConcatPart) * num_parts);
@@ -199,6 +203,12 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 		lp_concat_plan_free(plan);
 		plan = plan_or_raise(&concat_target, concat_parts, num_parts, 0, &verdict);
 	}
+
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, started);
+	ereport(DEBUG1,
+			errmsg_internal("validated and planned %d parts of \"%s\" in %.3f ms",
+							num_parts, output_path, INSTR_TIME_GET_MILLISEC(elapsed)));
 
 	lp_copy_data_region(plan, paths, inputs, output);
 	lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,
