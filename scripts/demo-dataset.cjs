@@ -1,7 +1,9 @@
 'use strict';
-// demo-dataset.cjs DIR - write a small Lance dataset DIR/products.lance with the
-// reference implementation (npm lancedb): Lance file version 2.1, one data file
-// per write (a create and two appends), so the demo has several files to inspect.
+// demo-dataset.cjs DIR - write, with the reference implementation (npm lancedb),
+// a small Lance dataset DIR/products.lance (file version 2.1, 100 rows) and the
+// parts an ingestion job would produce for it: DIR/incoming.lance, written by
+// three "workers" (a create and two appends of the same schema), whose three
+// data files are complete Lance files with the dataset's field ids.
 //
 // Run with NODE_PATH=test/reference/node_modules (scripts/demo.sh does).  Arrow is
 // loaded through require: lancedb rejects types made by a second (ESM) copy.
@@ -55,14 +57,14 @@ async function main()
 		throw new Error('usage: node demo-dataset.cjs DIR');
 
 	const db = await lancedb.connect(dir);
-	const table = await db.createTable('products', batch(0, 100), {
-		mode: 'overwrite',
-		storageOptions: { newTableDataStorageVersion: '2.1' },
-	});
+	const options = { mode: 'overwrite', storageOptions: { newTableDataStorageVersion: '2.1' } };
+	const products = await db.createTable('products', batch(0, 100), options);
+	const incoming = await db.createTable('incoming', batch(100, 50), options);
 
-	await table.add(batch(100, 50));
-	await table.add(batch(150, 25));
-	console.log(`wrote ${dir}/products.lance: ${await table.countRows()} rows, version ${await table.version()}`);
+	await incoming.add(batch(150, 25));
+	await incoming.add(batch(175, 40));
+	console.log(`wrote ${dir}/products.lance: ${await products.countRows()} rows, version ${await products.version()}`);
+	console.log(`wrote ${dir}/incoming.lance: parts of ${await incoming.countRows()} rows`);
 }
 
 main().catch((error) => {

@@ -66,27 +66,33 @@ echo "==== starting a throwaway cluster"
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION lance_parts'
 
 # ---- main job ----------------------------------------------------------------
-# Inspect every data file of the dataset: footer, schema and pages.
+# A whole ingest: the parts the workers wrote are assembled by page copy into
+# one new data file of the dataset and committed as a new version, in one
+# SQL call; then the reference implementation reads the dataset back.
 main_job()
 {
-	local dataset=$1 file
+	local dataset=$1 parts_dir=$2 parts
 
-	for file in "$dataset"/data/*.lance; do
-		echo
-		echo "==== $file"
-		psql -X -q -v ON_ERROR_STOP=1 -v file="$file" <<'SQL'
-\echo file_info
-SELECT * FROM lance_parts.file_info(:'file');
-\echo file_schema
-SELECT * FROM lance_parts.file_schema(:'file');
-\echo file_pages
-SELECT * FROM lance_parts.file_pages(:'file');
+	parts=$(printf "'%s'," "$parts_dir"/data/*.lance)
+	echo
+	echo "==== ingest: lance_parts.ingest('$dataset', ARRAY[parts])"
+	psql -X -q -v ON_ERROR_STOP=1 <<SQL
+SELECT * FROM lance_parts.ingest('$dataset', ARRAY[${parts%,}]) \\gset
+\\echo new version :dataset_version, fragment :fragment_id, :num_rows rows in :path
+SELECT version, num_rows, num_columns, size_bytes FROM lance_parts.file_info(:'path');
 SQL
-	done
+	echo
+	echo "==== read back by the reference implementation (npm lancedb)"
+	NODE_PATH="$ROOT/test/reference/node_modules" LANCEDB_LOG=error \
+		node -e '
+const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
+console.log(`version ${r.version}: ${r.num_rows} rows in fragments ${JSON.stringify(r.fragments)}`);' \
+		< <(NODE_PATH="$ROOT/test/reference/node_modules" LANCEDB_LOG=error \
+			node "$ROOT/test/reference/read.cjs" "$dataset")
 }
 # ---- end of main job ---------------------------------------------------------
 
-main_job "$DATASET"
+main_job "$DATASET" "$WORK/datasets/incoming.lance"
 
 if $keep; then
 	echo

@@ -42,7 +42,6 @@ CROSS JOIN LATERAL (
                                         'name', f->'name', 'logical_type', f->'logical_type',
                                         'nullable', f->'nullable') ORDER BY ord) AS fields
     FROM jsonb_array_elements(r.fields) WITH ORDINALITY AS y(f, ord)) e
-WHERE r.file_version <> 'legacy'
 GROUP BY 1 ORDER BY 1;
 
 -- file_pages: page rows per column as written

@@ -94,12 +94,13 @@ SELECT pg_temp.outcome($$SELECT * FROM lance_parts.file_info('file://server/shar
 SELECT pg_temp.outcome($$SELECT * FROM lance_parts.file_info('file:///bad%zzescape')$$);
 SELECT * FROM lance_parts.file_info(NULL);
 
--- legacy files: the footer is recognised, the v2 facts are NULL
+-- legacy files: the footer and schema are read, the v2 facts are NULL, and
+-- there are no v2 pages
 SELECT d->>'path' || '/data/' || (d->'data_files'->0->>'file') AS legacy
 FROM jsonb_array_elements(pg_read_file(:'testdata' || '/manifest.json')::jsonb->'datasets') d
 WHERE d->>'name' = 'types_legacy_v2' \gset
 SELECT version, num_rows, num_columns, num_global_buffers FROM lance_parts.file_info(:'legacy');
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.file_schema(%L)', :'legacy')) LIKE '0A000: file "%" uses the legacy Lance format' AS schema_refused;
+SELECT count(*) AS legacy_fields FROM lance_parts.file_schema(:'legacy');
 SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.file_pages(%L)', :'legacy')) LIKE '0A000: file "%" uses the legacy Lance format' AS pages_refused;
 
 -- reading server files needs pg_read_server_files, as COPY FROM a file does

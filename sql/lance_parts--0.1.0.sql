@@ -206,3 +206,78 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.cleanup_target(jsonb) IS
 'Remove an uncommitted assembled file, its staging directory and its blob sidecars; refuses committed files';
+
+-- Compaction by page copy: adjacent small fragments are concatenated without
+-- decoding and committed as one Lance Rewrite.  One row per fragment.
+
+CREATE FUNCTION @extschema@.compact(
+    dataset_uri text,
+    fragment_ids bigint[] DEFAULT NULL,
+    target_rows_per_fragment bigint DEFAULT 1048576)
+RETURNS TABLE(fragment_id bigint, action text, reason text,
+              new_fragment_id bigint, dataset_version bigint)
+AS 'MODULE_PATHNAME', 'lp_compact'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint) IS
+'Merge adjacent small fragments by copying their encoded pages, committed as a Lance Rewrite';
+
+-- A whole ingest in one call (for pg_cron jobs and one-statement ETL
+-- clients): target, assembly of the given parts in order, commit.  If the
+-- commit fails, the assembled file is removed again.
+
+CREATE FUNCTION @extschema@.ingest(
+    dataset_uri text,
+    parts text[],
+    expected_rows bigint[] DEFAULT NULL)
+RETURNS TABLE(dataset_version bigint, fragment_id bigint, num_rows bigint, path text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    target jsonb := @extschema@.create_target(dataset_uri);
+    assembled record;
+BEGIN
+    SELECT * INTO assembled FROM @extschema@.assemble(target, parts, expected_rows);
+    IF assembled.status <> 'written' THEN
+        RAISE EXCEPTION 'parts cannot be assembled into dataset "%"', dataset_uri
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = format('The compatibility check answered %s.', assembled.reason),
+                  HINT = 'Parts must be complete Lance files of the dataset''s schema and file version.';
+    END IF;
+    BEGIN
+        RETURN QUERY
+            SELECT c.dataset_version, c.fragment_id, assembled.num_rows, assembled.path
+            FROM @extschema@.commit(target) c;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM @extschema@.cleanup_target(target);
+        RAISE;
+    END;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[]) IS
+'Create a target, assemble the given parts into it and commit it as a new fragment, in one call';
+
+-- lance_fdw: foreign tables over Lance datasets and data files.  The wrapper
+-- is created by the extension; servers, user mappings and tables are the
+-- user's.  Options naming server paths need pg_read_server_files (checked by
+-- the validator).
+
+CREATE FUNCTION @extschema@.lance_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME', 'lance_fdw_handler'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION @extschema@.lance_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_fdw_validator'
+LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER lance_fdw
+  HANDLER @extschema@.lance_fdw_handler
+  VALIDATOR @extschema@.lance_fdw_validator;
+
+COMMENT ON FOREIGN DATA WRAPPER lance_fdw IS
+'Foreign tables over Lance datasets (a version of a dataset directory) and single .lance data files';

@@ -39,6 +39,14 @@ lp_pfree(void *pointer, void *context)
 
 static const LpAllocator lp_palloc_allocator = {lp_palloc, lp_pfree, NULL};
 
+bool
+lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
+{
+	if (!pg_strong_random(buffer, len))
+		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
+	return true;
+}
+
 static bool
 lp_query_cancel_pending(void)
 {

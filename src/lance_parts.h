@@ -10,6 +10,9 @@
 extern int	lp_read_batch_bytes;
 extern int	lp_commit_retries;
 
+/* Strong random bytes for the core (an LpRandomFunction). */
+extern bool lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err);
+
 /* Raise err as an ERROR with the SQLSTATE its code maps to.  Never returns. */
 extern void lp_raise(const LpError *err) pg_attribute_noreturn();
 

@@ -36,21 +36,24 @@
 
 PG_FUNCTION_INFO_V1(lp_concat_files);
 
-static void
-emit_result(FunctionCallInfo fcinfo, const char *status, const char *reason,
-			const char *path, LpFileVersion version, bool has_size,
-			uint64_t num_rows, uint64_t size_bytes)
+void
+lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		has_size = strcmp(result->status, "unsupported") != 0;
 	Datum		values[6];
-	bool		nulls[6] = {false, reason == NULL, false, false, !has_size, !has_size};
+	bool		nulls[6] = {false, result->reason == NULL, false, false, !has_size, !has_size};
 
-	values[0] = CStringGetTextDatum(status);
-	values[1] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
-	values[2] = CStringGetTextDatum(path);
-	values[3] = CStringGetTextDatum(lp_file_version_name(version));
-	values[4] = Int64GetDatum((int64) num_rows);
-	values[5] = Int64GetDatum((int64) size_bytes);
+	if (result->message != NULL)
+		ereport(NOTICE,
+				errmsg("parts cannot be concatenated into \"%s\": %s",
+					   result->path, result->message));
+	values[0] = CStringGetTextDatum(result->status);
+	values[1] = result->reason ? CStringGetTextDatum(result->reason) : (Datum) 0;
+	values[2] = CStringGetTextDatum(result->path);
+	values[3] = CStringGetTextDatum(lp_file_version_name(result->version));
+	values[4] = Int64GetDatum((int64) result->num_rows);
+	values[5] = Int64GetDatum((int64) result->size_bytes);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -101,8 +104,9 @@ plan_or_raise(const LpConcatTarget *target, const LpConcatPart *parts, int num_p
 }
 
 void
-lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
-				 const LpAssembleTarget *target, bool allow_reuse)
+lp_assemble_file(const char *output_path, List *parts,
+				 const LpAssembleTarget *target, bool allow_reuse,
+				 LpAssembleResult *result)
 {
 	int			num_parts = list_length(parts);
 	LpConcatPart *concat_parts;
@@ -133,17 +137,9 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 	foreach(cell, parts)
 	{
 		LpAssemblePart *part = lfirst(cell);
-		LpInput    *input = lp_local_input_open(part->path, &err);
-		LpFile	   *file;
 
-		if (input == NULL)
-			lp_raise(&err);
-		file = lp_file_open(input, &err);
-		lp_input_close(input);
-		if (file == NULL)
-			lp_raise(&err);
 		paths[i] = part->path;
-		concat_parts[i].file = file;
+		concat_parts[i].file = lp_read_lance_file(part->path);
 		concat_parts[i].has_expected_rows = part->has_expected_rows;
 		concat_parts[i].expected_rows = (uint64_t) part->expected_rows;
 		i++;
@@ -164,24 +160,25 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 	plan = plan_or_raise(&concat_target, concat_parts, num_parts,
 						 lp_local_clone_alignment(output_path, paths, num_parts),
 						 &verdict);
+	memset(result, 0, sizeof(*result));
+	result->path = output_path;
+	result->version = concat_target.version;
 	if (verdict.reason != LP_CONCAT_COMPATIBLE)
 	{
-		char		message[1024];
-
-		lp_concat_verdict_message(&verdict, concat_parts, message, sizeof(message));
-		ereport(NOTICE,
-				errmsg("parts cannot be concatenated into \"%s\": %s", output_path, message));
-		emit_result(fcinfo, "unsupported", lp_concat_reason_name(verdict.reason),
-					output_path, concat_target.version, false, 0, 0);
+		result->message = palloc(1024);
+		lp_concat_verdict_message(&verdict, concat_parts, result->message, 1024);
+		result->status = "unsupported";
+		result->reason = lp_concat_reason_name(verdict.reason);
 		lp_progress_end();
 		return;
 	}
+	result->num_rows = plan->num_rows;
 
 	if (allow_reuse && num_parts == 1 &&
 		same_file(((LpAssemblePart *) linitial(parts))->path, output_path))
 	{
-		emit_result(fcinfo, "reused", NULL, output_path, concat_target.version, true,
-					plan->num_rows, concat_parts[0].file->file_size);
+		result->status = "reused";
+		result->size_bytes = concat_parts[0].file->file_size;
 		lp_progress_end();
 		return;
 	}
@@ -203,7 +200,6 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 		lp_concat_plan_free(plan);
 		plan = plan_or_raise(&concat_target, concat_parts, num_parts, 0, &verdict);
 	}
-
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, started);
 	ereport(DEBUG1,
@@ -222,10 +218,11 @@ lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path, List *parts,
 		lp_raise(&err);
 	lp_progress_end();
 
-	emit_result(fcinfo, "written", NULL, output_path, plan->version, true,
-				plan->num_rows, plan->output_size);
+	result->status = "written";
+	result->size_bytes = plan->output_size;
 	for (i = 0; i < num_parts; i++)
 		lp_input_close(inputs[i]);
+	lp_concat_plan_free(plan);
 }
 
 List *
@@ -289,6 +286,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 	char	   *output_path;
 	List	   *parts;
 	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL};
+	LpAssembleResult result;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -300,6 +298,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 	output_path = lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	parts = lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
 								 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
-	lp_assemble_into(fcinfo, output_path, parts, &target, true);
+	lp_assemble_file(output_path, parts, &target, true, &result);
+	lp_assemble_emit(fcinfo, &result);
 	return (Datum) 0;
 }

@@ -28,15 +28,30 @@ typedef struct LpAssembleTarget
 	const char *dataset;
 } LpAssembleTarget;
 
+/* The outcome of an assembly, as the SQL functions return it. */
+typedef struct LpAssembleResult
+{
+	const char *status;			/* "written", "reused" or "unsupported" */
+	const char *reason;			/* verdict name when unsupported, else NULL */
+	char	   *message;		/* verdict message when unsupported, else NULL */
+	const char *path;
+	LpFileVersion version;
+	uint64_t	num_rows;		/* written and reused only */
+	uint64_t	size_bytes;
+} LpAssembleResult;
+
 /*
- * Concatenate parts (a List of LpAssemblePart *) into output_path and emit
- * the one-row result (status, reason, path, version, num_rows, size_bytes)
- * into the function's materialized result.  allow_reuse: a single compatible
- * part that is the output itself is "reused".
+ * Concatenate parts (a List of LpAssemblePart *) into output_path.  Parts
+ * that cannot be concatenated give status "unsupported" and write nothing.
+ * allow_reuse: a single compatible part that is the output itself is
+ * "reused".
  */
-extern void lp_assemble_into(FunctionCallInfo fcinfo, const char *output_path,
-							 List *parts, const LpAssembleTarget *target,
-							 bool allow_reuse);
+extern void lp_assemble_file(const char *output_path, List *parts,
+							 const LpAssembleTarget *target, bool allow_reuse,
+							 LpAssembleResult *result);
+
+/* Emit result as the one row of an assembly function (materialized SRF). */
+extern void lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result);
 
 /* Parts from a text[] of URIs and an optional bigint[] of expected rows. */
 extern List *lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows);

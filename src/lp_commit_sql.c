@@ -31,14 +31,6 @@ PG_FUNCTION_INFO_V1(lp_cleanup_target);
 
 int			lp_commit_retries = 20;
 
-static bool
-pg_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
-{
-	if (!pg_strong_random(buffer, len))
-		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
-	return true;
-}
-
 /* The target's fields must still exist in the dataset, unchanged. */
 static void
 check_fields_still_present(const LpTarget *target, const LpSchema *dataset_schema)
@@ -89,6 +81,48 @@ open_assembled_file(const LpTarget *target, const char *path)
 	return file;
 }
 
+/* Is file_name (in the target's base) part of any version of the dataset? */
+static bool
+referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
+						  uint64_t latest_version, uint64_t *version_found)
+{
+	for (uint64_t v = latest_version; v >= 1; v--)
+	{
+		LpError		err;
+		LpManifest *manifest = lp_dataset_read_manifest(lp_local_store(), target->dataset,
+														naming, v, &err);
+
+		if (manifest == NULL)
+		{
+			if (err.code == LP_ERR_NOT_FOUND)
+				continue;		/* cleaned up by Lance */
+			lp_raise(&err);
+		}
+		for (size_t f = 0; f < manifest->proto->n_fragments; f++)
+		{
+			const Lance__Table__DataFragment *fragment = manifest->proto->fragments[f];
+
+			for (size_t d = 0; d < fragment->n_files; d++)
+			{
+				const Lance__Table__DataFile *file = fragment->files[d];
+				bool		same_base = target->has_base_id
+					? (file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID &&
+					   (int64) file->base_id == target->base_id)
+					: file->base_id_present_case != LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
+
+				if (same_base && strcmp(file->path, target->file_name) == 0)
+				{
+					*version_found = v;
+					lp_manifest_free(manifest);
+					return true;
+				}
+			}
+		}
+		lp_manifest_free(manifest);
+	}
+	return false;
+}
+
 static char *
 staging_dir_of(const LpTarget *target)
 {
@@ -123,6 +157,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	LpCommitOptions options;
 	LpCommitResult result;
 	LpError		err;
+	uint64_t	version_found;
 	char	   *path;
 	char	   *mode;
 	int32_t    *selected = NULL;
@@ -172,6 +207,13 @@ lp_commit_target(PG_FUNCTION_ARGS)
 
 	/* nothing is written before every check passed */
 	latest = lp_target_check_binding(target, &naming);
+	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
+		ereport(ERROR,
+				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				errmsg("file \"%s\" of the target was already committed in version " UINT64_FORMAT " of dataset \"%s\"",
+					   target->file_name, version_found, target->dataset),
+				errdetail("A data file is committed once; committing it again would repeat its rows."),
+				errhint("Create a new target for new data."));
 	if (!lp_manifest_schema(latest, &dataset_schema, &err))
 		lp_raise(&err);
 	check_fields_still_present(target, &dataset_schema);
@@ -193,6 +235,26 @@ lp_commit_target(PG_FUNCTION_ARGS)
 				errmsg("file \"%s\" has %u columns, but its fields need %zu",
 					   path, file->num_columns, n_columns));
 
+	/*
+	 * An index over replaced fields would go on answering from the old
+	 * file's values; Lance drops such fragments from the index, which needs
+	 * a Roaring writer this extension does not have yet, so refuse instead.
+	 */
+	if (request.kind == LP_COMMIT_REPLACE)
+	{
+		bool		indexed;
+
+		if (!lp_manifest_fragment_indexed(latest, request.fragment_id, field_ids,
+										  n_columns, &indexed, &err))
+			lp_raise(&err);
+		if (indexed)
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("fragment " UINT64_FORMAT " of dataset \"%s\" is covered by an index on the replaced columns",
+						   request.fragment_id, target->dataset),
+					errhint("Drop the index, replace the data, then create the index again."));
+	}
+
 	request.read_version = latest->proto->version;
 	request.file.path = target->file_name;
 	request.file.fields = field_ids;
@@ -205,7 +267,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	request.physical_rows = file->num_rows;
 
 	options.max_retries = lp_commit_retries;
-	options.random = pg_random_bytes;
+	options.random = lp_random_bytes;
 	options.random_arg = NULL;
 	if (!lp_commit(lp_local_store(), target->dataset, &request, &options, &result, &err))
 		lp_raise(&err);
@@ -220,47 +282,6 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* Is file_name (in the target's base) part of any version of the dataset? */
-static bool
-referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
-						  uint64_t latest_version, uint64_t *version_found)
-{
-	for (uint64_t v = latest_version; v >= 1; v--)
-	{
-		LpError		err;
-		LpManifest *manifest = lp_dataset_read_manifest(lp_local_store(), target->dataset,
-														naming, v, &err);
-
-		if (manifest == NULL)
-		{
-			if (err.code == LP_ERR_NOT_FOUND)
-				continue;		/* cleaned up by Lance */
-			lp_raise(&err);
-		}
-		for (size_t f = 0; f < manifest->proto->n_fragments; f++)
-		{
-			const Lance__Table__DataFragment *fragment = manifest->proto->fragments[f];
-
-			for (size_t d = 0; d < fragment->n_files; d++)
-			{
-				const Lance__Table__DataFile *file = fragment->files[d];
-				bool		same_base = target->has_base_id
-					? (file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID &&
-					   (int64) file->base_id == target->base_id)
-					: file->base_id_present_case != LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
-
-				if (same_base && strcmp(file->path, target->file_name) == 0)
-				{
-					*version_found = v;
-					lp_manifest_free(manifest);
-					return true;
-				}
-			}
-		}
-		lp_manifest_free(manifest);
-	}
-	return false;
-}
 
 Datum
 lp_cleanup_target(PG_FUNCTION_ARGS)

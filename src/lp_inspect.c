@@ -29,7 +29,7 @@ metadata_to_jsonb(const LpKeyValue *metadata, uint32_t count)
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
 }
 
-/* Legacy (v1) files have a footer we recognise but no v2 schema or pages. */
+/* Legacy (v1) files have a schema but no v2 column metadata or pages. */
 static void
 refuse_legacy(const LpFile *file, const char *function)
 {
@@ -73,7 +73,6 @@ lp_file_schema(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	file = lp_open_lance_file(uri);
-	refuse_legacy(file, "file_schema");
 
 	for (uint32_t i = 0; i < file->schema.num_fields; i++)
 	{

@@ -416,6 +416,13 @@ local_output_publish(LpOutput *output, LpError *err)
 	CloseTransientFile(local->fd);
 	local->fd = -1;
 
+	/* a cancel that arrived during the fsync still prevents publication */
+	if (lp_check_cancel(err))
+	{
+		local_output_finish(local, true);
+		return false;
+	}
+
 	/* link() never replaces an existing file: a final name is written once */
 	if (link(local->temp_path, local->path) != 0)
 	{

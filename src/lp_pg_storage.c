@@ -108,13 +108,17 @@ lp_check_write_privilege(void)
 LpFile *
 lp_open_lance_file(const char *uri)
 {
-	char	   *path;
+	lp_check_read_privilege();
+	return lp_read_lance_file(lp_local_path_from_uri(uri));
+}
+
+LpFile *
+lp_read_lance_file(const char *path)
+{
 	LpInput    *input;
 	LpFile	   *file;
 	LpError		err;
 
-	lp_check_read_privilege();
-	path = lp_local_path_from_uri(uri);
 	input = lp_local_input_open(path, &err);
 	if (input == NULL)
 		lp_raise(&err);

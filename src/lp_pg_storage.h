@@ -51,4 +51,7 @@ extern LpStore *lp_local_store(void);
 /* Check privileges, open uri and read its Lance metadata; ERROR on failure. */
 extern LpFile *lp_open_lance_file(const char *uri);
 
+/* Read the Lance metadata of a local path (privileges already checked). */
+extern LpFile *lp_read_lance_file(const char *path);
+
 #endif							/* LP_PG_STORAGE_H */

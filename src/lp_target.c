@@ -31,6 +31,9 @@
 
 #define TARGET_KEY_FILE "lance_parts.key"
 #define TARGET_KEY_LEN 32
+/* kind, format, dataset, dataset_version, dataset_tag, base_id, base_path,
+ * data_dir, file_name, file_version, columns, fields, schema_metadata, signature */
+#define TARGET_KEYS 14
 
 static uint8 target_key[TARGET_KEY_LEN];
 static bool target_key_loaded;
@@ -433,6 +436,9 @@ lp_target_from_jsonb(Jsonb *value)
 				   &target->schema.num_metadata, &target->schema.metadata);
 
 	signature = member(object, "signature", jbvString, false);
+	/* every expected key is present: more keys means keys were added */
+	if (JsonContainerSize(object) != TARGET_KEYS)
+		invalid_target("%s", "It has keys that lance_parts.create_target does not give a target.");
 	expected = sign_text(unsigned_text(target));
 	if (signature->val.string.len != strlen(expected) ||
 		timingsafe_bcmp(signature->val.string.val, expected, strlen(expected)) != 0)

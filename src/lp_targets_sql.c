@@ -27,14 +27,6 @@ PG_FUNCTION_INFO_V1(lp_assemble_registered);
 PG_FUNCTION_INFO_V1(lp_assemble_parts);
 PG_FUNCTION_INFO_V1(lp_staging_dir);
 
-static bool
-pg_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
-{
-	if (!pg_strong_random(buffer, len))
-		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
-	return true;
-}
-
 /* The manifest's schema restricted to the named top-level columns (and their children). */
 static void
 select_columns(const LpSchema *full, List *columns, const char *dataset,
@@ -187,7 +179,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 		select_columns(&full, target->columns, target->dataset, &target->schema);
 	}
 
-	if (!lp_generate_data_file_name(pg_random_bytes, NULL, file_name, &err))
+	if (!lp_generate_data_file_name(lp_random_bytes, NULL, file_name, &err))
 		lp_raise(&err);
 	target->file_name = pstrdup(file_name);
 	target->dataset_version = (int64) manifest->proto->version;
@@ -297,13 +289,15 @@ static void
 assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts)
 {
 	LpAssembleTarget assemble_target;
+	LpAssembleResult result;
 
 	lp_check_write_privilege();
 	assemble_target.version = target->file_version;
 	assemble_target.schema = &target->schema;
 	assemble_target.dataset = target->dataset;
-	lp_assemble_into(fcinfo, lp_target_data_file_path(target), parts,
-					 &assemble_target, false);
+	lp_assemble_file(lp_target_data_file_path(target), parts, &assemble_target,
+					 false, &result);
+	lp_assemble_emit(fcinfo, &result);
 }
 
 Datum

@@ -811,6 +811,54 @@ fail:
 	return false;
 }
 
+static bool
+same_data_file(const Lance__Table__DataFile *existing, const LpNewDataFile *file)
+{
+	bool		existing_has_base = existing->base_id_present_case ==
+		LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
+
+	return strcmp(existing->path, file->path) == 0 &&
+		existing_has_base == file->has_base_id &&
+		(!file->has_base_id || existing->base_id == file->base_id);
+}
+
+static bool
+check_file_is_new(const LpManifest *base, const LpNewDataFile *file, LpError *err)
+{
+	for (size_t f = 0; f < base->proto->n_fragments; f++)
+	{
+		const Lance__Table__DataFragment *fragment = base->proto->fragments[f];
+
+		for (size_t d = 0; d < fragment->n_files; d++)
+			if (same_data_file(fragment->files[d], file))
+			{
+				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						"data file \"%s\" is already part of fragment %llu of version %llu",
+						file->path, (unsigned long long) fragment->id,
+						(unsigned long long) base->proto->version);
+				lp_error_detail(err, "A data file is committed once; committing it again would repeat its rows.");
+				return false;
+			}
+	}
+	return true;
+}
+
+/*
+ * Every file a request adds must be new to the base version.  Checked on
+ * every rebuild, so two writers committing the same file cannot both land.
+ */
+static bool
+check_files_are_new(const LpManifest *base, const LpCommitRequest *request,
+					LpError *err)
+{
+	if (request->kind != LP_COMMIT_REWRITE)
+		return check_file_is_new(base, &request->file, err);
+	for (size_t g = 0; g < request->n_groups; g++)
+		if (!check_file_is_new(base, &request->groups[g].file, err))
+			return false;
+	return true;
+}
+
 bool
 lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 						 const uint8_t *transaction, size_t transaction_len,
@@ -822,6 +870,9 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 	bool		ok;
 
 	if (!lp_manifest_check_flags(base, err))
+		return false;
+
+	if (!check_files_are_new(base, request, err))
 		return false;
 
 	memset(&build, 0, sizeof(build));
@@ -968,6 +1019,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 	uint8_t		uuid_bytes[16];
 	char		uuid[LP_UUID_STRING_SIZE];
 	char		transaction_file[64];
+	bool		transaction_written = false;
 	uint8_t    *transaction = NULL;
 	size_t		transaction_len = 0;
 	uint64_t	checked = request->read_version;
@@ -1024,10 +1076,8 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 
 		/* The transaction does not depend on the version it lands on. */
 		if (transaction == NULL &&
-			(!lp_transaction_build(request, latest, uuid, &transaction,
-								   &transaction_len, err) ||
-			 !write_transaction(store, root, transaction_file, transaction,
-								transaction_len, err)))
+			!lp_transaction_build(request, latest, uuid, &transaction,
+								  &transaction_len, err))
 		{
 			lp_manifest_free(latest);
 			goto done;
@@ -1040,6 +1090,18 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 		lp_manifest_free(latest);
 		if (!built)
 			goto done;
+
+		/* written once, and only for a request the dataset accepts */
+		if (!transaction_written)
+		{
+			if (!write_transaction(store, root, transaction_file, transaction,
+								   transaction_len, err))
+			{
+				lp_free(manifest_data);
+				goto done;
+			}
+			transaction_written = true;
+		}
 		ok = publish_manifest(store, root, naming, new_version, manifest_data,
 							  manifest_len, err);
 		lp_free(manifest_data);

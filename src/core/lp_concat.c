@@ -99,11 +99,11 @@ validate_metadata(uint32_t index, const LpFile *file,
 {
 	if (file->num_columns == 0)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "input %u (\"%s\") has no columns", index, file->name);
+					   "part %u (\"%s\") has no columns", index + 1, file->name);
 	if (file->num_columns != num_expected)
 		return lp_fail(err, LP_ERR_CORRUPT,
-					   "input %u (\"%s\") has %u columns, but its schema implies %u for file version %s",
-					   index, file->name, file->num_columns, num_expected,
+					   "part %u (\"%s\") has %u columns, but its schema implies %u for file version %s",
+					   index + 1, file->name, file->num_columns, num_expected,
 					   lp_file_version_name(file->version));
 
 	for (uint32_t c = 0; c < file->num_columns; c++)
@@ -115,18 +115,18 @@ validate_metadata(uint32_t index, const LpFile *file,
 		{
 			if (!lp_add_u64(rows, column->pages[p].num_rows, &rows))
 				return lp_fail(err, LP_ERR_CORRUPT,
-							   "input %u (\"%s\"): the page rows of column %u overflow",
-							   index, file->name, c);
+							   "part %u (\"%s\"): the page rows of column %u overflow",
+							   index + 1, file->name, c);
 		}
 		if (expected[c].struct_header &&
 			column->num_pages != 1 && !(column->num_pages == 0 && file->num_rows == 0))
 			return lp_fail(err, LP_ERR_CORRUPT,
-						   "input %u (\"%s\"): struct header column %u has %u pages, expected 1",
-						   index, file->name, c, column->num_pages);
+						   "part %u (\"%s\"): struct header column %u has %u pages, expected 1",
+						   index + 1, file->name, c, column->num_pages);
 		if (!expected[c].counts_items && rows != file->num_rows)
 			return lp_fail(err, LP_ERR_CORRUPT,
-						   "input %u (\"%s\"): the pages of column %u hold %" PRIu64 " rows, but the file has %" PRIu64 " rows",
-						   index, file->name, c, rows, file->num_rows);
+						   "part %u (\"%s\"): the pages of column %u hold %" PRIu64 " rows, but the file has %" PRIu64 " rows",
+						   index + 1, file->name, c, rows, file->num_rows);
 	}
 	return true;
 }
@@ -175,8 +175,8 @@ check_part(const LpConcatTarget *target, const LpConcatPart *parts,
 
 	if (parts[index].has_expected_rows && file->num_rows != parts[index].expected_rows)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "input %u (\"%s\") has %" PRIu64 " rows, but %" PRIu64 " were expected",
-					   index, file->name, file->num_rows, parts[index].expected_rows);
+					   "part %u (\"%s\") has %" PRIu64 " rows, but %" PRIu64 " were expected",
+					   index + 1, file->name, file->num_rows, parts[index].expected_rows);
 	if (file->version != target->version)
 	{
 		set_verdict(verdict, LP_CONCAT_VERSION_MISMATCH, index, LP_CONCAT_NONE);
@@ -323,44 +323,44 @@ lp_concat_verdict_message(const LpConcatVerdict *verdict,
 						 "the target file version is legacy Lance v1, which cannot be concatenated");
 			else
 				snprintf(buffer, buffer_len,
-						 "input %u (\"%s\") is a legacy Lance v1 file, which cannot be concatenated",
-						 i, name);
+						 "part %u (\"%s\") is a legacy Lance v1 file, which cannot be concatenated",
+						 i + 1, name);
 			return;
 		case LP_CONCAT_VERSION_MISMATCH:
 			snprintf(buffer, buffer_len,
-					 "input %u (\"%s\") has file version %s, expected %s", i, name,
+					 "part %u (\"%s\") has file version %s, expected %s", i + 1, name,
 					 lp_file_version_name(verdict->actual),
 					 lp_file_version_name(verdict->expected));
 			return;
 		case LP_CONCAT_SCHEMA_MISMATCH:
 			snprintf(buffer, buffer_len,
-					 "input %u (\"%s\") has a different schema than the target",
-					 i, name);
+					 "part %u (\"%s\") has a different schema than the target",
+					 i + 1, name);
 			return;
 		case LP_CONCAT_COLUMN_LAYOUT_MISMATCH:
 			if (verdict->column == LP_CONCAT_NONE)
 				snprintf(buffer, buffer_len,
-						 "input %u (\"%s\") has %" PRIu64 " physical columns, expected %" PRIu64,
-						 i, name, verdict->count, verdict->expected_count);
+						 "part %u (\"%s\") has %" PRIu64 " physical columns, expected %" PRIu64,
+						 i + 1, name, verdict->count, verdict->expected_count);
 			else
 				snprintf(buffer, buffer_len,
-						 "input %u (\"%s\") has a different layout of physical column %u",
-						 i, name, verdict->column);
+						 "part %u (\"%s\") has a different layout of physical column %u",
+						 i + 1, name, verdict->column);
 			return;
 		case LP_CONCAT_COLUMN_ENCODING_MISMATCH:
 			snprintf(buffer, buffer_len,
-					 "input %u (\"%s\") has a different encoding of physical column %u",
-					 i, name, verdict->column);
+					 "part %u (\"%s\") has a different encoding of physical column %u",
+					 i + 1, name, verdict->column);
 			return;
 		case LP_CONCAT_COLUMN_BUFFERS:
 			snprintf(buffer, buffer_len,
-					 "input %u (\"%s\") has %" PRIu64 " column buffers in physical column %u, which cannot be relocated",
-					 i, name, verdict->count, verdict->column);
+					 "part %u (\"%s\") has %" PRIu64 " column buffers in physical column %u, which cannot be relocated",
+					 i + 1, name, verdict->count, verdict->column);
 			return;
 		case LP_CONCAT_EXTRA_GLOBAL_BUFFERS:
 			snprintf(buffer, buffer_len,
-					 "input %u (\"%s\") has %" PRIu64 " global buffers, but only the schema buffer can be copied",
-					 i, name, verdict->count);
+					 "part %u (\"%s\") has %" PRIu64 " global buffers, but only the schema buffer can be copied",
+					 i + 1, name, verdict->count);
 			return;
 		case LP_CONCAT_BLOB_COLUMNS:
 			if (verdict->field_name != NULL)
@@ -369,8 +369,8 @@ lp_concat_verdict_message(const LpConcatVerdict *verdict,
 						 verdict->field_name);
 			else
 				snprintf(buffer, buffer_len,
-						 "input %u (\"%s\") stores physical column %u as a blob, whose data cannot be relocated",
-						 i, name, verdict->column);
+						 "part %u (\"%s\") stores physical column %u as a blob, whose data cannot be relocated",
+						 i + 1, name, verdict->column);
 			return;
 	}
 	snprintf(buffer, buffer_len, "unknown concatenation verdict %d", (int) verdict->reason);

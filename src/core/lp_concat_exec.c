@@ -160,8 +160,8 @@ lp_concat_copier_init(LpConcatCopier *copier, const LpConcatPlan *plan,
 	{
 		if (inputs[i]->size != plan->input_sizes[i])
 			return lp_fail(err, LP_ERR_IO,
-						   "input %u (\"%s\") has %" PRIu64 " bytes, but was %" PRIu64 " bytes when the concatenation was planned",
-						   i, inputs[i]->name, inputs[i]->size, plan->input_sizes[i]);
+						   "part %u (\"%s\") has %" PRIu64 " bytes, but was %" PRIu64 " bytes when the concatenation was planned",
+						   i + 1, inputs[i]->name, inputs[i]->size, plan->input_sizes[i]);
 	}
 	copier->plan = plan;
 	copier->inputs = inputs;

@@ -142,8 +142,8 @@ fill_columns(LpConcatPlan *plan, const LpConcatPart *parts,
 				if (plan->version != LP_FILE_VERSION_2_0 &&
 					!lp_add_u64(source->priority, row_offset, &page->priority))
 					return lp_fail(err, LP_ERR_CORRUPT,
-								   "input %u (\"%s\"): the priority of page %u of column %u overflows after relocation",
-								   i, file->name, p, c);
+								   "part %u (\"%s\"): the priority of page %u of column %u overflows after relocation",
+								   i + 1, file->name, p, c);
 				page->buffers = &plan->buffer_storage[next_slot];
 				for (uint32_t b = 0; b < source->num_buffers; b++)
 				{

@@ -219,27 +219,73 @@ out_of_memory(const LpFile *file, LpError *err)
 
 /* ---- footer and offset tables --------------------------------------------- */
 
+/* The u32-length-prefixed message at position, inside [0, limit). */
 static bool
-check_legacy_tail(LpFile *file, const TailBuffer *tail, LpError *err)
+legacy_message_at(LpFile *file, LpInput *input, TailBuffer *tail,
+				  uint64_t position, uint64_t limit, const char *what,
+				  const ProtobufCMessageDescriptor *descriptor,
+				  ProtobufCMessage **message, LpError *err)
 {
-	uint64_t	metadata_position;
+	uint32_t	length;
+	LpUnpackResult result;
+
+	if (position > limit || limit - position < 4)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "%s of legacy Lance file \"%s\" lies outside the file",
+				what, file->name);
+		lp_error_detail(err, "The position is %llu; the file has %llu bytes.",
+						(unsigned long long) position,
+						(unsigned long long) file->file_size);
+		return false;
+	}
+	if (!tail_extend(input, tail, position, err))
+		return false;
+	length = read_u32(tail_at(tail, position));
+	if (length > limit - position - 4)
+		return lp_fail(err, LP_ERR_CORRUPT, "%s of legacy Lance file \"%s\" runs past the file",
+					   what, file->name);
+	result = lp_protobuf_unpack(descriptor, tail_at(tail, position + 4), length, message);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+					   "%s of legacy Lance file \"%s\" %s",
+					   what, file->name, lp_unpack_result_text(result));
+	return true;
+}
+
+/*
+ * Legacy (v1) files end in a 16-byte tail naming their metadata block, which
+ * names the embedded manifest that holds the schema.  Nothing else of a v1
+ * file is read.
+ */
+static bool
+read_legacy_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *err)
+{
+	uint64_t	limit;
+	Lance__File__LegacyMetadata *metadata;
+	Lance__File__LegacyManifest *manifest;
+	char		where[LP_SCHEMA_WHERE_LEN];
+	bool		ok;
 
 	if (file->file_size < LP_LEGACY_TAIL_LEN)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "file \"%s\" is too short to be a Lance file (%llu bytes)",
 					   file->name, (unsigned long long) file->file_size);
-	metadata_position = read_u64(tail_at(tail, file->file_size - LP_LEGACY_TAIL_LEN));
-	if (metadata_position > file->file_size - LP_LEGACY_TAIL_LEN)
-	{
-		lp_fail(err, LP_ERR_CORRUPT,
-				"metadata position of legacy Lance file \"%s\" lies outside the file",
-				file->name);
-		lp_error_detail(err, "The position is %llu; the file has %llu bytes.",
-						(unsigned long long) metadata_position,
-						(unsigned long long) file->file_size);
+	limit = file->file_size - LP_LEGACY_TAIL_LEN;
+	if (!legacy_message_at(file, input, tail, read_u64(tail_at(tail, limit)), limit,
+						   "metadata block", &lance__file__legacy_metadata__descriptor,
+						   (ProtobufCMessage **) &metadata, err))
 		return false;
-	}
-	return true;
+	ok = legacy_message_at(file, input, tail, metadata->manifest_position, limit,
+						   "schema", &lance__file__legacy_manifest__descriptor,
+						   (ProtobufCMessage **) &manifest, err);
+	lp_protobuf_free(&metadata->base);
+	if (!ok)
+		return false;
+	snprintf(where, sizeof(where), "file \"%s\"", file->name);
+	ok = lp_schema_from_proto(where, manifest->fields, manifest->n_fields, NULL, 0,
+							  &file->schema, err);
+	lp_protobuf_free(&manifest->base);
+	return ok;
 }
 
 static bool
@@ -836,7 +882,7 @@ read_file_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *err)
 					   "file \"%s\" has unsupported Lance format version %u.%u",
 					   file->name, file->footer_major, file->footer_minor);
 	if (file->version == LP_FILE_VERSION_LEGACY)
-		return check_legacy_tail(file, tail, err);
+		return read_legacy_metadata(file, input, tail, err);
 
 	return parse_footer(file, tail, err) &&
 		tail_extend(input, tail, file->global_buffer_offsets_start, err) &&

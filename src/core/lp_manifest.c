@@ -8,6 +8,7 @@
 #include "lp_checked.h"
 #include "lp_manifest.h"
 #include "lp_protobuf.h"
+#include "lp_roaring.h"
 #include "lp_schema.h"
 
 static uint32_t
@@ -343,4 +344,51 @@ lp_manifest_find_field(const Lance__Table__Manifest *manifest, int32_t field_id)
 		if (manifest->fields[i]->id == field_id)
 			return manifest->fields[i];
 	return NULL;
+}
+
+/* Whether the index is on one of fields (any field when fields is NULL). */
+static bool
+index_on_fields(const Lance__Table__IndexMetadata *index, const int32_t *fields,
+				size_t n_fields)
+{
+	if (fields == NULL)
+		return true;
+	for (size_t i = 0; i < index->n_fields; i++)
+		for (size_t k = 0; k < n_fields; k++)
+			if (index->fields[i] == fields[k])
+				return true;
+	return false;
+}
+
+bool
+lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
+							 const int32_t *fields, size_t n_fields,
+							 bool *indexed, LpError *err)
+{
+	Lance__Table__IndexSection *section;
+	LpUnpackResult result;
+	bool		ok = true;
+
+	*indexed = false;
+	if (manifest->index_section == NULL)
+		return true;
+	result = lp_protobuf_unpack(&lance__table__index_section__descriptor,
+								manifest->index_section, manifest->index_section_len,
+								(ProtobufCMessage **) &section);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+					   "index section of manifest \"%s\" %s", manifest->name,
+					   lp_unpack_result_text(result));
+	for (size_t i = 0; ok && !*indexed && i < section->n_indices; i++)
+	{
+		const Lance__Table__IndexMetadata *index = section->indices[i];
+
+		/* fragment ids are u32 in row addresses; larger ones cannot be covered */
+		if (fragment_id <= UINT32_MAX && index_on_fields(index, fields, n_fields))
+			ok = lp_roaring32_contains(index->fragment_bitmap.data,
+									   index->fragment_bitmap.len,
+									   (uint32_t) fragment_id, indexed, err);
+	}
+	lp_protobuf_free(&section->base);
+	return ok;
 }

@@ -86,6 +86,15 @@ bool		lp_manifest_check_flags(const LpManifest *manifest, LpError *err);
 bool		lp_manifest_schema(const LpManifest *manifest, LpSchema *schema,
 							   LpError *err);
 
+/*
+ * Whether an index of the manifest's index section covers the fragment; only
+ * indexes on one of fields count (every index when fields is NULL).
+ */
+bool		lp_manifest_fragment_indexed(const LpManifest *manifest,
+										 uint64_t fragment_id,
+										 const int32_t *fields, size_t n_fields,
+										 bool *indexed, LpError *err);
+
 /* The fragment with the given id, or NULL. */
 Lance__Table__DataFragment *lp_manifest_find_fragment(const Lance__Table__Manifest *manifest,
 													  uint64_t fragment_id);

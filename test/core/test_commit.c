@@ -4,6 +4,7 @@
  * with node; it finds @lancedb/lancedb in test/reference/node_modules or
  * through NODE_PATH).
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,26 @@ stage_copy(const char *root, const LpManifest *manifest, uint64_t source,
 	LP_CHECK_EQ_U64(file->size_bytes, data_file->file_size_bytes);
 	*rows = fragment->physical_rows;
 	return true;
+}
+
+static LpManifest *read_latest(const char *root, LpManifestNaming *naming);
+
+/*
+ * Copy a reference dataset into a new temporary directory work (root
+ * receives the copy's path) and read its latest manifest; NULL (a failed
+ * check) without reference data.
+ */
+static LpManifest *
+copy_and_read_latest(const char *dataset, char *work, size_t work_len,
+					 char *root, size_t root_len, LpManifestNaming *naming)
+{
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return NULL;
+	snprintf(work, work_len, "%s", lp_test_make_temp_dir());
+	snprintf(root, root_len, "%s/%s.lance", work, dataset);
+	lp_test_copy_dataset(dataset, root);
+	return read_latest(root, naming);
 }
 
 static LpManifest *
@@ -329,13 +350,7 @@ LP_TEST(commit_conflict_rebases)
 	LpError		err;
 	int			conflicts_before = lp_test_store_conflicts;
 
-	LP_CHECK(lp_test_data_dir != NULL);
-	if (lp_test_data_dir == NULL)
-		return;
-	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
-	snprintf(root, sizeof(root), "%s/types_2_2_v2.lance", work);
-	lp_test_copy_dataset("types_2_2_v2", root);
-	before = read_latest(root, &naming);
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
 	if (before == NULL)
 		return;
 
@@ -396,13 +411,7 @@ LP_TEST(commit_concurrent_processes)
 	LpManifest *after;
 	pid_t		children[WRITERS];
 
-	LP_CHECK(lp_test_data_dir != NULL);
-	if (lp_test_data_dir == NULL)
-		return;
-	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
-	snprintf(root, sizeof(root), "%s/types_2_1_v1.lance", work);
-	lp_test_copy_dataset("types_2_1_v1", root);
-	before = read_latest(root, &naming);
+	before = copy_and_read_latest("types_2_1_v1", work, sizeof(work), root, sizeof(root), &naming);
 	if (before == NULL)
 		return;
 
@@ -496,13 +505,7 @@ LP_TEST(commit_conflicts_with_overwrite)
 	LpCommitResult result;
 	LpError		err;
 
-	LP_CHECK(lp_test_data_dir != NULL);
-	if (lp_test_data_dir == NULL)
-		return;
-	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
-	snprintf(root, sizeof(root), "%s/types_2_2_v1.lance", work);
-	lp_test_copy_dataset("types_2_2_v1", root);
-	before = read_latest(root, &naming);
+	before = copy_and_read_latest("types_2_2_v1", work, sizeof(work), root, sizeof(root), &naming);
 	if (before == NULL)
 		return;
 	memset(&request, 0, sizeof(request));
@@ -548,13 +551,7 @@ LP_TEST(commit_replace_reference)
 	int32_t		partial_fields[2];
 	int32_t		partial_columns[2] = {0, 1};
 
-	LP_CHECK(lp_test_data_dir != NULL);
-	if (lp_test_data_dir == NULL)
-		return;
-	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
-	snprintf(root, sizeof(root), "%s/types_2_2_v1.lance", work);
-	lp_test_copy_dataset("types_2_2_v1", root);
-	before = read_latest(root, &naming);
+	before = copy_and_read_latest("types_2_2_v1", work, sizeof(work), root, sizeof(root), &naming);
 	if (before == NULL)
 		return;
 	memset(&request, 0, sizeof(request));
@@ -637,13 +634,7 @@ LP_TEST(commit_rewrite_reference)
 	LpCommitResult result;
 	LpError		err;
 
-	LP_CHECK(lp_test_data_dir != NULL);
-	if (lp_test_data_dir == NULL)
-		return;
-	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
-	snprintf(root, sizeof(root), "%s/types_2_3_v2.lance", work);
-	lp_test_copy_dataset("types_2_3_v2", root);
-	before = read_latest(root, &naming);
+	before = copy_and_read_latest("types_2_3_v2", work, sizeof(work), root, sizeof(root), &naming);
 	if (before == NULL)
 		return;
 	memset(groups, 0, sizeof(groups));
@@ -691,6 +682,23 @@ LP_TEST(commit_rewrite_reference)
 	lp_test_remove_tree(work);
 }
 
+/* Entries of a directory (0 if it cannot be opened). */
+static uint64_t
+count_entries(const char *path)
+{
+	DIR		   *dir = opendir(path);
+	struct dirent *entry;
+	uint64_t	count = 0;
+
+	if (dir == NULL)
+		return 0;
+	while ((entry = readdir(dir)) != NULL)
+		if (entry->d_name[0] != '.')
+			count++;
+	closedir(dir);
+	return count;
+}
+
 LP_TEST(commit_refusals)
 {
 	char		work[1024];
@@ -709,13 +717,7 @@ LP_TEST(commit_refusals)
 	int32_t		unknown_field[1] = {9999};
 	int32_t		column_zero[1] = {0};
 
-	LP_CHECK(lp_test_data_dir != NULL);
-	if (lp_test_data_dir == NULL)
-		return;
-	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
-	snprintf(root, sizeof(root), "%s/types_2_1_v2.lance", work);
-	lp_test_copy_dataset("types_2_1_v2", root);
-	base = read_latest(root, &naming);
+	base = copy_and_read_latest("types_2_1_v2", work, sizeof(work), root, sizeof(root), &naming);
 	if (base == NULL)
 		return;
 	memset(&request, 0, sizeof(request));
@@ -759,12 +761,15 @@ LP_TEST(commit_refusals)
 	bad.read_version = 99;
 	LP_CHECK(!lp_commit(lp_test_store(), root, &bad, &options, &result, &err));
 	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
-	/* nothing was published by any of these */
+	/* nothing was published by any of these, not even a transaction file */
 	{
 		LpManifest *latest = read_latest(root, &naming);
+		char		transactions[1300];
 
 		LP_CHECK(latest != NULL && latest->proto->version == base->proto->version);
 		lp_manifest_free(latest);
+		snprintf(transactions, sizeof(transactions), "%s/_transactions", root);
+		LP_CHECK_EQ_U64(count_entries(transactions), base->proto->version);
 	}
 
 	/* unknown feature flags */

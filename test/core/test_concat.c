@@ -695,7 +695,7 @@ LP_TEST(concat_verdict_version_mismatch)
 	if (open_dataset_file("types_2_2_v2", 1, &b))
 	{
 		snprintf(message, sizeof(message),
-				 "input 1 (\"%s\") has file version 2.2, expected 2.1", b.path);
+				 "part 2 (\"%s\") has file version 2.2, expected 2.1", b.path);
 		v = expect_verdict(&a, &b, "version_mismatch", message);
 		LP_CHECK_EQ_U64(v.input, 1);
 		LP_CHECK(v.actual == LP_FILE_VERSION_2_2 && v.expected == LP_FILE_VERSION_2_1);
@@ -715,7 +715,7 @@ LP_TEST(concat_verdict_schema_mismatch)
 	if (open_dataset_file("types_2_1_v2", 0, &b))
 	{
 		snprintf(message, sizeof(message),
-				 "input 1 (\"%s\") has a different schema than the target", b.path);
+				 "part 2 (\"%s\") has a different schema than the target", b.path);
 		expect_verdict(&a, &b, "schema_mismatch", message);
 		close_part(&b);
 	}
@@ -734,7 +734,7 @@ LP_TEST(concat_verdict_legacy_version)
 	if (open_dataset_file("types_2_1_v2", 0, &current))
 	{
 		snprintf(message, sizeof(message),
-				 "input 1 (\"%s\") is a legacy Lance v1 file, which cannot be concatenated",
+				 "part 2 (\"%s\") is a legacy Lance v1 file, which cannot be concatenated",
 				 legacy.path);
 		LP_CHECK_EQ_U64(expect_verdict(&current, &legacy, "legacy_version", message).input, 1);
 		LP_CHECK_EQ_U64(expect_verdict(&legacy, &current, "legacy_version", NULL).input, 0);
@@ -773,7 +773,7 @@ LP_TEST(concat_verdict_column_count)
 					   "short.lance", &crafted))
 		{
 			snprintf(message, sizeof(message),
-					 "input 1 (\"short.lance\") has %u physical columns, expected %u",
+					 "part 2 (\"short.lance\") has %u physical columns, expected %u",
 					 a.file->num_columns - 1, a.file->num_columns);
 			v = expect_verdict(&a, &crafted, "column_layout_mismatch", message);
 			LP_CHECK_EQ_U64(v.column, LP_CONCAT_NONE);
@@ -809,7 +809,7 @@ LP_TEST(concat_verdict_struct_header_with_buffers)
 		if (craft_part(&b, columns, b.file->num_columns, NULL, 0, "header.lance", &crafted))
 		{
 			snprintf(message, sizeof(message),
-					 "input 1 (\"header.lance\") has a different layout of physical column %d",
+					 "part 2 (\"header.lance\") has a different layout of physical column %d",
 					 header);
 			expect_verdict(&a, &crafted, "column_layout_mismatch", message);
 			close_part(&crafted);
@@ -846,7 +846,7 @@ LP_TEST(concat_verdict_column_encoding)
 		{
 			LP_CHECK_STR(crafted.file->columns[3].kind, "zone_index");
 			v = expect_verdict(&a, &crafted, "column_encoding_mismatch",
-							   "input 1 (\"encoding.lance\") has a different encoding of physical column 3");
+							   "part 2 (\"encoding.lance\") has a different encoding of physical column 3");
 			LP_CHECK_EQ_U64(v.column, 3);
 			close_part(&crafted);
 		}
@@ -876,7 +876,7 @@ LP_TEST(concat_verdict_column_buffers)
 		if (craft_part(&b, columns, b.file->num_columns, NULL, 0, "buffers.lance", &crafted))
 		{
 			v = expect_verdict(&a, &crafted, "column_buffers",
-							   "input 1 (\"buffers.lance\") has 2 column buffers in physical column 2, which cannot be relocated");
+							   "part 2 (\"buffers.lance\") has 2 column buffers in physical column 2, which cannot be relocated");
 			LP_CHECK_EQ_U64(v.count, 2);
 			close_part(&crafted);
 		}
@@ -907,7 +907,7 @@ LP_TEST(concat_verdict_extra_global_buffers)
 		{
 			LP_CHECK_EQ_U64(crafted.file->num_global_buffers, 2);
 			v = expect_verdict(&a, &crafted, "extra_global_buffers",
-							   "input 1 (\"global.lance\") has 2 global buffers, but only the schema buffer can be copied");
+							   "part 2 (\"global.lance\") has 2 global buffers, but only the schema buffer can be copied");
 			LP_CHECK_EQ_U64(v.count, 2);
 			close_part(&crafted);
 		}
@@ -950,7 +950,7 @@ LP_TEST(concat_error_expected_rows)
 	rows[0] = set.parts[0].file->num_rows;
 	rows[1] = set.parts[1].file->num_rows + 1;
 	expect_error(ordered, 2, rows, LP_ERR_INVALID_ARGUMENT,
-				 "input 1 (\"");
+				 "part 2 (\"");
 	expect_error(ordered, 2, rows, LP_ERR_INVALID_ARGUMENT,
 				 "\") has 170 rows, but 171 were expected");
 	close_set(&set);
@@ -985,7 +985,7 @@ LP_TEST(concat_error_page_rows)
 			ordered[0] = &a;
 			ordered[1] = &crafted;
 			expect_error(ordered, 2, NULL, LP_ERR_CORRUPT,
-						 "input 1 (\"rows.lance\"): the pages of column 0 hold 169 rows, but the file has 170 rows");
+						 "part 2 (\"rows.lance\"): the pages of column 0 hold 169 rows, but the file has 170 rows");
 			close_part(&crafted);
 		}
 		free(pages);
@@ -1043,7 +1043,7 @@ LP_TEST(concat_error_columns_not_implied_by_schema)
 	{
 		ordered[0] = &crafted;
 		expect_error(ordered, 1, NULL, LP_ERR_CORRUPT,
-					 "input 0 (\"short.lance\") has 28 columns, but its schema implies 29 for file version 2.3");
+					 "part 1 (\"short.lance\") has 28 columns, but its schema implies 29 for file version 2.3");
 		close_part(&crafted);
 	}
 	close_part(&a);
@@ -1061,7 +1061,7 @@ LP_TEST(concat_error_zero_columns)
 	{
 		ordered[0] = &crafted;
 		expect_error(ordered, 1, NULL, LP_ERR_INVALID_ARGUMENT,
-					 "input 0 (\"none.lance\") has no columns");
+					 "part 1 (\"none.lance\") has no columns");
 		close_part(&crafted);
 	}
 	close_part(&a);
@@ -1090,7 +1090,7 @@ LP_TEST(concat_error_priority_overflow)
 			ordered[0] = &a;
 			ordered[1] = &crafted;
 			expect_error(ordered, 2, NULL, LP_ERR_CORRUPT,
-						 "input 1 (\"priority.lance\"): the priority of page 0 of column 1 overflows after relocation");
+						 "part 2 (\"priority.lance\"): the priority of page 0 of column 1 overflows after relocation");
 			close_part(&crafted);
 		}
 		free(pages);

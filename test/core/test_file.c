@@ -15,7 +15,7 @@
 #include "lp_alloc.h"
 #include "lp_file.h"
 #include "lp_test.h"
-#include "lp_test_json.h"
+#include "json_reader.h"
 
 #include "any.pb-c.h"
 #include "encodings_v2_1.pb-c.h"
@@ -573,9 +573,9 @@ LP_TEST(file_legacy_detected)
 
 	/* metadata position beyond the tail */
 	put_u64(data + len - LP_LEGACY_TAIL_LEN, len - LP_LEGACY_TAIL_LEN + 1);
-	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata position");
+	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
 	put_u64(data + len - LP_LEGACY_TAIL_LEN, UINT64_MAX);
-	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata position");
+	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
 	/* a 12-byte file can have the version but not the 16-byte tail */
 	CHECK_FAILS(data + len - 12, 12, LP_ERR_CORRUPT, "too short");
 	free(data);
@@ -1543,7 +1543,7 @@ json_text(const JsonValue *object, const char *key)
 {
 	const JsonValue *value = json_get(object, key);
 
-	return value != NULL && value->type == JSON_STRING ? value->string : NULL;
+	return value != NULL && value->kind == JSON_STRING ? value->text : NULL;
 }
 
 static double
@@ -1551,7 +1551,7 @@ json_number(const JsonValue *object, const char *key)
 {
 	const JsonValue *value = json_get(object, key);
 
-	return value != NULL && value->type == JSON_NUMBER ? value->number : -1e300;
+	return value != NULL && value->kind == JSON_NUMBER ? strtod(value->text, NULL) : -1e300;
 }
 
 /* The schema the reference reports, field by field, against the file's. */
@@ -1577,7 +1577,7 @@ check_expected_fields(const LpFile *file, const JsonValue *fields, bool blob,
 	for (uint32_t i = 0; i < compared && i < file->schema.num_fields && i < fields->count; i++)
 	{
 		const LpField *field = &file->schema.fields[i];
-		const JsonValue *want = fields->items[i];
+		const JsonValue *want = &fields->items[i];
 		const JsonValue *nullable = json_get(want, "nullable");
 
 		LP_CHECK_MSG(field->id == (int32_t) json_number(want, "id") &&
@@ -1589,7 +1589,7 @@ check_expected_fields(const LpFile *file, const JsonValue *fields, bool blob,
 					 strcmp(field->logical_type, json_text(want, "logical_type")) == 0,
 					 "%.150s: field %u has type %.100s, reference %.100s", path, i,
 					 field->logical_type, json_text(want, "logical_type"));
-		LP_CHECK_MSG(nullable && nullable->type == JSON_BOOL &&
+		LP_CHECK_MSG(nullable && nullable->kind == JSON_BOOL &&
 					 nullable->boolean == field->nullable,
 					 "%.150s: field %u nullability", path, i);
 	}
@@ -1599,24 +1599,24 @@ check_expected_fields(const LpFile *file, const JsonValue *fields, bool blob,
 static void
 check_page_rows(const LpFile *file, const JsonValue *page_rows, const char *path)
 {
-	LP_CHECK_MSG(page_rows != NULL && page_rows->type == JSON_ARRAY &&
+	LP_CHECK_MSG(page_rows != NULL && page_rows->kind == JSON_ARRAY &&
 				 page_rows->count == file->num_columns,
 				 "%.150s: page_rows does not list %u columns", path, file->num_columns);
-	if (page_rows == NULL || page_rows->type != JSON_ARRAY)
+	if (page_rows == NULL || page_rows->kind != JSON_ARRAY)
 		return;
 	for (uint32_t c = 0; c < file->num_columns && c < page_rows->count; c++)
 	{
-		const JsonValue *pages = page_rows->items[c];
+		const JsonValue *pages = &page_rows->items[c];
 
 		LP_CHECK_MSG(pages->count == file->columns[c].num_pages,
 					 "%.150s: column %u has %u pages, reference %zu", path, c,
 					 file->columns[c].num_pages, pages->count);
 		for (uint32_t p = 0; p < file->columns[c].num_pages && p < pages->count; p++)
-			LP_CHECK_MSG(pages->items[p]->number == (double) file->columns[c].pages[p].num_rows,
+			LP_CHECK_MSG(strtod(pages->items[p].text, NULL) == (double) file->columns[c].pages[p].num_rows,
 						 "%.150s: page %u of column %u has %llu rows, reference %.0f",
 						 path, p, c,
 						 (unsigned long long) file->columns[c].pages[p].num_rows,
-						 pages->items[p]->number);
+						 strtod(pages->items[p].text, NULL));
 	}
 }
 
@@ -1675,8 +1675,7 @@ check_reference_file(const JsonValue *dataset, const JsonValue *data_file,
 LP_TEST(file_generated_reference_data)
 {
 	char		path[1024];
-	size_t		len;
-	uint8_t    *text;
+	const char *error = NULL;
 	JsonValue  *index;
 	const JsonValue *datasets;
 	int			per_version[5] = {0};
@@ -1687,23 +1686,19 @@ LP_TEST(file_generated_reference_data)
 	if (lp_test_data_dir == NULL)
 		return;
 	snprintf(path, sizeof(path), "%.900s/manifest.json", lp_test_data_dir);
-	text = load_path(path, &len);
-	LP_CHECK_MSG(text != NULL, "cannot read %.150s", path);
-	if (text == NULL)
+	index = json_parse_file(path, &error);
+	LP_CHECK_MSG(index != NULL, "cannot read %.150s: %s", path, error ? error : "");
+	if (index == NULL)
 		return;
-	text = realloc(text, len + 1);
-	text[len] = '\0';
-	index = json_parse((const char *) text);
-	free(text);
 	datasets = json_get(index, "datasets");
-	LP_CHECK_MSG(datasets != NULL && datasets->type == JSON_ARRAY,
+	LP_CHECK_MSG(datasets != NULL && datasets->kind == JSON_ARRAY,
 				 "%.150s has no datasets", path);
 	for (size_t d = 0; datasets != NULL && d < datasets->count; d++)
 	{
-		const JsonValue *data_files = json_get(datasets->items[d], "data_files");
+		const JsonValue *data_files = json_get(&datasets->items[d], "data_files");
 
 		for (size_t f = 0; data_files != NULL && f < data_files->count; f++, files++)
-			check_reference_file(datasets->items[d], data_files->items[f], per_version);
+			check_reference_file(&datasets->items[d], &data_files->items[f], per_version);
 	}
 	json_free(index);
 	for (int v = LP_FILE_VERSION_LEGACY; v <= LP_FILE_VERSION_2_3; v++)

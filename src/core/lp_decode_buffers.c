@@ -1,0 +1,321 @@
+/*
+ * lp_decode_buffers.c - growable buffers, bitmaps and value blocks used by
+ * the page decoders, and the messages they fail with.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lp_alloc.h"
+#include "lp_checked.h"
+#include "lp_decode_internal.h"
+
+bool
+lp_buf_reserve(LpBuf *buf, uint64_t extra)
+{
+	uint64_t	needed;
+	uint64_t	cap;
+	uint8_t    *data;
+
+	if (!lp_add_u64(buf->len, extra, &needed) || needed > SIZE_MAX / 2)
+		return false;
+	if (needed <= buf->cap)
+		return true;
+	cap = buf->cap < 64 ? 64 : buf->cap;
+	while (cap < needed)
+		cap *= 2;
+	data = lp_alloc((size_t) cap);
+	if (data == NULL)
+		return false;
+	if (buf->len > 0)
+		memcpy(data, buf->data, (size_t) buf->len);
+	lp_free(buf->data);
+	buf->data = data;
+	buf->cap = cap;
+	return true;
+}
+
+bool
+lp_buf_append(LpBuf *buf, const void *bytes, uint64_t len)
+{
+	if (len == 0)
+		return true;
+	if (!lp_buf_reserve(buf, len))
+		return false;
+	memcpy(buf->data + buf->len, bytes, (size_t) len);
+	buf->len += len;
+	return true;
+}
+
+bool
+lp_buf_append_zeros(LpBuf *buf, uint64_t len)
+{
+	if (len == 0)
+		return true;
+	if (!lp_buf_reserve(buf, len))
+		return false;
+	memset(buf->data + buf->len, 0, (size_t) len);
+	buf->len += len;
+	return true;
+}
+
+bool
+lp_buf_append_u64(LpBuf *buf, uint64_t value)
+{
+	return lp_buf_append(buf, &value, sizeof(value));
+}
+
+void
+lp_buf_free(LpBuf *buf)
+{
+	lp_free(buf->data);
+	memset(buf, 0, sizeof(*buf));
+}
+
+uint8_t *
+lp_buf_take(LpBuf *buf)
+{
+	uint8_t    *data = buf->data;
+
+	memset(buf, 0, sizeof(*buf));
+	return data;
+}
+
+bool
+lp_bits_append_n(LpBits *bits, bool value, uint64_t count)
+{
+	uint64_t	total;
+	uint64_t	bytes_needed;
+
+	if (!lp_add_u64(bits->num_bits, count, &total))
+		return false;
+	bytes_needed = (total + 7) / 8;
+	if (bytes_needed > bits->buf.len &&
+		!lp_buf_append_zeros(&bits->buf, bytes_needed - bits->buf.len))
+		return false;
+	if (value)
+	{
+		uint64_t	i = bits->num_bits;
+
+		while (i < total && (i & 7) != 0)
+			lp_bit_set(bits->buf.data, i++, true);
+		if (total - i >= 8)
+		{
+			memset(bits->buf.data + i / 8, 0xff, (size_t) ((total - i) / 8));
+			i += (total - i) / 8 * 8;
+		}
+		while (i < total)
+			lp_bit_set(bits->buf.data, i++, true);
+	}
+	else
+		bits->num_unset += count;
+	bits->num_bits = total;
+	return true;
+}
+
+bool
+lp_bits_append(LpBits *bits, bool value)
+{
+	return lp_bits_append_n(bits, value, 1);
+}
+
+bool
+lp_bits_append_bitmap(LpBits *bits, const uint8_t *bitmap, uint64_t start,
+					  uint64_t count)
+{
+	uint64_t	total;
+	uint64_t	bytes_needed;
+
+	if (!lp_add_u64(bits->num_bits, count, &total))
+		return false;
+	bytes_needed = (total + 7) / 8;
+	if (bytes_needed > bits->buf.len &&
+		!lp_buf_append_zeros(&bits->buf, bytes_needed - bits->buf.len))
+		return false;
+	for (uint64_t i = 0; i < count; i++)
+	{
+		bool		value = lp_bit_get(bitmap, start + i);
+
+		if (value)
+			lp_bit_set(bits->buf.data, bits->num_bits + i, true);
+		else
+			bits->num_unset++;
+	}
+	bits->num_bits = total;
+	return true;
+}
+
+void
+lp_block_init_fixed(LpBlock *block, uint32_t bits_per_value)
+{
+	memset(block, 0, sizeof(*block));
+	block->bits_per_value = bits_per_value;
+}
+
+bool
+lp_block_init_variable(LpBlock *block)
+{
+	memset(block, 0, sizeof(*block));
+	block->variable = true;
+	return lp_buf_append_u64(&block->offsets, 0);
+}
+
+void
+lp_block_free(LpBlock *block)
+{
+	lp_buf_free(&block->data);
+	lp_buf_free(&block->offsets);
+	block->num_values = 0;
+}
+
+bool
+lp_block_append(LpBlock *dst, const LpBlock *src)
+{
+	uint64_t	total;
+
+	if (dst->variable != src->variable ||
+		(!dst->variable && dst->bits_per_value != src->bits_per_value))
+		return false;
+	if (!lp_add_u64(dst->num_values, src->num_values, &total))
+		return false;
+	if (dst->variable)
+	{
+		const uint64_t *offsets = lp_block_offsets(src);
+		uint64_t	base = dst->data.len;
+
+		if (!lp_buf_reserve(&dst->offsets, src->num_values * 8))
+			return false;
+		for (uint64_t i = 1; i <= src->num_values; i++)
+			if (!lp_buf_append_u64(&dst->offsets, base + offsets[i] - offsets[0]))
+				return false;
+		if (!lp_buf_append(&dst->data, src->data.data + offsets[0],
+						   offsets[src->num_values] - offsets[0]))
+			return false;
+	}
+	else if (dst->bits_per_value == 1)
+	{
+		LpBits		bits;
+
+		bits.buf = dst->data;
+		bits.num_bits = dst->num_values;
+		bits.num_unset = 0;
+		if (!lp_bits_append_bitmap(&bits, src->data.data, 0, src->num_values))
+		{
+			dst->data = bits.buf;
+			return false;
+		}
+		dst->data = bits.buf;
+	}
+	else if (!lp_buf_append(&dst->data, src->data.data,
+							src->num_values * (dst->bits_per_value / 8)))
+		return false;
+	dst->num_values = total;
+	return true;
+}
+
+bool
+lp_block_merge(LpBlock *dst, LpBlock *src)
+{
+	bool		ok = true;
+
+	if (dst->num_values == 0)
+	{
+		lp_block_free(dst);
+		*dst = *src;
+		memset(src, 0, sizeof(*src));
+		return true;
+	}
+	if (src->num_values > 0)
+		ok = lp_block_append(dst, src);
+	lp_block_free(src);
+	return ok;
+}
+
+bool
+lp_block_append_repeated(LpBlock *block, const uint8_t *value, uint64_t value_len,
+						 uint64_t count)
+{
+	for (uint64_t i = 0; i < count; i++)
+	{
+		if (block->variable)
+		{
+			if (!lp_buf_append(&block->data, value, value_len) ||
+				!lp_buf_append_u64(&block->offsets, block->data.len))
+				return false;
+		}
+		else if (block->bits_per_value == 1)
+		{
+			LpBits		bits;
+			bool		ok;
+
+			bits.buf = block->data;
+			bits.num_bits = block->num_values;
+			bits.num_unset = 0;
+			ok = lp_bits_append_n(&bits, value_len > 0 && (value[0] & 1), count);
+			block->data = bits.buf;
+			if (!ok)
+				return false;
+			block->num_values += count;
+			return true;
+		}
+		else if (value_len == 0 ? !lp_buf_append_zeros(&block->data, block->bits_per_value / 8)
+				 : !lp_buf_append(&block->data, value, block->bits_per_value / 8))
+			return false;
+		block->num_values++;
+	}
+	return true;
+}
+
+bool
+lp_page_fail(const LpPageContext *ctx, LpErrorCode code, const char *fmt,...)
+{
+	char		what[LP_ERROR_MESSAGE_LEN];
+	va_list		args;
+
+	va_start(args, fmt);
+	vsnprintf(what, sizeof(what), fmt, args);
+	va_end(args);
+	return lp_fail(ctx->err, code, "%s in page %u of column %u of file \"%s\"",
+				   what, ctx->page, ctx->column, ctx->file->name);
+}
+
+bool
+lp_page_no_memory(const LpPageContext *ctx)
+{
+	return lp_page_fail(ctx, LP_ERR_NO_MEMORY, "out of memory decoding values");
+}
+
+bool
+lp_page_unsupported(const LpPageContext *ctx, const char *encoding)
+{
+	return lp_page_fail(ctx, LP_ERR_UNSUPPORTED,
+						"encoding \"%s\" is not supported", encoding);
+}
+
+bool
+lp_read_page_buffer(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+					uint32_t index, uint8_t **data, uint64_t *len)
+{
+	const LpBufferRef *ref;
+
+	*data = NULL;
+	*len = 0;
+	if (index >= page->num_buffers)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is missing", index);
+	ref = &page->buffers[index];
+	if (ref->size == 0)
+		return true;
+	if (ref->size > SIZE_MAX / 2)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is too large", index);
+	*data = lp_alloc((size_t) ref->size);
+	if (*data == NULL)
+		return lp_page_no_memory(ctx);
+	if (!lp_input_read(input, ref->offset, *data, (size_t) ref->size, ctx->err))
+	{
+		lp_free(*data);
+		*data = NULL;
+		return false;
+	}
+	*len = ref->size;
+	return true;
+}

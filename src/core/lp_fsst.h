@@ -1,0 +1,39 @@
+/*
+ * lp_fsst.h - FSST string decompression (Lance's `fsst` crate).
+ *
+ * A symbol table is FSST_SYMBOL_TABLE_LEN bytes: a little-endian u64 header
+ * whose top 32 bits are "FSST" (0x46535354) and whose low byte is the number
+ * of symbols n; then n symbols of 8 bytes each, then n symbol lengths of one
+ * byte (the rest is padding).  Compressed text is a sequence of codes: a
+ * code c < 255 stands for symbol c (its first len[c] bytes); 255 escapes
+ * the next byte, which stands for itself.
+ */
+#ifndef LP_FSST_H
+#define LP_FSST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LP_FSST_SYMBOL_TABLE_LEN (8 + 256 * 8 + 256)
+#define LP_FSST_ESCAPE 255
+
+typedef struct LpFsstTable
+{
+	uint32_t	num_symbols;
+	uint8_t		lengths[256];
+	uint8_t		symbols[256][8];
+} LpFsstTable;
+
+/* Parse a symbol table; false if it is malformed. */
+bool		lp_fsst_table_parse(const uint8_t *data, size_t len, LpFsstTable *table);
+
+/* Decompressed length of in[0, len), or false if malformed. */
+bool		lp_fsst_decoded_length(const LpFsstTable *table, const uint8_t *in,
+								   size_t len, uint64_t *out_len);
+
+/* Decompress in[0, len) to out, which has room for the decoded length. */
+void		lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
+						   uint8_t *out);
+
+#endif							/* LP_FSST_H */

@@ -1,0 +1,218 @@
+/*
+ * test_decode.c - every column of every data file of the reference data
+ * sets, decoded and compared value by value with the rows the reference
+ * implementation read (<name>.rows.json).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_reader.h"
+#include "lp_test.h"
+#include "value_compare.h"
+
+#include "lp_alloc.h"
+#include "lp_decode.h"
+#include "lp_file.h"
+
+/* Mismatches reported per column before the rest are only counted. */
+#define MAX_REPORTED 3
+
+static uint8_t *
+read_whole_file(const char *path, uint64_t *size)
+{
+	FILE	   *f = fopen(path, "rb");
+	long		len;
+	uint8_t    *data;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	data = malloc((size_t) len + 1);
+	if (data == NULL || fread(data, 1, (size_t) len, f) != (size_t) len)
+	{
+		free(data);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*size = (uint64_t) len;
+	return data;
+}
+
+/* Decode every top-level field of one data file and compare its rows. */
+static void
+check_data_file(const char *dataset, const char *path, const JsonValue *rows,
+				uint64_t first_row, uint64_t fragment_id, uint64_t *columns_checked)
+{
+	uint64_t	size;
+	uint8_t    *bytes = read_whole_file(path, &size);
+	LpInput    *input;
+	LpFile	   *file;
+	LpError		err;
+
+	LP_CHECK_MSG(bytes != NULL, "cannot read %.100s", path);
+	if (bytes == NULL)
+		return;
+	input = lp_memory_input_open(path, bytes, size);
+	file = lp_file_open(input, &err);
+	LP_CHECK_MSG(file != NULL, "%.100s: %.100s", path, file ? "" : err.message);
+	if (file == NULL)
+	{
+		lp_input_close(input);
+		free(bytes);
+		return;
+	}
+	LP_CHECK_MSG(first_row + file->num_rows <= rows->count, "%.100s: more rows than the reference",
+				 dataset);
+	for (uint32_t f = 0; f < file->schema.num_fields && first_row + file->num_rows <= rows->count; f++)
+	{
+		const LpField *field = &file->schema.fields[f];
+		LpType	   *type;
+		LpArray    *array;
+		int			mismatches = 0;
+
+		if (field->parent_id != -1 || field->id < 0)
+			continue;
+		if (!lp_decode_field(input, file, f, &type, &array, &err))
+		{
+			LP_CHECK_MSG(false, "%.100s: field \"%.100s\": %.100s (%.100s)", dataset, field->name, err.message,
+						 err.detail);
+			continue;
+		}
+		LP_CHECK_EQ_U64(array->length, file->num_rows);
+		for (uint64_t r = 0; r < array->length && r < file->num_rows; r++)
+		{
+			const JsonValue *row = &rows->items[first_row + r];
+			const JsonValue *expected = json_get(row, field->name);
+			const JsonValue *rowid = json_get(row, "_rowid");
+			char		what[512];
+
+			if (r == 0 && rowid != NULL)
+				LP_CHECK_MSG(strtoull(rowid->text, NULL, 10) >> 32 == fragment_id,
+							 "%.100s: rows of fragment %llu are not where expected", dataset,
+							 (unsigned long long) fragment_id);
+			if (expected == NULL)
+			{
+				LP_CHECK_MSG(false, "%.100s: reference rows lack \"%.100s\"", dataset, field->name);
+				break;
+			}
+			if (!value_matches(array, r, expected, what, sizeof(what)))
+			{
+				if (mismatches < MAX_REPORTED)
+					LP_CHECK_MSG(false, "%.100s: %.100s row %llu column \"%.100s\": %.100s", dataset, path,
+								 (unsigned long long) (first_row + r), field->name, what);
+				mismatches++;
+			}
+		}
+		if (mismatches > MAX_REPORTED)
+			LP_CHECK_MSG(false, "%.100s: column \"%.100s\": %d mismatches in all", dataset, field->name,
+						 mismatches);
+		(*columns_checked)++;
+		lp_array_free(array);
+		lp_type_free(type);
+	}
+	lp_file_free(file);
+	lp_input_close(input);
+	free(bytes);
+}
+
+static void
+check_dataset(const JsonValue *dataset, uint64_t *files_checked, uint64_t *columns_checked)
+{
+	const char *name = json_get(dataset, "name")->text;
+	const char *path = json_get(dataset, "path")->text;
+	const JsonValue *data_files = json_get(dataset, "data_files");
+	char		rows_path[1024];
+	JsonValue  *rows;
+	const char *error = NULL;
+	uint64_t	first_row = 0;
+
+	snprintf(rows_path, sizeof(rows_path), "%.480s/%.200s.rows.json", lp_test_data_dir, name);
+	rows = json_parse_file(rows_path, &error);
+	LP_CHECK_MSG(rows != NULL && rows->kind == JSON_ARRAY, "%.100s: %.100s", rows_path,
+				 error ? error : "not an array");
+	if (rows == NULL || rows->kind != JSON_ARRAY)
+	{
+		json_free(rows);
+		return;
+	}
+	/* Rows come in fragment-id order; take the files in that order. */
+	for (uint64_t fragment = 0; fragment < data_files->count; fragment++)
+		for (size_t i = 0; i < data_files->count; i++)
+		{
+			const JsonValue *df = &data_files->items[i];
+			char		file_path[1024];
+
+			if (strtoull(json_get(df, "fragment_id")->text, NULL, 10) != fragment)
+				continue;
+			snprintf(file_path, sizeof(file_path), "%.700s/data/%.200s", path, json_get(df, "file")->text);
+			check_data_file(name, file_path, rows, first_row, fragment, columns_checked);
+			first_row += strtoull(json_get(df, "num_rows")->text, NULL, 10);
+			(*files_checked)++;
+		}
+	LP_CHECK_MSG(first_row == rows->count, "%.100s: files hold %llu rows, the reference %zu", name,
+				 (unsigned long long) first_row, rows->count);
+	json_free(rows);
+}
+
+static void
+check_datasets_of_version(const char *file_version)
+{
+	char		manifest_path[1024];
+	JsonValue  *manifest;
+	const JsonValue *datasets;
+	const char *error = NULL;
+	uint64_t	files_checked = 0;
+	uint64_t	columns_checked = 0;
+	int			datasets_checked = 0;
+
+	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(manifest_path, sizeof(manifest_path), "%.900s/manifest.json", lp_test_data_dir);
+	manifest = json_parse_file(manifest_path, &error);
+	LP_CHECK_MSG(manifest != NULL, "%.100s: %.100s", manifest_path, error);
+	if (manifest == NULL)
+		return;
+	datasets = json_get(manifest, "datasets");
+	for (size_t i = 0; datasets && i < datasets->count; i++)
+	{
+		const JsonValue *ds = &datasets->items[i];
+		const char *kind = json_get(ds, "kind")->text;
+
+		if (strcmp(json_get(ds, "file_version")->text, file_version) != 0 ||
+			(strcmp(kind, "types") != 0 && strcmp(kind, "multipage") != 0))
+			continue;
+		check_dataset(ds, &files_checked, &columns_checked);
+		datasets_checked++;
+	}
+	printf("  %s: %d data sets, %llu files, %llu columns\n", file_version, datasets_checked, (unsigned long long) files_checked, (unsigned long long) columns_checked);
+	/* types_<ver>_v1, types_<ver>_v2 and multipage_<ver> */
+	LP_CHECK_MSG(datasets_checked >= 3, "only %d data sets of version %.100s", datasets_checked,
+				 file_version);
+	LP_CHECK_MSG(columns_checked > 0, "no columns of version %.100s checked", file_version);
+	json_free(manifest);
+}
+
+LP_TEST(decode_reference_2_0)
+{
+	check_datasets_of_version("2.0");
+}
+
+LP_TEST(decode_reference_2_1)
+{
+	check_datasets_of_version("2.1");
+}
+
+LP_TEST(decode_reference_2_2)
+{
+	check_datasets_of_version("2.2");
+}
+
+LP_TEST(decode_reference_2_3)
+{
+	check_datasets_of_version("2.3");
+}

@@ -1,0 +1,288 @@
+/*
+ * test_decode_units.c - the decoding primitives on hand-made inputs:
+ * FastLanes unpacking, FSST, RLE and bit-packed levels through the
+ * compressive decoders, rep/def unravelling, and the value comparison used
+ * by test_decode.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_test.h"
+#include "value_compare.h"
+
+#include "lp_alloc.h"
+#include "lp_bitpack.h"
+#include "lp_decode_internal.h"
+#include "lp_fsst.h"
+
+static const LpFile unit_file = {.name = "unit"};
+
+/* Packs values into the FastLanes layout bit by bit, straight from its definition. */
+static void
+pack_by_definition(uint32_t type_bits, uint32_t width, const uint64_t *values, uint8_t *packed)
+{
+	static const uint32_t order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+	uint32_t	lanes = 1024 / type_bits;
+
+	memset(packed, 0, lp_fastlanes_packed_bytes(width));
+	for (uint32_t lane = 0; lane < lanes; lane++)
+		for (uint32_t row = 0; row < type_bits; row++)
+		{
+			uint64_t	value = values[order[row / 8] * 16 + (row % 8) * 128 + lane];
+
+			for (uint32_t b = 0; b < width; b++)
+			{
+				uint64_t	lane_bit = (uint64_t) row * width + b;
+				uint64_t	word = lane_bit / type_bits;
+				uint64_t	bit = ((word * lanes + lane) * type_bits) + lane_bit % type_bits;
+
+				if ((value >> b) & 1)
+					packed[bit / 8] |= (uint8_t) (1 << (bit % 8));
+			}
+		}
+}
+
+LP_TEST(fastlanes_hand_made_positions)
+{
+	uint8_t		packed[256];
+	uint8_t		out8[1024];
+	uint16_t	out16[1024];
+
+	/* u8, width 1: bit 1 of byte 0 is row 1 of lane 0 = value 128 */
+	memset(packed, 0, sizeof(packed));
+	packed[0] = 0x02;
+	LP_CHECK(lp_fastlanes_unpack(8, 1, packed, out8));
+	for (int i = 0; i < 1024; i++)
+		LP_CHECK_MSG(out8[i] == (i == 128), "u8 value %d is %d", i, out8[i]);
+
+	/* u16, width 1: bit 8 of word 0 is row 8 of lane 0 = value 4 * 16 = 64 */
+	memset(packed, 0, sizeof(packed));
+	packed[1] = 0x01;
+	LP_CHECK(lp_fastlanes_unpack(16, 1, packed, (uint8_t *) out16));
+	for (int i = 0; i < 1024; i++)
+		LP_CHECK_MSG(out16[i] == (i == 64), "u16 value %d is %d", i, out16[i]);
+
+	LP_CHECK(!lp_fastlanes_unpack(16, 17, packed, (uint8_t *) out16));
+	LP_CHECK(!lp_fastlanes_unpack(12, 3, packed, (uint8_t *) out16));
+}
+
+LP_TEST(fastlanes_every_width_round_trips)
+{
+	static const uint32_t types[] = {8, 16, 32, 64};
+	uint64_t   *values = malloc(1024 * sizeof(uint64_t));
+	uint8_t    *packed = malloc(1024 * 8);
+	uint8_t    *out = malloc(1024 * 8);
+
+	for (int t = 0; t < 4; t++)
+		for (uint32_t width = 0; width <= types[t]; width++)
+		{
+			uint32_t	bytes = types[t] / 8;
+			uint64_t	mask = width == 64 ? UINT64_MAX : (((uint64_t) 1 << width) - 1);
+			int			bad = 0;
+
+			for (int i = 0; i < 1024; i++)
+				values[i] = ((uint64_t) i * 0x9E3779B97F4A7C15ull + (uint64_t) width) & mask;
+			pack_by_definition(types[t], width, values, packed);
+			LP_CHECK(lp_fastlanes_unpack(types[t], width, packed, out));
+			for (int i = 0; i < 1024; i++)
+			{
+				uint64_t	got = 0;
+
+				for (uint32_t b = 0; b < bytes; b++)
+					got |= (uint64_t) out[i * bytes + b] << (8 * b);
+				bad += got != values[i];
+			}
+			LP_CHECK_MSG(bad == 0, "T=%u W=%u: %d values differ", types[t], width, bad);
+		}
+	free(values);
+	free(packed);
+	free(out);
+}
+
+static void
+make_fsst_table(uint8_t *table)
+{
+	uint64_t	header = ((uint64_t) 0x46535354 << 32) | 2;
+
+	memset(table, 0, LP_FSST_SYMBOL_TABLE_LEN);
+	memcpy(table, &header, 8);
+	memcpy(table + 8, "ab\0\0\0\0\0\0", 8);
+	memcpy(table + 16, "hello\0\0\0", 8);
+	table[24] = 2;
+	table[25] = 5;
+}
+
+LP_TEST(fsst_decodes_symbols_and_escapes)
+{
+	uint8_t		raw[LP_FSST_SYMBOL_TABLE_LEN];
+	LpFsstTable table;
+	const uint8_t codes[] = {0, 255, 'x', 1, 0};
+	const uint8_t bad_escape[] = {0, 255};
+	const uint8_t bad_code[] = {2};
+	uint64_t	len;
+	uint8_t		out[32];
+
+	make_fsst_table(raw);
+	LP_CHECK(lp_fsst_table_parse(raw, sizeof(raw), &table));
+	LP_CHECK(lp_fsst_decoded_length(&table, codes, sizeof(codes), &len));
+	LP_CHECK_EQ_U64(len, 10);
+	lp_fsst_decode(&table, codes, sizeof(codes), out);
+	LP_CHECK(memcmp(out, "abxhelloab", 10) == 0);
+	LP_CHECK(!lp_fsst_decoded_length(&table, bad_escape, sizeof(bad_escape), &len));
+	LP_CHECK(!lp_fsst_decoded_length(&table, bad_code, sizeof(bad_code), &len));
+	raw[7] = 0;					/* magic damaged */
+	LP_CHECK(!lp_fsst_table_parse(raw, sizeof(raw), &table));
+	LP_CHECK(!lp_fsst_table_parse(raw, 100, &table));
+}
+
+LP_TEST(rle_chunk_and_block_expand)
+{
+	Lance__Encodings21__Flat values_flat = LANCE__ENCODINGS21__FLAT__INIT;
+	Lance__Encodings21__Flat lengths_flat = LANCE__ENCODINGS21__FLAT__INIT;
+	Lance__Encodings21__CompressiveEncoding values_enc = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	Lance__Encodings21__CompressiveEncoding lengths_enc = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	Lance__Encodings21__Rle rle = LANCE__ENCODINGS21__RLE__INIT;
+	Lance__Encodings21__CompressiveEncoding enc = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	const uint32_t run_values[] = {7, 9};
+	const uint8_t run_lengths[] = {3, 2};
+	uint8_t		block[8 + 8 + 2];
+	LpSlice		buffers[2] = {{(const uint8_t *) run_values, 8}, {run_lengths, 2}};
+	LpError		err;
+	LpPageContext ctx = {&unit_file, 0, 0, &err};
+	LpBlock		out;
+	const uint32_t expected[] = {7, 7, 7, 9, 9};
+
+	values_flat.bits_per_value = 32;
+	lengths_flat.bits_per_value = 8;
+	values_enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	values_enc.flat = &values_flat;
+	lengths_enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	lengths_enc.flat = &lengths_flat;
+	rle.values = &values_enc;
+	rle.run_lengths = &lengths_enc;
+	enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
+	enc.rle = &rle;
+
+	LP_CHECK(lp_miniblock_decompress(&ctx, &enc, buffers, 2, 5, &out));
+	LP_CHECK_EQ_U64(out.num_values, 5);
+	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
+	lp_block_free(&out);
+
+	/* Runs that cover too few values are damage, not zeros. */
+	LP_CHECK(!lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+
+	/* Block form: u64 size of the values, the values, the run lengths. */
+	memset(block, 0, sizeof(block));
+	block[0] = 8;
+	memcpy(block + 8, run_values, 8);
+	memcpy(block + 16, run_lengths, 2);
+	LP_CHECK(lp_block_decompress(&ctx, &enc, block, sizeof(block), 5, &out));
+	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
+	lp_block_free(&out);
+	block[0] = 200;
+	LP_CHECK(!lp_block_decompress(&ctx, &enc, block, sizeof(block), 5, &out));
+}
+
+LP_TEST(out_of_line_bitpacking_raw_tail)
+{
+	/* 3 u16 levels at width 1: a partial block stored as raw u16 words */
+	Lance__Encodings21__Flat flat = LANCE__ENCODINGS21__FLAT__INIT;
+	Lance__Encodings21__CompressiveEncoding inner = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	Lance__Encodings21__OutOfLineBitpacking oolb = LANCE__ENCODINGS21__OUT_OF_LINE_BITPACKING__INIT;
+	Lance__Encodings21__CompressiveEncoding enc = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	const uint16_t raw[] = {1, 0, 1};
+	uint16_t   *levels;
+	LpError		err;
+	LpPageContext ctx = {&unit_file, 0, 0, &err};
+
+	flat.bits_per_value = 1;
+	inner.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	inner.flat = &flat;
+	oolb.uncompressed_bits_per_value = 16;
+	oolb.values = &inner;
+	enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING;
+	enc.out_of_line_bitpacking = &oolb;
+	LP_CHECK(lp_levels_decompress(&ctx, &enc, (const uint8_t *) raw, sizeof(raw), 3, &levels));
+	if (levels)
+		LP_CHECK(levels[0] == 1 && levels[1] == 0 && levels[2] == 1);
+	lp_free(levels);
+	/* neither raw nor a whole packed block */
+	LP_CHECK(!lp_levels_decompress(&ctx, &enc, (const uint8_t *) raw, 4, 3, &levels));
+}
+
+LP_TEST(repdef_list_with_null_and_empty_lists)
+{
+	/* list<int32> rows: [1, null, 3], null, [], [4] */
+	const Lance__Encodings21__RepDefLayer layers[] = {
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM,
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULL_AND_EMPTY_LIST
+	};
+	uint16_t	rep[] = {1, 0, 0, 1, 1, 1};
+	uint16_t	def[] = {0, 1, 0, 2, 3, 0};
+	LpPageLevels levels = {6, rep, def};
+	LpColumnLevels acc;
+	LpError		err;
+	LpPageContext ctx = {&unit_file, 0, 0, &err};
+	const uint64_t offsets[] = {0, 3, 3, 3, 4};
+	const uint8_t item_valid[] = {1, 0, 1, 1};
+	const uint8_t list_valid[] = {1, 0, 1, 1};
+
+	LP_CHECK(lp_column_levels_init(&acc, 2));
+	LP_CHECK(lp_repdef_unravel(&ctx, layers, 2, &levels, 4, 4, &acc));
+	LP_CHECK_EQ_U64(acc.layers[0].count, 4);
+	LP_CHECK_EQ_U64(acc.layers[1].count, 4);
+	LP_CHECK(acc.layers[1].is_list);
+	LP_CHECK(acc.layers[1].offsets.len == sizeof(offsets) &&
+			 memcmp(acc.layers[1].offsets.data, offsets, sizeof(offsets)) == 0);
+	for (int i = 0; i < 4; i++)
+	{
+		LP_CHECK_MSG(lp_bit_get(acc.layers[0].validity.buf.data, i) == item_valid[i], "item %d", i);
+		LP_CHECK_MSG(lp_bit_get(acc.layers[1].validity.buf.data, i) == list_valid[i], "list %d", i);
+	}
+	lp_column_levels_free(&acc);
+
+	/* A page claiming more rows than its levels describe is damaged. */
+	{
+		uint16_t	rep2[] = {1, 0, 0, 1, 1, 1};
+		uint16_t	def2[] = {0, 1, 0, 2, 3, 0};
+		LpPageLevels levels2 = {6, rep2, def2};
+
+		LP_CHECK(lp_column_levels_init(&acc, 2));
+		LP_CHECK(!lp_repdef_unravel(&ctx, layers, 2, &levels2, 4, 5, &acc));
+		LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+		lp_column_levels_free(&acc);
+	}
+}
+
+LP_TEST(value_comparison_detects_differences)
+{
+	LpType		type = {.id = LP_TYPE_INT32, .name = "i"};
+	int32_t		values[] = {5, -7};
+	uint8_t		validity = 0x01;
+	LpArray		array = {.type = &type, .length = 2, .values = (uint8_t *) values,
+	.validity = &validity};
+	const char *error;
+	JsonValue  *five = json_parse("5", 1, &error);
+	JsonValue  *six = json_parse("6", 1, &error);
+	JsonValue  *null = json_parse("null", 4, &error);
+	char		what[256];
+	char		text[64];
+	uint8_t		decimal[16];
+
+	LP_CHECK(value_matches(&array, 0, five, what, sizeof(what)));
+	LP_CHECK(!value_matches(&array, 0, six, what, sizeof(what)));
+	LP_CHECK(value_matches(&array, 1, null, what, sizeof(what)));
+	LP_CHECK(!value_matches(&array, 1, five, what, sizeof(what)));
+	json_free(five);
+	json_free(six);
+	json_free(null);
+
+	format_date(-719162, text, sizeof(text));
+	LP_CHECK_MSG(strcmp(text, "0001-01-01") == 0, "got %s", text);
+	format_micros(-1, text, sizeof(text));
+	LP_CHECK_MSG(strcmp(text, "1969-12-31 23:59:59.999999") == 0, "got %s", text);
+	memset(decimal, 0xff, sizeof(decimal));	/* -1 */
+	format_decimal128(decimal, 3, text, sizeof(text));
+	LP_CHECK_MSG(strcmp(text, "-0.001") == 0, "got %s", text);
+}

@@ -1,0 +1,92 @@
+'use strict';
+// Concurrent commits: two sessions append 20 fragments each to one dataset at the same time,
+// one through one-statement ingests (lance_parts.ingest() and the plain SQL form in turn), the
+// other through the session registry (create_target, register_part, assemble, commit).  Every
+// append must land: 40 new fragments, one version each with no gap, and lancedb reads every row.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const h = require('./harness.cjs');
+
+const APPENDS_PER_SESSION = 20;
+const dir = h.scratchDir('concurrency');
+
+// Run a psql script in a child process; resolve with its output lines.
+function psqlAsync(script)
+{
+	return new Promise((resolve, reject) => {
+		const child = spawn('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-f', '-'],
+			{ stdio: ['pipe', 'pipe', 'pipe'] });
+		let out = '';
+		let err = '';
+
+		child.stdout.on('data', (d) => { out += d; });
+		child.stderr.on('data', (d) => { err += d; });
+		child.on('error', reject);
+		child.on('close', (code) => {
+			if (code !== 0)
+				reject(new Error('psql exited with ' + code + ': ' + err));
+			else
+				resolve(out.split('\n').filter((l) => l.length > 0));
+		});
+		child.stdin.end(script);
+	});
+}
+
+test('2 sessions x 20 appends to one dataset at the same time all land', async () => {
+	const name = 'types_2_3_v1';
+	const info = h.datasetInfo(name);
+	const dataset = h.copyDataset(name, dir);
+	const source = h.dataFiles(name)[2];
+	const part = path.join(dataset, 'data', source.file);
+	// Both sessions start their appends at the same instant, once connected.
+	const start = 'SELECT pg_sleep(greatest(0, extract(epoch FROM ' +
+		h.literal(new Date(Date.now() + 500).toISOString()) + '::timestamptz - clock_timestamp()))) \\g /dev/null\n';
+	const oneStatement = [start];
+	const registry = [start];
+
+	for (let i = 0; i < APPENDS_PER_SESSION; i++)
+	{
+		oneStatement.push((i % 2 === 0 ?
+			'SELECT * FROM lance_parts.ingest(' + h.literal(dataset) + ', ' + h.sqlTextArray([part]) + ')' :
+			h.ingestSql(dataset, [part])) + ';\n');
+		registry.push('SELECT lance_parts.create_target(' + h.literal(dataset) + ') AS t \\gset\n' +
+			'SELECT lance_parts.register_part(:\'t\', ' + h.literal(part) + ') \\g /dev/null\n' +
+			'SELECT status FROM lance_parts.assemble(:\'t\') \\g /dev/null\n' +
+			'SELECT * FROM lance_parts.commit(:\'t\');\n');
+	}
+	const results = await Promise.all([psqlAsync(oneStatement.join('')), psqlAsync(registry.join(''))]);
+	const commits = results.flat().map((line) => line.split('|').map(Number));
+	const total = 2 * APPENDS_PER_SESSION;
+
+	assert.equal(results[0].length, APPENDS_PER_SESSION, 'one-statement session: a row per ingest');
+	assert.equal(results[1].length, APPENDS_PER_SESSION, 'registry session: a row per commit');
+	assert.deepEqual(commits.map(([v]) => v).sort((a, b) => a - b),
+		Array.from({ length: total }, (_, i) => info.version + 1 + i), 'versions without gaps or repeats');
+	assert.deepEqual(commits.map(([, f]) => f).sort((a, b) => a - b),
+		Array.from({ length: total }, (_, i) => 3 + i), 'fragment ids without gaps or repeats');
+	// The sessions' commits interleave (else this test proves nothing about concurrency).
+	const versions = results.map((lines) => lines.map((l) => Number(l.split('|')[0])));
+
+	assert.ok(Math.min(...versions[0]) < Math.max(...versions[1]) &&
+		Math.min(...versions[1]) < Math.max(...versions[0]), 'commits interleave: ' + JSON.stringify(versions));
+	assert.equal(h.manifestNames(dataset).v1.length, info.version + total, 'a v1 manifest per version');
+
+	const table = await h.openTable(dataset);
+
+	assert.equal(await table.version(), info.version + total);
+	assert.equal(await table.countRows(), info.num_rows + total * source.num_rows);
+	const { schema, fragments } = await h.readFragments(table);
+	const expected = h.expectedFragments(name);
+
+	assert.equal(fragments.size, 3 + total);
+	for (let id = 0; id < 3 + total; id++)
+		h.assertRowsEqual(schema, fragments.get(id), expected.get(id < 3 ? id : source.fragment_id), 'fragment ' + id);
+	// Each version adds exactly one fragment to the previous one.
+	for (let v = info.version + 1; v <= info.version + total; v += 13)
+	{
+		await table.checkout(v);
+		assert.equal(await table.countRows(), info.num_rows + (v - info.version) * source.num_rows, 'rows at version ' + v);
+	}
+});

@@ -1,0 +1,148 @@
+# A whole ingest (target, assembly of the given parts, commit) as one SQL
+# statement run by pg_cron in a background worker: the dataset gets a new
+# version holding the assembled file.  Two forms: lance_parts.ingest(), as
+# the README schedules it, and the same steps as one WITH statement.
+use strict;
+use warnings;
+
+use Cwd ();
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $data_dir = $ENV{LP_TESTDATA}
+  or BAIL_OUT('LP_TESTDATA must name the generated reference data');
+
+my $index = decode_json(slurp("$data_dir/manifest.json"));
+my ($source) = grep { $_->{name} eq 'types_2_2_v2' } @{ $index->{datasets} };
+my @files = sort { $a->{fragment_id} <=> $b->{fragment_id} } @{ $source->{data_files} };
+# parts: the 300-row and the 45-row file, in this order
+my @parts = map { "$source->{path}/data/$_->{file}" } @files[ 0, 2 ];
+my $part_rows = $files[0]->{num_rows} + $files[2]->{num_rows};
+my $parts_sql = 'ARRAY[' . join(', ', map { "'$_'" } @parts) . ']';
+
+sub slurp
+{
+	my ($path) = @_;
+	open my $fh, '<:raw', $path or die "could not open $path: $!";
+	local $/;
+	my $bytes = <$fh>;
+	close $fh;
+	return $bytes;
+}
+
+sub entries
+{
+	my ($dir) = @_;
+	opendir my $dh, $dir or die "could not open $dir: $!";
+	my @names = sort grep { !/^\.\.?$/ } readdir $dh;
+	closedir $dh;
+	return @names;
+}
+
+# absolute: the server resolves paths from its data directory
+my $work = $ENV{LP_SCRATCH}
+  ? "$ENV{LP_SCRATCH}/003_pg_cron"
+  : Cwd::abs_path(PostgreSQL::Test::Utils::tempdir());
+mkdir $work unless -d $work;
+my %dataset = (
+	lp_ingest => "$work/by_ingest.lance",
+	lp_with => "$work/by_with.lance");
+for my $path (values %dataset)
+{
+	system('cp', '-r', $source->{path}, $path) == 0 or die "could not copy $source->{path}";
+}
+my @original_files = entries("$source->{path}/data");
+
+my $node = PostgreSQL::Test::Cluster->new('cron');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 16
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_cron; CREATE EXTENSION lance_parts');
+
+# The one-statement forms.  In the WITH form, the commit takes its mode from
+# the assembly's row, so it cannot run before the assembly: without that
+# dependency the planner may join the commit to "t" before scanning "a".
+my %job_sql = (
+	lp_ingest => "SELECT * FROM lance_parts.ingest('$dataset{lp_ingest}', $parts_sql)",
+	lp_with => "WITH t AS MATERIALIZED (SELECT lance_parts.create_target('$dataset{lp_with}') AS t),
+     a AS MATERIALIZED (SELECT a.* FROM t, lance_parts.assemble(t.t, $parts_sql) a)
+SELECT c.* FROM t, a, lance_parts.commit(t.t, CASE WHEN a.status = 'written' THEN 'append' END) c");
+
+for my $job (sort keys %job_sql)
+{
+	$node->safe_psql('postgres',
+		"SELECT cron.schedule('$job', '* * * * *', \$job\$$job_sql{$job}\$job\$)");
+}
+is($node->safe_psql('postgres', 'SELECT count(*) FROM cron.job'), '2', 'two jobs scheduled every minute');
+
+# pg_cron starts jobs at the next minute boundary
+my $finished = q{
+	SELECT count(DISTINCT j.jobname) FROM cron.job_run_details d JOIN cron.job j USING (jobid)
+	WHERE d.status IN ('succeeded', 'failed')};
+my $waited = 0;
+while ($node->safe_psql('postgres', $finished) ne '2' && $waited < 90)
+{
+	sleep 1;
+	$waited++;
+}
+note "waited $waited s for the jobs";
+# stop further runs before checking anything
+for my $job (sort keys %job_sql)
+{
+	is($node->safe_psql('postgres', "SELECT cron.unschedule('$job')"), 't', "$job unscheduled");
+}
+is($node->safe_psql('postgres', 'SELECT count(*) FROM cron.job'), '0', 'no job left');
+
+for my $job (sort keys %job_sql)
+{
+	my $path = $dataset{$job};
+	# the job is gone after unschedule; its run details stay
+	my $runs = $node->safe_psql('postgres', qq{
+		SELECT string_agg(status || ': ' || coalesce(return_message, ''), E'\\n' ORDER BY runid)
+		FROM cron.job_run_details WHERE command = \$job\$$job_sql{$job}\$job\$});
+	is($runs, 'succeeded: SELECT 1', "$job: one run, succeeded");
+
+	# a new version: a target made now reads version 4
+	my $target = decode_json($node->safe_psql('postgres',
+		"SELECT lance_parts.create_target('$path')"));
+	is($target->{dataset_version}, 4, "$job: the dataset is at version 4");
+
+	# exactly one new data file, holding the parts' rows
+	my %original = map { $_ => 1 } @original_files;
+	my @new = grep { /\.lance$/ && !$original{$_} } entries("$path/data");
+	is(scalar(@new), 1, "$job: one new data file");
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT version || ' ' || num_rows || ' ' || num_columns || ' ' || num_global_buffers
+			 FROM lance_parts.file_info('$path/data/$new[0]')"),
+		"2.2 $part_rows $source->{expected_num_columns} 1",
+		"$job: file_info of the new file");
+	is(join(',', grep { /^\./ } entries("$path/data")), '', "$job: no temporary file");
+
+  SKIP:
+	{
+		my $reader = ($ENV{LP_SRCDIR} // Cwd::getcwd()) . '/test/reference/read.cjs';
+		skip 'the reference implementation is not installed', 2
+		  unless -d (($ENV{LP_SRCDIR} // Cwd::getcwd()) . '/test/reference/node_modules')
+		  && system('node --version >/dev/null 2>&1') == 0;
+		my $json = `LANCEDB_LOG=error node '$reader' '$path'`;
+		my $read = decode_json($json);
+		is($read->{num_rows}, $source->{num_rows} + $part_rows,
+			"$job: lancedb reads every row of the new version");
+		is(join(',', map { $read->{fragments}{$_} } sort { $a <=> $b } keys %{ $read->{fragments} }),
+			join(',', (map { $_->{num_rows} } @files), $part_rows),
+			"$job: lancedb sees the new fragment");
+	}
+}
+
+$node->stop;
+system('rm', '-rf', $work) if $ENV{LP_SCRATCH};
+done_testing();
