@@ -17,7 +17,7 @@
 #      Every write is fsynced: concat_files fsyncs its output, cp is
 #      followed by sync of the copies.  The parts are in the page cache.
 #   2. the backend's peak memory (VmHWM) by input size.
-#   3. assembly and commit against lancedb optimize() of the same fragments.
+#   3. lance_parts.compact against lancedb optimize() of the same fragments.
 #   4. 10 to 10,000 parts of the same total size: planning time per part
 #      (DEBUG1 message of concat_files) and total time.
 #
@@ -222,12 +222,11 @@ out ""
 
 # ---- 3. against the reference compaction -------------------------------------------
 
-# compaction LABEL DIR - optimize() against assemble + commit on copies of big
+# compaction LABEL DIR - optimize() against lance_parts.compact on copies of big
 compaction()
 {
 	local label=$1 dir=$2
-	local lp_times="" opt_times="" opt_sync_times="" opt_json="" rep target start end
-	local -a lp_parts
+	local lp_times="" opt_times="" opt_sync_times="" opt_json="" rep start end
 	log "$label: lancedb optimize()"
 	for rep in $(seq "$REPS"); do
 		rm -rf "$dir/opt.lance" "$dir/lp.lance"
@@ -241,27 +240,24 @@ compaction()
 		end=$(date +%s.%N)
 		opt_times+="$(node -p "JSON.parse(process.argv[1]).seconds.toFixed(3)" "$opt_json") "
 		opt_sync_times+="$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }') "
-		mapfile -t lp_parts < <(ls "$dir/lp.lance/data/"*.lance)
-		target=$(sql -c "SELECT lance_parts.create_target('$dir/lp.lance')")
-		lp_times+="$(seconds sql -c "SELECT status FROM lance_parts.assemble('$target'::jsonb, $(array_sql "${lp_parts[@]}"))" \
-			-c "SELECT * FROM lance_parts.commit('$target'::jsonb)") "
+		lp_times+="$(seconds sql -c "SELECT count(*) FROM lance_parts.compact('$dir/lp.lance', target_rows_per_fragment => 4294967295)") "
 	done
 	rm -rf "$dir/opt.lance" "$dir/lp.lance"
 	opt_times=$(echo "$opt_times" | median)
 	opt_sync_times=$(echo "$opt_sync_times" | median)
 	lp_times=$(echo "$lp_times" | median)
-	out "### Assembly against the reference's compaction, $label"
+	out "### Compaction against the reference's compaction, $label"
 	out ""
 	out "Same 10 fragments. lancedb \`optimize()\` decodes and re-encodes them into new files ($opt_json);"
 	out "it does not fsync, so it is also timed with a \`sync\` of the dataset, node start-up included."
-	out "lance_parts assembles the 10 data files into one new file and commits it (an Append of the same rows: the"
-	out "data-file work of a compaction, without removing the old fragments), durably."
+	out "\`lance_parts.compact\` concatenates the 10 data files by page copy into one new file (fsynced) and commits"
+	out "a Rewrite of the 10 fragments into one."
 	out ""
 	out "| operation | seconds | MB/s | speed-up over optimize() + sync |"
 	out "|---|---:|---:|---:|"
 	out "| lancedb \`optimize()\` | $opt_times | $(mbps "$PARTS_MB" "$opt_times") | $(ratio "$opt_sync_times" "$opt_times") |"
 	out "| lancedb \`optimize()\` + \`sync\` | $opt_sync_times | $(mbps "$PARTS_MB" "$opt_sync_times") | 1.00 |"
-	out "| lance_parts assemble + commit (2 workers) | $lp_times | $(mbps "$PARTS_MB" "$lp_times") | $(ratio "$opt_sync_times" "$lp_times") |"
+	out "| \`lance_parts.compact\` (2 workers) | $lp_times | $(mbps "$PARTS_MB" "$lp_times") | $(ratio "$opt_sync_times" "$lp_times") |"
 	out ""
 }
 
