@@ -183,8 +183,9 @@ lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits)
 		uint32_t	inner_bits;
 		uint64_t	total;
 
+		/* Items are whole bytes, or bools packed n bits per list. */
 		if (!lp_leaf_storage(type->children[0], &inner_variable, &inner_bits) ||
-			inner_variable || inner_bits % 8 != 0 || inner_bits == 0 ||
+			inner_variable || (inner_bits % 8 != 0 && inner_bits != 1) || inner_bits == 0 ||
 			!lp_mul_u64(inner_bits, (uint64_t) type->fixed_size, &total) || total > UINT32_MAX)
 			return false;
 		*bits = (uint32_t) total;
@@ -262,6 +263,18 @@ lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 		array->num_children = 1;
 		child->length = count * (uint64_t) type->fixed_size;
 		child->values = lp_buf_take(&block->data);
+		if (block->has_item_validity)
+		{
+			if (block->item_validity.num_bits != child->length)
+			{
+				lp_block_free(block);
+				lp_array_free(array);
+				return lp_fail(err, LP_ERR_CORRUPT,
+							   "column %u of file \"%s\" has item validity of the wrong length",
+							   column, file->name);
+			}
+			lp_take_validity(child, &block->item_validity);
+		}
 	}
 	else if (type->id != LP_TYPE_NULL)
 		array->values = lp_buf_take(&block->data);

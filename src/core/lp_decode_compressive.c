@@ -395,6 +395,8 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst applies to fixed-width values");
 	if (!lp_fsst_table_parse(symbol_table, table_len, &table))
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst symbol table is malformed");
+	if (!table.compressed)
+		return true;
 	if (!lp_block_init_variable(&result))
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < block->num_values; i++)
@@ -508,23 +510,40 @@ decode_byte_stream_split(const LpPageContext *ctx, const Lance__Encodings21__Byt
 	return true;
 }
 
-/* Values of FixedSizeList: the items, regrouped as one wide value per list. */
+/*
+ * Values of FixedSizeList: the items, regrouped as one wide value per list
+ * (n bits for a list of n bools).  item_validity, when given, is the
+ * bitmap of the items' validity.
+ */
 static bool
 regroup_fixed_size_list(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl,
-						uint64_t n, LpBlock *items, LpBlock *out)
+						uint64_t n, LpBlock *items, const uint8_t *item_validity, LpBlock *out)
 {
 	uint64_t	bits;
 
-	if (items->variable || items->bits_per_value % 8 != 0 ||
+	if (items->variable || items->has_item_validity ||
+		(items->bits_per_value != 1 && items->bits_per_value % 8 != 0) ||
 		!lp_mul_u64(items->bits_per_value, fsl->items_per_value, &bits) ||
 		bits > MAX_BITS_PER_VALUE)
 	{
 		lp_block_free(items);
-		return lp_page_unsupported(ctx, "fixed_size_list of bit-packed or variable-width items");
+		return lp_page_unsupported(ctx, "fixed_size_list of nested lists or variable-width items");
 	}
 	*out = *items;
+	memset(items, 0, sizeof(*items));
 	out->bits_per_value = (uint32_t) bits;
 	out->num_values = n;
+	if (item_validity != NULL)
+	{
+		out->has_item_validity = true;
+		out->items_per_value = (uint32_t) fsl->items_per_value;
+		if (!lp_bits_append_bitmap(&out->item_validity, item_validity, 0,
+								   n * fsl->items_per_value))
+		{
+			lp_block_free(out);
+			return lp_page_no_memory(ctx);
+		}
+	}
 	return true;
 }
 
@@ -532,12 +551,10 @@ static bool
 fsl_items(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl, uint64_t n,
 		  uint64_t *items)
 {
-	if (fsl->has_validity)
-		return lp_page_unsupported(ctx, "fixed_size_list with item validity");
 	if (fsl->values == NULL)
 		return missing(ctx, "fixed-size-list values");
-	if (fsl->items_per_value == 0 || !lp_mul_u64(n, fsl->items_per_value, items) ||
-		*items > ((uint64_t) 1 << 40))
+	if (fsl->items_per_value == 0 || fsl->items_per_value > UINT32_MAX ||
+		!lp_mul_u64(n, fsl->items_per_value, items) || *items > ((uint64_t) 1 << 40))
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fixed-size list of %llu items per value",
 							(unsigned long long) fsl->items_per_value);
 	return true;
@@ -609,12 +626,24 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 				uint64_t	items;
 				LpBlock		inner;
 
+				const uint8_t *validity = NULL;
+
 				if (!fsl_items(ctx, enc->fixed_size_list, n, &items))
 					return false;
+				/* Item validity comes first: a bitmap of the chunk's items. */
+				if (enc->fixed_size_list->has_validity)
+				{
+					if (num_buffers < 2 || buffers[0].len < (items + 7) / 8)
+						return lp_page_fail(ctx, LP_ERR_CORRUPT,
+											"fixed-size list chunk lacks its item validity");
+					validity = buffers[0].data;
+					buffers++;
+					num_buffers--;
+				}
 				if (!lp_miniblock_decompress(ctx, enc->fixed_size_list->values, buffers,
 											 num_buffers, items, &inner))
 					return false;
-				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, out);
+				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, validity, out);
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
 			{
@@ -704,9 +733,11 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 
 				if (!fsl_items(ctx, enc->fixed_size_list, n, &items))
 					return false;
+				if (enc->fixed_size_list->has_validity)
+					return lp_page_unsupported(ctx, "fixed_size_list block with item validity");
 				if (!lp_block_decompress(ctx, enc->fixed_size_list->values, data, len, items, &inner))
 					return false;
-				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, out);
+				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, NULL, out);
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
 			{
@@ -842,6 +873,53 @@ general_per_value(const LpPageContext *ctx, const Lance__Encodings21__General *g
 	return true;
 }
 
+/*
+ * Full-zip fixed-size lists: each value is the items' validity bitmap
+ * (whole bytes, when has_validity) followed by the items.
+ */
+static bool
+fixed_size_list_per_value(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl,
+						  LpBlock *block)
+{
+	uint64_t	item_bits;
+	uint64_t	items_bytes;
+	uint64_t	validity_bytes;
+	LpBlock		result;
+
+	if (fsl->values == NULL ||
+		fsl->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
+		return lp_page_unsupported(ctx, "fixed_size_list of compressed or nested items");
+	item_bits = fsl->values->flat->bits_per_value;
+	validity_bytes = fsl->has_validity ? (fsl->items_per_value + 7) / 8 : 0;
+	if (item_bits == 0 || item_bits % 8 != 0 || fsl->items_per_value == 0 ||
+		fsl->items_per_value > UINT32_MAX ||
+		!lp_mul_u64(item_bits / 8, fsl->items_per_value, &items_bytes) ||
+		block->variable || block->bits_per_value != (validity_bytes + items_bytes) * 8)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fixed-size list values have the wrong width");
+	if (!fsl->has_validity)
+		return true;
+	lp_block_init_fixed(&result, (uint32_t) (items_bytes * 8));
+	result.has_item_validity = true;
+	result.items_per_value = (uint32_t) fsl->items_per_value;
+	if (!lp_buf_reserve(&result.data, block->num_values * items_bytes))
+		return lp_page_no_memory(ctx);
+	for (uint64_t i = 0; i < block->num_values; i++)
+	{
+		const uint8_t *value = block->data.data + i * (validity_bytes + items_bytes);
+
+		if (!lp_bits_append_bitmap(&result.item_validity, value, 0, fsl->items_per_value) ||
+			!lp_buf_append(&result.data, value + validity_bytes, items_bytes))
+		{
+			lp_block_free(&result);
+			return lp_page_no_memory(ctx);
+		}
+	}
+	result.num_values = block->num_values;
+	lp_block_free(block);
+	*block = result;
+	return true;
+}
+
 bool
 lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpBlock *block)
 {
@@ -854,20 +932,7 @@ lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpBl
 				return lp_page_fail(ctx, LP_ERR_CORRUPT, "flat values have the wrong width");
 			return true;
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
-			{
-				const Lance__Encodings21__FixedSizeList *fsl = enc->fixed_size_list;
-				uint64_t	bits;
-
-				if (fsl->has_validity)
-					return lp_page_unsupported(ctx, "fixed_size_list with item validity");
-				if (fsl->values == NULL ||
-					fsl->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
-					return lp_page_unsupported(ctx, "fixed_size_list of compressed items");
-				if (!lp_mul_u64(fsl->values->flat->bits_per_value, fsl->items_per_value, &bits) ||
-					block->variable || block->bits_per_value != bits)
-					return lp_page_fail(ctx, LP_ERR_CORRUPT, "fixed-size list values have the wrong width");
-				return true;
-			}
+			return fixed_size_list_per_value(ctx, enc->fixed_size_list, block);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE:
 			if (!block->variable)
 				return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable encoding of fixed-width values");

@@ -48,8 +48,11 @@ bool		lp_bits_append_bitmap(LpBits *bits, const uint8_t *bitmap, uint64_t start,
 								  uint64_t count);
 
 /*
- * Decoded flat values: fixed width (bits_per_value 1 = bitmap, else a
- * multiple of 8) or variable width (num_values + 1 u64 offsets into data).
+ * Decoded flat values: fixed width or variable width (num_values + 1 u64
+ * offsets into data).  Fixed-width values whose width is not a multiple of
+ * 8 bits are packed LSB first without gaps (bool is 1 bit; a fixed-size
+ * list of n bools is n bits).  Values that are fixed-size lists may carry
+ * the validity of their items (items_per_value bits per value).
  */
 typedef struct LpBlock
 {
@@ -58,6 +61,9 @@ typedef struct LpBlock
 	uint64_t	num_values;
 	LpBuf		data;
 	LpBuf		offsets;
+	bool		has_item_validity;
+	uint32_t	items_per_value;
+	LpBits		item_validity;
 } LpBlock;
 
 void		lp_block_init_fixed(LpBlock *block, uint32_t bits_per_value);
@@ -258,6 +264,12 @@ bool		lp_read_page_buffer(const LpPageContext *ctx, LpInput *input,
 bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 								 const LpBlock *dictionary, const uint8_t *valid,
 								 LpBlock *out);
+
+/*
+ * Give a block of fixed-size lists item validity: items_per_value bits per
+ * value, all valid so far.
+ */
+bool		lp_block_add_item_validity(LpBlock *block, uint32_t items_per_value);
 
 /* Append n copies of one value (fixed: bits wide; variable: len bytes). */
 bool		lp_block_append_repeated(LpBlock *block, const uint8_t *value,

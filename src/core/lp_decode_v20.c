@@ -365,7 +365,6 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				LpBits		items_validity = {0};
 				uint64_t	items;
 				uint64_t	bits;
-				bool		all_valid;
 
 				if (fsl->dimension == 0 || !lp_mul_u64(n, fsl->dimension, &items))
 					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "fixed-size list of dimension %u",
@@ -375,16 +374,25 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 					lp_buf_free(&items_validity.buf);
 					return false;
 				}
-				all_valid = items_validity.num_unset == 0;
-				lp_buf_free(&items_validity.buf);
-				if (!all_valid || values->variable || values->bits_per_value % 8 != 0 ||
+				/* Items are whole bytes, or bools packed dimension bits per list. */
+				if (values->variable || values->has_item_validity ||
+					(values->bits_per_value % 8 != 0 && values->bits_per_value != 1) ||
 					!lp_mul_u64(values->bits_per_value, fsl->dimension, &bits) || bits > UINT32_MAX)
 				{
+					lp_buf_free(&items_validity.buf);
 					lp_block_free(values);
-					return lp_page_unsupported(page->ctx, "fixed_size_list with null or bit-packed items");
+					return lp_page_unsupported(page->ctx, "fixed_size_list of nested lists or variable-width items");
 				}
 				values->bits_per_value = (uint32_t) bits;
 				values->num_values = n;
+				if (items_validity.num_unset > 0)
+				{
+					values->has_item_validity = true;
+					values->items_per_value = fsl->dimension;
+					values->item_validity = items_validity;
+				}
+				else
+					lp_buf_free(&items_validity.buf);
 				return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
 			}
 		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY:
