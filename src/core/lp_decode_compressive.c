@@ -430,55 +430,94 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 	return true;
 }
 
-/* RLE: values (bits wide) and run lengths (length_bytes wide), expanded to n values. */
+/* Runs in a buffer of flat values of an RLE side, or 0 if that side is not flat. */
+static uint64_t
+flat_count(const LpCompressive *side, uint64_t len)
+{
+	uint64_t	bits;
+
+	if (side->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
+		return 0;
+	bits = side->flat->bits_per_value;
+	return bits >= 8 && bits % 8 == 0 ? len / (bits / 8) : 0;
+}
+
+/*
+ * RLE: the run values and the run lengths, each through its own encoding
+ * (flat, or bit-packed run lengths), expanded to n values.  The number of
+ * runs comes from whichever side is stored flat.
+ */
 static bool
-rle_expand(const LpPageContext *ctx, uint64_t bits, uint32_t length_bytes,
+rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 		   const uint8_t *values, uint64_t values_len,
 		   const uint8_t *lengths, uint64_t lengths_len, uint64_t n, LpBlock *out)
 {
-	uint32_t	value_bytes = (uint32_t) bits / 8;
+	LpBlock		run_values;
+	LpBlock		run_lengths;
 	uint64_t	runs;
+	uint32_t	value_bytes;
+	uint32_t	length_bytes;
 	uint64_t	done = 0;
+	bool		ok = false;
 
-	if (!check_word_bits(ctx, bits))
+	memset(out, 0, sizeof(*out));
+	if (rle->values == NULL || rle->run_lengths == NULL)
+		return missing(ctx, "rle values or run lengths");
+	runs = flat_count(rle->values, values_len);
+	if (runs == 0)
+		runs = flat_count(rle->run_lengths, lengths_len);
+	if (runs == 0 && n > 0)
+		return lp_page_unsupported(ctx, "rle without flat values or run lengths");
+	if (!lp_block_decompress(ctx, rle->values, values, values_len, runs, &run_values))
 		return false;
-	if (length_bytes != 1 && length_bytes != 2 && length_bytes != 4)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle run lengths are %u bytes wide", length_bytes);
-	if (values_len % value_bytes != 0 || lengths_len % length_bytes != 0 ||
-		values_len / value_bytes != lengths_len / length_bytes)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle buffers disagree on the number of runs");
-	runs = values_len / value_bytes;
-	lp_block_init_fixed(out, (uint32_t) bits);
+	if (!lp_block_decompress(ctx, rle->run_lengths, lengths, lengths_len, runs, &run_lengths))
+	{
+		lp_block_free(&run_values);
+		return false;
+	}
+	value_bytes = run_values.bits_per_value / 8;
+	length_bytes = run_lengths.bits_per_value / 8;
+	if (run_values.variable || !check_word_bits(ctx, run_values.bits_per_value))
+		goto done;
+	if (run_lengths.variable ||
+		(length_bytes != 1 && length_bytes != 2 && length_bytes != 4 && length_bytes != 8) ||
+		run_lengths.bits_per_value % 8 != 0)
+	{
+		lp_page_fail(ctx, LP_ERR_CORRUPT, "rle run lengths are %u bits wide",
+					 run_lengths.bits_per_value);
+		goto done;
+	}
+	lp_block_init_fixed(out, run_values.bits_per_value);
 	if (!lp_buf_reserve(&out->data, n * value_bytes))
-		return lp_page_no_memory(ctx);
+	{
+		lp_page_no_memory(ctx);
+		goto done;
+	}
 	for (uint64_t r = 0; r < runs && done < n; r++)
 	{
-		uint64_t	run = lp_le_uint(lengths + r * length_bytes, length_bytes);
+		uint64_t	run = lp_le_uint(run_lengths.data.data + r * length_bytes, length_bytes);
 
 		if (run > n - done)
 			run = n - done;
 		for (uint64_t i = 0; i < run; i++)
-			lp_buf_append(&out->data, values + r * value_bytes, value_bytes);
+			lp_buf_append(&out->data, run_values.data.data + r * value_bytes, value_bytes);
 		done += run;
 	}
 	if (done != n)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle runs cover %llu of %llu values",
-							(unsigned long long) done, (unsigned long long) n);
+	{
+		lp_page_fail(ctx, LP_ERR_CORRUPT, "rle runs cover %llu of %llu values",
+					 (unsigned long long) done, (unsigned long long) n);
+		goto done;
+	}
 	out->num_values = n;
-	return true;
-}
+	ok = true;
 
-static bool
-rle_widths(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
-		   uint64_t *bits, uint32_t *length_bytes)
-{
-	if (rle->values == NULL || rle->run_lengths == NULL ||
-		rle->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT ||
-		rle->run_lengths->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
-		return lp_page_unsupported(ctx, "rle with compressed values or run lengths");
-	*bits = rle->values->flat->bits_per_value;
-	*length_bytes = (uint32_t) (rle->run_lengths->flat->bits_per_value / 8);
-	return true;
+done:
+	if (!ok)
+		lp_block_free(out);
+	lp_block_free(&run_values);
+	lp_block_free(&run_lengths);
+	return ok;
 }
 
 /* ByteStreamSplit: byte j of value i is at j * n + i. */
@@ -606,21 +645,10 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 			}
 			return true;
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE:
-			{
-				uint64_t	bits;
-				uint32_t	length_bytes;
-				bool		ok;
-
-				if (num_buffers != 2)
-					return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle chunk has %u buffers", num_buffers);
-				if (!rle_widths(ctx, enc->rle, &bits, &length_bytes))
-					return false;
-				ok = rle_expand(ctx, bits, length_bytes, buffers[0].data, buffers[0].len,
-								buffers[1].data, buffers[1].len, n, out);
-				if (!ok)
-					lp_block_free(out);
-				return ok;
-			}
+			if (num_buffers != 2)
+				return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle chunk has %u buffers", num_buffers);
+			return rle_decode(ctx, enc->rle, buffers[0].data, buffers[0].len,
+							  buffers[1].data, buffers[1].len, n, out);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
 			{
 				uint64_t	items;
@@ -760,20 +788,12 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE:
 			{
 				/* u64 size of the values, the values, then the run lengths */
-				uint64_t	bits;
-				uint32_t	length_bytes;
 				uint64_t	values_len;
-				bool		ok;
 
-				if (!rle_widths(ctx, enc->rle, &bits, &length_bytes))
-					return false;
 				if (len < 8 || (values_len = lp_le64(data)) > len - 8)
 					return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle block is too short");
-				ok = rle_expand(ctx, bits, length_bytes, data + 8, values_len,
-								data + 8 + values_len, len - 8 - values_len, n, out);
-				if (!ok)
-					lp_block_free(out);
-				return ok;
+				return rle_decode(ctx, enc->rle, data + 8, values_len,
+								  data + 8 + values_len, len - 8 - values_len, n, out);
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST:
 			{
