@@ -167,6 +167,8 @@ lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits)
 {
 	*variable = false;
 	*bits = 0;
+	if (type->packed)
+		return lp_packed_struct_storage(type, variable, bits);
 	if (lp_type_is_variable_width(type))
 	{
 		*variable = true;
@@ -229,6 +231,8 @@ lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 					   "column %u of file \"%s\" decodes to %llu values of the wrong shape for type \"%s\"",
 					   column, file->name, (unsigned long long) block->num_values,
 					   lp_type_id_name(type->id));
+	if (type->packed)
+		return lp_packed_struct_array(type, block, count, out, err, file, column);
 	array = lp_array_new(type);
 	if (array == NULL)
 		return no_memory(err);
@@ -358,7 +362,7 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 	if (depth > MAX_NESTING)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "field \"%s\" of file \"%s\" is nested too deeply",
 					   type->name, file->name);
-	if (type->id == LP_TYPE_STRUCT && type->num_children > 0)
+	if (type->id == LP_TYPE_STRUCT && type->num_children > 0 && !type->packed)
 	{
 		Assembled	first;
 		LpArray    *array = lp_array_new(type);
@@ -520,7 +524,7 @@ decode_v21_field(LpInput *input, const LpFile *file, const LpType *type, uint32_
 	return true;
 }
 
-/* Packed structs and blobs are not decoded yet; refuse them by name. */
+/* Legacy blob (v1) columns hold descriptors of bytes elsewhere; refuse them by name. */
 static bool
 check_supported_fields(const LpFile *file, uint32_t index, LpError *err)
 {
@@ -532,11 +536,11 @@ check_supported_fields(const LpFile *file, uint32_t index, LpError *err)
 
 		if (i > index && field->parent_id == -1)
 			break;
-		if (field_is_single_column(field))
+		if (metadata_is_true(field, "lance-encoding:blob") &&
+			strcmp(field->logical_type, "struct") != 0)
 			return lp_fail(err, LP_ERR_UNSUPPORTED,
-						   "field \"%s\" of file \"%s\" is a %s column, which cannot be decoded yet",
-						   top->name, file->name,
-						   metadata_is_true(field, "lance-encoding:blob") ? "blob" : "packed struct");
+						   "field \"%s\" of file \"%s\" is a legacy blob column, which cannot be decoded",
+						   top->name, file->name);
 	}
 	return true;
 }

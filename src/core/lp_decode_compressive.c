@@ -673,6 +673,13 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 					return false;
 				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, validity, out);
 			}
+		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT:
+			if (enc->packed_struct->values == NULL)
+				return missing(ctx, "packed struct values");
+			if (!lp_miniblock_decompress(ctx, enc->packed_struct->values, buffers, num_buffers,
+										 n, out))
+				return false;
+			return lp_packed_struct_check(ctx, enc->packed_struct, out);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
 			{
 				LpBuf		inflated = {0};
@@ -965,6 +972,13 @@ lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpBl
 			if (!block->variable)
 				return lp_page_fail(ctx, LP_ERR_CORRUPT, "general encoding of fixed-width values");
 			return general_per_value(ctx, enc->general, block);
+		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT:
+			if (enc->packed_struct->values == NULL ||
+				enc->packed_struct->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
+				return lp_page_unsupported(ctx, "packed_struct of compressed rows");
+			return lp_packed_struct_check(ctx, enc->packed_struct, block);
+		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT:
+			return lp_variable_packed_canonical(ctx, enc->variable_packed_struct, block);
 		default:
 			return lp_page_unsupported(ctx, lp_compressive_name(enc));
 	}

@@ -275,6 +275,23 @@ bool		lp_block_add_item_validity(LpBlock *block, uint32_t items_per_value);
 bool		lp_block_append_repeated(LpBlock *block, const uint8_t *value,
 									 uint64_t value_len, uint64_t count);
 
+/* ---- structs stored as one column (lp_decode_packed.c) -------------------- */
+
+/* Shape of a packed struct's canonical rows; false if its children cannot be packed. */
+bool		lp_packed_struct_storage(const LpType *type, bool *variable, uint32_t *bits);
+/* Check that fixed-width rows are as wide as a PackedStruct's children. */
+bool		lp_packed_struct_check(const LpPageContext *ctx,
+								   const Lance__Encodings21__PackedStruct *packed,
+								   const LpBlock *rows);
+/* Bring the rows of a VariablePackedStruct into canonical form in place. */
+bool		lp_variable_packed_canonical(const LpPageContext *ctx,
+										 const Lance__Encodings21__VariablePackedStruct *vps,
+										 LpBlock *block);
+/* A struct array from count canonical rows (block is consumed). */
+bool		lp_packed_struct_array(const LpType *type, LpBlock *block, uint64_t count,
+								   LpArray **out, LpError *err, const LpFile *file,
+								   uint32_t column);
+
 /* ---- 2.0 (lp_decode_v20.c) ------------------------------------------------ */
 
 /* Decode the whole top-level field of a 2.0 file (columns from first_column). */
