@@ -401,10 +401,21 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < block->num_values; i++)
 	{
-		const uint8_t *in = block->data.data + offsets[i];
 		uint64_t	in_len = offsets[i + 1] - offsets[i];
+		const uint8_t *in;
 		uint64_t	out_len;
 
+		/* Empty values stay empty (and the buffers may be unallocated). */
+		if (in_len == 0)
+		{
+			if (!lp_buf_append_u64(&result.offsets, result.data.len))
+			{
+				lp_block_free(&result);
+				return lp_page_no_memory(ctx);
+			}
+			continue;
+		}
+		in = block->data.data + offsets[i];
 		if (!lp_fsst_decoded_length(&table, in, in_len, &out_len))
 		{
 			lp_block_free(&result);
