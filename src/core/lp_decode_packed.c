@@ -159,8 +159,8 @@ lp_variable_packed_canonical(const LpPageContext *ctx,
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < block->num_values; i++)
 	{
-		const uint8_t *row = block->data.data + offsets[i];
 		uint64_t	row_len = offsets[i + 1] - offsets[i];
+		const uint8_t *row = row_len > 0 ? block->data.data + offsets[i] : NULL;
 		uint64_t	pos = 0;
 
 		/* Null rows have no bytes. */
@@ -222,8 +222,9 @@ split_rows(const LpType *type, const LpBlock *block, uint64_t count, LpBuf *buff
 	*corrupt = true;
 	for (uint64_t r = 0; r < count; r++)
 	{
-		const uint8_t *row = block->data.data + (block->variable ? row_offsets[r] : r * row_bytes);
 		uint64_t	len = block->variable ? row_offsets[r + 1] - row_offsets[r] : row_bytes;
+		const uint8_t *row = len == 0 ? NULL :
+			block->data.data + (block->variable ? row_offsets[r] : r * row_bytes);
 		uint64_t	pos = 0;
 
 		for (uint32_t i = 0; i < type->num_children; i++)
