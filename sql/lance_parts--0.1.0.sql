@@ -155,6 +155,36 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
 COMMENT ON FUNCTION @extschema@.concat_files(text, text[], bigint[]) IS
 'Concatenate complete Lance files into a new file without decoding; the version and schema are those of input 0';
 
+-- Progress of running assemblies and commits, readable from any session.
+-- Other users' operations are shown to members of pg_read_all_stats only.
+
+CREATE FUNCTION @extschema@.progress_entries(
+    OUT pid integer,
+    OUT dataset text,
+    OUT target_file text,
+    OUT phase text,
+    OUT parts_done bigint,
+    OUT parts_total bigint,
+    OUT bytes_done bigint,
+    OUT bytes_total bigint,
+    OUT workers integer,
+    OUT started_at timestamptz,
+    OUT updated_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_progress'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 10;
+
+COMMENT ON FUNCTION @extschema@.progress_entries() IS
+'One row per running assembly or commit: phase (validating, copying, finalizing, committing), parts and bytes done, workers';
+
+CREATE VIEW @extschema@.progress AS
+    SELECT * FROM @extschema@.progress_entries();
+
+GRANT SELECT ON @extschema@.progress TO PUBLIC;
+
+COMMENT ON VIEW @extschema@.progress IS
+'Running assemblies and commits of lance_parts, one row per backend';
+
 -- Commit: the assembled file becomes a new version of the dataset when the
 -- call returns (not at the end of the SQL transaction).
 
@@ -229,3 +259,25 @@ $$;
 
 COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[]) IS
 'Create a target, assemble the given parts into it and commit it as a new fragment, in one call';
+
+-- lance_fdw: foreign tables over Lance datasets and data files.  The wrapper
+-- is created by the extension; servers, user mappings and tables are the
+-- user's.  Options naming server paths need pg_read_server_files (checked by
+-- the validator).
+
+CREATE FUNCTION @extschema@.lance_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME', 'lance_fdw_handler'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION @extschema@.lance_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_fdw_validator'
+LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER lance_fdw
+  HANDLER @extschema@.lance_fdw_handler
+  VALIDATOR @extschema@.lance_fdw_validator;
+
+COMMENT ON FOREIGN DATA WRAPPER lance_fdw IS
+'Foreign tables over Lance datasets (a version of a dataset directory) and single .lance data files';

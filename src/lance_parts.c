@@ -11,6 +11,7 @@
 
 #include "lance_parts.h"
 #include "lp_alloc.h"
+#include "lp_copy.h"
 #include "lp_interrupt.h"
 
 PG_MODULE_MAGIC;
@@ -67,6 +68,14 @@ _PG_init(void)
 							1024 * 1024 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("lance_parts.max_copy_workers",
+							gettext_noop("Largest number of parallel workers that copy part data during one assembly."),
+							gettext_noop("The leader copies too. 0 copies in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
+							&lp_max_copy_workers,
+							2, 0, LP_MAX_COPY_WORKERS_LIMIT,
+							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("lance_parts.commit_retries",

@@ -6,7 +6,14 @@
  * output is written under a temporary name in the destination directory,
  * fsynced and linked into place; on error or cancel the temporary file is
  * removed (explicitly, or by the output's memory-context callback when an
- * ERROR unwinds past it).
+ * ERROR unwinds past it).  The data region is copied by lp_copy (parallel
+ * workers); the leader writes the tail last.
+ *
+ * When the destination filesystem shares extents (XFS with reflink, btrfs)
+ * and every part lives on it, each part's data region is placed at a block
+ * boundary so that the kernel clones it instead of copying: assembly then
+ * costs metadata writes only.  The first clone is tried before the copy; if
+ * the filesystem refuses it, the packed layout is planned instead.
  */
 #include "postgres.h"
 
@@ -16,13 +23,16 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "portability/instr_time.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
 #include "lance_parts.h"
 #include "lp_assemble.h"
 #include "lp_concat.h"
+#include "lp_copy.h"
 #include "lp_pg_storage.h"
+#include "lp_progress.h"
 
 PG_FUNCTION_INFO_V1(lp_concat_files);
 
@@ -57,6 +67,42 @@ same_file(const char *a, const char *b)
 		sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/*
+ * Clone the first block of the plan's first whole region into place: true
+ * if the filesystem can clone between these files, so the region plan pays.
+ */
+static bool
+first_region_clones(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *output)
+{
+	for (size_t r = 0; r < plan->num_ranges; r++)
+	{
+		const LpCopyRange *range = &plan->ranges[r];
+
+		if (range->source_offset == 0 && range->dest_offset % plan->region_alignment == 0 &&
+			range->length >= plan->region_alignment)
+			return lp_local_output_clone(output, range->dest_offset, inputs[range->input],
+										 0, plan->region_alignment);
+	}
+	return false;
+}
+
+static LpConcatPlan *
+plan_or_raise(const LpConcatTarget *target, const LpConcatPart *parts, int num_parts,
+			  uint64 alignment, LpConcatVerdict *verdict)
+{
+	LpConcatPlan *plan;
+	LpError		err;
+	bool		ok;
+
+	if (alignment > 0)
+		ok = lp_concat_plan_regions(target, parts, num_parts, alignment, verdict, &plan, &err);
+	else
+		ok = lp_concat_plan(target, parts, num_parts, verdict, &plan, &err);
+	if (!ok)
+		lp_raise(&err);
+	return plan;
+}
+
 void
 lp_assemble_file(const char *output_path, List *parts,
 				 const LpAssembleTarget *target, bool allow_reuse,
@@ -64,6 +110,7 @@ lp_assemble_file(const char *output_path, List *parts,
 {
 	int			num_parts = list_length(parts);
 	LpConcatPart *concat_parts;
+	const char **paths;
 	LpInput   **inputs;
 	LpConcatTarget concat_target;
 	LpConcatVerdict verdict;
@@ -73,22 +120,30 @@ lp_assemble_file(const char *output_path, List *parts,
 	ListCell   *cell;
 	int			i = 0;
 	struct stat st;
+	instr_time	started;
+	instr_time	elapsed;
 
 	if (num_parts == 0)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("no parts to assemble into \"%s\"", output_path));
 
+	lp_progress_begin(target->dataset, output_path, LP_PHASE_VALIDATING, num_parts);
+	INSTR_TIME_SET_CURRENT(started);
+
 	/* validate every part before anything is created */
 	concat_parts = palloc0(sizeof(LpConcatPart) * num_parts);
+	paths = palloc(sizeof(char *) * num_parts);
 	foreach(cell, parts)
 	{
 		LpAssemblePart *part = lfirst(cell);
 
+		paths[i] = part->path;
 		concat_parts[i].file = lp_read_lance_file(part->path);
 		concat_parts[i].has_expected_rows = part->has_expected_rows;
 		concat_parts[i].expected_rows = (uint64_t) part->expected_rows;
 		i++;
+		lp_progress_update(i, 0);
 	}
 
 	if (target->schema != NULL)
@@ -102,8 +157,9 @@ lp_assemble_file(const char *output_path, List *parts,
 		concat_target.schema = &concat_parts[0].file->schema;
 	}
 
-	if (!lp_concat_plan(&concat_target, concat_parts, num_parts, &verdict, &plan, &err))
-		lp_raise(&err);
+	plan = plan_or_raise(&concat_target, concat_parts, num_parts,
+						 lp_local_clone_alignment(output_path, paths, num_parts),
+						 &verdict);
 	memset(result, 0, sizeof(*result));
 	result->path = output_path;
 	result->version = concat_target.version;
@@ -113,15 +169,17 @@ lp_assemble_file(const char *output_path, List *parts,
 		lp_concat_verdict_message(&verdict, concat_parts, result->message, 1024);
 		result->status = "unsupported";
 		result->reason = lp_concat_reason_name(verdict.reason);
+		lp_progress_end();
 		return;
 	}
 	result->num_rows = plan->num_rows;
-	result->size_bytes = plan->output_size;
 
 	if (allow_reuse && num_parts == 1 &&
 		same_file(((LpAssemblePart *) linitial(parts))->path, output_path))
 	{
 		result->status = "reused";
+		result->size_bytes = concat_parts[0].file->file_size;
+		lp_progress_end();
 		return;
 	}
 	if (lstat(output_path, &st) == 0)
@@ -131,26 +189,37 @@ lp_assemble_file(const char *output_path, List *parts,
 				errhint("Assembly never replaces a file; choose another output or remove it."));
 
 	inputs = palloc(sizeof(LpInput *) * num_parts);
-	i = 0;
-	foreach(cell, parts)
-	{
-		inputs[i] = lp_local_input_reopenable(((LpAssemblePart *) lfirst(cell))->path,
-											  plan->input_sizes[i]);
-		i++;
-	}
+	for (i = 0; i < num_parts; i++)
+		inputs[i] = lp_local_input_reopenable(paths[i], plan->input_sizes[i]);
 
 	output = lp_local_store()->ops->create_output(lp_local_store(), output_path, &err);
 	if (output == NULL)
 		lp_raise(&err);
-	if (!lp_concat_execute(plan, inputs, output, (size_t) lp_read_batch_bytes, &err))
+	if (plan->region_alignment > 0 && !first_region_clones(plan, inputs, output))
+	{
+		lp_concat_plan_free(plan);
+		plan = plan_or_raise(&concat_target, concat_parts, num_parts, 0, &verdict);
+	}
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, started);
+	ereport(DEBUG1,
+			errmsg_internal("validated and planned %d parts of \"%s\" in %.3f ms",
+							num_parts, output_path, INSTR_TIME_GET_MILLISEC(elapsed)));
+
+	lp_copy_data_region(plan, paths, inputs, output);
+	lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,
+					  (int64) plan->output_size, 0);
+	if (!lp_concat_write_tail(plan, output, &err))
 	{
 		output->ops->abort(output);
 		lp_raise(&err);
 	}
 	if (!output->ops->publish(output, &err))
 		lp_raise(&err);
+	lp_progress_end();
 
 	result->status = "written";
+	result->size_bytes = plan->output_size;
 	for (i = 0; i < num_parts; i++)
 		lp_input_close(inputs[i]);
 	lp_concat_plan_free(plan);
@@ -216,7 +285,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 {
 	char	   *output_path;
 	List	   *parts;
-	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL};
+	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL};
 	LpAssembleResult result;
 
 	InitMaterializedSRF(fcinfo, 0);

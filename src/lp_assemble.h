@@ -17,11 +17,15 @@ typedef struct LpAssemblePart
 	int64		expected_rows;
 } LpAssemblePart;
 
-/* What the output must be; NULL schema: part 0's version and schema. */
+/*
+ * What the output must be; NULL schema: part 0's version and schema.
+ * dataset (or NULL) is what progress reports show.
+ */
 typedef struct LpAssembleTarget
 {
 	LpFileVersion version;
 	const LpSchema *schema;
+	const char *dataset;
 } LpAssembleTarget;
 
 /* The outcome of an assembly, as the SQL functions return it. */

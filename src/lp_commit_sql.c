@@ -22,6 +22,7 @@
 #include "lp_commit.h"
 #include "lp_concat.h"
 #include "lp_pg_storage.h"
+#include "lp_progress.h"
 #include "lp_schema.h"
 #include "lp_target.h"
 
@@ -201,6 +202,9 @@ lp_commit_target(PG_FUNCTION_ARGS)
 				errmsg("unknown commit mode \"%s\"", mode),
 				errhint("Valid modes are \"append\" and \"replace\"."));
 
+	path = lp_target_data_file_path(target);
+	lp_progress_begin(target->dataset, path, LP_PHASE_COMMITTING, 0);
+
 	/* nothing is written before every check passed */
 	latest = lp_target_check_binding(target, &naming);
 	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
@@ -213,7 +217,6 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	if (!lp_manifest_schema(latest, &dataset_schema, &err))
 		lp_raise(&err);
 	check_fields_still_present(target, &dataset_schema);
-	path = lp_target_data_file_path(target);
 	file = open_assembled_file(target, path);
 
 	if (target->columns != NIL)
@@ -271,6 +274,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 
 	/* the parts are now copied into a committed file; their staging area can go */
 	remove_tree(staging_dir_of(target));
+	lp_progress_end();
 
 	values[0] = Int64GetDatum((int64) result.version);
 	values[1] = Int64GetDatum((int64) result.fragment_id);

@@ -24,6 +24,7 @@
 #include "lp_commit.h"
 #include "lp_manifest.h"
 #include "lp_pg_storage.h"
+#include "lp_progress.h"
 #include "lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_compact);
@@ -199,7 +200,7 @@ lp_compact(PG_FUNCTION_ARGS)
 		CompactGroup	   *group = &groups[g];
 		List	   *parts = NIL;
 		char		name[LP_DATA_FILE_NAME_SIZE];
-		LpAssembleTarget no_target = {version, NULL};
+		LpAssembleTarget no_target = {version, NULL, root};
 
 		for (int k = group->first; k < group->first + group->count; k++)
 		{
@@ -262,6 +263,8 @@ lp_compact(PG_FUNCTION_ARGS)
 		options.max_retries = lp_commit_retries;
 		options.random = lp_random_bytes;
 		options.random_arg = NULL;
+		/* several files may be committed: progress names their directory */
+		lp_progress_begin(root, data_dir, LP_PHASE_COMMITTING, 0);
 		if (!lp_commit(lp_local_store(), root, &request, &options, &result, &err))
 		{
 			/* the new files are referenced by nothing: remove them */
@@ -270,6 +273,7 @@ lp_compact(PG_FUNCTION_ARGS)
 					unlink(groups[g].result.path);
 			lp_raise(&err);
 		}
+		lp_progress_end();
 	}
 
 	for (int i = 0, n = -1, last_group = -1; i < num_candidates; i++)

@@ -10,7 +10,11 @@
 #include "postgres.h"
 
 #include <dirent.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "common/file_perm.h"
@@ -20,6 +24,7 @@
 #include "utils/memutils.h"
 
 #include "lp_checked.h"
+#include "lp_file_tail.h"
 #include "lp_interrupt.h"
 #include "lp_pg_storage.h"
 
@@ -29,6 +34,7 @@ typedef struct LpLocalInput
 	int			fd;				/* -1 while a reopenable input is closed */
 	char	   *path;
 	bool		reopenable;
+	MemoryContextCallback forget;	/* reopenable: see forget_input */
 } LpLocalInput;
 
 /*
@@ -37,6 +43,18 @@ typedef struct LpLocalInput
  * backend's file descriptors.
  */
 static LpLocalInput *open_reopenable_input;
+
+/*
+ * When an ERROR frees a reopenable input, fd.c has closed its descriptor at
+ * abort; it must not be remembered as open, or the next input would close
+ * it again.
+ */
+static void
+forget_input(void *arg)
+{
+	if (open_reopenable_input == arg)
+		open_reopenable_input = NULL;
+}
 
 static void
 close_descriptor(LpLocalInput *local)
@@ -113,6 +131,9 @@ local_input_close(LpInput *input)
 	LpLocalInput *local = (LpLocalInput *) input;
 
 	close_descriptor(local);
+	/* a reopenable input's memory carries its reset callback: the context frees it */
+	if (local->reopenable)
+		return;
 	pfree(local->path);
 	pfree(local);
 }
@@ -173,6 +194,9 @@ lp_local_input_reopenable(const char *path, uint64_t size)
 	local->base.size = size;
 	local->fd = -1;
 	local->reopenable = true;
+	local->forget.func = forget_input;
+	local->forget.arg = local;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->forget);
 	return &local->base;
 }
 
@@ -185,6 +209,7 @@ typedef struct LpLocalOutput
 	char	   *path;			/* final name */
 	char	   *temp_path;
 	bool		finished;		/* published or aborted */
+	bool		copy_range_refused; /* copy_file_range is not possible here */
 	MemoryContextCallback cleanup;
 } LpLocalOutput;
 
@@ -278,9 +303,36 @@ local_output_write_at(LpOutput *output, uint64_t offset, const void *data,
 	return write_all(local->fd, local->temp_path, offset, data, len, err);
 }
 
+#define COPY_BOUNCE_BYTES (1024 * 1024)
+
+/* Copy through memory, for when the kernel cannot copy between the files. */
+static bool
+copy_through_buffer(LpLocalOutput *local, uint64_t output_offset, LpInput *input,
+					uint64_t input_offset, uint64_t len, LpError *err)
+{
+	char	   *buffer = palloc(Min(len, COPY_BOUNCE_BYTES));
+	bool		ok = true;
+
+	while (ok && len > 0)
+	{
+		size_t		piece = (size_t) Min(len, COPY_BOUNCE_BYTES);
+
+		ok = !lp_check_cancel(err) &&
+			local_input_read_at(input, input_offset, buffer, piece, err) &&
+			write_all(local->fd, local->temp_path, output_offset, buffer, piece, err);
+		input_offset += piece;
+		output_offset += piece;
+		len -= piece;
+	}
+	pfree(buffer);
+	return ok;
+}
+
 /*
  * Kernel-side copy between local files; on filesystems with reflinks
- * (XFS, btrfs) aligned ranges are cloned rather than copied.
+ * (XFS, btrfs) aligned ranges are cloned rather than copied.  Between
+ * filesystems the kernel may refuse (EXDEV and others); the copy then goes
+ * through memory, for this and every later range of the output.
  */
 static bool
 local_output_copy_from(LpOutput *output, uint64_t output_offset,
@@ -304,7 +356,7 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 					   (unsigned long long) len, (unsigned long long) input_offset,
 					   input->name, (unsigned long long) input->size);
 
-	while (len > 0)
+	while (len > 0 && !local->copy_range_refused)
 	{
 		ssize_t		n;
 
@@ -318,6 +370,11 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 		{
 			if (errno == EINTR)
 				continue;
+			if (errno == EXDEV || errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)
+			{
+				local->copy_range_refused = true;
+				break;
+			}
 			return lp_fail(err, LP_ERR_IO, "could not copy from \"%s\" to \"%s\": %s",
 						   input->name, local->temp_path, strerror(errno));
 		}
@@ -327,7 +384,8 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 						   input->name, (unsigned long long) in_off);
 		len -= (uint64_t) n;
 	}
-	return true;
+	return len == 0 ||
+		copy_through_buffer(local, (uint64_t) out_off, input, (uint64_t) in_off, len, err);
 }
 
 static void
@@ -440,6 +498,131 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 	local->cleanup.arg = local;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->cleanup);
 	return &local->base;
+}
+
+const char *
+lp_local_output_temp_path(LpOutput *output)
+{
+	return ((LpLocalOutput *) output)->temp_path;
+}
+
+/*
+ * Another process's output, opened for writing spans of it.  It is never
+ * published or removed from here: publish() is refused and abort() only
+ * closes the descriptor.
+ */
+static bool
+shared_output_publish(LpOutput *output, LpError *err)
+{
+	return lp_fail(err, LP_ERR_INTERNAL, "file \"%s\" is published by the process that created it",
+				   ((LpLocalOutput *) output)->temp_path);
+}
+
+static void
+shared_output_close(LpOutput *output)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+
+	if (local->fd >= 0)
+		CloseTransientFile(local->fd);
+	local->fd = -1;
+}
+
+static const LpOutputOps shared_output_ops = {
+	local_output_write_at,
+	local_output_copy_from,
+	shared_output_publish,
+	shared_output_close
+};
+
+LpOutput *
+lp_local_output_open_shared(const char *temp_path, LpError *err)
+{
+	LpLocalOutput *local = palloc0(sizeof(LpLocalOutput));
+
+	local->base.ops = &shared_output_ops;
+	local->path = pstrdup(temp_path);
+	local->base.name = local->path;
+	local->temp_path = local->path;
+	local->finished = true;
+	local->fd = OpenTransientFile(temp_path, O_WRONLY | PG_BINARY);
+	if (local->fd < 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not open file \"%s\": %s",
+				temp_path, strerror(errno));
+		return NULL;
+	}
+	return &local->base;
+}
+
+/* ---- extent clones (reflink) ---------------------------------------------- */
+
+/* The deepest existing directory on the way to path. */
+static char *
+existing_ancestor(const char *path)
+{
+	char	   *dir = parent_directory(path);
+	struct stat st;
+
+	while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0)
+	{
+		char	   *up = parent_directory(dir);
+
+		pfree(dir);
+		dir = up;
+	}
+	return dir;
+}
+
+uint64
+lp_local_clone_alignment(const char *output_path, const char *const *part_paths,
+						 int num_parts)
+{
+	char	   *dir = existing_ancestor(output_path);
+	struct statfs fs;
+	struct stat dir_st;
+	uint64		block;
+
+	if (statfs(dir, &fs) != 0 || stat(dir, &dir_st) != 0)
+		return 0;
+	pfree(dir);
+	if (fs.f_type != XFS_SUPER_MAGIC && fs.f_type != BTRFS_SUPER_MAGIC)
+		return 0;
+	block = (uint64) fs.f_bsize;
+	if (block < LP_PAGE_BUFFER_ALIGNMENT || (block & (block - 1)) != 0)
+		return 0;
+	for (int i = 0; i < num_parts; i++)
+	{
+		struct stat st;
+
+		/* extents are shared only within one filesystem */
+		if (stat(part_paths[i], &st) != 0 || st.st_dev != dir_st.st_dev)
+			return 0;
+	}
+	return block;
+}
+
+bool
+lp_local_output_clone(LpOutput *output, uint64 output_offset, LpInput *input,
+					  uint64 input_offset, uint64 len)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	LpLocalInput *source = (LpLocalInput *) input;
+	struct file_clone_range range;
+	LpError		err;
+	int			rc;
+
+	if (output->ops != &local_output_ops || input->ops != &local_input_ops ||
+		!ensure_open(source, &err))
+		return false;
+	range.src_fd = source->fd;
+	range.src_offset = input_offset;
+	range.src_length = len;
+	range.dest_offset = output_offset;
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	rc = ioctl(local->fd, FICLONERANGE, &range);
+	pgstat_report_wait_end();
+	return rc == 0;
 }
 
 /* ---- the store ------------------------------------------------------------ */

@@ -24,6 +24,27 @@ extern LpInput *lp_local_input_open(const char *path, LpError *err);
  */
 extern LpInput *lp_local_input_reopenable(const char *path, uint64_t size);
 
+/* The temporary file a local output is written to until it is published. */
+extern const char *lp_local_output_temp_path(LpOutput *output);
+
+/*
+ * The temporary file of another process's output, opened to write parts of
+ * it (parallel copy workers); its abort() only closes it.
+ */
+extern LpOutput *lp_local_output_open_shared(const char *temp_path, LpError *err);
+
+/*
+ * The block size at which an output at output_path could share extents with
+ * every part (XFS or btrfs, all on the same filesystem), or 0.  Whether the
+ * filesystem really clones is only known by trying: lp_local_output_clone.
+ */
+extern uint64 lp_local_clone_alignment(const char *output_path,
+									   const char *const *part_paths, int num_parts);
+
+/* Clone a block-aligned range of input into output (FICLONERANGE); false if refused. */
+extern bool lp_local_output_clone(LpOutput *output, uint64 output_offset,
+								  LpInput *input, uint64 input_offset, uint64 len);
+
 /* The local filesystem as a core store (fd.c underneath). */
 extern LpStore *lp_local_store(void);
 

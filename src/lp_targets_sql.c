@@ -294,6 +294,7 @@ assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts)
 	lp_check_write_privilege();
 	assemble_target.version = target->file_version;
 	assemble_target.schema = &target->schema;
+	assemble_target.dataset = target->dataset;
 	lp_assemble_file(lp_target_data_file_path(target), parts, &assemble_target,
 					 false, &result);
 	lp_assemble_emit(fcinfo, &result);

@@ -21,7 +21,7 @@
 #
 set -euo pipefail
 
-PG_BINDIR=/usr/lib/postgresql/15/bin
+PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
 CLUSTER_DIR=${LP_CLUSTER_DIR:-/tmp/lance_parts-cluster}
 PORT=${LP_PGPORT:-55432}
 

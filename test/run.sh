@@ -31,6 +31,10 @@
 #   LP_SRCDIR     the root of the source tree the tests run from
 #   PGHOST, PGPORT, PGUSER, PGDATABASE   the throwaway cluster (regress, node;
 #                 TAP tests start their own clusters)
+#   LP_REFLINK_DIR  a directory, writable by postgres, on an XFS filesystem
+#                 with reflink=1 (a loop-mounted image in the work directory),
+#                 for the zero-copy tests; empty if it could not be mounted,
+#                 which those tests report as a failure
 #
 # Why a copy of the tree: the clone may sit in a directory the postgres user
 # cannot enter (e.g. under /root), and pg_regress, TAP and the node tests must
@@ -104,12 +108,28 @@ export LP_PGPORT=${LP_PGPORT:-55432}
 mkdir -p "$TREE" "$DATA" "$SCRATCH" "$LOGS"
 chown postgres: "$TREE" "$SCRATCH"
 
+# A loop-mounted XFS with reflink for the zero-copy tests (root only can mount).
+REFLINK_MOUNT=$WORK/xfs
+export LP_REFLINK_DIR=
+mount_reflink_fs()
+{
+	truncate -s 1G "$WORK/xfs.img" &&
+		mkfs.xfs -q -m reflink=1 "$WORK/xfs.img" &&
+		mkdir -p "$REFLINK_MOUNT" &&
+		mount -o loop "$WORK/xfs.img" "$REFLINK_MOUNT" &&
+		chown postgres: "$REFLINK_MOUNT" &&
+		LP_REFLINK_DIR=$REFLINK_MOUNT
+}
+
 cleaned=false
 cleanup()
 {
 	$cleaned && return
 	cleaned=true
 	"$ROOT/test/cluster.sh" stop
+	if mountpoint -q "$REFLINK_MOUNT"; then
+		umount "$REFLINK_MOUNT" || echo "run.sh: could not unmount $REFLINK_MOUNT" >&2
+	fi
 	if $keep; then
 		echo "work directory kept: $WORK"
 	else
@@ -143,6 +163,7 @@ as_postgres()
 {
 	runuser -u postgres -- env \
 		LP_TESTDATA="$DATA" LP_SCRATCH="$SCRATCH" LP_SRCDIR="$TREE" \
+		LP_REFLINK_DIR="$LP_REFLINK_DIR" \
 		PATH="$PG_BINDIR:$PATH" "$@"
 }
 
@@ -252,6 +273,7 @@ layer_tap()
 	no_tests "$TREE"/test/t/*.pl && return
 	rm -rf "$TREE/tmp_check"
 	as_postgres mkdir -p "$TREE/tmp_check"
+	mount_reflink_fs || echo "run.sh: could not mount a reflink XFS; the zero-copy tests will fail"
 	run_logged "$log" as_postgres TESTDIR="$TREE" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		prove -I "$PGXS_DIR/src/test/perl" -I test/t test/t/*.pl

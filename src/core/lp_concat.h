@@ -17,7 +17,14 @@
  * 3. lp_concat_execute: runs a plan serially into an LpOutput, in bounded
  *    memory, and polls lp_check_cancel() between batches.  It neither
  *    publishes nor aborts the output; the caller does, so it controls the
- *    temporary file.
+ *    temporary file.  Parallel executors write disjoint spans of the data
+ *    region with lp_concat_copy_span (any order, any process) and the tail
+ *    last with lp_concat_write_tail; the bytes are the same.
+ *
+ * On filesystems that share extents between files (reflink: XFS, btrfs),
+ * lp_concat_plan_regions keeps each part's data region whole at a block
+ * boundary of the output, so that a kernel-side copy clones it instead of
+ * copying bytes.
  *
  * Reuse ("a single compatible input is the requested output") is decided by
  * the caller: with one part whose path is the output path, a compatible
@@ -151,6 +158,14 @@ typedef struct LpConcatPlan
 	size_t		num_ranges;
 	LpCopyRange *ranges;
 
+	/*
+	 * 0 for the packed layout.  Otherwise lp_concat_plan_regions' alignment:
+	 * num_region_parts parts were placed as whole regions (one range each,
+	 * from source offset 0, at a multiple of region_alignment).
+	 */
+	uint64_t	region_alignment;
+	uint32_t	num_region_parts;
+
 	/* Global buffer 0 onwards, starting at tail.start (64-aligned). */
 	LpFileTail	tail;
 	uint64_t	output_size;	/* == tail.end */
@@ -169,6 +184,22 @@ bool		lp_concat_plan(const LpConcatTarget *target,
 void		lp_concat_plan_free(LpConcatPlan *plan);
 
 /*
+ * As lp_concat_plan, but each part's data region (the bytes before its
+ * schema buffer, holding all its page buffers) is copied whole to an output
+ * offset that is a multiple of alignment (a power of two, at least 64, e.g.
+ * the filesystem block size); its buffers keep their offsets relative to
+ * that base.  The region is extended to the next multiple of alignment when
+ * the part is that long, so it starts and ends on block boundaries of both
+ * files.  The bytes between buffers that this copies along are never read
+ * by a Lance reader.  A part with a page buffer at or after its schema
+ * buffer is laid out packed, as lp_concat_plan does.
+ */
+bool		lp_concat_plan_regions(const LpConcatTarget *target,
+								   const LpConcatPart *parts, uint32_t num_parts,
+								   uint64_t alignment, LpConcatVerdict *verdict,
+								   LpConcatPlan **plan, LpError *err);
+
+/*
  * Write the plan's output: copy every range (output->ops->copy_from when
  * the output has it, otherwise reads of at most read_batch_bytes into one
  * reusable buffer and write_at), write the padding and the tail.  inputs[i]
@@ -179,5 +210,50 @@ void		lp_concat_plan_free(LpConcatPlan *plan);
 bool		lp_concat_execute(const LpConcatPlan *plan, LpInput *const *inputs,
 							  LpOutput *output, size_t read_batch_bytes,
 							  LpError *err);
+
+#define LP_CONCAT_PAD_CHUNK 4096
+
+/*
+ * The state of one process writing spans of a plan's data region: its
+ * inputs (the sizes the plan assumes), its output (which may be another
+ * process's file opened for writing) and one read buffer of at most
+ * read_batch_bytes, allocated when first needed.
+ */
+typedef struct LpConcatCopier
+{
+	const LpConcatPlan *plan;
+	LpInput    *const *inputs;
+	LpOutput   *output;
+	size_t		batch;			/* largest read, write or kernel copy */
+	uint8_t    *buffer;
+	size_t		buffer_len;
+	uint8_t		padding[LP_CONCAT_PAD_CHUNK];
+} LpConcatCopier;
+
+/* Check the inputs against the plan and set up a copier; no allocation. */
+bool		lp_concat_copier_init(LpConcatCopier *copier, const LpConcatPlan *plan,
+								  LpInput *const *inputs, LpOutput *output,
+								  size_t read_batch_bytes, LpError *err);
+void		lp_concat_copier_free(LpConcatCopier *copier);
+
+/*
+ * Write output bytes [start, end) of the data region (end is clipped to
+ * tail.start): the parts of copy ranges that fall into it and the padding
+ * between them.  Spans may be written in any order and by different
+ * copiers; together they must cover [0, tail.start) once.
+ */
+bool		lp_concat_copy_span(LpConcatCopier *copier, uint64_t start,
+								uint64_t end, LpError *err);
+
+/* Write the tail (global buffer 0 to the footer) at tail.start. */
+bool		lp_concat_write_tail(const LpConcatPlan *plan, LpOutput *output,
+								 LpError *err);
+
+/*
+ * A span size for parallel executors: about read_batch_bytes, and a
+ * multiple of the plan's region alignment, so that every span of a region
+ * starts on a block boundary in both files.
+ */
+uint64_t	lp_concat_span_bytes(const LpConcatPlan *plan, size_t read_batch_bytes);
 
 #endif							/* LP_CONCAT_H */

@@ -1,12 +1,14 @@
 /*
- * lp_concat_exec.c - writing a concatenation plan, serially.
+ * lp_concat_exec.c - writing a concatenation plan.
  *
- * The output is written front to back.  Without copy_from, consecutive
- * ranges of one part that keep their distance from each other (the usual
- * case: a part's buffers are already 64-byte aligned) are read with one
- * read of at most read_batch_bytes, the padding between them is overwritten
- * with 0x48 in the buffer, and the batch goes out in one write.  Memory is
- * one batch buffer, whatever the size of the inputs.
+ * The data region is written as spans of output bytes; a serial run is one
+ * span over the whole region, a parallel run many spans in any order.
+ * Within a span the output is written front to back.  Without copy_from,
+ * consecutive ranges of one part that keep their distance from each other
+ * (the usual case: a part's buffers are already 64-byte aligned) are read
+ * with one read of at most the batch size, the padding between them is
+ * overwritten with 0x48 in the buffer, and the batch goes out in one write.
+ * Memory is one batch buffer per copier, whatever the size of the inputs.
  */
 #include "lp_concat.h"
 
@@ -16,138 +18,144 @@
 #include "lp_alloc.h"
 #include "lp_interrupt.h"
 
-typedef struct Writer
-{
-	LpOutput   *output;
-	uint64_t	pos;			/* everything before is written */
-} Writer;
-
 static bool
-write_bytes(Writer *writer, const void *data, size_t len, LpError *err)
+write_padding(LpConcatCopier *copier, uint64_t start, uint64_t end, LpError *err)
 {
-	if (len > 0 && !writer->output->ops->write_at(writer->output, writer->pos,
-												   data, len, err))
-		return false;
-	writer->pos += len;
-	return true;
-}
-
-/* Pad with 0x48 up to offset. */
-static bool
-pad_to(Writer *writer, uint64_t offset, LpError *err)
-{
-	uint8_t		padding[LP_PAGE_BUFFER_ALIGNMENT];
-
-	memset(padding, LP_PAD_BYTE, sizeof(padding));
-	while (writer->pos < offset)
+	while (start < end)
 	{
-		uint64_t	len = offset - writer->pos;
+		uint64_t	len = end - start;
 
-		if (!write_bytes(writer, padding,
-						 len < sizeof(padding) ? (size_t) len : sizeof(padding), err))
+		if (len > sizeof(copier->padding))
+			len = sizeof(copier->padding);
+		if (!copier->output->ops->write_at(copier->output, start, copier->padding,
+										   (size_t) len, err))
 			return false;
+		start += len;
 	}
 	return true;
 }
 
-/* One range through copy_from, in steps of batch bytes to stay cancellable. */
+/* Output bytes [pos, end) of one range through copy_from, batch by batch. */
 static bool
-copy_range_direct(Writer *writer, const LpCopyRange *range, LpInput *input,
-				  size_t batch, LpError *err)
+copy_direct(LpConcatCopier *copier, const LpCopyRange *range, uint64_t pos,
+			uint64_t end, LpError *err)
 {
-	uint64_t	done = 0;
+	LpInput    *input = copier->inputs[range->input];
 
-	while (done < range->length)
+	while (pos < end)
 	{
-		uint64_t	len = range->length - done;
+		uint64_t	len = end - pos;
 
-		if (len > batch)
-			len = batch;
+		if (len > copier->batch)
+			len = copier->batch;
 		if (lp_check_cancel(err) ||
-			!writer->output->ops->copy_from(writer->output, writer->pos, input,
-											range->source_offset + done, len, err))
+			!copier->output->ops->copy_from(copier->output, pos, input,
+											range->source_offset + (pos - range->dest_offset),
+											len, err))
 			return false;
-		writer->pos += len;
-		done += len;
+		pos += len;
 	}
 	return true;
 }
 
-/* One range larger than a batch: read and write it in pieces. */
 static bool
-copy_range_chunked(Writer *writer, const LpCopyRange *range, LpInput *input,
-				   uint8_t *buffer, size_t batch, LpError *err)
+ensure_buffer(LpConcatCopier *copier, LpError *err)
 {
-	uint64_t	done = 0;
-
-	while (done < range->length)
-	{
-		uint64_t	len = range->length - done;
-
-		if (len > batch)
-			len = batch;
-		if (lp_check_cancel(err) ||
-			!lp_input_read(input, range->source_offset + done, buffer, (size_t) len, err) ||
-			!write_bytes(writer, buffer, (size_t) len, err))
-			return false;
-		done += len;
-	}
+	if (copier->buffer != NULL)
+		return true;
+	copier->buffer_len = copier->batch;
+	if (copier->plan->tail.start < copier->buffer_len)
+		copier->buffer_len = (size_t) copier->plan->tail.start;
+	copier->buffer = lp_alloc(copier->buffer_len);
+	if (copier->buffer == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY,
+					   "out of memory for a read batch of %zu bytes", copier->buffer_len);
 	return true;
 }
 
 /*
- * How many ranges from first on can go in one read: same part, same
- * distance between source and output, and within batch bytes.
+ * Output bytes from pos, starting in range r, through the read buffer: as
+ * many following ranges of the same part at the same distance as fit in one
+ * batch and before end.  Returns the index of the first range not finished
+ * and sets *pos past what was written.
  */
-static size_t
-batch_extent(const LpConcatPlan *plan, size_t first, size_t batch)
+static bool
+copy_batch(LpConcatCopier *copier, size_t r, uint64_t *pos, uint64_t end,
+		   size_t *next, LpError *err)
 {
-	const LpCopyRange *start = &plan->ranges[first];
-	size_t		last = first;
+	const LpConcatPlan *plan = copier->plan;
+	const LpCopyRange *first = &plan->ranges[r];
+	uint64_t	start = *pos;
+	uint64_t	distance = first->dest_offset - first->source_offset;
+	uint64_t	limit = end - start < copier->batch ? end : start + copier->batch;
+	uint64_t	span_end;
+	size_t		last = r;
 
+	/* ranges are in output order and do not overlap */
 	while (last + 1 < plan->num_ranges)
 	{
-		const LpCopyRange *next = &plan->ranges[last + 1];
+		const LpCopyRange *candidate = &plan->ranges[last + 1];
 
-		if (next->input != start->input ||
-			next->source_offset < start->source_offset ||
-			next->source_offset - start->source_offset !=
-			next->dest_offset - start->dest_offset ||
-			next->source_offset - start->source_offset > batch ||
-			next->length > batch - (next->source_offset - start->source_offset))
+		if (candidate->input != first->input ||
+			candidate->dest_offset - candidate->source_offset != distance ||
+			candidate->dest_offset + candidate->length > limit)
 			break;
 		last++;
 	}
-	return last - first + 1;
-}
-
-/* Read ranges [first, first + count) in one piece and write them in one. */
-static bool
-copy_batch(Writer *writer, const LpConcatPlan *plan, size_t first, size_t count,
-		   LpInput *input, uint8_t *buffer, LpError *err)
-{
-	const LpCopyRange *start = &plan->ranges[first];
-	const LpCopyRange *end = &plan->ranges[first + count - 1];
-	size_t		span = (size_t) (end->source_offset + end->length - start->source_offset);
+	span_end = plan->ranges[last].dest_offset + plan->ranges[last].length;
+	if (span_end > limit)
+		span_end = limit;
 
 	if (lp_check_cancel(err) ||
-		!lp_input_read(input, start->source_offset, buffer, span, err))
+		!ensure_buffer(copier, err) ||
+		!lp_input_read(copier->inputs[first->input], start - distance, copier->buffer,
+					   (size_t) (span_end - start), err))
 		return false;
-	for (size_t r = first; r + 1 < first + count; r++)
+	for (size_t k = r; k < last; k++)
 	{
-		size_t		gap_start = (size_t) (plan->ranges[r].source_offset +
-										  plan->ranges[r].length - start->source_offset);
-		size_t		gap_end = (size_t) (plan->ranges[r + 1].source_offset -
-										start->source_offset);
+		uint64_t	gap_start = plan->ranges[k].dest_offset + plan->ranges[k].length;
+		uint64_t	gap_end = plan->ranges[k + 1].dest_offset;
 
-		memset(buffer + gap_start, LP_PAD_BYTE, gap_end - gap_start);
+		memset(copier->buffer + (gap_start - start), LP_PAD_BYTE, gap_end - gap_start);
 	}
-	return write_bytes(writer, buffer, span, err);
+	if (!copier->output->ops->write_at(copier->output, start, copier->buffer,
+									   (size_t) (span_end - start), err))
+		return false;
+	*pos = span_end;
+	*next = span_end == plan->ranges[last].dest_offset + plan->ranges[last].length
+		? last + 1 : last;
+	return true;
 }
 
-static bool
-check_inputs(const LpConcatPlan *plan, LpInput *const *inputs, LpError *err)
+/* The first range that ends after offset. */
+static size_t
+first_range_after(const LpConcatPlan *plan, uint64_t offset)
 {
+	size_t		low = 0;
+	size_t		high = plan->num_ranges;
+
+	while (low < high)
+	{
+		size_t		mid = low + (high - low) / 2;
+		const LpCopyRange *range = &plan->ranges[mid];
+
+		if (range->dest_offset + range->length <= offset)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	return low;
+}
+
+bool
+lp_concat_copier_init(LpConcatCopier *copier, const LpConcatPlan *plan,
+					  LpInput *const *inputs, LpOutput *output,
+					  size_t read_batch_bytes, LpError *err)
+{
+	memset(copier, 0, sizeof(*copier));
+	if (read_batch_bytes == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the read batch size must be greater than zero");
 	for (uint32_t i = 0; i < plan->num_inputs; i++)
 	{
 		if (inputs[i]->size != plan->input_sizes[i])
@@ -155,66 +163,102 @@ check_inputs(const LpConcatPlan *plan, LpInput *const *inputs, LpError *err)
 						   "part %u (\"%s\") has %" PRIu64 " bytes, but was %" PRIu64 " bytes when the concatenation was planned",
 						   i + 1, inputs[i]->name, inputs[i]->size, plan->input_sizes[i]);
 	}
+	copier->plan = plan;
+	copier->inputs = inputs;
+	copier->output = output;
+	copier->batch = read_batch_bytes;
+
+	/*
+	 * Kernel copies of a region continue on block boundaries, so that each
+	 * can clone extents.
+	 */
+	if (plan->region_alignment > 0 && copier->batch > plan->region_alignment)
+		copier->batch -= copier->batch % plan->region_alignment;
+	memset(copier->padding, LP_PAD_BYTE, sizeof(copier->padding));
 	return true;
+}
+
+void
+lp_concat_copier_free(LpConcatCopier *copier)
+{
+	lp_free(copier->buffer);
+	copier->buffer = NULL;
+}
+
+bool
+lp_concat_copy_span(LpConcatCopier *copier, uint64_t start, uint64_t end,
+					LpError *err)
+{
+	const LpConcatPlan *plan = copier->plan;
+	bool		direct = copier->output->ops->copy_from != NULL;
+	uint64_t	pos = start;
+	size_t		r;
+
+	if (end > plan->tail.start)
+		end = plan->tail.start;
+	r = first_range_after(plan, start);
+	while (pos < end)
+	{
+		const LpCopyRange *range;
+		uint64_t	piece_end;
+
+		if (r == plan->num_ranges || plan->ranges[r].dest_offset >= end)
+			return write_padding(copier, pos, end, err);
+		range = &plan->ranges[r];
+		if (range->dest_offset > pos)
+		{
+			if (!write_padding(copier, pos, range->dest_offset, err))
+				return false;
+			pos = range->dest_offset;
+		}
+		piece_end = range->dest_offset + range->length;
+		if (piece_end > end)
+			piece_end = end;
+		if (direct)
+		{
+			if (!copy_direct(copier, range, pos, piece_end, err))
+				return false;
+			pos = piece_end;
+			if (pos == range->dest_offset + range->length)
+				r++;
+		}
+		else if (!copy_batch(copier, r, &pos, end, &r, err))
+			return false;
+	}
+	return true;
+}
+
+bool
+lp_concat_write_tail(const LpConcatPlan *plan, LpOutput *output, LpError *err)
+{
+	if (lp_check_cancel(err))
+		return false;
+	return plan->tail.bytes.len == 0 ||
+		output->ops->write_at(output, plan->tail.start, plan->tail.bytes.data,
+							  plan->tail.bytes.len, err);
+}
+
+uint64_t
+lp_concat_span_bytes(const LpConcatPlan *plan, size_t read_batch_bytes)
+{
+	uint64_t	unit = plan->region_alignment > 0 ? plan->region_alignment
+		: LP_PAGE_BUFFER_ALIGNMENT;
+	uint64_t	span = read_batch_bytes - read_batch_bytes % unit;
+
+	return span > unit ? span : unit;
 }
 
 bool
 lp_concat_execute(const LpConcatPlan *plan, LpInput *const *inputs,
 				  LpOutput *output, size_t read_batch_bytes, LpError *err)
 {
-	Writer		writer = {output, 0};
-	uint8_t    *buffer = NULL;
-	bool		direct = output->ops->copy_from != NULL;
-	size_t		r = 0;
+	LpConcatCopier copier;
+	bool		ok;
 
-	if (read_batch_bytes == 0)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "the read batch size must be greater than zero");
-	if (!check_inputs(plan, inputs, err))
+	if (!lp_concat_copier_init(&copier, plan, inputs, output, read_batch_bytes, err))
 		return false;
-	if (!direct && plan->num_ranges > 0)
-	{
-		size_t		buffer_len = read_batch_bytes;
-
-		if (plan->tail.start < buffer_len)
-			buffer_len = (size_t) plan->tail.start;
-		buffer = lp_alloc(buffer_len);
-		if (buffer == NULL)
-			return lp_fail(err, LP_ERR_NO_MEMORY,
-						   "out of memory for a read batch of %zu bytes", buffer_len);
-	}
-
-	while (r < plan->num_ranges)
-	{
-		const LpCopyRange *range = &plan->ranges[r];
-		LpInput    *input = inputs[range->input];
-		size_t		count = 1;
-		bool		ok;
-
-		if (!pad_to(&writer, range->dest_offset, err))
-			goto fail;
-		if (direct)
-			ok = copy_range_direct(&writer, range, input, read_batch_bytes, err);
-		else if (range->length > read_batch_bytes)
-			ok = copy_range_chunked(&writer, range, input, buffer,
-									read_batch_bytes, err);
-		else
-		{
-			count = batch_extent(plan, r, read_batch_bytes);
-			ok = copy_batch(&writer, plan, r, count, input, buffer, err);
-		}
-		if (!ok)
-			goto fail;
-		r += count;
-	}
-	if (lp_check_cancel(err) ||
-		!pad_to(&writer, plan->tail.start, err) ||
-		!write_bytes(&writer, plan->tail.bytes.data, plan->tail.bytes.len, err))
-		goto fail;
-	lp_free(buffer);
-	return true;
-
-fail:
-	lp_free(buffer);
-	return false;
+	ok = lp_concat_copy_span(&copier, 0, plan->tail.start, err) &&
+		lp_concat_write_tail(plan, output, err);
+	lp_concat_copier_free(&copier);
+	return ok;
 }

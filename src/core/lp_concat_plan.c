@@ -6,7 +6,8 @@
  * keep the order they have in the part's file, each moved to the next
  * 64-byte boundary, so the part is read and the output written front to
  * back whatever the part's column order or page interleaving (Lance bugs
- * #8501, #6991).  The column metadata lists the pages column by column,
+ * #8501, #6991).  With region alignment, an eligible part is instead copied
+ * as one block-aligned piece and its buffers keep their relative offsets.  The column metadata lists the pages column by column,
  * part by part, each buffer entry pointing at its new position.
  */
 #include "lp_concat.h"
@@ -162,44 +163,117 @@ fill_columns(LpConcatPlan *plan, const LpConcatPart *parts,
 	return true;
 }
 
+/* Append a range, or extend the last one when it continues it in both files. */
+static void
+add_range(LpConcatPlan *plan, uint32_t input, uint64_t source_offset,
+		  uint64_t dest_offset, uint64_t length)
+{
+	LpCopyRange *last = plan->num_ranges > 0 ? &plan->ranges[plan->num_ranges - 1] : NULL;
+	LpCopyRange *range;
+
+	if (last != NULL && last->input == input &&
+		last->source_offset + last->length == source_offset &&
+		last->dest_offset + last->length == dest_offset)
+	{
+		last->length += length;
+		return;
+	}
+	range = &plan->ranges[plan->num_ranges++];
+	range->input = input;
+	range->source_offset = source_offset;
+	range->dest_offset = dest_offset;
+	range->length = length;
+}
+
 /*
- * Give every buffer its output position, in part order and, within a part,
- * in source order, and collect the copy ranges.  Returns the end of the
- * data region.
+ * Whether a part's buffers (entries[first, end), all of one part) can be
+ * copied as one region, and how long that region is: up to the end of its
+ * last buffer, rounded up to the alignment when the part has that many
+ * bytes.  When it has not, the region ends with its last buffer: a partial
+ * block cannot be shared anyway, and cloning it only to overwrite its end
+ * with padding would make the filesystem copy it on write.
  */
 static bool
-place_buffers(LpConcatPlan *plan, BufferEntry *entries, size_t num_entries,
-			  uint64_t *data_end, LpError *err)
+region_length(const LpFile *file, const BufferEntry *entries, size_t first,
+			  size_t end, uint64_t alignment, uint64_t *length)
+{
+	uint64_t	region_end = 0;
+
+	if (file->num_global_buffers == 0)
+		return false;
+	for (size_t e = first; e < end; e++)
+	{
+		/* the check proved every buffer lies within the file */
+		if (entries[e].source_offset + entries[e].size > region_end)
+			region_end = entries[e].source_offset + entries[e].size;
+	}
+	if (region_end > file->global_buffers[0].offset)
+		return false;
+	if (!lp_align_up_u64(region_end, alignment, length) || *length > file->file_size)
+		*length = region_end;
+	return true;
+}
+
+/*
+ * Give every buffer its output position, part by part, and collect the copy
+ * ranges.  Packed (alignment 0): within a part, in source order, each at the
+ * next 64-byte boundary.  Regions: each eligible part's buffers keep their
+ * offsets relative to the part's base, the next multiple of alignment.
+ * Returns the end of the data region.
+ */
+static bool
+place_buffers(LpConcatPlan *plan, const LpConcatPart *parts, uint64_t alignment,
+			  BufferEntry *entries, size_t num_entries, uint64_t *data_end,
+			  LpError *err)
 {
 	uint64_t	pos = 0;
+	size_t		first = 0;
 
 	qsort(entries, num_entries, sizeof(BufferEntry), compare_entries);
-	for (size_t e = 0; e < num_entries; e++)
+	while (first < num_entries)
 	{
-		const BufferEntry *entry = &entries[e];
-		LpCopyRange *last = plan->num_ranges > 0 ? &plan->ranges[plan->num_ranges - 1] : NULL;
+		uint32_t	input = entries[first].input;
+		size_t		end = first;
+		uint64_t	length;
 
-		if (!lp_align_up_u64(pos, LP_PAGE_BUFFER_ALIGNMENT, &pos))
-			goto overflow;
-		plan->buffer_storage[entry->slot].offset = pos;
-		plan->buffer_storage[entry->slot].size = entry->size;
-		if (entry->size == 0)
-			continue;
-		if (last != NULL && last->input == entry->input &&
-			last->source_offset + last->length == entry->source_offset &&
-			last->dest_offset + last->length == pos)
-			last->length += entry->size;
-		else
+		while (end < num_entries && entries[end].input == input)
+			end++;
+
+		if (alignment > 0 &&
+			region_length(parts[input].file, entries, first, end, alignment, &length))
 		{
-			LpCopyRange *range = &plan->ranges[plan->num_ranges++];
+			uint64_t	base;
 
-			range->input = entry->input;
-			range->source_offset = entry->source_offset;
-			range->dest_offset = pos;
-			range->length = entry->size;
+			if (!lp_align_up_u64(pos, alignment, &base) ||
+				!lp_add_u64(base, length, &pos))
+				goto overflow;
+			for (size_t e = first; e < end; e++)
+			{
+				plan->buffer_storage[entries[e].slot].offset = base + entries[e].source_offset;
+				plan->buffer_storage[entries[e].slot].size = entries[e].size;
+			}
+			if (length > 0)
+				add_range(plan, input, 0, base, length);
+			plan->num_region_parts++;
+			first = end;
+			continue;
 		}
-		if (!lp_add_u64(pos, entry->size, &pos))
-			goto overflow;
+
+		for (size_t e = first; e < end; e++)
+		{
+			const BufferEntry *entry = &entries[e];
+
+			if (!lp_align_up_u64(pos, LP_PAGE_BUFFER_ALIGNMENT, &pos))
+				goto overflow;
+			plan->buffer_storage[entry->slot].offset = pos;
+			plan->buffer_storage[entry->slot].size = entry->size;
+			if (entry->size == 0)
+				continue;
+			add_range(plan, entry->input, entry->source_offset, pos, entry->size);
+			if (!lp_add_u64(pos, entry->size, &pos))
+				goto overflow;
+		}
+		first = end;
 	}
 	if (!lp_align_up_u64(pos, LP_PAGE_BUFFER_ALIGNMENT, &pos))
 		goto overflow;
@@ -213,7 +287,8 @@ overflow:
 
 static LpConcatPlan *
 build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
-		   uint32_t num_parts, uint64_t total_rows, LpError *err)
+		   uint32_t num_parts, uint64_t total_rows, uint64_t alignment,
+		   LpError *err)
 {
 	LpConcatPlan *plan;
 	LpPhysicalColumn *columns = NULL;
@@ -234,6 +309,7 @@ build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 	plan->num_rows = total_rows;
 	plan->num_inputs = num_parts;
 	plan->num_columns = parts[0].file->num_columns;
+	plan->region_alignment = alignment;
 
 	if (!lp_schema_physical_columns(target->version, target->schema,
 									&columns, &num_schema_columns, err) ||
@@ -263,7 +339,8 @@ build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 		plan->input_sizes[i] = parts[i].file->file_size;
 
 	if (!fill_columns(plan, parts, columns, entries, err) ||
-		!place_buffers(plan, entries, (size_t) num_buffers, &data_end, err) ||
+		!place_buffers(plan, parts, alignment, entries, (size_t) num_buffers,
+					   &data_end, err) ||
 		!lp_file_descriptor_with_length(&parts[0].file->schema_bytes, total_rows,
 										&descriptor, err) ||
 		!lp_file_tail_build(target->version, data_end, &descriptor, 1,
@@ -284,10 +361,10 @@ fail:
 	return NULL;
 }
 
-bool
-lp_concat_plan(const LpConcatTarget *target, const LpConcatPart *parts,
-			   uint32_t num_parts, LpConcatVerdict *verdict,
-			   LpConcatPlan **plan, LpError *err)
+static bool
+plan_with_alignment(const LpConcatTarget *target, const LpConcatPart *parts,
+					uint32_t num_parts, uint64_t alignment,
+					LpConcatVerdict *verdict, LpConcatPlan **plan, LpError *err)
 {
 	uint64_t	total_rows = 0;
 
@@ -307,8 +384,29 @@ lp_concat_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "the input files hold no rows");
 
-	*plan = build_plan(target, parts, num_parts, total_rows, err);
+	*plan = build_plan(target, parts, num_parts, total_rows, alignment, err);
 	return *plan != NULL;
+}
+
+bool
+lp_concat_plan(const LpConcatTarget *target, const LpConcatPart *parts,
+			   uint32_t num_parts, LpConcatVerdict *verdict,
+			   LpConcatPlan **plan, LpError *err)
+{
+	return plan_with_alignment(target, parts, num_parts, 0, verdict, plan, err);
+}
+
+bool
+lp_concat_plan_regions(const LpConcatTarget *target, const LpConcatPart *parts,
+					   uint32_t num_parts, uint64_t alignment,
+					   LpConcatVerdict *verdict, LpConcatPlan **plan, LpError *err)
+{
+	*plan = NULL;
+	if (alignment < LP_PAGE_BUFFER_ALIGNMENT || (alignment & (alignment - 1)) != 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "region alignment %" PRIu64 " is not a power of two of at least %d",
+					   alignment, LP_PAGE_BUFFER_ALIGNMENT);
+	return plan_with_alignment(target, parts, num_parts, alignment, verdict, plan, err);
 }
 
 void

@@ -116,3 +116,42 @@ LP_TEST(roaring_malformed)
 	put32(b, 12, 16);
 	LP_CHECK(!lp_roaring32_contains(b, 16, 1, &contains, &err));
 }
+
+/* Expansion of runs [10, 20] in key 0 and {5} in key 1 into a plain bitmap. */
+LP_TEST(roaring_expand)
+{
+	uint8_t		b[64];
+	uint8_t		bits[(65536 + 16) / 8];
+	size_t		n = 0;
+	uint64_t	count = 0;
+	LpError		err;
+
+	n = put32(b, n, 12347 | (1u << 16));
+	b[n++] = 0x01;
+	n = put16(b, n, 0);
+	n = put16(b, n, 10);
+	n = put16(b, n, 1);
+	n = put16(b, n, 0);
+	n = put16(b, n, 1);
+	n = put16(b, n, 10);
+	n = put16(b, n, 10);
+	n = put16(b, n, 5);
+
+	memset(bits, 0, sizeof(bits));
+	LP_CHECK(lp_roaring32_expand(b, n, "test bitmap", bits, 65536 + 16, &count, &err));
+	LP_CHECK_EQ_U64(count, 12);
+	for (uint32_t v = 0; v < 65536 + 16; v++)
+	{
+		bool		expected = (v >= 10 && v <= 20) || v == 65536 + 5;
+
+		LP_CHECK_MSG(((bits[v / 8] >> (v % 8)) & 1) == expected, "bit %u", v);
+		if ((((bits[v / 8] >> (v % 8)) & 1) != 0) != expected)
+			break;
+	}
+
+	/* 65541 is beyond a bitmap of 65536 bits */
+	memset(bits, 0, sizeof(bits));
+	LP_CHECK(!lp_roaring32_expand(b, n, "test bitmap", bits, 65536, &count, &err));
+	LP_CHECK(err.code == LP_ERR_CORRUPT);
+	LP_CHECK(strstr(err.message, "test bitmap holds 65541") != NULL);
+}

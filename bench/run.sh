@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+#
+# run.sh - the assembly benchmarks, side by side on the same generated data,
+# appended to docs/BENCHMARKS.md with the command line that produced them.
+#
+#   sudo bench/run.sh [--size-mb N] [--reps N] [--no-append]
+#
+# Needs root (it mounts a loop XFS with reflink) and the installed extension
+# (make install).  It starts its own throwaway cluster (test/cluster.sh, port
+# LP_BENCH_PORT, default 55491) and works in a directory under
+# LP_BENCH_TMPDIR (default /var/tmp, the normal disk), removed afterwards.
+#
+# Measured, each with the median of --reps runs (default 3):
+#   1. assembling --size-mb (default 1024) of parts (10 data files written by
+#      npm lancedb) with 0, 1 and 2 workers, against cp of the same files
+#      and cat of them to /dev/null; ext4 and a loop-mounted reflink XFS.
+#      Every write is fsynced: concat_files fsyncs its output, cp is
+#      followed by sync of the copies.  The parts are in the page cache.
+#   2. the backend's peak memory (VmHWM) by input size.
+#   3. assembly and commit against lancedb optimize() of the same fragments.
+#   4. 10 to 10,000 parts of the same total size: planning time per part
+#      (DEBUG1 message of concat_files) and total time.
+#
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
+export LP_PG_BINDIR=$PG_BINDIR
+export PATH=$PG_BINDIR:$PATH
+export NODE_PATH=$ROOT/test/reference/node_modules
+export LANCEDB_LOG=error
+COMMAND="bench/run.sh${*:+ $*}"
+SIZE_MB=1024
+REPS=3
+APPEND=true
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--size-mb) SIZE_MB=$2; shift ;;
+		--reps) REPS=$2; shift ;;
+		--no-append) APPEND=false ;;
+		*) echo "usage: bench/run.sh [--size-mb N] [--reps N] [--no-append]" >&2; exit 2 ;;
+	esac
+	shift
+done
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench/run.sh: must run as root (it mounts a loop XFS)" >&2
+	exit 1
+fi
+
+WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/lp-bench.XXXXXX")
+chmod 755 "$WORK"
+XFS=$WORK/xfs
+RESULTS=$WORK/results.md
+export LP_CLUSTER_DIR=$WORK/cluster
+export LP_PGPORT=${LP_BENCH_PORT:-55491}
+
+cleanup()
+{
+	"$ROOT/test/cluster.sh" stop >/dev/null 2>&1 || true
+	if mountpoint -q "$XFS"; then
+		umount "$XFS"
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+log() { echo "bench: $*" >&2; }
+out() { echo "$*" >>"$RESULTS"; }
+
+# seconds CMD... - wall-clock seconds of CMD, 3 decimals
+seconds()
+{
+	local start end
+	start=$(date +%s.%N)
+	"$@" >/dev/null
+	end=$(date +%s.%N)
+	echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }'
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+mbps() { awk -v mb="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", mb / s; else print "-" }'; }
+
+sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
+
+# array_sql FILE... - an SQL text[] of the paths
+array_sql()
+{
+	local first=true f
+	printf "ARRAY["
+	for f in "$@"; do
+		$first || printf ","
+		first=false
+		printf "'%s'" "$f"
+	done
+	printf "]::text[]"
+}
+
+concat_files()
+{
+	local out=$1 workers=$2 parts=$3
+	sql -c "SET lance_parts.max_copy_workers = $workers" \
+		-c "SELECT status FROM lance_parts.concat_files('$out', $parts)" | grep -qx written
+}
+
+copy_files()
+{
+	local dest=$1 mode=$2
+	shift 2
+	mkdir -p "$dest"
+	cp "--reflink=$mode" "$@" "$dest/"
+	sync "$dest"/*
+}
+
+# ---- set-up ----------------------------------------------------------------------
+
+log "cluster"
+"$ROOT/test/cluster.sh" start >/dev/null
+# shellcheck source=/dev/null
+. "$LP_CLUSTER_DIR/env"
+sql -c "CREATE EXTENSION lance_parts"
+
+log "reflink XFS"
+truncate -s $((SIZE_MB * 4 + 1024))M "$WORK/xfs.img"
+mkfs.xfs -q -m reflink=1 "$WORK/xfs.img"
+mkdir -p "$XFS"
+mount -o loop "$WORK/xfs.img" "$XFS"
+mkdir -p "$WORK/ext4"
+chown postgres: "$XFS" "$WORK/ext4"
+
+log "generating $SIZE_MB MB of parts with npm lancedb"
+node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" big 10 $((SIZE_MB * 1024 * 1024 / 10)) >"$WORK/generate.json"
+chown -R postgres: "$WORK/ext4"
+mapfile -t EXT4_PARTS < <(ls "$WORK/ext4/big.lance/data/"*.lance)
+PARTS_MB=$(du -cm --apparent-size "${EXT4_PARTS[@]}" | tail -1 | cut -f1)
+mkdir -p "$XFS/parts"
+cp --reflink=never "${EXT4_PARTS[@]}" "$XFS/parts/"
+sync
+chown -R postgres: "$XFS"
+mapfile -t XFS_PARTS < <(ls "$XFS/parts/"*.lance)
+
+out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+out ""
+out "Command: \`$COMMAND\` (sizes in MB of 2^20 bytes; times are medians of $REPS runs, in seconds)."
+out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(psql --version | head -1)."
+out "Data: 10 data files (one per fragment) written by npm lancedb $(node -p "require('$NODE_PATH/@lancedb/lancedb/package.json').version"), file version 2.1, rows of int64, float64, utf8 and a 128-float32 vector; $PARTS_MB MB in all."
+out ""
+
+# ---- 1. throughput -----------------------------------------------------------------
+
+# throughput LABEL DIR PARTS... - one table of a filesystem
+throughput()
+{
+	local label=$1 dir=$2
+	shift 2
+	local parts
+	parts=$(array_sql "$@")
+	local -A times=()
+	local rep name t
+	cat "$@" >/dev/null
+	for rep in $(seq "$REPS"); do
+		log "$label: run $rep of $REPS"
+		times[cat]+="$(seconds cat "$@") "
+		times[cp]+="$(seconds copy_files "$dir/cp" never "$@") "
+		rm -rf "$dir/cp"
+		if [ "$label" = xfs ]; then
+			times[cp_reflink]+="$(seconds copy_files "$dir/cp" always "$@") "
+			rm -rf "$dir/cp"
+		fi
+		for workers in 0 1 2; do
+			times[w$workers]+="$(seconds concat_files "$dir/out.lance" $workers "$parts") "
+			rm -f "$dir/out.lance"
+		done
+		sync
+	done
+	for name in "${!times[@]}"; do
+		times[$name]=$(echo "${times[$name]}" | median)
+	done
+	out "### Assembling $PARTS_MB MB of parts on $label"
+	out ""
+	out "| operation | seconds | MB/s | time / cp |"
+	out "|---|---:|---:|---:|"
+	out "| \`cat parts > /dev/null\` (read only) | ${times[cat]} | $(mbps "$PARTS_MB" "${times[cat]}") | $(ratio "${times[cat]}" "${times[cp]}") |"
+	out "| \`cp --reflink=never\` + \`sync\` | ${times[cp]} | $(mbps "$PARTS_MB" "${times[cp]}") | 1.00 |"
+	if [ "$label" = xfs ]; then
+		out "| \`cp --reflink=always\` + \`sync\` | ${times[cp_reflink]} | $(mbps "$PARTS_MB" "${times[cp_reflink]}") | $(ratio "${times[cp_reflink]}" "${times[cp]}") |"
+	fi
+	for workers in 0 1 2; do
+		out "| concat_files, $workers workers | ${times[w$workers]} | $(mbps "$PARTS_MB" "${times[w$workers]}") | $(ratio "${times[w$workers]}" "${times[cp]}") |"
+	done
+	out ""
+}
+
+throughput ext4 "$WORK/ext4" "${EXT4_PARTS[@]}"
+throughput xfs "$XFS" "${XFS_PARTS[@]}"
+
+# ---- 2. peak memory ---------------------------------------------------------------
+
+log "peak memory"
+out "### Backend peak memory (VmHWM) by input size, ext4"
+out ""
+out "| input MB | parts | workers | VmHWM before, kB | VmHWM after, kB |"
+out "|---:|---:|---:|---:|---:|"
+for count in 1 10 30; do
+	parts=()
+	for i in $(seq 0 $((count - 1))); do
+		parts+=("${EXT4_PARTS[$((i % 10))]}")
+	done
+	input_mb=$(du -cm --apparent-size "${parts[@]}" | tail -1 | cut -f1)
+	[ "$count" -eq 30 ] && input_mb=$((PARTS_MB * 3))
+	for workers in 0 2; do
+		hwm=$(sql -c "SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')" \
+			-c "SET lance_parts.max_copy_workers = $workers" \
+			-c "SELECT status FROM lance_parts.concat_files('$WORK/ext4/memory.lance', $(array_sql "${parts[@]}"))" \
+			-c "SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')" | grep -v written | paste -sd' ')
+		rm -f "$WORK/ext4/memory.lance"
+		out "| $input_mb | $count | $workers | ${hwm% *} | ${hwm#* } |"
+	done
+done
+out ""
+
+# ---- 3. against the reference compaction -------------------------------------------
+
+# compaction LABEL DIR - optimize() against assemble + commit on copies of big
+compaction()
+{
+	local label=$1 dir=$2
+	local lp_times="" opt_times="" opt_sync_times="" opt_json="" rep target start end
+	local -a lp_parts
+	log "$label: lancedb optimize()"
+	for rep in $(seq "$REPS"); do
+		rm -rf "$dir/opt.lance" "$dir/lp.lance"
+		cp -r --reflink=never "$WORK/ext4/big.lance" "$dir/opt.lance"
+		cp -r --reflink=never "$WORK/ext4/big.lance" "$dir/lp.lance"
+		chown -R postgres: "$dir/lp.lance"
+		sync
+		start=$(date +%s.%N)
+		opt_json=$(node "$ROOT/bench/optimize.cjs" "$dir" opt)
+		sync -f "$dir/opt.lance"
+		end=$(date +%s.%N)
+		opt_times+="$(node -p "JSON.parse(process.argv[1]).seconds.toFixed(3)" "$opt_json") "
+		opt_sync_times+="$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }') "
+		mapfile -t lp_parts < <(ls "$dir/lp.lance/data/"*.lance)
+		target=$(sql -c "SELECT lance_parts.create_target('$dir/lp.lance')")
+		lp_times+="$(seconds sql -c "SELECT status FROM lance_parts.assemble('$target'::jsonb, $(array_sql "${lp_parts[@]}"))" \
+			-c "SELECT * FROM lance_parts.commit('$target'::jsonb)") "
+	done
+	rm -rf "$dir/opt.lance" "$dir/lp.lance"
+	opt_times=$(echo "$opt_times" | median)
+	opt_sync_times=$(echo "$opt_sync_times" | median)
+	lp_times=$(echo "$lp_times" | median)
+	out "### Assembly against the reference's compaction, $label"
+	out ""
+	out "Same 10 fragments. lancedb \`optimize()\` decodes and re-encodes them into new files ($opt_json);"
+	out "it does not fsync, so it is also timed with a \`sync\` of the dataset, node start-up included."
+	out "lance_parts assembles the 10 data files into one new file and commits it (an Append of the same rows: the"
+	out "data-file work of a compaction, without removing the old fragments), durably."
+	out ""
+	out "| operation | seconds | MB/s | speed-up over optimize() + sync |"
+	out "|---|---:|---:|---:|"
+	out "| lancedb \`optimize()\` | $opt_times | $(mbps "$PARTS_MB" "$opt_times") | $(ratio "$opt_sync_times" "$opt_times") |"
+	out "| lancedb \`optimize()\` + \`sync\` | $opt_sync_times | $(mbps "$PARTS_MB" "$opt_sync_times") | 1.00 |"
+	out "| lance_parts assemble + commit (2 workers) | $lp_times | $(mbps "$PARTS_MB" "$lp_times") | $(ratio "$opt_sync_times" "$lp_times") |"
+	out ""
+}
+
+compaction ext4 "$WORK/ext4"
+compaction xfs "$XFS"
+
+# ---- 4. number of parts -------------------------------------------------------------
+
+out "### Cost by number of parts of the same total size, ext4"
+out ""
+out "Each row assembles one generated part of total/N bytes, listed N times."
+out ""
+out "| parts | part size, kB | validate + plan, ms | per part, µs | total seconds | MB/s |"
+out "|---:|---:|---:|---:|---:|---:|"
+for count in 10 100 1000 10000; do
+	log "$count parts"
+	node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" "n$count" 1 $((SIZE_MB * 1024 * 1024 / count)) >/dev/null
+	chown -R postgres: "$WORK/ext4/n$count.lance"
+	part=$(ls "$WORK/ext4/n$count.lance/data/"*.lance)
+	part_kb=$(( $(stat -c %s "$part") / 1024 ))
+	plan_ms=""
+	total=""
+	for rep in $(seq "$REPS"); do
+		start=$(date +%s.%N)
+		msg=$(sql -c "SET client_min_messages = debug1" \
+			-c "SELECT status FROM lance_parts.concat_files('$WORK/ext4/n.lance', array_fill('$part'::text, ARRAY[$count]))" 2>&1 |
+			sed -nE 's/.*validated and planned [0-9]+ parts of .* in ([0-9.]+) ms.*/\1/p')
+		end=$(date +%s.%N)
+		rm -f "$WORK/ext4/n.lance"
+		plan_ms+="$msg "
+		total+="$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }') "
+	done
+	plan_ms=$(echo "$plan_ms" | median)
+	total=$(echo "$total" | median)
+	total_mb=$(( $(stat -c %s "$part") * count / 1048576 ))
+	out "| $count | $part_kb | $plan_ms | $(awk -v ms="$plan_ms" -v n="$count" 'BEGIN { printf "%.1f", ms * 1000 / n }') | $total | $(mbps "$total_mb" "$total") |"
+	rm -rf "$WORK/ext4/n$count.lance"
+done
+out ""
+
+cat "$RESULTS"
+if $APPEND; then
+	cat "$RESULTS" >>"$ROOT/docs/BENCHMARKS.md"
+	log "appended to docs/BENCHMARKS.md"
+fi
