@@ -62,6 +62,11 @@ $(BUILD)/core-tests-sanitize: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TE
 	@mkdir -p $(BUILD)
 	clang $(CORE_CFLAGS) $(SANITIZE) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
 
+# Encoding tree of every page: $(BUILD)/page_encodings FILE.lance...
+$(BUILD)/page_encodings: test/tools/page_encodings.c $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS)
+	@mkdir -p $(BUILD)
+	$(CC) $(CORE_CFLAGS) -o $@ $< $(PROTO_SRCS) $(CORE_SRCS) $(CORE_LIBS)
+
 check-core: $(BUILD)/core-tests
 	$(BUILD)/core-tests $(TESTDATA_ARG)
 

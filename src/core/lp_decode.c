@@ -167,6 +167,8 @@ lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits)
 {
 	*variable = false;
 	*bits = 0;
+	if (type->packed)
+		return lp_packed_struct_storage(type, variable, bits);
 	if (lp_type_is_variable_width(type))
 	{
 		*variable = true;
@@ -183,8 +185,9 @@ lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits)
 		uint32_t	inner_bits;
 		uint64_t	total;
 
+		/* Items are whole bytes, or bools packed n bits per list. */
 		if (!lp_leaf_storage(type->children[0], &inner_variable, &inner_bits) ||
-			inner_variable || inner_bits % 8 != 0 || inner_bits == 0 ||
+			inner_variable || (inner_bits % 8 != 0 && inner_bits != 1) || inner_bits == 0 ||
 			!lp_mul_u64(inner_bits, (uint64_t) type->fixed_size, &total) || total > UINT32_MAX)
 			return false;
 		*bits = (uint32_t) total;
@@ -228,6 +231,8 @@ lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 					   "column %u of file \"%s\" decodes to %llu values of the wrong shape for type \"%s\"",
 					   column, file->name, (unsigned long long) block->num_values,
 					   lp_type_id_name(type->id));
+	if (type->packed)
+		return lp_packed_struct_array(type, block, count, out, err, file, column);
 	array = lp_array_new(type);
 	if (array == NULL)
 		return no_memory(err);
@@ -262,6 +267,18 @@ lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 		array->num_children = 1;
 		child->length = count * (uint64_t) type->fixed_size;
 		child->values = lp_buf_take(&block->data);
+		if (block->has_item_validity)
+		{
+			if (block->item_validity.num_bits != child->length)
+			{
+				lp_block_free(block);
+				lp_array_free(array);
+				return lp_fail(err, LP_ERR_CORRUPT,
+							   "column %u of file \"%s\" has item validity of the wrong length",
+							   column, file->name);
+			}
+			lp_take_validity(child, &block->item_validity);
+		}
 	}
 	else if (type->id != LP_TYPE_NULL)
 		array->values = lp_buf_take(&block->data);
@@ -345,7 +362,7 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 	if (depth > MAX_NESTING)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "field \"%s\" of file \"%s\" is nested too deeply",
 					   type->name, file->name);
-	if (type->id == LP_TYPE_STRUCT && type->num_children > 0)
+	if (type->id == LP_TYPE_STRUCT && type->num_children > 0 && !type->packed)
 	{
 		Assembled	first;
 		LpArray    *array = lp_array_new(type);
@@ -507,7 +524,7 @@ decode_v21_field(LpInput *input, const LpFile *file, const LpType *type, uint32_
 	return true;
 }
 
-/* Packed structs and blobs are not decoded yet; refuse them by name. */
+/* Legacy blob (v1) columns hold descriptors of bytes elsewhere; refuse them by name. */
 static bool
 check_supported_fields(const LpFile *file, uint32_t index, LpError *err)
 {
@@ -519,11 +536,11 @@ check_supported_fields(const LpFile *file, uint32_t index, LpError *err)
 
 		if (i > index && field->parent_id == -1)
 			break;
-		if (field_is_single_column(field))
+		if (metadata_is_true(field, "lance-encoding:blob") &&
+			strcmp(field->logical_type, "struct") != 0)
 			return lp_fail(err, LP_ERR_UNSUPPORTED,
-						   "field \"%s\" of file \"%s\" is a %s column, which cannot be decoded yet",
-						   top->name, file->name,
-						   metadata_is_true(field, "lance-encoding:blob") ? "blob" : "packed struct");
+						   "field \"%s\" of file \"%s\" is a legacy blob column, which cannot be decoded",
+						   top->name, file->name);
 	}
 	return true;
 }

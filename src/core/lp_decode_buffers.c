@@ -165,7 +165,41 @@ lp_block_free(LpBlock *block)
 {
 	lp_buf_free(&block->data);
 	lp_buf_free(&block->offsets);
+	lp_buf_free(&block->item_validity.buf);
 	block->num_values = 0;
+	block->has_item_validity = false;
+	memset(&block->item_validity, 0, sizeof(block->item_validity));
+}
+
+bool
+lp_block_add_item_validity(LpBlock *block, uint32_t items_per_value)
+{
+	uint64_t	items;
+
+	if (block->has_item_validity)
+		return block->items_per_value == items_per_value;
+	if (!lp_mul_u64(block->num_values, items_per_value, &items))
+		return false;
+	block->has_item_validity = true;
+	block->items_per_value = items_per_value;
+	memset(&block->item_validity, 0, sizeof(block->item_validity));
+	return lp_bits_append_n(&block->item_validity, true, items);
+}
+
+/* Append count bits of bitmap (from bit start) to the packed data of a block. */
+static bool
+append_packed_bits(LpBlock *block, const uint8_t *bitmap, uint64_t start, uint64_t count)
+{
+	LpBits		bits;
+	bool		ok;
+
+	bits.buf = block->data;
+	bits.num_bits = block->num_values * block->bits_per_value;
+	bits.num_unset = 0;
+	ok = bitmap == NULL ? lp_bits_append_n(&bits, false, count) :
+		lp_bits_append_bitmap(&bits, bitmap, start, count);
+	block->data = bits.buf;
+	return ok;
 }
 
 bool
@@ -177,6 +211,15 @@ lp_block_append(LpBlock *dst, const LpBlock *src)
 		(!dst->variable && dst->bits_per_value != src->bits_per_value))
 		return false;
 	if (!lp_add_u64(dst->num_values, src->num_values, &total))
+		return false;
+	if (src->has_item_validity && !lp_block_add_item_validity(dst, src->items_per_value))
+		return false;
+	if (dst->has_item_validity &&
+		!(src->has_item_validity ?
+		  lp_bits_append_bitmap(&dst->item_validity, src->item_validity.buf.data, 0,
+								src->item_validity.num_bits) :
+		  lp_bits_append_n(&dst->item_validity, true,
+						   src->num_values * dst->items_per_value)))
 		return false;
 	if (dst->variable)
 	{
@@ -192,19 +235,10 @@ lp_block_append(LpBlock *dst, const LpBlock *src)
 						   offsets[src->num_values] - offsets[0]))
 			return false;
 	}
-	else if (dst->bits_per_value == 1)
+	else if (dst->bits_per_value % 8 != 0)
 	{
-		LpBits		bits;
-
-		bits.buf = dst->data;
-		bits.num_bits = dst->num_values;
-		bits.num_unset = 0;
-		if (!lp_bits_append_bitmap(&bits, src->data.data, 0, src->num_values))
-		{
-			dst->data = bits.buf;
+		if (!append_packed_bits(dst, src->data.data, 0, src->num_values * dst->bits_per_value))
 			return false;
-		}
-		dst->data = bits.buf;
 	}
 	else if (!lp_buf_append(&dst->data, src->data.data,
 							src->num_values * (dst->bits_per_value / 8)))
@@ -235,6 +269,40 @@ bool
 lp_block_append_repeated(LpBlock *block, const uint8_t *value, uint64_t value_len,
 						 uint64_t count)
 {
+	/* Repeated values (nulls, constants) have valid items. */
+	if (block->has_item_validity &&
+		!lp_bits_append_n(&block->item_validity, true, count * block->items_per_value))
+		return false;
+	if (!block->variable && block->bits_per_value % 8 != 0)
+	{
+		bool		ok = true;
+
+		if (value_len == 0 || block->bits_per_value == 1)
+		{
+			LpBits		bits;
+
+			/* one bit repeated: all zero or all one */
+			bits.buf = block->data;
+			bits.num_bits = block->num_values * block->bits_per_value;
+			bits.num_unset = 0;
+			ok = lp_bits_append_n(&bits, value_len > 0 && (value[0] & 1),
+								  count * block->bits_per_value);
+			block->data = bits.buf;
+		}
+		else if (value_len * 8 < block->bits_per_value)
+			return false;
+		else
+			for (uint64_t i = 0; i < count && ok; i++)
+			{
+				ok = append_packed_bits(block, value, 0, block->bits_per_value);
+				block->num_values++;
+			}
+		if (!ok)
+			return false;
+		if (value_len == 0 || block->bits_per_value == 1)
+			block->num_values += count;
+		return true;
+	}
 	for (uint64_t i = 0; i < count; i++)
 	{
 		if (block->variable)
@@ -242,21 +310,6 @@ lp_block_append_repeated(LpBlock *block, const uint8_t *value, uint64_t value_le
 			if (!lp_buf_append(&block->data, value, value_len) ||
 				!lp_buf_append_u64(&block->offsets, block->data.len))
 				return false;
-		}
-		else if (block->bits_per_value == 1)
-		{
-			LpBits		bits;
-			bool		ok;
-
-			bits.buf = block->data;
-			bits.num_bits = block->num_values;
-			bits.num_unset = 0;
-			ok = lp_bits_append_n(&bits, value_len > 0 && (value[0] & 1), count);
-			block->data = bits.buf;
-			if (!ok)
-				return false;
-			block->num_values += count;
-			return true;
 		}
 		else if (value_len == 0 ? !lp_buf_append_zeros(&block->data, block->bits_per_value / 8)
 				 : !lp_buf_append(&block->data, value, block->bits_per_value / 8))

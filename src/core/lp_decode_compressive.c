@@ -395,14 +395,27 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst applies to fixed-width values");
 	if (!lp_fsst_table_parse(symbol_table, table_len, &table))
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst symbol table is malformed");
+	if (!table.compressed)
+		return true;
 	if (!lp_block_init_variable(&result))
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < block->num_values; i++)
 	{
-		const uint8_t *in = block->data.data + offsets[i];
 		uint64_t	in_len = offsets[i + 1] - offsets[i];
+		const uint8_t *in;
 		uint64_t	out_len;
 
+		/* Empty values stay empty (and the buffers may be unallocated). */
+		if (in_len == 0)
+		{
+			if (!lp_buf_append_u64(&result.offsets, result.data.len))
+			{
+				lp_block_free(&result);
+				return lp_page_no_memory(ctx);
+			}
+			continue;
+		}
+		in = block->data.data + offsets[i];
 		if (!lp_fsst_decoded_length(&table, in, in_len, &out_len))
 		{
 			lp_block_free(&result);
@@ -428,55 +441,94 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 	return true;
 }
 
-/* RLE: values (bits wide) and run lengths (length_bytes wide), expanded to n values. */
+/* Runs in a buffer of flat values of an RLE side, or 0 if that side is not flat. */
+static uint64_t
+flat_count(const LpCompressive *side, uint64_t len)
+{
+	uint64_t	bits;
+
+	if (side->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
+		return 0;
+	bits = side->flat->bits_per_value;
+	return bits >= 8 && bits % 8 == 0 ? len / (bits / 8) : 0;
+}
+
+/*
+ * RLE: the run values and the run lengths, each through its own encoding
+ * (flat, or bit-packed run lengths), expanded to n values.  The number of
+ * runs comes from whichever side is stored flat.
+ */
 static bool
-rle_expand(const LpPageContext *ctx, uint64_t bits, uint32_t length_bytes,
+rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 		   const uint8_t *values, uint64_t values_len,
 		   const uint8_t *lengths, uint64_t lengths_len, uint64_t n, LpBlock *out)
 {
-	uint32_t	value_bytes = (uint32_t) bits / 8;
+	LpBlock		run_values;
+	LpBlock		run_lengths;
 	uint64_t	runs;
+	uint32_t	value_bytes;
+	uint32_t	length_bytes;
 	uint64_t	done = 0;
+	bool		ok = false;
 
-	if (!check_word_bits(ctx, bits))
+	memset(out, 0, sizeof(*out));
+	if (rle->values == NULL || rle->run_lengths == NULL)
+		return missing(ctx, "rle values or run lengths");
+	runs = flat_count(rle->values, values_len);
+	if (runs == 0)
+		runs = flat_count(rle->run_lengths, lengths_len);
+	if (runs == 0 && n > 0)
+		return lp_page_unsupported(ctx, "rle without flat values or run lengths");
+	if (!lp_block_decompress(ctx, rle->values, values, values_len, runs, &run_values))
 		return false;
-	if (length_bytes != 1 && length_bytes != 2 && length_bytes != 4)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle run lengths are %u bytes wide", length_bytes);
-	if (values_len % value_bytes != 0 || lengths_len % length_bytes != 0 ||
-		values_len / value_bytes != lengths_len / length_bytes)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle buffers disagree on the number of runs");
-	runs = values_len / value_bytes;
-	lp_block_init_fixed(out, (uint32_t) bits);
+	if (!lp_block_decompress(ctx, rle->run_lengths, lengths, lengths_len, runs, &run_lengths))
+	{
+		lp_block_free(&run_values);
+		return false;
+	}
+	value_bytes = run_values.bits_per_value / 8;
+	length_bytes = run_lengths.bits_per_value / 8;
+	if (run_values.variable || !check_word_bits(ctx, run_values.bits_per_value))
+		goto done;
+	if (run_lengths.variable ||
+		(length_bytes != 1 && length_bytes != 2 && length_bytes != 4 && length_bytes != 8) ||
+		run_lengths.bits_per_value % 8 != 0)
+	{
+		lp_page_fail(ctx, LP_ERR_CORRUPT, "rle run lengths are %u bits wide",
+					 run_lengths.bits_per_value);
+		goto done;
+	}
+	lp_block_init_fixed(out, run_values.bits_per_value);
 	if (!lp_buf_reserve(&out->data, n * value_bytes))
-		return lp_page_no_memory(ctx);
+	{
+		lp_page_no_memory(ctx);
+		goto done;
+	}
 	for (uint64_t r = 0; r < runs && done < n; r++)
 	{
-		uint64_t	run = lp_le_uint(lengths + r * length_bytes, length_bytes);
+		uint64_t	run = lp_le_uint(run_lengths.data.data + r * length_bytes, length_bytes);
 
 		if (run > n - done)
 			run = n - done;
 		for (uint64_t i = 0; i < run; i++)
-			lp_buf_append(&out->data, values + r * value_bytes, value_bytes);
+			lp_buf_append(&out->data, run_values.data.data + r * value_bytes, value_bytes);
 		done += run;
 	}
 	if (done != n)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle runs cover %llu of %llu values",
-							(unsigned long long) done, (unsigned long long) n);
+	{
+		lp_page_fail(ctx, LP_ERR_CORRUPT, "rle runs cover %llu of %llu values",
+					 (unsigned long long) done, (unsigned long long) n);
+		goto done;
+	}
 	out->num_values = n;
-	return true;
-}
+	ok = true;
 
-static bool
-rle_widths(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
-		   uint64_t *bits, uint32_t *length_bytes)
-{
-	if (rle->values == NULL || rle->run_lengths == NULL ||
-		rle->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT ||
-		rle->run_lengths->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
-		return lp_page_unsupported(ctx, "rle with compressed values or run lengths");
-	*bits = rle->values->flat->bits_per_value;
-	*length_bytes = (uint32_t) (rle->run_lengths->flat->bits_per_value / 8);
-	return true;
+done:
+	if (!ok)
+		lp_block_free(out);
+	lp_block_free(&run_values);
+	lp_block_free(&run_lengths);
+	return ok;
 }
 
 /* ByteStreamSplit: byte j of value i is at j * n + i. */
@@ -508,23 +560,40 @@ decode_byte_stream_split(const LpPageContext *ctx, const Lance__Encodings21__Byt
 	return true;
 }
 
-/* Values of FixedSizeList: the items, regrouped as one wide value per list. */
+/*
+ * Values of FixedSizeList: the items, regrouped as one wide value per list
+ * (n bits for a list of n bools).  item_validity, when given, is the
+ * bitmap of the items' validity.
+ */
 static bool
 regroup_fixed_size_list(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl,
-						uint64_t n, LpBlock *items, LpBlock *out)
+						uint64_t n, LpBlock *items, const uint8_t *item_validity, LpBlock *out)
 {
 	uint64_t	bits;
 
-	if (items->variable || items->bits_per_value % 8 != 0 ||
+	if (items->variable || items->has_item_validity ||
+		(items->bits_per_value != 1 && items->bits_per_value % 8 != 0) ||
 		!lp_mul_u64(items->bits_per_value, fsl->items_per_value, &bits) ||
 		bits > MAX_BITS_PER_VALUE)
 	{
 		lp_block_free(items);
-		return lp_page_unsupported(ctx, "fixed_size_list of bit-packed or variable-width items");
+		return lp_page_unsupported(ctx, "fixed_size_list of nested lists or variable-width items");
 	}
 	*out = *items;
+	memset(items, 0, sizeof(*items));
 	out->bits_per_value = (uint32_t) bits;
 	out->num_values = n;
+	if (item_validity != NULL)
+	{
+		out->has_item_validity = true;
+		out->items_per_value = (uint32_t) fsl->items_per_value;
+		if (!lp_bits_append_bitmap(&out->item_validity, item_validity, 0,
+								   n * fsl->items_per_value))
+		{
+			lp_block_free(out);
+			return lp_page_no_memory(ctx);
+		}
+	}
 	return true;
 }
 
@@ -532,12 +601,10 @@ static bool
 fsl_items(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl, uint64_t n,
 		  uint64_t *items)
 {
-	if (fsl->has_validity)
-		return lp_page_unsupported(ctx, "fixed_size_list with item validity");
 	if (fsl->values == NULL)
 		return missing(ctx, "fixed-size-list values");
-	if (fsl->items_per_value == 0 || !lp_mul_u64(n, fsl->items_per_value, items) ||
-		*items > ((uint64_t) 1 << 40))
+	if (fsl->items_per_value == 0 || fsl->items_per_value > UINT32_MAX ||
+		!lp_mul_u64(n, fsl->items_per_value, items) || *items > ((uint64_t) 1 << 40))
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fixed-size list of %llu items per value",
 							(unsigned long long) fsl->items_per_value);
 	return true;
@@ -589,33 +656,41 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 			}
 			return true;
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE:
-			{
-				uint64_t	bits;
-				uint32_t	length_bytes;
-				bool		ok;
-
-				if (num_buffers != 2)
-					return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle chunk has %u buffers", num_buffers);
-				if (!rle_widths(ctx, enc->rle, &bits, &length_bytes))
-					return false;
-				ok = rle_expand(ctx, bits, length_bytes, buffers[0].data, buffers[0].len,
-								buffers[1].data, buffers[1].len, n, out);
-				if (!ok)
-					lp_block_free(out);
-				return ok;
-			}
+			if (num_buffers != 2)
+				return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle chunk has %u buffers", num_buffers);
+			return rle_decode(ctx, enc->rle, buffers[0].data, buffers[0].len,
+							  buffers[1].data, buffers[1].len, n, out);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
 			{
 				uint64_t	items;
 				LpBlock		inner;
 
+				const uint8_t *validity = NULL;
+
 				if (!fsl_items(ctx, enc->fixed_size_list, n, &items))
 					return false;
+				/* Item validity comes first: a bitmap of the chunk's items. */
+				if (enc->fixed_size_list->has_validity)
+				{
+					if (num_buffers < 2 || buffers[0].len < (items + 7) / 8)
+						return lp_page_fail(ctx, LP_ERR_CORRUPT,
+											"fixed-size list chunk lacks its item validity");
+					validity = buffers[0].data;
+					buffers++;
+					num_buffers--;
+				}
 				if (!lp_miniblock_decompress(ctx, enc->fixed_size_list->values, buffers,
 											 num_buffers, items, &inner))
 					return false;
-				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, out);
+				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, validity, out);
 			}
+		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT:
+			if (enc->packed_struct->values == NULL)
+				return missing(ctx, "packed struct values");
+			if (!lp_miniblock_decompress(ctx, enc->packed_struct->values, buffers, num_buffers,
+										 n, out))
+				return false;
+			return lp_packed_struct_check(ctx, enc->packed_struct, out);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
 			{
 				LpBuf		inflated = {0};
@@ -704,9 +779,11 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 
 				if (!fsl_items(ctx, enc->fixed_size_list, n, &items))
 					return false;
+				if (enc->fixed_size_list->has_validity)
+					return lp_page_unsupported(ctx, "fixed_size_list block with item validity");
 				if (!lp_block_decompress(ctx, enc->fixed_size_list->values, data, len, items, &inner))
 					return false;
-				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, out);
+				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, NULL, out);
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
 			{
@@ -729,20 +806,12 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE:
 			{
 				/* u64 size of the values, the values, then the run lengths */
-				uint64_t	bits;
-				uint32_t	length_bytes;
 				uint64_t	values_len;
-				bool		ok;
 
-				if (!rle_widths(ctx, enc->rle, &bits, &length_bytes))
-					return false;
 				if (len < 8 || (values_len = lp_le64(data)) > len - 8)
 					return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle block is too short");
-				ok = rle_expand(ctx, bits, length_bytes, data + 8, values_len,
-								data + 8 + values_len, len - 8 - values_len, n, out);
-				if (!ok)
-					lp_block_free(out);
-				return ok;
+				return rle_decode(ctx, enc->rle, data + 8, values_len,
+								  data + 8 + values_len, len - 8 - values_len, n, out);
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST:
 			{
@@ -842,6 +911,53 @@ general_per_value(const LpPageContext *ctx, const Lance__Encodings21__General *g
 	return true;
 }
 
+/*
+ * Full-zip fixed-size lists: each value is the items' validity bitmap
+ * (whole bytes, when has_validity) followed by the items.
+ */
+static bool
+fixed_size_list_per_value(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl,
+						  LpBlock *block)
+{
+	uint64_t	item_bits;
+	uint64_t	items_bytes;
+	uint64_t	validity_bytes;
+	LpBlock		result;
+
+	if (fsl->values == NULL ||
+		fsl->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
+		return lp_page_unsupported(ctx, "fixed_size_list of compressed or nested items");
+	item_bits = fsl->values->flat->bits_per_value;
+	validity_bytes = fsl->has_validity ? (fsl->items_per_value + 7) / 8 : 0;
+	if (item_bits == 0 || item_bits % 8 != 0 || fsl->items_per_value == 0 ||
+		fsl->items_per_value > UINT32_MAX ||
+		!lp_mul_u64(item_bits / 8, fsl->items_per_value, &items_bytes) ||
+		block->variable || block->bits_per_value != (validity_bytes + items_bytes) * 8)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fixed-size list values have the wrong width");
+	if (!fsl->has_validity)
+		return true;
+	lp_block_init_fixed(&result, (uint32_t) (items_bytes * 8));
+	result.has_item_validity = true;
+	result.items_per_value = (uint32_t) fsl->items_per_value;
+	if (!lp_buf_reserve(&result.data, block->num_values * items_bytes))
+		return lp_page_no_memory(ctx);
+	for (uint64_t i = 0; i < block->num_values; i++)
+	{
+		const uint8_t *value = block->data.data + i * (validity_bytes + items_bytes);
+
+		if (!lp_bits_append_bitmap(&result.item_validity, value, 0, fsl->items_per_value) ||
+			!lp_buf_append(&result.data, value + validity_bytes, items_bytes))
+		{
+			lp_block_free(&result);
+			return lp_page_no_memory(ctx);
+		}
+	}
+	result.num_values = block->num_values;
+	lp_block_free(block);
+	*block = result;
+	return true;
+}
+
 bool
 lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpBlock *block)
 {
@@ -854,20 +970,7 @@ lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpBl
 				return lp_page_fail(ctx, LP_ERR_CORRUPT, "flat values have the wrong width");
 			return true;
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
-			{
-				const Lance__Encodings21__FixedSizeList *fsl = enc->fixed_size_list;
-				uint64_t	bits;
-
-				if (fsl->has_validity)
-					return lp_page_unsupported(ctx, "fixed_size_list with item validity");
-				if (fsl->values == NULL ||
-					fsl->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
-					return lp_page_unsupported(ctx, "fixed_size_list of compressed items");
-				if (!lp_mul_u64(fsl->values->flat->bits_per_value, fsl->items_per_value, &bits) ||
-					block->variable || block->bits_per_value != bits)
-					return lp_page_fail(ctx, LP_ERR_CORRUPT, "fixed-size list values have the wrong width");
-				return true;
-			}
+			return fixed_size_list_per_value(ctx, enc->fixed_size_list, block);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE:
 			if (!block->variable)
 				return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable encoding of fixed-width values");
@@ -880,6 +983,13 @@ lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpBl
 			if (!block->variable)
 				return lp_page_fail(ctx, LP_ERR_CORRUPT, "general encoding of fixed-width values");
 			return general_per_value(ctx, enc->general, block);
+		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT:
+			if (enc->packed_struct->values == NULL ||
+				enc->packed_struct->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
+				return lp_page_unsupported(ctx, "packed_struct of compressed rows");
+			return lp_packed_struct_check(ctx, enc->packed_struct, block);
+		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT:
+			return lp_variable_packed_canonical(ctx, enc->variable_packed_struct, block);
 		default:
 			return lp_page_unsupported(ctx, lp_compressive_name(enc));
 	}

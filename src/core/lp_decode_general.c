@@ -49,7 +49,9 @@ decompress_zstd(const LpPageContext *ctx, const uint8_t *data, uint64_t len,
 							(unsigned long long) expected);
 	if (!lp_buf_reserve(out, expected))
 		return lp_page_no_memory(ctx);
-	result = ZSTD_decompress(out->data + out->len, (size_t) expected, frame, (size_t) frame_len);
+	/* An empty result may leave out unallocated. */
+	result = ZSTD_decompress(expected > 0 ? out->data + out->len : NULL, (size_t) expected,
+							 frame, (size_t) frame_len);
 	if (ZSTD_isError(result) || result != expected)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "zstd buffer does not decompress");
 	out->len += expected;
@@ -70,7 +72,8 @@ decompress_lz4(const LpPageContext *ctx, const uint8_t *data, uint64_t len,
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "lz4 buffer is too large");
 	if (!lp_buf_reserve(out, expected))
 		return lp_page_no_memory(ctx);
-	result = LZ4_decompress_safe((const char *) data + 4, (char *) out->data + out->len,
+	result = LZ4_decompress_safe((const char *) data + 4,
+								 expected > 0 ? (char *) out->data + out->len : NULL,
 								 (int) (len - 4), (int) expected);
 	if (result < 0 || (uint64_t) result != expected)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "lz4 buffer does not decompress");

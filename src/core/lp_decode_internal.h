@@ -48,8 +48,11 @@ bool		lp_bits_append_bitmap(LpBits *bits, const uint8_t *bitmap, uint64_t start,
 								  uint64_t count);
 
 /*
- * Decoded flat values: fixed width (bits_per_value 1 = bitmap, else a
- * multiple of 8) or variable width (num_values + 1 u64 offsets into data).
+ * Decoded flat values: fixed width or variable width (num_values + 1 u64
+ * offsets into data).  Fixed-width values whose width is not a multiple of
+ * 8 bits are packed LSB first without gaps (bool is 1 bit; a fixed-size
+ * list of n bools is n bits).  Values that are fixed-size lists may carry
+ * the validity of their items (items_per_value bits per value).
  */
 typedef struct LpBlock
 {
@@ -58,6 +61,9 @@ typedef struct LpBlock
 	uint64_t	num_values;
 	LpBuf		data;
 	LpBuf		offsets;
+	bool		has_item_validity;
+	uint32_t	items_per_value;
+	LpBits		item_validity;
 } LpBlock;
 
 void		lp_block_init_fixed(LpBlock *block, uint32_t bits_per_value);
@@ -259,9 +265,32 @@ bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 								 const LpBlock *dictionary, const uint8_t *valid,
 								 LpBlock *out);
 
+/*
+ * Give a block of fixed-size lists item validity: items_per_value bits per
+ * value, all valid so far.
+ */
+bool		lp_block_add_item_validity(LpBlock *block, uint32_t items_per_value);
+
 /* Append n copies of one value (fixed: bits wide; variable: len bytes). */
 bool		lp_block_append_repeated(LpBlock *block, const uint8_t *value,
 									 uint64_t value_len, uint64_t count);
+
+/* ---- structs stored as one column (lp_decode_packed.c) -------------------- */
+
+/* Shape of a packed struct's canonical rows; false if its children cannot be packed. */
+bool		lp_packed_struct_storage(const LpType *type, bool *variable, uint32_t *bits);
+/* Check that fixed-width rows are as wide as a PackedStruct's children. */
+bool		lp_packed_struct_check(const LpPageContext *ctx,
+								   const Lance__Encodings21__PackedStruct *packed,
+								   const LpBlock *rows);
+/* Bring the rows of a VariablePackedStruct into canonical form in place. */
+bool		lp_variable_packed_canonical(const LpPageContext *ctx,
+										 const Lance__Encodings21__VariablePackedStruct *vps,
+										 LpBlock *block);
+/* A struct array from count canonical rows (block is consumed). */
+bool		lp_packed_struct_array(const LpType *type, LpBlock *block, uint64_t count,
+								   LpArray **out, LpError *err, const LpFile *file,
+								   uint32_t column);
 
 /* ---- 2.0 (lp_decode_v20.c) ------------------------------------------------ */
 

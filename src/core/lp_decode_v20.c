@@ -278,6 +278,60 @@ done:
 	return ok;
 }
 
+/* Bits per value of a packed struct child: Flat, possibly wrapped in Nullable{no_nulls}. */
+static bool
+packed_child_bits(const ArrayEncoding *enc, uint64_t *bits)
+{
+	while (enc != NULL &&
+		   enc->array_encoding_case == LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE &&
+		   enc->nullable->nullability_case == LANCE__ENCODINGS__NULLABLE__NULLABILITY_NO_NULLS)
+		enc = enc->nullable->no_nulls->values;
+	if (enc == NULL || enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT)
+		return false;
+	*bits = enc->flat->bits_per_value;
+	return *bits > 0 && *bits % 8 == 0 && *bits <= 8 * 1024 * 1024;
+}
+
+/*
+ * PackedStruct: one buffer of rows, each the children's fixed-width values
+ * one after another - already the canonical form of lp_decode_packed.c.
+ */
+static bool
+decode_packed_struct(const Page20 *page, const Lance__Encodings__PackedStruct *packed,
+					 uint64_t n, LpBlock *values, LpBits *validity)
+{
+	uint64_t	row_bits = 0;
+	uint64_t	bytes;
+	const Lance__Encodings__Buffer *buffer = packed->buffer;
+
+	for (size_t i = 0; i < packed->n_inner; i++)
+	{
+		uint64_t	bits;
+
+		if (!packed_child_bits(packed->inner[i], &bits))
+			return lp_page_unsupported(page->ctx, "packed_struct with children that are not flat");
+		row_bits += bits;
+	}
+	if (buffer == NULL)
+		return missing(page, "buffer");
+	if (buffer->buffer_type != LANCE__ENCODINGS__BUFFER__BUFFER_TYPE__PAGE)
+		return lp_page_unsupported(page->ctx, "packed_struct in a column or file buffer");
+	if (buffer->buffer_index >= page->num_buffers)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "buffer %u does not exist",
+							buffer->buffer_index);
+	if (row_bits == 0 || row_bits > UINT32_MAX || !lp_mul_u64(n, row_bits / 8, &bytes) ||
+		bytes > page->len[buffer->buffer_index])
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
+							"packed struct buffer is too short for %llu rows",
+							(unsigned long long) n);
+	lp_block_init_fixed(values, (uint32_t) row_bits);
+	if (!lp_buf_append(&values->data, page->data[buffer->buffer_index], bytes) ||
+		!lp_bits_append_n(validity, true, n))
+		return lp_page_no_memory(page->ctx);
+	values->num_values = n;
+	return true;
+}
+
 /* Null values of the leaf's shape. */
 static bool
 null_values(const Page20 *page, uint64_t n, LpBlock *values, LpBits *validity)
@@ -365,7 +419,6 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				LpBits		items_validity = {0};
 				uint64_t	items;
 				uint64_t	bits;
-				bool		all_valid;
 
 				if (fsl->dimension == 0 || !lp_mul_u64(n, fsl->dimension, &items))
 					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "fixed-size list of dimension %u",
@@ -375,16 +428,25 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 					lp_buf_free(&items_validity.buf);
 					return false;
 				}
-				all_valid = items_validity.num_unset == 0;
-				lp_buf_free(&items_validity.buf);
-				if (!all_valid || values->variable || values->bits_per_value % 8 != 0 ||
+				/* Items are whole bytes, or bools packed dimension bits per list. */
+				if (values->variable || values->has_item_validity ||
+					(values->bits_per_value % 8 != 0 && values->bits_per_value != 1) ||
 					!lp_mul_u64(values->bits_per_value, fsl->dimension, &bits) || bits > UINT32_MAX)
 				{
+					lp_buf_free(&items_validity.buf);
 					lp_block_free(values);
-					return lp_page_unsupported(page->ctx, "fixed_size_list with null or bit-packed items");
+					return lp_page_unsupported(page->ctx, "fixed_size_list of nested lists or variable-width items");
 				}
 				values->bits_per_value = (uint32_t) bits;
 				values->num_values = n;
+				if (items_validity.num_unset > 0)
+				{
+					values->has_item_validity = true;
+					values->items_per_value = fsl->dimension;
+					values->item_validity = items_validity;
+				}
+				else
+					lp_buf_free(&items_validity.buf);
 				return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
 			}
 		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY:
@@ -426,6 +488,8 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				values->num_values = n;
 				return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
 			}
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT:
+			return decode_packed_struct(page, enc->packed_struct, n, values, validity);
 		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT:
 			{
 				const ProtobufCBinaryData *value = &enc->constant->value;
@@ -671,7 +735,7 @@ decode_field20(LpInput *input, const LpFile *file, const LpType *type, uint32_t 
 		return false;
 	if (type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST)
 		return decode_list20(input, file, type, column, depth, out, err);
-	if (type->id == LP_TYPE_STRUCT)
+	if (type->id == LP_TYPE_STRUCT && !type->packed)
 	{
 		/* The header column carries no data; 2.0 cannot store null structs. */
 		LpArray    *array = lp_array_new(type);

@@ -21,6 +21,7 @@ lp_fsst_table_parse(const uint8_t *data, size_t len, LpFsstTable *table)
 		return false;
 	n = (uint32_t) (header & 0xff);
 	memset(table, 0, sizeof(*table));
+	table->compressed = (header >> 24) & 1;
 	table->num_symbols = n;
 	for (uint32_t i = 0; i < n; i++)
 	{

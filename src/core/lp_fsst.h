@@ -2,9 +2,10 @@
  * lp_fsst.h - FSST string decompression (Lance's `fsst` crate).
  *
  * A symbol table is FSST_SYMBOL_TABLE_LEN bytes: a little-endian u64 header
- * whose top 32 bits are "FSST" (0x46535354) and whose low byte is the number
- * of symbols n; then n symbols of 8 bytes each, then n symbol lengths of one
- * byte (the rest is padding).  Compressed text is a sequence of codes: a
+ * whose top 32 bits are "FSST" (0x46535354), whose bit 24 says whether the
+ * values were compressed at all (the writer leaves inputs under 32 KiB as
+ * they are) and whose low byte is the number of symbols n; then n symbols
+ * of 8 bytes each, then n symbol lengths of one byte (the rest is padding).  Compressed text is a sequence of codes: a
  * code c < 255 stands for symbol c (its first len[c] bytes); 255 escapes
  * the next byte, which stands for itself.
  */
@@ -20,6 +21,7 @@
 
 typedef struct LpFsstTable
 {
+	bool		compressed;		/* false: values are stored as they are */
 	uint32_t	num_symbols;
 	uint8_t		lengths[256];
 	uint8_t		symbols[256][8];

@@ -361,6 +361,27 @@ lp_type_parse(const char *logical_type, const char *file_name,
 	return true;
 }
 
+static bool
+field_flag(const LpField *field, const char *key)
+{
+	for (uint32_t i = 0; i < field->num_metadata; i++)
+		if (strcmp(field->metadata[i].key, key) == 0)
+			return field->metadata[i].value.len == 4 &&
+				memcmp(field->metadata[i].value.data, "true", 4) == 0;
+	return false;
+}
+
+/* Pseudo-fields (id -1) that follow index: a blob v2 footer's descriptor fields. */
+static uint32_t
+count_pseudo_fields(const LpFile *file, uint32_t index)
+{
+	uint32_t	count = 0;
+
+	for (uint32_t i = index + 1; i < file->schema.num_fields && file->schema.fields[i].id == -1; i++)
+		count++;
+	return count;
+}
+
 /* Build the type of field index and its descendants; *next = index after them. */
 static bool
 type_from_field(const LpFile *file, uint32_t index, int depth, LpType **out,
@@ -370,6 +391,7 @@ type_from_field(const LpFile *file, uint32_t index, int depth, LpType **out,
 	LpType	   *type;
 	uint32_t	child_count = 0;
 	uint32_t	position;
+	int32_t		pseudo_parent = field->id;
 
 	*out = NULL;
 	if (depth > MAX_TYPE_STRING_DEPTH * 4)
@@ -379,6 +401,9 @@ type_from_field(const LpFile *file, uint32_t index, int depth, LpType **out,
 		return false;
 	type->field_id = field->id;
 	type->nullable = field->nullable;
+	type->packed = type->id == LP_TYPE_STRUCT &&
+		(field_flag(field, "lance-encoding:packed") || field_flag(field, "packed") ||
+		 field_flag(field, "lance-encoding:blob"));
 	lp_free(type->name);
 	type->name = lp_strdup(field->name);
 	if (type->name == NULL)
@@ -404,6 +429,13 @@ type_from_field(const LpFile *file, uint32_t index, int depth, LpType **out,
 						   field->name, file->name, child_count);
 		}
 	}
+	else if (type->id == LP_TYPE_STRUCT && child_count == 0 && field->id >= 0 &&
+			 field_flag(field, "lance-encoding:blob"))
+	{
+		/* blob v2 in a footer: the descriptor fields follow with id -1 */
+		child_count = count_pseudo_fields(file, index);
+		pseudo_parent = -1;
+	}
 	else if (type->id != LP_TYPE_STRUCT && child_count != 0)
 	{
 		lp_type_free(type);
@@ -424,7 +456,7 @@ type_from_field(const LpFile *file, uint32_t index, int depth, LpType **out,
 		while (type->num_children < child_count)
 		{
 			if (position >= file->schema.num_fields ||
-				file->schema.fields[position].parent_id != field->id)
+				file->schema.fields[position].parent_id != pseudo_parent)
 			{
 				lp_type_free(type);
 				return lp_fail(err, LP_ERR_CORRUPT,

@@ -74,6 +74,7 @@ struct LpType
 	char	   *name;			/* field name ("item" for FSL items) */
 	bool		nullable;
 	bool		dictionary;		/* stored dictionary-encoded ("dict:...") */
+	bool		packed;			/* struct stored as one column (packed struct, blob v2) */
 	LpTimeUnit	unit;			/* time32/64, timestamp, duration */
 	char	   *timezone;		/* timestamp: NULL when none ("-") */
 	int32_t		precision;		/* decimal */
@@ -123,6 +124,9 @@ bool		lp_type_parse(const char *logical_type, const char *file_name,
 /*
  * The type of schema field field_index of file (an index into
  * file->schema.fields), with the children that follow it in pre-order.
+ * A blob v2 field of a data file's footer (a struct without children,
+ * followed by the descriptor's pseudo-fields of id -1, lance-format.md
+ * §6.5) gets those pseudo-fields as its children.
  */
 bool		lp_type_from_field(const LpFile *file, uint32_t field_index,
 							   LpType **out, LpError *err);

@@ -1,7 +1,8 @@
 /*
  * test_decode.c - every column of every data file of the reference data
- * sets, decoded and compared value by value with the rows the reference
- * implementation read (<name>.rows.json).
+ * sets (types, multipage, encodings and the blob v2 descriptors), decoded
+ * and compared value by value with the rows the reference implementation
+ * read (<name>.rows.json).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,14 +185,15 @@ check_datasets_of_version(const char *file_version)
 		const char *kind = json_get(ds, "kind")->text;
 
 		if (strcmp(json_get(ds, "file_version")->text, file_version) != 0 ||
-			(strcmp(kind, "types") != 0 && strcmp(kind, "multipage") != 0))
+			(strcmp(kind, "types") != 0 && strcmp(kind, "multipage") != 0 &&
+			 strcmp(kind, "encodings") != 0 && strcmp(kind, "blob") != 0))
 			continue;
 		check_dataset(ds, &files_checked, &columns_checked);
 		datasets_checked++;
 	}
 	printf("  %s: %d data sets, %llu files, %llu columns\n", file_version, datasets_checked, (unsigned long long) files_checked, (unsigned long long) columns_checked);
-	/* types_<ver>_v1, types_<ver>_v2 and multipage_<ver> */
-	LP_CHECK_MSG(datasets_checked >= 3, "only %d data sets of version %.100s", datasets_checked,
+	/* types_<ver>_v1, types_<ver>_v2, multipage_<ver> and encodings_<ver> */
+	LP_CHECK_MSG(datasets_checked >= 4, "only %d data sets of version %.100s", datasets_checked,
 				 file_version);
 	LP_CHECK_MSG(columns_checked > 0, "no columns of version %.100s checked", file_version);
 	json_free(manifest);

@@ -263,7 +263,8 @@ value_matches(const LpArray *array, uint64_t index, const JsonValue *expected, c
 			return compare_text(text, strlen(text), expected, what, what_size);
 		case LP_TYPE_STRING:
 		case LP_TYPE_LARGE_STRING:
-			return compare_text((const char *) array->data + array->offsets[index],
+			/* data is NULL when every value is empty */
+			return compare_text(array->data ? (const char *) array->data + array->offsets[index] : "",
 								array->offsets[index + 1] - array->offsets[index],
 								expected, what, what_size);
 		case LP_TYPE_BINARY:
@@ -282,7 +283,7 @@ value_matches(const LpArray *array, uint64_t index, const JsonValue *expected, c
 				}
 				else
 				{
-					bytes = array->data + array->offsets[index];
+					bytes = array->data ? array->data + array->offsets[index] : NULL;
 					len = array->offsets[index + 1] - array->offsets[index];
 				}
 				hex = malloc(2 * len + 3);

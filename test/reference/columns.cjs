@@ -355,7 +355,7 @@ function typesColumns(structNulls)
 				};
 			},
 			build: (values) => structData(STRUCT_TYPE, values, (rows) => [
-				fixedData(new arrow.Int32(), Int32Array, rows.map((r) => (r === null ? null : r.a)), 0),
+				fixedData(new arrow.Int32(), Int32Array, rows.map((r) => (r === null ? 0 : r.a)), 0),
 				varData(new arrow.Utf8(), rows.map((r) => (r === null ? null : r.b)), false),
 			]),
 		},
@@ -380,6 +380,194 @@ function typesColumns(structNulls)
 			build: (values) => varData(new arrow.Utf8(), values, false),
 		},
 	];
+}
+
+// ---- the encodings schema ----
+//
+// Columns that make the writer pick its rarer encodings (lance-format.md §2.5, §4.3):
+// field metadata forces general compression, byte-stream-split, the structural layout
+// and packed structs; the data itself makes FSST, dictionaries, RLE and per-value
+// compression worthwhile. Which encodings really appear is listed in README.md.
+
+const LONG_VALUE_BYTES = 33000;	// > 32 KiB: full-zip values get compressed one by one
+const TEXT_WORDS = ['lance', 'columnar', 'format', 'page', 'buffer', 'encoding', 'mini', 'block',
+	'full', 'zip', 'repetition', 'definition', 'dictionary', 'symbol', 'table', 'vector'];
+
+function withMetadata(name, type, metadata, nullable = true)
+{
+	return new arrow.Field(name, type, nullable, new Map(Object.entries(metadata)));
+}
+
+// Words from a small vocabulary: compressible text (FSST, zstd, lz4).
+function wordText(rnd, minWords, maxWords)
+{
+	return Array.from({ length: randomInt(rnd, minWords, maxWords) },
+		() => TEXT_WORDS[randomInt(rnd, 0, TEXT_WORDS.length - 1)]).join(' ');
+}
+
+function fixedBinaryData(type, values)
+{
+	const width = type.byteWidth;
+	const bytes = new Uint8Array(values.length * width);
+
+	values.forEach((v, i) => {
+		if (v !== null)
+			bytes.set(v, i * width);
+	});
+	return arrow.makeData({ type, length: values.length, ...validity(values), data: bytes });
+}
+
+// fixed_size_list whose items are built by buildItems(flat item values, nulls allowed).
+function fixedListData(type, values, buildItems)
+{
+	const items = [];
+
+	for (const v of values)
+		for (let i = 0; i < type.listSize; i++)
+			items.push(v === null ? null : v[i]);
+	return arrow.makeData({ type, length: values.length, ...validity(values), child: buildItems(items) });
+}
+
+function encodingsColumns(version)
+{
+	const packedType = new arrow.Struct([f('a', new arrow.Int32(), false), f('b', new arrow.Float64(), false)]);
+	const varPackedType = new arrow.Struct([f('k', new arrow.Int32(), false), f('name', new arrow.Utf8(), false)]);
+	const vec4Type = new arrow.FixedSizeList(4, f('item', new arrow.Float32()));
+	const fslIntType = new arrow.FixedSizeList(3, f('item', new arrow.Int32()));
+	const fslBoolType = new arrow.FixedSizeList(5, f('item', new arrow.Bool()));
+	const fsbType = new arrow.FixedSizeBinary(16);
+	const columns = [
+		{
+			field: f('id', new arrow.Int64(), false),
+			value: (g) => BigInt(g),
+			build: (values) => fixedData(new arrow.Int64(), BigInt64Array, values, 0n),
+		},
+		{
+			field: withMetadata('zstd_s', new arrow.Utf8(), { 'lance-encoding:compression': 'zstd' }),
+			value: (g) => (isNullRow(g, 30, 11) ? null : wordText(rowRandom(g, 30), 0, 6)),
+			build: (values) => varData(new arrow.Utf8(), values, false),
+		},
+		{
+			field: withMetadata('lz4_s', new arrow.LargeUtf8(), { 'lance-encoding:compression': 'lz4' }),
+			value: (g) => (isNullRow(g, 31, 13) ? null : wordText(rowRandom(g, 31), 0, 6)),
+			build: (values) => varData(new arrow.LargeUtf8(), values, true),
+		},
+		{
+			field: withMetadata('zstd_i', new arrow.Int32(), { 'lance-encoding:compression': 'zstd' }, false),
+			value: (g) => randomInt(rowRandom(g, 32), -5000, 5000),
+			build: (values) => fixedData(new arrow.Int32(), Int32Array, values, 0),
+		},
+		{
+			field: withMetadata('lz4_i', new arrow.Int64(), { 'lance-encoding:compression': 'lz4' }),
+			value: (g) => (isNullRow(g, 33, 7) ? null : BigInt(randomInt(rowRandom(g, 33), 0, 1 << 20))),
+			build: (values) => fixedData(new arrow.Int64(), BigInt64Array, values, 0n),
+		},
+		{
+			field: withMetadata('bss_f32', new arrow.Float32(),
+				{ 'lance-encoding:bss': 'on', 'lance-encoding:compression': 'zstd' }),
+			value: (g) => (isNullRow(g, 34, 10) ? null : Math.fround(Math.sin(g / 50) * 100)),
+			build: (values) => fixedData(new arrow.Float32(), Float32Array, values, 0),
+		},
+		{
+			field: withMetadata('bss_f64', new arrow.Float64(),
+				{ 'lance-encoding:bss': 'on', 'lance-encoding:compression': 'lz4' }, false),
+			value: (g) => 1000 + g * 0.25,
+			build: (values) => fixedData(new arrow.Float64(), Float64Array, values, 0),
+		},
+		{
+			field: withMetadata('fz_i', new arrow.Int32(), { 'lance-encoding:structural-encoding': 'fullzip' }),
+			value: (g) => (isNullRow(g, 35, 9) ? null : randomInt(rowRandom(g, 35), -2147483648, 2147483647)),
+			build: (values) => fixedData(new arrow.Int32(), Int32Array, values, 0),
+		},
+		{
+			field: withMetadata('fz_vec', vec4Type, { 'lance-encoding:structural-encoding': 'fullzip' }),
+			value: (g) => (isNullRow(g, 36, 8) ? null
+				: Array.from({ length: 4 }, (_, i) => Math.fround(g + i / 4))),
+			build: (values) => fixedListData(vec4Type, values,
+				(items) => fixedData(new arrow.Float32(), Float32Array, items, 0)),
+		},
+		{
+			field: withMetadata('mb_s', new arrow.Utf8(), { 'lance-encoding:structural-encoding': 'miniblock' }),
+			// A few values of 256+ bytes would make the writer choose full-zip.
+			value: (g) => (isNullRow(g, 37, 12) ? null : 'v' + g + ' ' + 'm'.repeat(g % 50 === 1 ? 300 : g % 20)),
+			build: (values) => varData(new arrow.Utf8(), values, false),
+		},
+		{
+			field: f('big', new arrow.LargeBinary()),
+			value: (g) => {
+				if (isNullRow(g, 38, 10))
+					return null;
+				const rnd = rowRandom(g, 38);
+
+				if (g % 900 === 3)
+					return Buffer.from(wordText(rnd, 8000, 8000).slice(0, LONG_VALUE_BYTES).padEnd(LONG_VALUE_BYTES, '.'));
+				return randomBytes(rnd, 24);
+			},
+			build: (values) => varData(new arrow.LargeBinary(), values, true),
+		},
+		{
+			field: f('fsst_s', new arrow.Utf8()),
+			value: (g) => (isNullRow(g, 39, 15) ? null : wordText(rowRandom(g, 39), 2, 12)),
+			build: (values) => varData(new arrow.Utf8(), values, false),
+		},
+		{
+			// compression=fsst is what makes 2.0 write its Fsst encoding.
+			field: withMetadata('fsst_forced', new arrow.Utf8(), { 'lance-encoding:compression': 'fsst' }),
+			value: (g) => (isNullRow(g, 46, 19) ? null : 'page ' + (g % 500) + ' ' + wordText(rowRandom(g, 46), 1, 4)),
+			build: (values) => varData(new arrow.Utf8(), values, false),
+		},
+		{
+			field: f('fsb', fsbType),
+			value: (g) => (isNullRow(g, 40, 9) ? null
+				: Buffer.from(Array.from({ length: 16 }, (_, i) => (g * 7 + i * 13) & 0xff))),
+			build: (values) => fixedBinaryData(fsbType, values),
+		},
+		{
+			field: f('fsl_ni', fslIntType),
+			value: (g) => (isNullRow(g, 41, 11) ? null
+				: [g, (g % 4 === 1 ? null : -g), (g % 5 === 2 ? null : g * 3)]),
+			build: (values) => fixedListData(fslIntType, values,
+				(items) => fixedData(new arrow.Int32(), Int32Array, items, 0)),
+		},
+		{
+			field: f('fsl_b', fslBoolType),
+			value: (g) => (isNullRow(g, 42, 13) ? null
+				: Array.from({ length: 5 }, (_, i) => ((g >> i) & 1) === 1)),
+			build: (values) => fixedListData(fslBoolType, values, boolData),
+		},
+		{
+			field: f('dict_i', new arrow.Int32()),
+			value: (g) => (isNullRow(g, 43, 14) ? null : [7, -300000, 123456789, 0, 42][rowRandom(g, 43)() * 5 | 0]),
+			build: (values) => fixedData(new arrow.Int32(), Int32Array, values, 0),
+		},
+		{
+			field: f('rle_i', new arrow.Int64(), false),
+			value: (g) => BigInt(Math.floor(g / 100)) * 1000003n,
+			build: (values) => fixedData(new arrow.Int64(), BigInt64Array, values, 0n),
+		},
+		{
+			field: withMetadata('packed', packedType, { 'lance-encoding:packed': 'true' }),
+			// Children of packed structs cannot be nullable; 2.0 cannot store null structs.
+			value: (g) => (version !== '2.0' && g % 17 === 3 ? null : { a: g * 3, b: g / 8 }),
+			build: (values) => structData(packedType, values, (rows) => [
+				fixedData(new arrow.Int32(), Int32Array, rows.map((r) => (r === null ? 0 : r.a)), 0),
+				fixedData(new arrow.Float64(), Float64Array, rows.map((r) => (r === null ? 0 : r.b)), 0),
+			]),
+		},
+	];
+
+	// Packed structs with variable-width children (VariablePackedStruct): Lance 12 refuses
+	// them below 2.2 ("not enabled by the selected file format").
+	if (version === '2.2' || version === '2.3')
+		columns.push({
+			field: withMetadata('vpacked', varPackedType, { 'lance-encoding:packed': 'true' }),
+			value: (g) => (g % 17 === 3 ? null : { k: g % 1000, name: g % 23 === 4 ? '' : wordText(rowRandom(g, 45), 3, 8) }),
+			build: (values) => structData(varPackedType, values, (rows) => [
+				fixedData(new arrow.Int32(), Int32Array, rows.map((r) => (r === null ? 0 : r.k)), 0),
+				varData(new arrow.Utf8(), rows.map((r) => (r === null ? '' : r.name)), false),
+			]),
+		});
+	return columns;
 }
 
 // An Arrow table of rows [first, first + count) of the given columns, split into batches
@@ -418,5 +606,6 @@ module.exports = {
 	listData,
 	structData,
 	typesColumns,
+	encodingsColumns,
 	makeTable,
 };

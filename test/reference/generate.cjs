@@ -432,6 +432,24 @@ async function generateMultipage(db, outdir, version)
 	return entry;
 }
 
+// encodings_<ver>: columns that force the rarer encodings (columns.cjs encodingsColumns),
+// two data files; what each version writes for them is listed in README.md.
+const ENCODINGS_APPENDS = [2000, 600];
+
+async function generateEncodings(db, outdir, version)
+{
+	const name = 'encodings_' + version.replace('.', '_');
+	const tables = tablesFor(C.encodingsColumns(version), ENCODINGS_APPENDS);
+	const table = await writeDataset(db, name, tables, storageOptions(version, 'v2'));
+
+	return describeDataset(outdir, table, {
+		name,
+		kind: 'encodings',
+		storage_version: version,
+		appends: ENCODINGS_APPENDS,
+	}, writtenRows(tables));
+}
+
 function packageVersion(name)
 {
 	const file = path.join(__dirname, 'node_modules', name, 'package.json');
@@ -472,7 +490,7 @@ async function main()
 			names.push('types_' + version.replace('.', '_') + '_' + scheme);
 	names.push('deleted_2_2', 'blob_2_2');
 	for (const version of V2_FILE_VERSIONS)
-		names.push('multipage_' + version.replace('.', '_'));
+		names.push('multipage_' + version.replace('.', '_'), 'encodings_' + version.replace('.', '_'));
 
 	fs.mkdirSync(outdir, { recursive: true });
 	wipe(outdir, names);
@@ -488,6 +506,8 @@ async function main()
 	datasets.push(await generateBlob(db, outdir));
 	for (const version of V2_FILE_VERSIONS)
 		datasets.push(await generateMultipage(db, outdir, version));
+	for (const version of V2_FILE_VERSIONS)
+		datasets.push(await generateEncodings(db, outdir, version));
 
 	const manifest = {
 		generator: 'test/reference/generate.cjs',

@@ -12,7 +12,8 @@
 //   decimal128(p, s)             string with exactly s fractional digits ("-123.45")
 //   bool                         true / false
 //   utf8, large_utf8             string
-//   binary, large_binary         "\x" followed by lowercase hex (PostgreSQL bytea text)
+//   binary, large_binary,        "\x" followed by lowercase hex (PostgreSQL bytea text)
+//   fixed_size_binary
 //   date32                       "YYYY-MM-DD"
 //   timestamp (no tz)            "YYYY-MM-DD HH:MM:SS[.ffffff]" (trailing zeros of the fraction
 //                                dropped, like PostgreSQL); with a time zone the UTC instant
@@ -169,6 +170,12 @@ function encodeValue(data, index)
 				if (type.typeId === Type.Utf8 || type.typeId === Type.LargeUtf8)
 					return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 				return encodeHex(bytes);
+			}
+		case Type.FixedSizeBinary:
+			{
+				const width = type.byteWidth;
+
+				return encodeHex(data.values.subarray(index * width, (index + 1) * width));
 			}
 		case Type.Date:
 			if (type.unit === arrow.DateUnit.DAY)
