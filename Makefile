@@ -35,6 +35,8 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 # JIT bitcode is of no use for this module and needs clang at install time.
 override with_llvm = no
+# Rebuild objects when a header they include changes (gcc -MMD).
+override autodepend = yes
 include $(PGXS)
 
 # protoc-c runs at build time; the generated C is never committed.
