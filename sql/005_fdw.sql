@@ -212,8 +212,9 @@ SELECT pg_temp.outcome('SELECT i64 FROM other_types');
 
 -- what cannot be read is refused with a clear error
 SELECT pg_temp.outcome('SELECT count(*) FROM imp_all.types_legacy_v1');
-SELECT pg_temp.outcome('SELECT payload FROM imp_all.blob_2_2');
-SELECT count(*) FROM imp_all.blob_2_2;
+
+-- blob v2 columns read as their descriptors (where each payload is stored)
+SELECT id, payload FROM imp_all.blob_2_2 WHERE id IN (0, 2, 5) ORDER BY id;
 
 DROP SCHEMA imp_all, imp_limit, imp_except, imp_one, imp_root CASCADE;
 DROP SERVER lance_srv, lance_root CASCADE;

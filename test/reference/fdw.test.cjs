@@ -55,6 +55,23 @@ function float32Equal(a, b)
 	return a === b;
 }
 
+// Structs arrive as jsonb, whose 64-bit integers are JSON numbers; values.cjs writes them as
+// strings.  The values compared here stay far below 2^53, so numbers compare as their text.
+function jsonEqual(actual, expected)
+{
+	if (typeof actual === 'number' && typeof expected === 'string')
+		return String(actual) === expected;
+	if (Array.isArray(actual) && Array.isArray(expected))
+		return actual.length === expected.length && actual.every((v, i) => jsonEqual(v, expected[i]));
+	if (actual !== null && expected !== null && typeof actual === 'object' && typeof expected === 'object')
+	{
+		const keys = Object.keys(expected);
+
+		return keys.length === Object.keys(actual).length && keys.every((k) => jsonEqual(actual[k], expected[k]));
+	}
+	return JSON.stringify(actual) === JSON.stringify(expected);
+}
+
 function valueEqual(logicalType, actual, expected)
 {
 	if (actual === null || expected === null)
@@ -65,6 +82,8 @@ function valueEqual(logicalType, actual, expected)
 		return Array.isArray(actual) && actual.length === expected.length &&
 			actual.every((v, i) => (v === null || expected[i] === null
 				? v === expected[i] : float32Equal(v, expected[i])));
+	if (logicalType === 'struct')
+		return jsonEqual(actual, expected);
 	return JSON.stringify(actual) === JSON.stringify(expected);
 }
 
@@ -94,15 +113,8 @@ for (const dataset of readable)
 {
 	test(dataset.name + ' (' + dataset.file_version + '): every value as the reference reads it', () => {
 		const expected = JSON.parse(fs.readFileSync(dataset.rows_file, 'utf8'));
-		let fields = dataset.expected_fields.filter((f) => f.parent_id === -1);
+		const fields = dataset.expected_fields.filter((f) => f.parent_id === -1);
 
-		if (dataset.kind === 'blob')
-		{
-			// Blob v2 columns are not decoded by the core yet: the error names it.
-			expectError('SELECT ' + dataset.blob_column + ' FROM fdw_reference.' + dataset.name + ';\n',
-				/is a blob column, which cannot be decoded yet/);
-			fields = fields.filter((f) => f.name !== dataset.blob_column);
-		}
 		expected.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
 		const actual = readTable(dataset.name, fields);
 
