@@ -1,19 +1,24 @@
 'use strict';
 // Benchmark data, written by the reference implementation (npm lancedb).
 //
-//   node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT
+//   node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT [DIM]
 //       a dataset DIR/NAME.lance of FRAGMENTS fragments (one data file each)
 //
 // Rows: id int64, value float64, label utf8 (16 characters) and emb
-// fixed_size_list<float32>[128] of random numbers, about 560 bytes a row,
-// so pages are large and barely compressible, like embeddings.  Prints a
-// JSON summary; the data files are DIR/NAME.lance/data/*.lance.
+// fixed_size_list<float32>[DIM] (default 128) of random numbers, about 560
+// bytes a row by default, so pages are large and barely compressible, like
+// embeddings.  Prints a JSON summary; the data files are
+// DIR/NAME.lance/data/*.lance.
 
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 
-const DIM = 128;
-const ROW_BYTES = 8 + 8 + 16 + 4 * DIM + 8;
+let DIM = 128;
+
+function rowBytes()
+{
+	return 8 + 8 + 16 + 4 * DIM + 8;
+}
 
 function batch(start, rows)
 {
@@ -48,12 +53,14 @@ function batch(start, rows)
 
 async function main()
 {
-	const [mode, dir, name, fragmentsArg, bytesArg] = process.argv.slice(2);
+	const [mode, dir, name, fragmentsArg, bytesArg, dimArg] = process.argv.slice(2);
 
 	if (mode !== 'dataset' || !dir || !name)
-		throw new Error('usage: node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT');
+		throw new Error('usage: node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT [DIM]');
+	if (dimArg)
+		DIM = Number(dimArg);
 	const fragments = Number(fragmentsArg);
-	const rows = Math.max(1, Math.round(Number(bytesArg) / ROW_BYTES));
+	const rows = Math.max(1, Math.round(Number(bytesArg) / rowBytes()));
 	const db = await lancedb.connect(dir);
 	let table = null;
 

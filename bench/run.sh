@@ -20,6 +20,9 @@
 #   3. lance_parts.compact against lancedb optimize() of the same fragments.
 #   4. 10 to 10,000 parts of the same total size: planning time per part
 #      (DEBUG1 message of concat_files) and total time.
+#   5. a full scan of about 1M rows (4 fragments; id, value, label and an
+#      8-float vector) through lance_fdw against lancedb reading the same
+#      dataset.
 #
 set -euo pipefail
 
@@ -296,6 +299,36 @@ for count in 10 100 1000 10000; do
 	out "| $count | $part_kb | $plan_ms | $(awk -v ms="$plan_ms" -v n="$count" 'BEGIN { printf "%.1f", ms * 1000 / n }') | $total | $(mbps "$total_mb" "$total") |"
 	rm -rf "$WORK/ext4/n$count.lance"
 done
+out ""
+
+# ---- 5. full scans ----------------------------------------------------------------
+
+log "full scans"
+node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" scan 4 $((250000 * 72)) 8 >"$WORK/scan.json"
+chown -R postgres: "$WORK/ext4/scan.lance"
+SCAN_ROWS=$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).rows" "$WORK/scan.json")
+sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw" \
+	-c "CREATE FOREIGN TABLE scan (id bigint, value double precision, label text, emb real[]) SERVER bench_scan OPTIONS (uri '$WORK/ext4/scan.lance')"
+fdw_times=""
+ref_times=""
+for rep in $(seq "$REPS"); do
+	# count(t.*) needs the whole row, so every column is decoded and converted
+	fdw_times+="$(seconds sql -c "SELECT count(t.*) FROM scan t") "
+	ref_times+="$(node "$ROOT/bench/scan.cjs" "$WORK/ext4" scan | node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
+done
+fdw_times=$(echo "$fdw_times" | median)
+ref_times=$(echo "$ref_times" | median)
+rows_per_second() { awk -v n="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }'; }
+out "### Full scan of $SCAN_ROWS rows, ext4"
+out ""
+out "Columns id int64, value float64, label utf8 and emb fixed_size_list<float32>[8] (file version 2.1, 4 fragments)."
+out "lance_fdw: \`SELECT count(t.*) FROM scan t\` through psql (every column decoded and converted to PostgreSQL"
+out "values; session start included). Reference: lancedb \`table.query().toArrow()\` of every column (timed inside node)."
+out ""
+out "| reader | seconds | rows per second |"
+out "|---|---:|---:|"
+out "| lance_fdw | $fdw_times | $(rows_per_second "$SCAN_ROWS" "$fdw_times") |"
+out "| lancedb (reference) | $ref_times | $(rows_per_second "$SCAN_ROWS" "$ref_times") |"
 out ""
 
 cat "$RESULTS"
