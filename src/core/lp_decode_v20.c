@@ -26,42 +26,6 @@ typedef struct Page20
 	uint32_t	bits;
 } Page20;
 
-static const char *
-array_encoding_name(const ArrayEncoding *enc)
-{
-	switch (enc->array_encoding_case)
-	{
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT:
-			return "flat";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE:
-			return "nullable";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST:
-			return "fixed_size_list";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST:
-			return "list";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_SIMPLE_STRUCT:
-			return "struct";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY:
-			return "binary";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_DICTIONARY:
-			return "dictionary";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FSST:
-			return "fsst";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT:
-			return "packed_struct";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED:
-			return "bitpacked";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_BINARY:
-			return "fixed_size_binary";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED_FOR_NON_NEG:
-			return "bitpacked_for_non_neg";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT:
-			return "constant";
-		default:
-			return "unknown array encoding";
-	}
-}
-
 static bool
 missing(const Page20 *page, const char *what)
 {
@@ -507,7 +471,7 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				return true;
 			}
 		default:
-			return lp_page_unsupported(page->ctx, array_encoding_name(enc));
+			return lp_page_unsupported(page->ctx, lp_array_encoding_name(enc));
 	}
 }
 
@@ -648,7 +612,7 @@ decode_list20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *
 		ok = open_page(&ctx, input, &col->pages[p], &page, &enc);
 		if (ok && enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST)
 			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list column has a \"%s\" page",
-							  array_encoding_name(enc));
+							  lp_array_encoding_name(enc));
 		list = ok ? enc->list : NULL;
 		ok = ok && decode_array(&page, list->offsets, col->pages[p].num_rows, &ends, &ignored, 0);
 		if (ok && (ends.variable || ends.bits_per_value != 64))

@@ -457,8 +457,8 @@ parse_schema(LpFile *file, LpError *err)
 
 /* ---- encodings ------------------------------------------------------------ */
 
-static const char *
-array_encoding_name(const Lance__Encodings__ArrayEncoding *encoding)
+const char *
+lp_array_encoding_name(const Lance__Encodings__ArrayEncoding *encoding)
 {
 	switch (encoding->array_encoding_case)
 	{
@@ -665,7 +665,7 @@ decode_encoding(const LpFile *file, const ProtobufCBinaryData *raw,
 			*name = column_encoding_name((Lance__Encodings__ColumnEncoding *) inner);
 			break;
 		case ENCODING_PAGE_V2_0:
-			*name = array_encoding_name((Lance__Encodings__ArrayEncoding *) inner);
+			*name = lp_array_encoding_name((Lance__Encodings__ArrayEncoding *) inner);
 			break;
 		default:
 			*name = page_layout_name((Lance__Encodings21__PageLayout *) inner);
