@@ -225,6 +225,26 @@ lp_assemble_file(const char *output_path, List *parts,
 	lp_concat_plan_free(plan);
 }
 
+char *
+lp_file_incompatibility(LpFileVersion version, const LpSchema *schema,
+						const LpFile *file, bool has_expected_rows,
+						uint64_t expected_rows, int *reason)
+{
+	LpConcatTarget target = {version, schema};
+	LpConcatPart part = {file, has_expected_rows, expected_rows};
+	LpConcatVerdict verdict;
+	LpError		err;
+	char		message[1024];
+
+	if (!lp_concat_check(&target, &part, 1, &verdict, &err))
+		lp_raise(&err);
+	*reason = verdict.reason;
+	if (verdict.reason == LP_CONCAT_COMPATIBLE)
+		return NULL;
+	lp_concat_verdict_message(&verdict, &part, message, sizeof(message));
+	return psprintf("%s (%s).", message, lp_concat_reason_name(verdict.reason));
+}
+
 List *
 lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows)
 {

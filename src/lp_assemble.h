@@ -53,6 +53,15 @@ extern void lp_assemble_file(const char *output_path, List *parts,
 /* Emit result as the one row of an assembly function (materialized SRF). */
 extern void lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result);
 
+/*
+ * Why file cannot become (part of) a file of the given version and schema, as
+ * a detail sentence, or NULL if it can; *reason receives the verdict.  A
+ * damaged file, or one without the expected rows, is an ERROR.
+ */
+extern char *lp_file_incompatibility(LpFileVersion version, const LpSchema *schema,
+									 const LpFile *file, bool has_expected_rows,
+									 uint64_t expected_rows, int *reason);
+
 /* Parts from a text[] of URIs and an optional bigint[] of expected rows. */
 extern List *lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows);
 

@@ -19,6 +19,7 @@
 #include "utils/tuplestore.h"
 
 #include "lance_parts.h"
+#include "lp_assemble.h"
 #include "lp_commit.h"
 #include "lp_concat.h"
 #include "lp_pg_storage.h"
@@ -56,23 +57,15 @@ static LpFile *
 open_assembled_file(const LpTarget *target, const char *path)
 {
 	LpFile	   *file = lp_open_lance_file(path);
-	LpConcatTarget concat_target = {target->file_version, &target->schema};
-	LpConcatPart part = {file, false, 0};
-	LpConcatVerdict verdict;
-	LpError		err;
+	int			reason;
+	char	   *why = lp_file_incompatibility(target->file_version, &target->schema,
+											  file, false, 0, &reason);
 
-	if (!lp_concat_check(&concat_target, &part, 1, &verdict, &err))
-		lp_raise(&err);
-	if (verdict.reason != LP_CONCAT_COMPATIBLE)
-	{
-		char		message[1024];
-
-		lp_concat_verdict_message(&verdict, &part, message, sizeof(message));
+	if (why != NULL)
 		ereport(ERROR,
 				errcode(ERRCODE_DATA_CORRUPTED),
 				errmsg("file \"%s\" is not the data file of its target", path),
-				errdetail("%s (%s).", message, lp_concat_reason_name(verdict.reason)));
-	}
+				errdetail_internal("%s", why));
 	if (file->num_rows == 0)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -211,10 +211,8 @@ lp_register_part(PG_FUNCTION_ARGS)
 	LpTarget   *target = bound_target(fcinfo, 0);
 	char	   *uri;
 	LpFile	   *file;
-	LpConcatTarget concat_target;
-	LpConcatPart part;
-	LpConcatVerdict verdict;
-	LpError		err;
+	char	   *why;
+	int			reason;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -223,30 +221,21 @@ lp_register_part(PG_FUNCTION_ARGS)
 	uri = lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	file = lp_open_lance_file(uri);
 
-	part.file = file;
-	part.has_expected_rows = !PG_ARGISNULL(2);
-	part.expected_rows = part.has_expected_rows ? (uint64_t) PG_GETARG_INT64(2) : 0;
-	if (part.has_expected_rows && PG_GETARG_INT64(2) < 0)
+	if (!PG_ARGISNULL(2) && PG_GETARG_INT64(2) < 0)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("expected row count must not be negative"));
-	concat_target.version = target->file_version;
-	concat_target.schema = &target->schema;
-	if (!lp_concat_check(&concat_target, &part, 1, &verdict, &err))
-		lp_raise(&err);
-	if (verdict.reason != LP_CONCAT_COMPATIBLE)
-	{
-		char		message[1024];
-
-		lp_concat_verdict_message(&verdict, &part, message, sizeof(message));
+	why = lp_file_incompatibility(target->file_version, &target->schema, file,
+								  !PG_ARGISNULL(2),
+								  PG_ARGISNULL(2) ? 0 : (uint64_t) PG_GETARG_INT64(2),
+								  &reason);
+	if (why != NULL)
 		ereport(ERROR,
-				errcode(verdict.reason == LP_CONCAT_LEGACY_VERSION ||
-						verdict.reason == LP_CONCAT_BLOB_COLUMNS
+				errcode(reason == LP_CONCAT_LEGACY_VERSION || reason == LP_CONCAT_BLOB_COLUMNS
 						? ERRCODE_FEATURE_NOT_SUPPORTED : ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("part \"%s\" cannot be assembled into target file \"%s\"",
 					   uri, target->file_name),
-				errdetail("%s (%s).", message, lp_concat_reason_name(verdict.reason)));
-	}
+				errdetail_internal("%s", why));
 
 	PG_RETURN_INT32(lp_registry_add(lp_target_key(target), uri,
 									(int64) file->num_rows, (int64) file->file_size));
