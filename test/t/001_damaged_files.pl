@@ -5,20 +5,19 @@ use strict;
 use warnings;
 
 use Cwd ();
-use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $data_dir = $ENV{LP_TESTDATA}
-  or BAIL_OUT('LP_TESTDATA must name the generated reference data');
+use LanceParts qw(reference_data slurp);
+
 my $mutations = $ENV{LP_MUTATIONS} // 1200;
 my $seed = $ENV{LP_MUTATION_SEED} // 20261129;
 srand($seed);
 note "seed $seed, $mutations mutations";
 
 # One data file of each version, from the generated "types" datasets.
-my $index = decode_json(slurp("$data_dir/manifest.json"));
+my ($data_dir, $index) = reference_data();
 my %source_by_version;
 for my $dataset (@{ $index->{datasets} })
 {
@@ -29,15 +28,6 @@ for my $dataset (@{ $index->{datasets} })
 my @sources = map { $source_by_version{$_} } sort keys %source_by_version;
 is(scalar(@sources), 5, 'found data files of every version: ' . join(', ', sort keys %source_by_version));
 
-sub slurp
-{
-	my ($path) = @_;
-	open my $fh, '<:raw', $path or die "could not open $path: $!";
-	local $/;
-	my $bytes = <$fh>;
-	close $fh;
-	return $bytes;
-}
 
 sub put_u64
 {

@@ -6,31 +6,22 @@ use strict;
 use warnings;
 
 use Cwd ();
-use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use JSON::PP qw(decode_json);
 use Test::More;
+
+use LanceParts qw(reference_data);
 use Time::HiRes qw(usleep);
 
-my $data_dir = $ENV{LP_TESTDATA}
-  or BAIL_OUT('LP_TESTDATA must name the generated reference data');
 
 # A part of the multipage 2.2 dataset, and a copy of that dataset to
 # assemble into.
-my $index = decode_json(slurp("$data_dir/manifest.json"));
+my ($data_dir, $index) = reference_data();
 my ($multipage) = grep { $_->{name} eq 'multipage_2_2' } @{ $index->{datasets} };
 my ($part_file) = sort { $b->{num_rows} <=> $a->{num_rows} } @{ $multipage->{data_files} };
 my $part = "$multipage->{path}/data/$part_file->{file}";
 
-sub slurp
-{
-	my ($path) = @_;
-	open my $fh, '<:raw', $path or die "could not open $path: $!";
-	local $/;
-	my $bytes = <$fh>;
-	close $fh;
-	return $bytes;
-}
 
 my $node = PostgreSQL::Test::Cluster->new('cancel');
 $node->init;

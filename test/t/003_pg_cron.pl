@@ -6,15 +6,15 @@ use strict;
 use warnings;
 
 use Cwd ();
-use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use JSON::PP qw(decode_json);
 use Test::More;
 
-my $data_dir = $ENV{LP_TESTDATA}
-  or BAIL_OUT('LP_TESTDATA must name the generated reference data');
+use LanceParts qw(reference_data directory_entries);
 
-my $index = decode_json(slurp("$data_dir/manifest.json"));
+
+my ($data_dir, $index) = reference_data();
 my ($source) = grep { $_->{name} eq 'types_2_2_v2' } @{ $index->{datasets} };
 my @files = sort { $a->{fragment_id} <=> $b->{fragment_id} } @{ $source->{data_files} };
 # parts: the 300-row and the 45-row file, in this order
@@ -22,24 +22,7 @@ my @parts = map { "$source->{path}/data/$_->{file}" } @files[ 0, 2 ];
 my $part_rows = $files[0]->{num_rows} + $files[2]->{num_rows};
 my $parts_sql = 'ARRAY[' . join(', ', map { "'$_'" } @parts) . ']';
 
-sub slurp
-{
-	my ($path) = @_;
-	open my $fh, '<:raw', $path or die "could not open $path: $!";
-	local $/;
-	my $bytes = <$fh>;
-	close $fh;
-	return $bytes;
-}
 
-sub entries
-{
-	my ($dir) = @_;
-	opendir my $dh, $dir or die "could not open $dir: $!";
-	my @names = sort grep { !/^\.\.?$/ } readdir $dh;
-	closedir $dh;
-	return @names;
-}
 
 # absolute: the server resolves paths from its data directory
 my $work = $ENV{LP_SCRATCH}
@@ -53,7 +36,7 @@ for my $path (values %dataset)
 {
 	system('cp', '-r', $source->{path}, $path) == 0 or die "could not copy $source->{path}";
 }
-my @original_files = entries("$source->{path}/data");
+my @original_files = directory_entries("$source->{path}/data");
 
 my $node = PostgreSQL::Test::Cluster->new('cron');
 $node->init;
@@ -117,7 +100,7 @@ for my $job (sort keys %job_sql)
 
 	# exactly one new data file, holding the parts' rows
 	my %original = map { $_ => 1 } @original_files;
-	my @new = grep { /\.lance$/ && !$original{$_} } entries("$path/data");
+	my @new = grep { /\.lance$/ && !$original{$_} } directory_entries("$path/data");
 	is(scalar(@new), 1, "$job: one new data file");
 	is( $node->safe_psql(
 			'postgres',
@@ -125,7 +108,7 @@ for my $job (sort keys %job_sql)
 			 FROM lance_parts.file_info('$path/data/$new[0]')"),
 		"2.2 $part_rows $source->{expected_num_columns} 1",
 		"$job: file_info of the new file");
-	is(join(',', grep { /^\./ } entries("$path/data")), '', "$job: no temporary file");
+	is(join(',', grep { /^\./ } directory_entries("$path/data")), '', "$job: no temporary file");
 
   SKIP:
 	{

@@ -9,14 +9,15 @@ use warnings;
 use Digest::MD5;
 use File::Copy qw(copy);
 use IPC::Run;
-use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use LanceParts qw(reference_data);
+
+my ($data_dir, $index) = reference_data();
 use Time::HiRes qw(usleep);
 
-my $data_dir = $ENV{LP_TESTDATA}
-  or BAIL_OUT('LP_TESTDATA must name the generated reference data');
 
 my $node = PostgreSQL::Test::Cluster->new('parallel_copy');
 $node->init;
@@ -71,7 +72,6 @@ sub directory_holds
 
 # ---- identical bytes for 0, 1 and 2 workers, every version -------------------
 
-my $index = decode_json(do { local (@ARGV, $/) = "$data_dir/manifest.json"; <> });
 my @datasets = grep { $_->{name} =~ /^(types_2_\d_v2|multipage_2_\d)$/ } @{ $index->{datasets} };
 is(scalar(@datasets), 8, 'found the types and multipage datasets of versions 2.0 to 2.3');
 

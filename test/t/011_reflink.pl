@@ -14,8 +14,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $data_dir = $ENV{LP_TESTDATA}
-  or BAIL_OUT('LP_TESTDATA must name the generated reference data');
+use LanceParts qw(reference_data);
+
+my ($data_dir, $index) = reference_data();
+
 my $src_dir = $ENV{LP_SRCDIR} or BAIL_OUT('LP_SRCDIR must name the source tree');
 my $reflink_dir = $ENV{LP_REFLINK_DIR};
 if (!$reflink_dir || !-d $reflink_dir || !-w $reflink_dir)
@@ -33,7 +35,6 @@ $node->init;
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION lance_parts');
 
-my $index = decode_json(do { local (@ARGV, $/) = "$data_dir/manifest.json"; <> });
 my ($source) = grep { $_->{name} eq 'multipage_2_1' } @{ $index->{datasets} };
 my @data_files = sort { $a->{fragment_id} <=> $b->{fragment_id} } @{ $source->{data_files} };
 
