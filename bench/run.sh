@@ -17,7 +17,8 @@
 #      Every write is fsynced: concat_files fsyncs its output, cp is
 #      followed by sync of the copies.  The parts are in the page cache.
 #   2. the backend's peak memory (VmHWM) by input size.
-#   3. lance_parts.compact against lancedb optimize() of the same fragments.
+#   3. lance_parts.compact against lancedb optimize() of the same fragments:
+#      the vector parts on ext4 and XFS, and text-heavy fragments on ext4.
 #   4. 10 to 10,000 parts of the same total size: planning time per part
 #      (DEBUG1 message of concat_files) and total time.
 #   5. a full scan of about 1M rows (4 fragments; id, value, label and an
@@ -225,16 +226,18 @@ out ""
 
 # ---- 3. against the reference compaction -------------------------------------------
 
-# compaction LABEL DIR - optimize() against lance_parts.compact on copies of big
+# compaction LABEL DIR SOURCE DESCRIPTION - optimize() against lance_parts.compact on
+# copies of the dataset SOURCE
 compaction()
 {
-	local label=$1 dir=$2
-	local lp_times="" opt_times="" opt_sync_times="" opt_json="" rep start end
+	local label=$1 dir=$2 source=$3 description=$4
+	local lp_times="" opt_times="" opt_sync_times="" opt_json="" rep start end source_mb
+	source_mb=$(du -cm --apparent-size "$source"/data/*.lance | tail -1 | cut -f1)
 	log "$label: lancedb optimize()"
 	for rep in $(seq "$REPS"); do
 		rm -rf "$dir/opt.lance" "$dir/lp.lance"
-		cp -r --reflink=never "$WORK/ext4/big.lance" "$dir/opt.lance"
-		cp -r --reflink=never "$WORK/ext4/big.lance" "$dir/lp.lance"
+		cp -r --reflink=never "$source" "$dir/opt.lance"
+		cp -r --reflink=never "$source" "$dir/lp.lance"
 		chown -R postgres: "$dir/lp.lance"
 		sync
 		start=$(date +%s.%N)
@@ -249,23 +252,28 @@ compaction()
 	opt_times=$(echo "$opt_times" | median)
 	opt_sync_times=$(echo "$opt_sync_times" | median)
 	lp_times=$(echo "$lp_times" | median)
-	out "### Compaction against the reference's compaction, $label"
+	out "### Compaction against the reference's compaction, $label, $(basename "$source" .lance) data"
 	out ""
-	out "Same 10 fragments. lancedb \`optimize()\` decodes and re-encodes them into new files ($opt_json);"
+	out "$description lancedb \`optimize()\` decodes and re-encodes them into new files ($opt_json);"
 	out "it does not fsync, so it is also timed with a \`sync\` of the dataset, node start-up included."
 	out "\`lance_parts.compact\` concatenates the 10 data files by page copy into one new file (fsynced) and commits"
 	out "a Rewrite of the 10 fragments into one."
 	out ""
 	out "| operation | seconds | MB/s | speed-up over optimize() + sync |"
 	out "|---|---:|---:|---:|"
-	out "| lancedb \`optimize()\` | $opt_times | $(mbps "$PARTS_MB" "$opt_times") | $(ratio "$opt_sync_times" "$opt_times") |"
-	out "| lancedb \`optimize()\` + \`sync\` | $opt_sync_times | $(mbps "$PARTS_MB" "$opt_sync_times") | 1.00 |"
-	out "| \`lance_parts.compact\` (2 workers) | $lp_times | $(mbps "$PARTS_MB" "$lp_times") | $(ratio "$opt_sync_times" "$lp_times") |"
+	out "| lancedb \`optimize()\` | $opt_times | $(mbps "$source_mb" "$opt_times") | $(ratio "$opt_sync_times" "$opt_times") |"
+	out "| lancedb \`optimize()\` + \`sync\` | $opt_sync_times | $(mbps "$source_mb" "$opt_sync_times") | 1.00 |"
+	out "| \`lance_parts.compact\` (2 workers) | $lp_times | $(mbps "$source_mb" "$lp_times") | $(ratio "$opt_sync_times" "$lp_times") |"
 	out ""
 }
 
-compaction ext4 "$WORK/ext4"
-compaction xfs "$XFS"
+compaction ext4 "$WORK/ext4" "$WORK/ext4/big.lance" "Same 10 fragments (vectors)."
+compaction xfs "$XFS" "$WORK/ext4/big.lance" "Same 10 fragments (vectors)."
+log "generating text-heavy fragments with npm lancedb"
+node "$ROOT/bench/generate.cjs" text "$WORK/ext4" text 10 200000 >/dev/null
+compaction ext4 "$WORK/ext4" "$WORK/ext4/text.lance" \
+	"10 fragments of 200,000 text rows (id, an 8-word title, a 20-word body, a user id, a category; FSST and dictionaries)."
+rm -rf "$WORK/ext4/text.lance"
 
 # ---- 4. number of parts -------------------------------------------------------------
 
