@@ -5,48 +5,6 @@
 \getenv scratch LP_SCRATCH
 SET lance_parts_test.scratch = :'scratch';
 
--- SQLSTATE and message of a call, with the scratch directory made stable
-CREATE FUNCTION pg_temp.outcome(call text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE call;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' ||
-        replace(SQLERRM, current_setting('lance_parts_test.scratch'), '$SCRATCH');
-END
-$$;
-
--- write bytes to $SCRATCH/name and return the path
-CREATE FUNCTION pg_temp.put(name text, bytes bytea) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    path text := current_setting('lance_parts_test.scratch') || '/' || name;
-    lo oid := lo_from_bytea(0, bytes);
-BEGIN
-    PERFORM lo_export(lo, path);
-    PERFORM lo_unlink(lo);
-    RETURN path;
-END
-$$;
-
--- little-endian encodings for patching footers
-CREATE FUNCTION pg_temp.le64(v numeric) RETURNS bytea
-LANGUAGE sql AS $$
-    SELECT string_agg(set_byte('\x00'::bytea, 0, ((v / (256::numeric ^ i))::numeric(40,0) % 256)::int), ''::bytea ORDER BY i)
-    FROM generate_series(0, 7) i
-$$;
-CREATE FUNCTION pg_temp.le32(v bigint) RETURNS bytea
-LANGUAGE sql AS $$
-    SELECT substring(pg_temp.le64(v) FROM 1 FOR 4)
-$$;
--- the u64 at a 0-based offset
-CREATE FUNCTION pg_temp.u64_at(b bytea, pos bigint) RETURNS bigint
-LANGUAGE sql AS $$
-    SELECT sum(get_byte(b, (pos + i)::int)::numeric * 256::numeric ^ i)::bigint
-    FROM generate_series(0, 7) i
-$$;
-
 -- a real 2.2 file to damage
 SELECT d->>'path' || '/data/' || (f->>'file') AS good
 FROM jsonb_array_elements(pg_read_file(:'testdata' || '/manifest.json')::jsonb->'datasets') d,
@@ -63,35 +21,35 @@ INSERT INTO damaged VALUES
   ('truncated_half', substring(:'bytes'::bytea FROM 1 FOR :size / 2)),
   ('wrong_magic', overlay(:'bytes'::bytea PLACING 'LANX'::bytea FROM :size - 3)),
   ('unknown_version', overlay(:'bytes'::bytea PLACING '\x02000900'::bytea FROM :size - 7)),
-  ('column_meta_start_beyond_eof', overlay(:'bytes'::bytea PLACING pg_temp.le64(:size + 1000) FROM :size - 39)),
+  ('column_meta_start_beyond_eof', overlay(:'bytes'::bytea PLACING lp_test.le64(:size + 1000) FROM :size - 39)),
   ('cmo_offset_overflows', overlay(:'bytes'::bytea PLACING '\xffffffffffffffff'::bytea FROM :size - 31)),
   ('gbo_offset_overflows', overlay(:'bytes'::bytea PLACING '\xf0ffffffffffffff'::bytea FROM :size - 23)),
-  ('zero_global_buffers', overlay(:'bytes'::bytea PLACING pg_temp.le32(0) FROM :size - 15)),
-  ('huge_global_buffer_count', overlay(:'bytes'::bytea PLACING pg_temp.le32(4000000000) FROM :size - 15)),
-  ('huge_column_count', overlay(:'bytes'::bytea PLACING pg_temp.le32(4000000000) FROM :size - 11)),
+  ('zero_global_buffers', overlay(:'bytes'::bytea PLACING lp_test.le32(0) FROM :size - 15)),
+  ('huge_global_buffer_count', overlay(:'bytes'::bytea PLACING lp_test.le32(4000000000) FROM :size - 15)),
+  ('huge_column_count', overlay(:'bytes'::bytea PLACING lp_test.le32(4000000000) FROM :size - 11)),
   -- global buffer 0 (the schema) starts at the first entry of the GBO table
   ('garbage_schema', overlay(:'bytes'::bytea PLACING '\xffffffffffffffffffffffffffffffff'::bytea
-                             FROM (pg_temp.u64_at(:'bytes'::bytea, pg_temp.u64_at(:'bytes'::bytea, :size - 24)) + 1)::int));
+                             FROM (lp_test.u64_at(:'bytes'::bytea, lp_test.u64_at(:'bytes'::bytea, :size - 24)) + 1)::int));
 
 SELECT name,
-       pg_temp.outcome(format('SELECT * FROM lance_parts.file_info(%L)', pg_temp.put(name || '.lance', bytes))) AS file_info
+       lp_test.outcome(format('SELECT * FROM lance_parts.file_info(%L)', lp_test.put(:'scratch' || '/' || name || '.lance', bytes))) AS file_info
 FROM damaged ORDER BY name;
 
 -- the same damage through file_schema and file_pages
 SELECT name,
-       pg_temp.outcome(format('SELECT * FROM lance_parts.file_schema(%L)', :'scratch' || '/' || name || '.lance')) = 
-       pg_temp.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch' || '/' || name || '.lance')) AS same_error_schema,
-       pg_temp.outcome(format('SELECT * FROM lance_parts.file_pages(%L)', :'scratch' || '/' || name || '.lance')) = 
-       pg_temp.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch' || '/' || name || '.lance')) AS same_error_pages
+       lp_test.outcome(format('SELECT * FROM lance_parts.file_schema(%L)', :'scratch' || '/' || name || '.lance')) = 
+       lp_test.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch' || '/' || name || '.lance')) AS same_error_schema,
+       lp_test.outcome(format('SELECT * FROM lance_parts.file_pages(%L)', :'scratch' || '/' || name || '.lance')) = 
+       lp_test.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch' || '/' || name || '.lance')) AS same_error_pages
 FROM damaged ORDER BY name;
 
 -- missing files, directories and bad arguments
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch' || '/no_such_file.lance'));
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch'));
-SELECT pg_temp.outcome($$SELECT * FROM lance_parts.file_info('')$$);
-SELECT pg_temp.outcome($$SELECT * FROM lance_parts.file_info('s3://bucket/key.lance')$$);
-SELECT pg_temp.outcome($$SELECT * FROM lance_parts.file_info('file://server/share/x.lance')$$);
-SELECT pg_temp.outcome($$SELECT * FROM lance_parts.file_info('file:///bad%zzescape')$$);
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch' || '/no_such_file.lance'));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'scratch'));
+SELECT lp_test.outcome($$SELECT * FROM lance_parts.file_info('')$$);
+SELECT lp_test.outcome($$SELECT * FROM lance_parts.file_info('s3://bucket/key.lance')$$);
+SELECT lp_test.outcome($$SELECT * FROM lance_parts.file_info('file://server/share/x.lance')$$);
+SELECT lp_test.outcome($$SELECT * FROM lance_parts.file_info('file:///bad%zzescape')$$);
 SELECT * FROM lance_parts.file_info(NULL);
 
 -- legacy files: the footer and schema are read, the v2 facts are NULL, and
@@ -101,15 +59,15 @@ FROM jsonb_array_elements(pg_read_file(:'testdata' || '/manifest.json')::jsonb->
 WHERE d->>'name' = 'types_legacy_v2' \gset
 SELECT version, num_rows, num_columns, num_global_buffers FROM lance_parts.file_info(:'legacy');
 SELECT count(*) AS legacy_fields FROM lance_parts.file_schema(:'legacy');
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.file_pages(%L)', :'legacy')) LIKE '0A000: file "%" uses the legacy Lance format' AS pages_refused;
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.file_pages(%L)', :'legacy')) LIKE '0A000: file "%" uses the legacy Lance format' AS pages_refused;
 
 -- reading server files needs pg_read_server_files, as COPY FROM a file does
 CREATE ROLE lance_parts_reader;
 CREATE ROLE lance_parts_nobody;
 GRANT pg_read_server_files TO lance_parts_reader;
 SET ROLE lance_parts_nobody;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'good'));
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.file_pages(%L)', :'good'));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.file_info(%L)', :'good'));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.file_pages(%L)', :'good'));
 RESET ROLE;
 SET ROLE lance_parts_reader;
 SELECT num_rows FROM lance_parts.file_info(:'good');

@@ -9,69 +9,6 @@
 SET lance_parts_test.scratch = :'scratch';
 SET lance_parts_test.testdata = :'testdata';
 
--- SQLSTATE and message of a call, made stable: the scratch and test data
--- directories and the random names of data files and temporary files are
--- replaced
-CREATE FUNCTION pg_temp.stable(message text) RETURNS text
-LANGUAGE sql AS $$
-    SELECT regexp_replace(regexp_replace(
-               replace(replace(message, current_setting('lance_parts_test.scratch'), '$SCRATCH'),
-                       current_setting('lance_parts_test.testdata'), '$TESTDATA'),
-               '[0-9a-f]{50}\.lance', '$NAME.lance', 'g'),
-           '\.[0-9]+\.[0-9a-f]{16}\.tmp', '.$PID.$NONCE.tmp', 'g')
-$$;
-CREATE FUNCTION pg_temp.outcome(call text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE call;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || pg_temp.stable(SQLERRM);
-END
-$$;
-
--- run a shell command as the server's OS user
-CREATE FUNCTION pg_temp.sh(command text) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', command);
-END
-$$;
-
--- write bytes to a file and return its path
-CREATE FUNCTION pg_temp.put(path text, bytes bytea) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    lo oid := lo_from_bytea(0, bytes);
-BEGIN
-    PERFORM lo_export(lo, path);
-    PERFORM lo_unlink(lo);
-    RETURN path;
-END
-$$;
-
--- the names in a directory, sorted
-CREATE FUNCTION pg_temp.entries(dir text) RETURNS text[]
-LANGUAGE sql AS $$
-    SELECT coalesce(array_agg(f ORDER BY f), '{}') FROM pg_ls_dir(dir) f
-$$;
-
--- little-endian integers, for editing footers
-CREATE FUNCTION pg_temp.le64(v numeric) RETURNS bytea
-LANGUAGE sql AS $$
-    SELECT string_agg(set_byte('\x00'::bytea, 0, (floor(v / 256::numeric ^ i) % 256)::int), ''::bytea ORDER BY i)
-    FROM generate_series(0, 7) i
-$$;
-CREATE FUNCTION pg_temp.u64_at(b bytea, pos bigint) RETURNS bigint
-LANGUAGE sql AS $$
-    SELECT sum(get_byte(b, (pos + i)::int)::numeric * 256::numeric ^ i)::bigint
-    FROM generate_series(0, 7) i
-$$;
-CREATE FUNCTION pg_temp.u32_at(b bytea, pos bigint) RETURNS bigint
-LANGUAGE sql AS $$
-    SELECT sum(get_byte(b, (pos + i)::int)::numeric * 256::numeric ^ i)::bigint
-    FROM generate_series(0, 3) i
-$$;
 -- bytes [from_pos, to_pos) (0-based)
 CREATE FUNCTION pg_temp.slice(b bytea, from_pos bigint, to_pos bigint) RETURNS bytea
 LANGUAGE sql AS $$
@@ -82,8 +19,8 @@ $$;
 -- metadata offset (CMO) table, which the footer places 32 bytes before EOF.
 CREATE FUNCTION pg_temp.last_column_metadata(b bytea) RETURNS bytea
 LANGUAGE sql AS $$
-    SELECT pg_temp.slice(b, pg_temp.u64_at(b, e), pg_temp.u64_at(b, e) + pg_temp.u64_at(b, e + 8))
-    FROM (SELECT pg_temp.u64_at(b, length(b) - 32) + 16 * (pg_temp.u32_at(b, length(b) - 12) - 1) AS e) x
+    SELECT pg_temp.slice(b, lp_test.u64_at(b, e), lp_test.u64_at(b, e) + lp_test.u64_at(b, e + 8))
+    FROM (SELECT lp_test.u64_at(b, length(b) - 32) + 16 * (lp_test.u32_at(b, length(b) - 12) - 1) AS e) x
 $$;
 
 -- Append protobuf fields to the metadata of the last physical column, which
@@ -93,21 +30,21 @@ CREATE FUNCTION pg_temp.extend_last_column(b bytea, extra bytea) RETURNS bytea
 LANGUAGE plpgsql AS $$
 DECLARE
     size bigint := length(b);
-    cmo bigint := pg_temp.u64_at(b, size - 32);
-    gbo bigint := pg_temp.u64_at(b, size - 24);
-    ncol bigint := pg_temp.u32_at(b, size - 12);
+    cmo bigint := lp_test.u64_at(b, size - 32);
+    gbo bigint := lp_test.u64_at(b, size - 24);
+    ncol bigint := lp_test.u32_at(b, size - 12);
     last_entry bigint := cmo + 16 * (ncol - 1);
     k int := length(extra);
 BEGIN
-    IF pg_temp.u64_at(b, last_entry) + pg_temp.u64_at(b, last_entry + 8) <> cmo OR cmo + 16 * ncol <> gbo THEN
+    IF lp_test.u64_at(b, last_entry) + lp_test.u64_at(b, last_entry + 8) <> cmo OR cmo + 16 * ncol <> gbo THEN
         RAISE EXCEPTION 'the last column metadata does not end at the CMO table';
     END IF;
     RETURN pg_temp.slice(b, 0, cmo) || extra
         || pg_temp.slice(b, cmo, last_entry + 8)
-        || pg_temp.le64(pg_temp.u64_at(b, last_entry + 8) + k)
+        || lp_test.le64(lp_test.u64_at(b, last_entry + 8) + k)
         || pg_temp.slice(b, gbo, size - 40)
         || pg_temp.slice(b, size - 40, size - 32)
-        || pg_temp.le64(cmo + k) || pg_temp.le64(gbo + k)
+        || lp_test.le64(cmo + k) || lp_test.le64(gbo + k)
         || pg_temp.slice(b, size - 16, size);
 END
 $$;
@@ -123,7 +60,7 @@ FROM jsonb_array_elements(pg_read_file(:'testdata' || '/manifest.json')::jsonb->
      jsonb_array_elements(d->'data_files') f;
 
 -- copies of the datasets this test writes into
-SELECT pg_temp.sh(format('rm -rf %1$s && mkdir -p %1$s/out %1$s/refused && cd %2$s && cp -r %3$s %1$s/',
+SELECT lp_test.sh(format('rm -rf %1$s && mkdir -p %1$s/out %1$s/refused && cd %2$s && cp -r %3$s %1$s/',
                          :'work', :'testdata',
                          'types_2_0_v2.lance types_2_1_v2.lance types_2_2_v2.lance types_2_3_v2.lance '
                          'types_legacy_v2.lance multipage_2_0.lance multipage_2_1.lance multipage_2_2.lance '
@@ -220,27 +157,27 @@ SELECT length(:'bytes'::bytea) AS size \gset
 CREATE TEMP TABLE edited (name text, path text);
 INSERT INTO edited VALUES
   -- a column buffer (ColumnMetadata fields 3 and 4) in the last column
-  ('column_buffer', pg_temp.put(:'work' || '/column_buffer.lance',
+  ('column_buffer', lp_test.put(:'work' || '/column_buffer.lance',
                                 pg_temp.extend_last_column(:'bytes'::bytea, '\x18002000'))),
   -- the last column's encoding repeated with an unknown field added: the
   -- last occurrence of a protobuf field wins, so the encoding bytes differ
-  ('other_column_encoding', pg_temp.put(:'work' || '/other_column_encoding.lance',
+  ('other_column_encoding', lp_test.put(:'work' || '/other_column_encoding.lance',
         pg_temp.extend_last_column(:'bytes'::bytea,
             '\x0a'::bytea || set_byte('\x00'::bytea, 0, get_byte(pg_temp.last_column_metadata(:'bytes'::bytea), 1) + 2)
             || pg_temp.slice(pg_temp.last_column_metadata(:'bytes'::bytea), 2,
                              2 + get_byte(pg_temp.last_column_metadata(:'bytes'::bytea), 1))
             || '\x7800'::bytea))),
   -- a second global buffer (a copy of the GBO entry of the schema)
-  ('two_global_buffers', pg_temp.put(:'work' || '/two_global_buffers.lance',
+  ('two_global_buffers', lp_test.put(:'work' || '/two_global_buffers.lance',
         pg_temp.slice(:'bytes'::bytea, 0, :size - 40)
-        || pg_temp.slice(:'bytes'::bytea, pg_temp.u64_at(:'bytes'::bytea, :size - 24),
-                         pg_temp.u64_at(:'bytes'::bytea, :size - 24) + 16)
+        || pg_temp.slice(:'bytes'::bytea, lp_test.u64_at(:'bytes'::bytea, :size - 24),
+                         lp_test.u64_at(:'bytes'::bytea, :size - 24) + 16)
         || pg_temp.slice(:'bytes'::bytea, :size - 40, :size - 16)
         || '\x02000000'::bytea
         || pg_temp.slice(:'bytes'::bytea, :size - 12, :size))),
   -- one physical column fewer in the footer
-  ('one_column_fewer', pg_temp.put(:'work' || '/one_column_fewer.lance',
-        overlay(:'bytes'::bytea PLACING pg_temp.slice(pg_temp.le64(pg_temp.u32_at(:'bytes'::bytea, :size - 12) - 1), 0, 4)
+  ('one_column_fewer', lp_test.put(:'work' || '/one_column_fewer.lance',
+        overlay(:'bytes'::bytea PLACING pg_temp.slice(lp_test.le64(lp_test.u32_at(:'bytes'::bytea, :size - 12) - 1), 0, 4)
                 FROM :size - 11)));
 -- the edited files still read as valid Lance files
 SELECT e.name, i.version, i.num_rows, i.num_columns, i.num_global_buffers
@@ -272,8 +209,8 @@ RESET client_min_messages;
 
 -- Hard errors: an ERROR, and no output
 SELECT :'work' || '/refused/out.lance' AS refused_out \gset
-SELECT pg_temp.put(:'work' || '/truncated.lance', substring(:'bytes'::bytea FROM 1 FOR :size / 2)) AS truncated \gset
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L, %L)', :'refused_out', a.inputs, a.expected)) AS error
+SELECT lp_test.put(:'work' || '/truncated.lance', substring(:'bytes'::bytea FROM 1 FOR :size / 2)) AS truncated \gset
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L, %L)', :'refused_out', a.inputs, a.expected)) AS error
 FROM (VALUES
   (ARRAY[:'good', :'good'], ARRAY[45, 44]::bigint[]),
   (ARRAY[:'good', :'good'], ARRAY[NULL, 46]::bigint[]),
@@ -287,46 +224,46 @@ FROM (VALUES
   (ARRAY[[:'good'], [:'good']], NULL),
   (ARRAY[:'good', 's3://bucket/part.lance'], NULL)) a(inputs, expected);
 -- an output whose directory is a file
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L)', :'good' || '/out.lance', ARRAY[:'good']));
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.concat_files(NULL, %L)', ARRAY[:'good']));
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.concat_files(%L, NULL)', :'refused_out'));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L)', :'good' || '/out.lance', ARRAY[:'good']));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.concat_files(NULL, %L)', ARRAY[:'good']));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.concat_files(%L, NULL)', :'refused_out'));
 -- nothing was written by any refusal or error, not even a temporary file
-SELECT pg_temp.entries(:'work' || '/refused') AS refused_dir;
+SELECT lp_test.entries(:'work' || '/refused') AS refused_dir;
 
 -- an existing output is never replaced (58P02), and stays as it was
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L)', :'out22', ARRAY[:'good']));
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L)', :'out22', ARRAY[:'out22', :'out22']));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L)', :'out22', ARRAY[:'good']));
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.concat_files(%L, %L)', :'out22', ARRAY[:'out22', :'out22']));
 SELECT modification = :'before' AS unchanged FROM pg_stat_file(:'out22');
 SELECT count(*) AS temporary_files FROM pg_ls_dir(:'work' || '/out') f WHERE f LIKE '.%';
 
 -- the output's directory is created when missing
 SELECT status, num_rows
 FROM lance_parts.concat_files(:'work' || '/new_dir/sub/out.lance', ARRAY[:'good']);
-SELECT pg_temp.entries(:'work' || '/new_dir/sub') AS new_dir;
+SELECT lp_test.entries(:'work' || '/new_dir/sub') AS new_dir;
 
 -- assemble: the one-call form writes the target's data file into the
 -- dataset's data directory
 SELECT :'work' || '/types_2_2_v2.lance' AS ds22 \gset
-SELECT pg_temp.entries(:'ds22' || '/data') AS data_before \gset
+SELECT lp_test.entries(:'ds22' || '/data') AS data_before \gset
 SELECT lance_parts.create_target(:'ds22') AS target \gset
 SELECT status, reason, version, num_rows,
        path = (:'target'::jsonb->>'data_dir') || '/' || (:'target'::jsonb->>'file_name') AS path_ok,
        size_bytes = (pg_stat_file(path)).size AS size_ok
 FROM lance_parts.assemble(:'target', pg_temp.part_paths('types_2_2_v2'), ARRAY[300, 170, 45]);
-SELECT pg_temp.entries(:'ds22' || '/data') =
+SELECT lp_test.entries(:'ds22' || '/data') =
        (SELECT array_agg(f ORDER BY f) FROM unnest(:'data_before'::text[] || (:'target'::jsonb->>'file_name')) f) AS one_file_added;
 -- the same pages as concat_files of the same parts
 SELECT (SELECT jsonb_agg(pages ORDER BY column_index)
         FROM pg_temp.column_pages(ARRAY[(:'target'::jsonb->>'data_dir') || '/' || (:'target'::jsonb->>'file_name')])) =
        (SELECT jsonb_agg(pages ORDER BY column_index) FROM pg_temp.column_pages(ARRAY[:'out22'])) AS same_pages;
 -- a second assembly of the same target refuses to replace the file
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L)', :'target', pg_temp.part_paths('types_2_2_v2'))) AS error;
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L)', :'target', pg_temp.part_paths('types_2_2_v2'))) AS error;
 
 -- assemble refuses parts that do not match the target's version and schema,
 -- and writes nothing into the dataset
 SELECT lance_parts.create_target(:'ds22') AS target2 \gset
 SELECT lance_parts.create_target(:'ds22', columns => ARRAY['id', 'st']) AS target_cols \gset
-SELECT pg_temp.entries(:'ds22' || '/data') AS data_before \gset
+SELECT lp_test.entries(:'ds22' || '/data') AS data_before \gset
 SET client_min_messages = warning;
 SELECT a.name, r.status, r.reason, r.version, r.num_rows,
        (pg_stat_file(r.path, missing_ok => true)).size IS NULL AS no_output
@@ -344,12 +281,12 @@ FROM (VALUES
   lance_parts.assemble(a.target, a.parts) r
 ORDER BY 1;
 RESET client_min_messages;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L, %L)', :'target2', ARRAY[:'good'], ARRAY[44])) AS error;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L)', :'target2', ARRAY[:'good', :'truncated'])) AS error;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L)', :'target2', '{}'::text[])) AS error;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L, NULL)', :'target2')) AS error;
-SELECT pg_temp.outcome('SELECT * FROM lance_parts.assemble(NULL, ARRAY[''x''])') AS error;
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L, %L)', :'target2', ARRAY[:'good'], ARRAY[44])) AS error;
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L)', :'target2', ARRAY[:'good', :'truncated'])) AS error;
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.assemble(%L, %L)', :'target2', '{}'::text[])) AS error;
+SELECT lp_test.outcome(format('SELECT * FROM lance_parts.assemble(%L, NULL)', :'target2')) AS error;
+SELECT lp_test.outcome('SELECT * FROM lance_parts.assemble(NULL, ARRAY[''x''])') AS error;
 -- the data directory is as it was
-SELECT pg_temp.entries(:'ds22' || '/data') = :'data_before'::text[] AS data_unchanged;
+SELECT lp_test.entries(:'ds22' || '/data') = :'data_before'::text[] AS data_unchanged;
 
-SELECT pg_temp.sh(format('rm -rf %s', :'work'));
+SELECT lp_test.sh(format('rm -rf %s', :'work'));

@@ -8,64 +8,13 @@
 SET lance_parts_test.scratch = :'scratch';
 SET lance_parts_test.testdata = :'testdata';
 
--- Messages made stable: the scratch and test data directories, random data
--- file names and transaction file names are replaced
-CREATE FUNCTION pg_temp.stable(message text) RETURNS text
-LANGUAGE sql AS $$
-    SELECT regexp_replace(regexp_replace(
-               replace(replace(message, current_setting('lance_parts_test.scratch'), '$SCRATCH'),
-                       current_setting('lance_parts_test.testdata'), '$TESTDATA'),
-               '[0-9a-f]{50}\.lance', '$NAME.lance', 'g'),
-           '[0-9]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.txn', '$TXN.txn', 'g')
-$$;
--- SQLSTATE, message and detail of a call
-CREATE FUNCTION pg_temp.outcome(call text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    detail text;
-BEGIN
-    EXECUTE call;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
-    RETURN SQLSTATE || ': ' || pg_temp.stable(SQLERRM)
-        || CASE WHEN detail <> '' THEN E'\n  ' || pg_temp.stable(detail) ELSE '' END;
-END
-$$;
-
--- run a shell command as the server's OS user
-CREATE FUNCTION pg_temp.sh(command text) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', command);
-END
-$$;
-
--- write bytes to a file and return its path
-CREATE FUNCTION pg_temp.put(path text, bytes bytea) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    lo oid := lo_from_bytea(0, bytes);
-BEGIN
-    PERFORM lo_export(lo, path);
-    PERFORM lo_unlink(lo);
-    RETURN path;
-END
-$$;
-
--- the names in a directory (sorted), or NULL if it does not exist
-CREATE FUNCTION pg_temp.entries(dir text) RETURNS text[]
-LANGUAGE sql AS $$
-    SELECT CASE WHEN (pg_stat_file(dir, missing_ok => true)).size IS NULL THEN NULL
-                ELSE (SELECT coalesce(array_agg(f ORDER BY f), '{}') FROM pg_ls_dir(dir) f) END
-$$;
 -- everything a dataset holds, as a stable snapshot
 CREATE FUNCTION pg_temp.snapshot(dataset text) RETURNS jsonb
 LANGUAGE sql AS $$
     SELECT jsonb_build_object(
-        'versions', pg_temp.entries(dataset || '/_versions'),
-        'transactions', pg_temp.entries(dataset || '/_transactions'),
-        'data', pg_temp.entries(dataset || '/data'),
+        'versions', lp_test.entries(dataset || '/_versions'),
+        'transactions', lp_test.entries(dataset || '/_transactions'),
+        'data', lp_test.entries(dataset || '/data'),
         'latest', (SELECT md5(string_agg(md5(pg_read_binary_file(dataset || '/_versions/' || f)), ',' ORDER BY f))
                    FROM pg_ls_dir(dataset || '/_versions') f))
 $$;
@@ -91,7 +40,7 @@ SELECT pg_temp.part_path('types_2_2_v2', 0) AS p300,
        pg_temp.part_path('types_2_2_v2', 1) AS p170,
        pg_temp.part_path('types_2_2_v2', 2) AS p45 \gset
 
-SELECT pg_temp.sh(format('rm -rf %1$s && mkdir -p %1$s && cd %2$s && cp -r types_2_2_v2.lance %1$s/v2.lance '
+SELECT lp_test.sh(format('rm -rf %1$s && mkdir -p %1$s && cd %2$s && cp -r types_2_2_v2.lance %1$s/v2.lance '
                          '&& cp -r types_2_2_v1.lance %1$s/v1.lance && cp -r types_2_2_v2.lance %1$s/reg.lance '
                          '&& cp -r types_2_2_v2.lance %1$s/first.lance && cp -r types_2_2_v2.lance %1$s/second.lance '
                          '&& cp -r blob_2_2.lance %1$s/blob.lance && cp -r types_2_0_v2.lance %1$s/v20.lance',
@@ -141,14 +90,14 @@ SELECT t->'columns' AS columns,
 FROM (SELECT lance_parts.create_target(:'work' || '/v2.lance', columns => ARRAY['st', 'id']) t) x;
 
 -- refusals
-SELECT pg_temp.outcome(format('SELECT lance_parts.create_target(%L, columns => %L)', :'work' || '/v2.lance', c)) AS create_target
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.create_target(%L, columns => %L)', :'work' || '/v2.lance', c)) AS create_target
 FROM (VALUES ('{nope}'::text[]), ('{id,id}'), ('{a}'), ('{}'), ('{id,NULL}')) x(c);
-SELECT pg_temp.outcome(format('SELECT lance_parts.create_target(%L, file_version => %L)', :'work' || '/v2.lance', v)) AS create_target
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.create_target(%L, file_version => %L)', :'work' || '/v2.lance', v)) AS create_target
 FROM (VALUES ('2.1'), ('2.3'), ('3.0'), ('legacy'), ('')) x(v);
-SELECT pg_temp.outcome(format('SELECT lance_parts.create_target(%L, base_id => 1)', :'work' || '/v2.lance')) AS create_target;
-SELECT pg_temp.outcome(format('SELECT lance_parts.create_target(%L)', d)) AS create_target
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.create_target(%L, base_id => 1)', :'work' || '/v2.lance')) AS create_target;
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.create_target(%L)', d)) AS create_target
 FROM (VALUES (:'work' || '/missing.lance'), (:'work'), (:'work' || '/v2.lance/data'), (:'p45'), (NULL)) x(d);
-SELECT pg_temp.outcome(format('SELECT lance_parts.create_target(%L)', :'testdata' || '/types_legacy_v2.lance')) AS legacy_dataset;
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.create_target(%L)', :'testdata' || '/types_legacy_v2.lance')) AS legacy_dataset;
 
 -- staging_dir: data/_parts/<file name>/ under the base
 SELECT replace(replace(lance_parts.staging_dir(:'t_v2'), :'work', '$WORK'), :'t_v2'::jsonb->>'file_name', '$FILE') AS staging_dir;
@@ -174,12 +123,12 @@ INSERT INTO tampered VALUES
   ('fields not an array', jsonb_set(:'t_v2', '{fields}', '{}')),
   ('a string', '"lance_parts.target"'),
   ('an array', '[]');
-SELECT t.edit, pg_temp.outcome(format('SELECT lance_parts.staging_dir(%L)', t.target)) AS staging_dir
+SELECT t.edit, lp_test.outcome_detail(format('SELECT lance_parts.staging_dir(%L)', t.target)) AS staging_dir
 FROM tampered t ORDER BY 1;
 -- every other entry point gives the same error, and writes nothing
 SELECT pg_temp.snapshot(:'work' || '/v2.lance') AS v2_before \gset
 SELECT t.edit, f.fn,
-       pg_temp.outcome(format(f.call, t.target, :'p45')) = pg_temp.outcome(format('SELECT lance_parts.staging_dir(%L)', t.target)) AS same_error
+       lp_test.outcome_detail(format(f.call, t.target, :'p45')) = lp_test.outcome_detail(format('SELECT lance_parts.staging_dir(%L)', t.target)) AS same_error
 FROM tampered t,
      (VALUES ('register_part', 'SELECT lance_parts.register_part(%L, %L)'),
              ('registered_parts', 'SELECT * FROM lance_parts.registered_parts(%L)'),
@@ -188,7 +137,7 @@ FROM tampered t,
              ('assemble parts', 'SELECT * FROM lance_parts.assemble(%L, ARRAY[%L])'),
              ('commit', 'SELECT * FROM lance_parts.commit(%L)'),
              ('cleanup_target', 'SELECT lance_parts.cleanup_target(%L)')) f(fn, call)
-WHERE NOT pg_temp.outcome(format(f.call, t.target, :'p45')) = pg_temp.outcome(format('SELECT lance_parts.staging_dir(%L)', t.target))
+WHERE NOT lp_test.outcome_detail(format(f.call, t.target, :'p45')) = lp_test.outcome_detail(format('SELECT lance_parts.staging_dir(%L)', t.target))
 ORDER BY 1, 2;
 SELECT pg_temp.snapshot(:'work' || '/v2.lance') = :'v2_before'::jsonb AS v2_unchanged,
        NOT pg_temp.target_file_exists(:'t_v2') AS no_target_file;
@@ -237,7 +186,7 @@ SELECT lance_parts.clear_parts(:'t') AS cleared;
 
 -- parts that cannot be assembled into the target are refused
 SELECT lance_parts.create_target(:'work' || '/blob.lance') AS t_blob \gset
-SELECT x.name, pg_temp.outcome(format('SELECT lance_parts.register_part(%L, %L, %s)', x.target, x.part, coalesce(x.expected::text, 'NULL'))) AS register_part
+SELECT x.name, lp_test.outcome_detail(format('SELECT lance_parts.register_part(%L, %L, %s)', x.target, x.part, coalesce(x.expected::text, 'NULL'))) AS register_part
 FROM (VALUES
   ('2.1 part', :'t'::jsonb, pg_temp.part_path('types_2_1_v2', 0), NULL::bigint),
   ('2.0 part', :'t'::jsonb, pg_temp.part_path('types_2_0_v2', 0), NULL),
@@ -272,39 +221,39 @@ WHERE p.column_index = 0;
 
 -- commit: a new version with one more fragment
 SELECT * FROM lance_parts.commit(:'t');
-SELECT pg_temp.entries(:'work' || '/reg.lance/_versions') AS versions;
+SELECT lp_test.entries(:'work' || '/reg.lance/_versions') AS versions;
 -- committing the same target again is refused, and adds no version
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.commit(%L)', :'t')) AS commit_again;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.commit(%L, ''replace'', 0)', :'t')) AS replace_with_it;
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.commit(%L)', :'t')) AS commit_again;
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.commit(%L, ''replace'', 0)', :'t')) AS replace_with_it;
 SELECT count(*) AS manifests FROM pg_ls_dir(:'work' || '/reg.lance/_versions') f WHERE f LIKE '%.manifest';
 -- a committed file is not removed
-SELECT pg_temp.outcome(format('SELECT lance_parts.cleanup_target(%L)', :'t')) AS cleanup_target;
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.cleanup_target(%L)', :'t')) AS cleanup_target;
 SELECT pg_temp.target_file_exists(:'t') AS still_there;
 -- assembling the committed target again does not replace its file
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L)', :'t')) AS assemble_again;
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.assemble(%L)', :'t')) AS assemble_again;
 
 -- the same on a dataset with the V1 manifest naming scheme
 SELECT status, num_rows FROM lance_parts.assemble(:'t_v1', ARRAY[:'p300', :'p45']);
 SELECT * FROM lance_parts.commit(:'t_v1');
-SELECT pg_temp.entries(:'work' || '/v1.lance/_versions') AS versions;
+SELECT lp_test.entries(:'work' || '/v1.lance/_versions') AS versions;
 
 -- a registered part that changed since its registration is refused
 SELECT lance_parts.create_target(:'work' || '/reg.lance') AS t2 \gset
-SELECT pg_temp.put(:'work' || '/changing.lance', pg_read_binary_file(:'p45')) AS changing \gset
+SELECT lp_test.put(:'work' || '/changing.lance', pg_read_binary_file(:'p45')) AS changing \gset
 SELECT lance_parts.register_part(:'t2', :'changing') AS position;
-SELECT pg_temp.put(:'work' || '/changing.lance', pg_read_binary_file(:'p170')) IS NOT NULL AS replaced;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L)', :'t2')) AS assemble;
+SELECT lp_test.put(:'work' || '/changing.lance', pg_read_binary_file(:'p170')) IS NOT NULL AS replaced;
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.assemble(%L)', :'t2')) AS assemble;
 SELECT pg_temp.target_file_exists(:'t2') AS written;
 -- with nothing registered
 SELECT lance_parts.clear_parts(:'t2') AS cleared;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L)', :'t2')) AS assemble;
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.assemble(%L)', :'t2')) AS assemble;
 
 -- commit errors
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.commit(%L)', :'t2')) AS not_assembled;
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.commit(%L)', :'t2')) AS not_assembled;
 SELECT status FROM lance_parts.assemble(:'t2', ARRAY[:'p45']);
 SELECT pg_temp.snapshot(:'work' || '/reg.lance') AS reg_before \gset
 SELECT m.mode, m.fragment_id,
-       pg_temp.outcome(format('SELECT * FROM lance_parts.commit(%L, %L, %s)', :'t2', m.mode, coalesce(m.fragment_id::text, 'NULL'))) AS commit
+       lp_test.outcome_detail(format('SELECT * FROM lance_parts.commit(%L, %L, %s)', :'t2', m.mode, coalesce(m.fragment_id::text, 'NULL'))) AS commit
 FROM (VALUES ('bogus', NULL::bigint), (NULL, NULL), ('append', 1), ('replace', NULL), ('replace', -1),
              ('replace', 0), ('replace', 99)) m(mode, fragment_id);
 -- no new version, no data file
@@ -317,24 +266,24 @@ SELECT * FROM lance_parts.commit(:'t2', 'replace', 2);
 SELECT lance_parts.create_target(:'work' || '/reg.lance') AS t3 \gset
 SELECT lance_parts.staging_dir(:'t3') AS staging3 \gset
 SELECT status FROM lance_parts.assemble(:'t3', ARRAY[:'p45']);
-SELECT pg_temp.sh(format('mkdir -p %1$s && cp %2$s %1$s/part-0.lance && mkdir -p %3$s && touch %3$s/sidecar',
+SELECT lp_test.sh(format('mkdir -p %1$s && cp %2$s %1$s/part-0.lance && mkdir -p %3$s && touch %3$s/sidecar',
                          :'staging3', :'p45',
                          (:'t3'::jsonb->>'data_dir') || '/' || replace(:'t3'::jsonb->>'file_name', '.lance', '')));
 SELECT lance_parts.cleanup_target(:'t3') AS removed;
 SELECT pg_temp.target_file_exists(:'t3') AS file_exists,
-       pg_temp.entries(:'staging3') IS NULL AS staging_removed,
-       pg_temp.entries((:'t3'::jsonb->>'data_dir') || '/' || replace(:'t3'::jsonb->>'file_name', '.lance', '')) IS NULL AS sidecars_removed;
+       lp_test.entries(:'staging3') IS NULL AS staging_removed,
+       lp_test.entries((:'t3'::jsonb->>'data_dir') || '/' || replace(:'t3'::jsonb->>'file_name', '.lance', '')) IS NULL AS sidecars_removed;
 SELECT lance_parts.cleanup_target(:'t3') AS removed_again;
 
 -- a commit removes the staging directory of its parts
 SELECT lance_parts.create_target(:'work' || '/reg.lance') AS t4 \gset
 SELECT lance_parts.staging_dir(:'t4') AS staging4 \gset
-SELECT pg_temp.sh(format('mkdir -p %1$s && cp %2$s %1$s/part-0.lance', :'staging4', :'p170'));
+SELECT lp_test.sh(format('mkdir -p %1$s && cp %2$s %1$s/part-0.lance', :'staging4', :'p170'));
 SELECT lance_parts.register_part(:'t4', :'staging4' || 'part-0.lance', 170) AS position;
 SELECT status, num_rows FROM lance_parts.assemble(:'t4');
 SELECT dataset_version, fragment_id FROM lance_parts.commit(:'t4');
-SELECT pg_temp.entries(:'staging4') IS NULL AS staging_removed;
-SELECT pg_temp.entries(:'work' || '/reg.lance/data/_parts') AS parts_dir;
+SELECT lp_test.entries(:'staging4') IS NULL AS staging_removed;
+SELECT lp_test.entries(:'work' || '/reg.lance/data/_parts') AS parts_dir;
 
 -- ---- a target used with another dataset (issue 4, item 4) ------------------
 
@@ -349,16 +298,16 @@ SELECT dataset_version FROM lance_parts.commit(:'ts0');
 SELECT lance_parts.create_target(:'work' || '/first.lance') AS tf \gset
 SELECT lance_parts.register_part(:'tf', :'p45') AS position;
 -- pointing it to the second dataset breaks its signature
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L, ARRAY[%L])',
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.assemble(%L, ARRAY[%L])',
                               jsonb_set(:'tf', '{dataset}', to_jsonb(:'work' || '/second.lance')), :'p45')) AS edited_dataset;
-SELECT pg_temp.outcome(format('SELECT * FROM lance_parts.assemble(%L, ARRAY[%L])',
+SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.assemble(%L, ARRAY[%L])',
                               jsonb_set(jsonb_set(jsonb_set(:'tf', '{dataset}', to_jsonb(:'work' || '/second.lance')),
                                                   '{base_path}', to_jsonb(:'work' || '/second.lance')),
                                         '{data_dir}', to_jsonb(:'work' || '/second.lance/data')), :'p45')) AS edited_paths;
 -- the first dataset is moved away and the second takes its path
 SELECT pg_temp.snapshot(:'work' || '/second.lance') AS second_before \gset
-SELECT pg_temp.sh(format('mv %1$s/first.lance %1$s/first-moved.lance && mv %1$s/second.lance %1$s/first.lance', :'work'));
-SELECT f.fn, pg_temp.outcome(format(f.call, :'tf', :'p45')) AS error
+SELECT lp_test.sh(format('mv %1$s/first.lance %1$s/first-moved.lance && mv %1$s/second.lance %1$s/first.lance', :'work'));
+SELECT f.fn, lp_test.outcome_detail(format(f.call, :'tf', :'p45')) AS error
 FROM (VALUES (1, 'register_part', 'SELECT lance_parts.register_part(%L, %L)'),
              (2, 'registered_parts', 'SELECT * FROM lance_parts.registered_parts(%L)'),
              (3, 'clear_parts', 'SELECT lance_parts.clear_parts(%L)'),
@@ -371,14 +320,14 @@ ORDER BY f.ord;
 -- nothing was written to the second dataset
 SELECT pg_temp.snapshot(:'work' || '/first.lance') = :'second_before'::jsonb AS second_unchanged;
 -- moved back, the target works again
-SELECT pg_temp.sh(format('mv %1$s/first.lance %1$s/second.lance && mv %1$s/first-moved.lance %1$s/first.lance', :'work'));
+SELECT lp_test.sh(format('mv %1$s/first.lance %1$s/second.lance && mv %1$s/first-moved.lance %1$s/first.lance', :'work'));
 SELECT status, num_rows FROM lance_parts.assemble(:'tf');
 SELECT dataset_version FROM lance_parts.commit(:'tf');
 -- a dataset that disappeared
-SELECT pg_temp.sh(format('mv %1$s/second.lance %1$s/second-moved.lance', :'work'));
+SELECT lp_test.sh(format('mv %1$s/second.lance %1$s/second-moved.lance', :'work'));
 SELECT lance_parts.create_target(:'work' || '/second-moved.lance') AS ts \gset
-SELECT pg_temp.sh(format('mv %1$s/second-moved.lance %1$s/second.lance', :'work'));
-SELECT pg_temp.outcome(format('SELECT lance_parts.staging_dir(%L)', :'ts')) AS gone;
+SELECT lp_test.sh(format('mv %1$s/second-moved.lance %1$s/second.lance', :'work'));
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.staging_dir(%L)', :'ts')) AS gone;
 
 -- ---- privileges ------------------------------------------------------------
 
@@ -398,10 +347,10 @@ INSERT INTO privileged_call VALUES
   (6, 'concat_files', format('SELECT * FROM lance_parts.concat_files(%L, ARRAY[%L])', :'work' || '/perm.lance', :'p45'));
 GRANT SELECT ON privileged_call TO PUBLIC;
 SET ROLE lance_parts_nobody_004;
-SELECT fn, pg_temp.outcome(call) AS nobody FROM privileged_call ORDER BY ord;
+SELECT fn, lp_test.outcome_detail(call) AS nobody FROM privileged_call ORDER BY ord;
 RESET ROLE;
 SET ROLE lance_parts_reader_004;
-SELECT fn, pg_temp.outcome(call) AS reader FROM privileged_call ORDER BY ord;
+SELECT fn, lp_test.outcome_detail(call) AS reader FROM privileged_call ORDER BY ord;
 RESET ROLE;
 SELECT pg_temp.target_file_exists(:'t5') AS written_by_nobody;
 SET ROLE lance_parts_writer_004;

@@ -27,23 +27,6 @@ BEGIN
     END LOOP;
 END
 $$;
-CREATE FUNCTION pg_temp.stable(message text) RETURNS text
-LANGUAGE sql AS $$
-    SELECT regexp_replace(
-               replace(replace(message, current_setting('lance_parts_test.scratch'), '$SCRATCH'),
-                       current_setting('lance_parts_test.testdata'), '$TESTDATA'),
-               '[01]{24}[0-9a-f]{26}\.lance', '$NAME.lance', 'g')
-$$;
--- SQLSTATE and message of a statement, paths made stable
-CREATE FUNCTION pg_temp.outcome(statement text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || pg_temp.stable(SQLERRM);
-END
-$$;
 
 SELECT fdwname, fdwhandler::regproc, fdwvalidator::regproc
 FROM pg_foreign_data_wrapper WHERE fdwname = 'lance_fdw';
@@ -99,7 +82,7 @@ WHERE foreign_table_schema = 'imp_all' ORDER BY 1;
 -- columns and types of the types datasets
 SELECT attname, format_type(atttypid, atttypmod), attnotnull
 FROM pg_attribute WHERE attrelid = 'imp_all.types_2_3_v1'::regclass AND attnum > 0 ORDER BY attnum;
-SELECT pg_temp.stable(array_to_string(ftoptions, ',')) FROM pg_foreign_table
+SELECT lp_test.stable(array_to_string(ftoptions, ',')) FROM pg_foreign_table
 WHERE ftrelid = 'imp_all.deleted_2_2'::regclass;
 
 CREATE SCHEMA imp_limit;
@@ -132,7 +115,7 @@ CREATE SCHEMA imp_root;
 IMPORT FOREIGN SCHEMA sub FROM SERVER lance_root INTO imp_root;
 SELECT foreign_table_name FROM information_schema.foreign_tables
 WHERE foreign_table_schema = 'imp_root' ORDER BY 1;
-SELECT pg_temp.stable(array_to_string(ftoptions, ',')) FROM pg_foreign_table
+SELECT lp_test.stable(array_to_string(ftoptions, ',')) FROM pg_foreign_table
 WHERE ftrelid = 'imp_root."o''brien"'::regclass;
 SELECT count(*) FROM imp_root."o'brien";
 -- a relative uri is taken under the root
@@ -143,7 +126,7 @@ SELECT count(*) FROM relative_uri;
 IMPORT FOREIGN SCHEMA sub FROM SERVER lance_srv INTO imp_root;
 IMPORT FOREIGN SCHEMA ".." FROM SERVER lance_root INTO imp_root;
 IMPORT FOREIGN SCHEMA x FROM SERVER lance_srv INTO imp_root OPTIONS (path '/tmp');
-SELECT pg_temp.outcome(format('IMPORT FOREIGN SCHEMA x FROM SERVER lance_srv INTO imp_root OPTIONS (uri %L)',
+SELECT lp_test.outcome(format('IMPORT FOREIGN SCHEMA x FROM SERVER lance_srv INTO imp_root OPTIONS (uri %L)',
                               :'scratch' || '/005/missing'));
 
 -- ---- scans -----------------------------------------------------------------
@@ -185,7 +168,7 @@ CREATE FOREIGN TABLE deleted_v3 (id bigint) SERVER lance_srv
 SELECT (SELECT count(*) FROM deleted_v2) AS v2, (SELECT count(*) FROM deleted_v3) AS v3;
 SELECT * FROM pg_temp.explain('SELECT * FROM deleted_v2');
 ALTER FOREIGN TABLE deleted_v2 OPTIONS (SET version '99');
-SELECT pg_temp.outcome('SELECT count(*) FROM deleted_v2');
+SELECT lp_test.outcome('SELECT count(*) FROM deleted_v2');
 
 -- a single data file; version does not apply to it
 CREATE FOREIGN TABLE one_file (id bigint, s text) SERVER lance_srv
@@ -193,7 +176,7 @@ CREATE FOREIGN TABLE one_file (id bigint, s text) SERVER lance_srv
 SELECT count(*), min(id), max(id) FROM one_file;
 SELECT * FROM pg_temp.explain('SELECT s FROM one_file');
 ALTER FOREIGN TABLE one_file OPTIONS (ADD version '1');
-SELECT pg_temp.outcome('SELECT count(*) FROM one_file');
+SELECT lp_test.outcome('SELECT count(*) FROM one_file');
 
 -- column_name, missing fields, declared types other than the mapped ones
 CREATE FOREIGN TABLE renamed (ident bigint OPTIONS (column_name 'id'), label text OPTIONS (column_name 's'))
@@ -201,17 +184,17 @@ CREATE FOREIGN TABLE renamed (ident bigint OPTIONS (column_name 'id'), label tex
 SELECT ident, label FROM renamed WHERE ident IN (2, 5) ORDER BY ident;
 CREATE FOREIGN TABLE missing_field (id bigint, nosuch int) SERVER lance_srv
     OPTIONS (uri :'types23');
-SELECT pg_temp.outcome('SELECT nosuch FROM missing_field');
+SELECT lp_test.outcome('SELECT nosuch FROM missing_field');
 SELECT count(id) FROM missing_field;
 CREATE FOREIGN TABLE other_types (id text, i8 bigint, d text, cat varchar(3), vec jsonb, li text,
                                   dec numeric(40, 2), i64 smallint)
     SERVER lance_srv OPTIONS (uri :'types22');
 SELECT id, i8, d, vec -> 1 AS vec1, li, dec FROM other_types WHERE id::int IN (1, 2) ORDER BY id;
-SELECT pg_temp.outcome('SELECT cat FROM other_types');
-SELECT pg_temp.outcome('SELECT i64 FROM other_types');
+SELECT lp_test.outcome('SELECT cat FROM other_types');
+SELECT lp_test.outcome('SELECT i64 FROM other_types');
 
 -- what cannot be read is refused with a clear error
-SELECT pg_temp.outcome('SELECT count(*) FROM imp_all.types_legacy_v1');
+SELECT lp_test.outcome('SELECT count(*) FROM imp_all.types_legacy_v1');
 
 -- blob v2 columns read as their descriptors (where each payload is stored)
 SELECT id, payload FROM imp_all.blob_2_2 WHERE id IN (0, 2, 5) ORDER BY id;
