@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_reader.h"
+#include "lp_test_files.h"
 
 #define JSON_MAX_DEPTH 64
 
@@ -368,29 +369,16 @@ json_parse(const char *text, size_t len, const char **error)
 JsonValue  *
 json_parse_file(const char *path, const char **error)
 {
-	FILE	   *f = fopen(path, "rb");
-	long		size;
-	char	   *text;
+	uint8_t    *text;
+	size_t		size;
 	JsonValue  *value;
 
-	if (f == NULL)
+	if (!lp_test_file_read_all(path, &text, &size))
 	{
-		*error = "cannot open file";
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	text = malloc((size_t) size + 1);
-	if (text == NULL || fread(text, 1, (size_t) size, f) != (size_t) size)
-	{
-		free(text);
-		fclose(f);
 		*error = "cannot read file";
 		return NULL;
 	}
-	fclose(f);
-	value = json_parse(text, (size_t) size, error);
+	value = json_parse((const char *) text, size, error);
 	free(text);
 	return value;
 }

@@ -15,45 +15,23 @@
 #include "lp_alloc.h"
 #include "lp_decode.h"
 #include "lp_file.h"
+#include "lp_test_files.h"
 
 /* Mismatches reported per column before the rest are only counted. */
 #define MAX_REPORTED 3
-
-static uint8_t *
-read_whole_file(const char *path, uint64_t *size)
-{
-	FILE	   *f = fopen(path, "rb");
-	long		len;
-	uint8_t    *data;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	data = malloc((size_t) len + 1);
-	if (data == NULL || fread(data, 1, (size_t) len, f) != (size_t) len)
-	{
-		free(data);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	*size = (uint64_t) len;
-	return data;
-}
 
 /* Decode every top-level field of one data file and compare its rows. */
 static void
 check_data_file(const char *dataset, const char *path, const JsonValue *rows,
 				uint64_t first_row, uint64_t fragment_id, uint64_t *columns_checked)
 {
-	uint64_t	size;
-	uint8_t    *bytes = read_whole_file(path, &size);
+	size_t		size;
+	uint8_t    *bytes;
 	LpInput    *input;
 	LpFile	   *file;
 	LpError		err;
 
+	lp_test_file_read_all(path, &bytes, &size);
 	LP_CHECK_MSG(bytes != NULL, "cannot read %.100s", path);
 	if (bytes == NULL)
 		return;

@@ -13,30 +13,7 @@
 
 #include "lp_alloc.h"
 #include "lp_deletion.h"
-
-static uint8_t *
-read_file(const char *path, uint64_t *size)
-{
-	FILE	   *f = fopen(path, "rb");
-	long		len;
-	uint8_t    *data;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	data = malloc((size_t) len + 1);
-	if (data == NULL || fread(data, 1, (size_t) len, f) != (size_t) len)
-	{
-		free(data);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	*size = (uint64_t) len;
-	return data;
-}
+#include "lp_test_files.h"
 
 static const JsonValue *
 find_dataset(const JsonValue *manifest, const char *name)
@@ -140,7 +117,7 @@ LP_TEST(deletion_files_of_reference_data)
 		char		name[256];
 		FILE	   *listing;
 		uint8_t    *bytes;
-		uint64_t	size;
+		size_t		size;
 		uint8_t    *surviving;
 		LpInput    *input;
 		LpDeletions deletions;
@@ -170,7 +147,7 @@ LP_TEST(deletion_files_of_reference_data)
 			continue;
 		snprintf(path, sizeof(path), "%.700s/_deletions/%.200s", json_get(dataset, "path")->text,
 				 name);
-		bytes = read_file(path, &size);
+		lp_test_file_read_all(path, &bytes, &size);
 		LP_CHECK(bytes != NULL);
 		if (bytes == NULL)
 			continue;

@@ -16,6 +16,7 @@
 #include "lp_file.h"
 #include "lp_test.h"
 #include "json_reader.h"
+#include "lp_test_files.h"
 
 #include "any.pb-c.h"
 #include "encodings_v2_1.pb-c.h"
@@ -84,36 +85,13 @@ static const char *const all_v2_fixtures[] = {
 /* ---- helpers -------------------------------------------------------------- */
 
 static uint8_t *
-load_path(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	uint8_t    *data;
-	long		size;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	data = malloc(size > 0 ? size : 1);
-	if (fread(data, 1, size, f) != (size_t) size)
-	{
-		free(data);
-		data = NULL;
-	}
-	fclose(f);
-	*len = (size_t) size;
-	return data;
-}
-
-static uint8_t *
 load_fixture(const char *name, size_t *len)
 {
 	char		path[512];
 	uint8_t    *data;
 
 	snprintf(path, sizeof(path), "%s%.200s", FIXTURE_DIR, name);
-	data = load_path(path, len);
+	lp_test_file_read_all(path, &data, len);
 	LP_CHECK_MSG(data != NULL, "fixture %.200s is missing (run from the repository root)", path);
 	return data;
 }
@@ -1635,7 +1613,7 @@ check_reference_file(const JsonValue *dataset, const JsonValue *data_file,
 
 	snprintf(path, sizeof(path), "%.500s/data/%.400s", json_text(dataset, "path"),
 			 json_text(data_file, "file"));
-	data = load_path(path, &len);
+	lp_test_file_read_all(path, &data, &len);
 	LP_CHECK_MSG(data != NULL, "cannot read %.150s", path);
 	if (data == NULL)
 		return;
