@@ -962,7 +962,13 @@ LP_TEST(concat_error_no_inputs)
 				 "concatenation needs at least one input file");
 }
 
-LP_TEST(concat_error_page_rows)
+/*
+ * Concatenate fragment 0 of types_2_1_v2 with fragment 1 whose first page of
+ * column `column` was changed by edit: the error must be `message`.
+ */
+static void
+expect_error_after_page_edit(uint32_t column, void (*edit) (LpPage *page),
+							 const char *name, const char *message)
 {
 	Part		a;
 	Part		b;
@@ -976,16 +982,15 @@ LP_TEST(concat_error_page_rows)
 	if (open_dataset_file("types_2_1_v2", 1, &b))
 	{
 		columns = copy_columns(b.file);
-		pages = malloc(columns[0].num_pages * sizeof(LpPage));
-		memcpy(pages, columns[0].pages, columns[0].num_pages * sizeof(LpPage));
-		pages[0].num_rows--;
-		columns[0].pages = pages;
-		if (craft_part(&b, columns, b.file->num_columns, NULL, 0, "rows.lance", &crafted))
+		pages = malloc(columns[column].num_pages * sizeof(LpPage));
+		memcpy(pages, columns[column].pages, columns[column].num_pages * sizeof(LpPage));
+		edit(&pages[0]);
+		columns[column].pages = pages;
+		if (craft_part(&b, columns, b.file->num_columns, NULL, 0, name, &crafted))
 		{
 			ordered[0] = &a;
 			ordered[1] = &crafted;
-			expect_error(ordered, 2, NULL, LP_ERR_CORRUPT,
-						 "part 2 (\"rows.lance\"): the pages of column 0 hold 169 rows, but the file has 170 rows");
+			expect_error(ordered, 2, NULL, LP_ERR_CORRUPT, message);
 			close_part(&crafted);
 		}
 		free(pages);
@@ -993,6 +998,18 @@ LP_TEST(concat_error_page_rows)
 		close_part(&b);
 	}
 	close_part(&a);
+}
+
+static void
+drop_one_row(LpPage *page)
+{
+	page->num_rows--;
+}
+
+LP_TEST(concat_error_page_rows)
+{
+	expect_error_after_page_edit(0, drop_one_row, "rows.lance",
+								 "part 2 (\"rows.lance\"): the pages of column 0 hold 169 rows, but the file has 170 rows");
 }
 
 LP_TEST(concat_error_struct_header_pages)
@@ -1067,37 +1084,16 @@ LP_TEST(concat_error_zero_columns)
 	close_part(&a);
 }
 
+static void
+priority_near_max(LpPage *page)
+{
+	page->priority = UINT64_MAX - 5;
+}
+
 LP_TEST(concat_error_priority_overflow)
 {
-	Part		a;
-	Part		b;
-	Part		crafted;
-	Part	   *ordered[2];
-	LpColumn   *columns;
-	LpPage	   *pages;
-
-	if (!open_dataset_file("types_2_1_v2", 0, &a))
-		return;
-	if (open_dataset_file("types_2_1_v2", 1, &b))
-	{
-		columns = copy_columns(b.file);
-		pages = malloc(columns[1].num_pages * sizeof(LpPage));
-		memcpy(pages, columns[1].pages, columns[1].num_pages * sizeof(LpPage));
-		pages[0].priority = UINT64_MAX - 5;
-		columns[1].pages = pages;
-		if (craft_part(&b, columns, b.file->num_columns, NULL, 0, "priority.lance", &crafted))
-		{
-			ordered[0] = &a;
-			ordered[1] = &crafted;
-			expect_error(ordered, 2, NULL, LP_ERR_CORRUPT,
-						 "part 2 (\"priority.lance\"): the priority of page 0 of column 1 overflows after relocation");
-			close_part(&crafted);
-		}
-		free(pages);
-		free(columns);
-		close_part(&b);
-	}
-	close_part(&a);
+	expect_error_after_page_edit(1, priority_near_max, "priority.lance",
+								 "part 2 (\"priority.lance\"): the priority of page 0 of column 1 overflows after relocation");
 }
 
 LP_TEST(concat_error_buffer_outside_file)
