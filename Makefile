@@ -10,7 +10,7 @@
 # The whole suite (cluster, data, every layer) is test/run.sh; see README.md.
 
 EXTENSION = lance_parts
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 MODULE_big = lance_parts
 
 PROTOS     = $(sort $(wildcard src/proto/*.proto))

@@ -8,7 +8,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=/usr/lib/postgresql/15/bin
+PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
 
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null; then

@@ -49,9 +49,11 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=/usr/lib/postgresql/15/bin
+# LP_PG_BINDIR picks another (relocated) PostgreSQL 15 installation, so that
+# several work trees can install and test their builds side by side.
+PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
 PG_CONFIG=$PG_BINDIR/pg_config
-PGXS_DIR=/usr/lib/postgresql/15/lib/pgxs
+PGXS_DIR=$(dirname "$PG_BINDIR")/lib/pgxs
 FUZZ_SECONDS=${LP_FUZZ_SECONDS:-30}
 # TAP tests run initdb under the caller's locale; C.UTF-8 exists on every
 # Debian system, a configured locale may not have been generated.

@@ -1,0 +1,283 @@
+-- lance_parts 0.2.0
+\echo Use "CREATE EXTENSION lance_parts" to load this file. \quit
+
+REVOKE ALL ON SCHEMA @extschema@ FROM PUBLIC;
+GRANT USAGE ON SCHEMA @extschema@ TO PUBLIC;
+
+-- Inspection of single Lance data files.  Reading a server file needs the
+-- privileges of pg_read_server_files (checked in C), as COPY FROM a file does.
+
+CREATE FUNCTION @extschema@.file_info(
+    uri text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT num_columns integer,
+    OUT num_global_buffers integer,
+    OUT size_bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'lp_file_info'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.file_info(text) IS
+'Footer facts of a Lance data file: format version, rows, columns, global buffers and size';
+
+CREATE FUNCTION @extschema@.file_schema(
+    uri text,
+    OUT field_id integer,
+    OUT parent_id integer,
+    OUT name text,
+    OUT logical_type text,
+    OUT nullable boolean,
+    OUT metadata jsonb)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_file_schema'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 20;
+
+COMMENT ON FUNCTION @extschema@.file_schema(text) IS
+'Fields of the schema stored in a Lance data file, in pre-order';
+
+CREATE FUNCTION @extschema@.file_pages(
+    uri text,
+    OUT column_index integer,
+    OUT page_index integer,
+    OUT num_rows bigint,
+    OUT priority bigint,
+    OUT buffer_count integer,
+    OUT buffer_bytes bigint,
+    OUT layout text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_file_pages'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 100;
+
+COMMENT ON FUNCTION @extschema@.file_pages(text) IS
+'Pages of every physical column of a Lance data file, with their buffers and encoding layout';
+
+-- Targets: the final data file of a dataset, as a signed jsonb value.
+
+CREATE FUNCTION @extschema@.create_target(
+    dataset_uri text,
+    columns text[] DEFAULT NULL,
+    file_version text DEFAULT NULL,
+    base_id integer DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lp_create_target'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.create_target(text, text[], text, integer) IS
+'A new data file name for the dataset''s latest version, with its schema and base, as a durable target value';
+
+CREATE FUNCTION @extschema@.staging_dir(target jsonb)
+RETURNS text
+AS 'MODULE_PATHNAME', 'lp_staging_dir'
+LANGUAGE C STRICT STABLE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.staging_dir(jsonb) IS
+'Directory under the target''s base where part writers put their files';
+
+-- The session registry of parts, per target.  Registrations roll back with
+-- the transaction that made them.
+
+CREATE FUNCTION @extschema@.register_part(
+    target jsonb,
+    part_uri text,
+    expected_rows bigint DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lp_register_part'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.register_part(jsonb, text, bigint) IS
+'Validate a part file against the target and append it to this session''s registry; returns its position';
+
+CREATE FUNCTION @extschema@.registered_parts(
+    target jsonb,
+    OUT "position" integer,
+    OUT uri text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_registered_parts'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION @extschema@.clear_parts(target jsonb)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lp_clear_parts'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Assembly.  Each returns one row: status 'written', 'reused' or
+-- 'unsupported' (with the reason, and nothing written).
+
+CREATE FUNCTION @extschema@.assemble(
+    target jsonb,
+    OUT status text,
+    OUT reason text,
+    OUT path text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_assemble_registered'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.assemble(jsonb) IS
+'Write the target''s data file from the parts registered in this session';
+
+CREATE FUNCTION @extschema@.assemble(
+    target jsonb,
+    parts text[],
+    expected_rows bigint[] DEFAULT NULL,
+    OUT status text,
+    OUT reason text,
+    OUT path text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_assemble_parts'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.assemble(jsonb, text[], bigint[]) IS
+'Write the target''s data file from the given parts, in order (for pg_cron jobs and pooled connections)';
+
+CREATE FUNCTION @extschema@.concat_files(
+    output_uri text,
+    inputs text[],
+    expected_rows bigint[] DEFAULT NULL,
+    OUT status text,
+    OUT reason text,
+    OUT path text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_concat_files'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.concat_files(text, text[], bigint[]) IS
+'Concatenate complete Lance files into a new file without decoding; the version and schema are those of input 0';
+
+-- Progress of running assemblies and commits, readable from any session.
+-- Other users' operations are shown to members of pg_read_all_stats only.
+
+CREATE FUNCTION @extschema@.progress_entries(
+    OUT pid integer,
+    OUT dataset text,
+    OUT target_file text,
+    OUT phase text,
+    OUT parts_done bigint,
+    OUT parts_total bigint,
+    OUT bytes_done bigint,
+    OUT bytes_total bigint,
+    OUT workers integer,
+    OUT started_at timestamptz,
+    OUT updated_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_progress'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 10;
+
+COMMENT ON FUNCTION @extschema@.progress_entries() IS
+'One row per running assembly or commit: phase (validating, copying, finalizing, committing), parts and bytes done, workers';
+
+CREATE VIEW @extschema@.progress AS
+    SELECT * FROM @extschema@.progress_entries();
+
+GRANT SELECT ON @extschema@.progress TO PUBLIC;
+
+COMMENT ON VIEW @extschema@.progress IS
+'Running assemblies and commits of lance_parts, one row per backend';
+
+-- Commit: the assembled file becomes a new version of the dataset when the
+-- call returns (not at the end of the SQL transaction).
+
+CREATE FUNCTION @extschema@.commit(
+    target jsonb,
+    mode text DEFAULT 'append',
+    fragment_id bigint DEFAULT NULL)
+RETURNS TABLE(dataset_version bigint, fragment_id bigint)
+AS 'MODULE_PATHNAME', 'lp_commit_target'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.commit(jsonb, text, bigint) IS
+'Publish the target''s assembled file as a new dataset version: append a fragment, or replace the file of fragment_id';
+
+CREATE FUNCTION @extschema@.cleanup_target(target jsonb)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'lp_cleanup_target'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.cleanup_target(jsonb) IS
+'Remove an uncommitted assembled file, its staging directory and its blob sidecars; refuses committed files';
+
+-- Compaction by page copy: adjacent small fragments are concatenated without
+-- decoding and committed as one Lance Rewrite.  One row per fragment.
+
+CREATE FUNCTION @extschema@.compact(
+    dataset_uri text,
+    fragment_ids bigint[] DEFAULT NULL,
+    target_rows_per_fragment bigint DEFAULT 1048576)
+RETURNS TABLE(fragment_id bigint, action text, reason text,
+              new_fragment_id bigint, dataset_version bigint)
+AS 'MODULE_PATHNAME', 'lp_compact'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint) IS
+'Merge adjacent small fragments by copying their encoded pages, committed as a Lance Rewrite';
+
+-- A whole ingest in one call (for pg_cron jobs and one-statement ETL
+-- clients): target, assembly of the given parts in order, commit.  If the
+-- commit fails, the assembled file is removed again.
+
+CREATE FUNCTION @extschema@.ingest(
+    dataset_uri text,
+    parts text[],
+    expected_rows bigint[] DEFAULT NULL)
+RETURNS TABLE(dataset_version bigint, fragment_id bigint, num_rows bigint, path text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    target jsonb := @extschema@.create_target(dataset_uri);
+    assembled record;
+BEGIN
+    SELECT * INTO assembled FROM @extschema@.assemble(target, parts, expected_rows);
+    IF assembled.status <> 'written' THEN
+        RAISE EXCEPTION 'parts cannot be assembled into dataset "%"', dataset_uri
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = format('The compatibility check answered %s.', assembled.reason),
+                  HINT = 'Parts must be complete Lance files of the dataset''s schema and file version.';
+    END IF;
+    BEGIN
+        RETURN QUERY
+            SELECT c.dataset_version, c.fragment_id, assembled.num_rows, assembled.path
+            FROM @extschema@.commit(target) c;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM @extschema@.cleanup_target(target);
+        RAISE;
+    END;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[]) IS
+'Create a target, assemble the given parts into it and commit it as a new fragment, in one call';
+
+-- lance_fdw: foreign tables over Lance datasets and data files.  The wrapper
+-- is created by the extension; servers, user mappings and tables are the
+-- user's.  Options naming server paths need pg_read_server_files (checked by
+-- the validator).
+
+CREATE FUNCTION @extschema@.lance_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME', 'lance_fdw_handler'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION @extschema@.lance_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_fdw_validator'
+LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER lance_fdw
+  HANDLER @extschema@.lance_fdw_handler
+  VALIDATOR @extschema@.lance_fdw_validator;
+
+COMMENT ON FOREIGN DATA WRAPPER lance_fdw IS
+'Foreign tables over Lance datasets (a version of a dataset directory) and single .lance data files';
