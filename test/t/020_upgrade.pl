@@ -1,0 +1,89 @@
+# Releases upgrade: an installation of 0.1.0 brought to the current version
+# by ALTER EXTENSION ... UPDATE has exactly the objects of a fresh install of
+# the current version: the same members with the same definitions, comments,
+# privileges and options.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->start;
+
+my $current = $node->safe_psql('postgres',
+	"SELECT default_version FROM pg_available_extensions WHERE name = 'lance_parts'");
+isnt($current, '0.1.0', "the current release ($current) is not 0.1.0");
+
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('postgres', 'CREATE DATABASE updated');
+$node->safe_psql('fresh', 'CREATE EXTENSION lance_parts');
+$node->safe_psql('updated', "CREATE EXTENSION lance_parts VERSION '0.1.0'");
+is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
+	'0.1.0', '0.1.0 installs');
+$node->safe_psql('updated', 'ALTER EXTENSION lance_parts UPDATE');
+is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
+	$current, "ALTER EXTENSION UPDATE reaches $current");
+
+# One line per member of the extension, with everything that defines it.
+# Object identities (pg_identify_object) rather than OIDs, so that the two
+# databases compare.
+my $describe = <<'SQL';
+WITH member AS (
+	SELECT d.classid, d.objid, d.objsubid
+	FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid
+	WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+	  AND e.extname = 'lance_parts'
+)
+SELECT i.type || ' ' || i.identity, E'\n  ' ||
+	coalesce(CASE m.classid
+		WHEN 'pg_proc'::regclass THEN
+			(SELECT pg_get_functiondef(p.oid) || ' acl=' || coalesce(p.proacl::text, 'default')
+			 FROM pg_proc p WHERE p.oid = m.objid)
+		WHEN 'pg_class'::regclass THEN
+			(SELECT c.relkind::text || ' acl=' || coalesce(c.relacl::text, 'default') ||
+				coalesce(' view=' || pg_get_viewdef(c.oid), '') ||
+				' columns=' || (SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod),
+												  ',' ORDER BY a.attnum)
+								FROM pg_attribute a
+								WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
+			 FROM pg_class c WHERE c.oid = m.objid)
+		WHEN 'pg_type'::regclass THEN
+			(SELECT t.typtype::text || ' acl=' || coalesce(t.typacl::text, 'default')
+			 FROM pg_type t WHERE t.oid = m.objid)
+		WHEN 'pg_foreign_data_wrapper'::regclass THEN
+			(SELECT 'handler=' || w.fdwhandler::regproc || ' validator=' || w.fdwvalidator::regproc ||
+				' options=' || coalesce(w.fdwoptions::text, '') || ' acl=' || coalesce(w.fdwacl::text, 'default')
+			 FROM pg_foreign_data_wrapper w WHERE w.oid = m.objid)
+		WHEN 'pg_namespace'::regclass THEN
+			(SELECT 'acl=' || coalesce(n.nspacl::text, 'default')
+			 FROM pg_namespace n WHERE n.oid = m.objid)
+	END, '') ||
+	coalesce(E'\n  comment=' || obj_description(m.objid, m.classid::regclass::name), '')
+FROM member m, pg_identify_object(m.classid, m.objid, m.objsubid) i
+SQL
+
+# member identity => its definition; is_deeply names the first member that
+# differs.  Members are joined with control characters no definition holds.
+sub members
+{
+	my ($dbname) = @_;
+	my $all = $node->safe_psql($dbname,
+		"SELECT string_agg(identity || chr(31) || definition, chr(30)) FROM ($describe) AS m(identity, definition)");
+	return { map { split /\x1f/, $_, 2 } split /\x1e/, $all };
+}
+
+my $fresh = members('fresh');
+my $updated = members('updated');
+cmp_ok(scalar(grep { /^function / } keys %$fresh), '>', 10, 'the description lists the functions');
+is_deeply($updated, $fresh, "0.1.0 updated to $current has the objects of a fresh $current install");
+
+# The schema's own privileges are not an extension member; compare them too.
+my $schema_acl = "SELECT nspacl FROM pg_namespace WHERE nspname = 'lance_parts'";
+is($node->safe_psql('updated', $schema_acl), $node->safe_psql('fresh', $schema_acl),
+	'the schema has the same privileges');
+
+$node->stop;
+done_testing();
