@@ -1,6 +1,6 @@
 /*
- * lance_parts.c - module entry point: GUCs and the hooks that connect the
- * PostgreSQL-independent core to the backend.
+ * lance_parts.c - module entry point: the hooks that connect the
+ * PostgreSQL-independent core to the backend, and the modules' settings.
  */
 #include "postgres.h"
 
@@ -17,8 +17,6 @@
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
-
-int			lp_read_batch_bytes = 16 * 1024 * 1024;
 
 /*
  * Core allocations go to the current memory context.  MCXT_ALLOC_NO_OOM makes
@@ -59,32 +57,9 @@ _PG_init(void)
 	lp_set_allocator(&lp_palloc_allocator);
 	lp_set_cancel_check(lp_query_cancel_pending);
 
-	DefineCustomIntVariable("lance_parts.read_batch_bytes",
-							gettext_noop("Largest amount of page data read or copied in one request."),
-							gettext_noop("Assembly reads input pages in batches of at most this size, so its memory use does not grow with the inputs."),
-							&lp_read_batch_bytes,
-							16 * 1024 * 1024,
-							64 * 1024,
-							1024 * 1024 * 1024,
-							PGC_USERSET,
-							GUC_UNIT_BYTE,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("lance_parts.max_copy_workers",
-							gettext_noop("Largest number of parallel workers that copy part data during one assembly."),
-							gettext_noop("The leader copies too. 0 copies in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
-							&lp_max_copy_workers,
-							2, 0, LP_MAX_COPY_WORKERS_LIMIT,
-							PGC_USERSET, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("lance_parts.commit_retries",
-							gettext_noop("How often a commit that lost the race for a dataset version is rebuilt on the newer version."),
-							NULL,
-							&lp_commit_retries,
-							20, 0, 1000,
-							PGC_USERSET, 0,
-							NULL, NULL, NULL);
+	/* each module defines the settings it owns */
+	LpCopyInit();
+	LpCommitInit();
 
 	MarkGUCPrefixReserved("lance_parts");
 }

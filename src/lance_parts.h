@@ -6,9 +6,9 @@
 
 #include "lp_error.h"
 
-/* GUCs */
-extern int	lp_read_batch_bytes;
+/* GUC lance_parts.commit_retries, defined by LpCommitInit (lp_commit_sql.c) */
 extern int	lp_commit_retries;
+extern void LpCommitInit(void);
 
 /* Strong random bytes for the core (an LpRandomFunction). */
 extern bool lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err);

@@ -15,6 +15,7 @@
 
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
@@ -31,6 +32,18 @@ PG_FUNCTION_INFO_V1(lp_commit_target);
 PG_FUNCTION_INFO_V1(lp_cleanup_target);
 
 int			lp_commit_retries = 20;
+
+void
+LpCommitInit(void)
+{
+	DefineCustomIntVariable("lance_parts.commit_retries",
+							gettext_noop("How often a commit that lost the race for a dataset version is rebuilt on the newer version."),
+							NULL,
+							&lp_commit_retries,
+							20, 0, 1000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+}
 
 /* The target's fields must still exist in the dataset, unchanged. */
 static void

@@ -29,6 +29,7 @@
 #include "storage/latch.h"
 #include "storage/shm_toc.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 
 #include "lance_parts.h"
 #include "lp_copy.h"
@@ -37,7 +38,33 @@
 
 PGDLLEXPORT void lp_copy_worker_main(dsm_segment *seg, shm_toc *toc);
 
+int			lp_read_batch_bytes = 16 * 1024 * 1024;
 int			lp_max_copy_workers = 2;
+
+#define MAX_COPY_WORKERS_LIMIT 64
+
+void
+LpCopyInit(void)
+{
+	DefineCustomIntVariable("lance_parts.read_batch_bytes",
+							gettext_noop("Largest amount of page data read or copied in one request."),
+							gettext_noop("Assembly reads input pages in batches of at most this size, so its memory use does not grow with the inputs."),
+							&lp_read_batch_bytes,
+							16 * 1024 * 1024,
+							64 * 1024,
+							1024 * 1024 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("lance_parts.max_copy_workers",
+							gettext_noop("Largest number of parallel workers that copy part data during one assembly."),
+							gettext_noop("The leader copies too. 0 copies in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
+							&lp_max_copy_workers,
+							2, 0, MAX_COPY_WORKERS_LIMIT,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+}
 
 #define COPY_KEY_SHARED		UINT64CONST(0x4C50000000000001)
 #define COPY_KEY_RANGES		UINT64CONST(0x4C50000000000002)

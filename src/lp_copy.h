@@ -7,10 +7,12 @@
 
 #include "lp_concat.h"
 
-/* GUC lance_parts.max_copy_workers */
+/* GUCs lance_parts.read_batch_bytes and lance_parts.max_copy_workers */
+extern int	lp_read_batch_bytes;
 extern int	lp_max_copy_workers;
 
-#define LP_MAX_COPY_WORKERS_LIMIT 64
+/* Define the GUCs above (from _PG_init). */
+extern void LpCopyInit(void);
 
 /*
  * Write output bytes [0, plan->tail.start) of plan into output (a local
