@@ -13,12 +13,15 @@ EXTENSION = lance_parts
 EXTVERSION = 0.2.0
 MODULE_big = lance_parts
 
+# The core (src/core, PostgreSQL-free) is its own static library, compiled
+# with only its own include directories, so that no build lets it include a
+# PostgreSQL header.  The module, the core tests and the fuzzers link it.
 PROTOS     = $(sort $(wildcard src/proto/*.proto))
 PROTO_SRCS = $(PROTOS:.proto=.pb-c.c)
 PROTO_HDRS = $(PROTOS:.proto=.pb-c.h)
-CORE_SRCS  = $(sort $(wildcard src/core/*.c))
+CORE_SRCS  = $(sort $(shell find src/core -name '*.c'))
 PG_SRCS    = $(sort $(wildcard src/*.c))
-OBJS       = $(PROTO_SRCS:.c=.o) $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
+OBJS       = $(PG_SRCS:.c=.o)
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 REGRESS = $(sort $(basename $(notdir $(wildcard sql/[0-9]*.sql))))
@@ -28,7 +31,9 @@ WARNINGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/proto
 PG_CFLAGS = $(WARNINGS)
-SHLIB_LINK = -lprotobuf-c -lzstd -llz4 -lcurl
+BUILD ?= build
+CORE_LIB = $(BUILD)/liblpcore.a
+SHLIB_LINK = $(CORE_LIB) -lprotobuf-c -lzstd -llz4 -lcurl
 EXTRA_CLEAN = $(PROTO_SRCS) $(PROTO_HDRS) build results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
@@ -43,31 +48,53 @@ include $(PGXS)
 %.pb-c.c %.pb-c.h: %.proto
 	protoc-c --proto_path=$(srcdir)/src/proto --c_out=$(srcdir)/src/proto $<
 
-$(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o): $(PROTO_HDRS)
+$(PG_SRCS:.c=.o): $(PROTO_HDRS)
 
-# protoc-c's initializers of oneof-bearing messages trip -Wmissing-braces.
-$(PROTO_SRCS:.c=.o): CFLAGS += -Wno-missing-braces
-
-# ---- core, built without PostgreSQL ------------------------------------------
-BUILD ?= build
-CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
+# ---- the core library, in three builds ---------------------------------------
+#   $(BUILD)/liblpcore.a           gcc, position-independent: the module, check-core
+#   $(BUILD)/sanitize/liblpcore.a  clang with ASan and UBSan: check-core-sanitize
+#   $(BUILD)/fuzz/liblpcore.a      clang with libFuzzer coverage, ASan, UBSan: fuzzers
 # -Wno-missing-braces: protoc-c's generated initializers trip it.
-CORE_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/proto
+CORE_CFLAGS = -std=gnu11 -g -O2 -fPIC -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/proto
 CORE_LIBS = -lprotobuf-c -lzstd -llz4
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CORE_UNITS = $(PROTO_SRCS:.c=) $(CORE_SRCS:.c=)
 
-$(BUILD)/core-tests: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
-	@mkdir -p $(BUILD)
-	$(CC) $(CORE_CFLAGS) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
+$(BUILD)/core/%.o: %.c $(PROTO_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CORE_CFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/sanitize/%.o: %.c $(PROTO_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(CORE_CFLAGS) -O1 $(SANITIZE) -MMD -MP -c -o $@ $<
+$(BUILD)/fuzz/%.o: %.c $(PROTO_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(CORE_CFLAGS) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+		-MMD -MP -c -o $@ $<
 
-$(BUILD)/core-tests-sanitize: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
-	@mkdir -p $(BUILD)
-	clang $(CORE_CFLAGS) $(SANITIZE) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
+$(CORE_LIB): $(addprefix $(BUILD)/core/,$(addsuffix .o,$(CORE_UNITS)))
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/sanitize/liblpcore.a: $(addprefix $(BUILD)/sanitize/,$(addsuffix .o,$(CORE_UNITS)))
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/fuzz/liblpcore.a: $(addprefix $(BUILD)/fuzz/,$(addsuffix .o,$(CORE_UNITS)))
+	rm -f $@ && ar rcs $@ $^
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+$(shlib): $(CORE_LIB)
+
+# ---- core tests and tools, linked with the library --------------------------
+CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
+CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/proto
+
+$(BUILD)/core-tests: $(CORE_TEST_SRCS) $(wildcard test/core/*.h) $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(CORE_LIB) $(CORE_LIBS)
+
+$(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(wildcard test/core/*.h) $(BUILD)/sanitize/liblpcore.a
+	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS)
 
 # Encoding tree of every page: $(BUILD)/page_encodings FILE.lance...
-$(BUILD)/page_encodings: test/tools/page_encodings.c $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS)
-	@mkdir -p $(BUILD)
-	$(CC) $(CORE_CFLAGS) -o $@ $< $(PROTO_SRCS) $(CORE_SRCS) $(CORE_LIBS)
+$(BUILD)/page_encodings: test/tools/page_encodings.c $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -o $@ $< $(CORE_LIB) $(CORE_LIBS)
 
 check-core: $(BUILD)/core-tests
 	$(BUILD)/core-tests $(TESTDATA_ARG)
@@ -79,10 +106,9 @@ FUZZ_TARGETS = $(basename $(notdir $(wildcard test/fuzz/fuzz_*.c)))
 FUZZ_SECONDS ?= 60
 FUZZ_TARGET ?= fuzz_file_metadata
 
-$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS)
-	@mkdir -p $(BUILD)
-	clang $(CORE_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ $< $(PROTO_SRCS) $(CORE_SRCS) $(CORE_LIBS)
+$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(BUILD)/fuzz/liblpcore.a
+	clang $(CORE_TEST_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $< $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
 
 fuzz: $(BUILD)/$(FUZZ_TARGET)
 	@mkdir -p $(BUILD)/fuzz-corpus-$(FUZZ_TARGET)
