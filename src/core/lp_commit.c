@@ -13,6 +13,8 @@
 
 #include "lp_alloc.h"
 #include "lp_commit.h"
+#include "lp_fragment.h"
+#include "lp_manifest_internal.h"
 #include "lp_protobuf.h"
 #include "rowids.pb-c.h"
 #include "transaction.pb-c.h"
@@ -34,7 +36,8 @@ static bool
 check_new_file(const LpManifest *base, const LpNewDataFile *file, LpError *err)
 {
 	const Lance__Table__Manifest *m = base->proto;
-	const char *expected_version;
+	const char *format = lp_manifest_data_format(base);
+	LpFileVersion dataset_version;
 
 	if (file->path == NULL || file->path[0] == '\0' ||
 		strchr(file->path, '/') != NULL || strcmp(file->path, "..") == 0)
@@ -44,15 +47,14 @@ check_new_file(const LpManifest *base, const LpNewDataFile *file, LpError *err)
 	if (file->version == LP_FILE_VERSION_LEGACY)
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "data file \"%s\" is a legacy (v1) file", file->path);
-	if (m->data_format == NULL || m->data_format->version == NULL)
+	if (format == NULL)
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "manifest file \"%s\" records no data storage format",
 					   base->name);
-	expected_version = lp_file_version_name(file->version);
-	if (strcmp(m->data_format->version, expected_version) != 0)
+	if (!lp_manifest_data_version(base, &dataset_version) || dataset_version != file->version)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "data file \"%s\" has format version %s but the dataset stores version %s",
-					   file->path, expected_version, m->data_format->version);
+					   file->path, lp_file_version_name(file->version), format);
 	if (file->size_bytes == 0)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "data file \"%s\" has no size", file->path);
@@ -814,12 +816,11 @@ fail:
 static bool
 same_data_file(const Lance__Table__DataFile *existing, const LpNewDataFile *file)
 {
-	bool		existing_has_base = existing->base_id_present_case ==
-		LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
+	LpDataFileRef ref;
 
-	return strcmp(existing->path, file->path) == 0 &&
-		existing_has_base == file->has_base_id &&
-		(!file->has_base_id || existing->base_id == file->base_id);
+	lp_data_file_ref_from_proto(existing, &ref);
+	return strcmp(ref.path, file->path) == 0 &&
+		lp_data_file_in_base(&ref, file->has_base_id, file->base_id);
 }
 
 static bool
@@ -1033,6 +1034,12 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 	memset(result, 0, sizeof(*result));
 	if (options->max_retries < 0)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "max_retries must not be negative");
+	if (request->read_manifest != NULL &&
+		request->read_manifest->proto->version != request->read_version)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the manifest given for read version %llu holds version %llu",
+					   (unsigned long long) request->read_version,
+					   (unsigned long long) request->read_manifest->proto->version);
 	if (n_new_ids == 0 || n_new_ids > LP_COMMIT_MAX_GROUPS)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
@@ -1048,28 +1055,34 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 
 	for (int attempt = 1; attempt <= options->max_retries + 1; attempt++)
 	{
-		LpManifestNaming naming;
-		LpManifest *latest = lp_dataset_read_latest(store, root, &naming, err);
+		LpManifestNaming naming = request->read_naming;
+		const LpManifest *latest = request->read_manifest;
+		LpManifest *read = NULL;
 		uint8_t    *manifest_data;
 		size_t		manifest_len;
 		uint64_t	new_version;
 		bool		built;
 
-		if (latest == NULL)
-			goto done;
+		/* after a lost race the latest version is a newer one */
+		if (latest == NULL || attempt > 1)
+		{
+			latest = read = lp_dataset_read_latest(store, root, &naming, err);
+			if (latest == NULL)
+				goto done;
+		}
 		if (latest->proto->version < request->read_version)
 		{
 			lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					"read version %llu is newer than the latest version %llu of dataset \"%s\"",
 					(unsigned long long) request->read_version,
 					(unsigned long long) latest->proto->version, root);
-			lp_manifest_free(latest);
+			lp_manifest_free(read);
 			goto done;
 		}
 		if (!check_versions_since(store, root, naming, request, checked,
 								  latest->proto->version, err))
 		{
-			lp_manifest_free(latest);
+			lp_manifest_free(read);
 			goto done;
 		}
 		checked = latest->proto->version;
@@ -1079,7 +1092,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 			!lp_transaction_build(request, latest, uuid, &transaction,
 								  &transaction_len, err))
 		{
-			lp_manifest_free(latest);
+			lp_manifest_free(read);
 			goto done;
 		}
 
@@ -1087,7 +1100,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 										 transaction_file, now_nanos(),
 										 &manifest_data, &manifest_len, new_ids, err);
 		new_version = latest->proto->version + 1;
-		lp_manifest_free(latest);
+		lp_manifest_free(read);
 		if (!built)
 			goto done;
 

@@ -68,6 +68,16 @@ typedef struct LpCommitRequest
 	uint64_t	fragment_id;	/* replace */
 	const LpRewriteGroup *groups;	/* rewrite */
 	size_t		n_groups;
+
+	/*
+	 * Optional: the manifest of read_version as the caller read it (the
+	 * latest version then), and the naming scheme of the directory.  The
+	 * first attempt builds on it instead of listing _versions/ and reading
+	 * it again; retries after a lost race read the newer latest version.  It
+	 * stays the caller's.
+	 */
+	const LpManifest *read_manifest;
+	LpManifestNaming read_naming;
 } LpCommitRequest;
 
 typedef struct LpCommitOptions

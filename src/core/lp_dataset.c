@@ -8,6 +8,8 @@
 #include "lp_alloc.h"
 #include "lp_columns.h"
 #include "lp_dataset.h"
+#include "lp_fragment.h"
+#include "lp_manifest_internal.h"
 #include "lp_schema.h"
 
 #define V2_STEM_DIGITS 20
@@ -227,6 +229,44 @@ lp_dataset_read_latest(LpStore *store, const char *root,
 }
 
 bool
+lp_dataset_file_referenced_since(LpStore *store, const char *root, LpManifestNaming naming,
+								 const LpManifest *latest, uint64_t since_version,
+								 bool has_base_id, uint32_t base_id, const char *name,
+								 uint64_t *found_version, LpError *err)
+{
+	uint64_t	latest_version = latest->proto->version;
+
+	*found_version = 0;
+	if (latest_version <= since_version)
+		return true;
+	if (lp_manifest_references_file(latest, has_base_id, base_id, name))
+	{
+		*found_version = latest_version;
+		return true;
+	}
+	for (uint64_t v = latest_version - 1; v > since_version; v--)
+	{
+		LpManifest *manifest = lp_dataset_read_manifest(store, root, naming, v, err);
+		bool		referenced;
+
+		if (manifest == NULL)
+		{
+			if (err->code == LP_ERR_NOT_FOUND)
+				continue;		/* cleaned up by Lance */
+			return false;
+		}
+		referenced = lp_manifest_references_file(manifest, has_base_id, base_id, name);
+		lp_manifest_free(manifest);
+		if (referenced)
+		{
+			*found_version = v;
+			return true;
+		}
+	}
+	return true;
+}
+
+bool
 lp_dataset_read_transaction(LpStore *store, const char *root,
 							const LpManifest *manifest, uint8_t **data,
 							size_t *len, LpError *err)
@@ -331,6 +371,26 @@ lp_blob_sidecar_dir(const char *data_file_name)
 	memcpy(stem, data_file_name, len - suffix_len);
 	stem[len - suffix_len] = '\0';
 	return stem;
+}
+
+char *
+lp_data_file_staging_dir(const char *data_dir, const char *data_file_name)
+{
+	char	   *staging = lp_path_join(data_dir, LP_STAGING_DIR);
+	char	   *result = staging ? lp_path_join(staging, data_file_name) : NULL;
+
+	lp_free(staging);
+	return result;
+}
+
+char *
+lp_data_file_sidecar_dir(const char *data_dir, const char *data_file_name)
+{
+	char	   *stem = lp_blob_sidecar_dir(data_file_name);
+	char	   *result = stem ? lp_path_join(data_dir, stem) : NULL;
+
+	lp_free(stem);
+	return result;
 }
 
 void

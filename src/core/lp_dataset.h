@@ -27,6 +27,7 @@ typedef enum LpManifestNaming
 #define LP_TRANSACTIONS_DIR "_transactions"
 #define LP_DATA_DIR "data"
 #define LP_VERSION_HINT_FILE "latest_version_hint.json"
+#define LP_STAGING_DIR "_parts"
 
 /* "{stem}.manifest": at most 20 digits + ".manifest" + NUL */
 #define LP_MANIFEST_NAME_SIZE 32
@@ -69,6 +70,24 @@ LpManifest *lp_dataset_read_manifest(LpStore *store, const char *root,
 									 LpManifestNaming naming, uint64_t version,
 									 LpError *err);
 
+/*
+ * Whether a version after since_version references the data file name in
+ * the given base (has_base_id false: the dataset root).  latest is the
+ * dataset's latest manifest as the caller read it; it is checked in memory,
+ * then the versions below it down to since_version + 1 are read (newest
+ * first; versions removed meanwhile are skipped).  A file whose name was
+ * drawn after version since_version existed cannot be in that version or
+ * an older one, so those are not read.  *found_version receives the newest
+ * version holding the file, 0 when none does.
+ */
+bool		lp_dataset_file_referenced_since(LpStore *store, const char *root,
+											 LpManifestNaming naming,
+											 const LpManifest *latest,
+											 uint64_t since_version,
+											 bool has_base_id, uint32_t base_id,
+											 const char *name,
+											 uint64_t *found_version, LpError *err);
+
 /* Read the latest manifest; *naming receives the directory's scheme. */
 LpManifest *lp_dataset_read_latest(LpStore *store, const char *root,
 								   LpManifestNaming *naming, LpError *err);
@@ -106,6 +125,19 @@ bool		lp_generate_data_file_name(LpRandomFunction random, void *random_arg,
  * the name does not end in ".lance" or memory runs out.
  */
 char	   *lp_blob_sidecar_dir(const char *data_file_name);
+
+/*
+ * Where part writers put the files of a data file that is being assembled:
+ * <data_dir>/_parts/<file name>.  NULL when out of memory; free with lp_free.
+ */
+char	   *lp_data_file_staging_dir(const char *data_dir, const char *data_file_name);
+
+/*
+ * The blob sidecar directory of a data file: <data_dir>/<file name without
+ * ".lance">.  NULL when the name does not end in ".lance" or memory runs out;
+ * free with lp_free.
+ */
+char	   *lp_data_file_sidecar_dir(const char *data_dir, const char *data_file_name);
 
 /* The sidecar file name of a blob id: its 32 bits reversed, in binary, ".blob". */
 void		lp_blob_sidecar_file_name(uint32_t blob_id,

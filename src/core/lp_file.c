@@ -12,7 +12,7 @@
 #include "lp_checked.h"
 #include "lp_file.h"
 #include "lp_protobuf.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 
 #include "any.pb-c.h"
 #include "encodings_v2_0.pb-c.h"

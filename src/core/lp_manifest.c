@@ -6,10 +6,10 @@
 
 #include "lp_alloc.h"
 #include "lp_checked.h"
-#include "lp_manifest.h"
+#include "lp_manifest_internal.h"
 #include "lp_protobuf.h"
 #include "lp_roaring.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 
 static uint32_t
 get_u32_le(const uint8_t *p)
@@ -391,4 +391,89 @@ lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
 	}
 	lp_protobuf_free(&section->base);
 	return ok;
+}
+
+uint64_t
+lp_manifest_version(const LpManifest *manifest)
+{
+	return manifest->proto->version;
+}
+
+const char *
+lp_manifest_file_name(const LpManifest *manifest)
+{
+	return manifest->name;
+}
+
+const char *
+lp_manifest_data_format(const LpManifest *manifest)
+{
+	const Lance__Table__Manifest__DataStorageFormat *format = manifest->proto->data_format;
+
+	return format != NULL ? format->version : NULL;
+}
+
+bool
+lp_manifest_data_version(const LpManifest *manifest, LpFileVersion *version)
+{
+	const char *format = lp_manifest_data_format(manifest);
+
+	return format != NULL && lp_file_version_parse(format, version);
+}
+
+bool
+lp_manifest_is_legacy(const LpManifest *manifest)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+	const char *format = lp_manifest_data_format(manifest);
+	LpFileVersion version;
+
+	/* Lance names the legacy storage format "0.1" */
+	if (format != NULL && (strcmp(format, "0.1") == 0 ||
+						   (lp_file_version_parse(format, &version) &&
+							version == LP_FILE_VERSION_LEGACY)))
+		return true;
+	/* before 0.3, data file numbers were those of v1 files */
+	for (size_t f = 0; f < proto->n_fragments; f++)
+		for (size_t d = 0; d < proto->fragments[f]->n_files; d++)
+			if (proto->fragments[f]->files[d]->file_major_version == 0 &&
+				proto->fragments[f]->files[d]->file_minor_version < 3)
+				return true;
+	return false;
+}
+
+bool
+lp_manifest_stable_row_ids(const LpManifest *manifest)
+{
+	return (manifest->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) != 0;
+}
+
+char *
+lp_manifest_tag(const LpManifest *manifest)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+	char		buffer[64];
+	const char *tag = buffer;
+	size_t		len;
+	char	   *result;
+
+	if (proto->transaction_file != NULL && proto->transaction_file[0] != '\0')
+		tag = proto->transaction_file;
+	else if (proto->timestamp != NULL)
+		snprintf(buffer, sizeof(buffer), "timestamp:%lld.%09d",
+				 (long long) proto->timestamp->seconds, (int) proto->timestamp->nanos);
+	else
+		snprintf(buffer, sizeof(buffer), "version:%llu",
+				 (unsigned long long) proto->version);
+	len = strlen(tag);
+	result = lp_alloc(len + 1);
+	if (result != NULL)
+		memcpy(result, tag, len + 1);
+	return result;
+}
+
+bool
+lp_manifest_has_fragment(const LpManifest *manifest, uint64_t fragment_id)
+{
+	return lp_manifest_find_fragment(manifest->proto, fragment_id) != NULL;
 }

@@ -21,7 +21,6 @@
 #include "lp_error.h"
 #include "lp_file.h"
 #include "lp_storage.h"
-#include "table.pb-c.h"
 
 #define LP_MANIFEST_TAIL_LEN 16
 /* Refuse to load manifest files larger than this (they are read whole). */
@@ -36,19 +35,12 @@
 #define LP_FLAG_NO_TRANSACTION_FILE ((uint64_t) 32)
 #define LP_FLAGS_KNOWN				((uint64_t) 63)
 
-typedef struct LpManifest
-{
-	char	   *name;			/* path of the file, for messages */
-	Lance__Table__Manifest *proto;
-	/* Section bodies (without their length prefix); data NULL if absent. */
-	const uint8_t *index_section;
-	size_t		index_section_len;
-	const uint8_t *transaction;
-	size_t		transaction_len;
-	/* The file's bytes; the sections above point into them. */
-	uint8_t    *file_data;
-	size_t		file_len;
-} LpManifest;
+/*
+ * A parsed manifest file.  Its layout (the protobuf-c message and the raw
+ * sections) is the core's business (lp_manifest_internal.h); callers use the
+ * accessors below and those of lp_fragment.h.
+ */
+typedef struct LpManifest LpManifest;
 
 /* Parse a manifest held in memory (the bytes are copied). */
 LpManifest *lp_manifest_parse(const char *name, const uint8_t *data,
@@ -58,26 +50,6 @@ LpManifest *lp_manifest_parse(const char *name, const uint8_t *data,
 LpManifest *lp_manifest_read(LpInput *input, LpError *err);
 
 void		lp_manifest_free(LpManifest *manifest);
-
-/*
- * Serialize a manifest file from its parts.  index_section and transaction
- * are section bodies (NULL to omit).  The manifest's index_section and
- * transaction_section offsets are set to where the sections land (and
- * cleared when omitted); nothing else in it is changed.  *out is allocated
- * with lp_alloc.
- */
-bool		lp_manifest_serialize(Lance__Table__Manifest *manifest,
-								  const uint8_t *index_section,
-								  size_t index_section_len,
-								  const uint8_t *transaction,
-								  size_t transaction_len,
-								  uint8_t **out, size_t *out_len,
-								  LpError *err);
-
-/* The reader and writer flags a manifest with this content must carry. */
-void		lp_manifest_compute_flags(const Lance__Table__Manifest *manifest,
-									  uint64_t *reader_flags,
-									  uint64_t *writer_flags);
 
 /* Refuse flags this project does not understand (bits >= 64). */
 bool		lp_manifest_check_flags(const LpManifest *manifest, LpError *err);
@@ -95,12 +67,45 @@ bool		lp_manifest_fragment_indexed(const LpManifest *manifest,
 										 const int32_t *fields, size_t n_fields,
 										 bool *indexed, LpError *err);
 
-/* The fragment with the given id, or NULL. */
-Lance__Table__DataFragment *lp_manifest_find_fragment(const Lance__Table__Manifest *manifest,
-													  uint64_t fragment_id);
+/* ---- what a manifest records -------------------------------------------- */
 
-/* The schema field with the given id, or NULL. */
-Lance__File__Field *lp_manifest_find_field(const Lance__Table__Manifest *manifest,
-										   int32_t field_id);
+/* The dataset version the manifest describes. */
+uint64_t	lp_manifest_version(const LpManifest *manifest);
+
+/* The manifest file's name, as given when it was read (for messages). */
+const char *lp_manifest_file_name(const LpManifest *manifest);
+
+/*
+ * The data storage format the manifest records (data_format.version, e.g.
+ * "2.1"), or NULL when it records none.
+ */
+const char *lp_manifest_data_format(const LpManifest *manifest);
+
+/*
+ * The data storage format as a file version; false when the manifest records
+ * none or one lp_file_version_parse does not know (Lance's "0.1" included).
+ */
+bool		lp_manifest_data_version(const LpManifest *manifest,
+									 LpFileVersion *version);
+
+/*
+ * Whether the dataset's data is in the legacy (v1) file format: its storage
+ * format is "legacy" or Lance's name for it, "0.1", or a data file is a v1
+ * file (data file version 0.x below 0.3).
+ */
+bool		lp_manifest_is_legacy(const LpManifest *manifest);
+
+/* Whether the dataset uses stable row ids (reader feature flag). */
+bool		lp_manifest_stable_row_ids(const LpManifest *manifest);
+
+/*
+ * The identity of this version of this dataset: its transaction file name,
+ * else "timestamp:<seconds>.<nanoseconds>", else "version:<n>".  NULL when
+ * out of memory; free with lp_free.
+ */
+char	   *lp_manifest_tag(const LpManifest *manifest);
+
+/* Whether the manifest has a fragment with this id. */
+bool		lp_manifest_has_fragment(const LpManifest *manifest, uint64_t fragment_id);
 
 #endif							/* LP_MANIFEST_H */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lp_alloc.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 #include "table.pb-c.h"
 
 /* Every map entry type handed to lp_schema_from_proto has LpProtoMapEntry's layout. */
@@ -353,4 +353,96 @@ lp_metadata_find(const LpKeyValue *metadata, uint32_t count, const char *key)
 		if (strcmp(metadata[i].key, key) == 0)
 			return &metadata[i];
 	return NULL;
+}
+
+LpSchemaSelectResult
+lp_schema_select(const LpSchema *full, const char *const *names, size_t n_names,
+				 LpSchema *selected, size_t *bad)
+{
+	size_t		n_slots = full->num_fields > 0 ? full->num_fields : 1;
+	bool	   *keep = lp_alloc_array(n_slots, sizeof(bool));
+	int32_t    *kept_ids = lp_alloc_array(n_slots, sizeof(int32_t));
+	LpField    *fields = NULL;
+	size_t		num_kept = 0;
+	uint32_t	n = 0;
+	LpSchemaSelectResult result = LP_SCHEMA_SELECT_OK;
+
+	if (keep == NULL || kept_ids == NULL)
+	{
+		result = LP_SCHEMA_SELECT_NO_MEMORY;
+		goto done;
+	}
+	memset(keep, 0, sizeof(bool) * n_slots);
+	for (size_t k = 0; k < n_names; k++)
+	{
+		bool		found = false;
+
+		for (uint32_t i = 0; i < full->num_fields; i++)
+		{
+			if (full->fields[i].parent_id != -1 || strcmp(full->fields[i].name, names[k]) != 0)
+				continue;
+			if (keep[i])
+			{
+				*bad = k;
+				result = LP_SCHEMA_SELECT_DUPLICATE;
+				goto done;
+			}
+			keep[i] = true;
+			found = true;
+		}
+		if (!found)
+		{
+			*bad = k;
+			result = LP_SCHEMA_SELECT_UNKNOWN;
+			goto done;
+		}
+	}
+
+	/* pre-order: a child follows its parent, so one pass finds descendants */
+	for (uint32_t i = 0; i < full->num_fields; i++)
+	{
+		for (size_t k = 0; !keep[i] && k < num_kept; k++)
+			keep[i] = full->fields[i].parent_id == kept_ids[k];
+		if (keep[i])
+			kept_ids[num_kept++] = full->fields[i].id;
+	}
+	fields = lp_alloc_array(num_kept > 0 ? num_kept : 1, sizeof(LpField));
+	if (fields == NULL)
+	{
+		result = LP_SCHEMA_SELECT_NO_MEMORY;
+		goto done;
+	}
+	for (uint32_t i = 0; i < full->num_fields; i++)
+		if (keep[i])
+			fields[n++] = full->fields[i];
+	*selected = *full;
+	selected->fields = fields;
+	selected->num_fields = n;
+
+done:
+	lp_free(keep);
+	lp_free(kept_ids);
+	return result;
+}
+
+bool
+lp_schema_subtree(const LpSchema *schema, uint32_t index, int32_t **ids, size_t *n_ids)
+{
+	int32_t    *result = lp_alloc_array(schema->num_fields - index, sizeof(int32_t));
+	size_t		n = 0;
+
+	if (result == NULL)
+		return false;
+	result[n++] = schema->fields[index].id;
+	/* pre-order: descendants follow their parent */
+	for (uint32_t i = index + 1; i < schema->num_fields; i++)
+		for (size_t k = 0; k < n; k++)
+			if (schema->fields[i].parent_id == result[k])
+			{
+				result[n++] = schema->fields[i].id;
+				break;
+			}
+	*ids = result;
+	*n_ids = n;
+	return true;
 }

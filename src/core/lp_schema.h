@@ -9,33 +9,13 @@
 #ifndef LP_SCHEMA_H
 #define LP_SCHEMA_H
 
-#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
 
-#include "file.pb-c.h"
 #include "lp_error.h"
 #include "lp_file.h"
 
 /* Room for "file \"<path>\"" style descriptions in messages. */
 #define LP_SCHEMA_WHERE_LEN 1100
-
-/* The layout protobuf-c gives every map<string, bytes> entry message. */
-typedef struct LpProtoMapEntry
-{
-	ProtobufCMessage base;
-	char	   *key;
-	ProtobufCBinaryData value;
-} LpProtoMapEntry;
-
-/*
- * Copy fields and schema-level metadata into *schema (zeroed first).  where
- * names the container in messages, e.g. "file \"/x/y.lance\"".  On failure
- * whatever was copied is freed.
- */
-bool		lp_schema_from_proto(const char *where,
-								 Lance__File__Field *const *fields, size_t n_fields,
-								 const LpProtoMapEntry *const *metadata,
-								 size_t n_metadata,
-								 LpSchema *schema, LpError *err);
 
 void		lp_schema_free(LpSchema *schema);
 
@@ -45,5 +25,31 @@ int64_t		lp_schema_find_field(const LpSchema *schema, int32_t id);
 /* Metadata value for key, or NULL. */
 const LpKeyValue *lp_metadata_find(const LpKeyValue *metadata, uint32_t count,
 								   const char *key);
+
+/* The outcome of lp_schema_select. */
+typedef enum LpSchemaSelectResult
+{
+	LP_SCHEMA_SELECT_OK,
+	LP_SCHEMA_SELECT_UNKNOWN,	/* no top-level field has that name */
+	LP_SCHEMA_SELECT_DUPLICATE, /* the name is given twice */
+	LP_SCHEMA_SELECT_NO_MEMORY
+} LpSchemaSelectResult;
+
+/*
+ * The fields of full that lie under the named top-level fields (the named
+ * fields and their descendants), in full's pre-order, as *selected: its
+ * fields array is allocated with lp_alloc and holds shallow copies of full's
+ * fields (free only selected->fields); schema metadata is full's.  Names are
+ * checked in order; UNKNOWN and DUPLICATE set *bad to the offending index.
+ */
+LpSchemaSelectResult lp_schema_select(const LpSchema *full, const char *const *names,
+									  size_t n_names, LpSchema *selected, size_t *bad);
+
+/*
+ * The ids of field index of schema and of every field below it, in
+ * pre-order; *ids is allocated with lp_alloc.  False when out of memory.
+ */
+bool		lp_schema_subtree(const LpSchema *schema, uint32_t index,
+							  int32_t **ids, size_t *n_ids);
 
 #endif							/* LP_SCHEMA_H */

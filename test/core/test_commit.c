@@ -15,6 +15,7 @@
 #include "lp_alloc.h"
 #include "lp_commit.h"
 #include "lp_dataset.h"
+#include "lp_manifest_internal.h"
 #include "lp_protobuf.h"
 #include "lp_test.h"
 #include "lp_test_files.h"

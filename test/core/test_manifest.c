@@ -12,9 +12,9 @@
 
 #include "lp_alloc.h"
 #include "lp_dataset.h"
-#include "lp_manifest.h"
+#include "lp_manifest_internal.h"
 #include "lp_protobuf.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"
