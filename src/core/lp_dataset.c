@@ -249,10 +249,7 @@ lp_dataset_read_transaction(LpStore *store, const char *root,
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "version %llu of dataset \"%s\" records no transaction",
 					   (unsigned long long) manifest->proto->version, root);
-	if (strchr(file_name, '/') != NULL || strcmp(file_name, "..") == 0)
-		return lp_fail(err, LP_ERR_CORRUPT,
-					   "manifest file \"%s\" names an invalid transaction file \"%s\"",
-					   manifest->name, file_name);
+	/* lp_manifest_parse checked that the name stays inside _transactions/ */
 	directory = lp_path_join(root, LP_TRANSACTIONS_DIR);
 	path = directory ? lp_path_join(directory, file_name) : NULL;
 	lp_free(directory);
