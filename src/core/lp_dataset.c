@@ -301,6 +301,21 @@ lp_data_file_name(const uint8_t uuid[16], char out[LP_DATA_FILE_NAME_SIZE])
 }
 
 bool
+lp_data_file_name_valid(const char *name)
+{
+	if (strlen(name) != LP_DATA_FILE_NAME_SIZE - 1 ||
+		strcmp(name + 50, ".lance") != 0)
+		return false;
+	for (int i = 0; i < 24; i++)
+		if (name[i] != '0' && name[i] != '1')
+			return false;
+	for (int i = 24; i < 50; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool
 lp_generate_data_file_name(LpRandomFunction random, void *random_arg,
 						   char out[LP_DATA_FILE_NAME_SIZE], LpError *err)
 {

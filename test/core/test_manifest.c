@@ -572,6 +572,17 @@ LP_TEST(data_file_names)
 	memset(fixed, 0xff, 16);
 	lp_uuid_v4(fixed);
 	LP_CHECK(fixed[6] == 0x4f && fixed[8] == 0xbf);
+
+	/* the grammar targets are checked against */
+	LP_CHECK(lp_data_file_name_valid(name));
+	LP_CHECK(!lp_data_file_name_valid("x.lance"));
+	LP_CHECK(!lp_data_file_name_valid("../../x.lance"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111004f155542eb909d201ec1d1a6d8.lanc"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111004f155542eb909d201ec1d1a6d8.lance.x"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111004F155542eb909d201ec1d1a6d8.lance"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111024f155542eb909d201ec1d1a6d8.lance"));
+	LP_CHECK(!lp_data_file_name_valid("010110010011011111111100/f155542eb909d201ec1d1a6d8.lance"));
+	LP_CHECK(!lp_data_file_name_valid(""));
 }
 
 /* Every data file lancedb wrote has a name of the form we generate. */
@@ -612,6 +623,7 @@ LP_TEST(data_file_names_match_reference)
 						 "%.150s is not from a v4 UUID", path);
 			lp_data_file_name(bytes, name);
 			CHECK_TEXT(name, path);
+			LP_CHECK_MSG(lp_data_file_name_valid(path), "%.150s was refused", path);
 			checked++;
 		}
 		lp_manifest_free(manifest);
