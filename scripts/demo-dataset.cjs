@@ -59,12 +59,13 @@ async function main()
 	const db = await lancedb.connect(dir);
 	const options = { mode: 'overwrite', storageOptions: { newTableDataStorageVersion: '2.1' } };
 	const products = await db.createTable('products', batch(0, 100), options);
-	const incoming = await db.createTable('incoming', batch(100, 50), options);
+	const partRows = [50, 25, 40];
+	const incoming = await db.createTable('incoming', batch(100, partRows[0]), options);
 
-	await incoming.add(batch(150, 25));
-	await incoming.add(batch(175, 40));
+	await incoming.add(batch(100 + partRows[0], partRows[1]));
+	await incoming.add(batch(100 + partRows[0] + partRows[1], partRows[2]));
 	console.log(`wrote ${dir}/products.lance: ${await products.countRows()} rows, version ${await products.version()}`);
-	console.log(`wrote ${dir}/incoming.lance: parts of ${await incoming.countRows()} rows`);
+	console.log(`wrote ${dir}/incoming.lance: ${partRows.length} parts of ${partRows.join(', ')} rows`);
 }
 
 main().catch((error) => {

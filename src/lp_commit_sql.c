@@ -129,12 +129,6 @@ referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
 	return false;
 }
 
-static char *
-staging_dir_of(const LpTarget *target)
-{
-	return psprintf("%s/_parts/%s", target->data_dir, target->file_name);
-}
-
 /* Remove a directory tree if it exists; true if it did. */
 static bool
 remove_tree(const char *path)
@@ -279,7 +273,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 		lp_raise(&err);
 
 	/* the parts are now copied into a committed file; their staging area can go */
-	remove_tree(staging_dir_of(target));
+	remove_tree(lp_target_staging_dir(target));
 	lp_progress_end();
 
 	values[0] = Int64GetDatum((int64) result.version);
@@ -321,9 +315,8 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 					errmsg("could not remove file \"%s\": %m", path));
 		removed = true;
 	}
-	sidecars = psprintf("%s/%s", target->data_dir,
-						pnstrdup(target->file_name, strlen(target->file_name) - strlen(".lance")));
-	removed |= remove_tree(staging_dir_of(target));
+	sidecars = lp_target_sidecar_dir(target);
+	removed |= remove_tree(lp_target_staging_dir(target));
 	removed |= remove_tree(sidecars);
 	PG_RETURN_BOOL(removed);
 }

@@ -71,6 +71,7 @@ LpCopyInit(void)
 #define COPY_KEY_SIZES		UINT64CONST(0x4C50000000000003)
 #define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)
 #define COPY_KEY_QUERY		UINT64CONST(0x4C50000000000005)
+#define COPY_KEY_OUTPUT		UINT64CONST(0x4C50000000000006)
 
 /* State shared by every copier of one region. */
 typedef struct CopyShared
@@ -82,7 +83,7 @@ typedef struct CopyShared
 	uint64		num_ranges;
 	uint64		read_batch_bytes;
 	uint32		num_inputs;
-	char		temp_path[MAXPGPATH];
+	uint64		output_token_bytes; /* the output's share token (COPY_KEY_OUTPUT) */
 	pg_atomic_uint64 next_span; /* the next span to claim */
 	pg_atomic_uint64 spans_done;
 	pg_atomic_uint64 bytes_done;
@@ -107,8 +108,8 @@ shared_size(uint64 num_spans)
 }
 
 static void
-init_shared(CopyShared *shared, const LpConcatPlan *plan, LpOutput *output,
-			uint64 span_bytes, uint64 num_spans)
+init_shared(CopyShared *shared, const LpConcatPlan *plan, uint64 span_bytes,
+			uint64 num_spans)
 {
 	shared->span_bytes = span_bytes;
 	shared->num_spans = num_spans;
@@ -117,7 +118,7 @@ init_shared(CopyShared *shared, const LpConcatPlan *plan, LpOutput *output,
 	shared->num_ranges = plan->num_ranges;
 	shared->read_batch_bytes = (uint64) lp_read_batch_bytes;
 	shared->num_inputs = plan->num_inputs;
-	strlcpy(shared->temp_path, lp_local_output_temp_path(output), MAXPGPATH);
+	shared->output_token_bytes = 0;
 	pg_atomic_init_u64(&shared->next_span, 0);
 	pg_atomic_init_u64(&shared->spans_done, 0);
 	pg_atomic_init_u64(&shared->bytes_done, 0);
@@ -221,7 +222,9 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 	LpCopyRange *ranges;
 	uint64	   *sizes;
 	char	   *path_chars;
+	char	   *output_token;
 	Size		paths_size = 0;
+	Size		output_token_size = output->ops->share_token(output, NULL, 0);
 	Size		query_size = debug_query_string ? strlen(debug_query_string) + 1 : 0;
 
 	for (uint32 i = 0; i < plan->num_inputs; i++)
@@ -233,7 +236,8 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(LpCopyRange), plan->num_ranges));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(uint64), plan->num_inputs));
 	shm_toc_estimate_chunk(&pcxt->estimator, paths_size);
-	shm_toc_estimate_keys(&pcxt->estimator, 4);
+	shm_toc_estimate_chunk(&pcxt->estimator, output_token_size);
+	shm_toc_estimate_keys(&pcxt->estimator, 5);
 	if (query_size > 0)
 	{
 		shm_toc_estimate_chunk(&pcxt->estimator, query_size);
@@ -243,8 +247,12 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 	if (pcxt->seg != NULL)
 	{
 		shared = shm_toc_allocate(pcxt->toc, shared_size(num_spans));
-		init_shared(shared, plan, output, span_bytes, num_spans);
+		init_shared(shared, plan, span_bytes, num_spans);
 		shm_toc_insert(pcxt->toc, COPY_KEY_SHARED, shared);
+		output_token = shm_toc_allocate(pcxt->toc, output_token_size);
+		shared->output_token_bytes = output->ops->share_token(output, output_token,
+															  output_token_size);
+		shm_toc_insert(pcxt->toc, COPY_KEY_OUTPUT, output_token);
 		ranges = shm_toc_allocate(pcxt->toc, mul_size(sizeof(LpCopyRange), plan->num_ranges));
 		memcpy(ranges, plan->ranges, sizeof(LpCopyRange) * plan->num_ranges);
 		shm_toc_insert(pcxt->toc, COPY_KEY_RANGES, ranges);
@@ -331,9 +339,11 @@ lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
 	for (uint32 i = 1; i < plan->num_inputs; i++)
 		progress.part_ends[i] = Max(progress.part_ends[i], progress.part_ends[i - 1]);
 
-	/* a worker needs at least one span of its own */
+	/* a worker needs at least one span of its own, and an output it can open */
 	if ((uint64) nworkers > num_spans - Min(num_spans, 1))
 		nworkers = (int) (num_spans - Min(num_spans, 1));
+	if (output->ops->share_token == NULL)
+		nworkers = 0;
 	if (nworkers > 0 &&
 		copy_in_parallel(plan, paths, inputs, output, span_bytes, num_spans,
 						 nworkers, &progress))
@@ -341,7 +351,7 @@ lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
 
 	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
 	shared = palloc(shared_size(num_spans));
-	init_shared(shared, plan, output, span_bytes, num_spans);
+	init_shared(shared, plan, span_bytes, num_spans);
 	leader_copy_spans(shared, plan, inputs, output, &progress);
 	report_progress(shared, &progress);
 	pfree(shared);
@@ -354,6 +364,7 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	LpCopyRange *ranges = shm_toc_lookup(toc, COPY_KEY_RANGES, false);
 	uint64	   *sizes = shm_toc_lookup(toc, COPY_KEY_SIZES, false);
 	const char *path_chars = shm_toc_lookup(toc, COPY_KEY_PATHS, false);
+	const char *output_token = shm_toc_lookup(toc, COPY_KEY_OUTPUT, false);
 	char	   *query = shm_toc_lookup(toc, COPY_KEY_QUERY, true);
 	LpConcatPlan plan;
 	LpInput   **inputs;
@@ -382,7 +393,10 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 		inputs[i] = lp_local_input_reopenable(path_chars, sizes[i]);
 		path_chars += strlen(path_chars) + 1;
 	}
-	output = lp_local_output_open_shared(shared->temp_path, &err);
+	/* assembly writes local files: the local store shares them */
+	output = lp_local_store()->ops->open_shared_output(lp_local_store(), output_token,
+													   (size_t) shared->output_token_bytes,
+													   &err);
 	if (output == NULL ||
 		!lp_concat_copier_init(&copier, &plan, inputs, output,
 							   (size_t) shared->read_batch_bytes, &err) ||

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
 #include <sys/ioctl.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/file_perm.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/fd.h"
@@ -208,6 +210,8 @@ typedef struct LpLocalOutput
 	int			fd;
 	char	   *path;			/* final name */
 	char	   *temp_path;
+	dev_t		temp_device;	/* identity of the temporary file, for sharing */
+	ino_t		temp_inode;
 	bool		finished;		/* published or aborted */
 	bool		copy_range_refused; /* copy_file_range is not possible here */
 	MemoryContextCallback cleanup;
@@ -249,22 +253,40 @@ parent_directory(const char *path)
 	return dir;
 }
 
+static const char *
+file_name_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
 /*
  * A name in the same directory that no Lance reader looks at: it starts with
- * a dot and does not end in ".lance" or "manifest".
+ * a dot and ends in ".tmp", never in ".lance" or "manifest".  The final name
+ * is shortened (at a character boundary) where the whole would not fit in
+ * NAME_MAX; the random part keeps it unique.
  */
 static char *
 temporary_name_for(const char *path)
 {
 	char	   *dir = parent_directory(path);
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *base = file_name_of(path);
+	int			base_bytes = (int) strlen(base);
+	char		pid[16];
+	int			added_bytes;
 	uint64		nonce;
 
 	if (!pg_strong_random(&nonce, sizeof(nonce)))
 		ereport(ERROR,
 				errcode(ERRCODE_INTERNAL_ERROR),
 				errmsg("could not generate random name for a temporary file"));
-	return psprintf("%s/.%s.%d.%016llx.tmp", dir, base, MyProcPid,
+	snprintf(pid, sizeof(pid), "%d", MyProcPid);
+	/* ".", ".<pid>", ".<16 hex digits>", ".tmp" */
+	added_bytes = 1 + 1 + (int) strlen(pid) + 1 + 16 + 4;
+	if (base_bytes + added_bytes > NAME_MAX)
+		base_bytes = pg_mbcliplen(base, base_bytes, NAME_MAX - added_bytes);
+	return psprintf("%s/.%.*s.%s.%016llx.tmp", dir, base_bytes, base, pid,
 					(unsigned long long) nonce);
 }
 
@@ -461,11 +483,36 @@ local_output_cleanup(void *arg)
 		unlink(local->temp_path);
 }
 
+/*
+ * The token of a local output: the device and inode of its temporary file,
+ * then the file's full path (of any length, without a terminating NUL).
+ * Whoever opens it checks that the path still names that file.
+ */
+#define SHARE_TOKEN_HEADER_BYTES (2 * sizeof(uint64))
+
+static size_t
+local_output_share_token(LpOutput *output, void *buffer, size_t capacity)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	size_t		path_bytes = strlen(local->temp_path);
+	uint64		device = (uint64) local->temp_device;
+	uint64		inode = (uint64) local->temp_inode;
+
+	if (capacity >= SHARE_TOKEN_HEADER_BYTES + path_bytes)
+	{
+		memcpy(buffer, &device, sizeof(device));
+		memcpy((char *) buffer + sizeof(device), &inode, sizeof(inode));
+		memcpy((char *) buffer + SHARE_TOKEN_HEADER_BYTES, local->temp_path, path_bytes);
+	}
+	return SHARE_TOKEN_HEADER_BYTES + path_bytes;
+}
+
 static const LpOutputOps local_output_ops = {
 	local_output_write_at,
 	local_output_copy_from,
 	local_output_publish,
-	local_output_abort
+	local_output_abort,
+	local_output_share_token
 };
 
 static LpOutput *
@@ -473,7 +520,15 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 {
 	LpLocalOutput *local;
 	char	   *dir = parent_directory(path);
+	struct stat st;
 
+	if (strlen(file_name_of(path)) > NAME_MAX)
+	{
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+				"could not create file \"%s\": its name is longer than %d bytes",
+				path, NAME_MAX);
+		return NULL;
+	}
 	if (pg_mkdir_p(dir, pg_dir_create_mode) != 0 && errno != EEXIST)
 	{
 		lp_fail(err, LP_ERR_IO, "could not create directory \"%s\": %s",
@@ -486,8 +541,9 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 	local->path = pstrdup(path);
 	local->base.name = local->path;
 	local->temp_path = temporary_name_for(path);
+	/* O_EXCL already refuses a symlink at the name; O_NOFOLLOW says so too */
 	local->fd = OpenTransientFile(local->temp_path,
-								  O_RDWR | O_CREAT | O_EXCL | PG_BINARY);
+								  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY);
 	if (local->fd < 0)
 	{
 		lp_fail(err, LP_ERR_IO, "could not create file \"%s\": %s",
@@ -497,13 +553,19 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 	local->cleanup.func = local_output_cleanup;
 	local->cleanup.arg = local;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->cleanup);
+	if (fstat(local->fd, &st) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+				local->temp_path, strerror(errno));
+		local_output_abort(&local->base);
+		return NULL;
+	}
+	local->temp_device = st.st_dev;
+	local->temp_inode = st.st_ino;
+	ereport(DEBUG2,
+			errmsg_internal("writing \"%s\" as temporary file \"%s\"",
+							local->path, local->temp_path));
 	return &local->base;
-}
-
-const char *
-lp_local_output_temp_path(LpOutput *output)
-{
-	return ((LpLocalOutput *) output)->temp_path;
 }
 
 /*
@@ -532,24 +594,60 @@ static const LpOutputOps shared_output_ops = {
 	local_output_write_at,
 	local_output_copy_from,
 	shared_output_publish,
-	shared_output_close
+	shared_output_close,
+	NULL
 };
 
-LpOutput *
-lp_local_output_open_shared(const char *temp_path, LpError *err)
+/*
+ * Open the temporary file named by a share token without following a
+ * symlink, and only if it is the very file its creator holds: a file or
+ * symlink put at that name meanwhile is refused, never written.
+ */
+static LpOutput *
+local_store_open_shared_output(LpStore *store, const void *token, size_t len,
+							   LpError *err)
 {
-	LpLocalOutput *local = palloc0(sizeof(LpLocalOutput));
+	const char *path_chars = (const char *) token + SHARE_TOKEN_HEADER_BYTES;
+	LpLocalOutput *local;
+	uint64		device;
+	uint64		inode;
+	struct stat st;
 
+	if (len <= SHARE_TOKEN_HEADER_BYTES ||
+		memchr(path_chars, '\0', len - SHARE_TOKEN_HEADER_BYTES) != NULL)
+	{
+		lp_fail(err, LP_ERR_INTERNAL, "malformed token of a shared output (%zu bytes)", len);
+		return NULL;
+	}
+	memcpy(&device, token, sizeof(device));
+	memcpy(&inode, (const char *) token + sizeof(device), sizeof(inode));
+
+	local = palloc0(sizeof(LpLocalOutput));
 	local->base.ops = &shared_output_ops;
-	local->path = pstrdup(temp_path);
+	local->path = pnstrdup(path_chars, len - SHARE_TOKEN_HEADER_BYTES);
 	local->base.name = local->path;
 	local->temp_path = local->path;
 	local->finished = true;
-	local->fd = OpenTransientFile(temp_path, O_WRONLY | PG_BINARY);
+	local->fd = OpenTransientFile(local->path, O_WRONLY | O_NOFOLLOW | PG_BINARY);
 	if (local->fd < 0)
 	{
 		lp_fail(err, LP_ERR_IO, "could not open file \"%s\": %s",
-				temp_path, strerror(errno));
+				local->path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(local->fd, &st) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+				local->path, strerror(errno));
+		shared_output_close(&local->base);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64) st.st_dev != device || (uint64) st.st_ino != inode)
+	{
+		lp_fail(err, LP_ERR_IO, "file \"%s\" is not the temporary file being written",
+				local->path);
+		lp_error_detail(err, "Another file was put at its name after it was created; nothing is written to it.");
+		shared_output_close(&local->base);
 		return NULL;
 	}
 	return &local->base;
@@ -751,7 +849,8 @@ static const LpStoreOps local_store_ops = {
 	local_store_put_if_absent,
 	local_store_put,
 	local_store_remove,
-	local_store_create_output
+	local_store_create_output,
+	local_store_open_shared_output
 };
 
 static LpStore local_store = {&local_store_ops};

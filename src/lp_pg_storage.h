@@ -24,15 +24,6 @@ extern LpInput *lp_local_input_open(const char *path, LpError *err);
  */
 extern LpInput *lp_local_input_reopenable(const char *path, uint64_t size);
 
-/* The temporary file a local output is written to until it is published. */
-extern const char *lp_local_output_temp_path(LpOutput *output);
-
-/*
- * The temporary file of another process's output, opened to write parts of
- * it (parallel copy workers); its abort() only closes it.
- */
-extern LpOutput *lp_local_output_open_shared(const char *temp_path, LpError *err);
-
 /*
  * The block size at which an output at output_path could share extents with
  * every part (XFS or btrfs, all on the same filesystem), or 0.  Whether the

@@ -388,6 +388,44 @@ parse_fields(JsonbContainer *object, LpSchema *schema)
 	}
 }
 
+/* An absolute path with no ".", ".." or empty names and no trailing slash. */
+static bool
+canonical_absolute_path(const char *path)
+{
+	char	   *canonical = pstrdup(path);
+
+	canonicalize_path(canonical);
+	return is_absolute_path(path) && strcmp(canonical, path) == 0 &&
+		!path_contains_parent_reference(path);
+}
+
+/*
+ * Even a correctly signed target names only the places create_target gives
+ * it, so that no function can be led to write or remove anything elsewhere
+ * (should the key be known): a data file name of the generated form, the
+ * dataset's canonical path, the dataset itself as the base of a target
+ * without base_id, and the data directory of the base.  Whether the paths
+ * still resolve to the dataset and base is lp_target_check_binding's part.
+ */
+static void
+check_locations(const LpTarget *target)
+{
+	if (!lp_data_file_name_valid(target->file_name))
+		invalid_target("The key \"%s\" is not a data file name as lance_parts.create_target makes them.",
+					   "file_name");
+	if (!canonical_absolute_path(target->dataset))
+		invalid_target("The key \"%s\" is not a canonical absolute path.", "dataset");
+	if (target->has_base_id ? !canonical_absolute_path(target->base_path)
+		: strcmp(target->base_path, target->dataset) != 0)
+		invalid_target("The key \"%s\" is not where lance_parts.create_target puts the base of the target.",
+					   "base_path");
+	if (strcmp(target->data_dir, lp_base_data_dir(target->base_path, true)) != 0 &&
+		!(target->has_base_id &&
+		  strcmp(target->data_dir, lp_base_data_dir(target->base_path, false)) == 0))
+		invalid_target("The key \"%s\" is not the data directory of the target's base.",
+					   "data_dir");
+}
+
 LpTarget *
 lp_target_from_jsonb(Jsonb *value)
 {
@@ -448,6 +486,7 @@ lp_target_from_jsonb(Jsonb *value)
 					   target->file_name),
 				errdetail("Its signature does not match its contents."),
 				errhint("Use the value returned by lance_parts.create_target unchanged."));
+	check_locations(target);
 	return target;
 }
 
@@ -455,6 +494,27 @@ char *
 lp_target_data_file_path(const LpTarget *target)
 {
 	return psprintf("%s/%s", target->data_dir, target->file_name);
+}
+
+char *
+lp_target_staging_dir(const LpTarget *target)
+{
+	return psprintf("%s/_parts/%s", target->data_dir, target->file_name);
+}
+
+char *
+lp_target_sidecar_dir(const LpTarget *target)
+{
+	char	   *stem = lp_blob_sidecar_dir(target->file_name);
+	char	   *result;
+
+	if (stem == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_OUT_OF_MEMORY),
+				errmsg("out of memory"));
+	result = psprintf("%s/%s", target->data_dir, stem);
+	lp_free(stem);
+	return result;
 }
 
 const char *
@@ -497,6 +557,12 @@ lp_manifest_tag(const LpManifest *manifest)
 	return psprintf("version:" UINT64_FORMAT, proto->version);
 }
 
+char *
+lp_base_data_dir(const char *base_path, bool is_dataset_root)
+{
+	return is_dataset_root ? psprintf("%s/%s", base_path, LP_DATA_DIR) : pstrdup(base_path);
+}
+
 void
 lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
 				const char *dataset_root, char **base_path, char **data_dir)
@@ -506,7 +572,7 @@ lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
 	if (!has_base_id)
 	{
 		*base_path = pstrdup(dataset_root);
-		*data_dir = psprintf("%s/%s", dataset_root, LP_DATA_DIR);
+		*data_dir = lp_base_data_dir(*base_path, true);
 		return;
 	}
 	for (size_t i = 0; i < proto->n_base_paths; i++)
@@ -517,9 +583,7 @@ lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
 			continue;
 		*base_path = lp_resolve_existing_path(lp_local_path_from_uri(base->path),
 											  "base path");
-		*data_dir = base->is_dataset_root
-			? psprintf("%s/%s", *base_path, LP_DATA_DIR)
-			: pstrdup(*base_path);
+		*data_dir = lp_base_data_dir(*base_path, base->is_dataset_root);
 		return;
 	}
 	ereport(ERROR,
@@ -576,9 +640,13 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 
 	lp_resolve_base(latest, target->has_base_id, target->base_id, root,
 					&base_path, &data_dir);
-	if (strcmp(base_path, target->base_path) != 0 || strcmp(data_dir, target->data_dir) != 0)
+	if (strcmp(base_path, target->base_path) != 0)
 		foreign_target(target,
 					   psprintf("Its base now resolves to \"%s\", but the target was made for \"%s\".",
 								base_path, target->base_path));
+	if (strcmp(data_dir, target->data_dir) != 0)
+		foreign_target(target,
+					   psprintf("The data directory of its base is \"%s\", but the target's data_dir is \"%s\".",
+								data_dir, target->data_dir));
 	return latest;
 }

@@ -38,11 +38,20 @@ typedef struct LpTarget
 /* Serialize and sign. */
 extern Jsonb *lp_target_to_jsonb(const LpTarget *target);
 
-/* Parse, check well-formedness and signature; ERROR (22023) otherwise. */
+/*
+ * Parse, check well-formedness, signature and that every name and path is
+ * one create_target would have given; ERROR (22023) otherwise.
+ */
 extern LpTarget *lp_target_from_jsonb(Jsonb *value);
 
 /* <data_dir>/<file name> */
 extern char *lp_target_data_file_path(const LpTarget *target);
+
+/* <data_dir>/_parts/<file name>: where part writers may put their files */
+extern char *lp_target_staging_dir(const LpTarget *target);
+
+/* <data_dir>/<file name without .lance>: the data file's blob sidecars */
+extern char *lp_target_sidecar_dir(const LpTarget *target);
 
 /*
  * Check that the target still resolves to the dataset and base it was made
@@ -59,6 +68,9 @@ extern char *lp_manifest_tag(const LpManifest *manifest);
 extern char *lp_resolve_existing_path(const char *path, const char *what);
 
 /* Where data files of a base go: <path>/data for dataset roots, else <path>. */
+extern char *lp_base_data_dir(const char *base_path, bool is_dataset_root);
+
+/* The base and data directory of a base id of the manifest (see lp_base_data_dir). */
 extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
 							int32 base_id, const char *dataset_root,
 							char **base_path, char **data_dir);

@@ -340,6 +340,5 @@ lp_staging_dir(PG_FUNCTION_ARGS)
 {
 	LpTarget   *target = bound_target(fcinfo, 0);
 
-	PG_RETURN_TEXT_P(cstring_to_text(psprintf("%s/_parts/%s/", target->data_dir,
-											  target->file_name)));
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf("%s/", lp_target_staging_dir(target))));
 }

@@ -289,10 +289,7 @@ lp_dataset_read_transaction(LpStore *store, const char *root,
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "version %llu of dataset \"%s\" records no transaction",
 					   (unsigned long long) manifest->proto->version, root);
-	if (strchr(file_name, '/') != NULL || strcmp(file_name, "..") == 0)
-		return lp_fail(err, LP_ERR_CORRUPT,
-					   "manifest file \"%s\" names an invalid transaction file \"%s\"",
-					   manifest->name, file_name);
+	/* lp_manifest_parse checked that the name stays inside _transactions/ */
 	directory = lp_path_join(root, LP_TRANSACTIONS_DIR);
 	path = directory ? lp_path_join(directory, file_name) : NULL;
 	lp_free(directory);
@@ -341,6 +338,21 @@ lp_data_file_name(const uint8_t uuid[16], char out[LP_DATA_FILE_NAME_SIZE])
 		out[pos++] = hex[uuid[i] & 0x0f];
 	}
 	memcpy(out + pos, ".lance", sizeof(".lance"));
+}
+
+bool
+lp_data_file_name_valid(const char *name)
+{
+	if (strlen(name) != LP_DATA_FILE_NAME_SIZE - 1 ||
+		strcmp(name + 50, ".lance") != 0)
+		return false;
+	for (int i = 0; i < 24; i++)
+		if (name[i] != '0' && name[i] != '1')
+			return false;
+	for (int i = 24; i < 50; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return true;
 }
 
 bool

@@ -114,6 +114,12 @@ void		lp_uuid_format(const uint8_t bytes[16], char out[LP_UUID_STRING_SIZE]);
  */
 void		lp_data_file_name(const uint8_t uuid[16], char out[LP_DATA_FILE_NAME_SIZE]);
 
+/*
+ * Whether name has the form lp_data_file_name gives: 24 binary digits, 26
+ * lowercase hex digits, ".lance".
+ */
+bool		lp_data_file_name_valid(const char *name);
+
 /* Draw 16 bytes from random and build a data file name from them. */
 bool		lp_generate_data_file_name(LpRandomFunction random, void *random_arg,
 									   char out[LP_DATA_FILE_NAME_SIZE],

@@ -65,6 +65,81 @@ locate_section(const LpManifest *manifest, const char *what, uint64_t offset,
 	return true;
 }
 
+bool
+lp_manifest_relative_path_valid(const char *path)
+{
+	const char *name = path;
+
+	if (path == NULL)
+		return false;
+	for (;;)
+	{
+		size_t		len = strcspn(name, "/");
+
+		if (len == 0 || (len == 1 && name[0] == '.') ||
+			(len == 2 && name[0] == '.' && name[1] == '.') ||
+			memchr(name, '\\', len) != NULL)
+			return false;
+		if (name[len] == '\0')
+			return true;
+		name += len + 1;
+	}
+}
+
+/*
+ * The paths of a manifest are names under the dataset's directories; one
+ * that would leave them (or, for a base, depend on the server's working
+ * directory) is damaged metadata, refused before any caller can open it.
+ * Deletion and index files are named from numbers and UUIDs, never from
+ * strings, so they need no check.
+ */
+static bool
+check_paths(const LpManifest *manifest, LpError *err)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+	const char *transaction_file = proto->transaction_file;
+
+	for (size_t f = 0; f < proto->n_fragments; f++)
+	{
+		const Lance__Table__DataFragment *fragment = proto->fragments[f];
+
+		for (size_t d = 0; d < fragment->n_files; d++)
+		{
+			const char *path = fragment->files[d]->path;
+
+			if (!lp_manifest_relative_path_valid(path))
+			{
+				lp_fail(err, LP_ERR_CORRUPT,
+						"manifest file \"%s\" names data file \"%s\" in fragment %llu, which is not a relative path inside the data directory",
+						manifest->name, path ? path : "",
+						(unsigned long long) fragment->id);
+				lp_error_detail(err, "Data file paths are names joined onto the data directory; empty names, \".\", \"..\", backslashes and absolute paths are refused.");
+				return false;
+			}
+		}
+	}
+	if (transaction_file != NULL && transaction_file[0] != '\0' &&
+		(!lp_manifest_relative_path_valid(transaction_file) ||
+		 strchr(transaction_file, '/') != NULL))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" names an invalid transaction file \"%s\"",
+					   manifest->name, transaction_file);
+	for (size_t i = 0; i < proto->n_base_paths; i++)
+	{
+		const char *path = proto->base_paths[i]->path;
+
+		/* bases are registered locations, absolute by design in Lance */
+		if (path == NULL || (path[0] != '/' && strstr(path, "://") == NULL))
+		{
+			lp_fail(err, LP_ERR_CORRUPT,
+					"manifest file \"%s\" names base path %u as \"%s\", which is neither an absolute path nor a URI",
+					manifest->name, proto->base_paths[i]->id, path ? path : "");
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Parse manifest->file_data, which holds the whole file. */
 static bool
 parse_file(LpManifest *manifest, LpError *err)
@@ -126,7 +201,7 @@ parse_file(LpManifest *manifest, LpError *err)
 						&manifest->transaction,
 						&manifest->transaction_len, err))
 		return false;
-	return true;
+	return check_paths(manifest, err);
 }
 
 LpManifest *

@@ -42,7 +42,20 @@
  */
 typedef struct LpManifest LpManifest;
 
-/* Parse a manifest held in memory (the bytes are copied). */
+/*
+ * Whether path is a relative path that stays inside the directory it is
+ * joined onto, the way Lance joins object keys: names separated by single
+ * slashes, none of them empty, "." or "..", none holding a backslash (so no
+ * absolute path either).
+ */
+bool		lp_manifest_relative_path_valid(const char *path);
+
+/*
+ * Parse a manifest held in memory (the bytes are copied).  Every path the
+ * manifest holds is checked: data file paths and the transaction file must
+ * be relative paths inside their directories (lp_manifest_relative_path_valid),
+ * base paths absolute paths or URIs; anything else is LP_ERR_CORRUPT.
+ */
 LpManifest *lp_manifest_parse(const char *name, const uint8_t *data,
 							  size_t len, LpError *err);
 

@@ -71,6 +71,15 @@ typedef struct LpOutputOps
 							  uint64_t len, LpError *err);
 	bool		(*publish) (LpOutput *output, LpError *err);
 	void		(*abort) (LpOutput *output);
+
+	/*
+	 * A token by which other processes of the same program open this very
+	 * output to write ranges of it (LpStoreOps.open_shared_output, e.g.
+	 * parallel workers): written into buffer when it fits in capacity; the
+	 * token's length is returned either way.  NULL when the output cannot be
+	 * shared.
+	 */
+	size_t		(*share_token) (LpOutput *output, void *buffer, size_t capacity);
 } LpOutputOps;
 
 struct LpOutput
@@ -110,6 +119,15 @@ typedef struct LpStoreOps
 
 	/* Start writing path (see LpOutput); directories are created as needed */
 	LpOutput   *(*create_output) (LpStore *store, const char *path, LpError *err);
+
+	/*
+	 * Open the output another process is writing, from its share_token, to
+	 * write ranges of it: the very file that process created, or an error.
+	 * Its publish() fails and its abort() only closes it.  NULL when the
+	 * store cannot share outputs.
+	 */
+	LpOutput   *(*open_shared_output) (LpStore *store, const void *token, size_t len,
+									   LpError *err);
 } LpStoreOps;
 
 struct LpStore

@@ -196,8 +196,8 @@ file_abort(LpOutput *output)
 	free_output(file);
 }
 
-static const LpOutputOps plain_output_ops = {file_write_at, NULL, file_publish, file_abort};
-static const LpOutputOps copying_output_ops = {file_write_at, file_copy_from, file_publish, file_abort};
+static const LpOutputOps plain_output_ops = {file_write_at, NULL, file_publish, file_abort, NULL};
+static const LpOutputOps copying_output_ops = {file_write_at, file_copy_from, file_publish, file_abort, NULL};
 
 void
 lp_test_file_temp_name(const char *path, char *buffer, size_t len)

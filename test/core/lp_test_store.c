@@ -184,7 +184,7 @@ store_create_output(LpStore *store, const char *path, LpError *err)
 
 static const LpStoreOps posix_store_ops = {
 	store_open_input, store_list, store_put_if_absent, store_put, store_remove,
-	store_create_output
+	store_create_output, NULL
 };
 
 static LpStore posix_store = {&posix_store_ops};

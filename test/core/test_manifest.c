@@ -380,6 +380,99 @@ LP_TEST(manifest_corrupt_tails)
 	lp_manifest_free(manifest);
 }
 
+LP_TEST(manifest_relative_paths)
+{
+	static const char *const good[] = {"x.lance", "a/b.lance", "..x.lance", "x..", ".hidden"};
+	static const char *const bad[] = {
+		"", "/abs/x.lance", "../../elsewhere/x.lance", "a/../../x.lance", "a//b.lance",
+		"./x.lance", "a/.", "x/..", "a/", "a\\b.lance", ".."
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		LP_CHECK_MSG(lp_manifest_relative_path_valid(good[i]), "\"%s\" was refused", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		LP_CHECK_MSG(!lp_manifest_relative_path_valid(bad[i]), "\"%s\" was accepted", bad[i]);
+	LP_CHECK(!lp_manifest_relative_path_valid(NULL));
+}
+
+/* The manifest with one path replaced, serialized and parsed again. */
+static void
+check_path_refused(LpManifest *manifest, char **field, const char *value,
+				   const char *what)
+{
+	char	   *saved = *field;
+	uint8_t    *file;
+	size_t		len;
+	LpError		err;
+	LpManifest *again;
+	const char *name = "/some/_versions/9.manifest";
+
+	*field = (char *) value;
+	LP_CHECK(lp_manifest_serialize(manifest->proto, NULL, 0, NULL, 0, &file, &len, &err));
+	*field = saved;
+	again = lp_manifest_parse(name, file, len, &err);
+	LP_CHECK_MSG(again == NULL, "%.150s \"%.150s\" was accepted", what, value);
+	if (again == NULL)
+	{
+		LP_CHECK_MSG(err.code == LP_ERR_CORRUPT, "%.150s: code %.150s", what,
+					 lp_error_code_name(err.code));
+		LP_CHECK_MSG(strstr(err.message, name) != NULL && strstr(err.message, value) != NULL,
+					 "%.150s: message \"%.300s\" names neither the manifest nor the path",
+					 what, err.message);
+	}
+	lp_manifest_free(again);
+	lp_free(file);
+}
+
+LP_TEST(manifest_paths_leaving_their_directory_refused)
+{
+	LpManifestNaming naming;
+	LpManifest *manifest;
+	Lance__Table__BasePath base = LANCE__TABLE__BASE_PATH__INIT;
+	Lance__Table__BasePath *bases[1] = {&base};
+	static const char *const bad[] = {
+		"../../elsewhere/x.lance", "/srv/elsewhere/x.lance", "a//b.lance", "./x.lance",
+		"a\\b.lance", ""
+	};
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	manifest = read_latest_generated("types_2_2_v2", &naming);
+	if (manifest == NULL)
+		return;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		check_path_refused(manifest, &manifest->proto->fragments[2]->files[0]->path, bad[i],
+						   "data file path");
+	check_path_refused(manifest, &manifest->proto->transaction_file, "../x.txn",
+					   "transaction file");
+	check_path_refused(manifest, &manifest->proto->transaction_file, "a/x.txn",
+					   "transaction file");
+
+	/* base paths: absolute paths and URIs, never relative to the server's directory */
+	manifest->proto->n_base_paths = 1;
+	manifest->proto->base_paths = bases;
+	base.id = 1;
+	base.path = "/srv/base";
+	{
+		uint8_t    *file;
+		size_t		len;
+		LpError		err;
+		LpManifest *again;
+
+		LP_CHECK(lp_manifest_serialize(manifest->proto, NULL, 0, NULL, 0, &file, &len, &err));
+		again = lp_manifest_parse("based", file, len, &err);
+		LP_CHECK_MSG(again != NULL, "an absolute base path was refused: %.300s", err.message);
+		lp_manifest_free(again);
+		lp_free(file);
+	}
+	check_path_refused(manifest, &base.path, "relative/base", "base path");
+	check_path_refused(manifest, &base.path, "", "base path");
+	manifest->proto->n_base_paths = 0;
+	manifest->proto->base_paths = NULL;
+	lp_manifest_free(manifest);
+}
+
 LP_TEST(manifest_unknown_flags_refused)
 {
 	LpManifestNaming naming;
@@ -479,6 +572,17 @@ LP_TEST(data_file_names)
 	memset(fixed, 0xff, 16);
 	lp_uuid_v4(fixed);
 	LP_CHECK(fixed[6] == 0x4f && fixed[8] == 0xbf);
+
+	/* the grammar targets are checked against */
+	LP_CHECK(lp_data_file_name_valid(name));
+	LP_CHECK(!lp_data_file_name_valid("x.lance"));
+	LP_CHECK(!lp_data_file_name_valid("../../x.lance"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111004f155542eb909d201ec1d1a6d8.lanc"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111004f155542eb909d201ec1d1a6d8.lance.x"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111004F155542eb909d201ec1d1a6d8.lance"));
+	LP_CHECK(!lp_data_file_name_valid("0101100100110111111111024f155542eb909d201ec1d1a6d8.lance"));
+	LP_CHECK(!lp_data_file_name_valid("010110010011011111111100/f155542eb909d201ec1d1a6d8.lance"));
+	LP_CHECK(!lp_data_file_name_valid(""));
 }
 
 /* Every data file lancedb wrote has a name of the form we generate. */
@@ -519,6 +623,7 @@ LP_TEST(data_file_names_match_reference)
 						 "%.150s is not from a v4 UUID", path);
 			lp_data_file_name(bytes, name);
 			CHECK_TEXT(name, path);
+			LP_CHECK_MSG(lp_data_file_name_valid(path), "%.150s was refused", path);
 			checked++;
 		}
 		lp_manifest_free(manifest);
