@@ -16,4 +16,7 @@ extern bool lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err
 /* Raise err as an ERROR with the SQLSTATE its code maps to.  Never returns. */
 extern void lp_raise(const LpError *err) pg_attribute_noreturn();
 
+/* pointer, or ERROR (53200) when a core allocation returned NULL. */
+extern void *lp_require_memory(void *pointer);
+
 #endif							/* LANCE_PARTS_H */

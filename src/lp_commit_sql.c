@@ -87,46 +87,23 @@ open_assembled_file(const LpTarget *target, const char *path)
 	return file;
 }
 
-/* Is file_name (in the target's base) part of any version of the dataset? */
+/*
+ * Is the target's data file part of a version made after the target (older
+ * ones cannot hold a name drawn when the target was made)?  latest is the
+ * manifest lp_target_check_binding returned.
+ */
 static bool
-referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
-						  uint64_t latest_version, uint64_t *version_found)
+committed_since_target(const LpTarget *target, LpManifestNaming naming,
+					   const LpManifest *latest, uint64_t *version_found)
 {
-	for (uint64_t v = latest_version; v >= 1; v--)
-	{
-		LpError		err;
-		LpManifest *manifest = lp_dataset_read_manifest(lp_local_store(), target->dataset,
-														naming, v, &err);
+	LpError		err;
 
-		if (manifest == NULL)
-		{
-			if (err.code == LP_ERR_NOT_FOUND)
-				continue;		/* cleaned up by Lance */
-			lp_raise(&err);
-		}
-		for (size_t f = 0; f < manifest->proto->n_fragments; f++)
-		{
-			const Lance__Table__DataFragment *fragment = manifest->proto->fragments[f];
-
-			for (size_t d = 0; d < fragment->n_files; d++)
-			{
-				const Lance__Table__DataFile *file = fragment->files[d];
-				bool		same_base = target->has_base_id
-					? (file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID &&
-					   (int64) file->base_id == target->base_id)
-					: file->base_id_present_case != LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
-
-				if (same_base && strcmp(file->path, target->file_name) == 0)
-				{
-					*version_found = v;
-					lp_manifest_free(manifest);
-					return true;
-				}
-			}
-		}
-		lp_manifest_free(manifest);
-	}
-	return false;
+	if (!lp_dataset_file_referenced_since(lp_local_store(), target->dataset, naming, latest,
+										  (uint64_t) target->dataset_version,
+										  target->has_base_id, (uint32_t) target->base_id,
+										  target->file_name, version_found, &err))
+		lp_raise(&err);
+	return *version_found != 0;
 }
 
 /* Remove a directory tree if it exists; true if it did. */
@@ -207,7 +184,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 
 	/* nothing is written before every check passed */
 	latest = lp_target_check_binding(target, &naming);
-	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
+	if (committed_since_target(target, naming, latest, &version_found))
 		ereport(ERROR,
 				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				errmsg("file \"%s\" of the target was already committed in version " UINT64_FORMAT " of dataset \"%s\"",
@@ -255,7 +232,10 @@ lp_commit_target(PG_FUNCTION_ARGS)
 					errhint("Drop the index, replace the data, then create the index again."));
 	}
 
-	request.read_version = latest->proto->version;
+	/* the first attempt builds on the version just read */
+	request.read_version = lp_manifest_version(latest);
+	request.read_manifest = latest;
+	request.read_naming = naming;
 	request.file.path = target->file_name;
 	request.file.fields = field_ids;
 	request.file.column_indices = column_indices;
@@ -299,7 +279,7 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 	lp_check_write_privilege();
 	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
 	latest = lp_target_check_binding(target, &naming);
-	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
+	if (committed_since_target(target, naming, latest, &version_found))
 		ereport(ERROR,
 				errcode(ERRCODE_OBJECT_IN_USE),
 				errmsg("file \"%s\" of the target is part of version " UINT64_FORMAT " of dataset \"%s\"",

@@ -52,3 +52,13 @@ lp_raise(const LpError *err)
 			err->detail[0] != '\0' ? errdetail_internal("%s", err->detail) : 0);
 	pg_unreachable();
 }
+
+void *
+lp_require_memory(void *pointer)
+{
+	if (pointer == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_OUT_OF_MEMORY),
+				errmsg("out of memory"));
+	return pointer;
+}

@@ -9,6 +9,7 @@
 #include "utils/acl.h"
 
 #include "lance_parts.h"
+#include "lp_fragment.h"
 #include "lp_pg_storage.h"
 
 static int
@@ -81,6 +82,39 @@ lp_local_path_from_uri(const char *uri)
 	}
 	*out = '\0';
 	return result;
+}
+
+char *
+lp_resolve_existing_path(const char *path, const char *what)
+{
+	char	   *resolved = realpath(path, NULL);
+	char	   *result;
+
+	if (resolved == NULL)
+	{
+		int			code = errno == ENOENT ? ERRCODE_UNDEFINED_FILE : ERRCODE_IO_ERROR;
+
+		ereport(ERROR,
+				errcode(code),
+				errmsg("could not resolve %s \"%s\": %m", what, path));
+	}
+	result = pstrdup(resolved);
+	free(resolved);
+	return result;
+}
+
+void
+lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
+				const char *dataset_root, char **base_path, char **data_dir)
+{
+	LpBaseLocation base;
+	LpError		err;
+
+	if (!lp_manifest_base(manifest, has_base_id, (uint32) base_id, dataset_root, &base, &err))
+		lp_raise(&err);
+	*base_path = base.path == NULL ? pstrdup(dataset_root)
+		: lp_resolve_existing_path(lp_local_path_from_uri(base.path), "base path");
+	*data_dir = lp_require_memory(lp_base_data_dir(*base_path, base.is_dataset_root));
 }
 
 void

@@ -6,10 +6,23 @@
 #define LP_PG_STORAGE_H
 
 #include "lp_file.h"
+#include "lp_manifest.h"
 #include "lp_storage.h"
 
 /* Local path for a plain path or a file:// URI; ERROR for anything else. */
 extern char *lp_local_path_from_uri(const char *uri);
+
+/* Resolve a path to its canonical absolute form; ERROR if it does not exist. */
+extern char *lp_resolve_existing_path(const char *path, const char *what);
+
+/*
+ * The path of a base of the manifest and the directory its data files go to
+ * (lp_base_data_dir): the dataset root as given, a registered base path
+ * resolved to its canonical local path; ERROR for an unknown base id.
+ */
+extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
+							int32 base_id, const char *dataset_root,
+							char **base_path, char **data_dir);
 
 /* ERROR (42501) unless the user may read, or write, server files. */
 extern void lp_check_read_privilege(void);

@@ -24,7 +24,7 @@
 #include "utils/numeric.h"
 
 #include "lance_parts.h"
-#include "lp_alloc.h"
+#include "lp_fragment.h"
 #include "lp_json.h"
 #include "lp_pg_storage.h"
 #include "lp_target.h"
@@ -419,9 +419,9 @@ check_locations(const LpTarget *target)
 		: strcmp(target->base_path, target->dataset) != 0)
 		invalid_target("The key \"%s\" is not where lance_parts.create_target puts the base of the target.",
 					   "base_path");
-	if (strcmp(target->data_dir, lp_base_data_dir(target->base_path, true)) != 0 &&
+	if (strcmp(target->data_dir, lp_require_memory(lp_base_data_dir(target->base_path, true))) != 0 &&
 		!(target->has_base_id &&
-		  strcmp(target->data_dir, lp_base_data_dir(target->base_path, false)) == 0))
+		  strcmp(target->data_dir, lp_require_memory(lp_base_data_dir(target->base_path, false))) == 0))
 		invalid_target("The key \"%s\" is not the data directory of the target's base.",
 					   "data_dir");
 }
@@ -499,22 +499,14 @@ lp_target_data_file_path(const LpTarget *target)
 char *
 lp_target_staging_dir(const LpTarget *target)
 {
-	return psprintf("%s/_parts/%s", target->data_dir, target->file_name);
+	return lp_require_memory(lp_data_file_staging_dir(target->data_dir, target->file_name));
 }
 
 char *
 lp_target_sidecar_dir(const LpTarget *target)
 {
-	char	   *stem = lp_blob_sidecar_dir(target->file_name);
-	char	   *result;
-
-	if (stem == NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_OUT_OF_MEMORY),
-				errmsg("out of memory"));
-	result = psprintf("%s/%s", target->data_dir, stem);
-	lp_free(stem);
-	return result;
+	/* file_name was checked to end in ".lance" (check_locations) */
+	return lp_require_memory(lp_data_file_sidecar_dir(target->data_dir, target->file_name));
 }
 
 const char *
@@ -524,72 +516,6 @@ lp_target_key(const LpTarget *target)
 }
 
 /* ---- binding to the dataset and base ------------------------------------- */
-
-char *
-lp_resolve_existing_path(const char *path, const char *what)
-{
-	char	   *resolved = realpath(path, NULL);
-	char	   *result;
-
-	if (resolved == NULL)
-	{
-		int			code = errno == ENOENT ? ERRCODE_UNDEFINED_FILE : ERRCODE_IO_ERROR;
-
-		ereport(ERROR,
-				errcode(code),
-				errmsg("could not resolve %s \"%s\": %m", what, path));
-	}
-	result = pstrdup(resolved);
-	free(resolved);
-	return result;
-}
-
-char *
-lp_manifest_tag(const LpManifest *manifest)
-{
-	const Lance__Table__Manifest *proto = manifest->proto;
-
-	if (proto->transaction_file != NULL && proto->transaction_file[0] != '\0')
-		return pstrdup(proto->transaction_file);
-	if (proto->timestamp != NULL)
-		return psprintf("timestamp:" INT64_FORMAT ".%09d",
-						proto->timestamp->seconds, proto->timestamp->nanos);
-	return psprintf("version:" UINT64_FORMAT, proto->version);
-}
-
-char *
-lp_base_data_dir(const char *base_path, bool is_dataset_root)
-{
-	return is_dataset_root ? psprintf("%s/%s", base_path, LP_DATA_DIR) : pstrdup(base_path);
-}
-
-void
-lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
-				const char *dataset_root, char **base_path, char **data_dir)
-{
-	const Lance__Table__Manifest *proto = manifest->proto;
-
-	if (!has_base_id)
-	{
-		*base_path = pstrdup(dataset_root);
-		*data_dir = lp_base_data_dir(*base_path, true);
-		return;
-	}
-	for (size_t i = 0; i < proto->n_base_paths; i++)
-	{
-		const Lance__Table__BasePath *base = proto->base_paths[i];
-
-		if ((int64) base->id != base_id)
-			continue;
-		*base_path = lp_resolve_existing_path(lp_local_path_from_uri(base->path),
-											  "base path");
-		*data_dir = lp_base_data_dir(*base_path, base->is_dataset_root);
-		return;
-	}
-	ereport(ERROR,
-			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			errmsg("dataset \"%s\" has no base path with id %d", dataset_root, base_id));
-}
 
 static void
 foreign_target(const LpTarget *target, const char *detail)
@@ -609,6 +535,7 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 	LpManifest *latest;
 	LpManifest *at_creation;
 	LpError		err;
+	char	   *tag;
 	char	   *base_path;
 	char	   *data_dir;
 
@@ -631,11 +558,11 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 					   psprintf("The dataset has no version " INT64_FORMAT ", at which the target was made; its versions may have been cleaned up.",
 								target->dataset_version));
 	}
-	if (strcmp(lp_manifest_tag(at_creation), target->dataset_tag) != 0)
+	tag = lp_require_memory(lp_manifest_tag(at_creation));
+	if (strcmp(tag, target->dataset_tag) != 0)
 		foreign_target(target,
 					   psprintf("Version " INT64_FORMAT " of the dataset is \"%s\", but the target was made at \"%s\".",
-								target->dataset_version, lp_manifest_tag(at_creation),
-								target->dataset_tag));
+								target->dataset_version, tag, target->dataset_tag));
 	lp_manifest_free(at_creation);
 
 	lp_resolve_base(latest, target->has_base_id, target->base_id, root,

@@ -61,20 +61,6 @@ extern char *lp_target_sidecar_dir(const LpTarget *target);
 extern LpManifest *lp_target_check_binding(const LpTarget *target,
 										   LpManifestNaming *naming);
 
-/* The identity of one version of one dataset, recorded in targets. */
-extern char *lp_manifest_tag(const LpManifest *manifest);
-
-/* Resolve a path to its canonical absolute form; ERROR if it does not exist. */
-extern char *lp_resolve_existing_path(const char *path, const char *what);
-
-/* Where data files of a base go: <path>/data for dataset roots, else <path>. */
-extern char *lp_base_data_dir(const char *base_path, bool is_dataset_root);
-
-/* The base and data directory of a base id of the manifest (see lp_base_data_dir). */
-extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
-							int32 base_id, const char *dataset_root,
-							char **base_path, char **data_dir);
-
 /* Key of the target in the session registry. */
 extern const char *lp_target_key(const LpTarget *target);
 
