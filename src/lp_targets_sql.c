@@ -32,52 +32,31 @@ static void
 select_columns(const LpSchema *full, List *columns, const char *dataset,
 			   LpSchema *selected)
 {
-	bool	   *keep = palloc0(sizeof(bool) * Max(full->num_fields, 1));
-	int32	   *kept_ids = palloc(sizeof(int32) * Max(full->num_fields, 1));
-	int			num_kept = 0;
+	const char **names = palloc(sizeof(char *) * list_length(columns));
 	ListCell   *cell;
-	uint32_t	n = 0;
+	size_t		n = 0;
+	size_t		bad;
 
 	foreach(cell, columns)
+		names[n++] = lfirst(cell);
+	switch (lp_schema_select(full, names, n, selected, &bad))
 	{
-		const char *name = lfirst(cell);
-		bool		found = false;
-
-		for (uint32_t i = 0; i < full->num_fields; i++)
-		{
-			if (full->fields[i].parent_id == -1 && strcmp(full->fields[i].name, name) == 0)
-			{
-				if (keep[i])
-					ereport(ERROR,
-							errcode(ERRCODE_DUPLICATE_COLUMN),
-							errmsg("column \"%s\" is named more than once", name));
-				keep[i] = true;
-				found = true;
-			}
-		}
-		if (!found)
+		case LP_SCHEMA_SELECT_OK:
+			return;
+		case LP_SCHEMA_SELECT_DUPLICATE:
+			ereport(ERROR,
+					errcode(ERRCODE_DUPLICATE_COLUMN),
+					errmsg("column \"%s\" is named more than once", names[bad]));
+			break;
+		case LP_SCHEMA_SELECT_UNKNOWN:
 			ereport(ERROR,
 					errcode(ERRCODE_UNDEFINED_COLUMN),
-					errmsg("dataset \"%s\" has no top-level column \"%s\"", dataset, name));
+					errmsg("dataset \"%s\" has no top-level column \"%s\"", dataset, names[bad]));
+			break;
+		case LP_SCHEMA_SELECT_NO_MEMORY:
+			lp_require_memory(NULL);
+			break;
 	}
-
-	/* pre-order: a child follows its parent, so one pass finds descendants */
-	for (uint32_t i = 0; i < full->num_fields; i++)
-	{
-		const LpField *field = &full->fields[i];
-
-		for (int k = 0; !keep[i] && k < num_kept; k++)
-			keep[i] = field->parent_id == kept_ids[k];
-		if (keep[i])
-			kept_ids[num_kept++] = field->id;
-	}
-
-	*selected = *full;
-	selected->fields = palloc(sizeof(LpField) * num_kept);
-	for (uint32_t i = 0; i < full->num_fields; i++)
-		if (keep[i])
-			selected->fields[n++] = full->fields[i];
-	selected->num_fields = n;
 }
 
 static List *
@@ -134,8 +113,10 @@ lp_create_target(PG_FUNCTION_ARGS)
 	if (!lp_manifest_check_flags(manifest, &err))
 		lp_raise(&err);
 
-	format_version = manifest->proto->data_format ? manifest->proto->data_format->version : "";
-	if (!lp_file_version_parse(format_version, &dataset_version))
+	format_version = lp_manifest_data_format(manifest);
+	if (format_version == NULL)
+		format_version = "";
+	if (!lp_manifest_data_version(manifest, &dataset_version))
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				errmsg("dataset \"%s\" has data storage format \"%s\", which lance_parts cannot write",
@@ -182,8 +163,8 @@ lp_create_target(PG_FUNCTION_ARGS)
 	if (!lp_generate_data_file_name(lp_random_bytes, NULL, file_name, &err))
 		lp_raise(&err);
 	target->file_name = pstrdup(file_name);
-	target->dataset_version = (int64) manifest->proto->version;
-	target->dataset_tag = lp_manifest_tag(manifest);
+	target->dataset_version = (int64) lp_manifest_version(manifest);
+	target->dataset_tag = lp_require_memory(lp_manifest_tag(manifest));
 
 	PG_RETURN_JSONB_P(lp_target_to_jsonb(target));
 }
