@@ -29,6 +29,7 @@
 #include "lp_decode.h"
 #include "lp_fdw.h"
 #include "lp_pg_storage.h"
+#include "lp_schema.h"
 
 PG_FUNCTION_INFO_V1(lance_fdw_handler);
 
@@ -39,7 +40,8 @@ typedef struct ScanColumn
 	char	   *attname;
 	char	   *field_name;		/* the Lance field it reads */
 	int32		field_id;		/* -1: the source has no such field */
-	List	   *field_ids;		/* it and its descendants (2.1+ files list leaves) */
+	int32_t    *field_ids;		/* it and its descendants (2.1+ files list leaves) */
+	size_t		n_field_ids;
 	Oid			typid;
 	int32		typmod;
 	/* for the current fragment */
@@ -161,19 +163,6 @@ scan_error_context(void *arg)
 				   state->relname, state->fragment_id, state->current_file);
 }
 
-/* The id of field index of schema and of every field below it. */
-static List *
-field_and_descendant_ids(const LpSchema *schema, int index)
-{
-	List	   *ids = list_make1_int(schema->fields[index].id);
-
-	/* Pre-order: descendants follow their parent. */
-	for (uint32 i = index + 1; i < schema->num_fields; i++)
-		if (list_member_int(ids, schema->fields[i].parent_id))
-			ids = lappend_int(ids, schema->fields[i].id);
-	return ids;
-}
-
 static void
 lance_begin_scan(ForeignScanState *node, int eflags)
 {
@@ -215,8 +204,10 @@ lance_begin_scan(ForeignScanState *node, int eflags)
 						   state->source->single_file ? "file" : "dataset", state->source->path),
 					errhint("Name the field with the column option \"column_name\"."));
 		column->field_id = field_index < 0 ? -1 : state->source->schema.fields[field_index].id;
-		if (field_index >= 0)
-			column->field_ids = field_and_descendant_ids(&state->source->schema, field_index);
+		if (field_index >= 0 &&
+			!lp_schema_subtree(&state->source->schema, (uint32) field_index,
+							   &column->field_ids, &column->n_field_ids))
+			lp_require_memory(NULL);
 	}
 	if (state->explain_only)
 		return;
@@ -230,17 +221,18 @@ lance_begin_scan(ForeignScanState *node, int eflags)
 }
 
 static bool
-data_file_holds(const Lance__Table__DataFile *file, const ScanColumn *column)
+data_file_holds(const LpDataFileRef *file, const ScanColumn *column)
 {
 	for (size_t i = 0; i < file->n_fields; i++)
-		if (list_member_int(column->field_ids, file->fields[i]))
-			return true;
+		for (size_t k = 0; k < column->n_field_ids; k++)
+			if (column->field_ids[k] == file->fields[i])
+				return true;
 	return false;
 }
 
 /* Decode the needed fields that one data file holds. */
 static void
-decode_data_file(LanceScan *state, const char *path, const Lance__Table__DataFile *entry)
+decode_data_file(LanceScan *state, const char *path, const LpDataFileRef *entry)
 {
 	LpInput    *input;
 	LpFile	   *file;
@@ -297,10 +289,10 @@ decode_data_file(LanceScan *state, const char *path, const Lance__Table__DataFil
 }
 
 static void
-read_deletions(LanceScan *state, const Lance__Table__DataFragment *fragment)
+read_deletions(LanceScan *state, const LpFragment *fragment)
 {
-	char	   *path = lp_fdw_deletion_file_path(state->source, fragment->id,
-												 fragment->deletion_file);
+	const LpDeletionFileRef *deletion = &fragment->deletion_file;
+	char	   *path = lp_fdw_deletion_file_path(state->source, fragment);
 	LpInput    *input;
 	LpError		err;
 
@@ -308,19 +300,16 @@ read_deletions(LanceScan *state, const Lance__Table__DataFragment *fragment)
 	input = lp_local_input_open(path, &err);
 	if (input == NULL)
 		lp_raise(&err);
-	if (!lp_deletions_read(input,
-						   fragment->deletion_file->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP
-						   ? LP_DELETION_BITMAP : LP_DELETION_ARROW,
-						   state->fragment_rows, &state->deletions, &err))
+	if (!lp_deletions_read(input, deletion->form, state->fragment_rows, &state->deletions, &err))
 		lp_raise(&err);
 	lp_input_close(input);
-	if (fragment->deletion_file->num_deleted_rows != 0 &&
-		fragment->deletion_file->num_deleted_rows != state->deletions.num_deleted)
+	if (deletion->num_deleted_rows != 0 &&
+		deletion->num_deleted_rows != state->deletions.num_deleted)
 		ereport(ERROR,
 				errcode(ERRCODE_DATA_CORRUPTED),
 				errmsg("deletion file \"%s\" lists " UINT64_FORMAT " rows, but the manifest says " UINT64_FORMAT,
 					   path, state->deletions.num_deleted,
-					   (uint64) fragment->deletion_file->num_deleted_rows));
+					   (uint64) deletion->num_deleted_rows));
 }
 
 static void
@@ -343,25 +332,27 @@ load_fragment(LanceScan *state, uint64 index)
 	}
 	else
 	{
-		const Lance__Table__DataFragment *fragment =
-			state->source->manifest->proto->fragments[index];
-		bool		rows_known = fragment->physical_rows != 0;
+		LpFragment	fragment;
+		bool		rows_known;
 
-		state->fragment_id = fragment->id;
-		state->fragment_rows = fragment->physical_rows;
-		for (size_t d = 0; d < fragment->n_files; d++)
+		lp_manifest_fragment(state->source->manifest, index, &fragment);
+		rows_known = fragment.physical_rows != 0;
+		state->fragment_id = fragment.id;
+		state->fragment_rows = fragment.physical_rows;
+		for (size_t d = 0; d < fragment.num_files; d++)
 		{
+			LpDataFileRef file;
 			bool		needed = !rows_known && d == 0;
 
+			lp_fragment_data_file(state->source->manifest, &fragment, d, &file);
 			for (int c = 0; c < state->num_columns && !needed; c++)
 				needed = state->columns[c].field_id >= 0 &&
-					data_file_holds(fragment->files[d], &state->columns[c]);
+					data_file_holds(&file, &state->columns[c]);
 			if (needed)
-				decode_data_file(state, lp_fdw_data_file_path(state->source, fragment->files[d]),
-								 fragment->files[d]);
+				decode_data_file(state, lp_fdw_data_file_path(state->source, &file), &file);
 		}
-		if (fragment->deletion_file != NULL)
-			read_deletions(state, fragment);
+		if (fragment.has_deletion_file)
+			read_deletions(state, &fragment);
 	}
 	state->current_file = NULL;
 	MemoryContextSwitchTo(old);
@@ -472,11 +463,20 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	if (es->verbose && !source->single_file)
 	{
 		List	   *files = NIL;
-		const Lance__Table__Manifest *proto = source->manifest->proto;
 
-		for (size_t f = 0; f < proto->n_fragments; f++)
-			for (size_t d = 0; d < proto->fragments[f]->n_files; d++)
-				files = lappend(files, proto->fragments[f]->files[d]->path);
+		for (size_t f = 0; f < source->num_fragments; f++)
+		{
+			LpFragment	fragment;
+
+			lp_manifest_fragment(source->manifest, f, &fragment);
+			for (size_t d = 0; d < fragment.num_files; d++)
+			{
+				LpDataFileRef file;
+
+				lp_fragment_data_file(source->manifest, &fragment, d, &file);
+				files = lappend(files, (char *) file.path);
+			}
+		}
 		ExplainPropertyList("Lance Data Files", files, es);
 	}
 }

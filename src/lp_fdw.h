@@ -18,6 +18,7 @@
 
 #include "lp_deletion.h"
 #include "lp_file.h"
+#include "lp_fragment.h"
 #include "lp_manifest.h"
 #include "lp_values.h"
 
@@ -77,10 +78,8 @@ extern LpType *lp_fdw_schema_field_type(const LpSchema *schema, uint32 index,
 										const char *where);
 
 /* Where the data files and deletion files of a dataset's bases are. */
-extern char *lp_fdw_data_file_path(const LpFdwSource *source,
-								   const Lance__Table__DataFile *file);
-extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, uint64 fragment_id,
-									   const Lance__Table__DeletionFile *deletion);
+extern char *lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file);
+extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment);
 
 /* ---- IMPORT FOREIGN SCHEMA (lp_fdw_import.c) ---- */
 

@@ -8,28 +8,9 @@
 #include <sys/stat.h>
 
 #include "lance_parts.h"
-#include "lp_alloc.h"
 #include "lp_dataset.h"
 #include "lp_fdw.h"
 #include "lp_pg_storage.h"
-#include "lp_target.h"
-
-static bool
-is_legacy_format(const LpManifest *manifest)
-{
-	const Lance__Table__Manifest *proto = manifest->proto;
-
-	if (proto->data_format != NULL && proto->data_format->version != NULL &&
-		(strcmp(proto->data_format->version, "0.1") == 0 ||
-		 strcmp(proto->data_format->version, "legacy") == 0))
-		return true;
-	for (size_t f = 0; f < proto->n_fragments; f++)
-		for (size_t d = 0; d < proto->fragments[f]->n_files; d++)
-			if (proto->fragments[f]->files[d]->file_major_version == 0 &&
-				proto->fragments[f]->files[d]->file_minor_version < 3)
-				return true;
-	return false;
-}
 
 static void
 legacy_error(const char *what, const char *path)
@@ -47,7 +28,6 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 	LpStore    *store = lp_local_store();
 	LpManifestNaming naming;
 	LpError		err;
-	const Lance__Table__Manifest *proto;
 
 	if (has_version)
 	{
@@ -70,20 +50,20 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 	if (!lp_manifest_check_flags(source->manifest, &err) ||
 		!lp_manifest_schema(source->manifest, &source->schema, &err))
 		lp_raise(&err);
-	if (refuse_legacy && is_legacy_format(source->manifest))
+	if (refuse_legacy && lp_manifest_is_legacy(source->manifest))
 		legacy_error("dataset", source->path);
 
-	proto = source->manifest->proto;
-	source->version = proto->version;
-	source->num_fragments = proto->n_fragments;
-	for (size_t f = 0; f < proto->n_fragments; f++)
+	source->version = lp_manifest_version(source->manifest);
+	source->num_fragments = lp_manifest_num_fragments(source->manifest);
+	for (size_t f = 0; f < source->num_fragments; f++)
 	{
-		const Lance__Table__DataFragment *fragment = proto->fragments[f];
+		LpFragment	fragment;
 
-		source->num_files += fragment->n_files;
-		source->physical_rows += fragment->physical_rows;
-		if (fragment->deletion_file != NULL)
-			source->deleted_rows += fragment->deletion_file->num_deleted_rows;
+		lp_manifest_fragment(source->manifest, f, &fragment);
+		source->num_files += fragment.num_files;
+		source->physical_rows += fragment.physical_rows;
+		if (fragment.has_deletion_file)
+			source->deleted_rows += fragment.deletion_file.num_deleted_rows;
 	}
 }
 
@@ -149,46 +129,30 @@ lp_fdw_schema_field_type(const LpSchema *schema, uint32 index, const char *where
 	return type;
 }
 
-static void
-resolve_base(const LpFdwSource *source, bool has_base_id, uint32 base_id,
-			 char **base_path, char **data_dir)
-{
-	lp_resolve_base(source->manifest, has_base_id, (int32) base_id, source->path,
-					base_path, data_dir);
-}
-
 char *
-lp_fdw_data_file_path(const LpFdwSource *source, const Lance__Table__DataFile *file)
+lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file)
 {
 	char	   *base_path;
 	char	   *data_dir;
 
 	if (source->single_file)
 		return source->path;
-	resolve_base(source, file->base_id_present_case == LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID,
-				 file->base_id, &base_path, &data_dir);
+	lp_resolve_base(source->manifest, file->has_base_id, (int32) file->base_id, source->path,
+					&base_path, &data_dir);
 	return psprintf("%s/%s", data_dir, file->path);
 }
 
 char *
-lp_fdw_deletion_file_path(const LpFdwSource *source, uint64 fragment_id,
-						  const Lance__Table__DeletionFile *deletion)
+lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment)
 {
+	const LpDeletionFileRef *deletion = &fragment->deletion_file;
 	char	   *base_path;
 	char	   *data_dir;
 	char	   *relative;
-	char	   *result;
 
-	resolve_base(source, deletion->base_id_present_case == LANCE__TABLE__DELETION_FILE__BASE_ID_PRESENT_BASE_ID,
-				 deletion->base_id, &base_path, &data_dir);
-	relative = lp_deletion_file_path(fragment_id, deletion->read_version, deletion->id,
-									 deletion->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP
-									 ? LP_DELETION_BITMAP : LP_DELETION_ARROW);
-	if (relative == NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_OUT_OF_MEMORY),
-				errmsg("out of memory"));
-	result = psprintf("%s/%s", base_path, relative);
-	lp_free(relative);
-	return result;
+	lp_resolve_base(source->manifest, deletion->has_base_id, (int32) deletion->base_id,
+					source->path, &base_path, &data_dir);
+	relative = lp_require_memory(lp_deletion_file_path(fragment->id, deletion->read_version,
+													   deletion->id, deletion->form));
+	return psprintf("%s/%s", base_path, relative);
 }
