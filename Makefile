@@ -29,7 +29,9 @@ REGRESS_OPTS = --inputdir=. --outputdir=results
 
 WARNINGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/proto
+# The PostgreSQL layer sees the core's public headers only: no generated
+# protobuf headers (they are internal to the core).
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core
 PG_CFLAGS = $(WARNINGS)
 BUILD ?= build
 CORE_LIB = $(BUILD)/liblpcore.a
@@ -47,8 +49,6 @@ include $(PGXS)
 # protoc-c runs at build time; the generated C is never committed.
 %.pb-c.c %.pb-c.h: %.proto
 	protoc-c --proto_path=$(srcdir)/src/proto --c_out=$(srcdir)/src/proto $<
-
-$(PG_SRCS:.c=.o): $(PROTO_HDRS)
 
 # ---- the core library, in three builds ---------------------------------------
 #   $(BUILD)/liblpcore.a           gcc, position-independent: the module, check-core
