@@ -19,6 +19,8 @@
 #include "lp_test_store.h"
 
 int			lp_test_store_conflicts;
+int			lp_test_store_lists;
+int			lp_test_store_opens;
 
 static LpInput *
 store_open_input(LpStore *store, const char *path, LpError *err)
@@ -26,6 +28,7 @@ store_open_input(LpStore *store, const char *path, LpError *err)
 	struct stat st;
 
 	(void) store;
+	lp_test_store_opens++;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 	{
 		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is a directory", path);
@@ -43,7 +46,7 @@ store_list(LpStore *store, const char *directory, LpListCallback callback,
 	bool		ok = true;
 
 	(void) store;
-
+	lp_test_store_lists++;
 	if (dir == NULL)
 		return lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
 					   "could not open directory \"%s\": %s", directory, strerror(errno));

@@ -16,4 +16,8 @@ LpStore    *lp_test_store(void);
 /* Number of put_if_absent calls that found the path already there. */
 extern int	lp_test_store_conflicts;
 
+/* Number of list and open_input calls (the reads a commit costs). */
+extern int	lp_test_store_lists;
+extern int	lp_test_store_opens;
+
 #endif							/* LP_TEST_STORE_H */

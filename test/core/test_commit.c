@@ -897,3 +897,159 @@ LP_TEST(commit_stable_row_ids)
 	}
 	lp_manifest_free(base);
 }
+
+/*
+ * commit's first attempt builds on the manifest the caller read: no listing
+ * of _versions/ and no read at all; a retry after a lost race does read.
+ */
+LP_TEST(commit_reuses_read_manifest)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name_first[LP_DATA_FILE_NAME_SIZE];
+	char		name_second[LP_DATA_FILE_NAME_SIZE];
+	char		name_third[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 1234;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+	int			lists;
+	int			opens;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+
+	/* version 3 as read: the first attempt lands on it without a read */
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = lp_manifest_version(before);
+	request.read_manifest = before;
+	request.read_naming = naming;
+	stage_copy(root, before, 0, &seed, name_first, &request.file, &request.physical_rows);
+	lists = lp_test_store_lists;
+	opens = lp_test_store_opens;
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, 4);
+	LP_CHECK_EQ_U64(result.attempts, 1);
+	LP_CHECK_EQ_U64(lp_test_store_lists - lists, 0);
+	LP_CHECK_EQ_U64(lp_test_store_opens - opens, 0);
+
+	/* version 3 again, now stale: version 4 is taken, the retry reads */
+	stage_copy(root, before, 1, &seed, name_second, &request.file, &request.physical_rows);
+	lists = lp_test_store_lists;
+	opens = lp_test_store_opens;
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, 5);
+	LP_CHECK_EQ_U64(result.attempts, 2);
+	LP_CHECK(lp_test_store_lists - lists >= 1);
+	LP_CHECK(lp_test_store_opens - opens >= 1);
+
+	/* without a manifest the first attempt lists and reads */
+	request.read_manifest = NULL;
+	request.read_version = 5;
+	stage_copy(root, before, 2, &seed, name_third, &request.file, &request.physical_rows);
+	lists = lp_test_store_lists;
+	opens = lp_test_store_opens;
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, 6);
+	LP_CHECK_EQ_U64(result.attempts, 1);
+	LP_CHECK_EQ_U64(lp_test_store_lists - lists, 1);
+	LP_CHECK_EQ_U64(lp_test_store_opens - opens, 1);
+
+	/* a manifest that is not the read version's is refused */
+	request.read_manifest = before;
+	request.read_version = 6;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
+
+	lp_manifest_free(before);
+	reference_check(root, 515 + 300 + 170 + 45, "", false);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * Whether a file was committed since a version reads only the versions
+ * after it (the latest one from memory).
+ */
+LP_TEST(commit_referenced_since_reads_newer_versions)
+{
+	char		work[1024];
+	char		root[1200];
+	char		appended[LP_DATA_FILE_NAME_SIZE];
+	char		replacement[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 4321;
+	uint64_t	found;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *latest;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+	int			opens;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	/* version 4 appends a file, version 5 replaces it in its fragment */
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = 3;
+	stage_copy(root, before, 2, &seed, appended, &request.file, &request.physical_rows);
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	request.kind = LP_COMMIT_REPLACE;
+	request.read_version = 4;
+	request.fragment_id = result.fragment_id;
+	stage_copy(root, before, 2, &seed, replacement, &request.file, &request.physical_rows);
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, 5);
+
+	latest = read_latest(root, &naming);
+	if (latest != NULL)
+	{
+		/* in the latest version: found without a read */
+		opens = lp_test_store_opens;
+		LP_CHECK(lp_dataset_file_referenced_since(lp_test_store(), root, naming, latest, 3,
+												  false, 0, replacement, &found, &err));
+		LP_CHECK_EQ_U64(found, 5);
+		LP_CHECK_EQ_U64(lp_test_store_opens - opens, 0);
+
+		/* only in version 4: one read */
+		opens = lp_test_store_opens;
+		LP_CHECK(lp_dataset_file_referenced_since(lp_test_store(), root, naming, latest, 3,
+												  false, 0, appended, &found, &err));
+		LP_CHECK_EQ_U64(found, 4);
+		LP_CHECK_EQ_U64(lp_test_store_opens - opens, 1);
+
+		/* since version 4: version 4 is not read */
+		opens = lp_test_store_opens;
+		LP_CHECK(lp_dataset_file_referenced_since(lp_test_store(), root, naming, latest, 4,
+												  false, 0, appended, &found, &err));
+		LP_CHECK_EQ_U64(found, 0);
+		LP_CHECK_EQ_U64(lp_test_store_opens - opens, 0);
+
+		/* in another base it is another file */
+		LP_CHECK(lp_dataset_file_referenced_since(lp_test_store(), root, naming, latest, 0,
+												  true, 1, replacement, &found, &err));
+		LP_CHECK_EQ_U64(found, 0);
+
+		/* a name in no version: every version after 1 is read, newest first */
+		opens = lp_test_store_opens;
+		LP_CHECK(lp_dataset_file_referenced_since(lp_test_store(), root, naming, latest, 1,
+												  false, 0, "absent.lance", &found, &err));
+		LP_CHECK_EQ_U64(found, 0);
+		LP_CHECK_EQ_U64(lp_test_store_opens - opens, 3);
+		lp_manifest_free(latest);
+	}
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
