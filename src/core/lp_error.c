@@ -75,6 +75,12 @@ lp_error_code_name(LpErrorCode code)
 			return "unsupported";
 		case LP_ERR_ALREADY_EXISTS:
 			return "already exists";
+		case LP_ERR_CONFLICT:
+			return "conflict";
+		case LP_ERR_ALREADY_COMMITTED:
+			return "already committed";
+		case LP_ERR_DISK_FULL:
+			return "disk full";
 		case LP_ERR_CANCELED:
 			return "canceled";
 		case LP_ERR_INTERNAL:
