@@ -115,7 +115,8 @@ lp_compact(PG_FUNCTION_ARGS)
 				errmsg("dataset and target_rows_per_fragment must not be NULL"));
 	lp_check_read_privilege();
 	lp_check_write_privilege();
-	root = lp_resolve_existing_path(lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0))),
+	root = lp_resolve_existing_path(lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+																 "the dataset of compact"),
 									"dataset");
 	target_rows = PG_GETARG_INT64(2);
 	if (target_rows < 2 || target_rows > (int64) UINT32_MAX)
@@ -123,8 +124,11 @@ lp_compact(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("target_rows_per_fragment must be between 2 and %u", UINT32_MAX));
 	if (!PG_ARGISNULL(1))
+	{
+		lp_check_one_dimensional(PG_GETARG_ARRAYTYPE_P(1), "fragment_ids");
 		deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), INT8OID, 8, FLOAT8PASSBYVAL,
 						  TYPALIGN_DOUBLE, &wanted, &wanted_nulls, &num_wanted);
+	}
 
 	manifest = lp_dataset_read_latest(lp_local_store(), root, &naming, &err);
 	if (manifest == NULL || !lp_manifest_check_flags(manifest, &err))

@@ -26,7 +26,8 @@ hex_digit_value(char c)
 /*
  * file:///abs/path (or file://localhost/abs/path) with %XX escapes, or a plain
  * path.  Relative plain paths are taken relative to the data directory, as
- * COPY does.
+ * COPY FROM takes them; paths that are written or removed go through
+ * lp_local_write_path_from_uri.
  */
 char *
 lp_local_path_from_uri(const char *uri)
@@ -81,6 +82,25 @@ lp_local_path_from_uri(const char *uri)
 	}
 	*out = '\0';
 	return result;
+}
+
+/*
+ * Like COPY TO, refuse relative paths for anything written or removed
+ * (42602): the server's working directory is the data directory, where a
+ * relative output would land.
+ */
+char *
+lp_local_write_path_from_uri(const char *uri, const char *what)
+{
+	char	   *path = lp_local_path_from_uri(uri);
+
+	if (!is_absolute_path(path))
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_NAME),
+				errmsg("relative path not allowed for %s", what),
+				errdetail("The path is \"%s\".", path),
+				errhint("Give an absolute path or a file:// URI."));
+	return path;
 }
 
 void

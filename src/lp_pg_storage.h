@@ -10,6 +10,8 @@
 
 /* Local path for a plain path or a file:// URI; ERROR for anything else. */
 extern char *lp_local_path_from_uri(const char *uri);
+/* The same for a path to be written or removed (what it is, for the message): absolute only. */
+extern char *lp_local_write_path_from_uri(const char *uri, const char *what);
 
 /* ERROR (42501) unless the user may read, or write, server files. */
 extern void lp_check_read_privilege(void);
