@@ -1,10 +1,12 @@
 /*
  * lance_parts.c - module entry point: the hooks that connect the
- * PostgreSQL-independent core to the backend, and the modules' settings.
+ * PostgreSQL-independent core to the backend, the modules' settings, and
+ * argument checks shared by the SQL functions.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/array.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -43,6 +45,15 @@ lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
 	if (!pg_strong_random(buffer, len))
 		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
 	return true;
+}
+
+void
+lp_check_one_dimensional(ArrayType *array, const char *what)
+{
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("%s must be a one-dimensional array", what));
 }
 
 static bool

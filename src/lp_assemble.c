@@ -256,18 +256,12 @@ lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows)
 	int			num_rows = 0;
 	List	   *parts = NIL;
 
-	if (ARR_NDIM(uris) > 1)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("part list must be a one-dimensional array"));
+	lp_check_one_dimensional(uris, "part list");
 	deconstruct_array(uris, TEXTOID, -1, false, TYPALIGN_INT,
 					  &uri_values, &uri_nulls, &num_uris);
 	if (expected_rows != NULL)
 	{
-		if (ARR_NDIM(expected_rows) > 1)
-			ereport(ERROR,
-					errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					errmsg("expected row counts must be a one-dimensional array"));
+		lp_check_one_dimensional(expected_rows, "expected row counts");
 		deconstruct_array(expected_rows, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 						  &row_values, &row_nulls, &num_rows);
 		if (num_rows != num_uris)
@@ -315,7 +309,8 @@ lp_concat_files(PG_FUNCTION_ARGS)
 				errmsg("output and inputs of concat_files must not be NULL"));
 	lp_check_read_privilege();
 	lp_check_write_privilege();
-	output_path = lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	output_path = lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+											   "the output of concat_files");
 	parts = lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
 								 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
 	lp_assemble_file(output_path, parts, &target, true, &result);

@@ -38,6 +38,7 @@ selected_fragments(FunctionCallInfo fcinfo, const LpManifest *manifest, const ch
 	*n_selected = 0;
 	if (PG_ARGISNULL(1))
 		return NULL;
+	lp_check_one_dimensional(PG_GETARG_ARRAYTYPE_P(1), "fragment_ids");
 	deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), INT8OID, 8, FLOAT8PASSBYVAL,
 					  TYPALIGN_DOUBLE, &wanted, &wanted_nulls, &num_wanted);
 	selected = palloc(sizeof(uint64_t) * Max(num_wanted, 1));
@@ -175,7 +176,8 @@ lp_compact(PG_FUNCTION_ARGS)
 				errmsg("dataset and target_rows_per_fragment must not be NULL"));
 	lp_check_read_privilege();
 	lp_check_write_privilege();
-	root = lp_resolve_existing_path(lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0))),
+	root = lp_resolve_existing_path(lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+																 "the dataset of compact"),
 									"dataset");
 	target_rows = PG_GETARG_INT64(2);
 	if (target_rows < 2 || target_rows > (int64) UINT32_MAX)

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
@@ -68,6 +69,50 @@ close_descriptor(LpLocalInput *local)
 		open_reopenable_input = NULL;
 }
 
+/*
+ * Open a regular file for reading; -1 with err set otherwise.  O_NONBLOCK
+ * keeps a FIFO from blocking the open (uncancelably, until a writer comes)
+ * and the type is checked on the descriptor itself, so nothing can be
+ * swapped in between; for a regular file the flag is cleared again.
+ */
+static int
+open_regular_file(const char *path, struct stat *st, LpError *err)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | O_NONBLOCK | PG_BINARY);
+	int			flags;
+
+	if (fd < 0)
+	{
+		lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+				"could not open file \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, st) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s", path, strerror(errno));
+		CloseTransientFile(fd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode))
+	{
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a regular file", path);
+		if (S_ISDIR(st->st_mode))
+			lp_error_detail(err, "It is a directory; give the path of a .lance data file.");
+		else
+			lp_error_detail(err, "It is a FIFO, socket or device; Lance files are regular files.");
+		CloseTransientFile(fd);
+		return -1;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not set flags of file \"%s\": %s", path, strerror(errno));
+		CloseTransientFile(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Make sure local->fd is open, checking that the file kept its size. */
 static bool
 ensure_open(LpLocalInput *local, LpError *err)
@@ -78,14 +123,10 @@ ensure_open(LpLocalInput *local, LpError *err)
 		return true;
 	if (open_reopenable_input != NULL)
 		close_descriptor(open_reopenable_input);
-	local->fd = OpenTransientFile(local->path, O_RDONLY | PG_BINARY);
+	local->fd = open_regular_file(local->path, &st, err);
 	if (local->fd < 0)
-		return lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
-					   "could not open file \"%s\": %s", local->path, strerror(errno));
+		return false;
 	open_reopenable_input = local;
-	if (fstat(local->fd, &st) != 0)
-		return lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
-					   local->path, strerror(errno));
 	if ((uint64_t) st.st_size != local->base.size)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "file \"%s\" changed size after it was validated (%llu bytes, now %llu)",
@@ -149,32 +190,9 @@ lp_local_input_open(const char *path, LpError *err)
 	struct stat st;
 	int			fd;
 
-	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	fd = open_regular_file(path, &st, err);
 	if (fd < 0)
-	{
-		if (errno == ENOENT)
-			lp_fail(err, LP_ERR_NOT_FOUND, "could not open file \"%s\": %s",
-					path, strerror(errno));
-		else
-			lp_fail(err, LP_ERR_IO, "could not open file \"%s\": %s",
-					path, strerror(errno));
 		return NULL;
-	}
-	if (fstat(fd, &st) != 0)
-	{
-		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
-				path, strerror(errno));
-		CloseTransientFile(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode))
-	{
-		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a regular file", path);
-		if (S_ISDIR(st.st_mode))
-			lp_error_detail(err, "It is a directory; give the path of a .lance data file.");
-		CloseTransientFile(fd);
-		return NULL;
-	}
 
 	local = palloc0(sizeof(LpLocalInput));
 	local->base.ops = &local_input_ops;
@@ -217,6 +235,16 @@ typedef struct LpLocalOutput
 	MemoryContextCallback cleanup;
 } LpLocalOutput;
 
+/*
+ * The code of a failed write, create, copy or fsync: no space and no quota
+ * left are disk_full (53100), as PostgreSQL reports them for its own files.
+ */
+static LpErrorCode
+write_error_code(int errnum)
+{
+	return errnum == ENOSPC || errnum == EDQUOT ? LP_ERR_DISK_FULL : LP_ERR_IO;
+}
+
 /* fsync a directory so a new or renamed entry in it is durable. */
 static bool
 fsync_directory(const char *path, LpError *err)
@@ -231,7 +259,7 @@ fsync_directory(const char *path, LpError *err)
 		int			save_errno = errno;
 
 		CloseTransientFile(fd);
-		return lp_fail(err, LP_ERR_IO, "could not fsync directory \"%s\": %s",
+		return lp_fail(err, write_error_code(save_errno), "could not fsync directory \"%s\": %s",
 					   path, strerror(save_errno));
 	}
 	CloseTransientFile(fd);
@@ -308,7 +336,7 @@ write_all(int fd, const char *path, uint64_t offset, const void *data,
 		{
 			if (errno == EINTR)
 				continue;
-			return lp_fail(err, LP_ERR_IO, "could not write file \"%s\": %s",
+			return lp_fail(err, write_error_code(errno), "could not write file \"%s\": %s",
 						   path, strerror(errno));
 		}
 		done += (size_t) n;
@@ -397,7 +425,7 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 				local->copy_range_refused = true;
 				break;
 			}
-			return lp_fail(err, LP_ERR_IO, "could not copy from \"%s\" to \"%s\": %s",
+			return lp_fail(err, write_error_code(errno), "could not copy from \"%s\" to \"%s\": %s",
 						   input->name, local->temp_path, strerror(errno));
 		}
 		if (n == 0)
@@ -430,7 +458,7 @@ local_output_publish(LpOutput *output, LpError *err)
 
 	if (pg_fsync(local->fd) != 0)
 	{
-		lp_fail(err, LP_ERR_IO, "could not fsync file \"%s\": %s",
+		lp_fail(err, write_error_code(errno), "could not fsync file \"%s\": %s",
 				local->temp_path, strerror(errno));
 		local_output_finish(local, true);
 		return false;
@@ -451,7 +479,7 @@ local_output_publish(LpOutput *output, LpError *err)
 		if (errno == EEXIST)
 			lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", local->path);
 		else
-			lp_fail(err, LP_ERR_IO, "could not link file \"%s\" to \"%s\": %s",
+			lp_fail(err, write_error_code(errno), "could not link file \"%s\" to \"%s\": %s",
 					local->temp_path, local->path, strerror(errno));
 		local_output_finish(local, true);
 		return false;
@@ -531,7 +559,7 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 	}
 	if (pg_mkdir_p(dir, pg_dir_create_mode) != 0 && errno != EEXIST)
 	{
-		lp_fail(err, LP_ERR_IO, "could not create directory \"%s\": %s",
+		lp_fail(err, write_error_code(errno), "could not create directory \"%s\": %s",
 				dir, strerror(errno));
 		return NULL;
 	}
@@ -546,7 +574,7 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 								  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY);
 	if (local->fd < 0)
 	{
-		lp_fail(err, LP_ERR_IO, "could not create file \"%s\": %s",
+		lp_fail(err, write_error_code(errno), "could not create file \"%s\": %s",
 				local->temp_path, strerror(errno));
 		return NULL;
 	}
@@ -777,7 +805,7 @@ write_whole_output(LpStore *store, const char *path, const void *data,
 		pg_fsync(((LpLocalOutput *) output)->fd) != 0)
 	{
 		if (err->code == LP_OK)
-			lp_fail(err, LP_ERR_IO, "could not fsync file \"%s\": %s",
+			lp_fail(err, write_error_code(errno), "could not fsync file \"%s\": %s",
 					((LpLocalOutput *) output)->temp_path, strerror(errno));
 		local_output_abort(output);
 		return false;
@@ -813,7 +841,7 @@ local_store_put(LpStore *store, const char *path, const void *data,
 	local->fd = -1;
 	if (rename(local->temp_path, local->path) != 0)
 	{
-		lp_fail(err, LP_ERR_IO, "could not rename file \"%s\" to \"%s\": %s",
+		lp_fail(err, write_error_code(errno), "could not rename file \"%s\" to \"%s\": %s",
 				local->temp_path, local->path, strerror(errno));
 		local_output_finish(local, true);
 		return false;

@@ -27,7 +27,8 @@ hex_digit_value(char c)
 /*
  * file:///abs/path (or file://localhost/abs/path) with %XX escapes, or a plain
  * path.  Relative plain paths are taken relative to the data directory, as
- * COPY does.
+ * COPY FROM takes them; paths that are written or removed go through
+ * lp_local_write_path_from_uri.
  */
 char *
 lp_local_path_from_uri(const char *uri)
@@ -115,6 +116,25 @@ lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
 	*base_path = base.path == NULL ? pstrdup(dataset_root)
 		: lp_resolve_existing_path(lp_local_path_from_uri(base.path), "base path");
 	*data_dir = lp_require_memory(lp_base_data_dir(*base_path, base.is_dataset_root));
+}
+
+/*
+ * Like COPY TO, refuse relative paths for anything written or removed
+ * (42602): the server's working directory is the data directory, where a
+ * relative output would land.
+ */
+char *
+lp_local_write_path_from_uri(const char *uri, const char *what)
+{
+	char	   *path = lp_local_path_from_uri(uri);
+
+	if (!is_absolute_path(path))
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_NAME),
+				errmsg("relative path not allowed for %s", what),
+				errdetail("The path is \"%s\".", path),
+				errhint("Give an absolute path or a file:// URI."));
+	return path;
 }
 
 void

@@ -11,6 +11,8 @@
 
 /* Local path for a plain path or a file:// URI; ERROR for anything else. */
 extern char *lp_local_path_from_uri(const char *uri);
+/* The same for a path to be written or removed (what it is, for the message): absolute only. */
+extern char *lp_local_write_path_from_uri(const char *uri, const char *what);
 
 /* Resolve a path to its canonical absolute form; ERROR if it does not exist. */
 extern char *lp_resolve_existing_path(const char *path, const char *what);

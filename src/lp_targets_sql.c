@@ -67,10 +67,7 @@ text_array_to_list(ArrayType *array, const char *what)
 	int			count;
 	List	   *result = NIL;
 
-	if (ARR_NDIM(array) > 1)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("%s must be a one-dimensional array", what));
+	lp_check_one_dimensional(array, what);
 	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &count);
 	if (count == 0)
 		ereport(ERROR,
@@ -104,8 +101,10 @@ lp_create_target(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("dataset URI must not be NULL"));
 	lp_check_read_privilege();
+	/* the target's files are written into the dataset later */
 	target->dataset = lp_resolve_existing_path(
-		lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0))), "dataset");
+		lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+									 "the dataset of create_target"), "dataset");
 
 	manifest = lp_dataset_read_latest(lp_local_store(), target->dataset, &naming, &err);
 	if (manifest == NULL)

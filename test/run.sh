@@ -36,6 +36,10 @@
 #                 with reflink=1 (a loop-mounted image in the work directory),
 #                 for the zero-copy tests; empty if it could not be mounted,
 #                 which those tests report as a failure
+#   LP_SMALL_FS_DIR  a directory, writable by postgres, on a small (8 MB)
+#                 tmpfs, for the tests of a full filesystem (tap); empty if
+#                 it could not be mounted, which those tests report as a
+#                 failure
 #
 # Why a copy of the tree: the clone may sit in a directory the postgres user
 # cannot enter (e.g. under /root), and pg_regress, TAP and the node tests must
@@ -124,6 +128,17 @@ mount_reflink_fs()
 		LP_REFLINK_DIR=$REFLINK_MOUNT
 }
 
+# A small tmpfs for the tests of a full filesystem (no loop device needed).
+SMALL_FS_MOUNT=$WORK/small
+export LP_SMALL_FS_DIR=
+mount_small_fs()
+{
+	mkdir -p "$SMALL_FS_MOUNT" &&
+		mount -t tmpfs -o size=8m,mode=0755 lance_parts_small "$SMALL_FS_MOUNT" &&
+		chown postgres: "$SMALL_FS_MOUNT" &&
+		LP_SMALL_FS_DIR=$SMALL_FS_MOUNT
+}
+
 cleaned=false
 cleanup()
 {
@@ -132,6 +147,9 @@ cleanup()
 	"$ROOT/test/cluster.sh" stop
 	if mountpoint -q "$REFLINK_MOUNT"; then
 		umount "$REFLINK_MOUNT" || echo "run.sh: could not unmount $REFLINK_MOUNT" >&2
+	fi
+	if mountpoint -q "$SMALL_FS_MOUNT"; then
+		umount "$SMALL_FS_MOUNT" || echo "run.sh: could not unmount $SMALL_FS_MOUNT" >&2
 	fi
 	if $keep; then
 		echo "work directory kept: $WORK"
@@ -166,7 +184,7 @@ as_postgres()
 {
 	runuser -u postgres -- env \
 		LP_TESTDATA="$DATA" LP_SCRATCH="$SCRATCH" LP_SRCDIR="$TREE" \
-		LP_REFLINK_DIR="$LP_REFLINK_DIR" \
+		LP_REFLINK_DIR="$LP_REFLINK_DIR" LP_SMALL_FS_DIR="$LP_SMALL_FS_DIR" \
 		PATH="$PG_BINDIR:$PATH" "$@"
 }
 
@@ -288,6 +306,7 @@ layer_tap()
 	rm -rf "$TREE/tmp_check"
 	as_postgres mkdir -p "$TREE/tmp_check"
 	mount_reflink_fs || echo "run.sh: could not mount a reflink XFS; the zero-copy tests will fail"
+	mount_small_fs || echo "run.sh: could not mount a small tmpfs; the full-filesystem tests will fail"
 	run_logged "$log" as_postgres TESTDIR="$TREE" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		prove -I "$PGXS_DIR/src/test/perl" -I test/t test/t/*.pl

@@ -22,8 +22,10 @@ default_free(void *pointer, void *context)
 
 static const LpAllocator default_allocator = {default_alloc, default_free, NULL};
 
-/* The one piece of global state of the core: set once by the embedder. */
+/* The global state of the core: set once by the embedder. */
 static LpAllocator current_allocator = {default_alloc, default_free, NULL};
+/* What the last failed request asked for, for the error message. */
+static size_t failed_size;
 
 void
 lp_set_allocator(const LpAllocator *allocator)
@@ -35,8 +37,21 @@ void *
 lp_alloc(size_t size)
 {
 	/* A zero-byte request still gets a distinct pointer: NULL means failure. */
-	return current_allocator.alloc(size == 0 ? 1 : size,
-								   current_allocator.context);
+	void	   *pointer = current_allocator.alloc(size == 0 ? 1 : size,
+												  current_allocator.context);
+
+	if (pointer == NULL)
+		failed_size = size;
+	return pointer;
+}
+
+size_t
+lp_alloc_take_failed_size(void)
+{
+	size_t		size = failed_size;
+
+	failed_size = 0;
+	return size;
 }
 
 void *

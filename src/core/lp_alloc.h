@@ -30,4 +30,10 @@ void		lp_free(void *pointer);
 void	   *lp_memdup(const void *data, size_t len);
 char	   *lp_strdup(const char *s);
 
+/*
+ * Size of the last request the allocator refused, 0 after it was taken (or
+ * if none failed); lp_fail() reports it with every LP_ERR_NO_MEMORY.
+ */
+size_t		lp_alloc_take_failed_size(void);
+
 #endif							/* LP_ALLOC_H */

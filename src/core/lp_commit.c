@@ -432,7 +432,7 @@ lp_transaction_check_conflict(const LpCommitRequest *request,
 					   (unsigned long long) version, lp_unpack_result_text(result));
 	conflict = operations_conflict(request, theirs);
 	if (conflict)
-		lp_fail(err, LP_ERR_ALREADY_EXISTS,
+		lp_fail(err, LP_ERR_CONFLICT,
 				"commit conflicts with the concurrent %s of version %llu",
 				operation_name(theirs->operation_case),
 				(unsigned long long) version);
@@ -833,7 +833,7 @@ check_file_is_new(const LpManifest *base, const LpNewDataFile *file, LpError *er
 		for (size_t d = 0; d < fragment->n_files; d++)
 			if (same_data_file(fragment->files[d], file))
 			{
-				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+				lp_fail(err, LP_ERR_ALREADY_COMMITTED,
 						"data file \"%s\" is already part of fragment %llu of version %llu",
 						file->path, (unsigned long long) fragment->id,
 						(unsigned long long) base->proto->version);
@@ -1138,7 +1138,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 		if (err->code != LP_ERR_ALREADY_EXISTS)
 			goto done;
 	}
-	lp_fail(err, LP_ERR_ALREADY_EXISTS,
+	lp_fail(err, LP_ERR_CONFLICT,
 			"could not commit to dataset \"%s\": other writers won %d attempts in a row",
 			root, options->max_retries + 1);
 

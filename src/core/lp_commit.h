@@ -125,7 +125,7 @@ bool		lp_commit_build_manifest(const LpManifest *base,
 
 /*
  * Check the transaction that produced version `version` against a request.
- * Returns false with LP_ERR_ALREADY_EXISTS when they conflict.
+ * Returns false with LP_ERR_CONFLICT when they conflict.
  */
 bool		lp_transaction_check_conflict(const LpCommitRequest *request,
 										  const uint8_t *transaction,
@@ -136,7 +136,8 @@ bool		lp_transaction_check_conflict(const LpCommitRequest *request,
  * Publish the request as a new version of the dataset at root.  On success
  * *result is filled (free result->new_fragment_ids with lp_free).  Losing
  * every retry, or a conflicting concurrent commit, fails with
- * LP_ERR_ALREADY_EXISTS.
+ * LP_ERR_CONFLICT; a file the base version already holds with
+ * LP_ERR_ALREADY_COMMITTED.
  */
 bool		lp_commit(LpStore *store, const char *root,
 					  const LpCommitRequest *request,

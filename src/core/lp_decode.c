@@ -545,9 +545,25 @@ check_supported_fields(const LpFile *file, uint32_t index, LpError *err)
 	return true;
 }
 
-bool
-lp_decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
-				LpType **type_out, LpArray **out, LpError *err)
+/*
+ * Allocation failures deep in a decoder know at most a column number; say
+ * which field of which file could not be decoded, keeping the detail (the
+ * size of the failed request).
+ */
+static void
+name_field_of_memory_error(LpError *err, const LpFile *file, uint32_t field_index)
+{
+	char		detail[LP_ERROR_MESSAGE_LEN];
+
+	memcpy(detail, err->detail, sizeof(detail));
+	lp_fail(err, LP_ERR_NO_MEMORY, "out of memory decoding field \"%s\" of file \"%s\"",
+			file->schema.fields[field_index].name, file->name);
+	memcpy(err->detail, detail, sizeof(detail));
+}
+
+static bool
+decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
+			 LpType **type_out, LpArray **out, LpError *err)
 {
 	LpType	   *type;
 	uint32_t	first_column;
@@ -573,7 +589,7 @@ lp_decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
 	{
 		lp_type_free(type);
 		return lp_fail(err, LP_ERR_CORRUPT, "field \"%s\" of file \"%s\" has no column",
-					   type->name, file->name);
+					   file->schema.fields[field_index].name, file->name);
 	}
 	if (file->version == LP_FILE_VERSION_2_0)
 		ok = lp_decode_v20_field(input, file, type, first_column, out, err);
@@ -586,4 +602,15 @@ lp_decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
 	}
 	*type_out = type;
 	return true;
+}
+
+bool
+lp_decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
+				LpType **type_out, LpArray **out, LpError *err)
+{
+	if (decode_field(input, file, field_index, type_out, out, err))
+		return true;
+	if (err != NULL && err->code == LP_ERR_NO_MEMORY)
+		name_field_of_memory_error(err, file, field_index);
+	return false;
 }

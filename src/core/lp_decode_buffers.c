@@ -247,8 +247,17 @@ lp_block_append(LpBlock *dst, const LpBlock *src)
 	return true;
 }
 
+static bool
+blocks_have_same_shape(const LpBlock *a, const LpBlock *b)
+{
+	return a->variable == b->variable &&
+		(a->variable || a->bits_per_value == b->bits_per_value) &&
+		(!a->has_item_validity || !b->has_item_validity ||
+		 a->items_per_value == b->items_per_value);
+}
+
 bool
-lp_block_merge(LpBlock *dst, LpBlock *src)
+lp_block_merge(const LpPageContext *ctx, LpBlock *dst, LpBlock *src)
 {
 	bool		ok = true;
 
@@ -260,7 +269,14 @@ lp_block_merge(LpBlock *dst, LpBlock *src)
 		return true;
 	}
 	if (src->num_values > 0)
-		ok = lp_block_append(dst, src);
+	{
+		/* Shapes first: a failed append past this point is out of memory. */
+		if (!blocks_have_same_shape(dst, src))
+			ok = lp_page_fail(ctx, LP_ERR_CORRUPT,
+							  "values decode to a different width than the values before them");
+		else if (!lp_block_append(dst, src))
+			ok = lp_page_no_memory(ctx);
+	}
 	lp_block_free(src);
 	return ok;
 }

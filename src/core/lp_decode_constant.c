@@ -234,11 +234,8 @@ lp_decode_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels, visible,
 						   page->num_rows, acc))
 		goto done;
-	if (!lp_block_merge(&acc->values, &values))
-	{
-		lp_page_fail(ctx, LP_ERR_CORRUPT, "pages of a column decode to different value widths");
+	if (!lp_block_merge(ctx, &acc->values, &values))
 		goto done;
-	}
 	ok = true;
 
 done:

@@ -167,11 +167,8 @@ lp_decode_fullzip_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels, values.num_values,
 						   page->num_rows, acc))
 		goto done;
-	if (!lp_block_merge(&acc->values, &values))
-	{
-		lp_page_fail(ctx, LP_ERR_CORRUPT, "pages of a column decode to different value widths");
+	if (!lp_block_merge(ctx, &acc->values, &values))
 		goto done;
-	}
 	ok = true;
 	goto done;
 

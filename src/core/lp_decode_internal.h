@@ -69,13 +69,8 @@ typedef struct LpBlock
 void		lp_block_init_fixed(LpBlock *block, uint32_t bits_per_value);
 bool		lp_block_init_variable(LpBlock *block);
 void		lp_block_free(LpBlock *block);
-/* Append src to dst (same kind and width, else false with err unset). */
+/* Append src to dst; false (err unset) if the shapes differ or dst cannot grow. */
 bool		lp_block_append(LpBlock *dst, const LpBlock *src);
-/*
- * Move src's values onto the end of dst (src is left empty).  An empty dst
- * takes src's shape; an empty src is dropped.  False if the shapes differ.
- */
-bool		lp_block_merge(LpBlock *dst, LpBlock *src);
 static inline const uint64_t *
 lp_block_offsets(const LpBlock *block)
 {
@@ -97,6 +92,13 @@ bool		lp_page_fail(const LpPageContext *ctx, LpErrorCode code,
 bool		lp_page_no_memory(const LpPageContext *ctx);
 /* LP_ERR_UNSUPPORTED naming the encoding. */
 bool		lp_page_unsupported(const LpPageContext *ctx, const char *encoding);
+
+/*
+ * Move src's values onto the end of dst (src is left empty).  An empty dst
+ * takes src's shape; an empty src is dropped.  Fails with LP_ERR_CORRUPT if
+ * the shapes differ and LP_ERR_NO_MEMORY if dst cannot grow.
+ */
+bool		lp_block_merge(const LpPageContext *ctx, LpBlock *dst, LpBlock *src);
 
 /* Little-endian reads from unaligned memory. */
 static inline uint16_t

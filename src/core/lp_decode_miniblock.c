@@ -63,7 +63,6 @@ decode_chunk(MiniBlockState *state, const uint8_t *data, uint64_t len, uint64_t 
 	uint64_t	buffer_sizes[MAX_CHUNK_BUFFERS];
 	LpSlice		buffers[MAX_CHUNK_BUFFERS];
 	LpBlock		chunk_values;
-	bool		ok;
 
 	header = 2 + (state->has_rep ? 2 : 0) + (state->has_def ? 2 : 0) +
 		(uint64_t) num_buffers * size_bytes;
@@ -124,10 +123,7 @@ decode_chunk(MiniBlockState *state, const uint8_t *data, uint64_t len, uint64_t 
 		lp_block_free(&chunk_values);
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunk decoded to the wrong number of values");
 	}
-	ok = lp_block_merge(&state->values, &chunk_values);
-	if (!ok)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunks of a page decode to different value widths");
-	return true;
+	return lp_block_merge(ctx, &state->values, &chunk_values);
 }
 
 /* Validity of each visible value from the definition levels (NULL: all valid). */
@@ -355,11 +351,8 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels,
 						   state.values.num_values, page->num_rows, acc))
 		goto done;
-	if (!lp_block_merge(&acc->values, &state.values))
-	{
-		lp_page_fail(ctx, LP_ERR_CORRUPT, "pages of a column decode to different value widths");
+	if (!lp_block_merge(ctx, &acc->values, &state.values))
 		goto done;
-	}
 	ok = true;
 
 done:

@@ -563,8 +563,7 @@ decode_leaf20(LpInput *input, const LpFile *file, const LpType *type, uint32_t c
 		page.bits = bits;
 		ok = ok && decode_array(&page, enc, col->pages[p].num_rows, &page_values, &validity, 0);
 		close_page(&page, enc);
-		if (ok && !lp_block_merge(&values, &page_values))
-			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "pages of a column decode to different value widths");
+		ok = ok && lp_block_merge(&ctx, &values, &page_values);
 		if (!ok)
 		{
 			lp_block_free(&values);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "lp_alloc.h"
 #include "lp_error.h"
 
 bool
@@ -21,6 +22,13 @@ lp_fail(LpError *err, LpErrorCode code, const char *fmt,...)
 	vsnprintf(err->message, sizeof(err->message), fmt, args);
 	va_end(args);
 	err->detail[0] = '\0';
+	if (code == LP_ERR_NO_MEMORY)
+	{
+		size_t		failed_size = lp_alloc_take_failed_size();
+
+		if (failed_size > 0)
+			lp_error_detail(err, "An allocation of %zu bytes failed.", failed_size);
+	}
 	return false;
 }
 
@@ -67,6 +75,12 @@ lp_error_code_name(LpErrorCode code)
 			return "unsupported";
 		case LP_ERR_ALREADY_EXISTS:
 			return "already exists";
+		case LP_ERR_CONFLICT:
+			return "conflict";
+		case LP_ERR_ALREADY_COMMITTED:
+			return "already committed";
+		case LP_ERR_DISK_FULL:
+			return "disk full";
 		case LP_ERR_CANCELED:
 			return "canceled";
 		case LP_ERR_INTERNAL:

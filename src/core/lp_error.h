@@ -19,7 +19,10 @@ typedef enum LpErrorCode
 	LP_ERR_IO,					/* read/write failure (58030) */
 	LP_ERR_NO_MEMORY,			/* allocation hook returned NULL (53200) */
 	LP_ERR_UNSUPPORTED,			/* valid but not handled (0A000) */
-	LP_ERR_ALREADY_EXISTS,		/* create-if-absent lost a race (commit conflict) */
+	LP_ERR_ALREADY_EXISTS,		/* a file to be created exists (58P02) */
+	LP_ERR_CONFLICT,			/* a concurrent commit won; retrying may succeed (40001) */
+	LP_ERR_ALREADY_COMMITTED,	/* a data file is part of a version already (55000) */
+	LP_ERR_DISK_FULL,			/* no space or quota left (53100) */
 	LP_ERR_CANCELED,			/* lp_cancel_requested() said stop */
 	LP_ERR_INTERNAL				/* a core invariant failed (XX000) */
 } LpErrorCode;

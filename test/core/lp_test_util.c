@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_alloc.h"
 #include "lp_test.h"
 #include "lp_test_util.h"
 
@@ -32,6 +33,39 @@ lp_test_remove_tree(const char *path)
 
 	snprintf(command, sizeof(command), "rm -rf '%s'", path);
 	LP_CHECK_MSG(system(command) == 0, "%.400s", command);
+}
+
+static void *
+failing_alloc(size_t size, void *context)
+{
+	long	   *remaining = context;
+
+	if ((*remaining)-- <= 0)
+		return NULL;
+	return malloc(size);
+}
+
+static void
+failing_free(void *pointer, void *context)
+{
+	(void) context;
+	free(pointer);
+}
+
+void
+lp_test_fail_allocations_after(long succeeding)
+{
+	static long remaining;
+	static const LpAllocator allocator = {failing_alloc, failing_free, &remaining};
+
+	remaining = succeeding;
+	lp_set_allocator(&allocator);
+}
+
+void
+lp_test_restore_allocations(void)
+{
+	lp_set_allocator(NULL);
 }
 
 bool

@@ -20,6 +20,15 @@ void		lp_test_copy_dataset(const char *name, const char *destination);
 /* rm -rf */
 void		lp_test_remove_tree(const char *path);
 
+/*
+ * Route the core's allocations through an allocator that lets the next
+ * `succeeding` allocations through and fails every one after them, so a test
+ * can fail each allocation point of an operation in turn.
+ */
+void		lp_test_fail_allocations_after(long succeeding);
+/* Back to malloc/free. */
+void		lp_test_restore_allocations(void);
+
 /* An LpRandomFunction drawing from a fixed-seed generator (arg: uint64_t *state). */
 bool		lp_test_random(void *arg, uint8_t *buffer, size_t len, LpError *err);
 

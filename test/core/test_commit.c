@@ -333,6 +333,19 @@ racing_list(LpStore *store, const char *directory, LpListCallback callback,
 	return lp_test_store()->ops->list(lp_test_store(), directory, callback, arg, err);
 }
 
+static void
+racing_store_init(RacingStore *store, const char *root)
+{
+	memset(store, 0, sizeof(*store));
+	store->ops = *lp_test_store()->ops;
+	store->ops.put_if_absent = racing_put_if_absent;
+	store->ops.put = racing_put;
+	store->ops.open_input = racing_open_input;
+	store->ops.list = racing_list;
+	store->base.ops = &store->ops;
+	store->root = root;
+}
+
 LP_TEST(commit_conflict_rebases)
 {
 	char		work[1024];
@@ -355,14 +368,7 @@ LP_TEST(commit_conflict_rebases)
 	if (before == NULL)
 		return;
 
-	memset(&store, 0, sizeof(store));
-	store.ops = *lp_test_store()->ops;
-	store.ops.put_if_absent = racing_put_if_absent;
-	store.ops.put = racing_put;
-	store.ops.open_input = racing_open_input;
-	store.ops.list = racing_list;
-	store.base.ops = &store.ops;
-	store.root = root;
+	racing_store_init(&store, root);
 
 	/* both read version 3 */
 	memset(&request, 0, sizeof(request));
@@ -394,6 +400,96 @@ LP_TEST(commit_conflict_rebases)
 		reference_check(root, 515 + 45 + 300, pairs, false);
 		lp_manifest_free(after);
 	}
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * Without retries, losing the race is a conflict the caller may retry
+ * (LP_ERR_CONFLICT, not "file exists"); the winner's version stays latest.
+ */
+LP_TEST(commit_lost_race_is_conflict)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name_ours[LP_DATA_FILE_NAME_SIZE];
+	char		name_theirs[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 8;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	RacingStore store;
+	LpCommitRequest request;
+	LpCommitOptions options = {0, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	racing_store_init(&store, root);
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = before->proto->version;
+	stage_copy(root, before, 0, &seed, name_ours, &request.file, &request.physical_rows);
+	store.competitor = request;
+	stage_copy(root, before, 2, &seed, name_theirs, &store.competitor.file,
+			   &store.competitor.physical_rows);
+
+	LP_CHECK(!lp_commit(&store.base, root, &request, &options, &result, &err));
+	LP_CHECK(store.raced);
+	LP_CHECK_MSG(err.code == LP_ERR_CONFLICT && strstr(err.message, "1 attempts") != NULL,
+				 "%s: %.300s", lp_error_code_name(err.code), err.message);
+	after = read_latest(root, &naming);
+	LP_CHECK(after != NULL && after->proto->version == store.competitor_version);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * A file is committed once, whether the base version already holds it or a
+ * concurrent writer committed it while we rebuilt: LP_ERR_ALREADY_COMMITTED
+ * both times.
+ */
+LP_TEST(commit_same_file_twice)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 9;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	RacingStore store;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	racing_store_init(&store, root);
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = before->proto->version;
+	stage_copy(root, before, 0, &seed, name, &request.file, &request.physical_rows);
+	store.competitor = request;
+
+	/* the competitor commits our very file first: found when rebuilding */
+	LP_CHECK(!lp_commit(&store.base, root, &request, &options, &result, &err));
+	LP_CHECK(store.raced);
+	LP_CHECK_MSG(err.code == LP_ERR_ALREADY_COMMITTED, "%s: %.300s",
+				 lp_error_code_name(err.code), err.message);
+	/* and again, now in the latest version from the start */
+	request.read_version = store.competitor_version;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_ALREADY_COMMITTED, "%s: %.300s",
+				 lp_error_code_name(err.code), err.message);
+	after = read_latest(root, &naming);
+	LP_CHECK(after != NULL && after->proto->version == store.competitor_version);
+	lp_manifest_free(after);
 	lp_manifest_free(before);
 	lp_test_remove_tree(work);
 }
@@ -516,7 +612,7 @@ LP_TEST(commit_conflicts_with_overwrite)
 	publish_overwrite(root, before, naming);
 
 	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
-	LP_CHECK(err.code == LP_ERR_ALREADY_EXISTS);
+	LP_CHECK(err.code == LP_ERR_CONFLICT);
 	LP_CHECK_MSG(strstr(err.message, "Overwrite") != NULL, "%.300s", err.message);
 	after = read_latest(root, &naming);
 	LP_CHECK(after != NULL && after->proto->version == before->proto->version + 1);

@@ -24,6 +24,7 @@
 #include "lp_interrupt.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
+#include "lp_test_util.h"
 
 #define MAX_PARTS 8
 
@@ -504,6 +505,51 @@ LP_TEST(concat_multipage_2_2)
 LP_TEST(concat_multipage_2_3)
 {
 	check_dataset_concat("multipage_2_3", false);
+}
+
+/*
+ * Fail each allocation of planning, copying and publishing a concatenation in
+ * turn: every failure is LP_ERR_NO_MEMORY, leaves no output (neither the
+ * final nor the temporary file) and leaks nothing (ASan).
+ */
+LP_TEST(concat_allocation_failures)
+{
+	static const char *const datasets[] = {"types_2_0_v2", "types_2_2_v2", "multipage_2_3"};
+
+	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++)
+	{
+		PartSet		set;
+		Part	   *ordered[MAX_PARTS];
+		const char *dir = lp_test_make_temp_dir();
+		char		out[1024];
+		bool		done = false;
+
+		if (!open_dataset(datasets[d], &set))
+			continue;
+		for (int i = 0; i < set.count; i++)
+			ordered[i] = &set.parts[i];
+		output_path(dir, "out.lance", out, sizeof(out));
+		for (long budget = 0; !done; budget++)
+		{
+			ConcatRun	run;
+
+			lp_test_fail_allocations_after(budget);
+			run = run_concat(ordered, set.count, NULL, out, true, 4096);
+			lp_test_restore_allocations();
+			done = run.ok;
+			if (!done)
+			{
+				LP_CHECK_MSG(run.err.code == LP_ERR_NO_MEMORY && no_output(out),
+							 "%s with %ld allocations: %.300s", datasets[d], budget, run.err.message);
+				if (run.err.code != LP_ERR_NO_MEMORY)
+					break;
+			}
+		}
+		LP_CHECK_MSG(done && lp_test_file_exists(out), "%s: no output written", datasets[d]);
+		unlink(out);
+		rmdir(dir);
+		close_set(&set);
+	}
 }
 
 /* ---- crafted files: a real file with its metadata tail rebuilt ---------- */

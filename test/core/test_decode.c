@@ -16,6 +16,7 @@
 #include "lp_decode.h"
 #include "lp_file.h"
 #include "lp_test_files.h"
+#include "lp_test_util.h"
 
 /* Mismatches reported per column before the rest are only counted. */
 #define MAX_REPORTED 3
@@ -195,4 +196,108 @@ LP_TEST(decode_reference_2_2)
 LP_TEST(decode_reference_2_3)
 {
 	check_datasets_of_version("2.3");
+}
+
+/*
+ * Fail each allocation of the decode of every top-level field of one data
+ * file in turn: each failure must come back as LP_ERR_NO_MEMORY (not as a
+ * damaged file) naming the field, the file and the size of the request, and
+ * nothing may leak (ASan).  Returns the allocation points
+ * tried.
+ */
+static long
+check_decode_allocation_failures(const char *path)
+{
+	size_t		size;
+	uint8_t    *bytes;
+	LpInput    *input;
+	LpFile	   *file;
+	LpError		err;
+	long		points = 0;
+
+	lp_test_file_read_all(path, &bytes, &size);
+	LP_CHECK_MSG(bytes != NULL, "cannot read %.100s", path);
+	if (bytes == NULL)
+		return 0;
+	input = lp_memory_input_open(path, bytes, size);
+	file = lp_file_open(input, &err);
+	LP_CHECK_MSG(file != NULL, "%.100s: %.100s", path, file ? "" : err.message);
+	for (uint32_t f = 0; file != NULL && f < file->schema.num_fields; f++)
+	{
+		const LpField *field = &file->schema.fields[f];
+		bool		decoded = false;
+
+		if (field->parent_id != -1 || field->id < 0)
+			continue;
+		for (long budget = 0; !decoded; budget++)
+		{
+			LpType	   *type;
+			LpArray    *array;
+
+			lp_test_fail_allocations_after(budget);
+			decoded = lp_decode_field(input, file, f, &type, &array, &err);
+			lp_test_restore_allocations();
+			if (decoded)
+			{
+				lp_array_free(array);
+				lp_type_free(type);
+				break;
+			}
+			points++;
+			if (err.code != LP_ERR_NO_MEMORY || strstr(err.message, field->name) == NULL ||
+				strstr(err.message, path) == NULL || strstr(err.detail, " bytes failed") == NULL)
+			{
+				LP_CHECK_MSG(false, "%.100s: field \"%.40s\" with %ld allocations: %.150s (%.80s)",
+							 path, field->name, budget, err.message, err.detail);
+				break;
+			}
+		}
+	}
+	lp_file_free(file);
+	lp_input_close(input);
+	free(bytes);
+	return points;
+}
+
+/* Every data file of the given reference datasets. */
+LP_TEST(decode_allocation_failures)
+{
+	static const char *const datasets[] = {
+		"types_2_0_v1", "types_2_1_v1", "types_2_2_v1", "types_2_3_v1",
+		"types_2_0_v2", "types_2_1_v2", "types_2_2_v2", "types_2_3_v2",
+		"multipage_2_0", "multipage_2_1", "multipage_2_2", "multipage_2_3",
+		"encodings_2_0", "encodings_2_1", "encodings_2_2", "encodings_2_3", "blob_2_2",
+	};
+	long		points = 0;
+
+	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
+	if (lp_test_data_dir == NULL)
+		return;
+	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++)
+	{
+		char		data_dir[1024];
+		char		command[1200];
+		char		file_name[512];
+		FILE	   *listing;
+
+		lp_test_dataset_path(datasets[d], data_dir, sizeof(data_dir));
+		strncat(data_dir, "/data", sizeof(data_dir) - strlen(data_dir) - 1);
+		snprintf(command, sizeof(command), "ls '%s'", data_dir);
+		listing = popen(command, "r");
+		LP_CHECK_MSG(listing != NULL, "%.200s", command);
+		while (listing != NULL && fgets(file_name, sizeof(file_name), listing) != NULL)
+		{
+			char		path[1600];
+
+			file_name[strcspn(file_name, "\n")] = '\0';
+			if (strlen(file_name) < 6 || strcmp(file_name + strlen(file_name) - 6, ".lance") != 0)
+				continue;	/* the sidecar directories of blob files */
+			snprintf(path, sizeof(path), "%s/%s", data_dir, file_name);
+			points += check_decode_allocation_failures(path);
+		}
+		if (listing != NULL)
+			pclose(listing);
+	}
+	printf("  %ld allocation points failed\n", points);
+	LP_CHECK(points > 0);
 }

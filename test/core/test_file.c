@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_alloc.h"
 #include "lp_file.h"
 #include "lp_test.h"
 #include "json_reader.h"
 #include "lp_test_files.h"
+#include "lp_test_util.h"
 
 #include "any.pb-c.h"
 #include "encodings_v2_1.pb-c.h"
@@ -1452,28 +1452,6 @@ LP_TEST(file_reads_metadata_in_few_reads)
 
 /* ---- allocation failures --------------------------------------------------- */
 
-typedef struct FailingContext
-{
-	int			remaining;		/* allocations that still succeed */
-} FailingContext;
-
-static void *
-failing_alloc(size_t size, void *context)
-{
-	FailingContext *failing = context;
-
-	if (failing->remaining-- <= 0)
-		return NULL;
-	return malloc(size);
-}
-
-static void
-failing_free(void *pointer, void *context)
-{
-	(void) context;
-	free(pointer);
-}
-
 /* Every allocation failure gives LP_ERR_NO_MEMORY and leaks nothing (ASan). */
 LP_TEST(file_allocation_failures)
 {
@@ -1491,14 +1469,12 @@ LP_TEST(file_allocation_failures)
 		input = lp_memory_input_open(names[f], data, len);
 		for (int budget = 0; budget < 100000 && !opened; budget++)
 		{
-			FailingContext context = {budget};
-			LpAllocator allocator = {failing_alloc, failing_free, &context};
 			LpError		err;
 			LpFile	   *file;
 
-			lp_set_allocator(&allocator);
+			lp_test_fail_allocations_after(budget);
 			file = lp_file_open(input, &err);
-			lp_set_allocator(NULL);
+			lp_test_restore_allocations();
 			if (file != NULL)
 				opened = true;
 			else

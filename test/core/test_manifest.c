@@ -751,3 +751,42 @@ LP_TEST(data_file_columns_selected_and_nested)
 	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
 	lp_schema_free(&schema);
 }
+
+/*
+ * Fail each allocation of finding and reading the latest manifest (and its
+ * schema) in turn: every failure is LP_ERR_NO_MEMORY and leaks nothing.
+ */
+LP_TEST(manifest_allocation_failures)
+{
+	static const char *const datasets[] = {"types_2_0_v1", "types_2_2_v2", "deleted_2_2", "blob_2_2"};
+
+	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++)
+	{
+		char		root[1024];
+		bool		done = false;
+
+		lp_test_dataset_path(datasets[d], root, sizeof(root));
+		for (long budget = 0; !done; budget++)
+		{
+			LpManifestNaming naming;
+			LpManifest *manifest;
+			LpSchema	schema;
+			LpError		err;
+
+			lp_test_fail_allocations_after(budget);
+			manifest = lp_dataset_read_latest(lp_test_store(), root, &naming, &err);
+			done = manifest != NULL && lp_manifest_schema(manifest, &schema, &err);
+			lp_test_restore_allocations();
+			if (done)
+				lp_schema_free(&schema);
+			lp_manifest_free(manifest);
+			if (!done)
+			{
+				LP_CHECK_MSG(err.code == LP_ERR_NO_MEMORY, "%s with %ld allocations: %.300s",
+							 datasets[d], budget, err.message);
+				if (err.code != LP_ERR_NO_MEMORY)
+					break;
+			}
+		}
+	}
+}

@@ -12,14 +12,18 @@ const h = require('./harness.cjs');
 const APPENDS_PER_SESSION = 20;
 const dir = h.scratchDir('concurrency');
 
-// Run a psql script in a child process; resolve with its output lines.
-function psqlAsync(script)
+// Run a psql script in a child process; resolve with its output lines.  With
+// continueOnError, failed statements do not stop the script: resolve with
+// { out, err }, the lines of standard output and of standard error.
+function psqlAsync(script, continueOnError = false)
 {
 	return new Promise((resolve, reject) => {
-		const child = spawn('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-f', '-'],
-			{ stdio: ['pipe', 'pipe', 'pipe'] });
+		const child = spawn('psql', ['-X', '-q', '-A', '-t', '-v',
+			'ON_ERROR_STOP=' + (continueOnError ? '0' : '1'), '-f', '-'],
+		{ stdio: ['pipe', 'pipe', 'pipe'] });
 		let out = '';
 		let err = '';
+		const lines = (text) => text.split('\n').filter((l) => l.length > 0);
 
 		child.stdout.on('data', (d) => { out += d; });
 		child.stderr.on('data', (d) => { err += d; });
@@ -28,10 +32,17 @@ function psqlAsync(script)
 			if (code !== 0)
 				reject(new Error('psql exited with ' + code + ': ' + err));
 			else
-				resolve(out.split('\n').filter((l) => l.length > 0));
+				resolve(continueOnError ? { out: lines(out), err: lines(err) } : lines(out));
 		});
 		child.stdin.end(script);
 	});
+}
+
+// A statement that waits until the given instant, so sessions start together.
+function startAt(when)
+{
+	return 'SELECT pg_sleep(greatest(0, extract(epoch FROM ' + h.literal(when.toISOString()) +
+		'::timestamptz - clock_timestamp()))) \\g /dev/null\n';
 }
 
 test('2 sessions x 20 appends to one dataset at the same time all land', async () => {
@@ -41,8 +52,7 @@ test('2 sessions x 20 appends to one dataset at the same time all land', async (
 	const source = h.dataFiles(name)[2];
 	const part = path.join(dataset, 'data', source.file);
 	// Both sessions start their appends at the same instant, once connected.
-	const start = 'SELECT pg_sleep(greatest(0, extract(epoch FROM ' +
-		h.literal(new Date(Date.now() + 500).toISOString()) + '::timestamptz - clock_timestamp()))) \\g /dev/null\n';
+	const start = startAt(new Date(Date.now() + 500));
 	const oneStatement = [start];
 	const registry = [start];
 
@@ -89,4 +99,43 @@ test('2 sessions x 20 appends to one dataset at the same time all land', async (
 		await table.checkout(v);
 		assert.equal(await table.countRows(), info.num_rows + (v - info.version) * source.num_rows, 'rows at version ' + v);
 	}
+});
+
+// Without retries, a session that loses the race for a version gets 40001 (serialization_failure, so
+// a client knows to retry) and nothing of its append is published; the dataset stays readable.
+// Rounds of simultaneous appends run until at least one was lost.
+test('an append that lost the race with commit_retries = 0 fails with 40001', async () => {
+	const name = 'types_2_3_v1';
+	const info = h.datasetInfo(name);
+	const dataset = h.copyDataset(name, path.join(dir, 'retries0'));
+	const source = h.dataFiles(name)[2];
+	const part = path.join(dataset, 'data', source.file);
+	const ingest = 'SELECT dataset_version FROM lance_parts.ingest(' + h.literal(dataset) + ', ' +
+		h.sqlTextArray([part]) + ');\n';
+	const prologue = 'SET lance_parts.commit_retries = 0;\n\\set VERBOSITY sqlstate\n';
+	const versions = [];
+	const errors = [];
+
+	for (let round = 0; round < 10 && errors.length === 0; round++)
+	{
+		const script = prologue + startAt(new Date(Date.now() + 500)) + ingest.repeat(5);
+		const results = await Promise.all([psqlAsync(script, true), psqlAsync(script, true)]);
+
+		for (const { out, err } of results)
+		{
+			versions.push(...out.map(Number));
+			errors.push(...err);
+		}
+	}
+	assert.ok(errors.length > 0, 'no append lost a race in 10 rounds');
+	for (const line of errors)
+		assert.match(line, /^psql:.*ERROR: {2}40001$/);
+	assert.deepEqual(versions.sort((a, b) => a - b),
+		Array.from({ length: versions.length }, (_, i) => info.version + 1 + i),
+		'the published versions have no gaps or repeats');
+
+	const table = await h.openTable(dataset);
+
+	assert.equal(await table.version(), info.version + versions.length);
+	assert.equal(await table.countRows(), info.num_rows + versions.length * source.num_rows);
 });
