@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/hashfn.h"
 #include "funcapi.h"
+#include "storage/lock.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
@@ -31,6 +33,30 @@ PG_FUNCTION_INFO_V1(lp_commit_target);
 PG_FUNCTION_INFO_V1(lp_cleanup_target);
 
 int			lp_commit_retries = 20;
+
+/*
+ * commit and cleanup_target of one target file are serialized by a lock
+ * keyed by the file's resolved path, held by commit from validation to
+ * publication and by cleanup_target from its "referenced by a version"
+ * check to the end of its removals.  It is an advisory lock of database 0
+ * (a dataset is shared by every database of the cluster) whose field4 is
+ * one pg_advisory_lock never uses (it uses 1 and 2), so no lock a user
+ * takes can collide with it.  It is taken at transaction level, so an
+ * ERROR releases it; both functions release it as soon as they are done,
+ * so that a transaction committing many targets holds only one at a time.
+ * Writers in other clusters are not serialized by it.
+ */
+#define TARGET_LOCK_FIELD4 0x4c50	/* "LP" */
+
+static void
+target_lock_tag(const LpTarget *target, LOCKTAG *tag)
+{
+	const char *key = lp_target_key(target);
+	uint64		hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
+
+	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, (uint32) (hash >> 32), (uint32) hash,
+						 TARGET_LOCK_FIELD4);
+}
 
 /* The target's fields must still exist in the dataset, unchanged. */
 static void
@@ -204,7 +230,9 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	LpError		err;
 	uint64_t	version_found;
 	char	   *path;
+	char	   *staging_dir;
 	char	   *mode;
+	LOCKTAG		lock_tag;
 	int32_t    *selected = NULL;
 	size_t		n_selected = 0;
 	int32_t    *field_ids;
@@ -249,9 +277,12 @@ lp_commit_target(PG_FUNCTION_ARGS)
 
 	path = lp_target_data_file_path(target);
 	lp_progress_begin(target->dataset, path, LP_PHASE_COMMITTING, 0);
+	target_lock_tag(target, &lock_tag);
+	(void) LockAcquire(&lock_tag, ExclusiveLock, false, false);
 
 	/* nothing is written before every check passed */
 	latest = lp_target_check_binding(target, &naming);
+	staging_dir = staging_dir_below_base(target);
 	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
 		ereport(ERROR,
 				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -317,8 +348,14 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	if (!lp_commit(lp_local_store(), target->dataset, &request, &options, &result, &err))
 		lp_raise(&err);
 
-	/* the parts are now copied into a committed file; their staging area can go */
-	remove_target_directory(target, staging_dir_below_base(target), "staging directory", true);
+	/*
+	 * The version is published: from here on nothing may raise, or a job
+	 * retrying with a new target would add the rows twice.  The parts are
+	 * copied into the committed file; their staging area can go, and what
+	 * cannot go is a WARNING.
+	 */
+	LockRelease(&lock_tag, ExclusiveLock, false);
+	remove_target_directory(target, staging_dir, "staging directory", true);
 	lp_progress_end();
 
 	values[0] = Int64GetDatum((int64) result.version);
@@ -338,10 +375,15 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 	char	   *path;
 	struct stat st;
 	bool		removed = false;
+	LOCKTAG		lock_tag;
 
 	lp_check_read_privilege();
 	lp_check_write_privilege();
 	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
+
+	/* a commit of this target that validated the file finishes first */
+	target_lock_tag(target, &lock_tag);
+	(void) LockAcquire(&lock_tag, ExclusiveLock, false, false);
 	latest = lp_target_check_binding(target, &naming);
 	if (referenced_by_any_version(target, naming, latest->proto->version, &version_found))
 		ereport(ERROR,
@@ -363,5 +405,6 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 									   "staging directory", false);
 	removed |= remove_target_directory(target, sidecar_dir_below_base(target),
 									   "sidecar directory", false);
+	LockRelease(&lock_tag, ExclusiveLock, false);
 	PG_RETURN_BOOL(removed);
 }

@@ -405,7 +405,6 @@ local_output_publish(LpOutput *output, LpError *err)
 {
 	LpLocalOutput *local = (LpLocalOutput *) output;
 	char	   *dir;
-	bool		ok;
 
 	if (pg_fsync(local->fd) != 0)
 	{
@@ -436,10 +435,24 @@ local_output_publish(LpOutput *output, LpError *err)
 		return false;
 	}
 	local_output_finish(local, true);
+
+	/*
+	 * The file is visible under its final name: a failure reported now would
+	 * have the caller believe it was not created (a published manifest whose
+	 * commit then fails is retried, and its rows added twice).
+	 */
 	dir = parent_directory(local->path);
-	ok = fsync_directory(dir, err);
+	if (!fsync_directory(dir, err))
+	{
+		ereport(WARNING,
+				errcode(ERRCODE_IO_ERROR),
+				errmsg_internal("%s", err->message),
+				errdetail("File \"%s\" is in place, but may not survive a crash of the operating system.",
+						  local->path));
+		lp_error_clear(err);
+	}
 	pfree(dir);
-	return ok;
+	return true;
 }
 
 static void
