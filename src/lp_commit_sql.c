@@ -10,7 +10,7 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "common/hashfn.h"
@@ -215,6 +215,72 @@ remove_target_directory(const LpTarget *target, const char *relative,
 	return removal.removed_entries > 0;
 }
 
+/*
+ * Remove the target's uncommitted data file, reaching its directory from the
+ * base without following a symlink (a symlinked "data" would make the file
+ * of that name in another dataset go).  True if it was there.
+ */
+static bool
+remove_data_file(const LpTarget *target)
+{
+	const char *below = data_dir_below_base(target);
+	char	   *path = lp_target_data_file_path(target);
+	int			base_fd;
+	int			dir_fd;
+	int			save_errno;
+
+	base_fd = OpenTransientFile(target->base_path, O_RDONLY | O_DIRECTORY | PG_BINARY);
+	if (base_fd < 0)
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not open directory \"%s\": %m", target->base_path));
+	if (below[0] == '\0')
+		dir_fd = base_fd;
+	else
+	{
+		char	   *name = pnstrdup(below, strlen(below) - 1);	/* without its '/' */
+
+		dir_fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		save_errno = errno;
+		if (dir_fd < 0)
+		{
+			CloseTransientFile(base_fd);
+			errno = save_errno;
+			if (errno == ENOENT)
+				return false;
+			if (errno == ELOOP || errno == ENOTDIR)
+			{
+				ereport(WARNING,
+						errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("\"%s\" is not a directory", target->data_dir),
+						errdetail("The data file \"%s\" of the target was left in place: the server removes nothing through a symbolic link.",
+								  path));
+				return false;
+			}
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not open directory \"%s\": %m", target->data_dir));
+		}
+	}
+	if (unlinkat(dir_fd, target->file_name, 0) == 0)
+		save_errno = 0;
+	else
+		save_errno = errno;
+	if (dir_fd != base_fd)
+		close(dir_fd);
+	CloseTransientFile(base_fd);
+	if (save_errno == ENOENT)
+		return false;
+	if (save_errno != 0)
+	{
+		errno = save_errno;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not remove file \"%s\": %m", path));
+	}
+	return true;
+}
+
 Datum
 lp_commit_target(PG_FUNCTION_ARGS)
 {
@@ -372,9 +438,7 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 	LpManifestNaming naming;
 	LpManifest *latest;
 	uint64_t	version_found;
-	char	   *path;
-	struct stat st;
-	bool		removed = false;
+	bool		removed;
 	LOCKTAG		lock_tag;
 
 	lp_check_read_privilege();
@@ -392,15 +456,7 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 					   target->file_name, version_found, target->dataset),
 				errhint("Committed files are removed by Lance's own cleanup of old versions."));
 
-	path = lp_target_data_file_path(target);
-	if (lstat(path, &st) == 0)
-	{
-		if (unlink(path) != 0)
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not remove file \"%s\": %m", path));
-		removed = true;
-	}
+	removed = remove_data_file(target);
 	removed |= remove_target_directory(target, staging_dir_below_base(target),
 									   "staging directory", false);
 	removed |= remove_target_directory(target, sidecar_dir_below_base(target),

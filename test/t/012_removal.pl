@@ -147,6 +147,28 @@ sub dataset_rows
 	victim_intact($victim, \@victim_files, '_parts symlink');
 }
 
+# ---- cleanup_target with a symlinked data directory -----------------------------
+{
+	my $attack = dataset_copy('attack_data');
+	my $victim = dataset_copy('victim_data');
+	my $t = make_target('data_link', $attack);
+	assemble('data_link');
+	# the victim happens to hold a file of the target's name
+	system('cp', "$t->{data_dir}/$t->{file}", "$victim/data/$t->{file}") == 0 or die 'cp failed';
+	my @victim_files = directory_entries("$victim/data");
+	rename($t->{data_dir}, "$attack/data.real") or die "rename: $!";
+	symlink("$victim/data", $t->{data_dir}) or die "symlink: $!";
+
+	my ($ret, $stdout, $stderr) = run_sql(
+		"SELECT lance_parts.cleanup_target(" . target_sql('data_link') . ")");
+	is($ret, 0, 'cleanup_target with a symlinked data directory succeeds');
+	is($stdout, 'f', 'it removed nothing');
+	like($stderr, qr/WARNING:  "\Q$t->{data_dir}\E" is not a directory/,
+		'a WARNING names the data directory');
+	is_deeply([ directory_entries("$victim/data") ], \@victim_files,
+		'symlinked data directory: no file of the victim removed');
+}
+
 # ---- a symlink inside a real staging directory -------------------------------
 {
 	my $attack = dataset_copy('attack_inside');
