@@ -22,7 +22,7 @@ my $part = "$reference->{path}/data/$part_file->{file}";
 my $rows = 0;
 $rows += $_->{num_rows} for @{ $reference->{data_files} };
 
-my $work = "$ENV{LP_SCRATCH}/012_removal";
+my $work = "$ENV{LP_SCRATCH}/013_removal";
 make_path($work);
 
 my $node = PostgreSQL::Test::Cluster->new('removal');

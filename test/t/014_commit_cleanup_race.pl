@@ -26,7 +26,7 @@ my $part = "$reference->{path}/data/$part_file->{file}";
 my $rows = 0;
 $rows += $_->{num_rows} for @{ $reference->{data_files} };
 
-my $work = "$ENV{LP_SCRATCH}/013_commit_cleanup_race";
+my $work = "$ENV{LP_SCRATCH}/014_commit_cleanup_race";
 make_path($work);
 my $dataset = "$work/race.lance";
 system('cp', '-r', $reference->{path}, $dataset) == 0 or die "could not copy to $dataset";
