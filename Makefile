@@ -21,7 +21,9 @@ PROTO_SRCS = $(PROTOS:.proto=.pb-c.c)
 PROTO_HDRS = $(PROTOS:.proto=.pb-c.h)
 CORE_SRCS  = $(sort $(shell find src/core -name '*.c'))
 PG_SRCS    = $(sort $(wildcard src/*.c))
-OBJS       = $(PG_SRCS:.c=.o)
+# plain POSIX helpers of the local stores (the server's and the core tests')
+POSIX_SRCS = $(sort $(wildcard src/posix/*.c))
+OBJS       = $(PG_SRCS:.c=.o) $(POSIX_SRCS:.c=.o)
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 REGRESS = $(sort $(basename $(notdir $(wildcard sql/[0-9]*.sql))))
@@ -31,7 +33,7 @@ WARNINGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 # The PostgreSQL layer sees the core's public headers only: no generated
 # protobuf headers (they are internal to the core).
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/posix
 PG_CFLAGS = $(WARNINGS)
 BUILD ?= build
 CORE_LIB = $(BUILD)/liblpcore.a
@@ -84,13 +86,14 @@ $(shlib): $(CORE_LIB)
 
 # ---- core tests and tools, linked with the library --------------------------
 CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
-CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/proto
+CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/posix -Isrc/proto
 
-$(BUILD)/core-tests: $(CORE_TEST_SRCS) $(wildcard test/core/*.h) $(CORE_LIB)
-	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(CORE_LIB) $(CORE_LIBS)
+# The tests' POSIX store shares src/posix with the server's local store.
+$(BUILD)/core-tests: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS)
 
-$(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(wildcard test/core/*.h) $(BUILD)/sanitize/liblpcore.a
-	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS)
+$(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(BUILD)/sanitize/liblpcore.a
+	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS)
 
 # Encoding tree of every page: $(BUILD)/page_encodings FILE.lance...
 $(BUILD)/page_encodings: test/tools/page_encodings.c $(CORE_LIB)

@@ -10,10 +10,12 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include "common/hashfn.h"
 #include "funcapi.h"
+#include "storage/lock.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
@@ -32,6 +34,30 @@ PG_FUNCTION_INFO_V1(lp_commit_target);
 PG_FUNCTION_INFO_V1(lp_cleanup_target);
 
 int			lp_commit_retries = 20;
+
+/*
+ * commit and cleanup_target of one target file are serialized by a lock
+ * keyed by the file's resolved path, held by commit from validation to
+ * publication and by cleanup_target from its "referenced by a version"
+ * check to the end of its removals.  It is an advisory lock of database 0
+ * (a dataset is shared by every database of the cluster) whose field4 is
+ * one pg_advisory_lock never uses (it uses 1 and 2), so no lock a user
+ * takes can collide with it.  It is taken at transaction level, so an
+ * ERROR releases it; both functions release it as soon as they are done,
+ * so that a transaction committing many targets holds only one at a time.
+ * Writers in other clusters are not serialized by it.
+ */
+#define TARGET_LOCK_FIELD4 0x4c50	/* "LP" */
+
+static void
+target_lock_tag(const LpTarget *target, LOCKTAG *tag)
+{
+	const char *key = lp_target_key(target);
+	uint64		hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
+
+	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, (uint32) (hash >> 32), (uint32) hash,
+						 TARGET_LOCK_FIELD4);
+}
 
 void
 LpCommitInit(void)
@@ -106,18 +132,107 @@ committed_since_target(const LpTarget *target, LpManifestNaming naming,
 	return *version_found != 0;
 }
 
-/* Remove a directory tree if it exists; true if it did. */
+/*
+ * Remove a directory of the target, <base>/<relative>, with the store's
+ * walk that never follows a symlink.  One that is not a real directory is
+ * left alone with a WARNING.  What could not be removed is a WARNING after
+ * publication (the call must then succeed) and an ERROR otherwise.  True if
+ * anything was removed.
+ */
 static bool
-remove_tree(const char *path)
+remove_target_directory(const LpTarget *target, const char *relative,
+						const char *what, bool after_publication)
 {
-	struct stat st;
+	LpStore    *store = lp_local_store();
+	LpTreeRemoval removal;
+	LpError		err;
+	char	   *path;
 
-	if (lstat(path, &st) != 0)
-		return false;
-	if (!rmtree(path, true))
+	if (store->ops->remove_tree(store, target->base_path, relative, &removal, &err))
+		return removal.outcome == LP_TREE_REMOVED;
+
+	path = psprintf("%s/%s", target->base_path, relative);
+	if (removal.outcome == LP_TREE_NOT_DIRECTORY)
+		ereport(WARNING,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg_internal("%s", err.message),
+				errdetail("The %s \"%s\" of target file \"%s\" was left in place: the server removes nothing through a symbolic link or in place of a directory.",
+						  what, path, target->file_name));
+	else
+	{
+		errno = removal.failure_errno;
+		ereport(after_publication ? WARNING : ERROR,
+				removal.failure_errno != 0 ? errcode_for_file_access() : errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg_internal("%s", err.message),
+				errdetail("The %s \"%s\" of target file \"%s\" was not removed completely.",
+						  what, path, target->file_name),
+				after_publication ? errhint("The new version is published; what is left can be removed once the cause is fixed.") : 0);
+	}
+	pfree(path);
+	return removal.removed_entries > 0;
+}
+
+/*
+ * Remove the target's uncommitted data file, reaching its directory from the
+ * base without following a symlink (a symlinked "data" would make the file
+ * of that name in another dataset go).  True if it was there.
+ */
+static bool
+remove_data_file(const LpTarget *target)
+{
+	const char *below = lp_target_data_dir_in_base(target);
+	char	   *path = lp_target_data_file_path(target);
+	int			base_fd;
+	int			dir_fd;
+	int			save_errno;
+
+	base_fd = OpenTransientFile(target->base_path, O_RDONLY | O_DIRECTORY | PG_BINARY);
+	if (base_fd < 0)
 		ereport(ERROR,
-				errcode(ERRCODE_IO_ERROR),
-				errmsg("could not remove directory \"%s\"", path));
+				errcode_for_file_access(),
+				errmsg("could not open directory \"%s\": %m", target->base_path));
+	if (below[0] == '\0')
+		dir_fd = base_fd;
+	else
+	{
+		dir_fd = openat(base_fd, below, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		save_errno = errno;
+		if (dir_fd < 0)
+		{
+			CloseTransientFile(base_fd);
+			errno = save_errno;
+			if (errno == ENOENT)
+				return false;
+			if (errno == ELOOP || errno == ENOTDIR)
+			{
+				ereport(WARNING,
+						errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("\"%s\" is not a directory", target->data_dir),
+						errdetail("The data file \"%s\" of the target was left in place: the server removes nothing through a symbolic link.",
+								  path));
+				return false;
+			}
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not open directory \"%s\": %m", target->data_dir));
+		}
+	}
+	if (unlinkat(dir_fd, target->file_name, 0) == 0)
+		save_errno = 0;
+	else
+		save_errno = errno;
+	if (dir_fd != base_fd)
+		close(dir_fd);
+	CloseTransientFile(base_fd);
+	if (save_errno == ENOENT)
+		return false;
+	if (save_errno != 0)
+	{
+		errno = save_errno;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not remove file \"%s\": %m", path));
+	}
 	return true;
 }
 
@@ -136,7 +251,9 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	LpError		err;
 	uint64_t	version_found;
 	char	   *path;
+	char	   *staging_dir;
 	char	   *mode;
+	LOCKTAG		lock_tag;
 	int32_t    *selected = NULL;
 	size_t		n_selected = 0;
 	int32_t    *field_ids;
@@ -181,9 +298,12 @@ lp_commit_target(PG_FUNCTION_ARGS)
 
 	path = lp_target_data_file_path(target);
 	lp_progress_begin(target->dataset, path, LP_PHASE_COMMITTING, 0);
+	target_lock_tag(target, &lock_tag);
+	(void) LockAcquire(&lock_tag, ExclusiveLock, false, false);
 
 	/* nothing is written before every check passed */
 	latest = lp_target_check_binding(target, &naming);
+	staging_dir = lp_target_staging_dir_in_base(target);
 	if (committed_since_target(target, naming, latest, &version_found))
 		ereport(ERROR,
 				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -252,8 +372,14 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	if (!lp_commit(lp_local_store(), target->dataset, &request, &options, &result, &err))
 		lp_raise(&err);
 
-	/* the parts are now copied into a committed file; their staging area can go */
-	remove_tree(lp_target_staging_dir(target));
+	/*
+	 * The version is published: from here on nothing may raise, or a job
+	 * retrying with a new target would add the rows twice.  The parts are
+	 * copied into the committed file; their staging area can go, and what
+	 * cannot go is a WARNING.
+	 */
+	LockRelease(&lock_tag, ExclusiveLock, false);
+	remove_target_directory(target, staging_dir, "staging directory", true);
 	lp_progress_end();
 
 	values[0] = Int64GetDatum((int64) result.version);
@@ -270,14 +396,16 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 	LpManifestNaming naming;
 	LpManifest *latest;
 	uint64_t	version_found;
-	char	   *path;
-	char	   *sidecars;
-	struct stat st;
-	bool		removed = false;
+	bool		removed;
+	LOCKTAG		lock_tag;
 
 	lp_check_read_privilege();
 	lp_check_write_privilege();
 	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
+
+	/* a commit of this target that validated the file finishes first */
+	target_lock_tag(target, &lock_tag);
+	(void) LockAcquire(&lock_tag, ExclusiveLock, false, false);
 	latest = lp_target_check_binding(target, &naming);
 	if (committed_since_target(target, naming, latest, &version_found))
 		ereport(ERROR,
@@ -286,17 +414,11 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 					   target->file_name, version_found, target->dataset),
 				errhint("Committed files are removed by Lance's own cleanup of old versions."));
 
-	path = lp_target_data_file_path(target);
-	if (lstat(path, &st) == 0)
-	{
-		if (unlink(path) != 0)
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not remove file \"%s\": %m", path));
-		removed = true;
-	}
-	sidecars = lp_target_sidecar_dir(target);
-	removed |= remove_tree(lp_target_staging_dir(target));
-	removed |= remove_tree(sidecars);
+	removed = remove_data_file(target);
+	removed |= remove_target_directory(target, lp_target_staging_dir_in_base(target),
+									   "staging directory", false);
+	removed |= remove_target_directory(target, lp_target_sidecar_dir_in_base(target),
+									   "sidecar directory", false);
+	LockRelease(&lock_tag, ExclusiveLock, false);
 	PG_RETURN_BOOL(removed);
 }

@@ -30,6 +30,7 @@
 #include "lp_file_tail.h"
 #include "lp_interrupt.h"
 #include "lp_pg_storage.h"
+#include "lp_tree_removal.h"
 
 typedef struct LpLocalInput
 {
@@ -454,7 +455,6 @@ local_output_publish(LpOutput *output, LpError *err)
 {
 	LpLocalOutput *local = (LpLocalOutput *) output;
 	char	   *dir;
-	bool		ok;
 
 	if (pg_fsync(local->fd) != 0)
 	{
@@ -485,10 +485,24 @@ local_output_publish(LpOutput *output, LpError *err)
 		return false;
 	}
 	local_output_finish(local, true);
+
+	/*
+	 * The file is visible under its final name: a failure reported now would
+	 * have the caller believe it was not created (a published manifest whose
+	 * commit then fails is retried, and its rows added twice).
+	 */
 	dir = parent_directory(local->path);
-	ok = fsync_directory(dir, err);
+	if (!fsync_directory(dir, err))
+	{
+		ereport(WARNING,
+				errcode(ERRCODE_IO_ERROR),
+				errmsg_internal("%s", err->message),
+				errdetail("File \"%s\" is in place, but may not survive a crash of the operating system.",
+						  local->path));
+		lp_error_clear(err);
+	}
 	pfree(dir);
-	return ok;
+	return true;
 }
 
 static void
@@ -871,12 +885,27 @@ local_store_remove(LpStore *store, const char *path, LpError *err)
 	return true;
 }
 
+/*
+ * The walk opens directories with openat, which fd.c does not wrap; it
+ * reports them to fd.c instead, and closes them itself on every path (it
+ * never raises), so no ERROR can leak one.
+ */
+static const LpDescriptorBudget fd_budget = {AcquireExternalFD, ReleaseExternalFD};
+
+static bool
+local_store_remove_tree(LpStore *store, const char *root, const char *relative,
+						LpTreeRemoval *result, LpError *err)
+{
+	return lp_posix_remove_tree(root, relative, &fd_budget, result, err);
+}
+
 static const LpStoreOps local_store_ops = {
 	local_store_open_input,
 	local_store_list,
 	local_store_put_if_absent,
 	local_store_put,
 	local_store_remove,
+	local_store_remove_tree,
 	local_store_create_output,
 	local_store_open_shared_output
 };

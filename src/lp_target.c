@@ -510,6 +510,27 @@ lp_target_sidecar_dir(const LpTarget *target)
 }
 
 const char *
+lp_target_data_dir_in_base(const LpTarget *target)
+{
+	/* check_locations made data_dir the base itself or <base>/data */
+	return strcmp(target->data_dir, target->base_path) == 0 ? "" : LP_DATA_DIR;
+}
+
+char *
+lp_target_staging_dir_in_base(const LpTarget *target)
+{
+	return lp_require_memory(lp_data_file_staging_dir(lp_target_data_dir_in_base(target),
+													  target->file_name));
+}
+
+char *
+lp_target_sidecar_dir_in_base(const LpTarget *target)
+{
+	return lp_require_memory(lp_data_file_sidecar_dir(lp_target_data_dir_in_base(target),
+													  target->file_name));
+}
+
+const char *
 lp_target_key(const LpTarget *target)
 {
 	return lp_target_data_file_path(target);

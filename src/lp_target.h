@@ -54,6 +54,16 @@ extern char *lp_target_staging_dir(const LpTarget *target);
 extern char *lp_target_sidecar_dir(const LpTarget *target);
 
 /*
+ * The same two directories relative to the target's base (base_path), for
+ * removals that walk down from the base without following a symlink.
+ */
+extern char *lp_target_staging_dir_in_base(const LpTarget *target);
+extern char *lp_target_sidecar_dir_in_base(const LpTarget *target);
+
+/* The data directory relative to the base: "data" for a dataset root, else "". */
+extern const char *lp_target_data_dir_in_base(const LpTarget *target);
+
+/*
  * Check that the target still resolves to the dataset and base it was made
  * for; ERROR otherwise.  Returns the dataset's latest manifest (an
  * LpManifest *) and its naming scheme.

@@ -72,17 +72,22 @@ lp_path_join(const char *a, const char *b)
 	size_t		b_len;
 	char	   *result;
 
+	size_t		sep;
+
 	while (a_len > 0 && a[a_len - 1] == '/')
 		a_len--;
 	while (*b == '/')
 		b++;
 	b_len = strlen(b);
-	result = lp_alloc(a_len + 1 + b_len + 1);
+	/* an empty a is no directory at all: b stays relative */
+	sep = a[0] == '\0' ? 0 : 1;
+	result = lp_alloc(a_len + sep + b_len + 1);
 	if (result == NULL)
 		return NULL;
 	memcpy(result, a, a_len);
-	result[a_len] = '/';
-	memcpy(result + a_len + 1, b, b_len + 1);
+	if (sep)
+		result[a_len] = '/';
+	memcpy(result + a_len + sep, b, b_len + 1);
 	return result;
 }
 

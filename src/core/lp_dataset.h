@@ -53,7 +53,10 @@ bool		lp_manifest_name_parse(const char *entry_name, uint64_t *version,
 void		lp_manifest_name(LpManifestNaming naming, uint64_t version,
 							 char name[LP_MANIFEST_NAME_SIZE]);
 
-/* "<a>/<b>" with exactly one slash between them; NULL when out of memory. */
+/*
+ * "<a>/<b>" with exactly one slash between them, or b alone when a is ""
+ * (a path relative to some root); NULL when out of memory.
+ */
 char	   *lp_path_join(const char *a, const char *b);
 
 /*

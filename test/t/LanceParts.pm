@@ -9,7 +9,7 @@ use Exporter 'import';
 use JSON::PP qw(decode_json);
 use Test::More;
 
-our @EXPORT_OK = qw(reference_data slurp directory_entries);
+our @EXPORT_OK = qw(reference_data slurp directory_entries reference_read);
 
 # The generated data directory (LP_TESTDATA) and its parsed manifest.json.
 sub reference_data
@@ -37,6 +37,20 @@ sub directory_entries
 	my @names = sort grep { !/^\.\.?$/ } readdir $dh;
 	closedir $dh;
 	return @names;
+}
+
+# Read a dataset completely with the reference implementation (npm lancedb,
+# test/reference/read.cjs): its parsed output, or undef and read.cjs's stderr.
+sub reference_read
+{
+	my ($dataset) = @_;
+	my $script = ($ENV{LP_SRCDIR} // '.') . '/test/reference/read.cjs';
+	my $stderr_file = "$dataset.read-stderr";
+	local $ENV{LANCEDB_LOG} = 'error';
+	my $json = `node '$script' '$dataset' 2>'$stderr_file'`;
+	my $stderr = slurp($stderr_file);
+	unlink $stderr_file;
+	return ($? == 0 ? decode_json($json) : undef, $stderr);
 }
 
 1;
