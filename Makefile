@@ -18,7 +18,9 @@ PROTO_SRCS = $(PROTOS:.proto=.pb-c.c)
 PROTO_HDRS = $(PROTOS:.proto=.pb-c.h)
 CORE_SRCS  = $(sort $(wildcard src/core/*.c))
 PG_SRCS    = $(sort $(wildcard src/*.c))
-OBJS       = $(PROTO_SRCS:.c=.o) $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
+# plain POSIX helpers of the local stores (the server's and the core tests')
+POSIX_SRCS = $(sort $(wildcard src/posix/*.c))
+OBJS       = $(PROTO_SRCS:.c=.o) $(CORE_SRCS:.c=.o) $(POSIX_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 REGRESS = $(sort $(basename $(notdir $(wildcard sql/[0-9]*.sql))))
@@ -26,7 +28,7 @@ REGRESS_OPTS = --inputdir=. --outputdir=results
 
 WARNINGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/proto
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/posix -I$(srcdir)/src/proto
 PG_CFLAGS = $(WARNINGS)
 SHLIB_LINK = -lprotobuf-c -lzstd -llz4 -lcurl
 EXTRA_CLEAN = $(PROTO_SRCS) $(PROTO_HDRS) build results regression.diffs regression.out
@@ -43,7 +45,7 @@ include $(PGXS)
 %.pb-c.c %.pb-c.h: %.proto
 	protoc-c --proto_path=$(srcdir)/src/proto --c_out=$(srcdir)/src/proto $<
 
-$(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o): $(PROTO_HDRS)
+$(CORE_SRCS:.c=.o) $(POSIX_SRCS:.c=.o) $(PG_SRCS:.c=.o): $(PROTO_HDRS)
 
 # protoc-c's initializers of oneof-bearing messages trip -Wmissing-braces.
 $(PROTO_SRCS:.c=.o): CFLAGS += -Wno-missing-braces
@@ -52,17 +54,17 @@ $(PROTO_SRCS:.c=.o): CFLAGS += -Wno-missing-braces
 BUILD ?= build
 CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
 # -Wno-missing-braces: protoc-c's generated initializers trip it.
-CORE_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/proto
+CORE_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/posix -Isrc/proto
 CORE_LIBS = -lprotobuf-c -lzstd -llz4
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-$(BUILD)/core-tests: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
+$(BUILD)/core-tests: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(POSIX_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h src/posix/*.h test/core/*.h)
 	@mkdir -p $(BUILD)
-	$(CC) $(CORE_CFLAGS) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
+	$(CC) $(CORE_CFLAGS) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(POSIX_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
 
-$(BUILD)/core-tests-sanitize: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h test/core/*.h)
+$(BUILD)/core-tests-sanitize: $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS) $(POSIX_SRCS) $(CORE_TEST_SRCS) $(wildcard src/core/*.h src/posix/*.h test/core/*.h)
 	@mkdir -p $(BUILD)
-	clang $(CORE_CFLAGS) $(SANITIZE) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
+	clang $(CORE_CFLAGS) $(SANITIZE) -o $@ $(PROTO_SRCS) $(CORE_SRCS) $(POSIX_SRCS) $(CORE_TEST_SRCS) $(CORE_LIBS)
 
 # Encoding tree of every page: $(BUILD)/page_encodings FILE.lance...
 $(BUILD)/page_encodings: test/tools/page_encodings.c $(PROTO_SRCS) $(PROTO_HDRS) $(CORE_SRCS)

@@ -116,25 +116,77 @@ referenced_by_any_version(const LpTarget *target, LpManifestNaming naming,
 	return false;
 }
 
-static char *
-staging_dir_of(const LpTarget *target)
+/*
+ * The target's data directory below its base: "data/" for a dataset root,
+ * "" for another base (lp_target_check_binding checked it is one of these).
+ */
+static const char *
+data_dir_below_base(const LpTarget *target)
 {
-	return psprintf("%s/_parts/%s", target->data_dir, target->file_name);
+	size_t		base_len = strlen(target->base_path);
+
+	if (strncmp(target->data_dir, target->base_path, base_len) != 0 ||
+		(target->data_dir[base_len] != '/' && target->data_dir[base_len] != '\0'))
+		ereport(ERROR,
+				errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg("data directory \"%s\" of target file \"%s\" is not below its base \"%s\"",
+					   target->data_dir, target->file_name, target->base_path));
+	return target->data_dir[base_len] == '\0' ? "" : psprintf("%s/", target->data_dir + base_len + 1);
 }
 
-/* Remove a directory tree if it exists; true if it did. */
-static bool
-remove_tree(const char *path)
+/* <data_dir>/_parts/<file>, relative to the base */
+static char *
+staging_dir_below_base(const LpTarget *target)
 {
-	struct stat st;
+	return psprintf("%s_parts/%s", data_dir_below_base(target), target->file_name);
+}
 
-	if (lstat(path, &st) != 0)
-		return false;
-	if (!rmtree(path, true))
-		ereport(ERROR,
-				errcode(ERRCODE_IO_ERROR),
-				errmsg("could not remove directory \"%s\"", path));
-	return true;
+/* <data_dir>/<file stem>, where Lance keeps a data file's sidecars, relative to the base */
+static char *
+sidecar_dir_below_base(const LpTarget *target)
+{
+	return psprintf("%s%.*s", data_dir_below_base(target),
+					(int) (strlen(target->file_name) - strlen(".lance")), target->file_name);
+}
+
+/*
+ * Remove a directory of the target, <base>/<relative>, with the store's
+ * walk that never follows a symlink.  One that is not a real directory is
+ * left alone with a WARNING.  What could not be removed is a WARNING after
+ * publication (the call must then succeed) and an ERROR otherwise.  True if
+ * anything was removed.
+ */
+static bool
+remove_target_directory(const LpTarget *target, const char *relative,
+						const char *what, bool after_publication)
+{
+	LpStore    *store = lp_local_store();
+	LpTreeRemoval removal;
+	LpError		err;
+	char	   *path;
+
+	if (store->ops->remove_tree(store, target->base_path, relative, &removal, &err))
+		return removal.outcome == LP_TREE_REMOVED;
+
+	path = psprintf("%s/%s", target->base_path, relative);
+	if (removal.outcome == LP_TREE_NOT_DIRECTORY)
+		ereport(WARNING,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg_internal("%s", err.message),
+				errdetail("The %s \"%s\" of target file \"%s\" was left in place: the server removes nothing through a symbolic link or in place of a directory.",
+						  what, path, target->file_name));
+	else
+	{
+		errno = removal.failure_errno;
+		ereport(after_publication ? WARNING : ERROR,
+				removal.failure_errno != 0 ? errcode_for_file_access() : errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg_internal("%s", err.message),
+				errdetail("The %s \"%s\" of target file \"%s\" was not removed completely.",
+						  what, path, target->file_name),
+				after_publication ? errhint("The new version is published; what is left can be removed once the cause is fixed.") : 0);
+	}
+	pfree(path);
+	return removal.removed_entries > 0;
 }
 
 Datum
@@ -266,7 +318,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 		lp_raise(&err);
 
 	/* the parts are now copied into a committed file; their staging area can go */
-	remove_tree(staging_dir_of(target));
+	remove_target_directory(target, staging_dir_below_base(target), "staging directory", true);
 	lp_progress_end();
 
 	values[0] = Int64GetDatum((int64) result.version);
@@ -284,7 +336,6 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 	LpManifest *latest;
 	uint64_t	version_found;
 	char	   *path;
-	char	   *sidecars;
 	struct stat st;
 	bool		removed = false;
 
@@ -308,9 +359,9 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 					errmsg("could not remove file \"%s\": %m", path));
 		removed = true;
 	}
-	sidecars = psprintf("%s/%s", target->data_dir,
-						pnstrdup(target->file_name, strlen(target->file_name) - strlen(".lance")));
-	removed |= remove_tree(staging_dir_of(target));
-	removed |= remove_tree(sidecars);
+	removed |= remove_target_directory(target, staging_dir_below_base(target),
+									   "staging directory", false);
+	removed |= remove_target_directory(target, sidecar_dir_below_base(target),
+									   "sidecar directory", false);
 	PG_RETURN_BOOL(removed);
 }

@@ -27,6 +27,7 @@
 #include "lp_file_tail.h"
 #include "lp_interrupt.h"
 #include "lp_pg_storage.h"
+#include "lp_tree_removal.h"
 
 typedef struct LpLocalInput
 {
@@ -745,12 +746,27 @@ local_store_remove(LpStore *store, const char *path, LpError *err)
 	return true;
 }
 
+/*
+ * The walk opens directories with openat, which fd.c does not wrap; it
+ * reports them to fd.c instead, and closes them itself on every path (it
+ * never raises), so no ERROR can leak one.
+ */
+static const LpDescriptorBudget fd_budget = {AcquireExternalFD, ReleaseExternalFD};
+
+static bool
+local_store_remove_tree(LpStore *store, const char *root, const char *relative,
+						LpTreeRemoval *result, LpError *err)
+{
+	return lp_posix_remove_tree(root, relative, &fd_budget, result, err);
+}
+
 static const LpStoreOps local_store_ops = {
 	local_store_open_input,
 	local_store_list,
 	local_store_put_if_absent,
 	local_store_put,
 	local_store_remove,
+	local_store_remove_tree,
 	local_store_create_output
 };
 

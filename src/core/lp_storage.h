@@ -88,6 +88,23 @@ typedef struct LpStore LpStore;
 /* Called once per entry name (not a path) of a listed directory. */
 typedef bool (*LpListCallback) (void *arg, const char *entry_name, LpError *err);
 
+/* What remove_tree did; see there. */
+typedef enum LpTreeRemovalOutcome
+{
+	LP_TREE_ABSENT,				/* nothing at the path: no entry, or a component is missing */
+	LP_TREE_REMOVED,			/* the directory and everything below it are gone */
+	LP_TREE_NOT_DIRECTORY,		/* left alone: the path or a component of it is not a real directory */
+	LP_TREE_INCOMPLETE			/* some entry could not be removed (or the walk could not start) */
+} LpTreeRemovalOutcome;
+
+typedef struct LpTreeRemoval
+{
+	LpTreeRemovalOutcome outcome;
+	uint64_t	removed_entries;	/* files, symlinks and directories unlinked */
+	uint64_t	removed_bytes;	/* sizes of the regular files among them */
+	int			failure_errno;	/* LP_TREE_INCOMPLETE: errno of the first failure */
+} LpTreeRemoval;
+
 typedef struct LpStoreOps
 {
 	/* LP_ERR_NOT_FOUND if path does not exist, LP_ERR_INVALID_ARGUMENT if it is a directory */
@@ -107,6 +124,26 @@ typedef struct LpStoreOps
 
 	/* Remove a file, or an empty directory; a missing path is not an error */
 	bool		(*remove) (LpStore *store, const char *path, LpError *err);
+
+	/*
+	 * Remove the directory root/relative and everything below it, touching
+	 * nothing that does not lie physically under root.  root is trusted (a
+	 * resolved dataset or base directory) and may be reached through
+	 * symlinks; relative ("data/_parts/x.lance") is walked component by
+	 * component from root without following any symlink, and below it
+	 * symlinks are removed as entries, never entered.  relative must be
+	 * non-empty, without "." or ".." components, empty components or a
+	 * leading '/'.
+	 *
+	 * Fills *result and returns true for LP_TREE_ABSENT and LP_TREE_REMOVED.
+	 * Returns false with err set for LP_TREE_NOT_DIRECTORY (nothing removed;
+	 * err names the entry and what it is) and LP_TREE_INCOMPLETE (err names
+	 * the first entry that could not be removed and why; the walk goes on
+	 * past it, so everything else that could go is gone).  Never raises,
+	 * and holds no descriptor after it returns.
+	 */
+	bool		(*remove_tree) (LpStore *store, const char *root, const char *relative,
+								LpTreeRemoval *result, LpError *err);
 
 	/* Start writing path (see LpOutput); directories are created as needed */
 	LpOutput   *(*create_output) (LpStore *store, const char *path, LpError *err);

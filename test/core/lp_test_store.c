@@ -17,6 +17,7 @@
 
 #include "lp_test_files.h"
 #include "lp_test_store.h"
+#include "lp_tree_removal.h"
 
 int			lp_test_store_conflicts;
 
@@ -173,6 +174,14 @@ store_remove(LpStore *store, const char *path, LpError *err)
 	return true;
 }
 
+static bool
+store_remove_tree(LpStore *store, const char *root, const char *relative,
+				  LpTreeRemoval *result, LpError *err)
+{
+	(void) store;
+	return lp_posix_remove_tree(root, relative, NULL, result, err);
+}
+
 static LpOutput *
 store_create_output(LpStore *store, const char *path, LpError *err)
 {
@@ -184,7 +193,7 @@ store_create_output(LpStore *store, const char *path, LpError *err)
 
 static const LpStoreOps posix_store_ops = {
 	store_open_input, store_list, store_put_if_absent, store_put, store_remove,
-	store_create_output
+	store_remove_tree, store_create_output
 };
 
 static LpStore posix_store = {&posix_store_ops};

@@ -1,0 +1,351 @@
+/*
+ * lp_tree_removal.c - removing a directory tree without following symlinks.
+ *
+ * Every directory is opened relative to its parent's descriptor with
+ * O_NOFOLLOW | O_DIRECTORY, and every entry's type is taken from
+ * fstatat(AT_SYMLINK_NOFOLLOW), so a symlink anywhere (the top directory, a
+ * component on the way to it, an entry inside) is never entered: on the
+ * way it stops the removal, inside the tree it is unlinked as an entry.  An
+ * entry swapped for a symlink between the type check and the open fails the
+ * open (ELOOP/ENOTDIR) rather than being followed.  Directories on another
+ * file system (mount points) are not entered.
+ *
+ * The walk neither raises nor allocates: every descriptor is closed before
+ * it returns, whatever happened.  Path names are built only for messages,
+ * in a fixed buffer; the I/O itself uses descriptors and entry names.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lp_tree_removal.h"
+
+#define MESSAGE_PATH_SIZE 2048
+
+typedef struct Walk
+{
+	const LpDescriptorBudget *budget;
+	LpTreeRemoval *result;
+	LpError    *err;
+	bool		failed;			/* err and failure_errno hold the first failure */
+	dev_t		device;			/* of the removed directory */
+	char		path[MESSAGE_PATH_SIZE];	/* the current entry, for messages */
+	size_t		path_len;
+} Walk;
+
+/* Append "/name" to the message path; returns the length to restore. */
+static size_t
+push_name(Walk *walk, const char *name)
+{
+	size_t		old_len = walk->path_len;
+	int			n = snprintf(walk->path + old_len, sizeof(walk->path) - old_len,
+							 "/%s", name);
+
+	if (n < 0 || (size_t) n >= sizeof(walk->path) - old_len)
+		walk->path_len = sizeof(walk->path) - 1;	/* truncated: messages only */
+	else
+		walk->path_len = old_len + (size_t) n;
+	return old_len;
+}
+
+static void
+pop_name(Walk *walk, size_t old_len)
+{
+	walk->path_len = old_len;
+	walk->path[old_len] = '\0';
+}
+
+/* Remember the first failure; the walk goes on with the other entries. */
+static void
+record_failure(Walk *walk, int error_number, const char *action)
+{
+	if (walk->failed)
+		return;
+	walk->failed = true;
+	walk->result->failure_errno = error_number;
+	lp_fail(walk->err, LP_ERR_IO, "could not %s \"%s\": %s",
+			action, walk->path, strerror(error_number));
+}
+
+/* A directory the walk does not enter, for why. */
+static void
+record_refusal(Walk *walk, int error_number, const char *why)
+{
+	if (walk->failed)
+		return;
+	walk->failed = true;
+	walk->result->failure_errno = error_number;
+	lp_fail(walk->err, LP_ERR_IO, "did not enter directory \"%s\": %s", walk->path, why);
+}
+
+static int
+open_directory_at(Walk *walk, int parent, const char *name)
+{
+	int			fd;
+	int			save_errno;
+
+	if (walk->budget != NULL && !walk->budget->acquire())
+	{
+		errno = EMFILE;
+		return -1;
+	}
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && walk->budget != NULL)
+	{
+		save_errno = errno;
+		walk->budget->release();
+		errno = save_errno;
+	}
+	return fd;
+}
+
+static void
+close_directory(Walk *walk, int fd)
+{
+	close(fd);
+	if (walk->budget != NULL)
+		walk->budget->release();
+}
+
+static const char *
+kind_of(mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	return "an entry of unknown type";
+}
+
+static void remove_directory_entries(Walk *walk, int fd, int depth);
+
+/* Remove one entry of the directory open at parent. */
+static void
+remove_entry(Walk *walk, int parent, const char *name, int depth)
+{
+	struct stat st;
+	int			fd;
+
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+	{
+		if (errno != ENOENT)
+			record_failure(walk, errno, "stat");
+		return;
+	}
+	if (!S_ISDIR(st.st_mode))
+	{
+		if (unlinkat(parent, name, 0) == 0)
+		{
+			walk->result->removed_entries++;
+			if (S_ISREG(st.st_mode))
+				walk->result->removed_bytes += (uint64_t) st.st_size;
+		}
+		else if (errno != ENOENT)
+			record_failure(walk, errno, "remove");
+		return;
+	}
+	if (st.st_dev != walk->device)
+	{
+		record_refusal(walk, EXDEV, "it is on another file system");
+		return;
+	}
+	if (depth >= LP_TREE_REMOVAL_MAX_DEPTH)
+	{
+		record_refusal(walk, ELOOP, "it is nested too deep");
+		return;
+	}
+	fd = open_directory_at(walk, parent, name);
+	if (fd < 0)
+	{
+		if (errno == ELOOP || errno == ENOTDIR)
+		{
+			/* replaced by a non-directory since the fstatat: unlink that entry */
+			if (unlinkat(parent, name, 0) == 0)
+				walk->result->removed_entries++;
+			else if (errno != ENOENT)
+				record_failure(walk, errno, "remove");
+		}
+		else if (errno != ENOENT)
+			record_failure(walk, errno, "open directory");
+		return;
+	}
+	remove_directory_entries(walk, fd, depth + 1);
+	if (unlinkat(parent, name, AT_REMOVEDIR) == 0)
+		walk->result->removed_entries++;
+	else if (errno != ENOENT && !(errno == ENOTEMPTY && walk->failed))
+		record_failure(walk, errno, "remove directory");
+}
+
+/* Remove everything in the directory open at fd, and close fd. */
+static void
+remove_directory_entries(Walk *walk, int fd, int depth)
+{
+	DIR		   *dir = fdopendir(fd);
+	struct dirent *entry;
+
+	if (dir == NULL)
+	{
+		record_failure(walk, errno, "read directory");
+		close_directory(walk, fd);
+		return;
+	}
+	for (;;)
+	{
+		size_t		old_len;
+
+		errno = 0;
+		entry = readdir(dir);
+		if (entry == NULL)
+		{
+			if (errno != 0)
+				record_failure(walk, errno, "read directory");
+			break;
+		}
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		old_len = push_name(walk, entry->d_name);
+		remove_entry(walk, fd, entry->d_name, depth);
+		pop_name(walk, old_len);
+	}
+	closedir(dir);				/* closes fd */
+	if (walk->budget != NULL)
+		walk->budget->release();
+}
+
+/* The next component of *relative (up to '/'), or false if it is not a name. */
+static bool
+next_component(const char **relative, char *component)
+{
+	const char *slash = strchr(*relative, '/');
+	size_t		len = slash ? (size_t) (slash - *relative) : strlen(*relative);
+
+	if (len == 0 || len > NAME_MAX)
+		return false;
+	memcpy(component, *relative, len);
+	component[len] = '\0';
+	if (strcmp(component, ".") == 0 || strcmp(component, "..") == 0)
+		return false;
+	*relative += slash ? len + 1 : len;
+	return slash == NULL || **relative != '\0';
+}
+
+static bool
+finish(Walk *walk, LpTreeRemovalOutcome outcome)
+{
+	walk->result->outcome = outcome;
+	return outcome == LP_TREE_ABSENT || outcome == LP_TREE_REMOVED;
+}
+
+bool
+lp_posix_remove_tree(const char *root, const char *relative,
+					 const LpDescriptorBudget *budget,
+					 LpTreeRemoval *result, LpError *err)
+{
+	Walk		walk;
+	const char *rest = relative;
+	char		component[NAME_MAX + 1];
+	struct stat st;
+	int			parent;
+	int			fd;
+
+	memset(result, 0, sizeof(*result));
+	lp_error_clear(err);
+	memset(&walk, 0, sizeof(walk));
+	walk.budget = budget;
+	walk.result = result;
+	walk.err = err;
+	snprintf(walk.path, sizeof(walk.path), "%s", root);
+	walk.path_len = strlen(walk.path);
+
+	/* root is trusted: it may be reached through symlinks */
+	if (budget != NULL && !budget->acquire())
+	{
+		errno = EMFILE;
+		parent = -1;
+	}
+	else if ((parent = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && budget != NULL)
+	{
+		int			save_errno = errno;
+
+		budget->release();
+		errno = save_errno;
+	}
+	if (parent < 0)
+	{
+		record_failure(&walk, errno, "open directory");
+		return finish(&walk, LP_TREE_INCOMPLETE);
+	}
+
+	for (;;)
+	{
+		bool		last;
+
+		if (*rest == '\0' || !next_component(&rest, component))
+		{
+			close_directory(&walk, parent);
+			lp_fail(err, LP_ERR_INTERNAL, "\"%s\" is not a relative path of plain names below \"%s\"",
+					relative, root);
+			return finish(&walk, LP_TREE_INCOMPLETE);
+		}
+		last = *rest == '\0';
+		push_name(&walk, component);
+		if (fstatat(parent, component, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		{
+			int			save_errno = errno;
+
+			close_directory(&walk, parent);
+			if (save_errno == ENOENT)
+				return finish(&walk, LP_TREE_ABSENT);
+			record_failure(&walk, save_errno, "stat");
+			return finish(&walk, LP_TREE_INCOMPLETE);
+		}
+		if (!S_ISDIR(st.st_mode))
+		{
+			close_directory(&walk, parent);
+			lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is %s, not a directory",
+					walk.path, kind_of(st.st_mode));
+			return finish(&walk, LP_TREE_NOT_DIRECTORY);
+		}
+		fd = open_directory_at(&walk, parent, component);
+		if (fd < 0)
+		{
+			int			save_errno = errno;
+
+			close_directory(&walk, parent);
+			if (save_errno == ENOENT)
+				return finish(&walk, LP_TREE_ABSENT);
+			if (save_errno == ELOOP || save_errno == ENOTDIR)
+			{
+				lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a directory", walk.path);
+				return finish(&walk, LP_TREE_NOT_DIRECTORY);
+			}
+			record_failure(&walk, save_errno, "open directory");
+			return finish(&walk, LP_TREE_INCOMPLETE);
+		}
+		if (last)
+			break;
+		close_directory(&walk, parent);
+		parent = fd;
+	}
+
+	/* parent holds the removed directory's entry "component", open at fd */
+	walk.device = st.st_dev;
+	remove_directory_entries(&walk, fd, 0);
+	if (unlinkat(parent, component, AT_REMOVEDIR) == 0)
+		result->removed_entries++;
+	else if (errno != ENOENT && !(errno == ENOTEMPTY && walk.failed))
+		record_failure(&walk, errno, "remove directory");
+	close_directory(&walk, parent);
+	return finish(&walk, walk.failed ? LP_TREE_INCOMPLETE : LP_TREE_REMOVED);
+}
