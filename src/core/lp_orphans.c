@@ -292,8 +292,8 @@ static bool
 refuse_branches_entry(void *arg, const char *entry_name, LpError *err)
 {
 	return lp_fail(err, LP_ERR_UNSUPPORTED,
-				   "dataset \"%s\" has branches (directory \"%s\")",
-				   (const char *) arg, BRANCHES_DIR);
+				   "dataset \"%s\" has branches (\"%s/%s\")",
+				   (const char *) arg, BRANCHES_DIR, entry_name);
 }
 
 bool

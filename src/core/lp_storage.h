@@ -145,6 +145,16 @@ typedef struct LpStoreOps
 	bool		(*remove_tree) (LpStore *store, const char *root, const char *relative,
 								LpTreeRemoval *result, LpError *err);
 
+	/*
+	 * Remove the regular file root/relative, reached as remove_tree reaches
+	 * its directory: component by component from root, without following
+	 * any symlink.  A missing file (or component) is not an error; an entry
+	 * that is not a regular file (a symlink, a directory, ...) is left alone
+	 * (LP_ERR_INVALID_ARGUMENT naming it and what it is).
+	 */
+	bool		(*remove_file) (LpStore *store, const char *root, const char *relative,
+								LpError *err);
+
 	/* Start writing path (see LpOutput); directories are created as needed */
 	LpOutput   *(*create_output) (LpStore *store, const char *path, LpError *err);
 } LpStoreOps;

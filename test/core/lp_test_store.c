@@ -182,6 +182,14 @@ store_remove_tree(LpStore *store, const char *root, const char *relative,
 	return lp_posix_remove_tree(root, relative, NULL, result, err);
 }
 
+static bool
+store_remove_file(LpStore *store, const char *root, const char *relative,
+				  LpError *err)
+{
+	(void) store;
+	return lp_posix_remove_file(root, relative, NULL, err);
+}
+
 static LpOutput *
 store_create_output(LpStore *store, const char *path, LpError *err)
 {
@@ -193,7 +201,7 @@ store_create_output(LpStore *store, const char *path, LpError *err)
 
 static const LpStoreOps posix_store_ops = {
 	store_open_input, store_list, store_put_if_absent, store_put, store_remove,
-	store_remove_tree, store_create_output
+	store_remove_tree, store_remove_file, store_create_output
 };
 
 static LpStore posix_store = {&posix_store_ops};
