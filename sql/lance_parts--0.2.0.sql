@@ -207,6 +207,21 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.cleanup_target(jsonb) IS
 'Remove an uncommitted assembled file, its staging directory and its blob sidecars; refuses committed files';
 
+-- What crashes and lost races leave in a dataset: temporary files,
+-- unreferenced transaction and data files, sidecar and staging directories.
+-- Lists them (dry_run) or removes those older than older_than.
+
+CREATE FUNCTION @extschema@.cleanup_orphans(
+    dataset_uri text,
+    older_than interval DEFAULT '1 day',
+    dry_run boolean DEFAULT true)
+RETURNS TABLE(path text, kind text, bytes bigint, action text, reason text)
+AS 'MODULE_PATHNAME', 'lp_cleanup_orphans'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 10;
+
+COMMENT ON FUNCTION @extschema@.cleanup_orphans(text, interval, boolean) IS
+'List (dry_run) or remove the entries of a dataset that no version references and that are older than older_than: temporary files, transaction files, data files, sidecar and staging directories';
+
 -- Compaction by page copy: adjacent small fragments are concatenated without
 -- decoding and committed as one Lance Rewrite.  One row per fragment.
 

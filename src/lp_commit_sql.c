@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "common/hashfn.h"
 #include "funcapi.h"
 #include "storage/lock.h"
 #include "utils/builtins.h"
@@ -34,30 +33,6 @@ PG_FUNCTION_INFO_V1(lp_commit_target);
 PG_FUNCTION_INFO_V1(lp_cleanup_target);
 
 int			lp_commit_retries = 20;
-
-/*
- * commit and cleanup_target of one target file are serialized by a lock
- * keyed by the file's resolved path, held by commit from validation to
- * publication and by cleanup_target from its "referenced by a version"
- * check to the end of its removals.  It is an advisory lock of database 0
- * (a dataset is shared by every database of the cluster) whose field4 is
- * one pg_advisory_lock never uses (it uses 1 and 2), so no lock a user
- * takes can collide with it.  It is taken at transaction level, so an
- * ERROR releases it; both functions release it as soon as they are done,
- * so that a transaction committing many targets holds only one at a time.
- * Writers in other clusters are not serialized by it.
- */
-#define TARGET_LOCK_FIELD4 0x4c50	/* "LP" */
-
-static void
-target_lock_tag(const LpTarget *target, LOCKTAG *tag)
-{
-	const char *key = lp_target_key(target);
-	uint64		hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
-
-	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, (uint32) (hash >> 32), (uint32) hash,
-						 TARGET_LOCK_FIELD4);
-}
 
 void
 LpCommitInit(void)
@@ -173,67 +148,31 @@ remove_target_directory(const LpTarget *target, const char *relative,
 }
 
 /*
- * Remove the target's uncommitted data file, reaching its directory from the
- * base without following a symlink (a symlinked "data" would make the file
- * of that name in another dataset go).  True if it was there.
+ * Remove the target's uncommitted data file, reached from the base without
+ * following a symlink (a symlinked "data" would make the file of that name
+ * in another dataset go); what is not a real directory or file on the way
+ * is left with a WARNING.  True if the file was there.
  */
 static bool
 remove_data_file(const LpTarget *target)
 {
-	const char *below = lp_target_data_dir_in_base(target);
-	char	   *path = lp_target_data_file_path(target);
-	int			base_fd;
-	int			dir_fd;
-	int			save_errno;
+	LpStore    *store = lp_local_store();
+	char	   *relative = lp_require_memory(lp_path_join(lp_target_data_dir_in_base(target),
+														  target->file_name));
+	bool		removed;
+	LpError		err;
 
-	base_fd = OpenTransientFile(target->base_path, O_RDONLY | O_DIRECTORY | PG_BINARY);
-	if (base_fd < 0)
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not open directory \"%s\": %m", target->base_path));
-	if (below[0] == '\0')
-		dir_fd = base_fd;
-	else
+	if (!store->ops->remove_file(store, target->base_path, relative, &removed, &err))
 	{
-		dir_fd = openat(base_fd, below, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		save_errno = errno;
-		if (dir_fd < 0)
-		{
-			CloseTransientFile(base_fd);
-			errno = save_errno;
-			if (errno == ENOENT)
-				return false;
-			if (errno == ELOOP || errno == ENOTDIR)
-			{
-				ereport(WARNING,
-						errcode(ERRCODE_WRONG_OBJECT_TYPE),
-						errmsg("\"%s\" is not a directory", target->data_dir),
-						errdetail("The data file \"%s\" of the target was left in place: the server removes nothing through a symbolic link.",
-								  path));
-				return false;
-			}
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not open directory \"%s\": %m", target->data_dir));
-		}
+		if (err.code != LP_ERR_INVALID_ARGUMENT)
+			lp_raise(&err);
+		ereport(WARNING,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg_internal("%s", err.message),
+				errdetail("The data file \"%s\" of the target was left in place: the server removes nothing through a symbolic link.",
+						  lp_target_data_file_path(target)));
 	}
-	if (unlinkat(dir_fd, target->file_name, 0) == 0)
-		save_errno = 0;
-	else
-		save_errno = errno;
-	if (dir_fd != base_fd)
-		close(dir_fd);
-	CloseTransientFile(base_fd);
-	if (save_errno == ENOENT)
-		return false;
-	if (save_errno != 0)
-	{
-		errno = save_errno;
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not remove file \"%s\": %m", path));
-	}
-	return true;
+	return removed;
 }
 
 Datum
@@ -298,7 +237,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 
 	path = lp_target_data_file_path(target);
 	lp_progress_begin(target->dataset, path, LP_PHASE_COMMITTING, 0);
-	target_lock_tag(target, &lock_tag);
+	lp_target_file_lock_tag(lp_target_data_file_path(target), &lock_tag);
 	(void) LockAcquire(&lock_tag, ExclusiveLock, false, false);
 
 	/* nothing is written before every check passed */
@@ -404,7 +343,7 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
 
 	/* a commit of this target that validated the file finishes first */
-	target_lock_tag(target, &lock_tag);
+	lp_target_file_lock_tag(lp_target_data_file_path(target), &lock_tag);
 	(void) LockAcquire(&lock_tag, ExclusiveLock, false, false);
 	latest = lp_target_check_binding(target, &naming);
 	if (committed_since_target(target, naming, latest, &version_found))

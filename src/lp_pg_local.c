@@ -899,6 +899,13 @@ local_store_remove_tree(LpStore *store, const char *root, const char *relative,
 	return lp_posix_remove_tree(root, relative, &fd_budget, result, err);
 }
 
+static bool
+local_store_remove_file(LpStore *store, const char *root, const char *relative,
+						bool *removed, LpError *err)
+{
+	return lp_posix_remove_file(root, relative, &fd_budget, removed, err);
+}
+
 static const LpStoreOps local_store_ops = {
 	local_store_open_input,
 	local_store_list,
@@ -906,6 +913,7 @@ static const LpStoreOps local_store_ops = {
 	local_store_put,
 	local_store_remove,
 	local_store_remove_tree,
+	local_store_remove_file,
 	local_store_create_output,
 	local_store_open_shared_output
 };

@@ -14,8 +14,10 @@
  * backend needs neither: rename() makes every update atomic for readers,
  * pg_stat_tmp holds transient files that base backups skip, and ten small
  * writes a second cost nothing next to a copy.  A record left by a backend
- * that died without cleaning up (a crash) is filtered out by comparing its
- * pid and start time with the live backends.
+ * that died without cleaning up (a crash, or any record before a restart)
+ * is never shown: its pid and start time do not match a live backend.  The
+ * view also removes the files of pids that no live process has, so such
+ * records do not pile up across crashes and restarts.
  */
 #include "postgres.h"
 
@@ -27,6 +29,8 @@
 #include "pgstat.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
@@ -218,19 +222,27 @@ backend_running(int pid, TimestampTz start)
 	return false;
 }
 
-/* "lance_parts.<pid>.progress" gives pid. */
+/*
+ * "lance_parts.<pid>.progress" gives pid; so does its temporary file
+ * "lance_parts.<pid>.progress.tmp" (*temporary), which a crash between
+ * writing and renaming leaves behind.
+ */
 static bool
-progress_file_pid(const char *name, int *pid)
+progress_file_pid(const char *name, int *pid, bool *temporary)
 {
 	size_t		len = strlen(name);
 	size_t		prefix = strlen(PROGRESS_PREFIX);
 	size_t		suffix = strlen(PROGRESS_SUFFIX);
+	size_t		end;
 	long		value = 0;
 
-	if (len <= prefix + suffix || strncmp(name, PROGRESS_PREFIX, prefix) != 0 ||
-		strcmp(name + len - suffix, PROGRESS_SUFFIX) != 0 || len - prefix - suffix > 9)
+	*temporary = len > strlen(".tmp") && strcmp(name + len - strlen(".tmp"), ".tmp") == 0;
+	end = *temporary ? len - strlen(".tmp") : len;
+	if (end <= prefix + suffix || strncmp(name, PROGRESS_PREFIX, prefix) != 0 ||
+		strncmp(name + end - suffix, PROGRESS_SUFFIX, suffix) != 0 ||
+		end - prefix - suffix > 9)
 		return false;
-	for (size_t i = prefix; i < len - suffix; i++)
+	for (size_t i = prefix; i < end - suffix; i++)
 	{
 		if (name[i] < '0' || name[i] > '9')
 			return false;
@@ -270,12 +282,26 @@ lp_progress(PG_FUNCTION_ARGS)
 		ProgressRecord record;
 		char		path[MAXPGPATH];
 		int			pid;
+		bool		temporary;
 		Datum		values[11];
 		bool		nulls[11];
 
-		if (!progress_file_pid(entry->d_name, &pid))
+		if (!progress_file_pid(entry->d_name, &pid, &temporary))
 			continue;
-		progress_path(pid, false, path);
+		progress_path(pid, temporary, path);
+
+		/*
+		 * No live process has the pid, so none can write the file again: it
+		 * is what a crash or a restart left.  A backend that starts with the
+		 * pid later writes a new record.
+		 */
+		if (BackendPidGetProc(pid) == NULL)
+		{
+			unlink(path);
+			continue;
+		}
+		if (temporary)
+			continue;
 		if (!read_record(path, pid, &record) ||
 			!backend_running(pid, record.backend_start))
 			continue;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/cryptohash.h"
+#include "common/hashfn.h"
 #include "common/hmac.h"
 #include "common/sha2.h"
 #include "miscadmin.h"
@@ -528,6 +529,30 @@ lp_target_sidecar_dir_in_base(const LpTarget *target)
 {
 	return lp_require_memory(lp_data_file_sidecar_dir(lp_target_data_dir_in_base(target),
 													  target->file_name));
+}
+
+/*
+ * commit and cleanup_target of one target file are serialized by a lock
+ * keyed by the file's resolved path, held by commit from validation to
+ * publication and by cleanup_target from its "referenced by a version"
+ * check to the end of its removals (cleanup_orphans takes it too, around
+ * the removal of an unreferenced data file and its directories).  It is an
+ * advisory lock of database 0 (a dataset is shared by every database of the
+ * cluster) whose field4 is one pg_advisory_lock never uses (it uses 1 and
+ * 2), so no lock a user takes can collide with it.  Callers take it at
+ * transaction level, so an ERROR releases it, and release it as soon as
+ * they are done.  Writers in other clusters are not serialized by it.
+ */
+#define TARGET_LOCK_FIELD4 0x4c50	/* "LP" */
+
+void
+lp_target_file_lock_tag(const char *data_file_path, LOCKTAG *tag)
+{
+	uint64		hash = hash_bytes_extended((const unsigned char *) data_file_path,
+										   strlen(data_file_path), 0);
+
+	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, (uint32) (hash >> 32), (uint32) hash,
+						 TARGET_LOCK_FIELD4);
 }
 
 const char *

@@ -13,6 +13,7 @@
 #define LP_TARGET_H
 
 #include "nodes/pg_list.h"
+#include "storage/lock.h"
 #include "utils/jsonb.h"
 
 #include "lp_dataset.h"
@@ -70,6 +71,12 @@ extern const char *lp_target_data_dir_in_base(const LpTarget *target);
  */
 extern LpManifest *lp_target_check_binding(const LpTarget *target,
 										   LpManifestNaming *naming);
+
+/*
+ * The lock that serializes commit, cleanup_target and cleanup_orphans on
+ * one data file (its resolved path, as lp_target_data_file_path gives it).
+ */
+extern void lp_target_file_lock_tag(const char *data_file_path, LOCKTAG *tag);
 
 /* Key of the target in the session registry. */
 extern const char *lp_target_key(const LpTarget *target);

@@ -154,6 +154,18 @@ typedef struct LpStoreOps
 	bool		(*remove_tree) (LpStore *store, const char *root, const char *relative,
 								LpTreeRemoval *result, LpError *err);
 
+	/*
+	 * Remove the regular file root/relative, reached as remove_tree reaches
+	 * its directory: component by component from root, without following
+	 * any symlink.  A missing file (or component) is not an error; an entry
+	 * that is not a regular file (a symlink, a directory, ...) is left alone
+	 * (LP_ERR_INVALID_ARGUMENT naming it and what it is), and so is a file
+	 * behind a component that is not a real directory (err names it).
+	 * *removed says whether the file was there and is gone.
+	 */
+	bool		(*remove_file) (LpStore *store, const char *root, const char *relative,
+								bool *removed, LpError *err);
+
 	/* Start writing path (see LpOutput); directories are created as needed */
 	LpOutput   *(*create_output) (LpStore *store, const char *path, LpError *err);
 

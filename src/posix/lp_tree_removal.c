@@ -247,100 +247,157 @@ finish(Walk *walk, LpTreeRemovalOutcome outcome)
 	return outcome == LP_TREE_ABSENT || outcome == LP_TREE_REMOVED;
 }
 
+/*
+ * Open the real directory name of the directory open at parent, which stays
+ * open.  False when it is missing or not a real directory, or cannot be
+ * opened; the outcome is then in walk->result.
+ */
+static bool
+open_child_directory(Walk *walk, int parent, const char *name, int *child,
+					 dev_t *device)
+{
+	struct stat st;
+	int			save_errno;
+
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+	{
+		save_errno = errno;
+		if (save_errno == ENOENT)
+		{
+			finish(walk, LP_TREE_ABSENT);
+			return false;
+		}
+		record_failure(walk, save_errno, "stat");
+		finish(walk, LP_TREE_INCOMPLETE);
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode))
+	{
+		lp_fail(walk->err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is %s, not a directory",
+				walk->path, kind_of(st.st_mode));
+		finish(walk, LP_TREE_NOT_DIRECTORY);
+		return false;
+	}
+	*child = open_directory_at(walk, parent, name);
+	if (*child >= 0)
+	{
+		*device = st.st_dev;
+		return true;
+	}
+	save_errno = errno;
+	if (save_errno == ENOENT)
+	{
+		finish(walk, LP_TREE_ABSENT);
+		return false;
+	}
+	if (save_errno == ELOOP || save_errno == ENOTDIR)
+	{
+		lp_fail(walk->err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a directory", walk->path);
+		finish(walk, LP_TREE_NOT_DIRECTORY);
+		return false;
+	}
+	record_failure(walk, save_errno, "open directory");
+	finish(walk, LP_TREE_INCOMPLETE);
+	return false;
+}
+
+static void
+start_walk(Walk *walk, const char *root, const LpDescriptorBudget *budget,
+		   LpTreeRemoval *result, LpError *err)
+{
+	memset(result, 0, sizeof(*result));
+	lp_error_clear(err);
+	memset(walk, 0, sizeof(*walk));
+	walk->budget = budget;
+	walk->result = result;
+	walk->err = err;
+	snprintf(walk->path, sizeof(walk->path), "%s", root);
+	walk->path_len = strlen(walk->path);
+}
+
+/*
+ * Open the directory holding the last component of relative, walking from
+ * root without following a symlink; *parent receives its descriptor and
+ * last the component.  False when the walk ends before (the outcome is
+ * then in walk->result, with err set unless the path is absent).
+ */
+static bool
+open_parent(Walk *walk, const char *root, const char *relative, int *parent,
+			char last[NAME_MAX + 1])
+{
+	const char *rest = relative;
+	int			fd;
+
+	/* root is trusted: it may be reached through symlinks */
+	if (walk->budget != NULL && !walk->budget->acquire())
+	{
+		errno = EMFILE;
+		fd = -1;
+	}
+	else if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && walk->budget != NULL)
+	{
+		int			save_errno = errno;
+
+		walk->budget->release();
+		errno = save_errno;
+	}
+	if (fd < 0)
+	{
+		record_failure(walk, errno, "open directory");
+		finish(walk, LP_TREE_INCOMPLETE);
+		return false;
+	}
+
+	for (;;)
+	{
+		int			child;
+		dev_t		device;
+		bool		ok;
+
+		if (*rest == '\0' || !next_component(&rest, last))
+		{
+			close_directory(walk, fd);
+			lp_fail(walk->err, LP_ERR_INTERNAL, "\"%s\" is not a relative path of plain names below \"%s\"",
+					relative, root);
+			finish(walk, LP_TREE_INCOMPLETE);
+			return false;
+		}
+		if (*rest == '\0')
+		{
+			*parent = fd;
+			return true;
+		}
+		push_name(walk, last);
+		ok = open_child_directory(walk, fd, last, &child, &device);
+		close_directory(walk, fd);
+		if (!ok)
+			return false;
+		fd = child;
+	}
+}
+
 bool
 lp_posix_remove_tree(const char *root, const char *relative,
 					 const LpDescriptorBudget *budget,
 					 LpTreeRemoval *result, LpError *err)
 {
 	Walk		walk;
-	const char *rest = relative;
 	char		component[NAME_MAX + 1];
-	struct stat st;
 	int			parent;
 	int			fd;
 
-	memset(result, 0, sizeof(*result));
-	lp_error_clear(err);
-	memset(&walk, 0, sizeof(walk));
-	walk.budget = budget;
-	walk.result = result;
-	walk.err = err;
-	snprintf(walk.path, sizeof(walk.path), "%s", root);
-	walk.path_len = strlen(walk.path);
+	start_walk(&walk, root, budget, result, err);
+	if (!open_parent(&walk, root, relative, &parent, component))
+		return result->outcome == LP_TREE_ABSENT;
 
-	/* root is trusted: it may be reached through symlinks */
-	if (budget != NULL && !budget->acquire())
+	push_name(&walk, component);
+	if (!open_child_directory(&walk, parent, component, &fd, &walk.device))
 	{
-		errno = EMFILE;
-		parent = -1;
-	}
-	else if ((parent = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && budget != NULL)
-	{
-		int			save_errno = errno;
-
-		budget->release();
-		errno = save_errno;
-	}
-	if (parent < 0)
-	{
-		record_failure(&walk, errno, "open directory");
-		return finish(&walk, LP_TREE_INCOMPLETE);
-	}
-
-	for (;;)
-	{
-		bool		last;
-
-		if (*rest == '\0' || !next_component(&rest, component))
-		{
-			close_directory(&walk, parent);
-			lp_fail(err, LP_ERR_INTERNAL, "\"%s\" is not a relative path of plain names below \"%s\"",
-					relative, root);
-			return finish(&walk, LP_TREE_INCOMPLETE);
-		}
-		last = *rest == '\0';
-		push_name(&walk, component);
-		if (fstatat(parent, component, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		{
-			int			save_errno = errno;
-
-			close_directory(&walk, parent);
-			if (save_errno == ENOENT)
-				return finish(&walk, LP_TREE_ABSENT);
-			record_failure(&walk, save_errno, "stat");
-			return finish(&walk, LP_TREE_INCOMPLETE);
-		}
-		if (!S_ISDIR(st.st_mode))
-		{
-			close_directory(&walk, parent);
-			lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is %s, not a directory",
-					walk.path, kind_of(st.st_mode));
-			return finish(&walk, LP_TREE_NOT_DIRECTORY);
-		}
-		fd = open_directory_at(&walk, parent, component);
-		if (fd < 0)
-		{
-			int			save_errno = errno;
-
-			close_directory(&walk, parent);
-			if (save_errno == ENOENT)
-				return finish(&walk, LP_TREE_ABSENT);
-			if (save_errno == ELOOP || save_errno == ENOTDIR)
-			{
-				lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a directory", walk.path);
-				return finish(&walk, LP_TREE_NOT_DIRECTORY);
-			}
-			record_failure(&walk, save_errno, "open directory");
-			return finish(&walk, LP_TREE_INCOMPLETE);
-		}
-		if (last)
-			break;
 		close_directory(&walk, parent);
-		parent = fd;
+		return result->outcome == LP_TREE_ABSENT;
 	}
 
 	/* parent holds the removed directory's entry "component", open at fd */
-	walk.device = st.st_dev;
 	remove_directory_entries(&walk, fd, 0);
 	if (unlinkat(parent, component, AT_REMOVEDIR) == 0)
 		result->removed_entries++;
@@ -348,4 +405,37 @@ lp_posix_remove_tree(const char *root, const char *relative,
 		record_failure(&walk, errno, "remove directory");
 	close_directory(&walk, parent);
 	return finish(&walk, walk.failed ? LP_TREE_INCOMPLETE : LP_TREE_REMOVED);
+}
+
+bool
+lp_posix_remove_file(const char *root, const char *relative,
+					 const LpDescriptorBudget *budget, bool *removed, LpError *err)
+{
+	Walk		walk;
+	LpTreeRemoval result;
+	char		component[NAME_MAX + 1];
+	struct stat st;
+	int			parent;
+	bool		ok = true;
+
+	*removed = false;
+	start_walk(&walk, root, budget, &result, err);
+	if (!open_parent(&walk, root, relative, &parent, component))
+		return result.outcome == LP_TREE_ABSENT;
+	push_name(&walk, component);
+	if (fstatat(parent, component, &st, AT_SYMLINK_NOFOLLOW) != 0)
+	{
+		if (errno != ENOENT)
+			ok = lp_fail(err, LP_ERR_IO, "could not stat \"%s\": %s", walk.path, strerror(errno));
+	}
+	else if (!S_ISREG(st.st_mode))
+		ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is %s, not a regular file",
+					 walk.path, kind_of(st.st_mode));
+	/* swapped for a symlink since the fstatat: unlinkat removes the link, never its target */
+	else if (unlinkat(parent, component, 0) == 0)
+		*removed = true;
+	else if (errno != ENOENT)
+		ok = lp_fail(err, LP_ERR_IO, "could not remove \"%s\": %s", walk.path, strerror(errno));
+	close_directory(&walk, parent);
+	return ok;
 }

@@ -32,4 +32,8 @@ bool		lp_posix_remove_tree(const char *root, const char *relative,
 								 const LpDescriptorBudget *budget,
 								 LpTreeRemoval *result, LpError *err);
 
+/* LpStoreOps.remove_file over the local file system; budget may be NULL. */
+bool		lp_posix_remove_file(const char *root, const char *relative,
+								 const LpDescriptorBudget *budget, bool *removed, LpError *err);
+
 #endif							/* LP_TREE_REMOVAL_H */

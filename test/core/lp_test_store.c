@@ -185,6 +185,14 @@ store_remove_tree(LpStore *store, const char *root, const char *relative,
 	return lp_posix_remove_tree(root, relative, NULL, result, err);
 }
 
+static bool
+store_remove_file(LpStore *store, const char *root, const char *relative,
+				  bool *removed, LpError *err)
+{
+	(void) store;
+	return lp_posix_remove_file(root, relative, NULL, removed, err);
+}
+
 static LpOutput *
 store_create_output(LpStore *store, const char *path, LpError *err)
 {
@@ -196,7 +204,7 @@ store_create_output(LpStore *store, const char *path, LpError *err)
 
 static const LpStoreOps posix_store_ops = {
 	store_open_input, store_list, store_put_if_absent, store_put, store_remove,
-	store_remove_tree, store_create_output, NULL
+	store_remove_tree, store_remove_file, store_create_output, NULL
 };
 
 static LpStore posix_store = {&posix_store_ops};

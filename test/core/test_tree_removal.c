@@ -220,3 +220,57 @@ LP_TEST(tree_removal_reports_what_it_could_not_remove)
 	chmod(locked, 0755);
 	lp_test_remove_tree(work);
 }
+
+/* remove_file: the same walk to the file, and only a regular file goes. */
+LP_TEST(file_removal_never_follows_a_symlink)
+{
+	static const char *const bad[] = {"", "/data/x", "data//x", "data/", "../x", "data/../x"};
+	LpStore    *store = lp_test_store();
+	char		work[1024];
+	char		victim[1200];
+	char		root[1200];
+	bool		removed;
+	LpError		err;
+
+	snprintf(work, sizeof(work), "%s", lp_test_make_temp_dir());
+	snprintf(victim, sizeof(victim), "%s/victim", work);
+	snprintf(root, sizeof(root), "%s/root", work);
+	make_victim(work);
+	make_directory(work, "root");
+	make_directory(work, "root/data");
+	make_file(root, "data/orphan.lance", "orphan");
+	make_file(root, "data/kept.lance", "kept");
+
+	LP_CHECK(store->ops->remove_file(store, root, "data/orphan.lance", &removed, &err) && removed);
+	LP_CHECK(!entry_exists(root, "data/orphan.lance"));
+	LP_CHECK(entry_exists(root, "data/kept.lance"));
+	/* missing file, missing directory */
+	LP_CHECK(store->ops->remove_file(store, root, "data/orphan.lance", &removed, &err) && !removed);
+	LP_CHECK(store->ops->remove_file(store, root, "missing/orphan.lance", &removed, &err) && !removed);
+
+	/* the file is a symlink: left, and so is its target */
+	make_symlink(victim, root, "data/link.lance");
+	LP_CHECK(!store->ops->remove_file(store, root, "data/link.lance", &removed, &err) && !removed);
+	LP_CHECK_MSG(err.code == LP_ERR_INVALID_ARGUMENT &&
+				 strstr(err.message, "is a symbolic link, not a regular file") != NULL, "%s", err.message);
+	LP_CHECK(entry_exists(root, "data/link.lance"));
+
+	/* a component on the way is a symlink to the victim */
+	make_symlink(victim, root, "data/sidecars");
+	LP_CHECK(!store->ops->remove_file(store, root, "data/sidecars/precious.lance", &removed, &err));
+	LP_CHECK_MSG(strstr(err.message, "/data/sidecars\" is a symbolic link, not a directory") != NULL,
+				 "%s", err.message);
+
+	/* a directory is not a file */
+	make_directory(work, "root/data/dir.lance");
+	LP_CHECK(!store->ops->remove_file(store, root, "data/dir.lance", &removed, &err));
+	LP_CHECK(entry_exists(root, "data/dir.lance"));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		LP_CHECK_MSG(!store->ops->remove_file(store, root, bad[i], &removed, &err) &&
+					 err.code == LP_ERR_INTERNAL, "\"%s\": %.300s", bad[i], err.message);
+	}
+	LP_CHECK(entry_exists(victim, "precious.lance"));
+	lp_test_remove_tree(work);
+}

@@ -163,7 +163,7 @@ sub dataset_rows
 		"SELECT lance_parts.cleanup_target(" . target_sql('data_link') . ")");
 	is($ret, 0, 'cleanup_target with a symlinked data directory succeeds');
 	is($stdout, 'f', 'it removed nothing');
-	like($stderr, qr/WARNING:  "\Q$t->{data_dir}\E" is not a directory/,
+	like($stderr, qr/WARNING:  "\Q$t->{data_dir}\E" is a symbolic link, not a directory/,
 		'a WARNING names the data directory');
 	is_deeply([ directory_entries("$victim/data") ], \@victim_files,
 		'symlinked data directory: no file of the victim removed');
