@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lp_bytes.h"
 #include "lp_error.h"
 #include "lp_file.h"
 #include "lp_values.h"
@@ -97,43 +98,6 @@ bool		lp_page_fail(const LpPageContext *ctx, LpErrorCode code,
 bool		lp_page_no_memory(const LpPageContext *ctx);
 /* LP_ERR_UNSUPPORTED naming the encoding. */
 bool		lp_page_unsupported(const LpPageContext *ctx, const char *encoding);
-
-/* Little-endian reads from unaligned memory. */
-static inline uint16_t
-lp_le16(const uint8_t *p)
-{
-	return (uint16_t) (p[0] | (p[1] << 8));
-}
-
-static inline uint32_t
-lp_le32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | ((uint32_t) p[1] << 8) | ((uint32_t) p[2] << 16) |
-		((uint32_t) p[3] << 24);
-}
-
-static inline uint64_t
-lp_le64(const uint8_t *p)
-{
-	return (uint64_t) lp_le32(p) | ((uint64_t) lp_le32(p + 4) << 32);
-}
-
-/* Unsigned little-endian integer of 1, 2, 4 or 8 bytes. */
-static inline uint64_t
-lp_le_uint(const uint8_t *p, uint32_t bytes)
-{
-	switch (bytes)
-	{
-		case 1:
-			return p[0];
-		case 2:
-			return lp_le16(p);
-		case 4:
-			return lp_le32(p);
-		default:
-			return lp_le64(p);
-	}
-}
 
 /* ---- general compression (lp_decode_general.c) ---------------------------- */
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lp_alloc.h"
+#include "lp_bytes.h"
 #include "lp_checked.h"
 #include "lp_file.h"
 #include "lp_protobuf.h"
@@ -51,25 +52,6 @@ typedef enum EncodingRole
 	ENCODING_PAGE_V2_0,
 	ENCODING_PAGE_V2_1
 } EncodingRole;
-
-static uint16_t
-read_u16(const uint8_t *p)
-{
-	return (uint16_t) (p[0] | (p[1] << 8));
-}
-
-static uint32_t
-read_u32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | ((uint32_t) p[1] << 8) |
-		((uint32_t) p[2] << 16) | ((uint32_t) p[3] << 24);
-}
-
-static uint64_t
-read_u64(const uint8_t *p)
-{
-	return (uint64_t) read_u32(p) | ((uint64_t) read_u32(p + 4) << 32);
-}
 
 const char *
 lp_file_version_name(LpFileVersion version)
@@ -240,7 +222,7 @@ legacy_message_at(LpFile *file, LpInput *input, TailBuffer *tail,
 	}
 	if (!tail_extend(input, tail, position, err))
 		return false;
-	length = read_u32(tail_at(tail, position));
+	length = lp_le32(tail_at(tail, position));
 	if (length > limit - position - 4)
 		return lp_fail(err, LP_ERR_CORRUPT, "%s of legacy Lance file \"%s\" runs past the file",
 					   what, file->name);
@@ -271,7 +253,7 @@ read_legacy_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *er
 					   "file \"%s\" is too short to be a Lance file (%llu bytes)",
 					   file->name, (unsigned long long) file->file_size);
 	limit = file->file_size - LP_LEGACY_TAIL_LEN;
-	if (!legacy_message_at(file, input, tail, read_u64(tail_at(tail, limit)), limit,
+	if (!legacy_message_at(file, input, tail, lp_le64(tail_at(tail, limit)), limit,
 						   "metadata block", &lance__file__legacy_metadata__descriptor,
 						   (ProtobufCMessage **) &metadata, err))
 		return false;
@@ -307,11 +289,11 @@ parse_footer(LpFile *file, const TailBuffer *tail, LpError *err)
 	}
 	footer_start = file->file_size - LP_FOOTER_LEN;
 	footer = tail_at(tail, footer_start);
-	file->column_meta_start = read_u64(footer);
-	file->column_meta_offsets_start = read_u64(footer + 8);
-	file->global_buffer_offsets_start = read_u64(footer + 16);
-	file->num_global_buffers = read_u32(footer + 24);
-	file->num_columns = read_u32(footer + 28);
+	file->column_meta_start = lp_le64(footer);
+	file->column_meta_offsets_start = lp_le64(footer + 8);
+	file->global_buffer_offsets_start = lp_le64(footer + 16);
+	file->num_global_buffers = lp_le32(footer + 24);
+	file->num_columns = lp_le32(footer + 28);
 
 	if (file->num_global_buffers == 0)
 		return lp_fail(err, LP_ERR_CORRUPT,
@@ -371,8 +353,8 @@ read_global_buffer_table(LpFile *file, const TailBuffer *tail, LpError *err)
 	{
 		LpBufferRef *buffer = &file->global_buffers[i];
 
-		buffer->offset = read_u64(entry);
-		buffer->size = read_u64(entry + 8);
+		buffer->offset = lp_le64(entry);
+		buffer->size = lp_le64(entry + 8);
 		if (!lp_range_within(buffer->offset, buffer->size, limit))
 		{
 			lp_fail(err, LP_ERR_CORRUPT,
@@ -818,8 +800,8 @@ parse_columns(LpFile *file, const TailBuffer *tail, LpError *err)
 	{
 		LpColumn   *column = &file->columns[i];
 
-		column->metadata.offset = read_u64(entry);
-		column->metadata.size = read_u64(entry + 8);
+		column->metadata.offset = lp_le64(entry);
+		column->metadata.size = lp_le64(entry + 8);
 		if (!lp_range_within(column->metadata.offset, column->metadata.size,
 							 file->file_size))
 		{
@@ -875,8 +857,8 @@ read_file_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *err)
 		lp_error_detail(err, "It does not end with the magic bytes \"%s\".", LP_MAGIC);
 		return false;
 	}
-	file->footer_major = read_u16(version_tail);
-	file->footer_minor = read_u16(version_tail + 2);
+	file->footer_major = lp_le16(version_tail);
+	file->footer_minor = lp_le16(version_tail + 2);
 	if (!version_from_footer(file->footer_major, file->footer_minor, &file->version))
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "file \"%s\" has unsupported Lance format version %u.%u",

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lp_alloc.h"
+#include "lp_bytes.h"
 #include "lp_file.h"
 #include "lp_test.h"
 #include "json_reader.h"
@@ -135,30 +136,6 @@ fails_with(const uint8_t *data, size_t len, LpErrorCode code, const char *want,
 					 w_ ? " with " : "", w_ ? w_ : "", \
 					 lp_error_code_name(e_.code), e_.message); } while (0)
 
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t	v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 /* What to change when rebuilding a file's metadata tail. */
 typedef struct Rebuild
 {
@@ -232,8 +209,8 @@ rebuild_file(const uint8_t *orig, size_t len, const Rebuild *change, size_t *out
 			uint64_t	size = (int) i == change->column
 				? change->column_metadata_len : file->columns[i].metadata.size;
 
-			put_u64(out + pos, column_pos);
-			put_u64(out + pos + 8, size);
+			lp_put_le64(out + pos, column_pos);
+			lp_put_le64(out + pos + 8, size);
 			column_pos += size;
 			pos += 16;
 		}
@@ -242,16 +219,16 @@ rebuild_file(const uint8_t *orig, size_t len, const Rebuild *change, size_t *out
 		{
 			bool		replaced = i == 0 && change->gb0 != NULL;
 
-			put_u64(out + pos, replaced ? gb0_pos : file->global_buffers[i].offset);
-			put_u64(out + pos + 8, replaced ? change->gb0_len : file->global_buffers[i].size);
+			lp_put_le64(out + pos, replaced ? gb0_pos : file->global_buffers[i].offset);
+			lp_put_le64(out + pos + 8, replaced ? change->gb0_len : file->global_buffers[i].size);
 			pos += 16;
 		}
 		footer = out + pos;
-		put_u64(footer, meta_start);
-		put_u64(footer + 8, cmo_start);
-		put_u64(footer + 16, gbo_start);
-		put_u32(footer + 24, file->num_global_buffers);
-		put_u32(footer + 28, file->num_columns);
+		lp_put_le64(footer, meta_start);
+		lp_put_le64(footer + 8, cmo_start);
+		lp_put_le64(footer + 16, gbo_start);
+		lp_put_le32(footer + 24, file->num_global_buffers);
+		lp_put_le32(footer + 28, file->num_columns);
 		footer[32] = (uint8_t) file->footer_major;
 		footer[33] = (uint8_t) (file->footer_major >> 8);
 		footer[34] = (uint8_t) file->footer_minor;
@@ -550,9 +527,9 @@ LP_TEST(file_legacy_detected)
 	lp_file_free(file);
 
 	/* metadata position beyond the tail */
-	put_u64(data + len - LP_LEGACY_TAIL_LEN, len - LP_LEGACY_TAIL_LEN + 1);
+	lp_put_le64(data + len - LP_LEGACY_TAIL_LEN, len - LP_LEGACY_TAIL_LEN + 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
-	put_u64(data + len - LP_LEGACY_TAIL_LEN, UINT64_MAX);
+	lp_put_le64(data + len - LP_LEGACY_TAIL_LEN, UINT64_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
 	/* a 12-byte file can have the version but not the 16-byte tail */
 	CHECK_FAILS(data + len - 12, 12, LP_ERR_CORRUPT, "too short");
@@ -767,33 +744,33 @@ LP_TEST(file_inflated_footer_fields)
 	{
 		for (int i = 0; i < 5; i++)
 		{
-			put_u64(footer + 8 * field, bad_offsets[i]);
+			lp_put_le64(footer + 8 * field, bad_offsets[i]);
 			CHECK_FAILS(data, len, LP_ERR_CORRUPT, NULL);
 			memcpy(footer, saved, LP_FOOTER_LEN);
 		}
 	}
 
 	/* global buffer count */
-	put_u32(footer + 24, 0);
+	lp_put_le32(footer + 24, 0);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "no global buffers");
-	put_u32(footer + 24, UINT32_MAX);
+	lp_put_le32(footer + 24, UINT32_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer offset table");
-	put_u32(footer + 24, 2);
+	lp_put_le32(footer + 24, 2);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer offset table");
 	memcpy(footer, saved, LP_FOOTER_LEN);
 
 	/* column count: one more than the table holds, and absurd */
 	columns = saved[28] | (saved[29] << 8);
-	put_u32(footer + 28, columns + 1);
+	lp_put_le32(footer + 28, columns + 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column metadata offset table");
-	put_u32(footer + 28, UINT32_MAX);
+	lp_put_le32(footer + 28, UINT32_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column metadata offset table");
-	put_u32(footer + 28, 0x10000000);
+	lp_put_le32(footer + 28, 0x10000000);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column metadata offset table");
 	memcpy(footer, saved, LP_FOOTER_LEN);
 
 	/* column metadata starting after the CMO table */
-	put_u64(footer, get_u64(footer + 8) + 1);
+	lp_put_le64(footer, lp_le64(footer + 8) + 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "starts after");
 	free(data);
 }
@@ -811,20 +788,20 @@ LP_TEST(file_inflated_table_entries)
 	if (data == NULL)
 		return;
 	footer = data + len - LP_FOOTER_LEN;
-	cms = get_u64(footer);
-	cmo = get_u64(footer + 8);
-	gbo = get_u64(footer + 16);
+	cms = lp_le64(footer);
+	cmo = lp_le64(footer + 8);
+	gbo = lp_le64(footer + 16);
 
 	/* global buffer 0 */
 	memcpy(saved, data + gbo, 16);
-	put_u64(data + gbo, UINT64_MAX);
+	lp_put_le64(data + gbo, UINT64_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
 	memcpy(data + gbo, saved, 16);
-	put_u64(data + gbo + 8, UINT64_MAX);
+	lp_put_le64(data + gbo + 8, UINT64_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
 	memcpy(data + gbo, saved, 16);
-	put_u64(data + gbo, len - LP_FOOTER_LEN - 4);
-	put_u64(data + gbo + 8, 8);
+	lp_put_le64(data + gbo, len - LP_FOOTER_LEN - 4);
+	lp_put_le64(data + gbo + 8, 8);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
 	memcpy(data + gbo, saved, 16);
 
@@ -836,16 +813,16 @@ LP_TEST(file_inflated_table_entries)
 
 		snprintf(want, sizeof(want), "column metadata entry %u ", c);
 		memcpy(saved, entry, 16);
-		put_u64(entry, UINT64_MAX);
+		lp_put_le64(entry, UINT64_MAX);
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
-		put_u64(entry + 8, UINT64_MAX - 3);
+		lp_put_le64(entry + 8, UINT64_MAX - 3);
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
-		put_u64(entry, cmo - 2);	/* runs into the CMO table */
+		lp_put_le64(entry, cmo - 2);	/* runs into the CMO table */
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
-		put_u64(entry, cms - 1);	/* starts before the column metadata */
+		lp_put_le64(entry, cms - 1);	/* starts before the column metadata */
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
 	}
@@ -866,14 +843,14 @@ LP_TEST(file_malformed_global_buffer_0)
 	if (data == NULL)
 		return;
 	footer = data + len - LP_FOOTER_LEN;
-	gbo = get_u64(footer + 16);
-	gb0_pos = get_u64(data + gbo);
-	gb0_size = get_u64(data + gbo + 8);
+	gbo = lp_le64(footer + 16);
+	gb0_pos = lp_le64(data + gbo);
+	gb0_size = lp_le64(data + gbo + 8);
 
 	/* cut short by one byte: the last field is incomplete */
-	put_u64(data + gbo + 8, gb0_size - 1);
+	lp_put_le64(data + gbo + 8, gb0_size - 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
-	put_u64(data + gbo + 8, gb0_size);
+	lp_put_le64(data + gbo + 8, gb0_size);
 
 	/* garbage: an invalid wire type */
 	memset(data + gb0_pos, 0xff, 16);
@@ -891,13 +868,13 @@ LP_TEST(file_malformed_column_metadata)
 
 	if (data == NULL)
 		return;
-	cmo = get_u64(data + len - LP_FOOTER_LEN + 8);
-	pos = get_u64(data + cmo + 16 * 3);
-	size = get_u64(data + cmo + 16 * 3 + 8);
+	cmo = lp_le64(data + len - LP_FOOTER_LEN + 8);
+	pos = lp_le64(data + cmo + 16 * 3);
+	size = lp_le64(data + cmo + 16 * 3 + 8);
 
-	put_u64(data + cmo + 16 * 3 + 8, size - 1);
+	lp_put_le64(data + cmo + 16 * 3 + 8, size - 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column 3");
-	put_u64(data + cmo + 16 * 3 + 8, size);
+	lp_put_le64(data + cmo + 16 * 3 + 8, size);
 	memset(data + pos, 0xff, 8);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata of column 3");
 	free(data);
