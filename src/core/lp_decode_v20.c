@@ -571,7 +571,7 @@ decode_leaf20(LpInput *input, const LpFile *file, const LpType *type, uint32_t c
 			return false;
 		}
 	}
-	if (!lp_leaf_array(type, &values, validity.num_bits, out, err, file, column))
+	if (!lp_leaf_array(type, &values, validity.num_bits, out, file, column, err))
 	{
 		lp_block_free(&values);
 		lp_buf_free(&validity.buf);
