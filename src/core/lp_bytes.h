@@ -1,13 +1,28 @@
 /*
- * lp_bytes.h - little-endian integers in unaligned memory, the byte order of
- * every integer Lance stores (file tails, offset tables, page buffers,
- * manifests, deletion files, roaring bitmaps).  The one place these live, so
- * readers and writers of the format agree byte for byte.
+ * lp_bytes.h - byte strings, and little-endian integers in unaligned memory,
+ * the byte order of every integer Lance stores (file tails, offset tables,
+ * page buffers, manifests, deletion files, roaring bitmaps).  The one place
+ * these live, so readers and writers of the format agree byte for byte.
  */
 #ifndef LP_BYTES_H
 #define LP_BYTES_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+typedef struct LpBytes
+{
+	uint8_t    *data;
+	size_t		len;
+} LpBytes;
+
+static inline bool
+lp_bytes_equal(const LpBytes *a, const LpBytes *b)
+{
+	return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
 
 static inline uint16_t
 lp_le16(const uint8_t *p)

@@ -35,7 +35,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lp_bytes.h"
 #include "lp_error.h"
+#include "lp_schema.h"
 #include "lp_storage.h"
 
 #define LP_FOOTER_LEN 40
@@ -67,12 +69,6 @@ typedef struct LpBufferRef
 	uint64_t	offset;			/* absolute position in the file */
 	uint64_t	size;
 } LpBufferRef;
-
-typedef struct LpBytes
-{
-	uint8_t    *data;
-	size_t		len;
-} LpBytes;
 
 typedef struct LpPage
 {
@@ -107,34 +103,6 @@ typedef struct LpColumn
 	uint32_t	num_column_buffers;
 	LpBufferRef *column_buffers;
 } LpColumn;
-
-typedef struct LpKeyValue
-{
-	char	   *key;
-	LpBytes		value;
-} LpKeyValue;
-
-typedef struct LpField
-{
-	int32_t		id;
-	int32_t		parent_id;		/* -1 for top level */
-	char	   *name;
-	char	   *logical_type;
-	bool		nullable;
-	int32_t		legacy_encoding;	/* Field.encoding (deprecated v1 enum) */
-	char	   *extension_name;
-	bool		unenforced_primary_key;
-	uint32_t	num_metadata;
-	LpKeyValue *metadata;		/* sorted by key */
-} LpField;
-
-typedef struct LpSchema
-{
-	uint32_t	num_fields;
-	LpField    *fields;			/* pre-order, as stored */
-	uint32_t	num_metadata;
-	LpKeyValue *metadata;		/* sorted by key */
-} LpSchema;
 
 typedef struct LpFile
 {

@@ -9,22 +9,46 @@
 #ifndef LP_SCHEMA_H
 #define LP_SCHEMA_H
 
-#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stdint.h>
 
-#include "file.pb-c.h"
+#include "lp_bytes.h"
 #include "lp_error.h"
-#include "lp_file.h"
 
 /* Room for "file \"<path>\"" style descriptions in messages. */
 #define LP_SCHEMA_WHERE_LEN 1100
 
-/* The layout protobuf-c gives every map<string, bytes> entry message. */
-typedef struct LpProtoMapEntry
+typedef struct LpKeyValue
 {
-	ProtobufCMessage base;
 	char	   *key;
-	ProtobufCBinaryData value;
-} LpProtoMapEntry;
+	LpBytes		value;
+} LpKeyValue;
+
+typedef struct LpField
+{
+	int32_t		id;
+	int32_t		parent_id;		/* -1 for top level */
+	char	   *name;
+	char	   *logical_type;
+	bool		nullable;
+	int32_t		legacy_encoding;	/* Field.encoding (deprecated v1 enum) */
+	char	   *extension_name;
+	bool		unenforced_primary_key;
+	uint32_t	num_metadata;
+	LpKeyValue *metadata;		/* sorted by key */
+} LpField;
+
+typedef struct LpSchema
+{
+	uint32_t	num_fields;
+	LpField    *fields;			/* pre-order, as stored */
+	uint32_t	num_metadata;
+	LpKeyValue *metadata;		/* sorted by key */
+} LpSchema;
+
+/* The protobuf messages a schema is copied from (file.pb-c.h, lp_protobuf.h). */
+struct Lance__File__Field;
+struct LpProtoMapEntry;
 
 /*
  * Copy fields and schema-level metadata into *schema (zeroed first).  where
@@ -32,8 +56,8 @@ typedef struct LpProtoMapEntry
  * whatever was copied is freed.
  */
 bool		lp_schema_from_proto(const char *where,
-								 Lance__File__Field *const *fields, size_t n_fields,
-								 const LpProtoMapEntry *const *metadata,
+								 struct Lance__File__Field *const *fields, size_t n_fields,
+								 const struct LpProtoMapEntry *const *metadata,
 								 size_t n_metadata,
 								 LpSchema *schema, LpError *err);
 
@@ -41,6 +65,14 @@ void		lp_schema_free(LpSchema *schema);
 
 /* Index of the field with this id, or -1. */
 int64_t		lp_schema_find_field(const LpSchema *schema, int32_t id);
+
+/*
+ * Same fields (ids, parents, names, types, nullability, encodings, extension
+ * names, primary-key flags, metadata) in the same order, and the same
+ * schema metadata.  Metadata maps compare as sets (they are sorted by key);
+ * an absent string equals an empty one, as in proto3.
+ */
+bool		lp_schema_equal(const LpSchema *a, const LpSchema *b);
 
 /* Metadata value for key, or NULL. */
 const LpKeyValue *lp_metadata_find(const LpKeyValue *metadata, uint32_t count,
