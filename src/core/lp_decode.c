@@ -1,116 +1,19 @@
 /*
- * lp_decode.c - decoding a top-level field: fields to columns, the pages of
- * each leaf column of 2.1+ files, and the assembly of leaves, lists and
- * structs into one LpArray.  2.0 files go to lp_decode_v20.c.
+ * lp_decode.c - decoding a top-level field: the pages of each leaf column of
+ * 2.1+ files, and the assembly of leaves, lists and structs into one
+ * LpArray.  Which columns a field owns is lp_columns.c's rule; 2.0 files go
+ * to lp_decode_v20.c.
  */
 #include <string.h>
 
 #include "lp_alloc.h"
+#include "lp_columns.h"
 #include "lp_decode.h"
 #include "lp_decode_internal.h"
 #include "lp_protobuf.h"
 
 /* Deepest nesting of lists and structs decoded. */
 #define MAX_NESTING 32
-
-/* ---- fields to columns ------------------------------------------------------ */
-
-static const LpKeyValue *
-field_metadata(const LpField *field, const char *key)
-{
-	for (uint32_t i = 0; i < field->num_metadata; i++)
-		if (strcmp(field->metadata[i].key, key) == 0)
-			return &field->metadata[i];
-	return NULL;
-}
-
-static bool
-metadata_is_true(const LpField *field, const char *key)
-{
-	const LpKeyValue *kv = field_metadata(field, key);
-
-	return kv != NULL && kv->value.len == 4 && memcmp(kv->value.data, "true", 4) == 0;
-}
-
-/* Packed structs and blobs are one column whose children own none. */
-static bool
-field_is_single_column(const LpField *field)
-{
-	return metadata_is_true(field, "lance-encoding:packed") ||
-		metadata_is_true(field, "packed") ||
-		metadata_is_true(field, "lance-encoding:blob");
-}
-
-static bool
-field_has_children(const LpFile *file, uint32_t index)
-{
-	int32_t		id = file->schema.fields[index].id;
-
-	if (id < 0)
-		return false;
-	for (uint32_t i = index + 1; i < file->schema.num_fields; i++)
-		if (file->schema.fields[i].parent_id == id)
-			return true;
-	return false;
-}
-
-/* Is field index inside a packed struct or blob (so it owns no column)? */
-static bool
-field_is_hidden(const LpFile *file, uint32_t index)
-{
-	int32_t		parent = file->schema.fields[index].parent_id;
-	int			guard = 0;
-
-	while (parent >= 0 && guard++ < MAX_NESTING * 4)
-	{
-		uint32_t	p;
-
-		for (p = 0; p < index; p++)
-			if (file->schema.fields[p].id == parent)
-				break;
-		if (p == index)
-			return false;
-		if (field_is_single_column(&file->schema.fields[p]))
-			return true;
-		parent = file->schema.fields[p].parent_id;
-	}
-	return false;
-}
-
-static bool
-field_owns_column(const LpFile *file, uint32_t index)
-{
-	const LpField *field = &file->schema.fields[index];
-
-	if (field->id < 0 || field_is_hidden(file, index))
-		return false;
-	if (file->version == LP_FILE_VERSION_2_0)
-		return true;
-	return field_is_single_column(field) || !field_has_children(file, index);
-}
-
-bool
-lp_field_first_column(const LpFile *file, uint32_t field_index, uint32_t *column)
-{
-	uint32_t	count = 0;
-
-	if (field_index >= file->schema.num_fields)
-		return false;
-	for (uint32_t i = 0; i < file->schema.num_fields; i++)
-	{
-		bool		owns = field_owns_column(file, i);
-
-		/* The field itself, or (2.1+ parents) its first descendant leaf. */
-		if (i >= field_index && owns)
-		{
-			*column = count;
-			return true;
-		}
-		if (owns)
-			count++;
-	}
-	return false;
-}
 
 /* ---- 2.1+ columns --------------------------------------------------------------- */
 
@@ -361,8 +264,7 @@ check_supported_fields(const LpFile *file, uint32_t index, LpError *err)
 
 		if (i > index && field->parent_id == -1)
 			break;
-		if (metadata_is_true(field, "lance-encoding:blob") &&
-			strcmp(field->logical_type, "struct") != 0)
+		if (lp_field_is_blob(field) && strcmp(field->logical_type, "struct") != 0)
 			return lp_fail(err, LP_ERR_UNSUPPORTED,
 						   "field \"%s\" of file \"%s\" is a legacy blob column, which cannot be decoded",
 						   top->name, file->name);
@@ -394,11 +296,10 @@ lp_decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
 		return false;
 	if (!lp_type_from_field(file, field_index, &type, err))
 		return false;
-	if (!lp_field_first_column(file, field_index, &first_column))
+	if (!lp_field_first_column(file, field_index, &first_column, err))
 	{
 		lp_type_free(type);
-		return lp_fail(err, LP_ERR_CORRUPT, "field \"%s\" of file \"%s\" has no column",
-					   type->name, file->name);
+		return false;
 	}
 	if (file->version == LP_FILE_VERSION_2_0)
 		ok = lp_decode_v20_field(input, file, type, first_column, out, err);
