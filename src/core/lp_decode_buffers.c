@@ -378,43 +378,6 @@ lp_read_page_buffer(const LpPageContext *ctx, LpInput *input, const LpPage *page
 	return true;
 }
 
-/* Name of a CompressiveEncoding variant, for messages. */
-const char *
-lp_compressive_name(const LpCompressive *encoding)
-{
-	switch (encoding->compression_case)
-	{
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT:
-			return "flat";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE:
-			return "variable";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_CONSTANT:
-			return "constant";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING:
-			return "out_of_line_bitpacking";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING:
-			return "inline_bitpacking";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST:
-			return "fsst";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_DICTIONARY:
-			return "dictionary";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE:
-			return "rle";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT:
-			return "byte_stream_split";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
-			return "general";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
-			return "fixed_size_list";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT:
-			return "packed_struct";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT:
-			return "variable_packed_struct";
-		default:
-			return "unknown compressive encoding";
-	}
-}
-
 /* Replace dictionary indices (fixed-width integers) by the dictionary's values. */
 bool
 lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,

@@ -15,10 +15,6 @@
 #include "lp_file.h"
 #include "lp_storage.h"
 
-#include "encodings_v2_1.pb-c.h"
-
-typedef Lance__Encodings21__CompressiveEncoding LpCompressive;
-
 /* A growable byte buffer (lp_alloc has no realloc). */
 typedef struct LpBuf
 {
@@ -122,8 +118,5 @@ bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 /* Expand FSST-compressed values of a variable block in place. */
 bool		lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 								 uint64_t table_len, LpBlock *block);
-
-/* Name of a CompressiveEncoding variant, for messages. */
-const char *lp_compressive_name(const LpCompressive *encoding);
 
 #endif							/* LP_DECODE_BUFFERS_H */

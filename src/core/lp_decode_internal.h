@@ -11,12 +11,15 @@
 
 #include "lp_bytes.h"
 #include "lp_decode_buffers.h"
+#include "lp_encodings.h"
 #include "lp_error.h"
 #include "lp_file.h"
 #include "lp_values.h"
 
 #include "encodings_v2_0.pb-c.h"
 #include "encodings_v2_1.pb-c.h"
+
+typedef Lance__Encodings21__CompressiveEncoding LpCompressive;
 
 /* ---- general compression (lp_decode_general.c) ---------------------------- */
 

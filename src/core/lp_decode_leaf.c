@@ -19,9 +19,6 @@
 #include "lp_decode_internal.h"
 #include "lp_protobuf.h"
 
-#include "any.pb-c.h"
-#include "file2.pb-c.h"
-
 bool
 lp_decode_no_memory(LpError *err)
 {
@@ -35,36 +32,16 @@ bool
 lp_unpack_page_encoding(const LpPageContext *ctx, const LpPage *page,
 						ProtobufCMessage **message)
 {
-	Lance__File__V2__Encoding *encoding = NULL;
-	LanceParts__Any *any = NULL;
-	LpUnpackResult result;
-	const ProtobufCMessageDescriptor *descriptor;
+	LpEncodingRole role = ctx->file->version == LP_FILE_VERSION_2_0 ?
+		LP_ENCODING_PAGE_V2_0 : LP_ENCODING_PAGE_V2_1;
+	LpUnwrapResult result;
 
-	*message = NULL;
-	descriptor = ctx->file->version == LP_FILE_VERSION_2_0 ?
-		&lance__encodings__array_encoding__descriptor :
-		&lance__encodings21__page_layout__descriptor;
-	result = lp_protobuf_unpack(&lance__file__v2__encoding__descriptor,
-								page->encoding.data, page->encoding.len,
-								(ProtobufCMessage **) &encoding);
-	if (result == LP_UNPACK_OK &&
-		encoding->location_case == LANCE__FILE__V2__ENCODING__LOCATION_DIRECT)
-		result = lp_protobuf_unpack(&lance_parts__any__descriptor,
-									encoding->direct->encoding.data,
-									encoding->direct->encoding.len,
-									(ProtobufCMessage **) &any);
-	else if (result == LP_UNPACK_OK)
-		result = LP_UNPACK_MALFORMED;
-	if (result == LP_UNPACK_OK)
-		result = lp_protobuf_unpack(descriptor, any->value.data, any->value.len, message);
-	lp_protobuf_free(any ? &any->base : NULL);
-	lp_protobuf_free(encoding ? &encoding->base : NULL);
-	if (result == LP_UNPACK_NO_MEMORY)
+	if (lp_encoding_unwrap(page->encoding.data, page->encoding.len, role, message, &result))
+		return true;
+	if (result.unpack == LP_UNPACK_NO_MEMORY)
 		return lp_page_no_memory(ctx);
-	if (result != LP_UNPACK_OK)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "page encoding %s",
-							lp_unpack_result_text(result));
-	return true;
+	return lp_page_fail(ctx, LP_ERR_CORRUPT, "page encoding %s",
+						lp_unpack_result_text(result.unpack));
 }
 
 /* ---- leaves ------------------------------------------------------------------- */

@@ -133,8 +133,4 @@ typedef struct LpFile
 LpFile	   *lp_file_open(LpInput *input, LpError *err);
 void		lp_file_free(LpFile *file);
 
-/* Name of a 2.0 page encoding (its ArrayEncoding variant), as LpPage.layout gives it. */
-struct Lance__Encodings__ArrayEncoding;
-const char *lp_array_encoding_name(const struct Lance__Encodings__ArrayEncoding *encoding);
-
 #endif							/* LP_FILE_H */

@@ -14,6 +14,7 @@
 
 #include "lp_alloc.h"
 #include "lp_bytes.h"
+#include "lp_encodings.h"
 #include "lp_file.h"
 #include "lp_test.h"
 #include "json_reader.h"
@@ -297,27 +298,17 @@ with_encoding(const uint8_t *orig, size_t len, const uint8_t *encoding,
 	return out;
 }
 
-/* A serialized Encoding{direct{Any{type_url, value}}}. */
+/* A serialized Encoding{direct{Any{type_url, value}}} (free with lp_free). */
 static uint8_t *
 direct_encoding(const char *type_url, const uint8_t *value, size_t value_len,
 				size_t *len)
 {
-	LanceParts__Any any = LANCE_PARTS__ANY__INIT;
-	Lance__File__V2__DirectEncoding direct = LANCE__FILE__V2__DIRECT_ENCODING__INIT;
-	Lance__File__V2__Encoding encoding = LANCE__FILE__V2__ENCODING__INIT;
-	uint8_t    *any_bytes;
-	uint8_t    *out;
+	LpBytes		encoding;
 
-	any.type_url = (char *) type_url;
-	any.value.data = (uint8_t *) value;
-	any.value.len = value_len;
-	any_bytes = pack_message(&any.base, &direct.encoding.len);
-	direct.encoding.data = any_bytes;
-	encoding.location_case = LANCE__FILE__V2__ENCODING__LOCATION_DIRECT;
-	encoding.direct = &direct;
-	out = pack_message(&encoding.base, len);
-	free(any_bytes);
-	return out;
+	if (!lp_encoding_wrap(type_url, value, value_len, &encoding))
+		abort();
+	*len = encoding.len;
+	return encoding.data;
 }
 
 /* The GB0 FileDescriptor of a fixture, unpacked (free with ..._free_unpacked). */
@@ -951,7 +942,7 @@ LP_TEST(file_wrong_type_urls)
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "page 0 of column 0");
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "unexpected type");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	encoding = direct_encoding("/lance.encodings21.PageLayout", empty_layout, 0, &encoding_len);
 	out = with_encoding(v20, len20, encoding, encoding_len, false, &out_len);
@@ -961,14 +952,14 @@ LP_TEST(file_wrong_type_urls)
 	out = with_encoding(v21, len, encoding, encoding_len, true, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "column 0 of file");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	/* the right URL with an empty message: no known layout */
 	encoding = direct_encoding("/lance.encodings21.PageLayout", empty_layout, 0, &encoding_len);
 	out = with_encoding(v21, len, encoding, encoding_len, false, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_UNSUPPORTED, "does not know");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	/* the right URL with a malformed value */
 	encoding = direct_encoding("/lance.encodings21.PageLayout", (const uint8_t *) "\x0a\x05\x01", 3,
@@ -976,7 +967,7 @@ LP_TEST(file_wrong_type_urls)
 	out = with_encoding(v21, len, encoding, encoding_len, false, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "is malformed");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	/* unreadable URL bytes are described, not quoted */
 	encoding = direct_encoding("\x01\x02", empty_layout, 0, &encoding_len);
@@ -988,7 +979,7 @@ LP_TEST(file_wrong_type_urls)
 		LP_CHECK(strstr(err.detail, "not readable") != NULL);
 	}
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 	free(v21);
 	free(v20);
 }
@@ -1068,7 +1059,7 @@ LP_TEST(file_deeply_nested_encoding)
 		LP_CHECK_STR(file->columns[0].pages[0].layout, "blob");
 	lp_file_free(file);
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 	free(layout);
 
 	/* 20000 levels would overflow protobuf-c's recursion */
@@ -1077,7 +1068,7 @@ LP_TEST(file_deeply_nested_encoding)
 	out = with_encoding(data, len, encoding, encoding_len, false, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "nested too deeply");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 	free(layout);
 	free(data);
 }
