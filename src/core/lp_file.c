@@ -26,9 +26,7 @@
  * single metadata read may include. */
 #define METADATA_READ_MAX_GAP (64 * 1024)
 
-#define OFFSET_TABLE_ENTRY_LEN 16
 #define VERSION_TAIL_LEN 8
-
 
 /*
  * The bytes [start, file size) of the file, read in one piece.  All metadata
@@ -287,7 +285,7 @@ parse_footer(LpFile *file, const TailBuffer *tail, LpError *err)
 					   "footer of file \"%s\" declares no global buffers",
 					   file->name);
 	/* 16 * a u32 count always fits in a u64; checked anyway */
-	if (!lp_mul_u64(file->num_global_buffers, OFFSET_TABLE_ENTRY_LEN, &gbo_len) ||
+	if (!lp_mul_u64(file->num_global_buffers, LP_OFFSET_TABLE_ENTRY_LEN, &gbo_len) ||
 		!lp_range_within(file->global_buffer_offsets_start, gbo_len, footer_start))
 	{
 		lp_fail(err, LP_ERR_CORRUPT,
@@ -299,7 +297,7 @@ parse_footer(LpFile *file, const TailBuffer *tail, LpError *err)
 						(unsigned long long) footer_start);
 		return false;
 	}
-	if (!lp_mul_u64(file->num_columns, OFFSET_TABLE_ENTRY_LEN, &cmo_len) ||
+	if (!lp_mul_u64(file->num_columns, LP_OFFSET_TABLE_ENTRY_LEN, &cmo_len) ||
 		!lp_range_within(file->column_meta_offsets_start, cmo_len,
 						 file->global_buffer_offsets_start))
 	{
@@ -336,7 +334,7 @@ read_global_buffer_table(LpFile *file, const TailBuffer *tail, LpError *err)
 										  sizeof(LpBufferRef));
 	if (file->global_buffers == NULL)
 		return out_of_memory(file, err);
-	for (uint32_t i = 0; i < file->num_global_buffers; i++, entry += OFFSET_TABLE_ENTRY_LEN)
+	for (uint32_t i = 0; i < file->num_global_buffers; i++, entry += LP_OFFSET_TABLE_ENTRY_LEN)
 	{
 		LpBufferRef *buffer = &file->global_buffers[i];
 
@@ -625,7 +623,7 @@ parse_columns(LpFile *file, const TailBuffer *tail, LpError *err)
 	file->columns = lp_alloc_array(file->num_columns, sizeof(LpColumn));
 	if (file->columns == NULL)
 		return out_of_memory(file, err);
-	for (uint32_t i = 0; i < file->num_columns; i++, entry += OFFSET_TABLE_ENTRY_LEN)
+	for (uint32_t i = 0; i < file->num_columns; i++, entry += LP_OFFSET_TABLE_ENTRY_LEN)
 	{
 		LpColumn   *column = &file->columns[i];
 

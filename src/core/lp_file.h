@@ -43,6 +43,8 @@
 #define LP_FOOTER_LEN 40
 #define LP_LEGACY_TAIL_LEN 16
 #define LP_MAGIC "LANC"
+/* An entry of the column metadata and global buffer offset tables: u64 position, u64 size. */
+#define LP_OFFSET_TABLE_ENTRY_LEN 16
 
 typedef enum LpFileVersion
 {

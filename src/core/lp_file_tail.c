@@ -12,8 +12,6 @@
 #include "lp_checked.h"
 #include "lp_protobuf.h"
 
-#define OFFSET_ENTRY_LEN 16
-
 static ProtobufCBinaryData
 binary(const LpBytes *bytes)
 {
@@ -173,11 +171,11 @@ lp_file_tail_build(LpFileVersion version, uint64_t start,
 			goto overflow;
 	}
 	tail->column_meta_offsets_start = pos;
-	if (!lp_mul_u64(num_columns, OFFSET_ENTRY_LEN, &table_len) ||
+	if (!lp_mul_u64(num_columns, LP_OFFSET_TABLE_ENTRY_LEN, &table_len) ||
 		!lp_add_u64(pos, table_len, &pos))
 		goto overflow;
 	tail->global_buffer_offsets_start = pos;
-	if (!lp_mul_u64(num_global_buffers, OFFSET_ENTRY_LEN, &table_len) ||
+	if (!lp_mul_u64(num_global_buffers, LP_OFFSET_TABLE_ENTRY_LEN, &table_len) ||
 		!lp_add_u64(pos, table_len, &pos) ||
 		!lp_add_u64(pos, LP_FOOTER_LEN, &pos) ||
 		pos - start > SIZE_MAX)
@@ -204,7 +202,7 @@ lp_file_tail_build(LpFileVersion version, uint64_t start,
 	for (uint32_t c = 0; c < num_columns; c++)
 	{
 		uint8_t    *entry = out + (tail->column_meta_offsets_start - start) +
-			(uint64_t) c * OFFSET_ENTRY_LEN;
+			(uint64_t) c * LP_OFFSET_TABLE_ENTRY_LEN;
 
 		if (packed[c].len > 0)
 			memcpy(out + (pos - start), packed[c].data, packed[c].len);
@@ -215,7 +213,7 @@ lp_file_tail_build(LpFileVersion version, uint64_t start,
 	for (uint32_t g = 0; g < num_global_buffers; g++)
 	{
 		uint8_t    *entry = out + (tail->global_buffer_offsets_start - start) +
-			(uint64_t) g * OFFSET_ENTRY_LEN;
+			(uint64_t) g * LP_OFFSET_TABLE_ENTRY_LEN;
 
 		lp_put_le64(entry, global_positions[g]);
 		lp_put_le64(entry + 8, global_buffers[g].len);
