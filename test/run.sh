@@ -12,7 +12,6 @@
 #   test/run.sh --keep          keep the work directory for inspection
 #
 # Layers (see the layer_* functions below):
-#   layout    test/tools/check_layers.py no cycle in the include/call graph of src/
 #   core      make check-core            test/core/*.c, plain C, no server
 #   sanitize  make check-core-sanitize   the same under ASan and UBSan
 #   fuzz      make fuzz                  test/fuzz/fuzz_*.c, LP_FUZZ_SECONDS each
@@ -60,7 +59,7 @@ FUZZ_SECONDS=${LP_FUZZ_SECONDS:-30}
 # Debian system, a configured locale may not have been generated.
 export LANG=C.UTF-8
 unset LC_ALL LANGUAGE
-LAYERS=(layout core sanitize fuzz regress tap node)
+LAYERS=(core sanitize fuzz regress tap node)
 
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null; then
@@ -193,21 +192,6 @@ no_tests()
 }
 
 # ---- layers -----------------------------------------------------------------
-
-# layout: one test; the script ends with "... N problem(s)" when it fails.
-layer_layout()
-{
-	local log=$LOGS/layout.log rc
-	run_logged "$log" python3 "$ROOT/test/tools/check_layers.py" "$ROOT/src"
-	rc=$?
-	if [ "$rc" -eq 0 ]; then
-		L_PASSED=1
-	else
-		L_FAILED=$(sed -nE 's/.* ([0-9]+) problem\(s\)$/\1/p' "$log" | tail -n 1)
-		L_FAILED=${L_FAILED:-0}
-	fi
-	command_failed "$rc"
-}
 
 # core and sanitize: the unit-test binary ends with "core: N passed, N failed".
 core_binary_layer()

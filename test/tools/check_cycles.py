@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_layers.py - no cycle in the include/call graph of src/.
+"""check_cycles.py - no cycle in the include/call graph of src/.
 
 A node is a source file, with foo.c and foo.h in one folder counting as one
 node "foo" (a header without a .c of its name is a node of its own).  There is
@@ -9,13 +9,15 @@ when A names a function whose non-static definition is in B (a static inline
 function of a header counts as defined in that header).  Names in headers are
 declarations, not calls.  Generated protobuf code (src/proto) is left out.
 
-Fails, naming each cycle and the edges it is made of, when the graph has a
-cycle, or when a core file (src/core) depends on a file outside the core.
-KNOWN_CYCLE_EDGES lists edges of cycles that are still to be removed: they
-are reported, left out of the cycle search, and an entry that no longer
-matches an edge fails the check so the list cannot go stale.
+Prints a line for each problem on standard output and exits 1 when there is
+one: a cycle (named, with the edges it is made of), or a core file (src/core)
+that depends on a file outside the core.  KNOWN_CYCLE_EDGES lists edges of
+cycles still to be removed: they are left out of the cycle search and
+reported on standard error, and an entry that matches no edge is a problem,
+so the list cannot go stale.  The number of files and edges goes to standard
+error too.  test/tools/check_layers.sh runs it as the check "cycles".
 
-    test/tools/check_layers.py [SRC_DIR]     (default: src of this tree)
+    test/tools/check_cycles.py [SRC_DIR]     (default: src of this tree)
 """
 import os
 import re
@@ -172,7 +174,7 @@ def main():
     for (a, b), why in sorted(KNOWN_CYCLE_EDGES.items()):
         if b in graph.get(a, {}):
             print("known cycle edge, to be removed: %s -> %s (%s): %s"
-                  % (a, b, describe(graph[a].pop(b)), why))
+                  % (a, b, describe(graph[a].pop(b)), why), file=sys.stderr)
         else:
             failures += 1
             print("known cycle edge %s -> %s no longer exists: remove it from KNOWN_CYCLE_EDGES"
@@ -195,7 +197,8 @@ def main():
                       % (node, target, describe(graph[node][target])))
     edges = sum(len(targets) for targets in graph.values())
     print("%d files, %d edges: %s" % (len(graph), edges,
-                                      "%d problem(s)" % failures if failures else "no cycle"))
+                                      "%d problem(s)" % failures if failures else "no cycle"),
+          file=sys.stderr)
     return 1 if failures else 0
 
 
