@@ -14,7 +14,7 @@
 #include "lp_encodings.h"
 #include "lp_file.h"
 #include "lp_protobuf.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 
 #include "file.pb-c.h"
 #include "file2.pb-c.h"

@@ -10,7 +10,7 @@
 #include "lp_manifest.h"
 #include "lp_protobuf.h"
 #include "lp_roaring.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 
 /*
  * Locate a "u32 length + body" section starting at offset; it must end at

@@ -17,14 +17,6 @@
 /* Far deeper than any Lance message (encoding trees are about ten deep). */
 #define LP_PROTOBUF_MAX_DEPTH 64
 
-/* The layout protobuf-c gives every map<string, bytes> entry message. */
-typedef struct LpProtoMapEntry
-{
-	ProtobufCMessage base;
-	char	   *key;
-	ProtobufCBinaryData value;
-} LpProtoMapEntry;
-
 typedef enum LpUnpackResult
 {
 	LP_UNPACK_OK = 0,

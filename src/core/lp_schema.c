@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "lp_alloc.h"
-#include "lp_protobuf.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 #include "table.pb-c.h"
 
 /* Every map entry type handed to lp_schema_from_proto has LpProtoMapEntry's layout. */

@@ -46,21 +46,6 @@ typedef struct LpSchema
 	LpKeyValue *metadata;		/* sorted by key */
 } LpSchema;
 
-/* The protobuf messages a schema is copied from (file.pb-c.h, lp_protobuf.h). */
-struct Lance__File__Field;
-struct LpProtoMapEntry;
-
-/*
- * Copy fields and schema-level metadata into *schema (zeroed first).  where
- * names the container in messages, e.g. "file \"/x/y.lance\"".  On failure
- * whatever was copied is freed.
- */
-bool		lp_schema_from_proto(const char *where,
-								 struct Lance__File__Field *const *fields, size_t n_fields,
-								 const struct LpProtoMapEntry *const *metadata,
-								 size_t n_metadata,
-								 LpSchema *schema, LpError *err);
-
 void		lp_schema_free(LpSchema *schema);
 
 /* Index of the field with this id, or -1. */

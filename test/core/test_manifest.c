@@ -14,7 +14,7 @@
 #include "lp_dataset.h"
 #include "lp_manifest.h"
 #include "lp_protobuf.h"
-#include "lp_schema.h"
+#include "lp_schema_internal.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"
