@@ -25,7 +25,6 @@ lp_decode_no_memory(LpError *err)
 	return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
 }
 
-
 /* ---- page encodings ----------------------------------------------------------- */
 
 bool
