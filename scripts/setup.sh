@@ -20,10 +20,10 @@ fi
 
 # Build tools, the server and its development files, the libraries the
 # extension links, pg_cron (integration tests), IPC::Run (TAP tests), clang
-# with its compiler-rt (sanitizers and libFuzzer) and xfsprogs (mkfs.xfs for
-# file-system tests).
+# with its compiler-rt (sanitizers and libFuzzer), xfsprogs (mkfs.xfs for
+# file-system tests) and python3 (the layout check).
 PACKAGES=(
-	make gcc
+	make gcc python3
 	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
 	libprotobuf-c-dev protobuf-c-compiler
 	libzstd-dev liblz4-dev libcurl4-openssl-dev

@@ -29,6 +29,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
+#include "lp_bytes.h"
 #include "lp_fdw.h"
 
 /* Days and microseconds between the Unix epoch and PostgreSQL's (2000-01-01). */
@@ -171,8 +172,7 @@ decimal_text(const uint8 *bytes, int nbytes, int32 scale)
 	StringInfoData out;
 
 	for (int w = 0; w < nwords; w++)
-		words[w] = (uint32) bytes[4 * w] | (uint32) bytes[4 * w + 1] << 8 |
-			(uint32) bytes[4 * w + 2] << 16 | (uint32) bytes[4 * w + 3] << 24;
+		words[w] = lp_le32(bytes + 4 * w);
 	if (negative)
 	{
 		uint64		carry = 1;

@@ -4,25 +4,9 @@
 #include <string.h>
 
 #include "lp_bitpack.h"
+#include "lp_bytes.h"
 
 static const uint32_t fastlanes_order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-
-static uint64_t
-read_word(const uint8_t *p, uint32_t bytes)
-{
-	uint64_t	value = 0;
-
-	for (uint32_t i = 0; i < bytes; i++)
-		value |= (uint64_t) p[i] << (8 * i);
-	return value;
-}
-
-static void
-write_word(uint8_t *p, uint32_t bytes, uint64_t value)
-{
-	for (uint32_t i = 0; i < bytes; i++)
-		p[i] = (uint8_t) (value >> (8 * i));
-}
 
 bool
 lp_fastlanes_unpack(uint32_t type_bits, uint32_t width, const uint8_t *packed,
@@ -54,14 +38,14 @@ lp_fastlanes_unpack(uint32_t type_bits, uint32_t width, const uint8_t *packed,
 			uint64_t	value;
 			uint32_t	index;
 
-			value = read_word(packed + ((size_t) word * lanes + lane) * bytes, bytes) >> shift;
+			value = lp_le_uint(packed + ((size_t) word * lanes + lane) * bytes, bytes) >> shift;
 			/* The value continues in the lane's next word. */
 			if (shift + width > type_bits)
-				value |= read_word(packed + ((size_t) (word + 1) * lanes + lane) * bytes,
-								   bytes) << (type_bits - shift);
+				value |= lp_le_uint(packed + ((size_t) (word + 1) * lanes + lane) * bytes,
+									bytes) << (type_bits - shift);
 			value &= mask;
 			index = fastlanes_order[row / 8] * 16 + (row % 8) * 128 + lane;
-			write_word(out + (size_t) index * bytes, bytes, value);
+			lp_put_le_uint(out + (size_t) index * bytes, bytes, value);
 		}
 	}
 	return true;

@@ -26,12 +26,7 @@ typedef struct FieldPlace
 const LpKeyValue *
 lp_field_metadata(const LpField *field, const char *key)
 {
-	for (uint32_t i = 0; i < field->num_metadata; i++)
-	{
-		if (strcmp(field->metadata[i].key, key) == 0)
-			return &field->metadata[i];
-	}
-	return NULL;
+	return lp_metadata_find(field->metadata, field->num_metadata, key);
 }
 
 static bool
@@ -81,7 +76,9 @@ is_collapsed(const LpField *field)
 
 /*
  * Resolve every field's parent.  Fields are in pre-order, so the parent is
- * on the stack of open ancestors; anything else is a damaged schema.
+ * on the stack of open ancestors; anything else is a damaged schema.  A
+ * field without an id (the blob v2 pseudo-fields of a file footer,
+ * lance-format.md §6.5) is nobody's parent.
  */
 static bool
 place_fields(const LpSchema *schema, FieldPlace *places, LpError *err)
@@ -100,6 +97,8 @@ place_fields(const LpSchema *schema, FieldPlace *places, LpError *err)
 		const LpField *field = &schema->fields[i];
 		FieldPlace *place = &places[i];
 
+		if (field->parent_id == -1)
+			depth = 0;
 		while (depth > 0 && schema->fields[open[depth - 1]].id != field->parent_id)
 			depth--;
 		if (depth == 0 && field->parent_id != -1)
@@ -122,16 +121,18 @@ place_fields(const LpSchema *schema, FieldPlace *places, LpError *err)
 			place->under_list = parent_place->under_list ||
 				is_list_type(parent->logical_type);
 		}
-		open[depth++] = i;
+		if (field->id >= 0)
+			open[depth++] = i;
 	}
 	lp_free(open);
 	return true;
 }
 
+/* Pseudo-fields without an id own no column (their data is the blob's). */
 static bool
 owns_column(LpFileVersion version, const LpField *field, const FieldPlace *place)
 {
-	if (place->under_collapsed)
+	if (field->id < 0 || place->under_collapsed)
 		return false;
 	if (version == LP_FILE_VERSION_2_0)
 		return true;
@@ -184,5 +185,34 @@ lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
 	lp_free(places);
 	*columns = result;
 	*num_columns = count;
+	return true;
+}
+
+bool
+lp_field_first_column(const LpFile *file, uint32_t field_index, uint32_t *column,
+					  LpError *err)
+{
+	LpPhysicalColumn *columns;
+	uint32_t	num_columns;
+	bool		found = false;
+
+	if (field_index >= file->schema.num_fields)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "file \"%s\" has no field number %u",
+					   file->name, field_index);
+	if (!lp_schema_physical_columns(file->version, &file->schema, &columns, &num_columns, err))
+		return false;
+	/* The field itself, or (2.1+ parents) its first descendant leaf. */
+	for (uint32_t c = 0; c < num_columns && !found; c++)
+	{
+		if (columns[c].field_index >= field_index)
+		{
+			*column = c;
+			found = true;
+		}
+	}
+	lp_free(columns);
+	if (!found)
+		return lp_fail(err, LP_ERR_CORRUPT, "field \"%s\" of file \"%s\" has no column",
+					   file->schema.fields[field_index].name, file->name);
 	return true;
 }

@@ -5,7 +5,9 @@
  * (lance-format.md §3.1): 2.0 gives every field a column in pre-order (a
  * struct gets a "header" column, a list an offsets column), 2.1 and later
  * give columns to leaves only.  A packed struct or a blob field is one
- * column in every version and its children get none.
+ * column in every version and its children get none; fields without an id
+ * (the blob v2 pseudo-fields of file footers) get none.  Concatenation,
+ * data-file column lists and the decoder all use this one rule.
  */
 #ifndef LP_COLUMNS_H
 #define LP_COLUMNS_H
@@ -42,6 +44,14 @@ typedef struct LpPhysicalColumn
 bool		lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
 									   LpPhysicalColumn **columns,
 									   uint32_t *num_columns, LpError *err);
+
+/*
+ * The first physical column of schema field field_index of the file: its
+ * own, or (2.1+ parents) its first descendant's.  LP_ERR_CORRUPT if it owns
+ * none or the schema is not in pre-order.
+ */
+bool		lp_field_first_column(const LpFile *file, uint32_t field_index,
+								  uint32_t *column, LpError *err);
 
 /* Metadata lookup by key; NULL if absent. */
 const LpKeyValue *lp_field_metadata(const LpField *field, const char *key);

@@ -30,62 +30,6 @@ set_verdict(LpConcatVerdict *verdict, LpConcatReason reason, uint32_t input,
 	verdict->column = column;
 }
 
-static bool
-bytes_equal(const LpBytes *a, const LpBytes *b)
-{
-	return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
-}
-
-/* Absent and empty strings are the same thing in proto3. */
-static bool
-text_equal(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") == 0;
-}
-
-/* Metadata maps, compared as sets (both are sorted by key). */
-static bool
-metadata_equal(const LpKeyValue *a, uint32_t num_a,
-			   const LpKeyValue *b, uint32_t num_b)
-{
-	if (num_a != num_b)
-		return false;
-	for (uint32_t i = 0; i < num_a; i++)
-	{
-		if (!text_equal(a[i].key, b[i].key) || !bytes_equal(&a[i].value, &b[i].value))
-			return false;
-	}
-	return true;
-}
-
-static bool
-field_equal(const LpField *a, const LpField *b)
-{
-	return a->id == b->id &&
-		a->parent_id == b->parent_id &&
-		text_equal(a->name, b->name) &&
-		text_equal(a->logical_type, b->logical_type) &&
-		a->nullable == b->nullable &&
-		a->legacy_encoding == b->legacy_encoding &&
-		text_equal(a->extension_name, b->extension_name) &&
-		a->unenforced_primary_key == b->unenforced_primary_key &&
-		metadata_equal(a->metadata, a->num_metadata, b->metadata, b->num_metadata);
-}
-
-static bool
-schema_equal(const LpSchema *a, const LpSchema *b)
-{
-	if (a->num_fields != b->num_fields ||
-		!metadata_equal(a->metadata, a->num_metadata, b->metadata, b->num_metadata))
-		return false;
-	for (uint32_t i = 0; i < a->num_fields; i++)
-	{
-		if (!field_equal(&a->fields[i], &b->fields[i]))
-			return false;
-	}
-	return true;
-}
-
 /*
  * The part's metadata describes a complete rectangular file of its schema:
  * the implied column count and page rows adding up to the file's rows
@@ -157,7 +101,7 @@ check_columns(uint32_t index, const LpFile *file, const LpFile *baseline,
 			set_verdict(verdict, LP_CONCAT_COLUMN_LAYOUT_MISMATCH, index, c);
 			return;
 		}
-		if (!bytes_equal(&column->encoding, &baseline->columns[c].encoding))
+		if (!lp_bytes_equal(&column->encoding, &baseline->columns[c].encoding))
 		{
 			set_verdict(verdict, LP_CONCAT_COLUMN_ENCODING_MISMATCH, index, c);
 			return;
@@ -184,7 +128,7 @@ check_part(const LpConcatTarget *target, const LpConcatPart *parts,
 		verdict->expected = target->version;
 		return true;
 	}
-	if (!schema_equal(&file->schema, target->schema))
+	if (!lp_schema_equal(&file->schema, target->schema))
 	{
 		set_verdict(verdict, LP_CONCAT_SCHEMA_MISMATCH, index, LP_CONCAT_NONE);
 		return true;

@@ -1,291 +1,19 @@
 /*
- * lp_decode.c - decoding a top-level field: fields to columns, the pages of
- * each leaf column of 2.1+ files, and the assembly of leaves, lists and
- * structs into one LpArray.  2.0 files go to lp_decode_v20.c.
+ * lp_decode.c - decoding a top-level field: the pages of each leaf column of
+ * 2.1+ files, and the assembly of leaves, lists and structs into one
+ * LpArray.  Which columns a field owns is lp_columns.c's rule; 2.0 files go
+ * to lp_decode_v20.c.
  */
 #include <string.h>
 
 #include "lp_alloc.h"
-#include "lp_checked.h"
+#include "lp_columns.h"
 #include "lp_decode.h"
 #include "lp_decode_internal.h"
 #include "lp_protobuf.h"
 
-#include "any.pb-c.h"
-#include "file2.pb-c.h"
-
 /* Deepest nesting of lists and structs decoded. */
 #define MAX_NESTING 32
-
-static bool
-no_memory(LpError *err)
-{
-	return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
-}
-
-/* ---- fields to columns ------------------------------------------------------ */
-
-static const LpKeyValue *
-field_metadata(const LpField *field, const char *key)
-{
-	for (uint32_t i = 0; i < field->num_metadata; i++)
-		if (strcmp(field->metadata[i].key, key) == 0)
-			return &field->metadata[i];
-	return NULL;
-}
-
-static bool
-metadata_is_true(const LpField *field, const char *key)
-{
-	const LpKeyValue *kv = field_metadata(field, key);
-
-	return kv != NULL && kv->value.len == 4 && memcmp(kv->value.data, "true", 4) == 0;
-}
-
-/* Packed structs and blobs are one column whose children own none. */
-static bool
-field_is_single_column(const LpField *field)
-{
-	return metadata_is_true(field, "lance-encoding:packed") ||
-		metadata_is_true(field, "packed") ||
-		metadata_is_true(field, "lance-encoding:blob");
-}
-
-static bool
-field_has_children(const LpFile *file, uint32_t index)
-{
-	int32_t		id = file->schema.fields[index].id;
-
-	if (id < 0)
-		return false;
-	for (uint32_t i = index + 1; i < file->schema.num_fields; i++)
-		if (file->schema.fields[i].parent_id == id)
-			return true;
-	return false;
-}
-
-/* Is field index inside a packed struct or blob (so it owns no column)? */
-static bool
-field_is_hidden(const LpFile *file, uint32_t index)
-{
-	int32_t		parent = file->schema.fields[index].parent_id;
-	int			guard = 0;
-
-	while (parent >= 0 && guard++ < MAX_NESTING * 4)
-	{
-		uint32_t	p;
-
-		for (p = 0; p < index; p++)
-			if (file->schema.fields[p].id == parent)
-				break;
-		if (p == index)
-			return false;
-		if (field_is_single_column(&file->schema.fields[p]))
-			return true;
-		parent = file->schema.fields[p].parent_id;
-	}
-	return false;
-}
-
-static bool
-field_owns_column(const LpFile *file, uint32_t index)
-{
-	const LpField *field = &file->schema.fields[index];
-
-	if (field->id < 0 || field_is_hidden(file, index))
-		return false;
-	if (file->version == LP_FILE_VERSION_2_0)
-		return true;
-	return field_is_single_column(field) || !field_has_children(file, index);
-}
-
-bool
-lp_field_first_column(const LpFile *file, uint32_t field_index, uint32_t *column)
-{
-	uint32_t	count = 0;
-
-	if (field_index >= file->schema.num_fields)
-		return false;
-	for (uint32_t i = 0; i < file->schema.num_fields; i++)
-	{
-		bool		owns = field_owns_column(file, i);
-
-		/* The field itself, or (2.1+ parents) its first descendant leaf. */
-		if (i >= field_index && owns)
-		{
-			*column = count;
-			return true;
-		}
-		if (owns)
-			count++;
-	}
-	return false;
-}
-
-/* ---- page encodings ----------------------------------------------------------- */
-
-bool
-lp_unpack_page_encoding(const LpPageContext *ctx, const LpPage *page,
-						ProtobufCMessage **message)
-{
-	Lance__File__V2__Encoding *encoding = NULL;
-	LanceParts__Any *any = NULL;
-	LpUnpackResult result;
-	const ProtobufCMessageDescriptor *descriptor;
-
-	*message = NULL;
-	descriptor = ctx->file->version == LP_FILE_VERSION_2_0 ?
-		&lance__encodings__array_encoding__descriptor :
-		&lance__encodings21__page_layout__descriptor;
-	result = lp_protobuf_unpack(&lance__file__v2__encoding__descriptor,
-								page->encoding.data, page->encoding.len,
-								(ProtobufCMessage **) &encoding);
-	if (result == LP_UNPACK_OK &&
-		encoding->location_case == LANCE__FILE__V2__ENCODING__LOCATION_DIRECT)
-		result = lp_protobuf_unpack(&lance_parts__any__descriptor,
-									encoding->direct->encoding.data,
-									encoding->direct->encoding.len,
-									(ProtobufCMessage **) &any);
-	else if (result == LP_UNPACK_OK)
-		result = LP_UNPACK_MALFORMED;
-	if (result == LP_UNPACK_OK)
-		result = lp_protobuf_unpack(descriptor, any->value.data, any->value.len, message);
-	lp_protobuf_free(any ? &any->base : NULL);
-	lp_protobuf_free(encoding ? &encoding->base : NULL);
-	if (result == LP_UNPACK_NO_MEMORY)
-		return lp_page_no_memory(ctx);
-	if (result != LP_UNPACK_OK)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "page encoding %s",
-							lp_unpack_result_text(result));
-	return true;
-}
-
-/* ---- leaves ------------------------------------------------------------------- */
-
-bool
-lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits)
-{
-	*variable = false;
-	*bits = 0;
-	if (type->packed)
-		return lp_packed_struct_storage(type, variable, bits);
-	if (lp_type_is_variable_width(type))
-	{
-		*variable = true;
-		return true;
-	}
-	if (type->id == LP_TYPE_BOOL)
-	{
-		*bits = 1;
-		return true;
-	}
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		bool		inner_variable;
-		uint32_t	inner_bits;
-		uint64_t	total;
-
-		/* Items are whole bytes, or bools packed n bits per list. */
-		if (!lp_leaf_storage(type->children[0], &inner_variable, &inner_bits) ||
-			inner_variable || (inner_bits % 8 != 0 && inner_bits != 1) || inner_bits == 0 ||
-			!lp_mul_u64(inner_bits, (uint64_t) type->fixed_size, &total) || total > UINT32_MAX)
-			return false;
-		*bits = (uint32_t) total;
-		return true;
-	}
-	*bits = lp_type_byte_width(type) * 8;
-	return *bits > 0;
-}
-
-/* Move validity bits (all valid -> NULL) into array. */
-void
-lp_take_validity(LpArray *array, LpBits *bits)
-{
-	array->null_count = bits->num_unset;
-	if (bits->num_unset == 0)
-		lp_buf_free(&bits->buf);
-	else
-		array->validity = lp_buf_take(&bits->buf);
-	bits->num_bits = 0;
-	bits->num_unset = 0;
-}
-
-/* An array of the leaf type from a decoded block of count values. */
-bool
-lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
-		   LpError *err, const LpFile *file, uint32_t column)
-{
-	bool		variable;
-	uint32_t	bits;
-	LpArray    *array;
-
-	*out = NULL;
-	if (!lp_leaf_storage(type, &variable, &bits))
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "values of type \"%s\" in column %u of file \"%s\" are not supported",
-					   lp_type_id_name(type->id), column, file->name);
-	if (block->num_values != count ||
-		(count > 0 && (block->variable != variable ||
-					   (!variable && block->bits_per_value != bits))))
-		return lp_fail(err, LP_ERR_CORRUPT,
-					   "column %u of file \"%s\" decodes to %llu values of the wrong shape for type \"%s\"",
-					   column, file->name, (unsigned long long) block->num_values,
-					   lp_type_id_name(type->id));
-	if (type->packed)
-		return lp_packed_struct_array(type, block, count, out, err, file, column);
-	array = lp_array_new(type);
-	if (array == NULL)
-		return no_memory(err);
-	array->length = count;
-	if (variable)
-	{
-		if (count == 0)
-		{
-			lp_block_free(block);
-			if (!lp_block_init_variable(block))
-			{
-				lp_array_free(array);
-				return no_memory(err);
-			}
-		}
-		array->data_len = block->data.len;
-		array->data = lp_buf_take(&block->data);
-		array->offsets = (uint64_t *) lp_buf_take(&block->offsets);
-	}
-	else if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		LpArray    *child = lp_array_new(type->children[0]);
-
-		array->children = lp_alloc(sizeof(LpArray *));
-		if (child == NULL || array->children == NULL)
-		{
-			lp_array_free(child);
-			lp_array_free(array);
-			return no_memory(err);
-		}
-		array->children[0] = child;
-		array->num_children = 1;
-		child->length = count * (uint64_t) type->fixed_size;
-		child->values = lp_buf_take(&block->data);
-		if (block->has_item_validity)
-		{
-			if (block->item_validity.num_bits != child->length)
-			{
-				lp_block_free(block);
-				lp_array_free(array);
-				return lp_fail(err, LP_ERR_CORRUPT,
-							   "column %u of file \"%s\" has item validity of the wrong length",
-							   column, file->name);
-			}
-			lp_take_validity(child, &block->item_validity);
-		}
-	}
-	else if (type->id != LP_TYPE_NULL)
-		array->values = lp_buf_take(&block->data);
-	lp_block_free(block);
-	*out = array;
-	return true;
-}
 
 /* ---- 2.1+ columns --------------------------------------------------------------- */
 
@@ -299,7 +27,7 @@ decode_leaf_pages(LpInput *input, const LpFile *file, uint32_t column, const LpT
 		return lp_fail(err, LP_ERR_CORRUPT, "file \"%s\" has no column %u for field \"%s\"",
 					   file->name, column, type->name);
 	if (!lp_column_levels_init(acc, num_layers))
-		return no_memory(err);
+		return lp_decode_no_memory(err);
 	col = &file->columns[column];
 	for (uint32_t p = 0; p < col->num_pages; p++)
 	{
@@ -369,12 +97,12 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 		LpLayerValues *layer;
 
 		if (array == NULL)
-			return no_memory(err);
+			return lp_decode_no_memory(err);
 		array->children = lp_alloc_array(type->num_children, sizeof(LpArray *));
 		if (array->children == NULL)
 		{
 			lp_array_free(array);
-			return no_memory(err);
+			return lp_decode_no_memory(err);
 		}
 		memset(&first, 0, sizeof(first));
 		for (uint32_t i = 0; i < type->num_children; i++)
@@ -443,7 +171,7 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 		if (layer->offsets.len == 0 && !lp_buf_append_u64(&layer->offsets, 0))
 		{
 			assembled_free(&child);
-			return no_memory(err);
+			return lp_decode_no_memory(err);
 		}
 		last = ((uint64_t *) layer->offsets.data)[layer->offsets.len / 8 - 1];
 		if (layer->offsets.len / 8 != layer->count + 1 || last != child.array->length)
@@ -458,7 +186,7 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 		{
 			lp_array_free(array);
 			assembled_free(&child);
-			return no_memory(err);
+			return lp_decode_no_memory(err);
 		}
 		array->children[0] = child.array;
 		array->num_children = 1;
@@ -477,11 +205,11 @@ assemble(LpInput *input, const LpFile *file, const LpType *type, uint32_t depth,
 		uint32_t	this_column = (*column)++;
 
 		if (levels == NULL)
-			return no_memory(err);
+			return lp_decode_no_memory(err);
 		out->levels = levels;
 		if (!decode_leaf_pages(input, file, this_column, type, depth + 1, levels, err) ||
-			!lp_leaf_array(type, &levels->values, levels->layers[0].count, &out->array, err, file,
-						this_column))
+			!lp_leaf_array(type, &levels->values, levels->layers[0].count, &out->array, file,
+						   this_column, err))
 		{
 			assembled_free(out);
 			return false;
@@ -536,8 +264,7 @@ check_supported_fields(const LpFile *file, uint32_t index, LpError *err)
 
 		if (i > index && field->parent_id == -1)
 			break;
-		if (metadata_is_true(field, "lance-encoding:blob") &&
-			strcmp(field->logical_type, "struct") != 0)
+		if (lp_field_is_blob(field) && strcmp(field->logical_type, "struct") != 0)
 			return lp_fail(err, LP_ERR_UNSUPPORTED,
 						   "field \"%s\" of file \"%s\" is a legacy blob column, which cannot be decoded",
 						   top->name, file->name);
@@ -585,11 +312,10 @@ decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
 		return false;
 	if (!lp_type_from_field(file, field_index, &type, err))
 		return false;
-	if (!lp_field_first_column(file, field_index, &first_column))
+	if (!lp_field_first_column(file, field_index, &first_column, err))
 	{
 		lp_type_free(type);
-		return lp_fail(err, LP_ERR_CORRUPT, "field \"%s\" of file \"%s\" has no column",
-					   file->schema.fields[field_index].name, file->name);
+		return false;
 	}
 	if (file->version == LP_FILE_VERSION_2_0)
 		ok = lp_decode_v20_field(input, file, type, first_column, out, err);

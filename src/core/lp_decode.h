@@ -3,9 +3,9 @@
  * LpArrays (lp_values.h).
  *
  * A top-level field is decoded with all its children for every row of the
- * file.  Fields map to physical columns as lance-format.md §3.1 says: in
- * 2.0 every field owns a column in pre-order (struct headers and list
- * offsets included); in 2.1+ only leaves do.  Every offset, size and count
+ * file.  Fields map to physical columns as lance-format.md §3.1 says
+ * (lp_columns.h): in 2.0 every field owns a column in pre-order (struct
+ * headers and list offsets included); in 2.1+ only leaves do.  Every offset, size and count
  * read from the file is checked; damaged input gives LP_ERR_CORRUPT, an
  * encoding this decoder does not know LP_ERR_UNSUPPORTED naming it with the
  * file, column and page - never wrong values.
@@ -30,9 +30,5 @@
  */
 bool		lp_decode_field(LpInput *input, const LpFile *file, uint32_t field_index,
 							LpType **type_out, LpArray **out, LpError *err);
-
-/* The first physical column of schema field field_index, or false if it owns none. */
-bool		lp_field_first_column(const LpFile *file, uint32_t field_index,
-								  uint32_t *column);
 
 #endif							/* LP_DECODE_H */

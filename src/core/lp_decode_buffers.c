@@ -1,14 +1,19 @@
 /*
  * lp_decode_buffers.c - growable buffers, bitmaps and value blocks used by
- * the page decoders, and the messages they fail with.
+ * the page decoders, the generic block operations they share (dictionary
+ * gather, FSST expansion), reading page buffers, and the messages they fail
+ * with.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lp_alloc.h"
+#include "lp_bytes.h"
 #include "lp_checked.h"
-#include "lp_decode_internal.h"
+#include "lp_decode_buffers.h"
+#include "lp_fsst.h"
+#include "lp_values.h"
 
 bool
 lp_buf_reserve(LpBuf *buf, uint64_t extra)
@@ -386,5 +391,125 @@ lp_read_page_buffer(const LpPageContext *ctx, LpInput *input, const LpPage *page
 		return false;
 	}
 	*len = ref->size;
+	return true;
+}
+
+/* Replace dictionary indices (fixed-width integers) by the dictionary's values. */
+bool
+lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
+					 const LpBlock *dictionary, const uint8_t *valid, LpBlock *out)
+{
+	uint32_t	index_bytes;
+	uint32_t	value_bytes;
+
+	if (indices->variable || (indices->bits_per_value != 8 && indices->bits_per_value != 16 &&
+							  indices->bits_per_value != 32 && indices->bits_per_value != 64))
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "dictionary indices are not integers");
+	index_bytes = indices->bits_per_value / 8;
+	if (dictionary->variable)
+	{
+		if (!lp_block_init_variable(out))
+			return lp_page_no_memory(ctx);
+	}
+	else
+	{
+		if (dictionary->bits_per_value % 8 != 0)
+			return lp_page_unsupported(ctx, "dictionary of bit-packed values");
+		lp_block_init_fixed(out, dictionary->bits_per_value);
+	}
+	value_bytes = dictionary->bits_per_value / 8;
+	for (uint64_t i = 0; i < indices->num_values; i++)
+	{
+		uint64_t	index = lp_le_uint(indices->data.data + i * index_bytes, index_bytes);
+		bool		is_valid = valid == NULL || lp_bit_get(valid, i);
+		bool		ok;
+
+		if (index >= dictionary->num_values)
+		{
+			if (is_valid)
+			{
+				lp_block_free(out);
+				return lp_page_fail(ctx, LP_ERR_CORRUPT,
+									"dictionary index %llu is out of range (%llu items)",
+									(unsigned long long) index,
+									(unsigned long long) dictionary->num_values);
+			}
+			ok = lp_block_append_repeated(out, NULL, 0, 1);
+		}
+		else if (dictionary->variable)
+		{
+			const uint64_t *offsets = lp_block_offsets(dictionary);
+
+			ok = lp_block_append_repeated(out, dictionary->data.data + offsets[index],
+										  offsets[index + 1] - offsets[index], 1);
+		}
+		else
+			ok = lp_block_append_repeated(out, dictionary->data.data + index * value_bytes,
+										  value_bytes, 1);
+		if (!ok)
+		{
+			lp_block_free(out);
+			return lp_page_no_memory(ctx);
+		}
+	}
+	return true;
+}
+
+/* FSST over a variable block, value by value. */
+bool
+lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
+					 uint64_t table_len, LpBlock *block)
+{
+	LpFsstTable table;
+	LpBlock		result;
+	const uint64_t *offsets = lp_block_offsets(block);
+
+	if (!block->variable)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst applies to fixed-width values");
+	if (!lp_fsst_table_parse(symbol_table, table_len, &table))
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst symbol table is malformed");
+	if (!table.compressed)
+		return true;
+	if (!lp_block_init_variable(&result))
+		return lp_page_no_memory(ctx);
+	for (uint64_t i = 0; i < block->num_values; i++)
+	{
+		uint64_t	in_len = offsets[i + 1] - offsets[i];
+		const uint8_t *in;
+		uint64_t	out_len;
+
+		/* Empty values stay empty (and the buffers may be unallocated). */
+		if (in_len == 0)
+		{
+			if (!lp_buf_append_u64(&result.offsets, result.data.len))
+			{
+				lp_block_free(&result);
+				return lp_page_no_memory(ctx);
+			}
+			continue;
+		}
+		in = block->data.data + offsets[i];
+		if (!lp_fsst_decoded_length(&table, in, in_len, &out_len))
+		{
+			lp_block_free(&result);
+			return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst value %llu is malformed",
+								(unsigned long long) i);
+		}
+		if (!lp_buf_reserve(&result.data, out_len))
+		{
+			lp_block_free(&result);
+			return lp_page_no_memory(ctx);
+		}
+		lp_fsst_decode(&table, in, in_len, result.data.data + result.data.len);
+		result.data.len += out_len;
+		if (!lp_buf_append_u64(&result.offsets, result.data.len))
+		{
+			lp_block_free(&result);
+			return lp_page_no_memory(ctx);
+		}
+	}
+	result.num_values = block->num_values;
+	lp_block_free(block);
+	*block = result;
 	return true;
 }

@@ -10,48 +10,11 @@
 #include "lp_bitpack.h"
 #include "lp_checked.h"
 #include "lp_decode_internal.h"
-#include "lp_fsst.h"
 
 /* Bits per value accepted from a file: a bitmap or whole bytes, sanely wide. */
 #define MAX_BITS_PER_VALUE (8 * 1024 * 1024)
 
 typedef Lance__Encodings21__CompressiveEncoding CE;
-
-const char *
-lp_compressive_name(const LpCompressive *encoding)
-{
-	switch (encoding->compression_case)
-	{
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT:
-			return "flat";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE:
-			return "variable";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_CONSTANT:
-			return "constant";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING:
-			return "out_of_line_bitpacking";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING:
-			return "inline_bitpacking";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST:
-			return "fsst";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_DICTIONARY:
-			return "dictionary";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE:
-			return "rle";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT:
-			return "byte_stream_split";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
-			return "general";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
-			return "fixed_size_list";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT:
-			return "packed_struct";
-		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT:
-			return "variable_packed_struct";
-		default:
-			return "unknown compressive encoding";
-	}
-}
 
 static bool
 missing(const LpPageContext *ctx, const char *what)
@@ -380,65 +343,6 @@ fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
 			LpBlock *block)
 {
 	return lp_fsst_expand_block(ctx, symbol_table->data, symbol_table->len, block);
-}
-
-/* FSST over a variable block, value by value. */
-bool
-lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
-					 uint64_t table_len, LpBlock *block)
-{
-	LpFsstTable table;
-	LpBlock		result;
-	const uint64_t *offsets = lp_block_offsets(block);
-
-	if (!block->variable)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst applies to fixed-width values");
-	if (!lp_fsst_table_parse(symbol_table, table_len, &table))
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst symbol table is malformed");
-	if (!table.compressed)
-		return true;
-	if (!lp_block_init_variable(&result))
-		return lp_page_no_memory(ctx);
-	for (uint64_t i = 0; i < block->num_values; i++)
-	{
-		uint64_t	in_len = offsets[i + 1] - offsets[i];
-		const uint8_t *in;
-		uint64_t	out_len;
-
-		/* Empty values stay empty (and the buffers may be unallocated). */
-		if (in_len == 0)
-		{
-			if (!lp_buf_append_u64(&result.offsets, result.data.len))
-			{
-				lp_block_free(&result);
-				return lp_page_no_memory(ctx);
-			}
-			continue;
-		}
-		in = block->data.data + offsets[i];
-		if (!lp_fsst_decoded_length(&table, in, in_len, &out_len))
-		{
-			lp_block_free(&result);
-			return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst value %llu is malformed",
-								(unsigned long long) i);
-		}
-		if (!lp_buf_reserve(&result.data, out_len))
-		{
-			lp_block_free(&result);
-			return lp_page_no_memory(ctx);
-		}
-		lp_fsst_decode(&table, in, in_len, result.data.data + result.data.len);
-		result.data.len += out_len;
-		if (!lp_buf_append_u64(&result.offsets, result.data.len))
-		{
-			lp_block_free(&result);
-			return lp_page_no_memory(ctx);
-		}
-	}
-	result.num_values = block->num_values;
-	lp_block_free(block);
-	*block = result;
-	return true;
 }
 
 /* Runs in a buffer of flat values of an RLE side, or 0 if that side is not flat. */

@@ -189,66 +189,6 @@ apply_dictionary(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 }
 
 bool
-lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
-					 const LpBlock *dictionary, const uint8_t *valid, LpBlock *out)
-{
-	uint32_t	index_bytes;
-	uint32_t	value_bytes;
-
-	if (indices->variable || (indices->bits_per_value != 8 && indices->bits_per_value != 16 &&
-							  indices->bits_per_value != 32 && indices->bits_per_value != 64))
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "dictionary indices are not integers");
-	index_bytes = indices->bits_per_value / 8;
-	if (dictionary->variable)
-	{
-		if (!lp_block_init_variable(out))
-			return lp_page_no_memory(ctx);
-	}
-	else
-	{
-		if (dictionary->bits_per_value % 8 != 0)
-			return lp_page_unsupported(ctx, "dictionary of bit-packed values");
-		lp_block_init_fixed(out, dictionary->bits_per_value);
-	}
-	value_bytes = dictionary->bits_per_value / 8;
-	for (uint64_t i = 0; i < indices->num_values; i++)
-	{
-		uint64_t	index = lp_le_uint(indices->data.data + i * index_bytes, index_bytes);
-		bool		is_valid = valid == NULL || lp_bit_get(valid, i);
-		bool		ok;
-
-		if (index >= dictionary->num_values)
-		{
-			if (is_valid)
-			{
-				lp_block_free(out);
-				return lp_page_fail(ctx, LP_ERR_CORRUPT,
-									"dictionary index %llu is out of range (%llu items)",
-									(unsigned long long) index,
-									(unsigned long long) dictionary->num_values);
-			}
-			ok = lp_block_append_repeated(out, NULL, 0, 1);
-		}
-		else if (dictionary->variable)
-		{
-			const uint64_t *offsets = lp_block_offsets(dictionary);
-
-			ok = lp_block_append_repeated(out, dictionary->data.data + offsets[index],
-										  offsets[index + 1] - offsets[index], 1);
-		}
-		else
-			ok = lp_block_append_repeated(out, dictionary->data.data + index * value_bytes,
-										  value_bytes, 1);
-		if (!ok)
-		{
-			lp_block_free(out);
-			return lp_page_no_memory(ctx);
-		}
-	}
-	return true;
-}
-
-bool
 lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 						 const Lance__Encodings21__MiniBlockLayout *layout,
 						 LpColumnLevels *acc)

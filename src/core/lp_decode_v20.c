@@ -215,8 +215,7 @@ decode_dictionary(const Page20 *page, const Lance__Encodings__Dictionary *dictio
 		valid = valid && lp_bit_get(item_validity.buf.data, index - 1);
 		/* Shift to 0-based; null rows point at nothing. */
 		index = valid ? index - 1 : UINT64_MAX;
-		for (uint32_t b = 0; b < index_bytes; b++)
-			p[b] = (uint8_t) (index >> (8 * b));
+		lp_put_le_uint(p, index_bytes, index);
 		if (!lp_bits_append(&row_validity, valid))
 		{
 			lp_page_no_memory(page->ctx);
@@ -571,7 +570,7 @@ decode_leaf20(LpInput *input, const LpFile *file, const LpType *type, uint32_t c
 			return false;
 		}
 	}
-	if (!lp_leaf_array(type, &values, validity.num_bits, out, err, file, column))
+	if (!lp_leaf_array(type, &values, validity.num_bits, out, file, column, err))
 	{
 		lp_block_free(&values);
 		lp_buf_free(&validity.buf);

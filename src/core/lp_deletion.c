@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "lp_alloc.h"
+#include "lp_bytes.h"
 #include "lp_checked.h"
 #include "lp_deletion.h"
 #include "lp_roaring.h"
@@ -49,25 +50,6 @@ typedef struct FlatTable
 	uint16_t	table_len;
 } FlatTable;
 
-static uint16_t
-u16_at(const uint8_t *p)
-{
-	return (uint16_t) (p[0] | p[1] << 8);
-}
-
-static uint32_t
-u32_at(const uint8_t *p)
-{
-	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-		(uint32_t) p[3] << 24;
-}
-
-static uint64_t
-u64_at(const uint8_t *p)
-{
-	return (uint64_t) u32_at(p) | (uint64_t) u32_at(p + 4) << 32;
-}
-
 static bool
 damaged(const FlatBuffer *fb, LpError *err, const char *what)
 {
@@ -82,13 +64,13 @@ flat_table_at(const FlatBuffer *fb, size_t pos, FlatTable *table, LpError *err)
 
 	if (!lp_range_within(pos, 4, fb->len))
 		return damaged(fb, err, "table beyond its buffer");
-	vtable = (int64_t) pos - (int32_t) u32_at(fb->data + pos);
+	vtable = (int64_t) pos - (int32_t) lp_le32(fb->data + pos);
 	if (vtable < 0 || !lp_range_within((uint64_t) vtable, 4, fb->len))
 		return damaged(fb, err, "vtable beyond its buffer");
 	table->pos = pos;
 	table->vtable = (size_t) vtable;
-	table->vtable_len = u16_at(fb->data + vtable);
-	table->table_len = u16_at(fb->data + vtable + 2);
+	table->vtable_len = lp_le16(fb->data + vtable);
+	table->table_len = lp_le16(fb->data + vtable + 2);
 	if (table->vtable_len < 4 || table->vtable_len % 2 != 0 ||
 		!lp_range_within(table->vtable, table->vtable_len, fb->len) ||
 		!lp_range_within(pos, table->table_len, fb->len))
@@ -107,7 +89,7 @@ flat_field(const FlatBuffer *fb, const FlatTable *table, unsigned field,
 	*pos = 0;
 	if (slot + 2 > table->vtable_len)
 		return true;
-	offset = u16_at(fb->data + table->vtable + slot);
+	offset = lp_le16(fb->data + table->vtable + slot);
 	if (offset == 0)
 		return true;
 	if ((size_t) offset + size > table->table_len)
@@ -129,11 +111,11 @@ flat_scalar(const FlatBuffer *fb, const FlatTable *table, unsigned field,
 	else if (size == 1)
 		*value = fb->data[pos];
 	else if (size == 2)
-		*value = u16_at(fb->data + pos);
+		*value = lp_le16(fb->data + pos);
 	else if (size == 4)
-		*value = u32_at(fb->data + pos);
+		*value = lp_le32(fb->data + pos);
 	else
-		*value = u64_at(fb->data + pos);
+		*value = lp_le64(fb->data + pos);
 	return true;
 }
 
@@ -150,7 +132,7 @@ flat_reference(const FlatBuffer *fb, const FlatTable *table, unsigned field,
 	*target = 0;
 	if (pos == 0)
 		return true;
-	end = (uint64_t) pos + u32_at(fb->data + pos);
+	end = (uint64_t) pos + lp_le32(fb->data + pos);
 	if (end >= fb->len)
 		return damaged(fb, err, "offset beyond its buffer");
 	*target = (size_t) end;
@@ -185,7 +167,7 @@ flat_vector(const FlatBuffer *fb, const FlatTable *table, unsigned field,
 		return true;
 	if (!lp_range_within(target, 4, fb->len))
 		return damaged(fb, err, "vector beyond its buffer");
-	*count = u32_at(fb->data + target);
+	*count = lp_le32(fb->data + target);
 	*start = target + 4;
 	if (!lp_mul_u64(*count, element_size, &bytes) ||
 		!lp_range_within(*start, bytes, fb->len))
@@ -198,7 +180,7 @@ flat_root(const FlatBuffer *fb, FlatTable *root, LpError *err)
 {
 	if (fb->len < 4)
 		return damaged(fb, err, "empty FlatBuffer");
-	return flat_table_at(fb, u32_at(fb->data), root, err);
+	return flat_table_at(fb, lp_le32(fb->data), root, err);
 }
 
 /* ---- the Arrow IPC file --------------------------------------------------- */
@@ -232,7 +214,7 @@ check_schema(const FlatBuffer *footer, const FlatTable *footer_table, bool *is_s
 		return false;
 	if (num_fields != 1)
 		return damaged(footer, err, "its schema does not have exactly one field");
-	if (!flat_table_at(footer, fields_start + u32_at(footer->data + fields_start), &field, err))
+	if (!flat_table_at(footer, fields_start + lp_le32(footer->data + fields_start), &field, err))
 		return false;
 	if (!flat_scalar(footer, &field, 2, 1, 0, &value, err))
 		return false;
@@ -262,9 +244,9 @@ static bool
 read_record_batch(const FlatBuffer *file, const uint8_t *block, uint64_t body_limit,
 				  bool is_signed, LpDeletions *out, LpError *err)
 {
-	uint64_t	offset = u64_at(block);
-	uint64_t	meta_len = u32_at(block + 8);
-	uint64_t	body_len = u64_at(block + 16);
+	uint64_t	offset = lp_le64(block);
+	uint64_t	meta_len = lp_le32(block + 8);
+	uint64_t	body_len = lp_le64(block + 16);
 	uint64_t	body_start;
 	uint64_t	prefix;
 	uint64_t	message_len;
@@ -289,8 +271,8 @@ read_record_batch(const FlatBuffer *file, const uint8_t *block, uint64_t body_li
 		!lp_range_within(offset, meta_len, body_limit) ||
 		!lp_range_within(body_start, body_len, body_limit) || meta_len < 8)
 		return damaged(file, err, "record batch beyond the file");
-	prefix = u32_at(file->data + offset) == ARROW_CONTINUATION ? 8 : 4;
-	message_len = u32_at(file->data + offset + prefix - 4);
+	prefix = lp_le32(file->data + offset) == ARROW_CONTINUATION ? 8 : 4;
+	message_len = lp_le32(file->data + offset + prefix - 4);
 	if (message_len > meta_len - prefix)
 		return damaged(file, err, "record batch message longer than its block");
 	message.data = file->data + offset + prefix;
@@ -313,15 +295,15 @@ read_record_batch(const FlatBuffer *file, const uint8_t *block, uint64_t body_li
 		return false;
 	if (num_nodes != 1 || num_buffers != 2)
 		return damaged(file, err, "a record batch does not hold one integer column");
-	if (u64_at(message.data + nodes_start) != rows)
+	if (lp_le64(message.data + nodes_start) != rows)
 		return damaged(file, err, "column length differs from the record batch length");
-	if (u64_at(message.data + nodes_start + 8) != 0)
+	if (lp_le64(message.data + nodes_start + 8) != 0)
 		return damaged(file, err, "it lists null row offsets");
 	if (rows > out->num_rows)
 		return damaged(file, err, "it lists more offsets than the fragment has rows");
 
-	values_offset = u64_at(message.data + buffers_start + ARROW_BUFFER_SIZE);
-	values_len = u64_at(message.data + buffers_start + ARROW_BUFFER_SIZE + 8);
+	values_offset = lp_le64(message.data + buffers_start + ARROW_BUFFER_SIZE);
+	values_len = lp_le64(message.data + buffers_start + ARROW_BUFFER_SIZE + 8);
 	needed = rows * 4;
 	if (!lp_range_within(values_offset, values_len, body_len))
 		return damaged(file, err, "offsets buffer beyond the record batch");
@@ -337,7 +319,7 @@ read_record_batch(const FlatBuffer *file, const uint8_t *block, uint64_t body_li
 			return false;
 		if (values_len < 8)
 			return damaged(file, err, "compressed buffer without its length");
-		uncompressed_len = u64_at(values);
+		uncompressed_len = lp_le64(values);
 		values += 8;
 		values_len -= 8;
 		if (uncompressed_len != ARROW_UNCOMPRESSED_MARKER)
@@ -370,7 +352,7 @@ read_record_batch(const FlatBuffer *file, const uint8_t *block, uint64_t body_li
 
 	for (uint64_t i = 0; i < rows; i++)
 	{
-		uint32_t	raw = u32_at(values + 4 * i);
+		uint32_t	raw = lp_le32(values + 4 * i);
 
 		if ((is_signed && (int32_t) raw < 0) || raw >= out->num_rows)
 		{
@@ -409,7 +391,7 @@ read_arrow_file(const FlatBuffer *file, LpDeletions *out, LpError *err)
 		memcmp(file->data, ARROW_MAGIC, ARROW_MAGIC_LEN) != 0 ||
 		memcmp(file->data + file->len - ARROW_MAGIC_LEN, ARROW_MAGIC, ARROW_MAGIC_LEN) != 0)
 		return damaged(file, err, "it is not an Arrow IPC file");
-	footer_len = u32_at(file->data + file->len - ARROW_TAIL_LEN);
+	footer_len = lp_le32(file->data + file->len - ARROW_TAIL_LEN);
 	if (footer_len > file->len - ARROW_TAIL_LEN - ARROW_MAGIC_LEN - 2)
 		return damaged(file, err, "footer longer than the file");
 	footer_start = file->len - ARROW_TAIL_LEN - footer_len;

@@ -9,14 +9,13 @@
 #include <string.h>
 
 #include "lp_alloc.h"
+#include "lp_bytes.h"
 #include "lp_checked.h"
+#include "lp_encodings.h"
 #include "lp_file.h"
 #include "lp_protobuf.h"
 #include "lp_schema_internal.h"
 
-#include "any.pb-c.h"
-#include "encodings_v2_0.pb-c.h"
-#include "encodings_v2_1.pb-c.h"
 #include "file.pb-c.h"
 #include "file2.pb-c.h"
 
@@ -27,12 +26,7 @@
  * single metadata read may include. */
 #define METADATA_READ_MAX_GAP (64 * 1024)
 
-#define OFFSET_TABLE_ENTRY_LEN 16
 #define VERSION_TAIL_LEN 8
-
-#define PAGE_LAYOUT_URL "/lance.encodings21.PageLayout"
-#define ARRAY_ENCODING_URL "/lance.encodings.ArrayEncoding"
-#define COLUMN_ENCODING_URL "/lance.encodings.ColumnEncoding"
 
 /*
  * The bytes [start, file size) of the file, read in one piece.  All metadata
@@ -43,33 +37,6 @@ typedef struct TailBuffer
 	uint8_t    *data;
 	uint64_t	start;
 } TailBuffer;
-
-/* What an Encoding is expected to wrap. */
-typedef enum EncodingRole
-{
-	ENCODING_COLUMN,
-	ENCODING_PAGE_V2_0,
-	ENCODING_PAGE_V2_1
-} EncodingRole;
-
-static uint16_t
-read_u16(const uint8_t *p)
-{
-	return (uint16_t) (p[0] | (p[1] << 8));
-}
-
-static uint32_t
-read_u32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | ((uint32_t) p[1] << 8) |
-		((uint32_t) p[2] << 16) | ((uint32_t) p[3] << 24);
-}
-
-static uint64_t
-read_u64(const uint8_t *p)
-{
-	return (uint64_t) read_u32(p) | ((uint64_t) read_u32(p + 4) << 32);
-}
 
 const char *
 lp_file_version_name(LpFileVersion version)
@@ -240,7 +207,7 @@ legacy_message_at(LpFile *file, LpInput *input, TailBuffer *tail,
 	}
 	if (!tail_extend(input, tail, position, err))
 		return false;
-	length = read_u32(tail_at(tail, position));
+	length = lp_le32(tail_at(tail, position));
 	if (length > limit - position - 4)
 		return lp_fail(err, LP_ERR_CORRUPT, "%s of legacy Lance file \"%s\" runs past the file",
 					   what, file->name);
@@ -271,7 +238,7 @@ read_legacy_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *er
 					   "file \"%s\" is too short to be a Lance file (%llu bytes)",
 					   file->name, (unsigned long long) file->file_size);
 	limit = file->file_size - LP_LEGACY_TAIL_LEN;
-	if (!legacy_message_at(file, input, tail, read_u64(tail_at(tail, limit)), limit,
+	if (!legacy_message_at(file, input, tail, lp_le64(tail_at(tail, limit)), limit,
 						   "metadata block", &lance__file__legacy_metadata__descriptor,
 						   (ProtobufCMessage **) &metadata, err))
 		return false;
@@ -307,18 +274,18 @@ parse_footer(LpFile *file, const TailBuffer *tail, LpError *err)
 	}
 	footer_start = file->file_size - LP_FOOTER_LEN;
 	footer = tail_at(tail, footer_start);
-	file->column_meta_start = read_u64(footer);
-	file->column_meta_offsets_start = read_u64(footer + 8);
-	file->global_buffer_offsets_start = read_u64(footer + 16);
-	file->num_global_buffers = read_u32(footer + 24);
-	file->num_columns = read_u32(footer + 28);
+	file->column_meta_start = lp_le64(footer);
+	file->column_meta_offsets_start = lp_le64(footer + 8);
+	file->global_buffer_offsets_start = lp_le64(footer + 16);
+	file->num_global_buffers = lp_le32(footer + 24);
+	file->num_columns = lp_le32(footer + 28);
 
 	if (file->num_global_buffers == 0)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "footer of file \"%s\" declares no global buffers",
 					   file->name);
 	/* 16 * a u32 count always fits in a u64; checked anyway */
-	if (!lp_mul_u64(file->num_global_buffers, OFFSET_TABLE_ENTRY_LEN, &gbo_len) ||
+	if (!lp_mul_u64(file->num_global_buffers, LP_OFFSET_TABLE_ENTRY_LEN, &gbo_len) ||
 		!lp_range_within(file->global_buffer_offsets_start, gbo_len, footer_start))
 	{
 		lp_fail(err, LP_ERR_CORRUPT,
@@ -330,7 +297,7 @@ parse_footer(LpFile *file, const TailBuffer *tail, LpError *err)
 						(unsigned long long) footer_start);
 		return false;
 	}
-	if (!lp_mul_u64(file->num_columns, OFFSET_TABLE_ENTRY_LEN, &cmo_len) ||
+	if (!lp_mul_u64(file->num_columns, LP_OFFSET_TABLE_ENTRY_LEN, &cmo_len) ||
 		!lp_range_within(file->column_meta_offsets_start, cmo_len,
 						 file->global_buffer_offsets_start))
 	{
@@ -367,12 +334,12 @@ read_global_buffer_table(LpFile *file, const TailBuffer *tail, LpError *err)
 										  sizeof(LpBufferRef));
 	if (file->global_buffers == NULL)
 		return out_of_memory(file, err);
-	for (uint32_t i = 0; i < file->num_global_buffers; i++, entry += OFFSET_TABLE_ENTRY_LEN)
+	for (uint32_t i = 0; i < file->num_global_buffers; i++, entry += LP_OFFSET_TABLE_ENTRY_LEN)
 	{
 		LpBufferRef *buffer = &file->global_buffers[i];
 
-		buffer->offset = read_u64(entry);
-		buffer->size = read_u64(entry + 8);
+		buffer->offset = lp_le64(entry);
+		buffer->size = lp_le64(entry + 8);
 		if (!lp_range_within(buffer->offset, buffer->size, limit))
 		{
 			lp_fail(err, LP_ERR_CORRUPT,
@@ -457,236 +424,78 @@ parse_schema(LpFile *file, LpError *err)
 
 /* ---- encodings ------------------------------------------------------------ */
 
-const char *
-lp_array_encoding_name(const Lance__Encodings__ArrayEncoding *encoding)
-{
-	switch (encoding->array_encoding_case)
-	{
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT:
-			return "flat";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE:
-			return "nullable";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST:
-			return "fixed_size_list";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST:
-			return "list";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_SIMPLE_STRUCT:
-			return "struct";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY:
-			return "binary";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_DICTIONARY:
-			return "dictionary";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FSST:
-			return "fsst";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT:
-			return "packed_struct";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED:
-			return "bitpacked";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_BINARY:
-			return "fixed_size_binary";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED_FOR_NON_NEG:
-			return "bitpacked_for_non_neg";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT:
-			return "constant";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_INLINE_BITPACKING:
-			return "inline_bitpacking";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_OUT_OF_LINE_BITPACKING:
-			return "out_of_line_bitpacking";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_VARIABLE:
-			return "variable";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT_FIXED_WIDTH_MINI_BLOCK:
-			return "packed_struct_fixed_width_mini_block";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BLOCK:
-			return "block";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_RLE:
-			return "rle";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_GENERAL_MINI_BLOCK:
-			return "general_mini_block";
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BYTE_STREAM_SPLIT:
-			return "byte_stream_split";
-		default:
-			return NULL;
-	}
-}
-
-static const char *
-page_layout_name(const Lance__Encodings21__PageLayout *layout)
-{
-	switch (layout->layout_case)
-	{
-		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT:
-			return "mini_block";
-		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT:
-			/*
-			 * All-null pages are constant pages of null; where the value of
-			 * a non-null constant lives (inline or in a page buffer) depends
-			 * on its width, so the name does not try to tell them apart.
-			 */
-			return "constant";
-		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT:
-			return "full_zip";
-		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT:
-			return "blob";
-		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_DELTA_BLOB_LAYOUT:
-			return "delta_blob";
-		default:
-			return NULL;
-	}
-}
-
-static const char *
-column_encoding_name(const Lance__Encodings__ColumnEncoding *encoding)
-{
-	switch (encoding->column_encoding_case)
-	{
-		case LANCE__ENCODINGS__COLUMN_ENCODING__COLUMN_ENCODING_VALUES:
-			return "values";
-		case LANCE__ENCODINGS__COLUMN_ENCODING__COLUMN_ENCODING_ZONE_INDEX:
-			return "zone_index";
-		case LANCE__ENCODINGS__COLUMN_ENCODING__COLUMN_ENCODING_BLOB:
-			return "blob";
-		default:
-			return NULL;
-	}
-}
-
-/* True if text is short printable ASCII, safe to quote in a message. */
+/* The error for an encoding that did not unwrap. */
 static bool
-quotable(const char *text)
+unwrap_failed(const LpFile *file, const char *where, LpEncodingRole role,
+			  const LpUnwrapResult *result, LpError *err)
 {
-	size_t		len = 0;
+	const char *expected_url = lp_encoding_type_url(role);
+	LpErrorCode unpack_code = result->unpack == LP_UNPACK_NO_MEMORY ?
+		LP_ERR_NO_MEMORY : LP_ERR_CORRUPT;
 
-	for (; text[len]; len++)
-		if (text[len] < 0x20 || text[len] > 0x7e || len >= 128)
+	switch (result->status)
+	{
+		case LP_UNWRAP_INDIRECT:
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"%s of file \"%s\" uses a deferred encoding", where, file->name);
+			lp_error_detail(err, "Encodings stored elsewhere in the file are not supported.");
 			return false;
-	return true;
+		case LP_UNWRAP_NONE:
+			return lp_fail(err, LP_ERR_UNSUPPORTED,
+						   "%s of file \"%s\" declares no encoding", where, file->name);
+		case LP_UNWRAP_NO_LOCATION:
+			return lp_fail(err, LP_ERR_CORRUPT,
+						   "%s of file \"%s\" has no encoding", where, file->name);
+		case LP_UNWRAP_WRONG_TYPE:
+			lp_fail(err, LP_ERR_CORRUPT,
+					"encoding of %s of file \"%s\" has an unexpected type",
+					where, file->name);
+			if (result->found_url_quotable)
+				lp_error_detail(err, "The type URL is \"%s\"; a %s file needs \"%s\".",
+								result->found_url, lp_file_version_name(file->version),
+								expected_url);
+			else
+				lp_error_detail(err, "The type URL is not readable text; a %s file needs \"%s\".",
+								lp_file_version_name(file->version), expected_url);
+			return false;
+		case LP_UNWRAP_BAD_MESSAGE:
+			lp_fail(err, unpack_code, "encoding of %s of file \"%s\" %s", where, file->name,
+					lp_unpack_result_text(result->unpack));
+			lp_error_detail(err, "It should be a %s message.", expected_url + 1);
+			return false;
+		default:
+			return lp_fail(err, unpack_code, "encoding of %s of file \"%s\" %s", where,
+						   file->name, lp_unpack_result_text(result->unpack));
+	}
 }
 
 /*
- * Open the Any inside a serialized Encoding, check its type URL and unpack
- * the message it wraps to learn the variant's name.  where names the page or
- * column for messages ("page 3 of column 1").
+ * Unwrap a serialized Encoding, checking its type URL, to learn the
+ * variant's name.  where names the page or column for messages ("page 3 of
+ * column 1").
  */
 static bool
 decode_encoding(const LpFile *file, const ProtobufCBinaryData *raw,
-				EncodingRole role, const char *where, const char **name,
+				LpEncodingRole role, const char *where, const char **name,
 				LpError *err)
 {
-	const ProtobufCMessageDescriptor *descriptor;
-	const char *expected_url;
-	Lance__File__V2__Encoding *encoding = NULL;
-	LanceParts__Any *any = NULL;
-	ProtobufCMessage *inner = NULL;
-	LpUnpackResult result;
-	bool		ok = false;
+	ProtobufCMessage *inner;
+	LpUnwrapResult result;
 
-	switch (role)
-	{
-		case ENCODING_COLUMN:
-			descriptor = &lance__encodings__column_encoding__descriptor;
-			expected_url = COLUMN_ENCODING_URL;
-			break;
-		case ENCODING_PAGE_V2_0:
-			descriptor = &lance__encodings__array_encoding__descriptor;
-			expected_url = ARRAY_ENCODING_URL;
-			break;
-		default:
-			descriptor = &lance__encodings21__page_layout__descriptor;
-			expected_url = PAGE_LAYOUT_URL;
-			break;
-	}
-
-	result = lp_protobuf_unpack(&lance__file__v2__encoding__descriptor,
-								raw->data, raw->len, (ProtobufCMessage **) &encoding);
-	if (result != LP_UNPACK_OK)
-	{
-		lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
-				"encoding of %s of file \"%s\" %s", where, file->name,
-				lp_unpack_result_text(result));
-		goto done;
-	}
-	if (encoding->location_case == LANCE__FILE__V2__ENCODING__LOCATION_INDIRECT)
-	{
-		lp_fail(err, LP_ERR_UNSUPPORTED,
-				"%s of file \"%s\" uses a deferred encoding", where, file->name);
-		lp_error_detail(err, "Encodings stored elsewhere in the file are not supported.");
-		goto done;
-	}
-	if (encoding->location_case == LANCE__FILE__V2__ENCODING__LOCATION_NONE)
-	{
-		lp_fail(err, LP_ERR_UNSUPPORTED,
-				"%s of file \"%s\" declares no encoding", where, file->name);
-		goto done;
-	}
-	if (encoding->location_case != LANCE__FILE__V2__ENCODING__LOCATION_DIRECT)
-	{
-		lp_fail(err, LP_ERR_CORRUPT,
-				"%s of file \"%s\" has no encoding", where, file->name);
-		goto done;
-	}
-
-	result = lp_protobuf_unpack(&lance_parts__any__descriptor,
-								encoding->direct->encoding.data,
-								encoding->direct->encoding.len,
-								(ProtobufCMessage **) &any);
-	if (result != LP_UNPACK_OK)
-	{
-		lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
-				"encoding of %s of file \"%s\" %s", where, file->name,
-				lp_unpack_result_text(result));
-		goto done;
-	}
-	if (strcmp(any->type_url, expected_url) != 0)
-	{
-		lp_fail(err, LP_ERR_CORRUPT,
-				"encoding of %s of file \"%s\" has an unexpected type",
-				where, file->name);
-		if (quotable(any->type_url))
-			lp_error_detail(err, "The type URL is \"%s\"; a %s file needs \"%s\".",
-							any->type_url, lp_file_version_name(file->version),
-							expected_url);
-		else
-			lp_error_detail(err, "The type URL is not readable text; a %s file needs \"%s\".",
-							lp_file_version_name(file->version), expected_url);
-		goto done;
-	}
-	result = lp_protobuf_unpack(descriptor, any->value.data, any->value.len, &inner);
-	if (result != LP_UNPACK_OK)
-	{
-		lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
-				"encoding of %s of file \"%s\" %s", where, file->name,
-				lp_unpack_result_text(result));
-		lp_error_detail(err, "It should be a %s message.", expected_url + 1);
-		goto done;
-	}
-	switch (role)
-	{
-		case ENCODING_COLUMN:
-			*name = column_encoding_name((Lance__Encodings__ColumnEncoding *) inner);
-			break;
-		case ENCODING_PAGE_V2_0:
-			*name = lp_array_encoding_name((Lance__Encodings__ArrayEncoding *) inner);
-			break;
-		default:
-			*name = page_layout_name((Lance__Encodings21__PageLayout *) inner);
-			break;
-	}
+	if (!lp_encoding_unwrap(raw->data, raw->len, role, &inner, &result))
+		return unwrap_failed(file, where, role, &result, err);
+	*name = lp_encoding_name(role, inner);
+	lp_protobuf_free(inner);
 	if (*name == NULL)
 	{
 		lp_fail(err, LP_ERR_UNSUPPORTED,
 				"encoding of %s of file \"%s\" is of a kind this reader does not know",
 				where, file->name);
 		lp_error_detail(err, "The %s message sets none of the variants known to this reader.",
-						expected_url + 1);
-		goto done;
+						lp_encoding_type_url(role) + 1);
+		return false;
 	}
-	ok = true;
-
-done:
-	lp_protobuf_free(inner);
-	lp_protobuf_free(any ? &any->base : NULL);
-	lp_protobuf_free(encoding ? &encoding->base : NULL);
-	return ok;
+	return true;
 }
 
 /* ---- columns -------------------------------------------------------------- */
@@ -748,7 +557,7 @@ copy_page(const LpFile *file, uint32_t column_index, uint32_t page_index,
 		return false;
 	if (!decode_encoding(file, &source->encoding,
 						 file->version == LP_FILE_VERSION_2_0
-						 ? ENCODING_PAGE_V2_0 : ENCODING_PAGE_V2_1,
+						 ? LP_ENCODING_PAGE_V2_0 : LP_ENCODING_PAGE_V2_1,
 						 where, &page->layout, err))
 		return false;
 	if (!copy_bytes(&page->encoding, source->encoding.data, source->encoding.len))
@@ -776,7 +585,7 @@ parse_column(LpFile *file, uint32_t index, const uint8_t *metadata,
 		return false;
 	}
 	snprintf(where, sizeof(where), "column %u", index);
-	ok = decode_encoding(file, &message->encoding, ENCODING_COLUMN, where,
+	ok = decode_encoding(file, &message->encoding, LP_ENCODING_COLUMN, where,
 						 &column->kind, err);
 	if (ok && !copy_bytes(&column->encoding, message->encoding.data,
 						  message->encoding.len))
@@ -814,12 +623,12 @@ parse_columns(LpFile *file, const TailBuffer *tail, LpError *err)
 	file->columns = lp_alloc_array(file->num_columns, sizeof(LpColumn));
 	if (file->columns == NULL)
 		return out_of_memory(file, err);
-	for (uint32_t i = 0; i < file->num_columns; i++, entry += OFFSET_TABLE_ENTRY_LEN)
+	for (uint32_t i = 0; i < file->num_columns; i++, entry += LP_OFFSET_TABLE_ENTRY_LEN)
 	{
 		LpColumn   *column = &file->columns[i];
 
-		column->metadata.offset = read_u64(entry);
-		column->metadata.size = read_u64(entry + 8);
+		column->metadata.offset = lp_le64(entry);
+		column->metadata.size = lp_le64(entry + 8);
 		if (!lp_range_within(column->metadata.offset, column->metadata.size,
 							 file->file_size))
 		{
@@ -875,8 +684,8 @@ read_file_metadata(LpFile *file, LpInput *input, TailBuffer *tail, LpError *err)
 		lp_error_detail(err, "It does not end with the magic bytes \"%s\".", LP_MAGIC);
 		return false;
 	}
-	file->footer_major = read_u16(version_tail);
-	file->footer_minor = read_u16(version_tail + 2);
+	file->footer_major = lp_le16(version_tail);
+	file->footer_minor = lp_le16(version_tail + 2);
 	if (!version_from_footer(file->footer_major, file->footer_minor, &file->version))
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "file \"%s\" has unsupported Lance format version %u.%u",

@@ -35,12 +35,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lp_bytes.h"
 #include "lp_error.h"
+#include "lp_schema.h"
 #include "lp_storage.h"
 
 #define LP_FOOTER_LEN 40
 #define LP_LEGACY_TAIL_LEN 16
 #define LP_MAGIC "LANC"
+/* An entry of the column metadata and global buffer offset tables: u64 position, u64 size. */
+#define LP_OFFSET_TABLE_ENTRY_LEN 16
 
 typedef enum LpFileVersion
 {
@@ -67,12 +71,6 @@ typedef struct LpBufferRef
 	uint64_t	offset;			/* absolute position in the file */
 	uint64_t	size;
 } LpBufferRef;
-
-typedef struct LpBytes
-{
-	uint8_t    *data;
-	size_t		len;
-} LpBytes;
 
 typedef struct LpPage
 {
@@ -108,34 +106,6 @@ typedef struct LpColumn
 	LpBufferRef *column_buffers;
 } LpColumn;
 
-typedef struct LpKeyValue
-{
-	char	   *key;
-	LpBytes		value;
-} LpKeyValue;
-
-typedef struct LpField
-{
-	int32_t		id;
-	int32_t		parent_id;		/* -1 for top level */
-	char	   *name;
-	char	   *logical_type;
-	bool		nullable;
-	int32_t		legacy_encoding;	/* Field.encoding (deprecated v1 enum) */
-	char	   *extension_name;
-	bool		unenforced_primary_key;
-	uint32_t	num_metadata;
-	LpKeyValue *metadata;		/* sorted by key */
-} LpField;
-
-typedef struct LpSchema
-{
-	uint32_t	num_fields;
-	LpField    *fields;			/* pre-order, as stored */
-	uint32_t	num_metadata;
-	LpKeyValue *metadata;		/* sorted by key */
-} LpSchema;
-
 typedef struct LpFile
 {
 	char	   *name;			/* path or URI, for messages */
@@ -164,9 +134,5 @@ typedef struct LpFile
  */
 LpFile	   *lp_file_open(LpInput *input, LpError *err);
 void		lp_file_free(LpFile *file);
-
-/* Name of a 2.0 page encoding (its ArrayEncoding variant), as LpPage.layout gives it. */
-struct Lance__Encodings__ArrayEncoding;
-const char *lp_array_encoding_name(const struct Lance__Encodings__ArrayEncoding *encoding);
 
 #endif							/* LP_FILE_H */

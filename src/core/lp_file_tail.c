@@ -8,31 +8,9 @@
 #include "file.pb-c.h"
 #include "file2.pb-c.h"
 #include "lp_alloc.h"
+#include "lp_bytes.h"
 #include "lp_checked.h"
 #include "lp_protobuf.h"
-
-#define OFFSET_ENTRY_LEN 16
-
-static void
-put_u64(uint8_t *out, uint64_t value)
-{
-	for (int i = 0; i < 8; i++)
-		out[i] = (uint8_t) (value >> (8 * i));
-}
-
-static void
-put_u32(uint8_t *out, uint32_t value)
-{
-	for (int i = 0; i < 4; i++)
-		out[i] = (uint8_t) (value >> (8 * i));
-}
-
-static void
-put_u16(uint8_t *out, uint16_t value)
-{
-	out[0] = (uint8_t) value;
-	out[1] = (uint8_t) (value >> 8);
-}
 
 static ProtobufCBinaryData
 binary(const LpBytes *bytes)
@@ -193,11 +171,11 @@ lp_file_tail_build(LpFileVersion version, uint64_t start,
 			goto overflow;
 	}
 	tail->column_meta_offsets_start = pos;
-	if (!lp_mul_u64(num_columns, OFFSET_ENTRY_LEN, &table_len) ||
+	if (!lp_mul_u64(num_columns, LP_OFFSET_TABLE_ENTRY_LEN, &table_len) ||
 		!lp_add_u64(pos, table_len, &pos))
 		goto overflow;
 	tail->global_buffer_offsets_start = pos;
-	if (!lp_mul_u64(num_global_buffers, OFFSET_ENTRY_LEN, &table_len) ||
+	if (!lp_mul_u64(num_global_buffers, LP_OFFSET_TABLE_ENTRY_LEN, &table_len) ||
 		!lp_add_u64(pos, table_len, &pos) ||
 		!lp_add_u64(pos, LP_FOOTER_LEN, &pos) ||
 		pos - start > SIZE_MAX)
@@ -224,31 +202,31 @@ lp_file_tail_build(LpFileVersion version, uint64_t start,
 	for (uint32_t c = 0; c < num_columns; c++)
 	{
 		uint8_t    *entry = out + (tail->column_meta_offsets_start - start) +
-			(uint64_t) c * OFFSET_ENTRY_LEN;
+			(uint64_t) c * LP_OFFSET_TABLE_ENTRY_LEN;
 
 		if (packed[c].len > 0)
 			memcpy(out + (pos - start), packed[c].data, packed[c].len);
-		put_u64(entry, pos);
-		put_u64(entry + 8, packed[c].len);
+		lp_put_le64(entry, pos);
+		lp_put_le64(entry + 8, packed[c].len);
 		pos += packed[c].len;
 	}
 	for (uint32_t g = 0; g < num_global_buffers; g++)
 	{
 		uint8_t    *entry = out + (tail->global_buffer_offsets_start - start) +
-			(uint64_t) g * OFFSET_ENTRY_LEN;
+			(uint64_t) g * LP_OFFSET_TABLE_ENTRY_LEN;
 
-		put_u64(entry, global_positions[g]);
-		put_u64(entry + 8, global_buffers[g].len);
+		lp_put_le64(entry, global_positions[g]);
+		lp_put_le64(entry + 8, global_buffers[g].len);
 	}
 	out += tail->bytes.len - LP_FOOTER_LEN;
 	lp_file_version_footer_numbers(version, &major, &minor);
-	put_u64(out, tail->column_meta_start);
-	put_u64(out + 8, tail->column_meta_offsets_start);
-	put_u64(out + 16, tail->global_buffer_offsets_start);
-	put_u32(out + 24, num_global_buffers);
-	put_u32(out + 28, num_columns);
-	put_u16(out + 32, major);
-	put_u16(out + 34, minor);
+	lp_put_le64(out, tail->column_meta_start);
+	lp_put_le64(out + 8, tail->column_meta_offsets_start);
+	lp_put_le64(out + 16, tail->global_buffer_offsets_start);
+	lp_put_le32(out + 24, num_global_buffers);
+	lp_put_le32(out + 28, num_columns);
+	lp_put_le16(out + 32, major);
+	lp_put_le16(out + 34, minor);
 	memcpy(out + 36, LP_MAGIC, 4);
 
 	free_packed(packed, num_columns);

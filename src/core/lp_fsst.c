@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "lp_bytes.h"
 #include "lp_fsst.h"
 
 #define FSST_MAGIC 0x46535354u
@@ -10,13 +11,12 @@
 bool
 lp_fsst_table_parse(const uint8_t *data, size_t len, LpFsstTable *table)
 {
-	uint64_t	header = 0;
+	uint64_t	header;
 	uint32_t	n;
 
 	if (len != LP_FSST_SYMBOL_TABLE_LEN)
 		return false;
-	for (int i = 0; i < 8; i++)
-		header |= (uint64_t) data[i] << (8 * i);
+	header = lp_le64(data);
 	if ((uint32_t) (header >> 32) != FSST_MAGIC)
 		return false;
 	n = (uint32_t) (header & 0xff);

@@ -5,40 +5,12 @@
 #include <string.h>
 
 #include "lp_alloc.h"
+#include "lp_bytes.h"
 #include "lp_checked.h"
 #include "lp_manifest_internal.h"
 #include "lp_protobuf.h"
 #include "lp_roaring.h"
 #include "lp_schema_internal.h"
-
-static uint32_t
-get_u32_le(const uint8_t *p)
-{
-	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-		(uint32_t) p[3] << 24;
-}
-
-static uint64_t
-get_u64_le(const uint8_t *p)
-{
-	return (uint64_t) get_u32_le(p) | (uint64_t) get_u32_le(p + 4) << 32;
-}
-
-static void
-put_u32_le(uint8_t *p, uint32_t value)
-{
-	p[0] = value & 0xff;
-	p[1] = (value >> 8) & 0xff;
-	p[2] = (value >> 16) & 0xff;
-	p[3] = (value >> 24) & 0xff;
-}
-
-static void
-put_u64_le(uint8_t *p, uint64_t value)
-{
-	put_u32_le(p, (uint32_t) value);
-	put_u32_le(p + 4, (uint32_t) (value >> 32));
-}
 
 /*
  * Locate a "u32 length + body" section starting at offset; it must end at
@@ -55,7 +27,7 @@ locate_section(const LpManifest *manifest, const char *what, uint64_t offset,
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "%s of manifest file \"%s\" starts at offset %llu, outside the file",
 					   what, manifest->name, (unsigned long long) offset);
-	len = get_u32_le(manifest->file_data + offset);
+	len = lp_le32(manifest->file_data + offset);
 	if (!lp_range_within(offset + 4, len, limit))
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "%s of manifest file \"%s\" (%u bytes at offset %llu) runs past its end",
@@ -161,13 +133,13 @@ parse_file(LpManifest *manifest, LpError *err)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "manifest file \"%s\" does not end with the Lance magic",
 					   manifest->name);
-	position = get_u64_le(tail);
+	position = lp_le64(tail);
 	body_limit = len - LP_MANIFEST_TAIL_LEN;
 	if (!lp_range_within(position, 4, body_limit))
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "manifest file \"%s\" records its manifest at offset %llu, outside the file (%zu bytes)",
 					   manifest->name, (unsigned long long) position, len);
-	manifest_len = get_u32_le(data + position);
+	manifest_len = lp_le32(data + position);
 	if ((uint64_t) manifest_len != body_limit - position - 4)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "manifest file \"%s\" has a manifest length of %u bytes at offset %llu, but %llu bytes precede its tail",
@@ -325,20 +297,20 @@ lp_manifest_serialize(Lance__Table__Manifest *manifest,
 
 	if (index_section != NULL)
 	{
-		put_u32_le(buffer + manifest->index_section, (uint32_t) index_section_len);
+		lp_put_le32(buffer + manifest->index_section, (uint32_t) index_section_len);
 		memcpy(buffer + manifest->index_section + 4, index_section, index_section_len);
 	}
 	if (transaction != NULL)
 	{
-		put_u32_le(buffer + manifest->transaction_section, (uint32_t) transaction_len);
+		lp_put_le32(buffer + manifest->transaction_section, (uint32_t) transaction_len);
 		memcpy(buffer + manifest->transaction_section + 4, transaction, transaction_len);
 	}
-	put_u32_le(buffer + manifest_position, (uint32_t) manifest_len);
+	lp_put_le32(buffer + manifest_position, (uint32_t) manifest_len);
 	protobuf_c_message_pack((const ProtobufCMessage *) manifest,
 							buffer + manifest_position + 4);
 
 	/* Tail: i64 position, u16 major 0, u16 minor 2, magic. */
-	put_u64_le(buffer + total - LP_MANIFEST_TAIL_LEN, manifest_position);
+	lp_put_le64(buffer + total - LP_MANIFEST_TAIL_LEN, manifest_position);
 	buffer[total - 8] = 0;
 	buffer[total - 7] = 0;
 	buffer[total - 6] = 2;

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "lp_bytes.h"
 #include "lp_roaring.h"
 
 #define COOKIE_NO_RUNS 12346
@@ -40,19 +41,6 @@ typedef struct Container
 typedef bool (*ContainerVisitor) (void *arg, const Container *container,
 								  LpError *err);
 
-static uint16_t
-u16_at(const uint8_t *p)
-{
-	return (uint16_t) (p[0] | p[1] << 8);
-}
-
-static uint32_t
-u32_at(const uint8_t *p)
-{
-	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-		(uint32_t) p[3] << 24;
-}
-
 static bool
 malformed(LpError *err, const char *what, const char *problem)
 {
@@ -77,7 +65,7 @@ walk_containers(const uint8_t *data, size_t len, const char *what,
 	*stopped = false;
 	if (len < 4)
 		return malformed(err, what, "too short");
-	cookie = u32_at(data);
+	cookie = lp_le32(data);
 	if ((cookie & 0xFFFF) == COOKIE_RUNS)
 	{
 		count = (cookie >> 16) + 1;
@@ -89,7 +77,7 @@ walk_containers(const uint8_t *data, size_t len, const char *what,
 	{
 		if (len < 8)
 			return malformed(err, what, "too short");
-		count = u32_at(data + 4);
+		count = lp_le32(data + 4);
 		pos = 8;
 	}
 	else
@@ -112,17 +100,17 @@ walk_containers(const uint8_t *data, size_t len, const char *what,
 	for (uint32_t i = 0; i < count; i++)
 	{
 		Container	container;
-		uint32_t	cardinality = (uint32_t) u16_at(data + headers + 4 * (size_t) i + 2) + 1;
+		uint32_t	cardinality = (uint32_t) lp_le16(data + headers + 4 * (size_t) i + 2) + 1;
 		bool		is_run = run_flags != NULL && (run_flags[i / 8] >> (i % 8)) & 1;
 		size_t		size;
 
-		container.key = u16_at(data + headers + 4 * (size_t) i);
+		container.key = lp_le16(data + headers + 4 * (size_t) i);
 		if (is_run)
 		{
 			if (len - container_start < 2)
 				return malformed(err, what, "run container beyond the data");
 			container.kind = CONTAINER_RUNS;
-			container.count = u16_at(data + container_start);
+			container.count = lp_le16(data + container_start);
 			container.data = data + container_start + 2;
 			size = 2 + (size_t) container.count * 4;
 			if (len - container_start < size)
@@ -179,8 +167,8 @@ visit_for_membership(void *arg, const Container *container, LpError *err)
 		case CONTAINER_RUNS:
 			for (uint32_t r = 0; r < container->count; r++)
 			{
-				uint32_t	start = u16_at(container->data + 4 * (size_t) r);
-				uint32_t	length = u16_at(container->data + 4 * (size_t) r + 2);
+				uint32_t	start = lp_le16(container->data + 4 * (size_t) r);
+				uint32_t	length = lp_le16(container->data + 4 * (size_t) r + 2);
 
 				if (low >= start && low <= start + length)
 					search->contains = true;
@@ -191,7 +179,7 @@ visit_for_membership(void *arg, const Container *container, LpError *err)
 			break;
 		case CONTAINER_ARRAY:
 			for (uint32_t k = 0; k < container->count; k++)
-				if (u16_at(container->data + 2 * (size_t) k) == low)
+				if (lp_le16(container->data + 2 * (size_t) k) == low)
 					search->contains = true;
 			break;
 	}
@@ -250,8 +238,8 @@ visit_for_expansion(void *arg, const Container *container, LpError *err)
 		case CONTAINER_RUNS:
 			for (uint32_t r = 0; r < container->count; r++)
 			{
-				uint32_t	start = u16_at(container->data + 4 * (size_t) r);
-				uint32_t	length = u16_at(container->data + 4 * (size_t) r + 2);
+				uint32_t	start = lp_le16(container->data + 4 * (size_t) r);
+				uint32_t	length = lp_le16(container->data + 4 * (size_t) r + 2);
 
 				if (start + length > 0xFFFF)
 					return malformed(err, expansion->what, "run beyond its container");
@@ -268,7 +256,7 @@ visit_for_expansion(void *arg, const Container *container, LpError *err)
 			break;
 		case CONTAINER_ARRAY:
 			for (uint32_t k = 0; k < container->count; k++)
-				if (!set_member(expansion, high | u16_at(container->data + 2 * (size_t) k), err))
+				if (!set_member(expansion, high | lp_le16(container->data + 2 * (size_t) k), err))
 					return false;
 			break;
 	}

@@ -1,5 +1,6 @@
 /*
- * lp_schema.c - copying protobuf schemas into LpSchema values.
+ * lp_schema.c - copying protobuf schemas into LpSchema values, and comparing
+ * them.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -335,6 +336,56 @@ lp_schema_from_proto(const char *where, Lance__File__Field *const *fields,
 	if (!ok)
 		lp_schema_free(schema);
 	return ok;
+}
+
+/* Absent and empty strings are the same thing in proto3. */
+static bool
+text_equal(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Metadata maps, compared as sets (both are sorted by key). */
+static bool
+metadata_equal(const LpKeyValue *a, uint32_t num_a,
+			   const LpKeyValue *b, uint32_t num_b)
+{
+	if (num_a != num_b)
+		return false;
+	for (uint32_t i = 0; i < num_a; i++)
+	{
+		if (!text_equal(a[i].key, b[i].key) || !lp_bytes_equal(&a[i].value, &b[i].value))
+			return false;
+	}
+	return true;
+}
+
+static bool
+field_equal(const LpField *a, const LpField *b)
+{
+	return a->id == b->id &&
+		a->parent_id == b->parent_id &&
+		text_equal(a->name, b->name) &&
+		text_equal(a->logical_type, b->logical_type) &&
+		a->nullable == b->nullable &&
+		a->legacy_encoding == b->legacy_encoding &&
+		text_equal(a->extension_name, b->extension_name) &&
+		a->unenforced_primary_key == b->unenforced_primary_key &&
+		metadata_equal(a->metadata, a->num_metadata, b->metadata, b->num_metadata);
+}
+
+bool
+lp_schema_equal(const LpSchema *a, const LpSchema *b)
+{
+	if (a->num_fields != b->num_fields ||
+		!metadata_equal(a->metadata, a->num_metadata, b->metadata, b->num_metadata))
+		return false;
+	for (uint32_t i = 0; i < a->num_fields; i++)
+	{
+		if (!field_equal(&a->fields[i], &b->fields[i]))
+			return false;
+	}
+	return true;
 }
 
 int64_t

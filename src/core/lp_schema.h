@@ -9,18 +9,56 @@
 #ifndef LP_SCHEMA_H
 #define LP_SCHEMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "lp_bytes.h"
 #include "lp_error.h"
-#include "lp_file.h"
 
 /* Room for "file \"<path>\"" style descriptions in messages. */
 #define LP_SCHEMA_WHERE_LEN 1100
+
+typedef struct LpKeyValue
+{
+	char	   *key;
+	LpBytes		value;
+} LpKeyValue;
+
+typedef struct LpField
+{
+	int32_t		id;
+	int32_t		parent_id;		/* -1 for top level */
+	char	   *name;
+	char	   *logical_type;
+	bool		nullable;
+	int32_t		legacy_encoding;	/* Field.encoding (deprecated v1 enum) */
+	char	   *extension_name;
+	bool		unenforced_primary_key;
+	uint32_t	num_metadata;
+	LpKeyValue *metadata;		/* sorted by key */
+} LpField;
+
+typedef struct LpSchema
+{
+	uint32_t	num_fields;
+	LpField    *fields;			/* pre-order, as stored */
+	uint32_t	num_metadata;
+	LpKeyValue *metadata;		/* sorted by key */
+} LpSchema;
 
 void		lp_schema_free(LpSchema *schema);
 
 /* Index of the field with this id, or -1. */
 int64_t		lp_schema_find_field(const LpSchema *schema, int32_t id);
+
+/*
+ * Same fields (ids, parents, names, types, nullability, encodings, extension
+ * names, primary-key flags, metadata) in the same order, and the same
+ * schema metadata.  Metadata maps compare as sets (they are sorted by key);
+ * an absent string equals an empty one, as in proto3.
+ */
+bool		lp_schema_equal(const LpSchema *a, const LpSchema *b);
 
 /* Metadata value for key, or NULL. */
 const LpKeyValue *lp_metadata_find(const LpKeyValue *metadata, uint32_t count,

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_alloc.h"
+#include "lp_bytes.h"
+#include "lp_encodings.h"
 #include "lp_file.h"
 #include "lp_test.h"
 #include "json_reader.h"
@@ -135,30 +138,6 @@ fails_with(const uint8_t *data, size_t len, LpErrorCode code, const char *want,
 					 w_ ? " with " : "", w_ ? w_ : "", \
 					 lp_error_code_name(e_.code), e_.message); } while (0)
 
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t	v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 /* What to change when rebuilding a file's metadata tail. */
 typedef struct Rebuild
 {
@@ -232,8 +211,8 @@ rebuild_file(const uint8_t *orig, size_t len, const Rebuild *change, size_t *out
 			uint64_t	size = (int) i == change->column
 				? change->column_metadata_len : file->columns[i].metadata.size;
 
-			put_u64(out + pos, column_pos);
-			put_u64(out + pos + 8, size);
+			lp_put_le64(out + pos, column_pos);
+			lp_put_le64(out + pos + 8, size);
 			column_pos += size;
 			pos += 16;
 		}
@@ -242,16 +221,16 @@ rebuild_file(const uint8_t *orig, size_t len, const Rebuild *change, size_t *out
 		{
 			bool		replaced = i == 0 && change->gb0 != NULL;
 
-			put_u64(out + pos, replaced ? gb0_pos : file->global_buffers[i].offset);
-			put_u64(out + pos + 8, replaced ? change->gb0_len : file->global_buffers[i].size);
+			lp_put_le64(out + pos, replaced ? gb0_pos : file->global_buffers[i].offset);
+			lp_put_le64(out + pos + 8, replaced ? change->gb0_len : file->global_buffers[i].size);
 			pos += 16;
 		}
 		footer = out + pos;
-		put_u64(footer, meta_start);
-		put_u64(footer + 8, cmo_start);
-		put_u64(footer + 16, gbo_start);
-		put_u32(footer + 24, file->num_global_buffers);
-		put_u32(footer + 28, file->num_columns);
+		lp_put_le64(footer, meta_start);
+		lp_put_le64(footer + 8, cmo_start);
+		lp_put_le64(footer + 16, gbo_start);
+		lp_put_le32(footer + 24, file->num_global_buffers);
+		lp_put_le32(footer + 28, file->num_columns);
 		footer[32] = (uint8_t) file->footer_major;
 		footer[33] = (uint8_t) (file->footer_major >> 8);
 		footer[34] = (uint8_t) file->footer_minor;
@@ -320,27 +299,17 @@ with_encoding(const uint8_t *orig, size_t len, const uint8_t *encoding,
 	return out;
 }
 
-/* A serialized Encoding{direct{Any{type_url, value}}}. */
+/* A serialized Encoding{direct{Any{type_url, value}}} (free with lp_free). */
 static uint8_t *
 direct_encoding(const char *type_url, const uint8_t *value, size_t value_len,
 				size_t *len)
 {
-	LanceParts__Any any = LANCE_PARTS__ANY__INIT;
-	Lance__File__V2__DirectEncoding direct = LANCE__FILE__V2__DIRECT_ENCODING__INIT;
-	Lance__File__V2__Encoding encoding = LANCE__FILE__V2__ENCODING__INIT;
-	uint8_t    *any_bytes;
-	uint8_t    *out;
+	LpBytes		encoding;
 
-	any.type_url = (char *) type_url;
-	any.value.data = (uint8_t *) value;
-	any.value.len = value_len;
-	any_bytes = pack_message(&any.base, &direct.encoding.len);
-	direct.encoding.data = any_bytes;
-	encoding.location_case = LANCE__FILE__V2__ENCODING__LOCATION_DIRECT;
-	encoding.direct = &direct;
-	out = pack_message(&encoding.base, len);
-	free(any_bytes);
-	return out;
+	if (!lp_encoding_wrap(type_url, value, value_len, &encoding))
+		abort();
+	*len = encoding.len;
+	return encoding.data;
 }
 
 /* The GB0 FileDescriptor of a fixture, unpacked (free with ..._free_unpacked). */
@@ -550,9 +519,9 @@ LP_TEST(file_legacy_detected)
 	lp_file_free(file);
 
 	/* metadata position beyond the tail */
-	put_u64(data + len - LP_LEGACY_TAIL_LEN, len - LP_LEGACY_TAIL_LEN + 1);
+	lp_put_le64(data + len - LP_LEGACY_TAIL_LEN, len - LP_LEGACY_TAIL_LEN + 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
-	put_u64(data + len - LP_LEGACY_TAIL_LEN, UINT64_MAX);
+	lp_put_le64(data + len - LP_LEGACY_TAIL_LEN, UINT64_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata block");
 	/* a 12-byte file can have the version but not the 16-byte tail */
 	CHECK_FAILS(data + len - 12, 12, LP_ERR_CORRUPT, "too short");
@@ -767,33 +736,33 @@ LP_TEST(file_inflated_footer_fields)
 	{
 		for (int i = 0; i < 5; i++)
 		{
-			put_u64(footer + 8 * field, bad_offsets[i]);
+			lp_put_le64(footer + 8 * field, bad_offsets[i]);
 			CHECK_FAILS(data, len, LP_ERR_CORRUPT, NULL);
 			memcpy(footer, saved, LP_FOOTER_LEN);
 		}
 	}
 
 	/* global buffer count */
-	put_u32(footer + 24, 0);
+	lp_put_le32(footer + 24, 0);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "no global buffers");
-	put_u32(footer + 24, UINT32_MAX);
+	lp_put_le32(footer + 24, UINT32_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer offset table");
-	put_u32(footer + 24, 2);
+	lp_put_le32(footer + 24, 2);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer offset table");
 	memcpy(footer, saved, LP_FOOTER_LEN);
 
 	/* column count: one more than the table holds, and absurd */
 	columns = saved[28] | (saved[29] << 8);
-	put_u32(footer + 28, columns + 1);
+	lp_put_le32(footer + 28, columns + 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column metadata offset table");
-	put_u32(footer + 28, UINT32_MAX);
+	lp_put_le32(footer + 28, UINT32_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column metadata offset table");
-	put_u32(footer + 28, 0x10000000);
+	lp_put_le32(footer + 28, 0x10000000);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column metadata offset table");
 	memcpy(footer, saved, LP_FOOTER_LEN);
 
 	/* column metadata starting after the CMO table */
-	put_u64(footer, get_u64(footer + 8) + 1);
+	lp_put_le64(footer, lp_le64(footer + 8) + 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "starts after");
 	free(data);
 }
@@ -811,20 +780,20 @@ LP_TEST(file_inflated_table_entries)
 	if (data == NULL)
 		return;
 	footer = data + len - LP_FOOTER_LEN;
-	cms = get_u64(footer);
-	cmo = get_u64(footer + 8);
-	gbo = get_u64(footer + 16);
+	cms = lp_le64(footer);
+	cmo = lp_le64(footer + 8);
+	gbo = lp_le64(footer + 16);
 
 	/* global buffer 0 */
 	memcpy(saved, data + gbo, 16);
-	put_u64(data + gbo, UINT64_MAX);
+	lp_put_le64(data + gbo, UINT64_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
 	memcpy(data + gbo, saved, 16);
-	put_u64(data + gbo + 8, UINT64_MAX);
+	lp_put_le64(data + gbo + 8, UINT64_MAX);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
 	memcpy(data + gbo, saved, 16);
-	put_u64(data + gbo, len - LP_FOOTER_LEN - 4);
-	put_u64(data + gbo + 8, 8);
+	lp_put_le64(data + gbo, len - LP_FOOTER_LEN - 4);
+	lp_put_le64(data + gbo + 8, 8);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
 	memcpy(data + gbo, saved, 16);
 
@@ -836,16 +805,16 @@ LP_TEST(file_inflated_table_entries)
 
 		snprintf(want, sizeof(want), "column metadata entry %u ", c);
 		memcpy(saved, entry, 16);
-		put_u64(entry, UINT64_MAX);
+		lp_put_le64(entry, UINT64_MAX);
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
-		put_u64(entry + 8, UINT64_MAX - 3);
+		lp_put_le64(entry + 8, UINT64_MAX - 3);
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
-		put_u64(entry, cmo - 2);	/* runs into the CMO table */
+		lp_put_le64(entry, cmo - 2);	/* runs into the CMO table */
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
-		put_u64(entry, cms - 1);	/* starts before the column metadata */
+		lp_put_le64(entry, cms - 1);	/* starts before the column metadata */
 		CHECK_FAILS(data, len, LP_ERR_CORRUPT, want);
 		memcpy(entry, saved, 16);
 	}
@@ -866,14 +835,14 @@ LP_TEST(file_malformed_global_buffer_0)
 	if (data == NULL)
 		return;
 	footer = data + len - LP_FOOTER_LEN;
-	gbo = get_u64(footer + 16);
-	gb0_pos = get_u64(data + gbo);
-	gb0_size = get_u64(data + gbo + 8);
+	gbo = lp_le64(footer + 16);
+	gb0_pos = lp_le64(data + gbo);
+	gb0_size = lp_le64(data + gbo + 8);
 
 	/* cut short by one byte: the last field is incomplete */
-	put_u64(data + gbo + 8, gb0_size - 1);
+	lp_put_le64(data + gbo + 8, gb0_size - 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "global buffer 0");
-	put_u64(data + gbo + 8, gb0_size);
+	lp_put_le64(data + gbo + 8, gb0_size);
 
 	/* garbage: an invalid wire type */
 	memset(data + gb0_pos, 0xff, 16);
@@ -891,13 +860,13 @@ LP_TEST(file_malformed_column_metadata)
 
 	if (data == NULL)
 		return;
-	cmo = get_u64(data + len - LP_FOOTER_LEN + 8);
-	pos = get_u64(data + cmo + 16 * 3);
-	size = get_u64(data + cmo + 16 * 3 + 8);
+	cmo = lp_le64(data + len - LP_FOOTER_LEN + 8);
+	pos = lp_le64(data + cmo + 16 * 3);
+	size = lp_le64(data + cmo + 16 * 3 + 8);
 
-	put_u64(data + cmo + 16 * 3 + 8, size - 1);
+	lp_put_le64(data + cmo + 16 * 3 + 8, size - 1);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "column 3");
-	put_u64(data + cmo + 16 * 3 + 8, size);
+	lp_put_le64(data + cmo + 16 * 3 + 8, size);
 	memset(data + pos, 0xff, 8);
 	CHECK_FAILS(data, len, LP_ERR_CORRUPT, "metadata of column 3");
 	free(data);
@@ -974,7 +943,7 @@ LP_TEST(file_wrong_type_urls)
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "page 0 of column 0");
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "unexpected type");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	encoding = direct_encoding("/lance.encodings21.PageLayout", empty_layout, 0, &encoding_len);
 	out = with_encoding(v20, len20, encoding, encoding_len, false, &out_len);
@@ -984,14 +953,14 @@ LP_TEST(file_wrong_type_urls)
 	out = with_encoding(v21, len, encoding, encoding_len, true, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "column 0 of file");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	/* the right URL with an empty message: no known layout */
 	encoding = direct_encoding("/lance.encodings21.PageLayout", empty_layout, 0, &encoding_len);
 	out = with_encoding(v21, len, encoding, encoding_len, false, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_UNSUPPORTED, "does not know");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	/* the right URL with a malformed value */
 	encoding = direct_encoding("/lance.encodings21.PageLayout", (const uint8_t *) "\x0a\x05\x01", 3,
@@ -999,7 +968,7 @@ LP_TEST(file_wrong_type_urls)
 	out = with_encoding(v21, len, encoding, encoding_len, false, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "is malformed");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 
 	/* unreadable URL bytes are described, not quoted */
 	encoding = direct_encoding("\x01\x02", empty_layout, 0, &encoding_len);
@@ -1011,7 +980,7 @@ LP_TEST(file_wrong_type_urls)
 		LP_CHECK(strstr(err.detail, "not readable") != NULL);
 	}
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 	free(v21);
 	free(v20);
 }
@@ -1091,7 +1060,7 @@ LP_TEST(file_deeply_nested_encoding)
 		LP_CHECK_STR(file->columns[0].pages[0].layout, "blob");
 	lp_file_free(file);
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 	free(layout);
 
 	/* 20000 levels would overflow protobuf-c's recursion */
@@ -1100,7 +1069,7 @@ LP_TEST(file_deeply_nested_encoding)
 	out = with_encoding(data, len, encoding, encoding_len, false, &out_len);
 	CHECK_FAILS(out, out_len, LP_ERR_CORRUPT, "nested too deeply");
 	free(out);
-	free(encoding);
+	lp_free(encoding);
 	free(layout);
 	free(data);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lp_alloc.h"
+#include "lp_columns.h"
 #include "lp_decode.h"
 #include "lp_decode_internal.h"
 #include "lp_file.h"
@@ -120,7 +121,7 @@ dump_file(const char *path)
 			uint32_t	first;
 
 			if (file->schema.fields[fi].parent_id == -1 &&
-				lp_field_first_column(file, fi, &first) && first <= c)
+				lp_field_first_column(file, fi, &first, &err) && first <= c)
 				field_name = file->schema.fields[fi].name;
 		}
 		for (uint32_t p = 0; p <= file->columns[c].num_pages; p++)
