@@ -1,5 +1,5 @@
 /*
- * lp_errors.c - turning core error values into ereport calls.
+ * lp_pg_error.c - turning core error values into ereport calls.
  */
 #include "postgres.h"
 
