@@ -1,7 +1,6 @@
 /*
  * lance_parts.c - module entry point: the hooks that connect the
- * PostgreSQL-independent core to the backend, the modules' settings, and
- * argument checks shared by the SQL functions.
+ * PostgreSQL-independent core to the backend, and the modules' settings.
  */
 #include "postgres.h"
 
@@ -11,8 +10,8 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "lance_parts.h"
 #include "lp_alloc.h"
+#include "lp_commit_sql.h"
 #include "lp_copy.h"
 #include "lp_interrupt.h"
 
@@ -38,23 +37,6 @@ lp_pfree(void *pointer, void *context)
 }
 
 static const LpAllocator lp_palloc_allocator = {lp_palloc, lp_pfree, NULL};
-
-bool
-lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
-{
-	if (!pg_strong_random(buffer, len))
-		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
-	return true;
-}
-
-void
-lp_check_one_dimensional(ArrayType *array, const char *what)
-{
-	if (ARR_NDIM(array) > 1)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("%s must be a one-dimensional array", what));
-}
 
 static bool
 lp_query_cancel_pending(void)

@@ -27,12 +27,13 @@
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
-#include "lance_parts.h"
 #include "lp_assemble.h"
 #include "lp_concat.h"
 #include "lp_copy.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_progress.h"
+#include "lp_sql_args.h"
 
 PG_FUNCTION_INFO_V1(lp_concat_files);
 

@@ -20,10 +20,12 @@
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
-#include "lance_parts.h"
 #include "lp_assemble.h"
 #include "lp_commit.h"
+#include "lp_commit_sql.h"
 #include "lp_concat.h"
+#include "lp_path.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_progress.h"
 #include "lp_schema.h"
@@ -32,7 +34,7 @@
 PG_FUNCTION_INFO_V1(lp_commit_target);
 PG_FUNCTION_INFO_V1(lp_cleanup_target);
 
-int			lp_commit_retries = 20;
+static int	commit_retries = 20;
 
 void
 LpCommitInit(void)
@@ -40,10 +42,26 @@ LpCommitInit(void)
 	DefineCustomIntVariable("lance_parts.commit_retries",
 							gettext_noop("How often a commit that lost the race for a dataset version is rebuilt on the newer version."),
 							NULL,
-							&lp_commit_retries,
+							&commit_retries,
 							20, 0, 1000,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+}
+
+bool
+lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
+{
+	if (!pg_strong_random(buffer, len))
+		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
+	return true;
+}
+
+void
+lp_commit_options(LpCommitOptions *options)
+{
+	options->max_retries = commit_retries;
+	options->random = lp_random_bytes;
+	options->random_arg = NULL;
 }
 
 /* The target's fields must still exist in the dataset, unchanged. */
@@ -305,9 +323,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	request.file.base_id = (uint32_t) target->base_id;
 	request.physical_rows = file->num_rows;
 
-	options.max_retries = lp_commit_retries;
-	options.random = lp_random_bytes;
-	options.random_arg = NULL;
+	lp_commit_options(&options);
 	if (!lp_commit(lp_local_store(), target->dataset, &request, &options, &result, &err))
 		lp_raise(&err);
 

@@ -15,13 +15,15 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "lance_parts.h"
 #include "lp_assemble.h"
 #include "lp_commit.h"
+#include "lp_commit_sql.h"
 #include "lp_compact_plan.h"
 #include "lp_dataset.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_progress.h"
+#include "lp_sql_args.h"
 
 PG_FUNCTION_INFO_V1(lp_compact);
 
@@ -134,9 +136,7 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 	request.read_naming = naming;
 	request.groups = rewrite;
 	request.n_groups = num_written;
-	options.max_retries = lp_commit_retries;
-	options.random = lp_random_bytes;
-	options.random_arg = NULL;
+	lp_commit_options(&options);
 	/* several files may be committed: progress names their directory */
 	lp_progress_begin(root, data_dir, LP_PHASE_COMMITTING, 0);
 	if (!lp_commit(lp_local_store(), root, &request, &options, result, &err))

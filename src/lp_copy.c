@@ -31,8 +31,8 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
-#include "lance_parts.h"
 #include "lp_copy.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_progress.h"
 

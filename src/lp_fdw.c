@@ -25,9 +25,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "lance_parts.h"
 #include "lp_decode.h"
 #include "lp_fdw.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_schema.h"
 

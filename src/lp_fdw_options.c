@@ -22,7 +22,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "lance_parts.h"
 #include "lp_fdw.h"
 #include "lp_pg_storage.h"
 

@@ -7,9 +7,9 @@
 
 #include <sys/stat.h>
 
-#include "lance_parts.h"
 #include "lp_dataset.h"
 #include "lp_fdw.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 
 static void

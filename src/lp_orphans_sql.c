@@ -23,8 +23,8 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "lance_parts.h"
 #include "lp_orphans.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_target.h"
 

@@ -8,8 +8,9 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 
-#include "lance_parts.h"
+#include "lp_dataset.h"
 #include "lp_fragment.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 
 static int

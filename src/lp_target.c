@@ -24,9 +24,9 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
-#include "lance_parts.h"
 #include "lp_fragment.h"
 #include "lp_json.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_target.h"
 

@@ -11,12 +11,14 @@
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
-#include "lance_parts.h"
 #include "lp_assemble.h"
+#include "lp_commit_sql.h"
 #include "lp_concat.h"
+#include "lp_pg_error.h"
 #include "lp_pg_storage.h"
 #include "lp_registry.h"
 #include "lp_schema.h"
+#include "lp_sql_args.h"
 #include "lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_create_target);

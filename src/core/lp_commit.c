@@ -15,6 +15,7 @@
 #include "lp_commit.h"
 #include "lp_fragment.h"
 #include "lp_manifest_internal.h"
+#include "lp_path.h"
 #include "lp_protobuf.h"
 #include "rowids.pb-c.h"
 #include "transaction.pb-c.h"

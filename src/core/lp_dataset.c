@@ -8,6 +8,7 @@
 #include "lp_alloc.h"
 #include "lp_columns.h"
 #include "lp_dataset.h"
+#include "lp_path.h"
 #include "lp_fragment.h"
 #include "lp_manifest_internal.h"
 #include "lp_schema.h"
@@ -63,32 +64,6 @@ lp_manifest_name(LpManifestNaming naming, uint64_t version,
 				 UINT64_MAX - version);
 	else
 		snprintf(name, LP_MANIFEST_NAME_SIZE, "%" PRIu64 MANIFEST_SUFFIX, version);
-}
-
-char *
-lp_path_join(const char *a, const char *b)
-{
-	size_t		a_len = strlen(a);
-	size_t		b_len;
-	char	   *result;
-
-	size_t		sep;
-
-	while (a_len > 0 && a[a_len - 1] == '/')
-		a_len--;
-	while (*b == '/')
-		b++;
-	b_len = strlen(b);
-	/* an empty a is no directory at all: b stays relative */
-	sep = a[0] == '\0' ? 0 : 1;
-	result = lp_alloc(a_len + sep + b_len + 1);
-	if (result == NULL)
-		return NULL;
-	memcpy(result, a, a_len);
-	if (sep)
-		result[a_len] = '/';
-	memcpy(result + a_len + sep, b, b_len + 1);
-	return result;
 }
 
 typedef struct LatestScan
@@ -388,6 +363,20 @@ lp_blob_sidecar_dir(const char *data_file_name)
 	memcpy(stem, data_file_name, len - suffix_len);
 	stem[len - suffix_len] = '\0';
 	return stem;
+}
+
+char *
+lp_base_data_dir(const char *base_path, bool is_dataset_root)
+{
+	size_t		len = strlen(base_path);
+	char	   *copy;
+
+	if (is_dataset_root)
+		return lp_path_join(base_path, LP_DATA_DIR);
+	copy = lp_alloc(len + 1);
+	if (copy != NULL)
+		memcpy(copy, base_path, len + 1);
+	return copy;
 }
 
 char *

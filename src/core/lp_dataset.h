@@ -54,12 +54,6 @@ void		lp_manifest_name(LpManifestNaming naming, uint64_t version,
 							 char name[LP_MANIFEST_NAME_SIZE]);
 
 /*
- * "<a>/<b>" with exactly one slash between them, or b alone when a is ""
- * (a path relative to some root); NULL when out of memory.
- */
-char	   *lp_path_join(const char *a, const char *b);
-
-/*
  * Find the latest version of the dataset at root by listing _versions/.
  * LP_ERR_NOT_FOUND if there is no manifest; LP_ERR_CORRUPT if both naming
  * schemes are present (Lance refuses such directories too).
@@ -134,6 +128,13 @@ bool		lp_generate_data_file_name(LpRandomFunction random, void *random_arg,
  * the name does not end in ".lance" or memory runs out.
  */
 char	   *lp_blob_sidecar_dir(const char *data_file_name);
+
+/*
+ * Where the data files of a base at base_path go: <base_path>/data for
+ * dataset roots, else base_path itself.  NULL when out of memory; free with
+ * lp_free.
+ */
+char	   *lp_base_data_dir(const char *base_path, bool is_dataset_root);
 
 /*
  * Where part writers put the files of a data file that is being assembled:

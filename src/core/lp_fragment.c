@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "lp_alloc.h"
-#include "lp_dataset.h"
 #include "lp_fragment.h"
 #include "lp_manifest_internal.h"
+#include "lp_path.h"
 
 size_t
 lp_manifest_num_fragments(const LpManifest *manifest)
@@ -135,16 +135,3 @@ lp_manifest_base(const LpManifest *manifest, bool has_base_id, uint32_t base_id,
 				   "dataset \"%s\" has no base path with id %d", dataset_root, (int) base_id);
 }
 
-char *
-lp_base_data_dir(const char *base_path, bool is_dataset_root)
-{
-	size_t		len = strlen(base_path);
-	char	   *copy;
-
-	if (is_dataset_root)
-		return lp_path_join(base_path, LP_DATA_DIR);
-	copy = lp_alloc(len + 1);
-	if (copy != NULL)
-		memcpy(copy, base_path, len + 1);
-	return copy;
-}

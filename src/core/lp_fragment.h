@@ -103,11 +103,5 @@ bool		lp_manifest_base(const LpManifest *manifest, bool has_base_id,
 							 uint32_t base_id, const char *dataset_root,
 							 LpBaseLocation *base, LpError *err);
 
-/*
- * Where the data files of a base at base_path go: <base_path>/data for
- * dataset roots, else base_path itself.  NULL when out of memory; free with
- * lp_free.
- */
-char	   *lp_base_data_dir(const char *base_path, bool is_dataset_root);
 
 #endif							/* LP_FRAGMENT_H */

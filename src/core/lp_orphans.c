@@ -17,6 +17,7 @@
 #include "lp_interrupt.h"
 #include "lp_manifest_internal.h"
 #include "lp_orphans.h"
+#include "lp_path.h"
 
 #define DATA_FILE_SUFFIX ".lance"
 #define TRANSACTION_SUFFIX ".txn"

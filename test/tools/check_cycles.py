@@ -3,8 +3,8 @@
 
 A node is a source file, with foo.c and foo.h in one folder counting as one
 node "foo" (a header without a .c of its name is a node of its own).  There is
-an edge A -> B when A includes a header of B ("lp_x.h", "lance_parts.h": any
-quoted include found under src/) without defining anything it declares, or
+an edge A -> B when A includes a header of B ("lp_x.h": any quoted include
+found under src/) without defining anything it declares, or
 when A names a function whose non-static definition is in B (a static inline
 function of a header counts as defined in that header).  Names in headers are
 declarations, not calls.  Generated protobuf code (src/proto) is left out.
@@ -160,11 +160,7 @@ def describe(reasons):
 
 
 # (from, to): why the edge is still there.  Remove an entry with its edge.
-KNOWN_CYCLE_EDGES = {
-    ("lance_parts", "lp_copy"):
-        "_PG_init defines lance_parts.max_copy_workers for lp_copy.c, which includes "
-        "lance_parts.h (issue 10 item 6: the module defines its own GUC)",
-}
+KNOWN_CYCLE_EDGES = {}
 
 
 def main():
