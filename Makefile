@@ -20,20 +20,20 @@ PROTOS     = $(sort $(wildcard src/proto/*.proto))
 PROTO_SRCS = $(PROTOS:.proto=.pb-c.c)
 PROTO_HDRS = $(PROTOS:.proto=.pb-c.h)
 CORE_SRCS  = $(sort $(shell find src/core -name '*.c'))
-PG_SRCS    = $(sort $(wildcard src/*.c))
+PG_SRCS    = $(sort $(shell find src/pg -name '*.c'))
 # plain POSIX helpers of the local stores (the server's and the core tests')
 POSIX_SRCS = $(sort $(wildcard src/posix/*.c))
 OBJS       = $(PG_SRCS:.c=.o) $(POSIX_SRCS:.c=.o)
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
-REGRESS = $(sort $(basename $(notdir $(wildcard sql/[0-9]*.sql))))
-REGRESS_OPTS = --inputdir=. --outputdir=results
+REGRESS = $(sort $(basename $(notdir $(wildcard test/sql/[0-9]*.sql))))
+REGRESS_OPTS = --inputdir=test --outputdir=results
 
 WARNINGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 # The PostgreSQL layer sees the core's public headers only: no generated
 # protobuf headers (they are internal to the core).
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/posix
+PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/posix
 PG_CFLAGS = $(WARNINGS)
 BUILD ?= build
 CORE_LIB = $(BUILD)/liblpcore.a

@@ -16,7 +16,7 @@
 #   core      make check-core            test/core/*.c, plain C, no server
 #   sanitize  make check-core-sanitize   the same under ASan and UBSan
 #   fuzz      make fuzz                  test/fuzz/fuzz_*.c, LP_FUZZ_SECONDS each
-#   regress   make installcheck          sql/[0-9]*.sql against expected/*.out
+#   regress   make installcheck          test/sql/[0-9]*.sql against test/expected/*.out
 #   tap       prove                      test/t/*.pl (PostgreSQL::Test::Cluster)
 #   node      node --test                test/reference/*.test.cjs
 #
@@ -276,7 +276,7 @@ layer_fuzz()
 layer_regress()
 {
 	local log=$LOGS/regress.log rc
-	no_tests "$TREE"/sql/[0-9]*.sql && return
+	no_tests "$TREE"/test/sql/[0-9]*.sql && return
 	if [ ! -f "$LP_CLUSTER_DIR/env" ]; then
 		L_FAILED=1
 		L_NOTE="no cluster"
@@ -437,7 +437,7 @@ fi
 # Commands run as postgres start here; the C layers use make -C "$ROOT".
 cd "$TREE" || exit 1
 
-if { selected_layer regress && compgen -G "$TREE/sql/[0-9]*.sql" >/dev/null; } ||
+if { selected_layer regress && compgen -G "$TREE/test/sql/[0-9]*.sql" >/dev/null; } ||
 	{ selected_layer node && compgen -G "$TREE/test/reference/*.test.cjs" >/dev/null; }; then
 	echo
 	echo "==== cluster"

@@ -8,7 +8,7 @@
 #ifndef LP_TREE_REMOVAL_H
 #define LP_TREE_REMOVAL_H
 
-#include "lp_storage.h"
+#include "io/lp_storage.h"
 
 /*
  * Accounting of the descriptors the walk holds (one per directory level);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lp_storage.h"
+#include "io/lp_storage.h"
 
 /* NULL with err set if the file cannot be opened. */
 LpInput    *lp_test_file_input_open(const char *path, LpError *err);

@@ -8,7 +8,7 @@
 #ifndef LP_TEST_STORE_H
 #define LP_TEST_STORE_H
 
-#include "lp_storage.h"
+#include "io/lp_storage.h"
 
 /* A store over the local file system (there is no state; never freed). */
 LpStore    *lp_test_store(void);

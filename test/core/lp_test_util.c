@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_alloc.h"
+#include "base/lp_alloc.h"
 #include "lp_test.h"
 #include "lp_test_util.h"
 

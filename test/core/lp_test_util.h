@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lp_error.h"
+#include "base/lp_error.h"
 
 /* "<data dir>/<name>.lance" */
 void		lp_test_dataset_path(const char *name, char *out, size_t size);

@@ -2,8 +2,8 @@
  * test_columns.c - the one field-to-physical-column rule (lp_columns.h), on
  * schema shapes the reference data does not cover.
  */
-#include "lp_alloc.h"
-#include "lp_columns.h"
+#include "base/lp_alloc.h"
+#include "format/lp_columns.h"
 #include "lp_test.h"
 
 static LpKeyValue blob_metadata[2] = {

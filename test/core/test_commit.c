@@ -12,11 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lp_alloc.h"
-#include "lp_commit.h"
-#include "lp_dataset.h"
-#include "lp_manifest_internal.h"
-#include "lp_protobuf.h"
+#include "base/lp_alloc.h"
+#include "dataset/lp_commit.h"
+#include "dataset/lp_dataset.h"
+#include "dataset/lp_manifest_internal.h"
+#include "base/lp_protobuf.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"

@@ -17,11 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lp_alloc.h"
-#include "lp_columns.h"
-#include "lp_concat.h"
-#include "lp_file_tail.h"
-#include "lp_interrupt.h"
+#include "base/lp_alloc.h"
+#include "format/lp_columns.h"
+#include "concat/lp_concat.h"
+#include "format/lp_file_tail.h"
+#include "base/lp_interrupt.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_util.h"

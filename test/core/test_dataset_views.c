@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lp_alloc.h"
-#include "lp_compact_plan.h"
-#include "lp_dataset.h"
-#include "lp_fragment.h"
-#include "lp_schema.h"
+#include "base/lp_alloc.h"
+#include "dataset/lp_compact_plan.h"
+#include "dataset/lp_dataset.h"
+#include "dataset/lp_fragment.h"
+#include "format/lp_schema.h"
 #include "lp_test.h"
 #include "lp_test_store.h"
 #include "lp_test_util.h"

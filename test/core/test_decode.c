@@ -12,9 +12,9 @@
 #include "lp_test.h"
 #include "value_compare.h"
 
-#include "lp_alloc.h"
-#include "lp_decode.h"
-#include "lp_file.h"
+#include "base/lp_alloc.h"
+#include "decode/lp_decode.h"
+#include "format/lp_file.h"
 #include "lp_test_files.h"
 #include "lp_test_util.h"
 

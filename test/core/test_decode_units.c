@@ -10,10 +10,10 @@
 #include "lp_test.h"
 #include "value_compare.h"
 
-#include "lp_alloc.h"
-#include "lp_bitpack.h"
-#include "lp_decode_internal.h"
-#include "lp_fsst.h"
+#include "base/lp_alloc.h"
+#include "codec/lp_bitpack.h"
+#include "decode/lp_decode_internal.h"
+#include "codec/lp_fsst.h"
 
 static const LpFile unit_file = {.name = "unit"};
 

@@ -11,8 +11,8 @@
 #include "json_reader.h"
 #include "lp_test.h"
 
-#include "lp_alloc.h"
-#include "lp_deletion.h"
+#include "base/lp_alloc.h"
+#include "format/lp_deletion.h"
 #include "lp_test_files.h"
 
 static const JsonValue *

@@ -5,8 +5,8 @@
  */
 #include <stdlib.h>
 
-#include "lp_alloc.h"
-#include "lp_encodings.h"
+#include "base/lp_alloc.h"
+#include "format/lp_encodings.h"
 #include "lp_test.h"
 
 /* A serialized PageLayout{mini_block_layout{num_items: 7}}. */

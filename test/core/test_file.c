@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_alloc.h"
-#include "lp_bytes.h"
-#include "lp_encodings.h"
-#include "lp_file.h"
+#include "base/lp_alloc.h"
+#include "base/lp_bytes.h"
+#include "format/lp_encodings.h"
+#include "format/lp_file.h"
 #include "lp_test.h"
 #include "json_reader.h"
 #include "lp_test_files.h"

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "lp_alloc.h"
-#include "lp_dataset.h"
-#include "lp_manifest_internal.h"
-#include "lp_protobuf.h"
-#include "lp_schema_internal.h"
+#include "base/lp_alloc.h"
+#include "dataset/lp_dataset.h"
+#include "dataset/lp_manifest_internal.h"
+#include "base/lp_protobuf.h"
+#include "format/lp_schema_internal.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lp_alloc.h"
-#include "lp_dataset.h"
-#include "lp_manifest_internal.h"
-#include "lp_orphans.h"
+#include "base/lp_alloc.h"
+#include "dataset/lp_dataset.h"
+#include "dataset/lp_manifest_internal.h"
+#include "dataset/lp_orphans.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lp_roaring.h"
+#include "format/lp_roaring.h"
 #include "lp_test.h"
 
 static size_t

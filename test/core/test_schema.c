@@ -1,7 +1,7 @@
 /*
  * test_schema.c - schema equality (lp_schema_equal).
  */
-#include "lp_schema.h"
+#include "format/lp_schema.h"
 #include "lp_test.h"
 
 #define NUM_FIELDS 2

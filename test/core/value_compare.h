@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "json_reader.h"
-#include "lp_values.h"
+#include "format/lp_values.h"
 
 /* "YYYY-MM-DD" for days since 1970-01-01. */
 void		format_date(int64_t days, char *out, size_t size);

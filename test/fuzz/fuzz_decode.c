@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lp_alloc.h"
-#include "lp_decode.h"
-#include "lp_file.h"
+#include "base/lp_alloc.h"
+#include "decode/lp_decode.h"
+#include "format/lp_file.h"
 
 #define FUZZ_MAX_ALLOCATION ((size_t) 64 << 20)
 

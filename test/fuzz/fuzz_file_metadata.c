@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lp_file.h"
+#include "format/lp_file.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,8 +10,9 @@ function of a header counts as defined in that header).  Names in headers are
 declarations, not calls.  Generated protobuf code (src/proto) is left out.
 
 Prints a line for each problem on standard output and exits 1 when there is
-one: a cycle (named, with the edges it is made of), or a core file (src/core)
-that depends on a file outside the core.  KNOWN_CYCLE_EDGES lists edges of
+one: a cycle (named, with the edges it is made of), a core file (src/core)
+that depends on a file outside the core, or a file that depends on a folder
+of a higher layer or a sibling folder of its own layer (LAYERS).  KNOWN_CYCLE_EDGES lists edges of
 cycles still to be removed: they are left out of the cycle search and
 reported on standard error, and an entry that matches no edge is a problem,
 so the list cannot go stale.  The number of files and edges goes to standard
@@ -159,6 +160,26 @@ def describe(reasons):
     return "; ".join(text)
 
 
+# The layers, lowest first: a folder depends only on folders of lower
+# layers (docs/ARCHITECTURE.md).  The PostgreSQL layer (pg and its
+# subfolders) is the top one.
+LAYERS = [
+    ["core/base"],
+    ["core/io"],
+    ["core/format"],
+    ["core/codec"],
+    ["core/concat", "core/dataset", "core/decode"],
+    ["posix"],
+    ["pg"],
+]
+LAYER_OF = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
+
+
+def folder_of(node):
+    parts = node.split("/")
+    return "/".join(parts[:2]) if parts[0] == "core" else parts[0]
+
+
 # (from, to): why the edge is still there.  Remove an entry with its edge.
 KNOWN_CYCLE_EDGES = {}
 
@@ -191,6 +212,17 @@ def main():
                 failures += 1
                 print("core file %s depends on %s outside the core (%s)"
                       % (node, target, describe(graph[node][target])))
+        for target in sorted(graph[node]):
+            here, there = folder_of(node), folder_of(target)
+            if here == there:
+                continue
+            if here not in LAYER_OF or there not in LAYER_OF:
+                failures += 1
+                print("folder of %s or %s is in no layer: add it to LAYERS" % (node, target))
+            elif LAYER_OF[here] <= LAYER_OF[there]:
+                failures += 1
+                print("%s (%s) depends on %s (%s), which is not in a lower layer (%s)"
+                      % (node, here, target, there, describe(graph[node][target])))
     edges = sum(len(targets) for targets in graph.values())
     print("%d files, %d edges: %s" % (len(graph), edges,
                                       "%d problem(s)" % failures if failures else "no cycle"),

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_alloc.h"
-#include "lp_columns.h"
-#include "lp_decode.h"
-#include "lp_decode_internal.h"
-#include "lp_file.h"
-#include "lp_protobuf.h"
+#include "base/lp_alloc.h"
+#include "format/lp_columns.h"
+#include "decode/lp_decode.h"
+#include "decode/lp_decode_internal.h"
+#include "format/lp_file.h"
+#include "base/lp_protobuf.h"
 
 #define MAX_TREE 4096
 

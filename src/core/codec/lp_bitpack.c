@@ -1,0 +1,52 @@
+/*
+ * lp_bitpack.c - FastLanes bit unpacking (layout described in lp_bitpack.h).
+ */
+#include <string.h>
+
+#include "codec/lp_bitpack.h"
+#include "base/lp_bytes.h"
+
+static const uint32_t fastlanes_order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+
+bool
+lp_fastlanes_unpack(uint32_t type_bits, uint32_t width, const uint8_t *packed,
+					uint8_t *out)
+{
+	uint32_t	bytes = type_bits / 8;
+	uint32_t	lanes;
+	uint64_t	mask;
+
+	if (type_bits != 8 && type_bits != 16 && type_bits != 32 && type_bits != 64)
+		return false;
+	if (width > type_bits)
+		return false;
+	lanes = LP_FASTLANES_BLOCK / type_bits;
+	if (width == 0)
+	{
+		memset(out, 0, (size_t) LP_FASTLANES_BLOCK * bytes);
+		return true;
+	}
+	mask = width == 64 ? UINT64_MAX : (((uint64_t) 1 << width) - 1);
+
+	for (uint32_t lane = 0; lane < lanes; lane++)
+	{
+		for (uint32_t row = 0; row < type_bits; row++)
+		{
+			uint32_t	bit = row * width;
+			uint32_t	word = bit / type_bits;
+			uint32_t	shift = bit % type_bits;
+			uint64_t	value;
+			uint32_t	index;
+
+			value = lp_le_uint(packed + ((size_t) word * lanes + lane) * bytes, bytes) >> shift;
+			/* The value continues in the lane's next word. */
+			if (shift + width > type_bits)
+				value |= lp_le_uint(packed + ((size_t) (word + 1) * lanes + lane) * bytes,
+									bytes) << (type_bits - shift);
+			value &= mask;
+			index = fastlanes_order[row / 8] * 16 + (row % 8) * 128 + lane;
+			lp_put_le_uint(out + (size_t) index * bytes, bytes, value);
+		}
+	}
+	return true;
+}

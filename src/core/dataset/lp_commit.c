@@ -1,0 +1,1150 @@
+/*
+ * lp_commit.c - building and publishing new versions of a Lance dataset.
+ *
+ * The new manifest is the base manifest with a few fields changed.  It is
+ * built as a shallow copy of the base's protobuf-c message whose changed
+ * members point at storage owned here, so everything not touched (schema,
+ * config, unknown fields, ...) is written back exactly as it was read.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/lp_alloc.h"
+#include "dataset/lp_commit.h"
+#include "dataset/lp_fragment.h"
+#include "dataset/lp_manifest_internal.h"
+#include "base/lp_path.h"
+#include "base/lp_protobuf.h"
+#include "rowids.pb-c.h"
+#include "transaction.pb-c.h"
+
+/* ---- checks of a request against the version it is applied to ---------- */
+
+static bool
+check_rows(uint64_t rows, LpError *err)
+{
+	/* A row address is fragment id << 32 | row offset; 0 means "unknown". */
+	if (rows == 0 || rows > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "a fragment must hold between 1 and %u rows, not %llu",
+					   UINT32_MAX, (unsigned long long) rows);
+	return true;
+}
+
+static bool
+check_new_file(const LpManifest *base, const LpNewDataFile *file, LpError *err)
+{
+	const Lance__Table__Manifest *m = base->proto;
+	const char *format = lp_manifest_data_format(base);
+	LpFileVersion dataset_version;
+
+	if (file->path == NULL || file->path[0] == '\0' ||
+		strchr(file->path, '/') != NULL || strcmp(file->path, "..") == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file name \"%s\" is not a plain file name",
+					   file->path ? file->path : "");
+	if (file->version == LP_FILE_VERSION_LEGACY)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "data file \"%s\" is a legacy (v1) file", file->path);
+	if (format == NULL)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "manifest file \"%s\" records no data storage format",
+					   base->name);
+	if (!lp_manifest_data_version(base, &dataset_version) || dataset_version != file->version)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file \"%s\" has format version %s but the dataset stores version %s",
+					   file->path, lp_file_version_name(file->version), format);
+	if (file->size_bytes == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file \"%s\" has no size", file->path);
+	if (file->n_fields == 0 || file->fields == NULL || file->column_indices == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file \"%s\" holds no fields", file->path);
+	for (size_t i = 0; i < file->n_fields; i++)
+	{
+		if (lp_manifest_find_field(m, file->fields[i]) == NULL)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "field id %d of data file \"%s\" is not in the schema of version %llu",
+						   file->fields[i], file->path,
+						   (unsigned long long) m->version);
+		for (size_t j = 0; j < i; j++)
+			if (file->fields[j] == file->fields[i])
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "field id %d appears twice in data file \"%s\"",
+							   file->fields[i], file->path);
+		if (file->column_indices[i] < -1 ||
+			file->column_indices[i] >= (int64_t) file->n_fields)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "column index %d of data file \"%s\" is out of range",
+						   file->column_indices[i], file->path);
+	}
+	if (file->has_base_id)
+	{
+		bool		found = false;
+
+		for (size_t i = 0; i < m->n_base_paths; i++)
+			if (m->base_paths[i]->id == file->base_id)
+				found = true;
+		if (!found)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "base id %u of data file \"%s\" is not a base path of the dataset",
+						   file->base_id, file->path);
+	}
+	return true;
+}
+
+static void
+init_data_file(Lance__Table__DataFile *data_file, const LpNewDataFile *file)
+{
+	uint16_t	major;
+	uint16_t	minor;
+
+	lance__table__data_file__init(data_file);
+	data_file->path = (char *) file->path;
+	data_file->n_fields = file->n_fields;
+	data_file->fields = (int32_t *) file->fields;
+	data_file->n_column_indices = file->n_fields;
+	data_file->column_indices = (int32_t *) file->column_indices;
+	lp_file_version_data_file_numbers(file->version, &major, &minor);
+	data_file->file_major_version = major;
+	data_file->file_minor_version = minor;
+	data_file->file_size_bytes = file->size_bytes;
+	if (file->has_base_id)
+	{
+		data_file->base_id_present_case = LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
+		data_file->base_id = file->base_id;
+	}
+}
+
+/* The id the next new fragment gets. */
+static bool
+next_fragment_id(const Lance__Table__Manifest *m, uint64_t *id, LpError *err)
+{
+	uint64_t	next = 0;
+
+	if (m->max_fragment_id_present_case ==
+		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID)
+		next = (uint64_t) m->max_fragment_id + 1;
+	for (size_t i = 0; i < m->n_fragments; i++)
+		if (m->fragments[i]->id >= next)
+			next = m->fragments[i]->id + 1;
+	if (next > UINT32_MAX)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "the dataset has used every fragment id");
+	*id = next;
+	return true;
+}
+
+/* ---- transactions -------------------------------------------------------- */
+
+bool
+lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
+					 const char *uuid, uint8_t **out, size_t *out_len,
+					 LpError *err)
+{
+	Lance__Table__Transaction txn;
+	Lance__Table__Transaction__Append append;
+	Lance__Table__Transaction__DataReplacement replacement;
+	Lance__Table__Transaction__DataReplacementGroup replacement_group;
+	Lance__Table__Transaction__DataReplacementGroup *replacement_groups[1];
+	Lance__Table__Transaction__Rewrite rewrite;
+	Lance__Table__Transaction__Rewrite__RewriteGroup *groups = NULL;
+	Lance__Table__Transaction__Rewrite__RewriteGroup **group_pointers = NULL;
+	Lance__Table__DataFragment *new_fragments = NULL;
+	Lance__Table__DataFragment **new_fragment_pointers = NULL;
+	Lance__Table__DataFile *new_files = NULL;
+	Lance__Table__DataFile **new_file_pointers = NULL;
+	Lance__Table__DataFragment ***old_fragments = NULL;
+	size_t		n_new = request->kind == LP_COMMIT_REWRITE ? request->n_groups : 1;
+	size_t		len;
+	bool		ok = false;
+
+	if (n_new == 0 || n_new > LP_COMMIT_MAX_GROUPS)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
+
+	lance__table__transaction__init(&txn);
+	txn.read_version = request->read_version;
+	txn.uuid = (char *) uuid;
+
+	new_files = lp_alloc_array(n_new, sizeof(Lance__Table__DataFile));
+	new_file_pointers = lp_alloc_array(n_new, sizeof(Lance__Table__DataFile *));
+	new_fragments = lp_alloc_array(n_new, sizeof(Lance__Table__DataFragment));
+	new_fragment_pointers = lp_alloc_array(n_new, sizeof(Lance__Table__DataFragment *));
+	if (new_files == NULL || new_file_pointers == NULL ||
+		new_fragments == NULL || new_fragment_pointers == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n_new; i++)
+	{
+		const LpNewDataFile *file = request->kind == LP_COMMIT_REWRITE ?
+			&request->groups[i].file : &request->file;
+
+		init_data_file(&new_files[i], file);
+		new_file_pointers[i] = &new_files[i];
+		/* New fragments carry id 0: Lance assigns ids when it applies them. */
+		lance__table__data_fragment__init(&new_fragments[i]);
+		new_fragments[i].n_files = 1;
+		new_fragments[i].files = &new_file_pointers[i];
+		new_fragments[i].physical_rows = request->kind == LP_COMMIT_REWRITE ?
+			request->groups[i].physical_rows : request->physical_rows;
+		new_fragment_pointers[i] = &new_fragments[i];
+	}
+
+	switch (request->kind)
+	{
+		case LP_COMMIT_APPEND:
+			lance__table__transaction__append__init(&append);
+			append.n_fragments = 1;
+			append.fragments = new_fragment_pointers;
+			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_APPEND;
+			txn.append = &append;
+			break;
+		case LP_COMMIT_REPLACE:
+			lance__table__transaction__data_replacement__init(&replacement);
+			lance__table__transaction__data_replacement_group__init(&replacement_group);
+			replacement_group.fragment_id = request->fragment_id;
+			replacement_group.new_file = &new_files[0];
+			replacement_groups[0] = &replacement_group;
+			replacement.n_replacements = 1;
+			replacement.replacements = replacement_groups;
+			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT;
+			txn.data_replacement = &replacement;
+			break;
+		case LP_COMMIT_REWRITE:
+			groups = lp_alloc_array(n_new, sizeof(*groups));
+			group_pointers = lp_alloc_array(n_new, sizeof(*group_pointers));
+			old_fragments = lp_alloc_array(n_new, sizeof(*old_fragments));
+			if (groups == NULL || group_pointers == NULL || old_fragments == NULL)
+			{
+				lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+				goto done;
+			}
+			for (size_t i = 0; i < n_new; i++)
+			{
+				const LpRewriteGroup *group = &request->groups[i];
+
+				if (group->n_old == 0 || group->n_old > base->proto->n_fragments)
+				{
+					lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							"rewrite group %zu names %zu old fragments", i, group->n_old);
+					goto done;
+				}
+				old_fragments[i] = lp_alloc_array(group->n_old, sizeof(Lance__Table__DataFragment *));
+				if (old_fragments[i] == NULL)
+				{
+					lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+					goto done;
+				}
+				for (size_t j = 0; j < group->n_old; j++)
+				{
+					old_fragments[i][j] = lp_manifest_find_fragment(base->proto,
+																	group->old_fragment_ids[j]);
+					if (old_fragments[i][j] == NULL)
+					{
+						lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+								"fragment %llu does not exist in version %llu",
+								(unsigned long long) group->old_fragment_ids[j],
+								(unsigned long long) base->proto->version);
+						goto done;
+					}
+				}
+				lance__table__transaction__rewrite__rewrite_group__init(&groups[i]);
+				groups[i].n_old_fragments = group->n_old;
+				groups[i].old_fragments = old_fragments[i];
+				groups[i].n_new_fragments = 1;
+				groups[i].new_fragments = &new_fragment_pointers[i];
+				group_pointers[i] = &groups[i];
+			}
+			lance__table__transaction__rewrite__init(&rewrite);
+			rewrite.n_groups = n_new;
+			rewrite.groups = group_pointers;
+			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
+			txn.rewrite = &rewrite;
+			break;
+	}
+
+	len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) &txn);
+	*out = lp_alloc(len > 0 ? len : 1);
+	if (*out == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		goto done;
+	}
+	protobuf_c_message_pack((const ProtobufCMessage *) &txn, *out);
+	*out_len = len;
+	ok = true;
+
+done:
+	if (old_fragments != NULL)
+		for (size_t i = 0; i < n_new; i++)
+			lp_free(old_fragments[i]);
+	lp_free(old_fragments);
+	lp_free(groups);
+	lp_free(group_pointers);
+	lp_free(new_files);
+	lp_free(new_file_pointers);
+	lp_free(new_fragments);
+	lp_free(new_fragment_pointers);
+	return ok;
+}
+
+static bool
+request_touches(const LpCommitRequest *request, uint64_t fragment_id)
+{
+	if (request->kind == LP_COMMIT_REPLACE)
+		return request->fragment_id == fragment_id;
+	if (request->kind == LP_COMMIT_REWRITE)
+		for (size_t i = 0; i < request->n_groups; i++)
+			for (size_t j = 0; j < request->groups[i].n_old; j++)
+				if (request->groups[i].old_fragment_ids[j] == fragment_id)
+					return true;
+	return false;
+}
+
+static bool
+fragments_touched(const LpCommitRequest *request,
+				  Lance__Table__DataFragment *const *fragments, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (request_touches(request, fragments[i]->id))
+			return true;
+	return false;
+}
+
+static bool
+ids_touched(const LpCommitRequest *request, const uint64_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (request_touches(request, ids[i]))
+			return true;
+	return false;
+}
+
+static const char *
+operation_name(Lance__Table__Transaction__OperationCase operation)
+{
+	switch (operation)
+	{
+		case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
+			return "Append";
+		case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
+			return "Delete";
+		case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
+			return "Overwrite";
+		case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
+			return "CreateIndex";
+		case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
+			return "Rewrite";
+		case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
+			return "Merge";
+		case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE:
+			return "Restore";
+		case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
+			return "ReserveFragments";
+		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
+			return "Update";
+		case LANCE__TABLE__TRANSACTION__OPERATION_PROJECT:
+			return "Project";
+		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
+			return "UpdateConfig";
+		case LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT:
+			return "DataReplacement";
+		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_MEM_WAL_STATE:
+			return "UpdateMemWalState";
+		case LANCE__TABLE__TRANSACTION__OPERATION_CLONE:
+			return "Clone";
+		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
+			return "UpdateBases";
+		default:
+			return "an unknown operation";
+	}
+}
+
+/*
+ * The compatibility rules of Lance's conflict resolver, for the three
+ * operations made here, resolved to "conflict" wherever Lance looks closer
+ * than fragment ids (index coverage of replaced columns, config keys).
+ */
+static bool
+operations_conflict(const LpCommitRequest *request,
+					const Lance__Table__Transaction *theirs)
+{
+	switch (theirs->operation_case)
+	{
+		case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
+		case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
+		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
+		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
+			return false;
+		case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
+			return request->kind != LP_COMMIT_APPEND;
+		case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
+			return ids_touched(request, theirs->delete_->deleted_fragment_ids,
+							   theirs->delete_->n_deleted_fragment_ids) ||
+				fragments_touched(request, theirs->delete_->updated_fragments,
+								  theirs->delete_->n_updated_fragments);
+		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
+			return ids_touched(request, theirs->update->removed_fragment_ids,
+							   theirs->update->n_removed_fragment_ids) ||
+				fragments_touched(request, theirs->update->updated_fragments,
+								  theirs->update->n_updated_fragments);
+		case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
+			if (fragments_touched(request, theirs->rewrite->old_fragments,
+								  theirs->rewrite->n_old_fragments))
+				return true;
+			for (size_t i = 0; i < theirs->rewrite->n_groups; i++)
+				if (fragments_touched(request, theirs->rewrite->groups[i]->old_fragments,
+									  theirs->rewrite->groups[i]->n_old_fragments))
+					return true;
+			return false;
+		case LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT:
+			for (size_t i = 0; i < theirs->data_replacement->n_replacements; i++)
+				if (request_touches(request,
+									theirs->data_replacement->replacements[i]->fragment_id))
+					return true;
+			return false;
+		default:
+			/* Overwrite, Restore, Merge, Project, UpdateMemWalState, Clone, unknown */
+			return true;
+	}
+}
+
+bool
+lp_transaction_check_conflict(const LpCommitRequest *request,
+							  const uint8_t *transaction, size_t transaction_len,
+							  uint64_t version, LpError *err)
+{
+	Lance__Table__Transaction *theirs;
+	LpUnpackResult result;
+	bool		conflict;
+
+	result = lp_protobuf_unpack(&lance__table__transaction__descriptor,
+								transaction, transaction_len,
+								(ProtobufCMessage **) &theirs);
+	if (result == LP_UNPACK_NO_MEMORY)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, LP_ERR_CORRUPT, "transaction of version %llu %s",
+					   (unsigned long long) version, lp_unpack_result_text(result));
+	conflict = operations_conflict(request, theirs);
+	if (conflict)
+		lp_fail(err, LP_ERR_CONFLICT,
+				"commit conflicts with the concurrent %s of version %llu",
+				operation_name(theirs->operation_case),
+				(unsigned long long) version);
+	lp_protobuf_free((ProtobufCMessage *) theirs);
+	return !conflict;
+}
+
+/* ---- the new manifest ---------------------------------------------------- */
+
+/* Storage for everything the new manifest points at that the base does not own. */
+typedef struct ManifestBuild
+{
+	Lance__Table__Manifest manifest;
+	Lance__Table__Timestamp timestamp;
+	Lance__Table__Manifest__WriterVersion writer_version;
+	Lance__Table__DataFragment **fragments;
+	Lance__Table__DataFragment *new_fragments;
+	Lance__Table__DataFile *new_files;
+	Lance__Table__DataFile **new_file_pointers;
+	Lance__Table__DataFile **replaced_files;
+	uint8_t    *row_ids;
+	uint8_t    *row_versions;
+} ManifestBuild;
+
+static void
+free_build(ManifestBuild *build)
+{
+	lp_free(build->fragments);
+	lp_free(build->new_fragments);
+	lp_free(build->new_files);
+	lp_free(build->new_file_pointers);
+	lp_free(build->replaced_files);
+	lp_free(build->row_ids);
+	lp_free(build->row_versions);
+}
+
+static uint8_t *
+pack_message(const ProtobufCMessage *message, size_t *len)
+{
+	uint8_t    *data;
+
+	*len = protobuf_c_message_get_packed_size(message);
+	data = lp_alloc(*len > 0 ? *len : 1);
+	if (data != NULL)
+		protobuf_c_message_pack(message, data);
+	return data;
+}
+
+/*
+ * Stable row ids: the appended fragment gets the next row ids as one range,
+ * and created-at / last-updated-at versions of the new version for all rows.
+ */
+static bool
+assign_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
+			   uint64_t rows, uint64_t new_version, LpError *err)
+{
+	Lance__Table__RowIdSequence sequence;
+	Lance__Table__U64Segment segment;
+	Lance__Table__U64Segment *segments[1];
+	Lance__Table__U64Segment__Range range;
+	Lance__Table__RowVersionSequence versions;
+	Lance__Table__RowVersionRun run;
+	Lance__Table__RowVersionRun *runs[1];
+	Lance__Table__U64Segment span;
+	Lance__Table__U64Segment__Range span_range;
+	size_t		row_ids_len;
+	size_t		versions_len;
+	uint64_t	next_row_id = build->manifest.next_row_id;
+
+	if (next_row_id > UINT64_MAX - rows)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every row id");
+
+	lance__table__u64_segment__range__init(&range);
+	range.start = next_row_id;
+	range.end = next_row_id + rows;
+	lance__table__u64_segment__init(&segment);
+	segment.segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE;
+	segment.range = &range;
+	segments[0] = &segment;
+	lance__table__row_id_sequence__init(&sequence);
+	sequence.n_segments = 1;
+	sequence.segments = segments;
+
+	lance__table__u64_segment__range__init(&span_range);
+	span_range.start = 0;
+	span_range.end = rows;
+	lance__table__u64_segment__init(&span);
+	span.segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE;
+	span.range = &span_range;
+	lance__table__row_version_run__init(&run);
+	run.span = &span;
+	run.version = new_version;
+	runs[0] = &run;
+	lance__table__row_version_sequence__init(&versions);
+	versions.n_runs = 1;
+	versions.runs = runs;
+
+	build->row_ids = pack_message((const ProtobufCMessage *) &sequence, &row_ids_len);
+	build->row_versions = pack_message((const ProtobufCMessage *) &versions, &versions_len);
+	if (build->row_ids == NULL || build->row_versions == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+
+	fragment->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+	fragment->inline_row_ids.data = build->row_ids;
+	fragment->inline_row_ids.len = row_ids_len;
+	fragment->last_updated_at_version_sequence_case =
+		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
+	fragment->inline_last_updated_at_versions.data = build->row_versions;
+	fragment->inline_last_updated_at_versions.len = versions_len;
+	fragment->created_at_version_sequence_case =
+		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+	fragment->inline_created_at_versions.data = build->row_versions;
+	fragment->inline_created_at_versions.len = versions_len;
+	build->manifest.next_row_id = next_row_id + rows;
+	return true;
+}
+
+static bool
+build_append(ManifestBuild *build, const LpManifest *base,
+			 const LpCommitRequest *request, uint64_t *new_fragment_ids,
+			 LpError *err)
+{
+	const Lance__Table__Manifest *m = base->proto;
+	uint64_t	id;
+
+	if (!check_new_file(base, &request->file, err) ||
+		!check_rows(request->physical_rows, err) ||
+		!next_fragment_id(m, &id, err))
+		return false;
+
+	build->fragments = lp_alloc_array(m->n_fragments + 1, sizeof(*build->fragments));
+	build->new_fragments = lp_alloc0(sizeof(*build->new_fragments));
+	build->new_files = lp_alloc0(sizeof(*build->new_files));
+	build->new_file_pointers = lp_alloc0(sizeof(*build->new_file_pointers));
+	if (build->fragments == NULL || build->new_fragments == NULL ||
+		build->new_files == NULL || build->new_file_pointers == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+
+	init_data_file(build->new_files, &request->file);
+	build->new_file_pointers[0] = build->new_files;
+	lance__table__data_fragment__init(build->new_fragments);
+	build->new_fragments->id = id;
+	build->new_fragments->n_files = 1;
+	build->new_fragments->files = build->new_file_pointers;
+	build->new_fragments->physical_rows = request->physical_rows;
+	if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) &&
+		!assign_row_ids(build, build->new_fragments, request->physical_rows,
+						m->version + 1, err))
+		return false;
+
+	if (m->n_fragments > 0)
+		memcpy(build->fragments, m->fragments, m->n_fragments * sizeof(*build->fragments));
+	build->fragments[m->n_fragments] = build->new_fragments;
+	build->manifest.n_fragments = m->n_fragments + 1;
+	build->manifest.fragments = build->fragments;
+	build->manifest.max_fragment_id_present_case =
+		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID;
+	build->manifest.max_fragment_id = (uint32_t) id;
+	if (new_fragment_ids != NULL)
+		new_fragment_ids[0] = id;
+	return true;
+}
+
+static bool
+same_field_set(const Lance__Table__DataFile *file, const LpNewDataFile *new_file,
+			   bool *overlaps)
+{
+	size_t		common = 0;
+
+	for (size_t i = 0; i < file->n_fields; i++)
+		for (size_t j = 0; j < new_file->n_fields; j++)
+			if (file->fields[i] == new_file->fields[j])
+				common++;
+	*overlaps = common > 0;
+	return common == file->n_fields && common == new_file->n_fields;
+}
+
+static bool
+build_replace(ManifestBuild *build, const LpManifest *base,
+			  const LpCommitRequest *request, LpError *err)
+{
+	const Lance__Table__Manifest *m = base->proto;
+	const LpNewDataFile *file = &request->file;
+	size_t		position = m->n_fragments;
+	Lance__Table__DataFragment *old;
+	size_t		replaced = SIZE_MAX;
+
+	if (!check_new_file(base, file, err))
+		return false;
+	for (size_t i = 0; i < m->n_fragments; i++)
+		if (m->fragments[i]->id == request->fragment_id)
+			position = i;
+	if (position == m->n_fragments)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "fragment %llu does not exist in version %llu",
+					   (unsigned long long) request->fragment_id,
+					   (unsigned long long) m->version);
+	old = m->fragments[position];
+	if (old->physical_rows != request->physical_rows)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file \"%s\" has %llu rows but fragment %llu has %llu",
+					   file->path, (unsigned long long) request->physical_rows,
+					   (unsigned long long) old->id,
+					   (unsigned long long) old->physical_rows);
+	for (size_t i = 0; i < old->n_files; i++)
+	{
+		bool		overlaps;
+
+		if (same_field_set(old->files[i], file, &overlaps))
+			replaced = i;
+		else if (overlaps)
+			return lp_fail(err, LP_ERR_UNSUPPORTED,
+						   "data file \"%s\" of fragment %llu holds only some of the fields being replaced",
+						   old->files[i]->path, (unsigned long long) old->id);
+	}
+
+	build->fragments = lp_alloc_array(m->n_fragments, sizeof(*build->fragments));
+	build->new_fragments = lp_alloc0(sizeof(*build->new_fragments));
+	build->new_files = lp_alloc0(sizeof(*build->new_files));
+	build->replaced_files = lp_alloc_array(old->n_files + 1, sizeof(*build->replaced_files));
+	if (build->fragments == NULL || build->new_fragments == NULL ||
+		build->new_files == NULL || build->replaced_files == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+
+	init_data_file(build->new_files, file);
+	if (old->n_files > 0)
+		memcpy(build->replaced_files, old->files, old->n_files * sizeof(*old->files));
+	*build->new_fragments = *old;
+	build->new_fragments->files = build->replaced_files;
+	if (replaced != SIZE_MAX)
+		build->replaced_files[replaced] = build->new_files;
+	else
+	{
+		/* No file held these fields (they were all null): add one. */
+		build->replaced_files[old->n_files] = build->new_files;
+		build->new_fragments->n_files = old->n_files + 1;
+	}
+
+	memcpy(build->fragments, m->fragments, m->n_fragments * sizeof(*build->fragments));
+	build->fragments[position] = build->new_fragments;
+	build->manifest.fragments = build->fragments;
+	return true;
+}
+
+static bool
+build_rewrite(ManifestBuild *build, const LpManifest *base,
+			  const LpCommitRequest *request, uint64_t *new_fragment_ids,
+			  LpError *err)
+{
+	const Lance__Table__Manifest *m = base->proto;
+	size_t		n_groups = request->n_groups;
+	size_t		n_out = 0;
+	uint64_t	next_id;
+	size_t	   *group_start;
+
+	if (m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "rewriting fragments of a dataset with stable row ids is not supported");
+	if (n_groups == 0 || n_groups > LP_COMMIT_MAX_GROUPS)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
+	if (!next_fragment_id(m, &next_id, err))
+		return false;
+	if (next_id + n_groups - 1 > UINT32_MAX)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every fragment id");
+
+	/* Where each group starts in the fragment list (SIZE_MAX: not a start). */
+	group_start = lp_alloc_array(m->n_fragments > 0 ? m->n_fragments : 1, sizeof(size_t));
+	build->fragments = lp_alloc_array(m->n_fragments > 0 ? m->n_fragments : 1,
+									  sizeof(*build->fragments));
+	build->new_fragments = lp_alloc_array(n_groups, sizeof(*build->new_fragments));
+	build->new_files = lp_alloc_array(n_groups, sizeof(*build->new_files));
+	build->new_file_pointers = lp_alloc_array(n_groups, sizeof(*build->new_file_pointers));
+	if (group_start == NULL || build->fragments == NULL || build->new_fragments == NULL ||
+		build->new_files == NULL || build->new_file_pointers == NULL)
+	{
+		lp_free(group_start);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	}
+	for (size_t i = 0; i < m->n_fragments; i++)
+		group_start[i] = SIZE_MAX;
+
+	for (size_t g = 0; g < n_groups; g++)
+	{
+		const LpRewriteGroup *group = &request->groups[g];
+		size_t		first = m->n_fragments;
+		uint64_t	rows = 0;
+
+		if (!check_new_file(base, &group->file, err) ||
+			!check_rows(group->physical_rows, err))
+			goto fail;
+		if (group->n_old == 0 || group->n_old > m->n_fragments)
+		{
+			lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					"rewrite group %zu names %zu old fragments", g, group->n_old);
+			goto fail;
+		}
+		for (size_t i = 0; i < m->n_fragments; i++)
+			if (m->fragments[i]->id == group->old_fragment_ids[0])
+				first = i;
+		if (first == m->n_fragments)
+		{
+			lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					"fragment %llu does not exist in version %llu",
+					(unsigned long long) group->old_fragment_ids[0],
+					(unsigned long long) m->version);
+			goto fail;
+		}
+		for (size_t j = 0; j < group->n_old; j++)
+		{
+			const Lance__Table__DataFragment *old;
+
+			if (first + j >= m->n_fragments ||
+				m->fragments[first + j]->id != group->old_fragment_ids[j])
+			{
+				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						"the fragments of rewrite group %zu are not adjacent in version %llu",
+						g, (unsigned long long) m->version);
+				goto fail;
+			}
+			if (group_start[first + j] != SIZE_MAX)
+			{
+				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						"fragment %llu is in two rewrite groups",
+						(unsigned long long) group->old_fragment_ids[j]);
+				goto fail;
+			}
+			old = m->fragments[first + j];
+			if (old->deletion_file != NULL)
+			{
+				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						"fragment %llu has deleted rows and cannot be rewritten by copying",
+						(unsigned long long) old->id);
+				goto fail;
+			}
+			rows += old->physical_rows;
+			/* the first fragment of the group holds its index, the rest a marker */
+			group_start[first + j] = j == 0 ? g : SIZE_MAX - 1;
+		}
+		if (rows != group->physical_rows)
+		{
+			lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					"rewrite group %zu replaces %llu rows with %llu",
+					g, (unsigned long long) rows,
+					(unsigned long long) group->physical_rows);
+			goto fail;
+		}
+
+		init_data_file(&build->new_files[g], &group->file);
+		build->new_file_pointers[g] = &build->new_files[g];
+		lance__table__data_fragment__init(&build->new_fragments[g]);
+		build->new_fragments[g].id = next_id + g;
+		build->new_fragments[g].n_files = 1;
+		build->new_fragments[g].files = &build->new_file_pointers[g];
+		build->new_fragments[g].physical_rows = group->physical_rows;
+		if (new_fragment_ids != NULL)
+			new_fragment_ids[g] = next_id + g;
+	}
+
+	/* Each group's new fragment takes the place of its old ones. */
+	for (size_t i = 0; i < m->n_fragments; i++)
+	{
+		if (group_start[i] == SIZE_MAX)
+			build->fragments[n_out++] = m->fragments[i];
+		else if (group_start[i] != SIZE_MAX - 1)
+			build->fragments[n_out++] = &build->new_fragments[group_start[i]];
+	}
+	lp_free(group_start);
+	build->manifest.n_fragments = n_out;
+	build->manifest.fragments = build->fragments;
+	build->manifest.max_fragment_id_present_case =
+		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID;
+	build->manifest.max_fragment_id = (uint32_t) (next_id + n_groups - 1);
+	return true;
+
+fail:
+	lp_free(group_start);
+	return false;
+}
+
+static bool
+same_data_file(const Lance__Table__DataFile *existing, const LpNewDataFile *file)
+{
+	LpDataFileRef ref;
+
+	lp_data_file_ref_from_proto(existing, &ref);
+	return strcmp(ref.path, file->path) == 0 &&
+		lp_data_file_in_base(&ref, file->has_base_id, file->base_id);
+}
+
+static bool
+check_file_is_new(const LpManifest *base, const LpNewDataFile *file, LpError *err)
+{
+	for (size_t f = 0; f < base->proto->n_fragments; f++)
+	{
+		const Lance__Table__DataFragment *fragment = base->proto->fragments[f];
+
+		for (size_t d = 0; d < fragment->n_files; d++)
+			if (same_data_file(fragment->files[d], file))
+			{
+				lp_fail(err, LP_ERR_ALREADY_COMMITTED,
+						"data file \"%s\" is already part of fragment %llu of version %llu",
+						file->path, (unsigned long long) fragment->id,
+						(unsigned long long) base->proto->version);
+				lp_error_detail(err, "A data file is committed once; committing it again would repeat its rows.");
+				return false;
+			}
+	}
+	return true;
+}
+
+/*
+ * Every file a request adds must be new to the base version.  Checked on
+ * every rebuild, so two writers committing the same file cannot both land.
+ */
+static bool
+check_files_are_new(const LpManifest *base, const LpCommitRequest *request,
+					LpError *err)
+{
+	if (request->kind != LP_COMMIT_REWRITE)
+		return check_file_is_new(base, &request->file, err);
+	for (size_t g = 0; g < request->n_groups; g++)
+		if (!check_file_is_new(base, &request->groups[g].file, err))
+			return false;
+	return true;
+}
+
+bool
+lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
+						 const uint8_t *transaction, size_t transaction_len,
+						 const char *transaction_file, int64_t timestamp_nanos,
+						 uint8_t **out, size_t *out_len,
+						 uint64_t *new_fragment_ids, LpError *err)
+{
+	ManifestBuild build;
+	bool		ok;
+
+	if (!lp_manifest_check_flags(base, err))
+		return false;
+
+	if (!check_files_are_new(base, request, err))
+		return false;
+
+	memset(&build, 0, sizeof(build));
+	build.manifest = *base->proto;
+	switch (request->kind)
+	{
+		case LP_COMMIT_APPEND:
+			ok = build_append(&build, base, request, new_fragment_ids, err);
+			break;
+		case LP_COMMIT_REPLACE:
+			ok = build_replace(&build, base, request, err);
+			break;
+		case LP_COMMIT_REWRITE:
+			ok = build_rewrite(&build, base, request, new_fragment_ids, err);
+			break;
+		default:
+			ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "unknown commit kind %d",
+						 (int) request->kind);
+			break;
+	}
+	if (ok && base->proto->version == UINT64_MAX)
+		ok = lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every version number");
+	if (ok)
+	{
+		Lance__Table__Manifest *m = &build.manifest;
+
+		m->version = base->proto->version + 1;
+		m->version_aux_data = 0;
+		m->tag = (char *) protobuf_c_empty_string;
+		lance__table__timestamp__init(&build.timestamp);
+		build.timestamp.seconds = timestamp_nanos / 1000000000;
+		build.timestamp.nanos = (int32_t) (timestamp_nanos % 1000000000);
+		m->timestamp = &build.timestamp;
+		lance__table__manifest__writer_version__init(&build.writer_version);
+		build.writer_version.library = (char *) LP_WRITER_LIBRARY;
+		build.writer_version.version = (char *) LP_WRITER_VERSION;
+		m->writer_version = &build.writer_version;
+		m->transaction_file = (char *) transaction_file;
+		lp_manifest_compute_flags(m, &m->reader_feature_flags, &m->writer_feature_flags);
+		ok = lp_manifest_serialize(m, base->index_section, base->index_section_len,
+								   transaction, transaction_len, out, out_len, err);
+	}
+	free_build(&build);
+	return ok;
+}
+
+/* ---- publication --------------------------------------------------------- */
+
+static int64_t
+now_nanos(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64_t) now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* Check every version in (from, to] for a conflicting transaction. */
+static bool
+check_versions_since(LpStore *store, const char *root, LpManifestNaming naming,
+					 const LpCommitRequest *request, uint64_t from, uint64_t to,
+					 LpError *err)
+{
+	for (uint64_t version = from + 1; version <= to; version++)
+	{
+		LpManifest *manifest = lp_dataset_read_manifest(store, root, naming, version, err);
+		uint8_t    *transaction;
+		size_t		len;
+		bool		ok;
+
+		if (manifest == NULL)
+			return false;
+		ok = lp_dataset_read_transaction(store, root, manifest, &transaction, &len, err);
+		lp_manifest_free(manifest);
+		if (!ok)
+			return false;
+		ok = lp_transaction_check_conflict(request, transaction, len, version, err);
+		lp_free(transaction);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static bool
+write_transaction(LpStore *store, const char *root, const char *file_name,
+				  const uint8_t *data, size_t len, LpError *err)
+{
+	char	   *directory = lp_path_join(root, LP_TRANSACTIONS_DIR);
+	char	   *path = directory ? lp_path_join(directory, file_name) : NULL;
+	bool		ok;
+
+	lp_free(directory);
+	if (path == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	ok = store->ops->put(store, path, data, len, err);
+	lp_free(path);
+	return ok;
+}
+
+/* Create the manifest of a version; LP_ERR_ALREADY_EXISTS if another writer did. */
+static bool
+publish_manifest(LpStore *store, const char *root, LpManifestNaming naming,
+				 uint64_t version, const uint8_t *data, size_t len, LpError *err)
+{
+	char		name[LP_MANIFEST_NAME_SIZE];
+	char	   *directory = lp_path_join(root, LP_VERSIONS_DIR);
+	char	   *path;
+	bool		ok;
+
+	lp_manifest_name(naming, version, name);
+	path = directory ? lp_path_join(directory, name) : NULL;
+	lp_free(directory);
+	if (path == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	ok = store->ops->put_if_absent(store, path, data, len, err);
+	lp_free(path);
+	return ok;
+}
+
+/* Readers only use the hint to start their search, so failures are ignored. */
+static void
+write_version_hint(LpStore *store, const char *root, uint64_t version)
+{
+	char		text[64];
+	char	   *directory = lp_path_join(root, LP_VERSIONS_DIR);
+	char	   *path = directory ? lp_path_join(directory, LP_VERSION_HINT_FILE) : NULL;
+	LpError		ignored;
+	int			len;
+
+	lp_free(directory);
+	if (path == NULL)
+		return;
+	len = snprintf(text, sizeof(text), "{\"version\":%" PRIu64 "}", version);
+	store->ops->put(store, path, text, (size_t) len, &ignored);
+	lp_free(path);
+}
+
+bool
+lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
+		  const LpCommitOptions *options, LpCommitResult *result, LpError *err)
+{
+	LpError		local_err;
+	uint8_t		uuid_bytes[16];
+	char		uuid[LP_UUID_STRING_SIZE];
+	char		transaction_file[64];
+	bool		transaction_written = false;
+	uint8_t    *transaction = NULL;
+	size_t		transaction_len = 0;
+	uint64_t	checked = request->read_version;
+	uint64_t   *new_ids;
+	size_t		n_new_ids = request->kind == LP_COMMIT_REWRITE ? request->n_groups : 1;
+	bool		ok = false;
+
+	/* The retry loop needs to see the code of a failed publication. */
+	if (err == NULL)
+		err = &local_err;
+	memset(result, 0, sizeof(*result));
+	if (options->max_retries < 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "max_retries must not be negative");
+	if (request->read_manifest != NULL &&
+		request->read_manifest->proto->version != request->read_version)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the manifest given for read version %llu holds version %llu",
+					   (unsigned long long) request->read_version,
+					   (unsigned long long) request->read_manifest->proto->version);
+	if (n_new_ids == 0 || n_new_ids > LP_COMMIT_MAX_GROUPS)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
+	if (!options->random(options->random_arg, uuid_bytes, sizeof(uuid_bytes), err))
+		return false;
+	lp_uuid_v4(uuid_bytes);
+	lp_uuid_format(uuid_bytes, uuid);
+	snprintf(transaction_file, sizeof(transaction_file), "%" PRIu64 "-%s.txn",
+			 request->read_version, uuid);
+	new_ids = lp_alloc_array(n_new_ids, sizeof(uint64_t));
+	if (new_ids == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+
+	for (int attempt = 1; attempt <= options->max_retries + 1; attempt++)
+	{
+		LpManifestNaming naming = request->read_naming;
+		const LpManifest *latest = request->read_manifest;
+		LpManifest *read = NULL;
+		uint8_t    *manifest_data;
+		size_t		manifest_len;
+		uint64_t	new_version;
+		bool		built;
+
+		/* after a lost race the latest version is a newer one */
+		if (latest == NULL || attempt > 1)
+		{
+			latest = read = lp_dataset_read_latest(store, root, &naming, err);
+			if (latest == NULL)
+				goto done;
+		}
+		if (latest->proto->version < request->read_version)
+		{
+			lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					"read version %llu is newer than the latest version %llu of dataset \"%s\"",
+					(unsigned long long) request->read_version,
+					(unsigned long long) latest->proto->version, root);
+			lp_manifest_free(read);
+			goto done;
+		}
+		if (!check_versions_since(store, root, naming, request, checked,
+								  latest->proto->version, err))
+		{
+			lp_manifest_free(read);
+			goto done;
+		}
+		checked = latest->proto->version;
+
+		/* The transaction does not depend on the version it lands on. */
+		if (transaction == NULL &&
+			!lp_transaction_build(request, latest, uuid, &transaction,
+								  &transaction_len, err))
+		{
+			lp_manifest_free(read);
+			goto done;
+		}
+
+		built = lp_commit_build_manifest(latest, request, transaction, transaction_len,
+										 transaction_file, now_nanos(),
+										 &manifest_data, &manifest_len, new_ids, err);
+		new_version = latest->proto->version + 1;
+		lp_manifest_free(read);
+		if (!built)
+			goto done;
+
+		/* written once, and only for a request the dataset accepts */
+		if (!transaction_written)
+		{
+			if (!write_transaction(store, root, transaction_file, transaction,
+								   transaction_len, err))
+			{
+				lp_free(manifest_data);
+				goto done;
+			}
+			transaction_written = true;
+		}
+		ok = publish_manifest(store, root, naming, new_version, manifest_data,
+							  manifest_len, err);
+		lp_free(manifest_data);
+		if (ok)
+		{
+			result->version = new_version;
+			result->naming = naming;
+			result->attempts = attempt;
+			if (request->kind == LP_COMMIT_APPEND)
+				result->fragment_id = new_ids[0];
+			else if (request->kind == LP_COMMIT_REPLACE)
+				result->fragment_id = request->fragment_id;
+			else
+			{
+				result->new_fragment_ids = new_ids;
+				new_ids = NULL;
+			}
+			write_version_hint(store, root, new_version);
+			goto done;
+		}
+		if (err->code != LP_ERR_ALREADY_EXISTS)
+			goto done;
+	}
+	lp_fail(err, LP_ERR_CONFLICT,
+			"could not commit to dataset \"%s\": other writers won %d attempts in a row",
+			root, options->max_retries + 1);
+
+done:
+	lp_free(transaction);
+	lp_free(new_ids);
+	return ok;
+}

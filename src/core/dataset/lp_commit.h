@@ -1,0 +1,147 @@
+/*
+ * lp_commit.h - committing new versions of a Lance dataset.
+ *
+ * Three operations, each published as Lance publishes its own
+ * (lance-format.md sections 5.7 - 5.9): a transaction file
+ * _transactions/{read_version}-{uuid}.txn, then the manifest of version N+1,
+ * created only if absent under the dataset's own naming scheme and carrying
+ * the same transaction inline.  When another writer won version N+1, the
+ * transactions committed since the caller's read version are checked for
+ * conflicts and the manifest is rebuilt on top of the new latest version.
+ *
+ *  - append:  one new fragment holding one data file;
+ *  - replace: Lance's DataReplacement - the data file holding exactly the
+ *             new file's fields in a fragment is swapped for it (or the file
+ *             is added when no file holds any of those fields);
+ *  - rewrite: compaction - groups of adjacent fragments each replaced by one
+ *             new fragment holding the same rows.
+ */
+#ifndef LP_COMMIT_H
+#define LP_COMMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataset/lp_dataset.h"
+#include "base/lp_error.h"
+#include "format/lp_file.h"
+#include "dataset/lp_manifest.h"
+#include "io/lp_storage.h"
+
+#define LP_WRITER_LIBRARY "lance_parts"
+#define LP_WRITER_VERSION "0.1.0"
+
+/* A data file to reference from the new version. */
+typedef struct LpNewDataFile
+{
+	const char *path;			/* file name relative to <base>/data/ */
+	const int32_t *fields;		/* DataFile.fields */
+	const int32_t *column_indices;	/* DataFile.column_indices */
+	size_t		n_fields;
+	LpFileVersion version;
+	uint64_t	size_bytes;		/* exact size of the file */
+	bool		has_base_id;	/* false: the dataset root */
+	uint32_t	base_id;
+} LpNewDataFile;
+
+typedef struct LpRewriteGroup
+{
+	const uint64_t *old_fragment_ids;	/* adjacent fragments, in dataset order */
+	size_t		n_old;
+	LpNewDataFile file;			/* their rows, in the same order */
+	uint64_t	physical_rows;
+} LpRewriteGroup;
+
+typedef enum LpCommitKind
+{
+	LP_COMMIT_APPEND,
+	LP_COMMIT_REPLACE,
+	LP_COMMIT_REWRITE
+} LpCommitKind;
+
+typedef struct LpCommitRequest
+{
+	LpCommitKind kind;
+	uint64_t	read_version;	/* version the caller read the dataset at */
+	LpNewDataFile file;			/* append, replace */
+	uint64_t	physical_rows;	/* append, replace: rows of file */
+	uint64_t	fragment_id;	/* replace */
+	const LpRewriteGroup *groups;	/* rewrite */
+	size_t		n_groups;
+
+	/*
+	 * Optional: the manifest of read_version as the caller read it (the
+	 * latest version then), and the naming scheme of the directory.  The
+	 * first attempt builds on it instead of listing _versions/ and reading
+	 * it again; retries after a lost race read the newer latest version.  It
+	 * stays the caller's.
+	 */
+	const LpManifest *read_manifest;
+	LpManifestNaming read_naming;
+} LpCommitRequest;
+
+typedef struct LpCommitOptions
+{
+	int			max_retries;	/* rebuilds after losing the race; >= 0 */
+	LpRandomFunction random;	/* for the transaction UUID */
+	void	   *random_arg;
+} LpCommitOptions;
+
+#define LP_COMMIT_MAX_GROUPS 65536
+
+typedef struct LpCommitResult
+{
+	uint64_t	version;		/* the version created */
+	LpManifestNaming naming;
+	int			attempts;		/* 1 when no other writer interfered */
+	/* append: the new fragment; replace: the fragment given; rewrite: unused */
+	uint64_t	fragment_id;
+	uint64_t   *new_fragment_ids;	/* rewrite: one per group (lp_alloc'd) */
+} LpCommitResult;
+
+/*
+ * The serialized Transaction of a request (read_version and uuid as given).
+ * Rewrites record the old fragments as base has them.
+ */
+bool		lp_transaction_build(const LpCommitRequest *request,
+								 const LpManifest *base, const char *uuid,
+								 uint8_t **out, size_t *out_len, LpError *err);
+
+/*
+ * The manifest file of version base + 1 for the request, with the given
+ * transaction inline and recorded as transaction_file.  new_fragment_ids
+ * receives the id of every new fragment (1 for append, n_groups for rewrite,
+ * none for replace; may be NULL).  Fails (LP_ERR_INVALID_ARGUMENT,
+ * LP_ERR_UNSUPPORTED) when the request does not fit the base version.
+ */
+bool		lp_commit_build_manifest(const LpManifest *base,
+									 const LpCommitRequest *request,
+									 const uint8_t *transaction,
+									 size_t transaction_len,
+									 const char *transaction_file,
+									 int64_t timestamp_nanos,
+									 uint8_t **out, size_t *out_len,
+									 uint64_t *new_fragment_ids, LpError *err);
+
+/*
+ * Check the transaction that produced version `version` against a request.
+ * Returns false with LP_ERR_CONFLICT when they conflict.
+ */
+bool		lp_transaction_check_conflict(const LpCommitRequest *request,
+										  const uint8_t *transaction,
+										  size_t transaction_len,
+										  uint64_t version, LpError *err);
+
+/*
+ * Publish the request as a new version of the dataset at root.  On success
+ * *result is filled (free result->new_fragment_ids with lp_free).  Losing
+ * every retry, or a conflicting concurrent commit, fails with
+ * LP_ERR_CONFLICT; a file the base version already holds with
+ * LP_ERR_ALREADY_COMMITTED.
+ */
+bool		lp_commit(LpStore *store, const char *root,
+					  const LpCommitRequest *request,
+					  const LpCommitOptions *options,
+					  LpCommitResult *result, LpError *err);
+
+#endif							/* LP_COMMIT_H */

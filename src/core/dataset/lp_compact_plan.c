@@ -1,0 +1,182 @@
+/*
+ * lp_compact_plan.c - planning compaction by page copy (see lp_compact_plan.h).
+ */
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "dataset/lp_compact_plan.h"
+
+/* Why a selected fragment cannot be rewritten, or NULL; false on error. */
+static bool
+skip_reason(const LpManifest *manifest, const LpFragment *fragment,
+			const LpDataFileRef *file, LpFileVersion version, uint64_t target_rows,
+			const char **reason, LpError *err)
+{
+	bool		indexed;
+
+	*reason = NULL;
+	if (fragment->has_deletion_file)
+		*reason = LP_COMPACT_DELETION_FILE;
+	else if (fragment->num_files != 1)
+		*reason = LP_COMPACT_SEVERAL_FILES;
+	else if (!lp_data_file_has_version(file, version))
+		*reason = LP_COMPACT_VERSION_MISMATCH;
+	else if (!lp_data_file_in_base(file, false, 0))
+		*reason = LP_COMPACT_EXTERNAL_BASE;
+	else
+	{
+		if (!lp_manifest_fragment_indexed(manifest, fragment->id, NULL, 0, &indexed, err))
+			return false;
+		if (indexed)
+			*reason = LP_COMPACT_INDEXED;
+		else if (fragment->physical_rows == 0 || fragment->physical_rows >= target_rows)
+			*reason = LP_COMPACT_LARGE_ENOUGH;
+	}
+	return true;
+}
+
+static bool
+is_selected(uint64_t id, const uint64_t *selected, size_t n_selected)
+{
+	if (selected == NULL)
+		return true;
+	for (size_t i = 0; i < n_selected; i++)
+		if (selected[i] == id)
+			return true;
+	return false;
+}
+
+/* Greedy runs of adjacent eligible candidates with the same file layout. */
+static bool
+form_groups(LpCompactPlan *plan, uint64_t target_rows, LpError *err)
+{
+	LpCompactCandidate *c = plan->candidates;
+
+	for (size_t i = 0; i < plan->n_candidates;)
+	{
+		size_t		j = i;
+		uint64_t	rows = 0;
+
+		while (j < plan->n_candidates && c[j].skip_reason == NULL &&
+			   rows + c[j].physical_rows <= target_rows &&
+			   lp_data_file_same_columns(&c[i].file, &c[j].file))
+			rows += c[j++].physical_rows;
+		if (j - i >= 2)
+		{
+			LpCompactGroup *group = &plan->groups[plan->n_groups];
+
+			group->first = i;
+			group->count = j - i;
+			group->rows = rows;
+			group->fragment_ids = lp_alloc_array(j - i, sizeof(uint64_t));
+			if (group->fragment_ids == NULL)
+				return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory planning a compaction");
+			for (size_t k = i; k < j; k++)
+			{
+				group->fragment_ids[k - i] = c[k].fragment_id;
+				c[k].group = (int64_t) plan->n_groups;
+			}
+			plan->n_groups++;
+			i = j;
+		}
+		else
+		{
+			if (c[i].skip_reason == NULL)
+				c[i].skip_reason = LP_COMPACT_NO_ADJACENT;
+			i++;
+		}
+	}
+	return true;
+}
+
+bool
+lp_compact_check_dataset(const LpManifest *manifest, const char *dataset,
+						 LpFileVersion *version, LpError *err)
+{
+	const char *format = lp_manifest_data_format(manifest);
+
+	if (!lp_manifest_data_version(manifest, version) || *version == LP_FILE_VERSION_LEGACY)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "dataset \"%s\" has data storage format \"%s\", which cannot be compacted by page copy",
+					   dataset, format ? format : "");
+	if (lp_manifest_stable_row_ids(manifest))
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "dataset \"%s\" uses stable row ids, which compaction by page copy does not carry over yet",
+					   dataset);
+	return true;
+}
+
+bool
+lp_compact_plan(const LpManifest *manifest, const char *dataset,
+				const uint64_t *selected, size_t n_selected, uint64_t target_rows,
+				LpCompactPlan *plan, LpError *err)
+{
+	size_t		n_fragments = lp_manifest_num_fragments(manifest);
+
+	memset(plan, 0, sizeof(*plan));
+	if (!lp_compact_check_dataset(manifest, dataset, &plan->version, err))
+		return false;
+	plan->read_version = lp_manifest_version(manifest);
+	plan->candidates = lp_alloc_array(n_fragments > 0 ? n_fragments : 1,
+									  sizeof(LpCompactCandidate));
+	plan->groups = lp_alloc_array(n_fragments > 0 ? n_fragments : 1, sizeof(LpCompactGroup));
+	if (plan->candidates == NULL || plan->groups == NULL)
+	{
+		lp_compact_plan_free(plan);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory planning a compaction");
+	}
+	memset(plan->groups, 0, sizeof(LpCompactGroup) * (n_fragments > 0 ? n_fragments : 1));
+
+	/* candidates in dataset order, each eligible or skipped with a reason */
+	for (size_t f = 0; f < n_fragments; f++)
+	{
+		LpCompactCandidate *candidate = &plan->candidates[f];
+		LpFragment	fragment;
+
+		lp_manifest_fragment(manifest, f, &fragment);
+		memset(candidate, 0, sizeof(*candidate));
+		candidate->fragment_id = fragment.id;
+		candidate->physical_rows = fragment.physical_rows;
+		candidate->group = -1;
+		if (fragment.num_files == 1)
+			lp_fragment_data_file(manifest, &fragment, 0, &candidate->file);
+		if (!is_selected(fragment.id, selected, n_selected))
+			candidate->skip_reason = LP_COMPACT_NOT_SELECTED;
+		else if (!skip_reason(manifest, &fragment, &candidate->file, plan->version,
+							  target_rows, &candidate->skip_reason, err))
+		{
+			lp_compact_plan_free(plan);
+			return false;
+		}
+		plan->n_candidates++;
+	}
+	if (!form_groups(plan, target_rows, err))
+	{
+		lp_compact_plan_free(plan);
+		return false;
+	}
+	return true;
+}
+
+void
+lp_compact_plan_skip_group(LpCompactPlan *plan, size_t g, const char *reason)
+{
+	LpCompactGroup *group = &plan->groups[g];
+
+	group->skipped = true;
+	for (size_t k = group->first; k < group->first + group->count; k++)
+	{
+		plan->candidates[k].skip_reason = reason;
+		plan->candidates[k].group = -1;
+	}
+}
+
+void
+lp_compact_plan_free(LpCompactPlan *plan)
+{
+	for (size_t g = 0; plan->groups != NULL && g < plan->n_groups; g++)
+		lp_free(plan->groups[g].fragment_ids);
+	lp_free(plan->groups);
+	lp_free(plan->candidates);
+	memset(plan, 0, sizeof(*plan));
+}

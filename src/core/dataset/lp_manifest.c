@@ -1,0 +1,526 @@
+/*
+ * lp_manifest.c - reading and writing Lance manifest files.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_bytes.h"
+#include "base/lp_checked.h"
+#include "dataset/lp_manifest_internal.h"
+#include "base/lp_protobuf.h"
+#include "format/lp_roaring.h"
+#include "format/lp_schema_internal.h"
+
+/*
+ * Locate a "u32 length + body" section starting at offset; it must end at
+ * or before limit.
+ */
+static bool
+locate_section(const LpManifest *manifest, const char *what, uint64_t offset,
+			   uint64_t limit, const uint8_t **body, size_t *body_len,
+			   LpError *err)
+{
+	uint32_t	len;
+
+	if (!lp_range_within(offset, 4, limit))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "%s of manifest file \"%s\" starts at offset %llu, outside the file",
+					   what, manifest->name, (unsigned long long) offset);
+	len = lp_le32(manifest->file_data + offset);
+	if (!lp_range_within(offset + 4, len, limit))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "%s of manifest file \"%s\" (%u bytes at offset %llu) runs past its end",
+					   what, manifest->name, len, (unsigned long long) offset);
+	*body = manifest->file_data + offset + 4;
+	*body_len = len;
+	return true;
+}
+
+bool
+lp_manifest_relative_path_valid(const char *path)
+{
+	const char *name = path;
+
+	if (path == NULL)
+		return false;
+	for (;;)
+	{
+		size_t		len = strcspn(name, "/");
+
+		if (len == 0 || (len == 1 && name[0] == '.') ||
+			(len == 2 && name[0] == '.' && name[1] == '.') ||
+			memchr(name, '\\', len) != NULL)
+			return false;
+		if (name[len] == '\0')
+			return true;
+		name += len + 1;
+	}
+}
+
+/*
+ * The paths of a manifest are names under the dataset's directories; one
+ * that would leave them (or, for a base, depend on the server's working
+ * directory) is damaged metadata, refused before any caller can open it.
+ * Deletion and index files are named from numbers and UUIDs, never from
+ * strings, so they need no check.
+ */
+static bool
+check_paths(const LpManifest *manifest, LpError *err)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+	const char *transaction_file = proto->transaction_file;
+
+	for (size_t f = 0; f < proto->n_fragments; f++)
+	{
+		const Lance__Table__DataFragment *fragment = proto->fragments[f];
+
+		for (size_t d = 0; d < fragment->n_files; d++)
+		{
+			const char *path = fragment->files[d]->path;
+
+			if (!lp_manifest_relative_path_valid(path))
+			{
+				lp_fail(err, LP_ERR_CORRUPT,
+						"manifest file \"%s\" names data file \"%s\" in fragment %llu, which is not a relative path inside the data directory",
+						manifest->name, path ? path : "",
+						(unsigned long long) fragment->id);
+				lp_error_detail(err, "Data file paths are names joined onto the data directory; empty names, \".\", \"..\", backslashes and absolute paths are refused.");
+				return false;
+			}
+		}
+	}
+	if (transaction_file != NULL && transaction_file[0] != '\0' &&
+		(!lp_manifest_relative_path_valid(transaction_file) ||
+		 strchr(transaction_file, '/') != NULL))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" names an invalid transaction file \"%s\"",
+					   manifest->name, transaction_file);
+	for (size_t i = 0; i < proto->n_base_paths; i++)
+	{
+		const char *path = proto->base_paths[i]->path;
+
+		/* bases are registered locations, absolute by design in Lance */
+		if (path == NULL || (path[0] != '/' && strstr(path, "://") == NULL))
+		{
+			lp_fail(err, LP_ERR_CORRUPT,
+					"manifest file \"%s\" names base path %u as \"%s\", which is neither an absolute path nor a URI",
+					manifest->name, proto->base_paths[i]->id, path ? path : "");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Parse manifest->file_data, which holds the whole file. */
+static bool
+parse_file(LpManifest *manifest, LpError *err)
+{
+	const uint8_t *data = manifest->file_data;
+	size_t		len = manifest->file_len;
+	const uint8_t *tail;
+	uint64_t	position;
+	uint64_t	body_limit;
+	uint32_t	manifest_len;
+	LpUnpackResult result;
+
+	if (len < LP_MANIFEST_TAIL_LEN + 4)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" is too short (%zu bytes)",
+					   manifest->name, len);
+	tail = data + len - LP_MANIFEST_TAIL_LEN;
+	if (memcmp(tail + 12, "LANC", 4) != 0)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" does not end with the Lance magic",
+					   manifest->name);
+	position = lp_le64(tail);
+	body_limit = len - LP_MANIFEST_TAIL_LEN;
+	if (!lp_range_within(position, 4, body_limit))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" records its manifest at offset %llu, outside the file (%zu bytes)",
+					   manifest->name, (unsigned long long) position, len);
+	manifest_len = lp_le32(data + position);
+	if ((uint64_t) manifest_len != body_limit - position - 4)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest file \"%s\" has a manifest length of %u bytes at offset %llu, but %llu bytes precede its tail",
+					   manifest->name, manifest_len,
+					   (unsigned long long) position,
+					   (unsigned long long) (body_limit - position - 4));
+
+	result = lp_protobuf_unpack(&lance__table__manifest__descriptor,
+								data + position + 4, manifest_len,
+								(ProtobufCMessage **) &manifest->proto);
+	if (result == LP_UNPACK_NO_MEMORY)
+		return lp_fail(err, LP_ERR_NO_MEMORY,
+					   "out of memory reading manifest file \"%s\"", manifest->name);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "manifest of manifest file \"%s\" %s",
+					   manifest->name, lp_unpack_result_text(result));
+
+	/* The optional sections lie before the manifest itself. */
+	if (manifest->proto->index_section_present_case ==
+		LANCE__TABLE__MANIFEST__INDEX_SECTION_PRESENT_INDEX_SECTION &&
+		!locate_section(manifest, "index section",
+						manifest->proto->index_section, position,
+						&manifest->index_section,
+						&manifest->index_section_len, err))
+		return false;
+	if (manifest->proto->transaction_section_present_case ==
+		LANCE__TABLE__MANIFEST__TRANSACTION_SECTION_PRESENT_TRANSACTION_SECTION &&
+		!locate_section(manifest, "transaction section",
+						manifest->proto->transaction_section, position,
+						&manifest->transaction,
+						&manifest->transaction_len, err))
+		return false;
+	return check_paths(manifest, err);
+}
+
+LpManifest *
+lp_manifest_parse(const char *name, const uint8_t *data, size_t len,
+				  LpError *err)
+{
+	LpManifest *manifest = lp_alloc0(sizeof(LpManifest));
+
+	if (manifest == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading manifest file \"%s\"", name);
+		return NULL;
+	}
+	manifest->name = lp_strdup(name);
+	manifest->file_data = lp_alloc(len > 0 ? len : 1);
+	if (manifest->name == NULL || manifest->file_data == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading manifest file \"%s\"", name);
+		lp_manifest_free(manifest);
+		return NULL;
+	}
+	if (len > 0)
+		memcpy(manifest->file_data, data, len);
+	manifest->file_len = len;
+	if (!parse_file(manifest, err))
+	{
+		lp_manifest_free(manifest);
+		return NULL;
+	}
+	return manifest;
+}
+
+LpManifest *
+lp_manifest_read(LpInput *input, LpError *err)
+{
+	LpManifest *manifest;
+	uint8_t    *data;
+
+	if (input->size > LP_MANIFEST_MAX_SIZE)
+	{
+		lp_fail(err, LP_ERR_UNSUPPORTED,
+				"manifest file \"%s\" is too large (%llu bytes)",
+				input->name, (unsigned long long) input->size);
+		return NULL;
+	}
+	data = lp_alloc(input->size > 0 ? input->size : 1);
+	if (data == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading manifest file \"%s\"", input->name);
+		return NULL;
+	}
+	if (!lp_input_read(input, 0, data, input->size, err))
+	{
+		lp_free(data);
+		return NULL;
+	}
+	manifest = lp_manifest_parse(input->name, data, input->size, err);
+	lp_free(data);
+	return manifest;
+}
+
+void
+lp_manifest_free(LpManifest *manifest)
+{
+	if (manifest == NULL)
+		return;
+	lp_protobuf_free((ProtobufCMessage *) manifest->proto);
+	lp_free(manifest->file_data);
+	lp_free(manifest->name);
+	lp_free(manifest);
+}
+
+bool
+lp_manifest_serialize(Lance__Table__Manifest *manifest,
+					  const uint8_t *index_section, size_t index_section_len,
+					  const uint8_t *transaction, size_t transaction_len,
+					  uint8_t **out, size_t *out_len, LpError *err)
+{
+	uint64_t	offset = 0;
+	uint64_t	manifest_position;
+	size_t		manifest_len;
+	uint64_t	total;
+	uint8_t    *buffer;
+
+	if (index_section_len > UINT32_MAX || transaction_len > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "manifest section is too large to serialize");
+
+	if (index_section != NULL)
+	{
+		manifest->index_section_present_case =
+			LANCE__TABLE__MANIFEST__INDEX_SECTION_PRESENT_INDEX_SECTION;
+		manifest->index_section = offset;
+		offset += 4 + index_section_len;
+	}
+	else
+		manifest->index_section_present_case =
+			LANCE__TABLE__MANIFEST__INDEX_SECTION_PRESENT__NOT_SET;
+	if (transaction != NULL)
+	{
+		manifest->transaction_section_present_case =
+			LANCE__TABLE__MANIFEST__TRANSACTION_SECTION_PRESENT_TRANSACTION_SECTION;
+		manifest->transaction_section = offset;
+		offset += 4 + transaction_len;
+	}
+	else
+		manifest->transaction_section_present_case =
+			LANCE__TABLE__MANIFEST__TRANSACTION_SECTION_PRESENT__NOT_SET;
+
+	manifest_position = offset;
+	manifest_len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) manifest);
+	if (manifest_len > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "manifest of %zu bytes is too large to serialize", manifest_len);
+	total = manifest_position + 4 + manifest_len + LP_MANIFEST_TAIL_LEN;
+	buffer = lp_alloc(total);
+	if (buffer == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY,
+					   "out of memory serializing a manifest of %llu bytes",
+					   (unsigned long long) total);
+
+	if (index_section != NULL)
+	{
+		lp_put_le32(buffer + manifest->index_section, (uint32_t) index_section_len);
+		memcpy(buffer + manifest->index_section + 4, index_section, index_section_len);
+	}
+	if (transaction != NULL)
+	{
+		lp_put_le32(buffer + manifest->transaction_section, (uint32_t) transaction_len);
+		memcpy(buffer + manifest->transaction_section + 4, transaction, transaction_len);
+	}
+	lp_put_le32(buffer + manifest_position, (uint32_t) manifest_len);
+	protobuf_c_message_pack((const ProtobufCMessage *) manifest,
+							buffer + manifest_position + 4);
+
+	/* Tail: i64 position, u16 major 0, u16 minor 2, magic. */
+	lp_put_le64(buffer + total - LP_MANIFEST_TAIL_LEN, manifest_position);
+	buffer[total - 8] = 0;
+	buffer[total - 7] = 0;
+	buffer[total - 6] = 2;
+	buffer[total - 5] = 0;
+	memcpy(buffer + total - 4, "LANC", 4);
+
+	*out = buffer;
+	*out_len = total;
+	return true;
+}
+
+void
+lp_manifest_compute_flags(const Lance__Table__Manifest *manifest,
+						  uint64_t *reader_flags, uint64_t *writer_flags)
+{
+	uint64_t	flags = 0;
+
+	for (size_t i = 0; i < manifest->n_fragments; i++)
+		if (manifest->fragments[i]->deletion_file != NULL)
+		{
+			flags |= LP_FLAG_DELETION_FILES;
+			break;
+		}
+	/* Stable row ids are a property of the dataset, kept from the old flags. */
+	if (manifest->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
+		flags |= LP_FLAG_STABLE_ROW_IDS;
+	if (manifest->n_base_paths > 0)
+		flags |= LP_FLAG_BASE_PATHS;
+	*reader_flags = flags;
+
+	if (manifest->n_config > 0)
+		flags |= LP_FLAG_TABLE_CONFIG;
+	if (manifest->writer_feature_flags & LP_FLAG_NO_TRANSACTION_FILE)
+		flags |= LP_FLAG_NO_TRANSACTION_FILE;
+	*writer_flags = flags;
+}
+
+bool
+lp_manifest_check_flags(const LpManifest *manifest, LpError *err)
+{
+	uint64_t	reader = manifest->proto->reader_feature_flags;
+	uint64_t	writer = manifest->proto->writer_feature_flags;
+
+	if ((reader & ~LP_FLAGS_KNOWN) != 0 || (writer & ~LP_FLAGS_KNOWN) != 0)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "manifest file \"%s\" uses unknown feature flags (reader 0x%llx, writer 0x%llx)",
+					   manifest->name, (unsigned long long) reader,
+					   (unsigned long long) writer);
+	return true;
+}
+
+bool
+lp_manifest_schema(const LpManifest *manifest, LpSchema *schema, LpError *err)
+{
+	char		where[LP_SCHEMA_WHERE_LEN];
+
+	snprintf(where, sizeof(where), "manifest file \"%s\"", manifest->name);
+	return lp_schema_from_proto(where, manifest->proto->fields,
+								manifest->proto->n_fields,
+								(const LpProtoMapEntry *const *) manifest->proto->schema_metadata,
+								manifest->proto->n_schema_metadata, schema, err);
+}
+
+Lance__Table__DataFragment *
+lp_manifest_find_fragment(const Lance__Table__Manifest *manifest,
+						  uint64_t fragment_id)
+{
+	for (size_t i = 0; i < manifest->n_fragments; i++)
+		if (manifest->fragments[i]->id == fragment_id)
+			return manifest->fragments[i];
+	return NULL;
+}
+
+Lance__File__Field *
+lp_manifest_find_field(const Lance__Table__Manifest *manifest, int32_t field_id)
+{
+	for (size_t i = 0; i < manifest->n_fields; i++)
+		if (manifest->fields[i]->id == field_id)
+			return manifest->fields[i];
+	return NULL;
+}
+
+/* Whether the index is on one of fields (any field when fields is NULL). */
+static bool
+index_on_fields(const Lance__Table__IndexMetadata *index, const int32_t *fields,
+				size_t n_fields)
+{
+	if (fields == NULL)
+		return true;
+	for (size_t i = 0; i < index->n_fields; i++)
+		for (size_t k = 0; k < n_fields; k++)
+			if (index->fields[i] == fields[k])
+				return true;
+	return false;
+}
+
+bool
+lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
+							 const int32_t *fields, size_t n_fields,
+							 bool *indexed, LpError *err)
+{
+	Lance__Table__IndexSection *section;
+	LpUnpackResult result;
+	bool		ok = true;
+
+	*indexed = false;
+	if (manifest->index_section == NULL)
+		return true;
+	result = lp_protobuf_unpack(&lance__table__index_section__descriptor,
+								manifest->index_section, manifest->index_section_len,
+								(ProtobufCMessage **) &section);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+					   "index section of manifest \"%s\" %s", manifest->name,
+					   lp_unpack_result_text(result));
+	for (size_t i = 0; ok && !*indexed && i < section->n_indices; i++)
+	{
+		const Lance__Table__IndexMetadata *index = section->indices[i];
+
+		/* fragment ids are u32 in row addresses; larger ones cannot be covered */
+		if (fragment_id <= UINT32_MAX && index_on_fields(index, fields, n_fields))
+			ok = lp_roaring32_contains(index->fragment_bitmap.data,
+									   index->fragment_bitmap.len,
+									   (uint32_t) fragment_id, indexed, err);
+	}
+	lp_protobuf_free(&section->base);
+	return ok;
+}
+
+uint64_t
+lp_manifest_version(const LpManifest *manifest)
+{
+	return manifest->proto->version;
+}
+
+const char *
+lp_manifest_file_name(const LpManifest *manifest)
+{
+	return manifest->name;
+}
+
+const char *
+lp_manifest_data_format(const LpManifest *manifest)
+{
+	const Lance__Table__Manifest__DataStorageFormat *format = manifest->proto->data_format;
+
+	return format != NULL ? format->version : NULL;
+}
+
+bool
+lp_manifest_data_version(const LpManifest *manifest, LpFileVersion *version)
+{
+	const char *format = lp_manifest_data_format(manifest);
+
+	return format != NULL && lp_file_version_parse(format, version);
+}
+
+bool
+lp_manifest_is_legacy(const LpManifest *manifest)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+	const char *format = lp_manifest_data_format(manifest);
+	LpFileVersion version;
+
+	/* Lance names the legacy storage format "0.1" */
+	if (format != NULL && (strcmp(format, "0.1") == 0 ||
+						   (lp_file_version_parse(format, &version) &&
+							version == LP_FILE_VERSION_LEGACY)))
+		return true;
+	/* before 0.3, data file numbers were those of v1 files */
+	for (size_t f = 0; f < proto->n_fragments; f++)
+		for (size_t d = 0; d < proto->fragments[f]->n_files; d++)
+			if (proto->fragments[f]->files[d]->file_major_version == 0 &&
+				proto->fragments[f]->files[d]->file_minor_version < 3)
+				return true;
+	return false;
+}
+
+bool
+lp_manifest_stable_row_ids(const LpManifest *manifest)
+{
+	return (manifest->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) != 0;
+}
+
+char *
+lp_manifest_tag(const LpManifest *manifest)
+{
+	const Lance__Table__Manifest *proto = manifest->proto;
+	char		buffer[64];
+	const char *tag = buffer;
+	size_t		len;
+	char	   *result;
+
+	if (proto->transaction_file != NULL && proto->transaction_file[0] != '\0')
+		tag = proto->transaction_file;
+	else if (proto->timestamp != NULL)
+		snprintf(buffer, sizeof(buffer), "timestamp:%lld.%09d",
+				 (long long) proto->timestamp->seconds, (int) proto->timestamp->nanos);
+	else
+		snprintf(buffer, sizeof(buffer), "version:%llu",
+				 (unsigned long long) proto->version);
+	len = strlen(tag);
+	result = lp_alloc(len + 1);
+	if (result != NULL)
+		memcpy(result, tag, len + 1);
+	return result;
+}
+
+bool
+lp_manifest_has_fragment(const LpManifest *manifest, uint64_t fragment_id)
+{
+	return lp_manifest_find_fragment(manifest->proto, fragment_id) != NULL;
+}

@@ -1,0 +1,757 @@
+/*
+ * lp_decode_v20.c - Lance 2.0 pages: ArrayEncoding trees (encodings_v2_0.proto)
+ * over page buffers, and the 2.0 column layout of nested fields (struct
+ * header columns, list offsets columns followed by their item columns).
+ * Byte formats: lance-format.md §4.3 and §4.4.
+ */
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_checked.h"
+#include "decode/lp_decode_internal.h"
+#include "base/lp_protobuf.h"
+
+#define MAX_NESTING 32
+
+typedef Lance__Encodings__ArrayEncoding ArrayEncoding;
+
+/* The page being decoded: its buffers, read into memory. */
+typedef struct Page20
+{
+	const LpPageContext *ctx;
+	uint32_t	num_buffers;
+	uint8_t   **data;
+	uint64_t   *len;
+	bool		variable;		/* shape of the leaf (for all-null pages) */
+	uint32_t	bits;
+} Page20;
+
+static bool
+missing(const Page20 *page, const char *what)
+{
+	return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "encoding lacks its %s", what);
+}
+
+/* The bytes of the page buffer a Buffer message names (decompressed if asked). */
+static bool
+flat_bytes(const Page20 *page, const Lance__Encodings__Flat *flat, const uint8_t **data,
+		   uint64_t *len, LpBuf *inflated)
+{
+	const Lance__Encodings__Buffer *buffer = flat->buffer;
+
+	if (buffer == NULL)
+		return missing(page, "buffer");
+	if (buffer->buffer_type != LANCE__ENCODINGS__BUFFER__BUFFER_TYPE__PAGE)
+		return lp_page_unsupported(page->ctx, "flat values in a column or file buffer");
+	if (buffer->buffer_index >= page->num_buffers)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "buffer %u does not exist",
+							buffer->buffer_index);
+	*data = page->data[buffer->buffer_index];
+	*len = page->len[buffer->buffer_index];
+	if (flat->compression != NULL && flat->compression->scheme != NULL &&
+		flat->compression->scheme[0] != '\0')
+	{
+		if (!lp_general_decompress_named(page->ctx, flat->compression->scheme, *data, *len,
+										 inflated))
+			return false;
+		*data = inflated->data;
+		*len = inflated->len;
+	}
+	return true;
+}
+
+static bool decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n,
+						 LpBlock *values, LpBits *validity, int depth);
+
+static bool
+decode_flat(const Page20 *page, const Lance__Encodings__Flat *flat, uint64_t n,
+			LpBlock *values)
+{
+	const uint8_t *data;
+	uint64_t	len;
+	uint64_t	bytes;
+	uint64_t	bits = flat->bits_per_value;
+	LpBuf		inflated = {0};
+	bool		ok;
+
+	if (bits != 1 && (bits == 0 || bits % 8 != 0 || bits > 8 * 1024 * 1024))
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "flat encoding has %llu bits per value",
+							(unsigned long long) bits);
+	if (!flat_bytes(page, flat, &data, &len, &inflated))
+	{
+		lp_buf_free(&inflated);
+		return false;
+	}
+	if (bits == 1)
+		bytes = n / 8 + (n % 8 != 0);
+	else if (!lp_mul_u64(n, bits / 8, &bytes))
+		bytes = UINT64_MAX;
+	if (bytes > len)
+	{
+		lp_buf_free(&inflated);
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
+							"flat buffer of %llu bytes is too short for %llu values",
+							(unsigned long long) len, (unsigned long long) n);
+	}
+	lp_block_init_fixed(values, (uint32_t) bits);
+	ok = lp_buf_append(&values->data, data, bytes);
+	lp_buf_free(&inflated);
+	if (!ok)
+		return lp_page_no_memory(page->ctx);
+	values->num_values = n;
+	return true;
+}
+
+/* Binary: u64 end offsets (null: previous end + null_adjustment), then bytes. */
+static bool
+decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64_t n,
+			  LpBlock *values, LpBits *validity, int depth)
+{
+	LpBlock		indices;
+	LpBits		ignored = {0};
+	const ArrayEncoding *bytes_enc = binary->bytes;
+	const uint8_t *bytes;
+	uint64_t	bytes_len;
+	LpBuf		inflated = {0};
+	uint64_t	start = 0;
+	bool		ok = false;
+
+	memset(&indices, 0, sizeof(indices));
+	if (binary->indices == NULL || bytes_enc == NULL)
+		return missing(page, "binary indices or bytes");
+	if (bytes_enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT ||
+		bytes_enc->flat->bits_per_value != 8)
+		return lp_page_unsupported(page->ctx, "binary bytes not stored flat");
+	if (!decode_array(page, binary->indices, n, &indices, &ignored, depth + 1))
+		goto done;
+	if (indices.variable || indices.bits_per_value != 64)
+	{
+		lp_page_fail(page->ctx, LP_ERR_CORRUPT, "binary indices are not 64-bit");
+		goto done;
+	}
+	if (!flat_bytes(page, bytes_enc->flat, &bytes, &bytes_len, &inflated))
+		goto done;
+	if (!lp_block_init_variable(values))
+	{
+		lp_page_no_memory(page->ctx);
+		goto done;
+	}
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	end = lp_le64(indices.data.data + i * 8);
+		bool		is_null = binary->null_adjustment > 0 && end >= binary->null_adjustment;
+
+		if (is_null)
+			end -= binary->null_adjustment;
+		if (end < start || end > bytes_len)
+		{
+			lp_page_fail(page->ctx, LP_ERR_CORRUPT, "binary offset %llu is out of range",
+						 (unsigned long long) end);
+			goto done;
+		}
+		if (!lp_block_append_repeated(values, bytes + start, is_null ? 0 : end - start, 1) ||
+			!lp_bits_append(validity, !is_null))
+		{
+			lp_page_no_memory(page->ctx);
+			goto done;
+		}
+		start = end;
+	}
+	ok = true;
+
+done:
+	if (!ok)
+		lp_block_free(values);
+	lp_block_free(&indices);
+	lp_buf_free(&ignored.buf);
+	lp_buf_free(&inflated);
+	return ok;
+}
+
+/*
+ * Dictionary: indices count from 1 into the page-local items; index 0 is a
+ * null row.  Items may themselves be null.
+ */
+static bool
+decode_dictionary(const Page20 *page, const Lance__Encodings__Dictionary *dictionary,
+				  uint64_t n, LpBlock *values, LpBits *validity, int depth)
+{
+	LpBlock		indices;
+	LpBlock		items;
+	LpBits		index_validity = {0};
+	LpBits		item_validity = {0};
+	LpBits		row_validity = {0};
+	uint32_t	index_bytes;
+	bool		ok = false;
+
+	memset(&indices, 0, sizeof(indices));
+	memset(&items, 0, sizeof(items));
+	if (dictionary->indices == NULL || dictionary->items == NULL)
+		return missing(page, "dictionary indices or items");
+	if (!decode_array(page, dictionary->indices, n, &indices, &index_validity, depth + 1) ||
+		!decode_array(page, dictionary->items, dictionary->num_dictionary_items, &items,
+					  &item_validity, depth + 1))
+		goto done;
+	if (indices.variable || (indices.bits_per_value != 8 && indices.bits_per_value != 16 &&
+							 indices.bits_per_value != 32 && indices.bits_per_value != 64))
+	{
+		lp_page_fail(page->ctx, LP_ERR_CORRUPT, "dictionary indices are not integers");
+		goto done;
+	}
+	index_bytes = indices.bits_per_value / 8;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint8_t    *p = indices.data.data + i * index_bytes;
+		uint64_t	index = lp_le_uint(p, index_bytes);
+		bool		valid = lp_bit_get(index_validity.buf.data, i) && index > 0;
+
+		if (valid && index > items.num_values)
+		{
+			lp_page_fail(page->ctx, LP_ERR_CORRUPT,
+						 "dictionary index %llu is out of range (%llu items)",
+						 (unsigned long long) index, (unsigned long long) items.num_values);
+			goto done;
+		}
+		valid = valid && lp_bit_get(item_validity.buf.data, index - 1);
+		/* Shift to 0-based; null rows point at nothing. */
+		index = valid ? index - 1 : UINT64_MAX;
+		lp_put_le_uint(p, index_bytes, index);
+		if (!lp_bits_append(&row_validity, valid))
+		{
+			lp_page_no_memory(page->ctx);
+			goto done;
+		}
+	}
+	if (!lp_dictionary_gather(page->ctx, &indices, &items, row_validity.buf.data, values))
+		goto done;
+	if (!lp_bits_append_bitmap(validity, row_validity.buf.data, 0, n))
+	{
+		lp_block_free(values);
+		lp_page_no_memory(page->ctx);
+		goto done;
+	}
+	ok = true;
+
+done:
+	lp_block_free(&indices);
+	lp_block_free(&items);
+	lp_buf_free(&index_validity.buf);
+	lp_buf_free(&item_validity.buf);
+	lp_buf_free(&row_validity.buf);
+	return ok;
+}
+
+/* Bits per value of a packed struct child: Flat, possibly wrapped in Nullable{no_nulls}. */
+static bool
+packed_child_bits(const ArrayEncoding *enc, uint64_t *bits)
+{
+	while (enc != NULL &&
+		   enc->array_encoding_case == LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE &&
+		   enc->nullable->nullability_case == LANCE__ENCODINGS__NULLABLE__NULLABILITY_NO_NULLS)
+		enc = enc->nullable->no_nulls->values;
+	if (enc == NULL || enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT)
+		return false;
+	*bits = enc->flat->bits_per_value;
+	return *bits > 0 && *bits % 8 == 0 && *bits <= 8 * 1024 * 1024;
+}
+
+/*
+ * PackedStruct: one buffer of rows, each the children's fixed-width values
+ * one after another - already the canonical form of lp_decode_packed.c.
+ */
+static bool
+decode_packed_struct(const Page20 *page, const Lance__Encodings__PackedStruct *packed,
+					 uint64_t n, LpBlock *values, LpBits *validity)
+{
+	uint64_t	row_bits = 0;
+	uint64_t	bytes;
+	const Lance__Encodings__Buffer *buffer = packed->buffer;
+
+	for (size_t i = 0; i < packed->n_inner; i++)
+	{
+		uint64_t	bits;
+
+		if (!packed_child_bits(packed->inner[i], &bits))
+			return lp_page_unsupported(page->ctx, "packed_struct with children that are not flat");
+		row_bits += bits;
+	}
+	if (buffer == NULL)
+		return missing(page, "buffer");
+	if (buffer->buffer_type != LANCE__ENCODINGS__BUFFER__BUFFER_TYPE__PAGE)
+		return lp_page_unsupported(page->ctx, "packed_struct in a column or file buffer");
+	if (buffer->buffer_index >= page->num_buffers)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "buffer %u does not exist",
+							buffer->buffer_index);
+	if (row_bits == 0 || row_bits > UINT32_MAX || !lp_mul_u64(n, row_bits / 8, &bytes) ||
+		bytes > page->len[buffer->buffer_index])
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
+							"packed struct buffer is too short for %llu rows",
+							(unsigned long long) n);
+	lp_block_init_fixed(values, (uint32_t) row_bits);
+	if (!lp_buf_append(&values->data, page->data[buffer->buffer_index], bytes) ||
+		!lp_bits_append_n(validity, true, n))
+		return lp_page_no_memory(page->ctx);
+	values->num_values = n;
+	return true;
+}
+
+/* Null values of the leaf's shape. */
+static bool
+null_values(const Page20 *page, uint64_t n, LpBlock *values, LpBits *validity)
+{
+	if (page->variable)
+	{
+		if (!lp_block_init_variable(values))
+			return lp_page_no_memory(page->ctx);
+	}
+	else
+		lp_block_init_fixed(values, page->bits);
+	if (!lp_block_append_repeated(values, NULL, 0, n) || !lp_bits_append_n(validity, false, n))
+		return lp_page_no_memory(page->ctx);
+	return true;
+}
+
+static bool
+decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *values,
+				   LpBits *validity, int depth)
+{
+	memset(values, 0, sizeof(*values));
+	if (enc == NULL)
+		return missing(page, "array encoding");
+	if (depth > MAX_NESTING)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "encoding is nested too deeply");
+	if (n > ((uint64_t) 1 << 40))
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "page claims %llu values",
+							(unsigned long long) n);
+	switch (enc->array_encoding_case)
+	{
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT:
+			if (!decode_flat(page, enc->flat, n, values))
+				return false;
+			return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE:
+			{
+				const Lance__Encodings__Nullable *nullable = enc->nullable;
+				LpBits		inner = {0};
+				LpBlock		bitmap;
+				bool		ok;
+
+				switch (nullable->nullability_case)
+				{
+					case LANCE__ENCODINGS__NULLABLE__NULLABILITY_NO_NULLS:
+						return decode_array(page, nullable->no_nulls->values, n, values,
+											validity, depth + 1);
+					case LANCE__ENCODINGS__NULLABLE__NULLABILITY_ALL_NULLS:
+						return null_values(page, n, values, validity);
+					case LANCE__ENCODINGS__NULLABLE__NULLABILITY_SOME_NULLS:
+						if (!decode_array(page, nullable->some_nulls->validity, n, &bitmap,
+										  &inner, depth + 1))
+						{
+							lp_buf_free(&inner.buf);
+							return false;
+						}
+						lp_buf_free(&inner.buf);
+						memset(&inner, 0, sizeof(inner));
+						if (bitmap.variable || bitmap.bits_per_value != 1)
+						{
+							lp_block_free(&bitmap);
+							return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "validity is not a bitmap");
+						}
+						if (!decode_array(page, nullable->some_nulls->values, n, values, &inner,
+										  depth + 1))
+						{
+							lp_block_free(&bitmap);
+							lp_buf_free(&inner.buf);
+							return false;
+						}
+						/* Null if either the bitmap or the values say so. */
+						ok = true;
+						for (uint64_t i = 0; i < n && ok; i++)
+							ok = lp_bits_append(validity, lp_bit_get(bitmap.data.data, i) &&
+												lp_bit_get(inner.buf.data, i));
+						lp_block_free(&bitmap);
+						lp_buf_free(&inner.buf);
+						return ok ? true : lp_page_no_memory(page->ctx);
+					default:
+						return missing(page, "nullability");
+				}
+			}
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST:
+			{
+				const Lance__Encodings__FixedSizeList *fsl = enc->fixed_size_list;
+				LpBits		items_validity = {0};
+				uint64_t	items;
+				uint64_t	bits;
+
+				if (fsl->dimension == 0 || !lp_mul_u64(n, fsl->dimension, &items))
+					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "fixed-size list of dimension %u",
+										fsl->dimension);
+				if (!decode_array(page, fsl->items, items, values, &items_validity, depth + 1))
+				{
+					lp_buf_free(&items_validity.buf);
+					return false;
+				}
+				/* Items are whole bytes, or bools packed dimension bits per list. */
+				if (values->variable || values->has_item_validity ||
+					(values->bits_per_value % 8 != 0 && values->bits_per_value != 1) ||
+					!lp_mul_u64(values->bits_per_value, fsl->dimension, &bits) || bits > UINT32_MAX)
+				{
+					lp_buf_free(&items_validity.buf);
+					lp_block_free(values);
+					return lp_page_unsupported(page->ctx, "fixed_size_list of nested lists or variable-width items");
+				}
+				values->bits_per_value = (uint32_t) bits;
+				values->num_values = n;
+				if (items_validity.num_unset > 0)
+				{
+					values->has_item_validity = true;
+					values->items_per_value = fsl->dimension;
+					values->item_validity = items_validity;
+				}
+				else
+					lp_buf_free(&items_validity.buf);
+				return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
+			}
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY:
+			return decode_binary(page, enc->binary, n, values, validity, depth);
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_DICTIONARY:
+			return decode_dictionary(page, enc->dictionary, n, values, validity, depth);
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FSST:
+			if (enc->fsst->binary == NULL)
+				return missing(page, "fsst values");
+			if (!decode_array(page, enc->fsst->binary, n, values, validity, depth + 1))
+				return false;
+			if (!lp_fsst_expand_block(page->ctx, enc->fsst->symbol_table.data,
+									  enc->fsst->symbol_table.len, values))
+			{
+				lp_block_free(values);
+				return false;
+			}
+			return true;
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_BINARY:
+			{
+				const Lance__Encodings__FixedSizeBinary *fsb = enc->fixed_size_binary;
+				uint64_t	bytes;
+				LpBits		ignored = {0};
+				bool		ok;
+
+				if (fsb->byte_width == 0 || !lp_mul_u64(n, fsb->byte_width, &bytes))
+					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "fixed-size binary of width %u",
+										fsb->byte_width);
+				ok = decode_array(page, fsb->bytes, bytes, values, &ignored, depth + 1);
+				lp_buf_free(&ignored.buf);
+				if (!ok)
+					return false;
+				if (values->variable || values->bits_per_value != 8)
+				{
+					lp_block_free(values);
+					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "fixed-size binary bytes are not bytes");
+				}
+				values->bits_per_value = fsb->byte_width * 8;
+				values->num_values = n;
+				return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
+			}
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT:
+			return decode_packed_struct(page, enc->packed_struct, n, values, validity);
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT:
+			{
+				const ProtobufCBinaryData *value = &enc->constant->value;
+
+				if (value->len == 0 || value->len > 1024)
+					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "constant of %zu bytes",
+										value->len);
+				lp_block_init_fixed(values, (uint32_t) value->len * 8);
+				if (!lp_block_append_repeated(values, value->data, value->len, n) ||
+					!lp_bits_append_n(validity, true, n))
+				{
+					lp_block_free(values);
+					return lp_page_no_memory(page->ctx);
+				}
+				return true;
+			}
+		default:
+			return lp_page_unsupported(page->ctx, lp_array_encoding_name(enc));
+	}
+}
+
+/*
+ * Decode n values of enc into values (fresh) and append their validity to
+ * validity.  On failure nothing stays allocated in values.
+ */
+static bool
+decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *values,
+			 LpBits *validity, int depth)
+{
+	if (decode_array_inner(page, enc, n, values, validity, depth))
+		return true;
+	lp_block_free(values);
+	return false;
+}
+
+/* Read every buffer of a page and unpack its encoding. */
+static bool
+open_page(const LpPageContext *ctx, LpInput *input, const LpPage *lp_page, Page20 *page,
+		  ArrayEncoding **enc)
+{
+	memset(page, 0, sizeof(*page));
+	page->ctx = ctx;
+	*enc = NULL;
+	if (!lp_unpack_page_encoding(ctx, lp_page, (ProtobufCMessage **) enc))
+		return false;
+	page->data = lp_alloc_array(lp_page->num_buffers + 1, sizeof(uint8_t *));
+	page->len = lp_alloc_array(lp_page->num_buffers + 1, sizeof(uint64_t));
+	if (page->data == NULL || page->len == NULL)
+		return lp_page_no_memory(ctx);
+	for (uint32_t b = 0; b < lp_page->num_buffers; b++)
+	{
+		if (!lp_read_page_buffer(ctx, input, lp_page, b, &page->data[b], &page->len[b]))
+			return false;
+		page->num_buffers++;
+	}
+	return true;
+}
+
+static void
+close_page(Page20 *page, ArrayEncoding *enc)
+{
+	for (uint32_t b = 0; b < page->num_buffers; b++)
+		lp_free(page->data[b]);
+	lp_free(page->data);
+	lp_free(page->len);
+	lp_protobuf_free(enc ? &enc->base : NULL);
+}
+
+static bool decode_field20(LpInput *input, const LpFile *file, const LpType *type,
+						   uint32_t *column, int depth, LpArray **out, LpError *err);
+
+static bool
+check_column(const LpFile *file, uint32_t column, const LpType *type, LpError *err)
+{
+	if (column >= file->num_columns)
+		return lp_fail(err, LP_ERR_CORRUPT, "file \"%s\" has no column %u for field \"%s\"",
+					   file->name, column, type->name);
+	return true;
+}
+
+/* All pages of a leaf column. */
+static bool
+decode_leaf20(LpInput *input, const LpFile *file, const LpType *type, uint32_t column,
+			  LpArray **out, LpError *err)
+{
+	const LpColumn *col = &file->columns[column];
+	LpBlock		values;
+	LpBits		validity = {0};
+	bool		variable;
+	uint32_t	bits;
+
+	memset(&values, 0, sizeof(values));
+	if (!lp_leaf_storage(type, &variable, &bits))
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "values of type \"%s\" in column %u of file \"%s\" are not supported",
+					   lp_type_id_name(type->id), column, file->name);
+	for (uint32_t p = 0; p < col->num_pages; p++)
+	{
+		LpPageContext ctx = {file, column, p, err};
+		Page20		page;
+		ArrayEncoding *enc;
+		LpBlock		page_values;
+		bool		ok;
+
+		ok = open_page(&ctx, input, &col->pages[p], &page, &enc);
+		page.variable = variable;
+		page.bits = bits;
+		ok = ok && decode_array(&page, enc, col->pages[p].num_rows, &page_values, &validity, 0);
+		close_page(&page, enc);
+		ok = ok && lp_block_merge(&ctx, &values, &page_values);
+		if (!ok)
+		{
+			lp_block_free(&values);
+			lp_buf_free(&validity.buf);
+			return false;
+		}
+	}
+	if (!lp_leaf_array(type, &values, validity.num_bits, out, file, column, err))
+	{
+		lp_block_free(&values);
+		lp_buf_free(&validity.buf);
+		return false;
+	}
+	lp_take_validity(*out, &validity);
+	return true;
+}
+
+/* A list: its offsets column, then its item column(s). */
+static bool
+decode_list20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *column,
+			  int depth, LpArray **out, LpError *err)
+{
+	uint32_t	offsets_column = (*column)++;
+	const LpColumn *col = &file->columns[offsets_column];
+	LpBuf		offsets = {0};
+	LpBits		validity = {0};
+	uint64_t	base = 0;
+	uint64_t	rows = 0;
+	LpArray    *array;
+
+	if (!lp_buf_append_u64(&offsets, 0))
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
+	for (uint32_t p = 0; p < col->num_pages; p++)
+	{
+		LpPageContext ctx = {file, offsets_column, p, err};
+		Page20		page;
+		ArrayEncoding *enc;
+		LpBlock		ends;
+		LpBits		ignored = {0};
+		const Lance__Encodings__List *list;
+		uint64_t	page_start = 0;
+		bool		ok;
+
+		memset(&ends, 0, sizeof(ends));
+		ok = open_page(&ctx, input, &col->pages[p], &page, &enc);
+		if (ok && enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST)
+			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list column has a \"%s\" page",
+							  lp_array_encoding_name(enc));
+		list = ok ? enc->list : NULL;
+		ok = ok && decode_array(&page, list->offsets, col->pages[p].num_rows, &ends, &ignored, 0);
+		if (ok && (ends.variable || ends.bits_per_value != 64))
+			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list offsets are not 64-bit");
+		/* Each end is the page-local end of the row, + adjustment when the list is null. */
+		for (uint64_t i = 0; ok && i < ends.num_values; i++)
+		{
+			uint64_t	end = lp_le64(ends.data.data + i * 8);
+			bool		is_null = list->null_offset_adjustment > 0 &&
+				end >= list->null_offset_adjustment;
+
+			if (is_null)
+				end -= list->null_offset_adjustment;
+			if (end < page_start || end > list->num_items)
+				ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list offset %llu is out of range",
+								  (unsigned long long) end);
+			else if (!lp_buf_append_u64(&offsets, base + end) || !lp_bits_append(&validity, !is_null))
+				ok = lp_page_no_memory(&ctx);
+			page_start = end;
+		}
+		if (ok)
+		{
+			rows += ends.num_values;
+			base += list->num_items;
+		}
+		lp_block_free(&ends);
+		lp_buf_free(&ignored.buf);
+		close_page(&page, enc);
+		if (!ok)
+		{
+			lp_buf_free(&offsets);
+			lp_buf_free(&validity.buf);
+			return false;
+		}
+	}
+	/* Items not referenced by the last rows of a page would shift later rows. */
+	if (rows > 0 && ((uint64_t *) offsets.data)[rows] != base)
+	{
+		lp_buf_free(&offsets);
+		lp_buf_free(&validity.buf);
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "list column %u of file \"%s\" references fewer items than its pages hold",
+					   offsets_column, file->name);
+	}
+	array = lp_array_new(type);
+	if (array == NULL || (array->children = lp_alloc(sizeof(LpArray *))) == NULL)
+	{
+		lp_array_free(array);
+		lp_buf_free(&offsets);
+		lp_buf_free(&validity.buf);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
+	}
+	array->length = rows;
+	array->offsets = (uint64_t *) lp_buf_take(&offsets);
+	lp_take_validity(array, &validity);
+	if (!decode_field20(input, file, type->children[0], column, depth + 1,
+						&array->children[0], err))
+	{
+		lp_array_free(array);
+		return false;
+	}
+	array->num_children = 1;
+	if (array->children[0]->length != base)
+	{
+		lp_array_free(array);
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "list field \"%s\" of file \"%s\" has %llu items, its offsets %llu",
+					   type->name, file->name,
+					   (unsigned long long) array->children[0]->length, (unsigned long long) base);
+	}
+	*out = array;
+	return true;
+}
+
+static bool
+decode_field20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *column,
+			   int depth, LpArray **out, LpError *err)
+{
+	*out = NULL;
+	if (depth > MAX_NESTING)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "field \"%s\" of file \"%s\" is nested too deeply",
+					   type->name, file->name);
+	if (!check_column(file, *column, type, err))
+		return false;
+	if (type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST)
+		return decode_list20(input, file, type, column, depth, out, err);
+	if (type->id == LP_TYPE_STRUCT && !type->packed)
+	{
+		/* The header column carries no data; 2.0 cannot store null structs. */
+		LpArray    *array = lp_array_new(type);
+		uint64_t	length = 0;
+
+		(*column)++;
+		if (array == NULL ||
+			(array->children = lp_alloc_array(type->num_children + 1, sizeof(LpArray *))) == NULL)
+		{
+			lp_array_free(array);
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
+		}
+		for (uint32_t i = 0; i < type->num_children; i++)
+		{
+			if (!decode_field20(input, file, type->children[i], column, depth + 1,
+								&array->children[i], err))
+			{
+				lp_array_free(array);
+				return false;
+			}
+			array->num_children++;
+			if (i > 0 && array->children[i]->length != length)
+			{
+				lp_array_free(array);
+				return lp_fail(err, LP_ERR_CORRUPT,
+							   "children of struct \"%s\" of file \"%s\" have different lengths",
+							   type->name, file->name);
+			}
+			length = array->children[i]->length;
+		}
+		array->length = length;
+		*out = array;
+		return true;
+	}
+	return decode_leaf20(input, file, type, (*column)++, out, err);
+}
+
+bool
+lp_decode_v20_field(LpInput *input, const LpFile *file, const LpType *type,
+					uint32_t first_column, LpArray **out, LpError *err)
+{
+	uint32_t	column = first_column;
+
+	if (!decode_field20(input, file, type, &column, 0, out, err))
+		return false;
+	if ((*out)->length != file->num_rows)
+	{
+		uint64_t	length = (*out)->length;
+
+		lp_array_free(*out);
+		*out = NULL;
+		return lp_fail(err, LP_ERR_CORRUPT, "field \"%s\" of file \"%s\" has %llu rows, the file %llu",
+					   type->name, file->name, (unsigned long long) length,
+					   (unsigned long long) file->num_rows);
+	}
+	return true;
+}

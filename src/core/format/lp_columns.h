@@ -1,0 +1,65 @@
+/*
+ * lp_columns.h - which schema fields own a physical column of a Lance file.
+ *
+ * The column list of a v2 file is implied by its schema and version
+ * (lance-format.md §3.1): 2.0 gives every field a column in pre-order (a
+ * struct gets a "header" column, a list an offsets column), 2.1 and later
+ * give columns to leaves only.  A packed struct or a blob field is one
+ * column in every version and its children get none; fields without an id
+ * (the blob v2 pseudo-fields of file footers) get none.  Concatenation,
+ * data-file column lists and the decoder all use this one rule.
+ */
+#ifndef LP_COLUMNS_H
+#define LP_COLUMNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/lp_error.h"
+#include "format/lp_file.h"
+
+typedef struct LpPhysicalColumn
+{
+	uint32_t	field_index;	/* into LpSchema.fields */
+
+	/*
+	 * 2.0: the header column of a non-packed struct.  Its single page has no
+	 * buffers and spans every row (or every item, under a list).
+	 */
+	bool		struct_header;
+
+	/*
+	 * 2.0: the field lies under a list, so its page lengths count list items
+	 * rather than rows.  Always false for 2.1 and later.
+	 */
+	bool		counts_items;
+} LpPhysicalColumn;
+
+/*
+ * The physical columns the schema implies for the version, in file order.
+ * Fails with LP_ERR_CORRUPT if a field's parent does not precede it.  The
+ * array is allocated with lp_alloc (NULL with zero columns); free it with
+ * lp_free.
+ */
+bool		lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
+									   LpPhysicalColumn **columns,
+									   uint32_t *num_columns, LpError *err);
+
+/*
+ * The first physical column of schema field field_index of the file: its
+ * own, or (2.1+ parents) its first descendant's.  LP_ERR_CORRUPT if it owns
+ * none or the schema is not in pre-order.
+ */
+bool		lp_field_first_column(const LpFile *file, uint32_t field_index,
+								  uint32_t *column, LpError *err);
+
+/* Metadata lookup by key; NULL if absent. */
+const LpKeyValue *lp_field_metadata(const LpField *field, const char *key);
+
+/* A blob field: v1 (lance-encoding:blob) or v2 (extension lance.blob.v2). */
+bool		lp_field_is_blob(const LpField *field);
+
+/* A struct stored as one column (lance-encoding:packed or packed = true). */
+bool		lp_field_is_packed(const LpField *field);
+
+#endif							/* LP_COLUMNS_H */

@@ -1,0 +1,280 @@
+/*
+ * lp_roaring.c - reading serialized 32-bit Roaring bitmaps: membership
+ * tests, and expansion into a plain bitmap.
+ *
+ * Portable format: a cookie (12346 without run containers, then a u32
+ * container count; or 12347 | (count - 1) << 16, then a bitmap of which
+ * containers are runs), per container a u16 key (high 16 bits) and u16
+ * cardinality - 1, then u32 offsets of the containers (always without runs,
+ * with runs only from 4 containers on), then the containers: runs (u16 count,
+ * then (start, length - 1) pairs), bitmaps (8 KiB) when the cardinality is
+ * above 4096, sorted u16 arrays otherwise.
+ */
+#include <string.h>
+
+#include "base/lp_bytes.h"
+#include "format/lp_roaring.h"
+
+#define COOKIE_NO_RUNS 12346
+#define COOKIE_RUNS 12347
+#define NO_OFFSET_THRESHOLD 4
+#define ARRAY_LIMIT 4096
+#define BITMAP_BYTES 8192
+
+typedef enum ContainerKind
+{
+	CONTAINER_RUNS,
+	CONTAINER_BITMAP,
+	CONTAINER_ARRAY
+} ContainerKind;
+
+/* One container: its key and bytes (after the run count for run containers). */
+typedef struct Container
+{
+	uint16_t	key;
+	ContainerKind kind;
+	const uint8_t *data;
+	uint32_t	count;			/* runs, or array entries */
+} Container;
+
+/* Called per container in order; false stops the walk (with err set or not). */
+typedef bool (*ContainerVisitor) (void *arg, const Container *container,
+								  LpError *err);
+
+static bool
+malformed(LpError *err, const char *what, const char *problem)
+{
+	return lp_fail(err, LP_ERR_CORRUPT, "%s is malformed: %s", what, problem);
+}
+
+/*
+ * Check the whole serialized bitmap and visit its containers.  *stopped is
+ * set when the visitor ended the walk early.
+ */
+static bool
+walk_containers(const uint8_t *data, size_t len, const char *what,
+				ContainerVisitor visit, void *arg, bool *stopped, LpError *err)
+{
+	uint32_t	cookie;
+	uint32_t	count;
+	size_t		pos;
+	const uint8_t *run_flags = NULL;
+	size_t		headers;
+	size_t		container_start;
+
+	*stopped = false;
+	if (len < 4)
+		return malformed(err, what, "too short");
+	cookie = lp_le32(data);
+	if ((cookie & 0xFFFF) == COOKIE_RUNS)
+	{
+		count = (cookie >> 16) + 1;
+		pos = 4;
+		run_flags = data + pos;
+		pos += (count + 7) / 8;
+	}
+	else if (cookie == COOKIE_NO_RUNS)
+	{
+		if (len < 8)
+			return malformed(err, what, "too short");
+		count = lp_le32(data + 4);
+		pos = 8;
+	}
+	else
+		return malformed(err, what, "unknown cookie");
+
+	if (count > 65536 || pos > len || (len - pos) / 4 < count)
+		return malformed(err, what, "container count beyond the data");
+	headers = pos;
+	pos += (size_t) count * 4;
+
+	/* Containers are found by walking them in order; offsets are optional. */
+	if (run_flags == NULL || count >= NO_OFFSET_THRESHOLD)
+	{
+		if ((len - pos) / 4 < count)
+			return malformed(err, what, "offsets beyond the data");
+		pos += (size_t) count * 4;
+	}
+	container_start = pos;
+
+	for (uint32_t i = 0; i < count; i++)
+	{
+		Container	container;
+		uint32_t	cardinality = (uint32_t) lp_le16(data + headers + 4 * (size_t) i + 2) + 1;
+		bool		is_run = run_flags != NULL && (run_flags[i / 8] >> (i % 8)) & 1;
+		size_t		size;
+
+		container.key = lp_le16(data + headers + 4 * (size_t) i);
+		if (is_run)
+		{
+			if (len - container_start < 2)
+				return malformed(err, what, "run container beyond the data");
+			container.kind = CONTAINER_RUNS;
+			container.count = lp_le16(data + container_start);
+			container.data = data + container_start + 2;
+			size = 2 + (size_t) container.count * 4;
+			if (len - container_start < size)
+				return malformed(err, what, "run container beyond the data");
+		}
+		else if (cardinality > ARRAY_LIMIT)
+		{
+			container.kind = CONTAINER_BITMAP;
+			container.count = 0;
+			container.data = data + container_start;
+			size = BITMAP_BYTES;
+			if (len - container_start < size)
+				return malformed(err, what, "bitmap container beyond the data");
+		}
+		else
+		{
+			container.kind = CONTAINER_ARRAY;
+			container.count = cardinality;
+			container.data = data + container_start;
+			size = (size_t) cardinality * 2;
+			if (len - container_start < size)
+				return malformed(err, what, "array container beyond the data");
+		}
+		if (!visit(arg, &container, err))
+		{
+			*stopped = true;
+			return err == NULL || err->code == LP_OK;
+		}
+		container_start += size;
+	}
+	return true;
+}
+
+/* ---- membership --------------------------------------------------------------- */
+
+typedef struct MembershipSearch
+{
+	uint32_t	value;
+	bool		contains;
+} MembershipSearch;
+
+static bool
+visit_for_membership(void *arg, const Container *container, LpError *err)
+{
+	MembershipSearch *search = arg;
+	uint16_t	low = (uint16_t) search->value;
+
+	(void) err;					/* membership tests cannot fail here */
+
+	if (container->key != (uint16_t) (search->value >> 16))
+		return true;
+	switch (container->kind)
+	{
+		case CONTAINER_RUNS:
+			for (uint32_t r = 0; r < container->count; r++)
+			{
+				uint32_t	start = lp_le16(container->data + 4 * (size_t) r);
+				uint32_t	length = lp_le16(container->data + 4 * (size_t) r + 2);
+
+				if (low >= start && low <= start + length)
+					search->contains = true;
+			}
+			break;
+		case CONTAINER_BITMAP:
+			search->contains = (container->data[low / 8] >> (low % 8)) & 1;
+			break;
+		case CONTAINER_ARRAY:
+			for (uint32_t k = 0; k < container->count; k++)
+				if (lp_le16(container->data + 2 * (size_t) k) == low)
+					search->contains = true;
+			break;
+	}
+	return false;
+}
+
+bool
+lp_roaring32_contains(const uint8_t *data, size_t len, uint32_t value,
+					  bool *contains, LpError *err)
+{
+	MembershipSearch search = {value, false};
+	bool		stopped;
+
+	*contains = false;
+	lp_error_clear(err);
+	if (!walk_containers(data, len, "fragment bitmap of an index",
+						 visit_for_membership, &search, &stopped, err))
+		return false;
+	*contains = search.contains;
+	return true;
+}
+
+/* ---- expansion ------------------------------------------------------------------ */
+
+typedef struct Expansion
+{
+	uint8_t    *bitmap;
+	uint64_t	num_bits;
+	uint64_t	count;
+	const char *what;
+} Expansion;
+
+static bool
+set_member(Expansion *expansion, uint32_t value, LpError *err)
+{
+	if (value >= expansion->num_bits)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "%s holds %u, beyond its %llu rows", expansion->what, value,
+					   (unsigned long long) expansion->num_bits);
+	if (!((expansion->bitmap[value >> 3] >> (value & 7)) & 1))
+	{
+		expansion->bitmap[value >> 3] |= (uint8_t) (1 << (value & 7));
+		expansion->count++;
+	}
+	return true;
+}
+
+static bool
+visit_for_expansion(void *arg, const Container *container, LpError *err)
+{
+	Expansion  *expansion = arg;
+	uint32_t	high = (uint32_t) container->key << 16;
+
+	switch (container->kind)
+	{
+		case CONTAINER_RUNS:
+			for (uint32_t r = 0; r < container->count; r++)
+			{
+				uint32_t	start = lp_le16(container->data + 4 * (size_t) r);
+				uint32_t	length = lp_le16(container->data + 4 * (size_t) r + 2);
+
+				if (start + length > 0xFFFF)
+					return malformed(err, expansion->what, "run beyond its container");
+				for (uint32_t v = start; v <= start + length; v++)
+					if (!set_member(expansion, high | v, err))
+						return false;
+			}
+			break;
+		case CONTAINER_BITMAP:
+			for (uint32_t v = 0; v < BITMAP_BYTES * 8; v++)
+				if ((container->data[v / 8] >> (v % 8)) & 1 &&
+					!set_member(expansion, high | v, err))
+					return false;
+			break;
+		case CONTAINER_ARRAY:
+			for (uint32_t k = 0; k < container->count; k++)
+				if (!set_member(expansion, high | lp_le16(container->data + 2 * (size_t) k), err))
+					return false;
+			break;
+	}
+	return true;
+}
+
+bool
+lp_roaring32_expand(const uint8_t *data, size_t len, const char *what,
+					uint8_t *bitmap, uint64_t num_bits, uint64_t *count,
+					LpError *err)
+{
+	Expansion	expansion = {bitmap, num_bits, 0, what};
+	bool		stopped;
+
+	lp_error_clear(err);
+	if (!walk_containers(data, len, what, visit_for_expansion, &expansion,
+						 &stopped, err))
+		return false;
+	*count = expansion.count;
+	return true;
+}

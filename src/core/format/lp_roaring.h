@@ -1,0 +1,28 @@
+/*
+ * lp_roaring.h - reading serialized 32-bit Roaring bitmaps (the portable
+ * format), as Lance stores the fragments an index covers and dense deletion
+ * files.
+ */
+#ifndef LP_ROARING_H
+#define LP_ROARING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/lp_error.h"
+
+/* Set *contains to whether value is in the bitmap; false on malformed input. */
+bool		lp_roaring32_contains(const uint8_t *data, size_t len, uint32_t value,
+								  bool *contains, LpError *err);
+
+/*
+ * Set the bit of every member in bitmap (num_bits bits, LSB first, zeroed by
+ * the caller) and count the members.  A member >= num_bits is an error
+ * (LP_ERR_CORRUPT); what names the bitmap in messages.
+ */
+bool		lp_roaring32_expand(const uint8_t *data, size_t len, const char *what,
+								uint8_t *bitmap, uint64_t num_bits, uint64_t *count,
+								LpError *err);
+
+#endif							/* LP_ROARING_H */

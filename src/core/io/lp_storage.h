@@ -1,0 +1,190 @@
+/*
+ * lp_storage.h - the small I/O interface the core reads and writes through.
+ *
+ * Backends (local files through fd.c, S3 through libcurl, memory for tests
+ * and fuzzing) embed LpInput/LpOutput as their first member.
+ */
+#ifndef LP_STORAGE_H
+#define LP_STORAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/lp_error.h"
+
+typedef struct LpInput LpInput;
+
+typedef struct LpInputOps
+{
+	/* Read exactly len bytes at offset; a short read is an error. */
+	bool		(*read_at) (LpInput *input, uint64_t offset, void *buffer,
+							size_t len, LpError *err);
+	void		(*close) (LpInput *input);
+} LpInputOps;
+
+struct LpInput
+{
+	const LpInputOps *ops;
+	const char *name;			/* for messages: the path or URI */
+	uint64_t	size;			/* exact size in bytes */
+};
+
+static inline bool
+lp_input_read(LpInput *input, uint64_t offset, void *buffer, size_t len,
+			  LpError *err)
+{
+	if (offset > input->size || len > input->size - offset)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "read of %zu bytes at offset %llu is beyond the end of file \"%s\" (%llu bytes)",
+					   len, (unsigned long long) offset, input->name,
+					   (unsigned long long) input->size);
+	return input->ops->read_at(input, offset, buffer, len, err);
+}
+
+static inline void
+lp_input_close(LpInput *input)
+{
+	if (input)
+		input->ops->close(input);
+}
+
+/*
+ * An output file being written.  It is created under a temporary name next
+ * to its final path; publish() makes it durable (fsync) and visible under the
+ * final name atomically, abort() removes the temporary file.  Either must be
+ * called exactly once, and frees the output.
+ */
+typedef struct LpOutput LpOutput;
+
+typedef struct LpOutputOps
+{
+	bool		(*write_at) (LpOutput *output, uint64_t offset, const void *data,
+							 size_t len, LpError *err);
+
+	/*
+	 * Copy len bytes of input at input_offset to output_offset without
+	 * passing them through memory (copy_file_range, server-side copy).  NULL
+	 * when the backend cannot; callers then read and write_at.
+	 */
+	bool		(*copy_from) (LpOutput *output, uint64_t output_offset,
+							  LpInput *input, uint64_t input_offset,
+							  uint64_t len, LpError *err);
+	bool		(*publish) (LpOutput *output, LpError *err);
+	void		(*abort) (LpOutput *output);
+
+	/*
+	 * A token by which other processes of the same program open this very
+	 * output to write ranges of it (LpStoreOps.open_shared_output, e.g.
+	 * parallel workers): written into buffer when it fits in capacity; the
+	 * token's length is returned either way.  NULL when the output cannot be
+	 * shared.
+	 */
+	size_t		(*share_token) (LpOutput *output, void *buffer, size_t capacity);
+} LpOutputOps;
+
+struct LpOutput
+{
+	const LpOutputOps *ops;
+	const char *name;			/* final path or URI, for messages */
+};
+
+/*
+ * A store: the files under some root (a local directory tree, an S3 bucket).
+ * Paths are full paths or URIs as the user gave them (joined with '/').
+ */
+typedef struct LpStore LpStore;
+
+/* Called once per entry name (not a path) of a listed directory. */
+typedef bool (*LpListCallback) (void *arg, const char *entry_name, LpError *err);
+
+/* What remove_tree did; see there. */
+typedef enum LpTreeRemovalOutcome
+{
+	LP_TREE_ABSENT,				/* nothing at the path: no entry, or a component is missing */
+	LP_TREE_REMOVED,			/* the directory and everything below it are gone */
+	LP_TREE_NOT_DIRECTORY,		/* left alone: the path or a component of it is not a real directory */
+	LP_TREE_INCOMPLETE			/* some entry could not be removed (or the walk could not start) */
+} LpTreeRemovalOutcome;
+
+typedef struct LpTreeRemoval
+{
+	LpTreeRemovalOutcome outcome;
+	uint64_t	removed_entries;	/* files, symlinks and directories unlinked */
+	uint64_t	removed_bytes;	/* sizes of the regular files among them */
+	int			failure_errno;	/* LP_TREE_INCOMPLETE: errno of the first failure */
+} LpTreeRemoval;
+
+typedef struct LpStoreOps
+{
+	/* LP_ERR_NOT_FOUND if path does not exist, LP_ERR_INVALID_ARGUMENT if it is a directory */
+	LpInput    *(*open_input) (LpStore *store, const char *path, LpError *err);
+
+	/* Entries of a directory, in no particular order; LP_ERR_NOT_FOUND if missing */
+	bool		(*list) (LpStore *store, const char *directory,
+						 LpListCallback callback, void *arg, LpError *err);
+
+	/* Create path with data, durably; LP_ERR_ALREADY_EXISTS if it exists (atomic) */
+	bool		(*put_if_absent) (LpStore *store, const char *path,
+								  const void *data, size_t len, LpError *err);
+
+	/* Create or replace path with data, durably and atomically */
+	bool		(*put) (LpStore *store, const char *path,
+						const void *data, size_t len, LpError *err);
+
+	/* Remove a file, or an empty directory; a missing path is not an error */
+	bool		(*remove) (LpStore *store, const char *path, LpError *err);
+
+	/*
+	 * Remove the directory root/relative and everything below it, touching
+	 * nothing that does not lie physically under root.  root is trusted (a
+	 * resolved dataset or base directory) and may be reached through
+	 * symlinks; relative ("data/_parts/x.lance") is walked component by
+	 * component from root without following any symlink, and below it
+	 * symlinks are removed as entries, never entered.  relative must be
+	 * non-empty, without "." or ".." components, empty components or a
+	 * leading '/'.
+	 *
+	 * Fills *result and returns true for LP_TREE_ABSENT and LP_TREE_REMOVED.
+	 * Returns false with err set for LP_TREE_NOT_DIRECTORY (nothing removed;
+	 * err names the entry and what it is) and LP_TREE_INCOMPLETE (err names
+	 * the first entry that could not be removed and why; the walk goes on
+	 * past it, so everything else that could go is gone).  Never raises,
+	 * and holds no descriptor after it returns.
+	 */
+	bool		(*remove_tree) (LpStore *store, const char *root, const char *relative,
+								LpTreeRemoval *result, LpError *err);
+
+	/*
+	 * Remove the regular file root/relative, reached as remove_tree reaches
+	 * its directory: component by component from root, without following
+	 * any symlink.  A missing file (or component) is not an error; an entry
+	 * that is not a regular file (a symlink, a directory, ...) is left alone
+	 * (LP_ERR_INVALID_ARGUMENT naming it and what it is), and so is a file
+	 * behind a component that is not a real directory (err names it).
+	 * *removed says whether the file was there and is gone.
+	 */
+	bool		(*remove_file) (LpStore *store, const char *root, const char *relative,
+								bool *removed, LpError *err);
+
+	/* Start writing path (see LpOutput); directories are created as needed */
+	LpOutput   *(*create_output) (LpStore *store, const char *path, LpError *err);
+
+	/*
+	 * Open the output another process is writing, from its share_token, to
+	 * write ranges of it: the very file that process created, or an error.
+	 * Its publish() fails and its abort() only closes it.  NULL when the
+	 * store cannot share outputs.
+	 */
+	LpOutput   *(*open_shared_output) (LpStore *store, const void *token, size_t len,
+									   LpError *err);
+} LpStoreOps;
+
+struct LpStore
+{
+	const LpStoreOps *ops;
+};
+
+/* An input over a caller-owned memory buffer (tests, fuzzing). */
+LpInput    *lp_memory_input_open(const char *name, const void *data, uint64_t size);
+
+#endif							/* LP_STORAGE_H */

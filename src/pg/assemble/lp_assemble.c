@@ -1,0 +1,320 @@
+/*
+ * lp_assemble.c - assembly of part files into one Lance data file, and the
+ * raw SQL entry point concat_files.
+ *
+ * Every part is opened and validated before the output is created.  The
+ * output is written under a temporary name in the destination directory,
+ * fsynced and linked into place; on error or cancel the temporary file is
+ * removed (explicitly, or by the output's memory-context callback when an
+ * ERROR unwinds past it).  The data region is copied by lp_copy (parallel
+ * workers); the leader writes the tail last.
+ *
+ * When the destination filesystem shares extents (XFS with reflink, btrfs)
+ * and every part lives on it, each part's data region is placed at a block
+ * boundary so that the kernel clones it instead of copying: assembly then
+ * costs metadata writes only.  The first clone is tried before the copy; if
+ * the filesystem refuses it, the packed layout is planned instead.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "portability/instr_time.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+
+#include "assemble/lp_assemble.h"
+#include "concat/lp_concat.h"
+#include "assemble/lp_copy.h"
+#include "lp_pg_error.h"
+#include "storage/lp_pg_storage.h"
+#include "assemble/lp_progress.h"
+#include "lp_sql_args.h"
+
+PG_FUNCTION_INFO_V1(lp_concat_files);
+
+void
+lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		has_size = strcmp(result->status, "unsupported") != 0;
+	Datum		values[6];
+	bool		nulls[6] = {false, result->reason == NULL, false, false, !has_size, !has_size};
+
+	if (result->message != NULL)
+		ereport(NOTICE,
+				errmsg("parts cannot be concatenated into \"%s\": %s",
+					   result->path, result->message));
+	values[0] = CStringGetTextDatum(result->status);
+	values[1] = result->reason ? CStringGetTextDatum(result->reason) : (Datum) 0;
+	values[2] = CStringGetTextDatum(result->path);
+	values[3] = CStringGetTextDatum(lp_file_version_name(result->version));
+	values[4] = Int64GetDatum((int64) result->num_rows);
+	values[5] = Int64GetDatum((int64) result->size_bytes);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+static bool
+same_file(const char *a, const char *b)
+{
+	struct stat sa;
+	struct stat sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+		sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * Clone the first block of the plan's first whole region into place: true
+ * if the filesystem can clone between these files, so the region plan pays.
+ */
+static bool
+first_region_clones(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *output)
+{
+	for (size_t r = 0; r < plan->num_ranges; r++)
+	{
+		const LpCopyRange *range = &plan->ranges[r];
+
+		if (range->source_offset == 0 && range->dest_offset % plan->region_alignment == 0 &&
+			range->length >= plan->region_alignment)
+			return lp_local_output_clone(output, range->dest_offset, inputs[range->input],
+										 0, plan->region_alignment);
+	}
+	return false;
+}
+
+static LpConcatPlan *
+plan_or_raise(const LpConcatTarget *target, const LpConcatPart *parts, int num_parts,
+			  uint64 alignment, LpConcatVerdict *verdict)
+{
+	LpConcatPlan *plan;
+	LpError		err;
+	bool		ok;
+
+	if (alignment > 0)
+		ok = lp_concat_plan_regions(target, parts, num_parts, alignment, verdict, &plan, &err);
+	else
+		ok = lp_concat_plan(target, parts, num_parts, verdict, &plan, &err);
+	if (!ok)
+		lp_raise(&err);
+	return plan;
+}
+
+void
+lp_assemble_file(const char *output_path, List *parts,
+				 const LpAssembleTarget *target, bool allow_reuse,
+				 LpAssembleResult *result)
+{
+	int			num_parts = list_length(parts);
+	LpConcatPart *concat_parts;
+	const char **paths;
+	LpInput   **inputs;
+	LpConcatTarget concat_target;
+	LpConcatVerdict verdict;
+	LpConcatPlan *plan;
+	LpOutput   *output;
+	LpError		err;
+	ListCell   *cell;
+	int			i = 0;
+	struct stat st;
+	instr_time	started;
+	instr_time	elapsed;
+
+	if (num_parts == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("no parts to assemble into \"%s\"", output_path));
+
+	lp_progress_begin(target->dataset, output_path, LP_PHASE_VALIDATING, num_parts);
+	INSTR_TIME_SET_CURRENT(started);
+
+	/* validate every part before anything is created */
+	concat_parts = palloc0(sizeof(LpConcatPart) * num_parts);
+	paths = palloc(sizeof(char *) * num_parts);
+	foreach(cell, parts)
+	{
+		LpAssemblePart *part = lfirst(cell);
+
+		paths[i] = part->path;
+		concat_parts[i].file = lp_read_lance_file(part->path);
+		concat_parts[i].has_expected_rows = part->has_expected_rows;
+		concat_parts[i].expected_rows = (uint64_t) part->expected_rows;
+		i++;
+		lp_progress_update(i, 0);
+	}
+
+	if (target->schema != NULL)
+	{
+		concat_target.version = target->version;
+		concat_target.schema = target->schema;
+	}
+	else
+	{
+		concat_target.version = concat_parts[0].file->version;
+		concat_target.schema = &concat_parts[0].file->schema;
+	}
+
+	plan = plan_or_raise(&concat_target, concat_parts, num_parts,
+						 lp_local_clone_alignment(output_path, paths, num_parts),
+						 &verdict);
+	memset(result, 0, sizeof(*result));
+	result->path = output_path;
+	result->version = concat_target.version;
+	if (verdict.reason != LP_CONCAT_COMPATIBLE)
+	{
+		result->message = palloc(1024);
+		lp_concat_verdict_message(&verdict, concat_parts, result->message, 1024);
+		result->status = "unsupported";
+		result->reason = lp_concat_reason_name(verdict.reason);
+		lp_progress_end();
+		return;
+	}
+	result->num_rows = plan->num_rows;
+
+	if (allow_reuse && num_parts == 1 &&
+		same_file(((LpAssemblePart *) linitial(parts))->path, output_path))
+	{
+		result->status = "reused";
+		result->size_bytes = concat_parts[0].file->file_size;
+		lp_progress_end();
+		return;
+	}
+	if (lstat(output_path, &st) == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_DUPLICATE_FILE),
+				errmsg("file \"%s\" already exists", output_path),
+				errhint("Assembly never replaces a file; choose another output or remove it."));
+
+	inputs = palloc(sizeof(LpInput *) * num_parts);
+	for (i = 0; i < num_parts; i++)
+		inputs[i] = lp_local_input_reopenable(paths[i], plan->input_sizes[i]);
+
+	output = lp_local_store()->ops->create_output(lp_local_store(), output_path, &err);
+	if (output == NULL)
+		lp_raise(&err);
+	if (plan->region_alignment > 0 && !first_region_clones(plan, inputs, output))
+	{
+		lp_concat_plan_free(plan);
+		plan = plan_or_raise(&concat_target, concat_parts, num_parts, 0, &verdict);
+	}
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, started);
+	ereport(DEBUG1,
+			errmsg_internal("validated and planned %d parts of \"%s\" in %.3f ms",
+							num_parts, output_path, INSTR_TIME_GET_MILLISEC(elapsed)));
+
+	lp_copy_data_region(plan, paths, inputs, output);
+	lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,
+					  (int64) plan->output_size, 0);
+	if (!lp_concat_write_tail(plan, output, &err))
+	{
+		output->ops->abort(output);
+		lp_raise(&err);
+	}
+	if (!output->ops->publish(output, &err))
+		lp_raise(&err);
+	lp_progress_end();
+
+	result->status = "written";
+	result->size_bytes = plan->output_size;
+	for (i = 0; i < num_parts; i++)
+		lp_input_close(inputs[i]);
+	lp_concat_plan_free(plan);
+}
+
+char *
+lp_file_incompatibility(LpFileVersion version, const LpSchema *schema,
+						const LpFile *file, bool has_expected_rows,
+						uint64_t expected_rows, int *reason)
+{
+	LpConcatTarget target = {version, schema};
+	LpConcatPart part = {file, has_expected_rows, expected_rows};
+	LpConcatVerdict verdict;
+	LpError		err;
+	char		message[1024];
+
+	if (!lp_concat_check(&target, &part, 1, &verdict, &err))
+		lp_raise(&err);
+	*reason = verdict.reason;
+	if (verdict.reason == LP_CONCAT_COMPATIBLE)
+		return NULL;
+	lp_concat_verdict_message(&verdict, &part, message, sizeof(message));
+	return psprintf("%s (%s).", message, lp_concat_reason_name(verdict.reason));
+}
+
+List *
+lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows)
+{
+	Datum	   *uri_values;
+	bool	   *uri_nulls;
+	int			num_uris;
+	Datum	   *row_values = NULL;
+	bool	   *row_nulls = NULL;
+	int			num_rows = 0;
+	List	   *parts = NIL;
+
+	lp_check_one_dimensional(uris, "part list");
+	deconstruct_array(uris, TEXTOID, -1, false, TYPALIGN_INT,
+					  &uri_values, &uri_nulls, &num_uris);
+	if (expected_rows != NULL)
+	{
+		lp_check_one_dimensional(expected_rows, "expected row counts");
+		deconstruct_array(expected_rows, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &row_values, &row_nulls, &num_rows);
+		if (num_rows != num_uris)
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("%d expected row counts given for %d parts", num_rows, num_uris),
+					errhint("Give one count per part, or NULL for a part whose count is not checked."));
+	}
+
+	for (int i = 0; i < num_uris; i++)
+	{
+		LpAssemblePart *part = palloc0(sizeof(LpAssemblePart));
+
+		if (uri_nulls[i])
+			ereport(ERROR,
+					errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					errmsg("part %d is NULL", i + 1));
+		part->path = lp_local_path_from_uri(TextDatumGetCString(uri_values[i]));
+		if (row_values != NULL && !row_nulls[i])
+		{
+			part->has_expected_rows = true;
+			part->expected_rows = DatumGetInt64(row_values[i]);
+			if (part->expected_rows < 0)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("expected row count of part %d must not be negative", i + 1));
+		}
+		parts = lappend(parts, part);
+	}
+	return parts;
+}
+
+Datum
+lp_concat_files(PG_FUNCTION_ARGS)
+{
+	char	   *output_path;
+	List	   *parts;
+	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL};
+	LpAssembleResult result;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("output and inputs of concat_files must not be NULL"));
+	lp_check_read_privilege();
+	lp_check_write_privilege();
+	output_path = lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+											   "the output of concat_files");
+	parts = lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
+								 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
+	lp_assemble_file(output_path, parts, &target, true, &result);
+	lp_assemble_emit(fcinfo, &result);
+	return (Datum) 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * lp_assemble.h - writing one Lance data file from complete part files.
+ */
+#ifndef LP_ASSEMBLE_H
+#define LP_ASSEMBLE_H
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+
+#include "format/lp_file.h"
+
+/* One input of an assembly. */
+typedef struct LpAssemblePart
+{
+	char	   *path;
+	bool		has_expected_rows;
+	int64		expected_rows;
+} LpAssemblePart;
+
+/*
+ * What the output must be; NULL schema: part 0's version and schema.
+ * dataset (or NULL) is what progress reports show.
+ */
+typedef struct LpAssembleTarget
+{
+	LpFileVersion version;
+	const LpSchema *schema;
+	const char *dataset;
+} LpAssembleTarget;
+
+/* The outcome of an assembly, as the SQL functions return it. */
+typedef struct LpAssembleResult
+{
+	const char *status;			/* "written", "reused" or "unsupported" */
+	const char *reason;			/* verdict name when unsupported, else NULL */
+	char	   *message;		/* verdict message when unsupported, else NULL */
+	const char *path;
+	LpFileVersion version;
+	uint64_t	num_rows;		/* written and reused only */
+	uint64_t	size_bytes;
+} LpAssembleResult;
+
+/*
+ * Concatenate parts (a List of LpAssemblePart *) into output_path.  Parts
+ * that cannot be concatenated give status "unsupported" and write nothing.
+ * allow_reuse: a single compatible part that is the output itself is
+ * "reused".
+ */
+extern void lp_assemble_file(const char *output_path, List *parts,
+							 const LpAssembleTarget *target, bool allow_reuse,
+							 LpAssembleResult *result);
+
+/* Emit result as the one row of an assembly function (materialized SRF). */
+extern void lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result);
+
+/*
+ * Why file cannot become (part of) a file of the given version and schema, as
+ * a detail sentence, or NULL if it can; *reason receives the verdict.  A
+ * damaged file, or one without the expected rows, is an ERROR.
+ */
+extern char *lp_file_incompatibility(LpFileVersion version, const LpSchema *schema,
+									 const LpFile *file, bool has_expected_rows,
+									 uint64_t expected_rows, int *reason);
+
+/* Parts from a text[] of URIs and an optional bigint[] of expected rows. */
+extern List *lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows);
+
+#endif							/* LP_ASSEMBLE_H */

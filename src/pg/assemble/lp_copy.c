@@ -1,0 +1,412 @@
+/*
+ * lp_copy.c - the data region of an assembly, copied by the leader and
+ * PostgreSQL parallel workers.
+ *
+ * The plan fixes every output byte before the copy starts, so the region
+ * [0, tail.start) is cut into spans of equal size (lp_concat_span_bytes)
+ * that copiers claim with an atomic counter and write with positional I/O
+ * into the one temporary output file: no locks, no ordering between
+ * copiers, and the same bytes whatever the number of workers.  The leader
+ * writes the tail and publishes after every span is written.
+ *
+ * A ParallelContext gives the workers the leader's GUCs, sends their
+ * errors back (raised in the leader with "parallel worker" context) and
+ * terminates and waits for them when the leader's transaction aborts, so no
+ * worker outlives a failed or cancelled call.  The leader's temporary file
+ * is removed by its memory-context callback, which runs after the workers
+ * are gone (AtEOXact_Parallel precedes the portal's memory cleanup).
+ * Parallel mode only forbids catalog writes and XID assignment, neither of
+ * which copying needs.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/shm_toc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+
+#include "assemble/lp_copy.h"
+#include "lp_pg_error.h"
+#include "storage/lp_pg_storage.h"
+#include "assemble/lp_progress.h"
+
+PGDLLEXPORT void lp_copy_worker_main(dsm_segment *seg, shm_toc *toc);
+
+int			lp_read_batch_bytes = 16 * 1024 * 1024;
+int			lp_max_copy_workers = 2;
+
+#define MAX_COPY_WORKERS_LIMIT 64
+
+void
+LpCopyInit(void)
+{
+	DefineCustomIntVariable("lance_parts.read_batch_bytes",
+							gettext_noop("Largest amount of page data read or copied in one request."),
+							gettext_noop("Assembly reads input pages in batches of at most this size, so its memory use does not grow with the inputs."),
+							&lp_read_batch_bytes,
+							16 * 1024 * 1024,
+							64 * 1024,
+							1024 * 1024 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("lance_parts.max_copy_workers",
+							gettext_noop("Largest number of parallel workers that copy part data during one assembly."),
+							gettext_noop("The leader copies too. 0 copies in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
+							&lp_max_copy_workers,
+							2, 0, MAX_COPY_WORKERS_LIMIT,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+}
+
+#define COPY_KEY_SHARED		UINT64CONST(0x4C50000000000001)
+#define COPY_KEY_RANGES		UINT64CONST(0x4C50000000000002)
+#define COPY_KEY_SIZES		UINT64CONST(0x4C50000000000003)
+#define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)
+#define COPY_KEY_QUERY		UINT64CONST(0x4C50000000000005)
+#define COPY_KEY_OUTPUT		UINT64CONST(0x4C50000000000006)
+
+/* State shared by every copier of one region. */
+typedef struct CopyShared
+{
+	uint64		span_bytes;
+	uint64		num_spans;
+	uint64		region_end;		/* plan->tail.start */
+	uint64		region_alignment;
+	uint64		num_ranges;
+	uint64		read_batch_bytes;
+	uint32		num_inputs;
+	uint64		output_token_bytes; /* the output's share token (COPY_KEY_OUTPUT) */
+	pg_atomic_uint64 next_span; /* the next span to claim */
+	pg_atomic_uint64 spans_done;
+	pg_atomic_uint64 bytes_done;
+	pg_atomic_uint32 failed;	/* a copier failed: the others stop claiming */
+	pg_atomic_uint32 done_bits[FLEXIBLE_ARRAY_MEMBER];	/* one bit per span */
+} CopyShared;
+
+/* The leader's view of how far the copy is, for lp_progress. */
+typedef struct CopyProgress
+{
+	uint64	   *part_ends;		/* output end of each part's data */
+	int			num_parts;
+	int			parts_done;
+	uint64		prefix_spans;	/* spans [0, prefix_spans) are all written */
+} CopyProgress;
+
+static Size
+shared_size(uint64 num_spans)
+{
+	return add_size(offsetof(CopyShared, done_bits),
+					mul_size(sizeof(pg_atomic_uint32), (Size) ((num_spans + 31) / 32)));
+}
+
+static void
+init_shared(CopyShared *shared, const LpConcatPlan *plan, uint64 span_bytes,
+			uint64 num_spans)
+{
+	shared->span_bytes = span_bytes;
+	shared->num_spans = num_spans;
+	shared->region_end = plan->tail.start;
+	shared->region_alignment = plan->region_alignment;
+	shared->num_ranges = plan->num_ranges;
+	shared->read_batch_bytes = (uint64) lp_read_batch_bytes;
+	shared->num_inputs = plan->num_inputs;
+	shared->output_token_bytes = 0;
+	pg_atomic_init_u64(&shared->next_span, 0);
+	pg_atomic_init_u64(&shared->spans_done, 0);
+	pg_atomic_init_u64(&shared->bytes_done, 0);
+	pg_atomic_init_u32(&shared->failed, 0);
+	for (uint64 w = 0; w < (num_spans + 31) / 32; w++)
+		pg_atomic_init_u32(&shared->done_bits[w], 0);
+}
+
+static void
+report_progress(CopyShared *shared, CopyProgress *progress)
+{
+	uint64		prefix_bytes;
+
+	while (progress->prefix_spans < shared->num_spans &&
+		   (pg_atomic_read_u32(&shared->done_bits[progress->prefix_spans / 32]) &
+			(1U << (progress->prefix_spans % 32))) != 0)
+		progress->prefix_spans++;
+	prefix_bytes = Min(progress->prefix_spans * shared->span_bytes, shared->region_end);
+	while (progress->parts_done < progress->num_parts &&
+		   progress->part_ends[progress->parts_done] <= prefix_bytes)
+		progress->parts_done++;
+	lp_progress_update(progress->parts_done,
+					   (int64) pg_atomic_read_u64(&shared->bytes_done));
+}
+
+/*
+ * Claim and write spans until none is left or another copier failed.
+ * False, with err, when this copier failed.
+ */
+static bool
+copy_spans(CopyShared *shared, LpConcatCopier *copier, CopyProgress *progress,
+		   LpError *err)
+{
+	for (;;)
+	{
+		uint64		span;
+		uint64		start;
+		uint64		end;
+
+		CHECK_FOR_INTERRUPTS();
+		if (pg_atomic_read_u32(&shared->failed) != 0)
+			return true;
+		span = pg_atomic_fetch_add_u64(&shared->next_span, 1);
+		if (span >= shared->num_spans)
+			return true;
+		start = span * shared->span_bytes;
+		end = Min(start + shared->span_bytes, shared->region_end);
+		if (!lp_concat_copy_span(copier, start, end, err))
+		{
+			pg_atomic_write_u32(&shared->failed, 1);
+			return false;
+		}
+		pg_atomic_fetch_or_u32(&shared->done_bits[span / 32], 1U << (span % 32));
+		pg_atomic_fetch_add_u64(&shared->bytes_done, end - start);
+		pg_atomic_fetch_add_u64(&shared->spans_done, 1);
+		if (progress != NULL)
+			report_progress(shared, progress);
+	}
+}
+
+/* The leader's own spans; ERROR if one fails. */
+static void
+leader_copy_spans(CopyShared *shared, const LpConcatPlan *plan, LpInput *const *inputs,
+				  LpOutput *output, CopyProgress *progress)
+{
+	LpConcatCopier copier;
+	LpError		err;
+
+	if (!lp_concat_copier_init(&copier, plan, inputs, output,
+							   (size_t) lp_read_batch_bytes, &err) ||
+		!copy_spans(shared, &copier, progress, &err))
+		lp_raise(&err);
+	lp_concat_copier_free(&copier);
+}
+
+static bool
+all_workers_stopped(ParallelContext *pcxt)
+{
+	for (int i = 0; i < pcxt->nworkers_launched; i++)
+	{
+		pid_t		pid;
+
+		if (pcxt->worker[i].bgwhandle != NULL &&
+			GetBackgroundWorkerPid(pcxt->worker[i].bgwhandle, &pid) != BGWH_STOPPED)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Copy with workers.  False, with nothing written and a NOTICE, when no
+ * worker could be started.
+ */
+static bool
+copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
+				 LpInput *const *inputs, LpOutput *output, uint64 span_bytes,
+				 uint64 num_spans, int nworkers, CopyProgress *progress)
+{
+	ParallelContext *pcxt;
+	CopyShared *shared = NULL;
+	LpCopyRange *ranges;
+	uint64	   *sizes;
+	char	   *path_chars;
+	char	   *output_token;
+	Size		paths_size = 0;
+	Size		output_token_size = output->ops->share_token(output, NULL, 0);
+	Size		query_size = debug_query_string ? strlen(debug_query_string) + 1 : 0;
+
+	for (uint32 i = 0; i < plan->num_inputs; i++)
+		paths_size = add_size(paths_size, strlen(paths[i]) + 1);
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("lance_parts", "lp_copy_worker_main", nworkers);
+	shm_toc_estimate_chunk(&pcxt->estimator, shared_size(num_spans));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(LpCopyRange), plan->num_ranges));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(uint64), plan->num_inputs));
+	shm_toc_estimate_chunk(&pcxt->estimator, paths_size);
+	shm_toc_estimate_chunk(&pcxt->estimator, output_token_size);
+	shm_toc_estimate_keys(&pcxt->estimator, 5);
+	if (query_size > 0)
+	{
+		shm_toc_estimate_chunk(&pcxt->estimator, query_size);
+		shm_toc_estimate_keys(&pcxt->estimator, 1);
+	}
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg != NULL)
+	{
+		shared = shm_toc_allocate(pcxt->toc, shared_size(num_spans));
+		init_shared(shared, plan, span_bytes, num_spans);
+		shm_toc_insert(pcxt->toc, COPY_KEY_SHARED, shared);
+		output_token = shm_toc_allocate(pcxt->toc, output_token_size);
+		shared->output_token_bytes = output->ops->share_token(output, output_token,
+															  output_token_size);
+		shm_toc_insert(pcxt->toc, COPY_KEY_OUTPUT, output_token);
+		ranges = shm_toc_allocate(pcxt->toc, mul_size(sizeof(LpCopyRange), plan->num_ranges));
+		memcpy(ranges, plan->ranges, sizeof(LpCopyRange) * plan->num_ranges);
+		shm_toc_insert(pcxt->toc, COPY_KEY_RANGES, ranges);
+		sizes = shm_toc_allocate(pcxt->toc, mul_size(sizeof(uint64), plan->num_inputs));
+		memcpy(sizes, plan->input_sizes, sizeof(uint64) * plan->num_inputs);
+		shm_toc_insert(pcxt->toc, COPY_KEY_SIZES, sizes);
+		path_chars = shm_toc_allocate(pcxt->toc, paths_size);
+		shm_toc_insert(pcxt->toc, COPY_KEY_PATHS, path_chars);
+		for (uint32 i = 0; i < plan->num_inputs; i++)
+		{
+			strcpy(path_chars, paths[i]);
+			path_chars += strlen(paths[i]) + 1;
+		}
+		if (query_size > 0)
+		{
+			char	   *query = shm_toc_allocate(pcxt->toc, query_size);
+
+			memcpy(query, debug_query_string, query_size);
+			shm_toc_insert(pcxt->toc, COPY_KEY_QUERY, query);
+		}
+		LaunchParallelWorkers(pcxt);
+	}
+	if (pcxt->seg == NULL || pcxt->nworkers_launched == 0)
+	{
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		ereport(NOTICE,
+				errmsg("no parallel workers could be started to copy into \"%s\", copying serially",
+					   output->name),
+				errhint("Raise max_worker_processes or max_parallel_workers, or set lance_parts.max_copy_workers to 0."));
+		return false;
+	}
+	ereport(DEBUG1,
+			errmsg_internal("copying into \"%s\" with %d parallel workers, %llu spans of %llu bytes",
+							output->name, pcxt->nworkers_launched,
+							(unsigned long long) num_spans, (unsigned long long) span_bytes));
+	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size,
+					  pcxt->nworkers_launched);
+
+	if (parallel_leader_participation)
+		leader_copy_spans(shared, plan, inputs, output, progress);
+	while (pg_atomic_read_u64(&shared->spans_done) < num_spans &&
+		   !all_workers_stopped(pcxt))
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 LP_PROGRESS_INTERVAL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		report_progress(shared, progress);
+	}
+	/* raises a worker's error, if any */
+	WaitForParallelWorkersToFinish(pcxt);
+
+	/* spans no worker got to (workers that could not start) are the leader's */
+	leader_copy_spans(shared, plan, inputs, output, progress);
+	if (pg_atomic_read_u64(&shared->spans_done) != num_spans)
+		elog(ERROR, "parallel copy into \"%s\" ended with " UINT64_FORMAT " of " UINT64_FORMAT " spans written",
+			 output->name, pg_atomic_read_u64(&shared->spans_done), num_spans);
+	ereport(DEBUG1,
+			errmsg_internal("copy into \"%s\" finished", output->name));
+	report_progress(shared, progress);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return true;
+}
+
+void
+lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
+					LpInput *const *inputs, LpOutput *output)
+{
+	uint64		span_bytes = lp_concat_span_bytes(plan, (size_t) lp_read_batch_bytes);
+	uint64		num_spans = (plan->tail.start + span_bytes - 1) / span_bytes;
+	int			nworkers = lp_max_copy_workers;
+	CopyProgress progress;
+	CopyShared *shared;
+
+	progress.num_parts = (int) plan->num_inputs;
+	progress.parts_done = 0;
+	progress.prefix_spans = 0;
+	progress.part_ends = palloc0(sizeof(uint64) * plan->num_inputs);
+	for (size_t r = 0; r < plan->num_ranges; r++)
+		progress.part_ends[plan->ranges[r].input] =
+			plan->ranges[r].dest_offset + plan->ranges[r].length;
+	for (uint32 i = 1; i < plan->num_inputs; i++)
+		progress.part_ends[i] = Max(progress.part_ends[i], progress.part_ends[i - 1]);
+
+	/* a worker needs at least one span of its own, and an output it can open */
+	if ((uint64) nworkers > num_spans - Min(num_spans, 1))
+		nworkers = (int) (num_spans - Min(num_spans, 1));
+	if (output->ops->share_token == NULL)
+		nworkers = 0;
+	if (nworkers > 0 &&
+		copy_in_parallel(plan, paths, inputs, output, span_bytes, num_spans,
+						 nworkers, &progress))
+		return;
+
+	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
+	shared = palloc(shared_size(num_spans));
+	init_shared(shared, plan, span_bytes, num_spans);
+	leader_copy_spans(shared, plan, inputs, output, &progress);
+	report_progress(shared, &progress);
+	pfree(shared);
+}
+
+void
+lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	CopyShared *shared = shm_toc_lookup(toc, COPY_KEY_SHARED, false);
+	LpCopyRange *ranges = shm_toc_lookup(toc, COPY_KEY_RANGES, false);
+	uint64	   *sizes = shm_toc_lookup(toc, COPY_KEY_SIZES, false);
+	const char *path_chars = shm_toc_lookup(toc, COPY_KEY_PATHS, false);
+	const char *output_token = shm_toc_lookup(toc, COPY_KEY_OUTPUT, false);
+	char	   *query = shm_toc_lookup(toc, COPY_KEY_QUERY, true);
+	LpConcatPlan plan;
+	LpInput   **inputs;
+	LpOutput   *output;
+	LpConcatCopier copier;
+	LpError		err;
+
+	if (query != NULL)
+	{
+		debug_query_string = query;
+		pgstat_report_activity(STATE_RUNNING, debug_query_string);
+	}
+
+	/* the part of a plan a copier reads */
+	memset(&plan, 0, sizeof(plan));
+	plan.num_inputs = shared->num_inputs;
+	plan.input_sizes = sizes;
+	plan.num_ranges = (size_t) shared->num_ranges;
+	plan.ranges = ranges;
+	plan.region_alignment = shared->region_alignment;
+	plan.tail.start = shared->region_end;
+
+	inputs = palloc(sizeof(LpInput *) * shared->num_inputs);
+	for (uint32 i = 0; i < shared->num_inputs; i++)
+	{
+		inputs[i] = lp_local_input_reopenable(path_chars, sizes[i]);
+		path_chars += strlen(path_chars) + 1;
+	}
+	/* assembly writes local files: the local store shares them */
+	output = lp_local_store()->ops->open_shared_output(lp_local_store(), output_token,
+													   (size_t) shared->output_token_bytes,
+													   &err);
+	if (output == NULL ||
+		!lp_concat_copier_init(&copier, &plan, inputs, output,
+							   (size_t) shared->read_batch_bytes, &err) ||
+		!copy_spans(shared, &copier, NULL, &err))
+	{
+		pg_atomic_write_u32(&shared->failed, 1);
+		lp_raise(&err);
+	}
+	lp_concat_copier_free(&copier);
+	output->ops->abort(output);
+	for (uint32 i = 0; i < shared->num_inputs; i++)
+		lp_input_close(inputs[i]);
+}

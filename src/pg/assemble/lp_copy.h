@@ -1,0 +1,31 @@
+/*
+ * lp_copy.h - writing the data region of an assembly, in parallel when
+ * workers are available.
+ */
+#ifndef LP_COPY_H
+#define LP_COPY_H
+
+#include "concat/lp_concat.h"
+
+/* GUCs lance_parts.read_batch_bytes and lance_parts.max_copy_workers */
+extern int	lp_read_batch_bytes;
+extern int	lp_max_copy_workers;
+
+/* Define the GUCs above (from _PG_init). */
+extern void LpCopyInit(void);
+
+/*
+ * Write output bytes [0, plan->tail.start) of plan into output (an output
+ * of the local store: workers open it from its share token; without one the
+ * leader copies alone).  paths[i] is the file of part i and inputs[i] the
+ * leader's reopenable input of it.  Spans
+ * of lp_concat_span_bytes are claimed by up to lance_parts.max_copy_workers
+ * parallel workers and the leader (unless parallel_leader_participation is
+ * off); without workers the leader copies them all.  Reports the copying
+ * phase to lp_progress.  ERROR on failure, with a worker's message when a
+ * worker failed; no worker outlives the call.
+ */
+extern void lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
+								LpInput *const *inputs, LpOutput *output);
+
+#endif							/* LP_COPY_H */

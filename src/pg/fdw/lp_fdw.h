@@ -1,0 +1,120 @@
+/*
+ * lp_fdw.h - lance_fdw: foreign tables over Lance datasets and data files.
+ *
+ * lp_fdw.c           handler, planning, scanning, EXPLAIN
+ * lp_fdw_options.c   the option table, the validator, option lookup
+ * lp_fdw_source.c    what a foreign table reads: a dataset version (its
+ *                    fragments, data files and deletion files) or one file
+ * lp_fdw_types.c     Lance types to PostgreSQL types and values
+ * lp_fdw_import.c    IMPORT FOREIGN SCHEMA
+ */
+#ifndef LP_FDW_H
+#define LP_FDW_H
+
+#include "access/attnum.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+
+#include "format/lp_deletion.h"
+#include "format/lp_file.h"
+#include "dataset/lp_fragment.h"
+#include "dataset/lp_manifest.h"
+#include "format/lp_values.h"
+
+/* ---- options (lp_fdw_options.c) ---- */
+
+typedef struct LpFdwTableOptions
+{
+	char	   *uri;			/* as given */
+	char	   *path;			/* local path: relative ones under the server's root */
+	bool		has_version;
+	uint64		version;
+} LpFdwTableOptions;
+
+extern void lp_fdw_table_options(Oid foreigntableid, LpFdwTableOptions *options);
+
+/* The server's root option, or NULL. */
+extern char *lp_fdw_server_root(Oid serverid);
+
+/* uri as a local path; a relative one is taken under root when root is set. */
+extern char *lp_fdw_local_path(const char *uri, const char *root);
+
+/* The Lance field name of a column: its column_name option, or its name. */
+extern char *lp_fdw_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
+
+/* ERROR unless the user may read server files, naming what needed it. */
+extern void lp_fdw_check_path_privilege(const char *what);
+
+/* ---- sources (lp_fdw_source.c) ---- */
+
+typedef struct LpFdwSource
+{
+	char	   *path;			/* dataset root or data file */
+	bool		single_file;
+	LpManifest *manifest;		/* datasets */
+	uint64		version;		/* datasets */
+	LpFile	   *file;			/* single files: their metadata */
+	LpSchema	schema;			/* dataset schema, or the file's */
+	uint64		num_fragments;
+	uint64		num_files;
+	uint64		physical_rows;
+	uint64		deleted_rows;
+} LpFdwSource;
+
+/*
+ * Open a dataset (at a version, or the latest) or a single data file and
+ * read its metadata; ERROR when it cannot be read.  Legacy-format data is
+ * refused when refuse_legacy is set.
+ */
+extern LpFdwSource *lp_fdw_open_source(const char *path, bool has_version,
+									   uint64 version, bool refuse_legacy);
+
+/* Index of the top-level field called name in the source's schema, or -1. */
+extern int	lp_fdw_find_top_field(const LpSchema *schema, const char *name);
+
+/* The type of a schema field (children included); free with lp_type_free. */
+extern LpType *lp_fdw_schema_field_type(const LpSchema *schema, uint32 index,
+										const char *where);
+
+/* Where the data files and deletion files of a dataset's bases are. */
+extern char *lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file);
+extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment);
+
+/* ---- IMPORT FOREIGN SCHEMA (lp_fdw_import.c) ---- */
+
+struct ImportForeignSchemaStmt;
+extern List *lp_fdw_import_schema(struct ImportForeignSchemaStmt *stmt, Oid serverOid);
+
+/* ---- types (lp_fdw_types.c) ---- */
+
+/* The PostgreSQL type a Lance type maps to. */
+extern void lp_fdw_mapped_type(const LpType *type, Oid *typid, int32 *typmod);
+
+/* How values of one Lance column become values of one PostgreSQL column. */
+typedef struct LpFdwConverter
+{
+	Oid			mapped_typid;	/* lp_fdw_mapped_type */
+	int32		mapped_typmod;
+	Oid			target_typid;	/* the column's declared type */
+	int32		target_typmod;
+	bool		through_text;	/* declared type differs: its input function */
+	FmgrInfo	target_input;
+	Oid			target_ioparam;
+	FmgrInfo	mapped_output;	/* scalars going through text */
+	bool		mapped_is_jsonb_text;	/* lists and structs: JSON text */
+	/* element type of mapped arrays */
+	Oid			element_typid;
+	int16		element_len;
+	bool		element_byval;
+	char		element_align;
+} LpFdwConverter;
+
+extern void lp_fdw_converter_init(LpFdwConverter *converter, const LpType *type,
+								  Oid target_typid, int32 target_typmod);
+
+/* The value of row of array as a Datum of the converter's target type. */
+extern Datum lp_fdw_convert(const LpFdwConverter *converter, const LpArray *array,
+							uint64 row);
+
+#endif							/* LP_FDW_H */

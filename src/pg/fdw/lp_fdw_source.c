@@ -1,0 +1,158 @@
+/*
+ * lp_fdw_source.c - what a lance_fdw foreign table reads: one version of a
+ * dataset (its schema, fragments, data files and deletion files), or one
+ * .lance data file.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "dataset/lp_dataset.h"
+#include "fdw/lp_fdw.h"
+#include "lp_pg_error.h"
+#include "storage/lp_pg_storage.h"
+
+static void
+legacy_error(const char *what, const char *path)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			errmsg("%s \"%s\" uses the legacy Lance file format, which lance_fdw cannot read",
+				   what, path),
+			errhint("Rewrite it with data storage version 2.0 or later."));
+}
+
+static void
+open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_legacy)
+{
+	LpStore    *store = lp_local_store();
+	LpManifestNaming naming;
+	LpError		err;
+
+	if (has_version)
+	{
+		uint64_t	latest;
+
+		if (!lp_dataset_latest_version(store, source->path, &latest, &naming, &err))
+			lp_raise(&err);
+		source->manifest = lp_dataset_read_manifest(store, source->path, naming, version, &err);
+		if (source->manifest == NULL && err.code == LP_ERR_NOT_FOUND)
+			ereport(ERROR,
+					errcode(ERRCODE_UNDEFINED_FILE),
+					errmsg("dataset \"%s\" has no version " UINT64_FORMAT, source->path, version),
+					errdetail("Its latest version is " UINT64_FORMAT "; older versions may have been cleaned up.",
+							  (uint64) latest));
+	}
+	else
+		source->manifest = lp_dataset_read_latest(store, source->path, &naming, &err);
+	if (source->manifest == NULL)
+		lp_raise(&err);
+	if (!lp_manifest_check_flags(source->manifest, &err) ||
+		!lp_manifest_schema(source->manifest, &source->schema, &err))
+		lp_raise(&err);
+	if (refuse_legacy && lp_manifest_is_legacy(source->manifest))
+		legacy_error("dataset", source->path);
+
+	source->version = lp_manifest_version(source->manifest);
+	source->num_fragments = lp_manifest_num_fragments(source->manifest);
+	for (size_t f = 0; f < source->num_fragments; f++)
+	{
+		LpFragment	fragment;
+
+		lp_manifest_fragment(source->manifest, f, &fragment);
+		source->num_files += fragment.num_files;
+		source->physical_rows += fragment.physical_rows;
+		if (fragment.has_deletion_file)
+			source->deleted_rows += fragment.deletion_file.num_deleted_rows;
+	}
+}
+
+static void
+open_single_file(LpFdwSource *source, bool has_version, bool refuse_legacy)
+{
+	if (has_version)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("option \"%s\" applies to datasets, but \"%s\" is a data file",
+					   "version", source->path));
+	source->file = lp_read_lance_file(source->path);
+	if (refuse_legacy && source->file->version == LP_FILE_VERSION_LEGACY)
+		legacy_error("file", source->path);
+	source->schema = source->file->schema;
+	source->num_fragments = 1;
+	source->num_files = 1;
+	source->physical_rows = source->file->num_rows;
+}
+
+LpFdwSource *
+lp_fdw_open_source(const char *path, bool has_version, uint64 version, bool refuse_legacy)
+{
+	LpFdwSource *source = palloc0(sizeof(LpFdwSource));
+	struct stat st;
+
+	source->path = pstrdup(path);
+	if (stat(path, &st) != 0)
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not open Lance dataset or file \"%s\": %m", path));
+	source->single_file = !S_ISDIR(st.st_mode);
+	if (source->single_file)
+		open_single_file(source, has_version, refuse_legacy);
+	else
+		open_dataset(source, has_version, version, refuse_legacy);
+	return source;
+}
+
+int
+lp_fdw_find_top_field(const LpSchema *schema, const char *name)
+{
+	for (uint32 i = 0; i < schema->num_fields; i++)
+		if (schema->fields[i].parent_id == -1 && schema->fields[i].id >= 0 &&
+			strcmp(schema->fields[i].name, name) == 0)
+			return (int) i;
+	return -1;
+}
+
+LpType *
+lp_fdw_schema_field_type(const LpSchema *schema, uint32 index, const char *where)
+{
+	/* lp_type_from_field reads only the schema and the name of the file. */
+	LpFile		view;
+	LpType	   *type;
+	LpError		err;
+
+	memset(&view, 0, sizeof(view));
+	view.name = (char *) where;
+	view.schema = *schema;
+	if (!lp_type_from_field(&view, index, &type, &err))
+		lp_raise(&err);
+	return type;
+}
+
+char *
+lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file)
+{
+	char	   *base_path;
+	char	   *data_dir;
+
+	if (source->single_file)
+		return source->path;
+	lp_resolve_base(source->manifest, file->has_base_id, (int32) file->base_id, source->path,
+					&base_path, &data_dir);
+	return psprintf("%s/%s", data_dir, file->path);
+}
+
+char *
+lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment)
+{
+	const LpDeletionFileRef *deletion = &fragment->deletion_file;
+	char	   *base_path;
+	char	   *data_dir;
+	char	   *relative;
+
+	lp_resolve_base(source->manifest, deletion->has_base_id, (int32) deletion->base_id,
+					source->path, &base_path, &data_dir);
+	relative = lp_require_memory(lp_deletion_file_path(fragment->id, deletion->read_version,
+													   deletion->id, deletion->form));
+	return psprintf("%s/%s", base_path, relative);
+}

@@ -1,0 +1,15 @@
+/*
+ * lp_pg_error.h - core error values raised as PostgreSQL errors.
+ */
+#ifndef LP_PG_ERROR_H
+#define LP_PG_ERROR_H
+
+#include "base/lp_error.h"
+
+/* Raise err as an ERROR with the SQLSTATE its code maps to.  Never returns. */
+extern void lp_raise(const LpError *err) pg_attribute_noreturn();
+
+/* pointer, or ERROR (53200) when a core allocation returned NULL. */
+extern void *lp_require_memory(void *pointer);
+
+#endif							/* LP_PG_ERROR_H */

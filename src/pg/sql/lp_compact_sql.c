@@ -1,0 +1,230 @@
+/*
+ * lp_compact_sql.c - compaction by page copy, the SQL function: the core
+ * plans which fragments are rewritten in which groups (lp_compact_plan.h
+ * says which fragments take part), this file writes each group's file by
+ * concatenation without decoding and commits them as one Lance Rewrite.
+ * Everything not rewritten is reported as skipped, with the reason.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "assemble/lp_assemble.h"
+#include "dataset/lp_commit.h"
+#include "sql/lp_commit_sql.h"
+#include "dataset/lp_compact_plan.h"
+#include "dataset/lp_dataset.h"
+#include "lp_pg_error.h"
+#include "storage/lp_pg_storage.h"
+#include "assemble/lp_progress.h"
+#include "lp_sql_args.h"
+
+PG_FUNCTION_INFO_V1(lp_compact);
+
+/* The fragment ids to consider, NULL for all; ERROR for one the dataset lacks. */
+static uint64_t *
+selected_fragments(FunctionCallInfo fcinfo, const LpManifest *manifest, const char *root,
+				   size_t *n_selected)
+{
+	Datum	   *wanted;
+	bool	   *wanted_nulls;
+	int			num_wanted;
+	uint64_t   *selected;
+
+	*n_selected = 0;
+	if (PG_ARGISNULL(1))
+		return NULL;
+	lp_check_one_dimensional(PG_GETARG_ARRAYTYPE_P(1), "fragment_ids");
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), INT8OID, 8, FLOAT8PASSBYVAL,
+					  TYPALIGN_DOUBLE, &wanted, &wanted_nulls, &num_wanted);
+	selected = palloc(sizeof(uint64_t) * Max(num_wanted, 1));
+	for (int w = 0; w < num_wanted; w++)
+	{
+		if (wanted_nulls[w] ||
+			!lp_manifest_has_fragment(manifest, (uint64_t) DatumGetInt64(wanted[w])))
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("dataset \"%s\" has no fragment %s", root,
+						   wanted_nulls[w] ? "NULL" : psprintf(INT64_FORMAT, DatumGetInt64(wanted[w]))));
+		selected[w] = (uint64_t) DatumGetInt64(wanted[w]);
+	}
+	*n_selected = num_wanted;
+	return selected;
+}
+
+/*
+ * Write the file of every group of the plan into data_dir; a group whose
+ * parts cannot be concatenated is taken out of the plan with the verdict.
+ * Returns how many were written; results[g] tells about group g.
+ */
+static int
+write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
+				  LpAssembleResult *results, char **file_names)
+{
+	int			num_written = 0;
+
+	for (size_t g = 0; g < plan->n_groups; g++)
+	{
+		const LpCompactGroup *group = &plan->groups[g];
+		List	   *parts = NIL;
+		char		name[LP_DATA_FILE_NAME_SIZE];
+		LpAssembleTarget no_target = {plan->version, NULL, root};
+		LpError		err;
+
+		for (size_t k = group->first; k < group->first + group->count; k++)
+		{
+			LpAssemblePart *part = palloc0(sizeof(LpAssemblePart));
+
+			part->path = psprintf("%s/%s", data_dir, plan->candidates[k].file.path);
+			part->has_expected_rows = true;
+			part->expected_rows = (int64) plan->candidates[k].physical_rows;
+			parts = lappend(parts, part);
+		}
+		if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
+			lp_raise(&err);
+		file_names[g] = pstrdup(name);
+		lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
+						 &results[g]);
+		if (strcmp(results[g].status, "written") != 0)
+			lp_compact_plan_skip_group(plan, g, results[g].reason);
+		else
+			num_written++;
+	}
+	return num_written;
+}
+
+/* Commit the written groups as one Rewrite on the version planned on. */
+static void
+commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifestNaming naming,
+			   const char *root, const char *data_dir, const LpAssembleResult *results,
+			   char **file_names, int num_written, LpCommitResult *result)
+{
+	LpRewriteGroup *rewrite = palloc0(sizeof(LpRewriteGroup) * num_written);
+	LpCommitRequest request;
+	LpCommitOptions options;
+	LpError		err;
+	int			n = 0;
+
+	for (size_t g = 0; g < plan->n_groups; g++)
+	{
+		const LpCompactGroup *group = &plan->groups[g];
+		const LpDataFileRef *first = &plan->candidates[group->first].file;
+
+		if (group->skipped)
+			continue;
+		rewrite[n].old_fragment_ids = group->fragment_ids;
+		rewrite[n].n_old = group->count;
+		rewrite[n].file.path = file_names[g];
+		rewrite[n].file.fields = first->fields;
+		rewrite[n].file.column_indices = first->column_indices;
+		rewrite[n].file.n_fields = first->n_fields;
+		rewrite[n].file.version = plan->version;
+		rewrite[n].file.size_bytes = results[g].size_bytes;
+		rewrite[n].physical_rows = group->rows;
+		n++;
+	}
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_REWRITE;
+	request.read_version = plan->read_version;
+	request.read_manifest = manifest;
+	request.read_naming = naming;
+	request.groups = rewrite;
+	request.n_groups = num_written;
+	lp_commit_options(&options);
+	/* several files may be committed: progress names their directory */
+	lp_progress_begin(root, data_dir, LP_PHASE_COMMITTING, 0);
+	if (!lp_commit(lp_local_store(), root, &request, &options, result, &err))
+	{
+		/* the new files are referenced by nothing: remove them */
+		for (size_t g = 0; g < plan->n_groups; g++)
+			if (!plan->groups[g].skipped)
+				unlink(results[g].path);
+		lp_raise(&err);
+	}
+	lp_progress_end();
+}
+
+Datum
+lp_compact(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *root;
+	LpManifestNaming naming;
+	LpManifest *manifest;
+	LpFileVersion version;
+	int64		target_rows;
+	uint64_t   *selected;
+	size_t		n_selected;
+	LpCompactPlan plan;
+	LpAssembleResult *results;
+	char	  **file_names;
+	int			num_written;
+	LpCommitResult result;
+	LpError		err;
+	char	   *data_dir;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("dataset and target_rows_per_fragment must not be NULL"));
+	lp_check_read_privilege();
+	lp_check_write_privilege();
+	root = lp_resolve_existing_path(lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+																 "the dataset of compact"),
+									"dataset");
+	target_rows = PG_GETARG_INT64(2);
+	if (target_rows < 2 || target_rows > (int64) UINT32_MAX)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("target_rows_per_fragment must be between 2 and %u", UINT32_MAX));
+
+	manifest = lp_dataset_read_latest(lp_local_store(), root, &naming, &err);
+	if (manifest == NULL || !lp_manifest_check_flags(manifest, &err) ||
+		!lp_compact_check_dataset(manifest, root, &version, &err))
+		lp_raise(&err);
+	selected = selected_fragments(fcinfo, manifest, root, &n_selected);
+	if (!lp_compact_plan(manifest, root, selected, n_selected, (uint64_t) target_rows,
+						 &plan, &err))
+		lp_raise(&err);
+
+	data_dir = lp_require_memory(lp_base_data_dir(root, true));
+	results = palloc0(sizeof(LpAssembleResult) * Max(plan.n_groups, 1));
+	file_names = palloc0(sizeof(char *) * Max(plan.n_groups, 1));
+	num_written = write_group_files(&plan, root, data_dir, results, file_names);
+	memset(&result, 0, sizeof(result));
+	if (num_written > 0)
+		commit_rewrite(&plan, manifest, naming, root, data_dir, results, file_names,
+					   num_written, &result);
+
+	for (int64_t i = 0, n = -1, last_group = -1; i < (int64_t) plan.n_candidates; i++)
+	{
+		const LpCompactCandidate *candidate = &plan.candidates[i];
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+		int64_t		g = candidate->group;
+
+		/* one new fragment per written group, in order */
+		if (g >= 0 && g != last_group)
+		{
+			n++;
+			last_group = g;
+		}
+		values[0] = Int64GetDatum((int64) candidate->fragment_id);
+		values[1] = CStringGetTextDatum(g >= 0 ? "rewritten" : "skipped");
+		nulls[2] = g >= 0;
+		values[2] = g >= 0 ? (Datum) 0 : CStringGetTextDatum(candidate->skip_reason);
+		nulls[3] = g < 0;
+		values[3] = g >= 0 ? Int64GetDatum((int64) result.new_fragment_ids[n]) : (Datum) 0;
+		nulls[4] = g < 0;
+		values[4] = Int64GetDatum((int64) result.version);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,348 @@
+/*
+ * lp_orphans_sql.c - cleanup_orphans: listing, and removing, what crashes
+ * and lost races leave in a dataset directory.
+ *
+ * The core says which entries are orphans (lp_orphans.c); this file walks
+ * the dataset's areas, measures each candidate's age (for a directory, the
+ * newest mtime in its tree, so a staging directory a writer still fills is
+ * young), and removes old ones through the store's removal operations,
+ * which never follow a symlink and never leave the dataset root.  An entry
+ * that is itself a symlink (or a FIFO, socket, device) is reported as
+ * skipped, never followed or removed.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "dataset/lp_orphans.h"
+#include "lp_pg_error.h"
+#include "storage/lp_pg_storage.h"
+#include "target/lp_target.h"
+
+PG_FUNCTION_INFO_V1(lp_cleanup_orphans);
+
+/* Directories nested deeper than this inside a candidate are not measured. */
+#define MEASURE_MAX_DEPTH 64
+
+typedef struct OrphanScan
+{
+	LpStore    *store;
+	const char *root;
+	LpDatasetReferences *refs;
+	TimestampTz cutoff;			/* entries modified before it are old */
+	bool		dry_run;
+	ReturnSetInfo *rsinfo;
+} OrphanScan;
+
+/* What a candidate holds: its newest modification and its regular files' bytes. */
+typedef struct Measure
+{
+	TimestampTz newest;
+	int64		bytes;
+	bool		too_deep;
+} Measure;
+
+static void
+measure_stat(Measure *measure, const struct stat *st)
+{
+	TimestampTz modified = time_t_to_timestamptz(st->st_mtime);
+
+	if (modified > measure->newest)
+		measure->newest = modified;
+	if (S_ISREG(st->st_mode))
+		measure->bytes += (int64) st->st_size;
+}
+
+/* Measure the entries below a real directory, never following a symlink. */
+static void
+measure_tree(const char *path, int depth, Measure *measure)
+{
+	DIR		   *dir;
+	struct dirent *entry;
+
+	if (depth > MEASURE_MAX_DEPTH)
+	{
+		measure->too_deep = true;
+		return;
+	}
+	dir = AllocateDir(path);
+	while ((entry = ReadDir(dir, path)) != NULL)
+	{
+		char	   *child;
+		struct stat st;
+
+		CHECK_FOR_INTERRUPTS();
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		child = psprintf("%s/%s", path, entry->d_name);
+		if (lstat(child, &st) == 0)
+		{
+			measure_stat(measure, &st);
+			if (S_ISDIR(st.st_mode))
+				measure_tree(child, depth + 1, measure);
+		}
+		else if (errno != ENOENT)
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not stat file \"%s\": %m", child));
+		pfree(child);
+	}
+	FreeDir(dir);
+}
+
+static void
+put_row(OrphanScan *scan, const char *relative, LpOrphanKind kind, int64 bytes,
+		const char *action, const char *reason)
+{
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, reason == NULL};
+
+	values[0] = CStringGetTextDatum(psprintf("%s/%s", scan->root, relative));
+	values[1] = CStringGetTextDatum(lp_orphan_kind_name(kind));
+	values[2] = Int64GetDatum(bytes);
+	values[3] = CStringGetTextDatum(action);
+	values[4] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	tuplestore_putvalues(scan->rsinfo->setResult, scan->rsinfo->setDesc, values, nulls);
+}
+
+static LpEntryType
+entry_type(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return LP_ENTRY_FILE;
+	if (S_ISDIR(st->st_mode))
+		return LP_ENTRY_DIRECTORY;
+	return LP_ENTRY_OTHER;
+}
+
+/*
+ * Remove one old orphan, or say why not.  Returns the action; *reason is
+ * set for "skipped" and "failed".
+ */
+static const char *
+remove_orphan(OrphanScan *scan, LpDatasetArea area, const char *name,
+			  const char *relative, LpEntryType type, LpOrphanKind kind, char **reason)
+{
+	LpError		err;
+	int64_t		writer_pid;
+	bool		ok;
+	char	   *target_file = NULL;
+	LOCKTAG		lock_tag;
+
+	/*
+	 * A data file and its directories belong to a target: a commit or
+	 * cleanup_target of it under way finishes first (the target lock), and
+	 * versions committed since the scan began may reference it now.
+	 */
+	if (kind == LP_ORPHAN_DATA_FILE || kind == LP_ORPHAN_SIDECAR_DIRECTORY ||
+		kind == LP_ORPHAN_STAGING_DIRECTORY)
+	{
+		target_file = lp_require_memory(lp_orphan_target_file(kind, name));
+		lp_target_file_lock_tag(psprintf("%s/%s/%s", scan->root, LP_DATA_DIR, target_file),
+								&lock_tag);
+		(void) LockAcquire(&lock_tag, ExclusiveLock, false, false);
+	}
+	if (!lp_references_refresh(scan->store, scan->root, scan->refs, &err))
+		lp_raise(&err);
+	if (!lp_orphan_classify(scan->refs, area, name, type, &kind, &writer_pid))
+	{
+		if (target_file != NULL)
+			LockRelease(&lock_tag, ExclusiveLock, false);
+		*reason = pstrdup("referenced by a version committed during the cleanup");
+		return "skipped";
+	}
+	if (type == LP_ENTRY_DIRECTORY)
+	{
+		LpTreeRemoval removal;
+
+		ok = scan->store->ops->remove_tree(scan->store, scan->root, relative,
+										   &removal, &err);
+	}
+	else
+	{
+		bool		removed;
+
+		ok = scan->store->ops->remove_file(scan->store, scan->root, relative, &removed, &err);
+	}
+	if (target_file != NULL)
+		LockRelease(&lock_tag, ExclusiveLock, false);
+	if (!ok)
+	{
+		if (err.code == LP_ERR_CANCELED)
+			lp_raise(&err);
+		*reason = pstrdup(err.message);
+		return "failed";
+	}
+	return "removed";
+}
+
+static void
+examine_entry(OrphanScan *scan, LpDatasetArea area, const char *name)
+{
+	char	   *relative = psprintf("%s/%s", lp_area_directory(area), name);
+	char	   *path = psprintf("%s/%s", scan->root, relative);
+	struct stat st;
+	LpEntryType type;
+	LpOrphanKind kind;
+	int64_t		writer_pid;
+	Measure		measure = {0, 0, false};
+	const char *action;
+	char	   *reason = NULL;
+
+	if (lstat(path, &st) != 0)
+	{
+		if (errno == ENOENT)
+			return;				/* gone meanwhile */
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not stat file \"%s\": %m", path));
+	}
+	type = entry_type(&st);
+	if (!lp_orphan_classify(scan->refs, area, name, type, &kind, &writer_pid))
+		return;
+	measure_stat(&measure, &st);
+	if (type == LP_ENTRY_DIRECTORY)
+		measure_tree(path, 1, &measure);
+	if (measure.newest >= scan->cutoff)
+		return;					/* young: possibly in use */
+
+	if (type == LP_ENTRY_OTHER)
+	{
+		action = "skipped";
+		reason = S_ISLNK(st.st_mode)
+			? "symbolic link (never followed or removed)"
+			: "not a regular file or directory";
+	}
+	else if (measure.too_deep)
+	{
+		action = "skipped";
+		reason = psprintf("nested deeper than %d directories", MEASURE_MAX_DEPTH);
+	}
+	else if (kind == LP_ORPHAN_TEMPORARY_FILE && writer_pid <= INT_MAX &&
+			 BackendPidGetProc((int) writer_pid) != NULL)
+	{
+		action = "skipped";
+		reason = psprintf("its writer, backend %d, is running", (int) writer_pid);
+	}
+	else if (scan->dry_run)
+		action = "would_remove";
+	else
+		action = remove_orphan(scan, area, name, relative, type, kind, &reason);
+	put_row(scan, relative, kind, measure.bytes, action, reason);
+}
+
+static int
+compare_names(const ListCell *a, const ListCell *b)
+{
+	return strcmp(lfirst(a), lfirst(b));
+}
+
+/* Examine every entry of one area, in name order. */
+static void
+examine_area(OrphanScan *scan, LpDatasetArea area)
+{
+	const char *relative = lp_area_directory(area);
+	char	   *path = psprintf("%s/%s", scan->root, relative);
+	struct stat st;
+	DIR		   *dir;
+	struct dirent *entry;
+	List	   *names = NIL;
+	ListCell   *cell;
+
+	/* data/_parts is examined only below a real data/ (which warned otherwise) */
+	if (area == LP_AREA_STAGING)
+	{
+		char	   *data = psprintf("%s/%s", scan->root, lp_area_directory(LP_AREA_DATA));
+
+		if (lstat(data, &st) != 0 || !S_ISDIR(st.st_mode))
+			return;
+	}
+	if (lstat(path, &st) != 0)
+	{
+		if (errno == ENOENT)
+			return;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not stat directory \"%s\": %m", path));
+	}
+	if (!S_ISDIR(st.st_mode))
+	{
+		ereport(WARNING,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg("\"%s\" is not a directory, its entries are not examined", path),
+				errdetail("Removal never follows a symbolic link."));
+		return;
+	}
+
+	/* names first: removal must not run while the directory is being read */
+	dir = AllocateDir(path);
+	while ((entry = ReadDir(dir, path)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0)
+			names = lappend(names, pstrdup(entry->d_name));
+	}
+	FreeDir(dir);
+	list_sort(names, compare_names);
+	foreach(cell, names)
+	{
+		CHECK_FOR_INTERRUPTS();
+		examine_entry(scan, area, lfirst(cell));
+	}
+}
+
+Datum
+lp_cleanup_orphans(PG_FUNCTION_ARGS)
+{
+	char	   *uri = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Interval   *older_than = PG_GETARG_INTERVAL_P(1);
+	Interval	zero;
+	OrphanScan	scan;
+	LpError		err;
+	char	   *path;
+	static const LpDatasetArea areas[LP_NUM_AREAS] = {
+		LP_AREA_DATA, LP_AREA_STAGING, LP_AREA_TRANSACTIONS, LP_AREA_VERSIONS
+	};
+
+	InitMaterializedSRF(fcinfo, 0);
+	lp_check_read_privilege();
+	lp_check_write_privilege();
+	memset(&zero, 0, sizeof(zero));
+	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(older_than),
+										  IntervalPGetDatum(&zero))) < 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("older_than must not be negative"));
+	path = lp_local_path_from_uri(uri);
+	if (!is_absolute_path(path))
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("relative path not allowed for dataset \"%s\"", uri),
+				errhint("Give the dataset's absolute path or a file:// URI."));
+
+	memset(&scan, 0, sizeof(scan));
+	scan.store = lp_local_store();
+	scan.root = lp_resolve_existing_path(path, "dataset");
+	scan.dry_run = PG_GETARG_BOOL(2);
+	scan.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	scan.cutoff = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+														  TimestampTzGetDatum(GetCurrentTimestamp()),
+														  IntervalPGetDatum(older_than)));
+	scan.refs = lp_references_read(scan.store, scan.root, &err);
+	if (scan.refs == NULL)
+		lp_raise(&err);
+
+	for (int i = 0; i < LP_NUM_AREAS; i++)
+		examine_area(&scan, areas[i]);
+	lp_references_free(scan.refs);
+	return (Datum) 0;
+}

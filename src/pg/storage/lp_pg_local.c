@@ -1,0 +1,927 @@
+/*
+ * lp_pg_local.c - the local-file storage backend, on fd.c.
+ *
+ * Files are opened with OpenTransientFile and directories with AllocateDir
+ * so that an ERROR anywhere closes them at transaction abort.  Outputs are
+ * written under a temporary name beside their final path; a memory-context
+ * callback removes that temporary file if an ERROR unwinds past the output
+ * before it was published or aborted.
+ */
+#include "postgres.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "common/file_perm.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+
+#include "base/lp_checked.h"
+#include "format/lp_file_tail.h"
+#include "base/lp_interrupt.h"
+#include "storage/lp_pg_storage.h"
+#include "lp_tree_removal.h"
+
+typedef struct LpLocalInput
+{
+	LpInput		base;
+	int			fd;				/* -1 while a reopenable input is closed */
+	char	   *path;
+	bool		reopenable;
+	MemoryContextCallback forget;	/* reopenable: see forget_input */
+} LpLocalInput;
+
+/*
+ * Reopenable inputs hold a descriptor only while they are being read, one at
+ * a time, so that assembling thousands of parts does not exhaust the
+ * backend's file descriptors.
+ */
+static LpLocalInput *open_reopenable_input;
+
+/*
+ * When an ERROR frees a reopenable input, fd.c has closed its descriptor at
+ * abort; it must not be remembered as open, or the next input would close
+ * it again.
+ */
+static void
+forget_input(void *arg)
+{
+	if (open_reopenable_input == arg)
+		open_reopenable_input = NULL;
+}
+
+static void
+close_descriptor(LpLocalInput *local)
+{
+	if (local->fd >= 0)
+		CloseTransientFile(local->fd);
+	local->fd = -1;
+	if (open_reopenable_input == local)
+		open_reopenable_input = NULL;
+}
+
+/*
+ * Open a regular file for reading; -1 with err set otherwise.  O_NONBLOCK
+ * keeps a FIFO from blocking the open (uncancelably, until a writer comes)
+ * and the type is checked on the descriptor itself, so nothing can be
+ * swapped in between; for a regular file the flag is cleared again.
+ */
+static int
+open_regular_file(const char *path, struct stat *st, LpError *err)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | O_NONBLOCK | PG_BINARY);
+	int			flags;
+
+	if (fd < 0)
+	{
+		lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+				"could not open file \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, st) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s", path, strerror(errno));
+		CloseTransientFile(fd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode))
+	{
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a regular file", path);
+		if (S_ISDIR(st->st_mode))
+			lp_error_detail(err, "It is a directory; give the path of a .lance data file.");
+		else
+			lp_error_detail(err, "It is a FIFO, socket or device; Lance files are regular files.");
+		CloseTransientFile(fd);
+		return -1;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not set flags of file \"%s\": %s", path, strerror(errno));
+		CloseTransientFile(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Make sure local->fd is open, checking that the file kept its size. */
+static bool
+ensure_open(LpLocalInput *local, LpError *err)
+{
+	struct stat st;
+
+	if (local->fd >= 0)
+		return true;
+	if (open_reopenable_input != NULL)
+		close_descriptor(open_reopenable_input);
+	local->fd = open_regular_file(local->path, &st, err);
+	if (local->fd < 0)
+		return false;
+	open_reopenable_input = local;
+	if ((uint64_t) st.st_size != local->base.size)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "file \"%s\" changed size after it was validated (%llu bytes, now %llu)",
+					   local->path, (unsigned long long) local->base.size,
+					   (unsigned long long) st.st_size);
+	return true;
+}
+
+static bool
+local_input_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
+					LpError *err)
+{
+	LpLocalInput *local = (LpLocalInput *) input;
+	size_t		done = 0;
+
+	if (!ensure_open(local, err))
+		return false;
+	while (done < len)
+	{
+		ssize_t		n;
+
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		n = pread(local->fd, (char *) buffer + done, len - done,
+				  (off_t) (offset + done));
+		pgstat_report_wait_end();
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return lp_fail(err, LP_ERR_IO, "could not read file \"%s\": %s",
+						   local->path, strerror(errno));
+		}
+		if (n == 0)
+			return lp_fail(err, LP_ERR_CORRUPT,
+						   "could not read file \"%s\": read %zu of %zu bytes at offset %llu",
+						   local->path, done, len, (unsigned long long) offset);
+		done += (size_t) n;
+	}
+	return true;
+}
+
+static void
+local_input_close(LpInput *input)
+{
+	LpLocalInput *local = (LpLocalInput *) input;
+
+	close_descriptor(local);
+	/* a reopenable input's memory carries its reset callback: the context frees it */
+	if (local->reopenable)
+		return;
+	pfree(local->path);
+	pfree(local);
+}
+
+static const LpInputOps local_input_ops = {local_input_read_at, local_input_close};
+
+LpInput *
+lp_local_input_open(const char *path, LpError *err)
+{
+	LpLocalInput *local;
+	struct stat st;
+	int			fd;
+
+	fd = open_regular_file(path, &st, err);
+	if (fd < 0)
+		return NULL;
+
+	local = palloc0(sizeof(LpLocalInput));
+	local->base.ops = &local_input_ops;
+	local->path = pstrdup(path);
+	local->base.name = local->path;
+	local->base.size = (uint64_t) st.st_size;
+	local->fd = fd;
+	return &local->base;
+}
+
+LpInput *
+lp_local_input_reopenable(const char *path, uint64_t size)
+{
+	LpLocalInput *local = palloc0(sizeof(LpLocalInput));
+
+	local->base.ops = &local_input_ops;
+	local->path = pstrdup(path);
+	local->base.name = local->path;
+	local->base.size = size;
+	local->fd = -1;
+	local->reopenable = true;
+	local->forget.func = forget_input;
+	local->forget.arg = local;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->forget);
+	return &local->base;
+}
+
+/* ---- outputs -------------------------------------------------------------- */
+
+typedef struct LpLocalOutput
+{
+	LpOutput	base;
+	int			fd;
+	char	   *path;			/* final name */
+	char	   *temp_path;
+	dev_t		temp_device;	/* identity of the temporary file, for sharing */
+	ino_t		temp_inode;
+	bool		finished;		/* published or aborted */
+	bool		copy_range_refused; /* copy_file_range is not possible here */
+	MemoryContextCallback cleanup;
+} LpLocalOutput;
+
+/*
+ * The code of a failed write, create, copy or fsync: no space and no quota
+ * left are disk_full (53100), as PostgreSQL reports them for its own files.
+ */
+static LpErrorCode
+write_error_code(int errnum)
+{
+	return errnum == ENOSPC || errnum == EDQUOT ? LP_ERR_DISK_FULL : LP_ERR_IO;
+}
+
+/* fsync a directory so a new or renamed entry in it is durable. */
+static bool
+fsync_directory(const char *path, LpError *err)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+
+	if (fd < 0)
+		return lp_fail(err, LP_ERR_IO, "could not open directory \"%s\": %s",
+					   path, strerror(errno));
+	if (pg_fsync(fd) != 0)
+	{
+		int			save_errno = errno;
+
+		CloseTransientFile(fd);
+		return lp_fail(err, write_error_code(save_errno), "could not fsync directory \"%s\": %s",
+					   path, strerror(save_errno));
+	}
+	CloseTransientFile(fd);
+	return true;
+}
+
+static char *
+parent_directory(const char *path)
+{
+	char	   *dir = pstrdup(path);
+	char	   *slash = strrchr(dir, '/');
+
+	if (slash == NULL)
+		return pstrdup(".");
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return dir;
+}
+
+static const char *
+file_name_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
+/*
+ * A name in the same directory that no Lance reader looks at: it starts with
+ * a dot and ends in ".tmp", never in ".lance" or "manifest".  The final name
+ * is shortened (at a character boundary) where the whole would not fit in
+ * NAME_MAX; the random part keeps it unique.
+ */
+static char *
+temporary_name_for(const char *path)
+{
+	char	   *dir = parent_directory(path);
+	const char *base = file_name_of(path);
+	int			base_bytes = (int) strlen(base);
+	char		pid[16];
+	int			added_bytes;
+	uint64		nonce;
+
+	if (!pg_strong_random(&nonce, sizeof(nonce)))
+		ereport(ERROR,
+				errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg("could not generate random name for a temporary file"));
+	snprintf(pid, sizeof(pid), "%d", MyProcPid);
+	/* ".", ".<pid>", ".<16 hex digits>", ".tmp" */
+	added_bytes = 1 + 1 + (int) strlen(pid) + 1 + 16 + 4;
+	if (base_bytes + added_bytes > NAME_MAX)
+		base_bytes = pg_mbcliplen(base, base_bytes, NAME_MAX - added_bytes);
+	return psprintf("%s/.%.*s.%s.%016llx.tmp", dir, base_bytes, base, pid,
+					(unsigned long long) nonce);
+}
+
+static bool
+write_all(int fd, const char *path, uint64_t offset, const void *data,
+		  size_t len, LpError *err)
+{
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		n;
+
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		n = pwrite(fd, (const char *) data + done, len - done,
+				   (off_t) (offset + done));
+		pgstat_report_wait_end();
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return lp_fail(err, write_error_code(errno), "could not write file \"%s\": %s",
+						   path, strerror(errno));
+		}
+		done += (size_t) n;
+	}
+	return true;
+}
+
+static bool
+local_output_write_at(LpOutput *output, uint64_t offset, const void *data,
+					  size_t len, LpError *err)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+
+	return write_all(local->fd, local->temp_path, offset, data, len, err);
+}
+
+#define COPY_BOUNCE_BYTES (1024 * 1024)
+
+/* Copy through memory, for when the kernel cannot copy between the files. */
+static bool
+copy_through_buffer(LpLocalOutput *local, uint64_t output_offset, LpInput *input,
+					uint64_t input_offset, uint64_t len, LpError *err)
+{
+	char	   *buffer = palloc(Min(len, COPY_BOUNCE_BYTES));
+	bool		ok = true;
+
+	while (ok && len > 0)
+	{
+		size_t		piece = (size_t) Min(len, COPY_BOUNCE_BYTES);
+
+		ok = !lp_check_cancel(err) &&
+			local_input_read_at(input, input_offset, buffer, piece, err) &&
+			write_all(local->fd, local->temp_path, output_offset, buffer, piece, err);
+		input_offset += piece;
+		output_offset += piece;
+		len -= piece;
+	}
+	pfree(buffer);
+	return ok;
+}
+
+/*
+ * Kernel-side copy between local files; on filesystems with reflinks
+ * (XFS, btrfs) aligned ranges are cloned rather than copied.  Between
+ * filesystems the kernel may refuse (EXDEV and others); the copy then goes
+ * through memory, for this and every later range of the output.
+ */
+static bool
+local_output_copy_from(LpOutput *output, uint64_t output_offset,
+					   LpInput *input, uint64_t input_offset, uint64_t len,
+					   LpError *err)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	LpLocalInput *source = (LpLocalInput *) input;
+	loff_t		in_off = (loff_t) input_offset;
+	loff_t		out_off = (loff_t) output_offset;
+
+	if (input->ops != &local_input_ops)
+		return lp_fail(err, LP_ERR_INTERNAL,
+					   "cannot copy \"%s\" into local file \"%s\" without reading it",
+					   input->name, local->path);
+	if (!ensure_open(source, err))
+		return false;
+	if (!lp_range_within(input_offset, len, input->size))
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "copy of %llu bytes at offset %llu is beyond the end of file \"%s\" (%llu bytes)",
+					   (unsigned long long) len, (unsigned long long) input_offset,
+					   input->name, (unsigned long long) input->size);
+
+	while (len > 0 && !local->copy_range_refused)
+	{
+		ssize_t		n;
+
+		if (lp_check_cancel(err))
+			return false;
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		n = copy_file_range(source->fd, &in_off, local->fd, &out_off,
+							(size_t) Min(len, (uint64_t) 1 << 30), 0);
+		pgstat_report_wait_end();
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			if (errno == EXDEV || errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)
+			{
+				local->copy_range_refused = true;
+				break;
+			}
+			return lp_fail(err, write_error_code(errno), "could not copy from \"%s\" to \"%s\": %s",
+						   input->name, local->temp_path, strerror(errno));
+		}
+		if (n == 0)
+			return lp_fail(err, LP_ERR_CORRUPT,
+						   "could not read file \"%s\": unexpected end of file at offset %llu",
+						   input->name, (unsigned long long) in_off);
+		len -= (uint64_t) n;
+	}
+	return len == 0 ||
+		copy_through_buffer(local, (uint64_t) out_off, input, (uint64_t) in_off, len, err);
+}
+
+static void
+local_output_finish(LpLocalOutput *local, bool remove_temp)
+{
+	if (local->fd >= 0)
+		CloseTransientFile(local->fd);
+	local->fd = -1;
+	if (remove_temp)
+		unlink(local->temp_path);
+	local->finished = true;
+}
+
+static bool
+local_output_publish(LpOutput *output, LpError *err)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	char	   *dir;
+
+	if (pg_fsync(local->fd) != 0)
+	{
+		lp_fail(err, write_error_code(errno), "could not fsync file \"%s\": %s",
+				local->temp_path, strerror(errno));
+		local_output_finish(local, true);
+		return false;
+	}
+	CloseTransientFile(local->fd);
+	local->fd = -1;
+
+	/* a cancel that arrived during the fsync still prevents publication */
+	if (lp_check_cancel(err))
+	{
+		local_output_finish(local, true);
+		return false;
+	}
+
+	/* link() never replaces an existing file: a final name is written once */
+	if (link(local->temp_path, local->path) != 0)
+	{
+		if (errno == EEXIST)
+			lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", local->path);
+		else
+			lp_fail(err, write_error_code(errno), "could not link file \"%s\" to \"%s\": %s",
+					local->temp_path, local->path, strerror(errno));
+		local_output_finish(local, true);
+		return false;
+	}
+	local_output_finish(local, true);
+
+	/*
+	 * The file is visible under its final name: a failure reported now would
+	 * have the caller believe it was not created (a published manifest whose
+	 * commit then fails is retried, and its rows added twice).
+	 */
+	dir = parent_directory(local->path);
+	if (!fsync_directory(dir, err))
+	{
+		ereport(WARNING,
+				errcode(ERRCODE_IO_ERROR),
+				errmsg_internal("%s", err->message),
+				errdetail("File \"%s\" is in place, but may not survive a crash of the operating system.",
+						  local->path));
+		lp_error_clear(err);
+	}
+	pfree(dir);
+	return true;
+}
+
+static void
+local_output_abort(LpOutput *output)
+{
+	local_output_finish((LpLocalOutput *) output, true);
+}
+
+/*
+ * Runs when the memory context holding the output goes away.  After an
+ * ERROR, fd.c has already closed the descriptor; only the temporary file is
+ * left to remove.
+ */
+static void
+local_output_cleanup(void *arg)
+{
+	LpLocalOutput *local = (LpLocalOutput *) arg;
+
+	if (!local->finished)
+		unlink(local->temp_path);
+}
+
+/*
+ * The token of a local output: the device and inode of its temporary file,
+ * then the file's full path (of any length, without a terminating NUL).
+ * Whoever opens it checks that the path still names that file.
+ */
+#define SHARE_TOKEN_HEADER_BYTES (2 * sizeof(uint64))
+
+static size_t
+local_output_share_token(LpOutput *output, void *buffer, size_t capacity)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	size_t		path_bytes = strlen(local->temp_path);
+	uint64		device = (uint64) local->temp_device;
+	uint64		inode = (uint64) local->temp_inode;
+
+	if (capacity >= SHARE_TOKEN_HEADER_BYTES + path_bytes)
+	{
+		memcpy(buffer, &device, sizeof(device));
+		memcpy((char *) buffer + sizeof(device), &inode, sizeof(inode));
+		memcpy((char *) buffer + SHARE_TOKEN_HEADER_BYTES, local->temp_path, path_bytes);
+	}
+	return SHARE_TOKEN_HEADER_BYTES + path_bytes;
+}
+
+static const LpOutputOps local_output_ops = {
+	local_output_write_at,
+	local_output_copy_from,
+	local_output_publish,
+	local_output_abort,
+	local_output_share_token
+};
+
+static LpOutput *
+local_store_create_output(LpStore *store, const char *path, LpError *err)
+{
+	LpLocalOutput *local;
+	char	   *dir = parent_directory(path);
+	struct stat st;
+
+	if (strlen(file_name_of(path)) > NAME_MAX)
+	{
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+				"could not create file \"%s\": its name is longer than %d bytes",
+				path, NAME_MAX);
+		return NULL;
+	}
+	if (pg_mkdir_p(dir, pg_dir_create_mode) != 0 && errno != EEXIST)
+	{
+		lp_fail(err, write_error_code(errno), "could not create directory \"%s\": %s",
+				dir, strerror(errno));
+		return NULL;
+	}
+
+	local = palloc0(sizeof(LpLocalOutput));
+	local->base.ops = &local_output_ops;
+	local->path = pstrdup(path);
+	local->base.name = local->path;
+	local->temp_path = temporary_name_for(path);
+	/* O_EXCL already refuses a symlink at the name; O_NOFOLLOW says so too */
+	local->fd = OpenTransientFile(local->temp_path,
+								  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY);
+	if (local->fd < 0)
+	{
+		lp_fail(err, write_error_code(errno), "could not create file \"%s\": %s",
+				local->temp_path, strerror(errno));
+		return NULL;
+	}
+	local->cleanup.func = local_output_cleanup;
+	local->cleanup.arg = local;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->cleanup);
+	if (fstat(local->fd, &st) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+				local->temp_path, strerror(errno));
+		local_output_abort(&local->base);
+		return NULL;
+	}
+	local->temp_device = st.st_dev;
+	local->temp_inode = st.st_ino;
+	ereport(DEBUG2,
+			errmsg_internal("writing \"%s\" as temporary file \"%s\"",
+							local->path, local->temp_path));
+	return &local->base;
+}
+
+/*
+ * Another process's output, opened for writing spans of it.  It is never
+ * published or removed from here: publish() is refused and abort() only
+ * closes the descriptor.
+ */
+static bool
+shared_output_publish(LpOutput *output, LpError *err)
+{
+	return lp_fail(err, LP_ERR_INTERNAL, "file \"%s\" is published by the process that created it",
+				   ((LpLocalOutput *) output)->temp_path);
+}
+
+static void
+shared_output_close(LpOutput *output)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+
+	if (local->fd >= 0)
+		CloseTransientFile(local->fd);
+	local->fd = -1;
+}
+
+static const LpOutputOps shared_output_ops = {
+	local_output_write_at,
+	local_output_copy_from,
+	shared_output_publish,
+	shared_output_close,
+	NULL
+};
+
+/*
+ * Open the temporary file named by a share token without following a
+ * symlink, and only if it is the very file its creator holds: a file or
+ * symlink put at that name meanwhile is refused, never written.
+ */
+static LpOutput *
+local_store_open_shared_output(LpStore *store, const void *token, size_t len,
+							   LpError *err)
+{
+	const char *path_chars = (const char *) token + SHARE_TOKEN_HEADER_BYTES;
+	LpLocalOutput *local;
+	uint64		device;
+	uint64		inode;
+	struct stat st;
+
+	if (len <= SHARE_TOKEN_HEADER_BYTES ||
+		memchr(path_chars, '\0', len - SHARE_TOKEN_HEADER_BYTES) != NULL)
+	{
+		lp_fail(err, LP_ERR_INTERNAL, "malformed token of a shared output (%zu bytes)", len);
+		return NULL;
+	}
+	memcpy(&device, token, sizeof(device));
+	memcpy(&inode, (const char *) token + sizeof(device), sizeof(inode));
+
+	local = palloc0(sizeof(LpLocalOutput));
+	local->base.ops = &shared_output_ops;
+	local->path = pnstrdup(path_chars, len - SHARE_TOKEN_HEADER_BYTES);
+	local->base.name = local->path;
+	local->temp_path = local->path;
+	local->finished = true;
+	local->fd = OpenTransientFile(local->path, O_WRONLY | O_NOFOLLOW | PG_BINARY);
+	if (local->fd < 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not open file \"%s\": %s",
+				local->path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(local->fd, &st) != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+				local->path, strerror(errno));
+		shared_output_close(&local->base);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64) st.st_dev != device || (uint64) st.st_ino != inode)
+	{
+		lp_fail(err, LP_ERR_IO, "file \"%s\" is not the temporary file being written",
+				local->path);
+		lp_error_detail(err, "Another file was put at its name after it was created; nothing is written to it.");
+		shared_output_close(&local->base);
+		return NULL;
+	}
+	return &local->base;
+}
+
+/* ---- extent clones (reflink) ---------------------------------------------- */
+
+/* The deepest existing directory on the way to path. */
+static char *
+existing_ancestor(const char *path)
+{
+	char	   *dir = parent_directory(path);
+	struct stat st;
+
+	while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0)
+	{
+		char	   *up = parent_directory(dir);
+
+		pfree(dir);
+		dir = up;
+	}
+	return dir;
+}
+
+uint64
+lp_local_clone_alignment(const char *output_path, const char *const *part_paths,
+						 int num_parts)
+{
+	char	   *dir = existing_ancestor(output_path);
+	struct statfs fs;
+	struct stat dir_st;
+	uint64		block;
+
+	if (statfs(dir, &fs) != 0 || stat(dir, &dir_st) != 0)
+		return 0;
+	pfree(dir);
+	if (fs.f_type != XFS_SUPER_MAGIC && fs.f_type != BTRFS_SUPER_MAGIC)
+		return 0;
+	block = (uint64) fs.f_bsize;
+	if (block < LP_PAGE_BUFFER_ALIGNMENT || (block & (block - 1)) != 0)
+		return 0;
+	for (int i = 0; i < num_parts; i++)
+	{
+		struct stat st;
+
+		/* extents are shared only within one filesystem */
+		if (stat(part_paths[i], &st) != 0 || st.st_dev != dir_st.st_dev)
+			return 0;
+	}
+	return block;
+}
+
+bool
+lp_local_output_clone(LpOutput *output, uint64 output_offset, LpInput *input,
+					  uint64 input_offset, uint64 len)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+	LpLocalInput *source = (LpLocalInput *) input;
+	struct file_clone_range range;
+	LpError		err;
+	int			rc;
+
+	if (output->ops != &local_output_ops || input->ops != &local_input_ops ||
+		!ensure_open(source, &err))
+		return false;
+	range.src_fd = source->fd;
+	range.src_offset = input_offset;
+	range.src_length = len;
+	range.dest_offset = output_offset;
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	rc = ioctl(local->fd, FICLONERANGE, &range);
+	pgstat_report_wait_end();
+	return rc == 0;
+}
+
+/* ---- the store ------------------------------------------------------------ */
+
+static LpInput *
+local_store_open_input(LpStore *store, const char *path, LpError *err)
+{
+	return lp_local_input_open(path, err);
+}
+
+static bool
+local_store_list(LpStore *store, const char *directory,
+				 LpListCallback callback, void *arg, LpError *err)
+{
+	DIR		   *dir = AllocateDir(directory);
+	struct dirent *entry;
+
+	if (dir == NULL)
+		return lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+					   "could not open directory \"%s\": %s",
+					   directory, strerror(errno));
+	errno = 0;
+	while ((entry = readdir(dir)) != NULL)
+	{
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		if (!callback(arg, entry->d_name, err))
+		{
+			FreeDir(dir);
+			return false;
+		}
+		errno = 0;
+	}
+	if (errno != 0)
+	{
+		lp_fail(err, LP_ERR_IO, "could not read directory \"%s\": %s",
+				directory, strerror(errno));
+		FreeDir(dir);
+		return false;
+	}
+	FreeDir(dir);
+	return true;
+}
+
+static bool
+write_whole_output(LpStore *store, const char *path, const void *data,
+				   size_t len, LpError *err, LpLocalOutput **result)
+{
+	LpOutput   *output = local_store_create_output(store, path, err);
+
+	if (output == NULL)
+		return false;
+	if (!local_output_write_at(output, 0, data, len, err) ||
+		pg_fsync(((LpLocalOutput *) output)->fd) != 0)
+	{
+		if (err->code == LP_OK)
+			lp_fail(err, write_error_code(errno), "could not fsync file \"%s\": %s",
+					((LpLocalOutput *) output)->temp_path, strerror(errno));
+		local_output_abort(output);
+		return false;
+	}
+	*result = (LpLocalOutput *) output;
+	return true;
+}
+
+static bool
+local_store_put_if_absent(LpStore *store, const char *path, const void *data,
+						  size_t len, LpError *err)
+{
+	LpLocalOutput *local;
+
+	lp_error_clear(err);
+	if (!write_whole_output(store, path, data, len, err, &local))
+		return false;
+	return local_output_publish(&local->base, err);
+}
+
+static bool
+local_store_put(LpStore *store, const char *path, const void *data,
+				size_t len, LpError *err)
+{
+	LpLocalOutput *local;
+	char	   *dir;
+	bool		ok;
+
+	lp_error_clear(err);
+	if (!write_whole_output(store, path, data, len, err, &local))
+		return false;
+	CloseTransientFile(local->fd);
+	local->fd = -1;
+	if (rename(local->temp_path, local->path) != 0)
+	{
+		lp_fail(err, write_error_code(errno), "could not rename file \"%s\" to \"%s\": %s",
+				local->temp_path, local->path, strerror(errno));
+		local_output_finish(local, true);
+		return false;
+	}
+	local->finished = true;
+	dir = parent_directory(path);
+	ok = fsync_directory(dir, err);
+	pfree(dir);
+	return ok;
+}
+
+static bool
+local_store_remove(LpStore *store, const char *path, LpError *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+	{
+		if (errno == ENOENT)
+			return true;
+		return lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+					   path, strerror(errno));
+	}
+	if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) != 0 && errno != ENOENT)
+		return lp_fail(err, LP_ERR_IO, "could not remove \"%s\": %s",
+					   path, strerror(errno));
+	return true;
+}
+
+/*
+ * The walk opens directories with openat, which fd.c does not wrap; it
+ * reports them to fd.c instead, and closes them itself on every path (it
+ * never raises), so no ERROR can leak one.
+ */
+static const LpDescriptorBudget fd_budget = {AcquireExternalFD, ReleaseExternalFD};
+
+static bool
+local_store_remove_tree(LpStore *store, const char *root, const char *relative,
+						LpTreeRemoval *result, LpError *err)
+{
+	return lp_posix_remove_tree(root, relative, &fd_budget, result, err);
+}
+
+static bool
+local_store_remove_file(LpStore *store, const char *root, const char *relative,
+						bool *removed, LpError *err)
+{
+	return lp_posix_remove_file(root, relative, &fd_budget, removed, err);
+}
+
+static const LpStoreOps local_store_ops = {
+	local_store_open_input,
+	local_store_list,
+	local_store_put_if_absent,
+	local_store_put,
+	local_store_remove,
+	local_store_remove_tree,
+	local_store_remove_file,
+	local_store_create_output,
+	local_store_open_shared_output
+};
+
+static LpStore local_store = {&local_store_ops};
+
+LpStore *
+lp_local_store(void)
+{
+	return &local_store;
+}
