@@ -13,7 +13,9 @@
 #include "value_compare.h"
 
 #include "base/lp_alloc.h"
+#include "base/lp_interrupt.h"
 #include "decode/lp_decode.h"
+#include "format/lp_columns.h"
 #include "format/lp_file.h"
 #include "lp_test_files.h"
 #include "lp_test_util.h"
@@ -300,4 +302,99 @@ LP_TEST(decode_allocation_failures)
 	}
 	printf("  %ld allocation points failed\n", points);
 	LP_CHECK(points > 0);
+}
+
+/* Cancel checks counted, and a cancel on the check numbered cancel_at. */
+static long cancel_polls;
+static long cancel_at;
+
+static bool
+cancel_on_poll(void)
+{
+	return cancel_polls++ == cancel_at;
+}
+
+/*
+ * Decoders poll for a cancel on every page: a decode of a field stored in
+ * many pages polls at least once per page, and a cancel at any of those
+ * polls stops it with LP_ERR_CANCELED (and nothing leaks, under ASan).
+ * multipage_2_0 goes through the 2.0 decoder, multipage_2_2 through the
+ * 2.1+ one.
+ */
+LP_TEST(decode_cancel_per_page)
+{
+	static const char *const datasets[] = {"multipage_2_0", "multipage_2_2"};
+
+	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
+	if (lp_test_data_dir == NULL)
+		return;
+	lp_set_cancel_check(cancel_on_poll);
+	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++)
+	{
+		char		data_dir[1024];
+		char		command[1200];
+		char		file_name[512];
+		FILE	   *listing;
+		bool		checked = false;
+
+		lp_test_dataset_path(datasets[d], data_dir, sizeof(data_dir));
+		strncat(data_dir, "/data", sizeof(data_dir) - strlen(data_dir) - 1);
+		snprintf(command, sizeof(command), "ls '%s'", data_dir);
+		listing = popen(command, "r");
+		LP_CHECK_MSG(listing != NULL, "%.200s", command);
+		/* the first data file is enough: every column of it has several pages */
+		if (listing != NULL && fgets(file_name, sizeof(file_name), listing) != NULL)
+		{
+			char		path[1600];
+			size_t		size;
+			uint8_t    *bytes;
+			LpInput    *input;
+			LpFile	   *file;
+			LpError		err;
+
+			file_name[strcspn(file_name, "\n")] = '\0';
+			snprintf(path, sizeof(path), "%s/%s", data_dir, file_name);
+			lp_test_file_read_all(path, &bytes, &size);
+			input = bytes ? lp_memory_input_open(path, bytes, size) : NULL;
+			file = input ? lp_file_open(input, &err) : NULL;
+			LP_CHECK_MSG(file != NULL, "cannot open %.200s", path);
+			for (uint32_t f = 0; file != NULL && f < file->schema.num_fields; f++)
+			{
+				LpType	   *type;
+				LpArray    *array;
+				long		polls;
+				uint32_t	first;
+				uint32_t	pages;
+
+				if (file->schema.fields[f].parent_id != -1 || file->schema.fields[f].id < 0)
+					continue;
+				cancel_polls = 0;
+				cancel_at = -1;
+				LP_CHECK(lp_decode_field(input, file, f, &type, &array, &err));
+				lp_array_free(array);
+				lp_type_free(type);
+				polls = cancel_polls;
+				LP_CHECK(lp_field_first_column(file, f, &first, &err));
+				pages = file->columns[first].num_pages;
+				LP_CHECK_MSG(polls >= pages,
+							 "field %u of %.200s: %u pages, %ld polls", f, path, pages, polls);
+				for (cancel_at = 0; cancel_at < polls; cancel_at++)
+				{
+					cancel_polls = 0;
+					LP_CHECK_MSG(!lp_decode_field(input, file, f, &type, &array, &err) &&
+								 err.code == LP_ERR_CANCELED,
+								 "field %u of %.200s went on after a cancel at poll %ld",
+								 f, path, cancel_at);
+				}
+				checked |= pages > 1;
+			}
+			lp_file_free(file);
+			lp_input_close(input);
+			free(bytes);
+		}
+		if (listing != NULL)
+			pclose(listing);
+		LP_CHECK_MSG(checked, "no field of %s has several pages", datasets[d]);
+	}
+	lp_set_cancel_check(NULL);
 }

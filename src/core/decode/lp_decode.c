@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/lp_alloc.h"
+#include "base/lp_interrupt.h"
 #include "format/lp_columns.h"
 #include "decode/lp_decode.h"
 #include "decode/lp_decode_internal.h"
@@ -35,6 +36,8 @@ decode_leaf_pages(LpInput *input, const LpFile *file, uint32_t column, const LpT
 		Lance__Encodings21__PageLayout *layout;
 		bool		ok;
 
+		if (lp_check_cancel(err))
+			return false;
 		if (!lp_unpack_page_encoding(&ctx, &col->pages[p], (ProtobufCMessage **) &layout))
 			return false;
 		switch (layout->layout_case)

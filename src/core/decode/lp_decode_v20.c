@@ -8,6 +8,7 @@
 
 #include "base/lp_alloc.h"
 #include "base/lp_checked.h"
+#include "base/lp_interrupt.h"
 #include "decode/lp_decode_internal.h"
 #include "base/lp_protobuf.h"
 
@@ -496,6 +497,9 @@ open_page(const LpPageContext *ctx, LpInput *input, const LpPage *lp_page, Page2
 	memset(page, 0, sizeof(*page));
 	page->ctx = ctx;
 	*enc = NULL;
+	/* every page of every 2.0 column is opened here: the place to stop */
+	if (lp_check_cancel(ctx->err))
+		return false;
 	if (!lp_unpack_page_encoding(ctx, lp_page, (ProtobufCMessage **) enc))
 		return false;
 	page->data = lp_alloc_array(lp_page->num_buffers + 1, sizeof(uint8_t *));
