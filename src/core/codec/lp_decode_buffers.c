@@ -86,17 +86,25 @@ lp_buf_take(LpBuf *buf)
 	return data;
 }
 
+/* Make room for count more bits (zeroed); *total is the new bit count. */
+static bool
+bits_grow(LpBits *bits, uint64_t count, uint64_t *total)
+{
+	uint64_t	bytes_needed;
+
+	if (!lp_add_u64(bits->num_bits, count, total))
+		return false;
+	bytes_needed = (*total + 7) / 8;
+	return bytes_needed <= bits->buf.len ||
+		lp_buf_append_zeros(&bits->buf, bytes_needed - bits->buf.len);
+}
+
 bool
 lp_bits_append_n(LpBits *bits, bool value, uint64_t count)
 {
 	uint64_t	total;
-	uint64_t	bytes_needed;
 
-	if (!lp_add_u64(bits->num_bits, count, &total))
-		return false;
-	bytes_needed = (total + 7) / 8;
-	if (bytes_needed > bits->buf.len &&
-		!lp_buf_append_zeros(&bits->buf, bytes_needed - bits->buf.len))
+	if (!bits_grow(bits, count, &total))
 		return false;
 	if (value)
 	{
@@ -129,13 +137,8 @@ lp_bits_append_bitmap(LpBits *bits, const uint8_t *bitmap, uint64_t start,
 					  uint64_t count)
 {
 	uint64_t	total;
-	uint64_t	bytes_needed;
 
-	if (!lp_add_u64(bits->num_bits, count, &total))
-		return false;
-	bytes_needed = (total + 7) / 8;
-	if (bytes_needed > bits->buf.len &&
-		!lp_buf_append_zeros(&bits->buf, bytes_needed - bits->buf.len))
+	if (!bits_grow(bits, count, &total))
 		return false;
 	for (uint64_t i = 0; i < count; i++)
 	{
