@@ -115,47 +115,42 @@ file_write_at(LpOutput *output, uint64_t offset, const void *data, size_t len,
 	return true;
 }
 
-/* copy_file_range between files; a read and a write from other inputs. */
+/*
+ * copy_file_range between files; any other input (memory) is refused with
+ * LP_ERR_UNSUPPORTED, as a store refuses another store's input, and counted.
+ */
+int			lp_test_file_copies_refused;
+
 static bool
 file_copy_from(LpOutput *output, uint64_t output_offset, LpInput *input,
 			   uint64_t input_offset, uint64_t len, LpError *err)
 {
 	FileOutput *file = (FileOutput *) output;
-	uint8_t		buffer[65536];
+	int			source_fd;
+	loff_t		in_off = (loff_t) input_offset;
+	loff_t		out_off = (loff_t) output_offset;
 
-	if (input->ops == &file_input_ops)
+	if (input->ops != &file_input_ops)
 	{
-		int			source_fd = ((FileInput *) input)->fd;
-		loff_t		in_off = (loff_t) input_offset;
-		loff_t		out_off = (loff_t) output_offset;
-
-		while (len > 0)
-		{
-			ssize_t		n = copy_file_range(source_fd, &in_off, file->fd, &out_off,
-											len, 0);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return lp_fail(err, LP_ERR_IO, "could not copy into \"%s\": %s",
-							   file->temp_path, strerror(errno));
-			if (n == 0)
-				return lp_fail(err, LP_ERR_IO, "could not copy into \"%s\": short read of \"%s\"",
-							   file->temp_path, input->name);
-			len -= (uint64_t) n;
-		}
-		return true;
+		lp_test_file_copies_refused++;
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "cannot copy \"%s\" into \"%s\" without reading it",
+					   input->name, file->path);
 	}
+	source_fd = ((FileInput *) input)->fd;
 	while (len > 0)
 	{
-		size_t		chunk = len < sizeof(buffer) ? (size_t) len : sizeof(buffer);
+		ssize_t		n = copy_file_range(source_fd, &in_off, file->fd, &out_off,
+										len, 0);
 
-		if (!lp_input_read(input, input_offset, buffer, chunk, err) ||
-			!file_write_at(output, output_offset, buffer, chunk, err))
-			return false;
-		input_offset += chunk;
-		output_offset += chunk;
-		len -= chunk;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return lp_fail(err, LP_ERR_IO, "could not copy into \"%s\": %s",
+						   file->temp_path, strerror(errno));
+		if (n == 0)
+			return lp_fail(err, LP_ERR_IO, "could not copy into \"%s\": short read of \"%s\"",
+						   file->temp_path, input->name);
+		len -= (uint64_t) n;
 	}
 	return true;
 }
@@ -196,8 +191,17 @@ file_abort(LpOutput *output)
 	free_output(file);
 }
 
-static const LpOutputOps plain_output_ops = {file_write_at, NULL, file_publish, file_abort, NULL};
-static const LpOutputOps copying_output_ops = {file_write_at, file_copy_from, file_publish, file_abort, NULL};
+static const LpOutputOps plain_output_ops = {
+	.write_at = file_write_at,
+	.publish = file_publish,
+	.abort = file_abort
+};
+static const LpOutputOps copying_output_ops = {
+	.write_at = file_write_at,
+	.copy_from = file_copy_from,
+	.publish = file_publish,
+	.abort = file_abort
+};
 
 void
 lp_test_file_temp_name(const char *path, char *buffer, size_t len)

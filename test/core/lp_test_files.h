@@ -19,10 +19,13 @@ LpInput    *lp_test_file_input_open(const char *path, LpError *err);
 
 /*
  * Start writing path.  With use_copy_from the output offers copy_from
- * (copy_file_range from file inputs, read and write from others).
+ * (copy_file_range from file inputs; other inputs are refused with
+ * LP_ERR_UNSUPPORTED, and counted in lp_test_file_copies_refused).
  */
 LpOutput   *lp_test_file_output_create(const char *path, bool use_copy_from,
 									   LpError *err);
+
+extern int	lp_test_file_copies_refused;
 
 /* The temporary name an output for path is written under. */
 void		lp_test_file_temp_name(const char *path, char *buffer, size_t len);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lp_posix_files.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"
 #include "lp_tree_removal.h"
@@ -36,6 +37,43 @@ store_open_input(LpStore *store, const char *path, LpError *err)
 		return NULL;
 	}
 	return lp_test_file_input_open(path, err);
+}
+
+/* Opened at once (the tests open few files), but checked against size. */
+static LpInput *
+store_open_input_lazily(LpStore *store, const char *path, uint64_t size, LpError *err)
+{
+	LpInput    *input = store_open_input(store, path, err);
+
+	if (input != NULL && input->size != size)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "file \"%s\" changed size after it was validated", path);
+		lp_input_close(input);
+		return NULL;
+	}
+	return input;
+}
+
+static bool
+store_stat(LpStore *store, const char *path, bool follow_symlinks, LpStat *result,
+		   LpError *err)
+{
+	(void) store;
+	return lp_posix_stat(path, follow_symlinks, result, err);
+}
+
+static char *
+store_canonical(LpStore *store, const char *path, const char *what, LpError *err)
+{
+	(void) store;
+	return lp_posix_canonical(path, what, err);
+}
+
+static bool
+store_same_object(LpStore *store, const char *path_a, const char *path_b)
+{
+	(void) store;
+	return lp_posix_same_file(path_a, path_b);
 }
 
 static bool
@@ -203,8 +241,18 @@ store_create_output(LpStore *store, const char *path, LpError *err)
 }
 
 static const LpStoreOps posix_store_ops = {
-	store_open_input, store_list, store_put_if_absent, store_put, store_remove,
-	store_remove_tree, store_remove_file, store_create_output, NULL
+	.open_input = store_open_input,
+	.open_input_lazily = store_open_input_lazily,
+	.stat = store_stat,
+	.canonical = store_canonical,
+	.same_object = store_same_object,
+	.list = store_list,
+	.put_if_absent = store_put_if_absent,
+	.put = store_put,
+	.remove = store_remove,
+	.remove_tree = store_remove_tree,
+	.remove_file = store_remove_file,
+	.create_output = store_create_output
 };
 
 static LpStore posix_store = {&posix_store_ops};

@@ -24,6 +24,7 @@
 #include "base/lp_interrupt.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
+#include "lp_test_store.h"
 #include "lp_test_util.h"
 
 #define MAX_PARTS 8
@@ -1844,4 +1845,84 @@ LP_TEST(concat_region_needs_buffers_below_schema)
 	free(buffers);
 	free(columns);
 	close_set(&set);
+}
+
+/* ---- inputs of another store ---------------------------------------------- */
+
+/*
+ * The first part read from memory (another store's input) and the others
+ * from files, into an output of the tests' POSIX store: its copy_from
+ * refuses the memory input (LP_ERR_UNSUPPORTED), the executor reads and
+ * writes that part's ranges, and the bytes are the serial output's.
+ */
+static void
+check_cross_store_copy(const char *dataset)
+{
+	PartSet		set;
+	Part		memory_part;
+	Part	   *order[MAX_PARTS];
+	const char *dir = lp_test_make_temp_dir();
+	static const uint64_t alignments[] = {0, 4096};
+
+	if (!open_dataset(dataset, &set))
+		return;
+	for (int i = 0; i < set.count; i++)
+		order[i] = &set.parts[i];
+
+	for (size_t a = 0; a < sizeof(alignments) / sizeof(alignments[0]); a++)
+	{
+		LpConcatPlan *plan = plan_set(order, set.count, alignments[a]);
+		LpInput    *inputs[MAX_PARTS];
+		LpStore    *store = lp_test_store();
+		char		serial[4096];
+		char		mixed[4096];
+		LpOutput   *output;
+		LpError		err;
+		uint8_t    *bytes;
+		size_t		len;
+		int			refused_before = lp_test_file_copies_refused;
+
+		if (plan == NULL)
+			continue;
+		for (int i = 0; i < set.count; i++)
+			inputs[i] = set.parts[i].input;
+		output_path(dir, "serial.lance", serial, sizeof(serial));
+		output = lp_test_file_output_create(serial, false, &err);
+		LP_CHECK(output != NULL && lp_concat_execute(plan, inputs, output, 4096, &err) &&
+				 output->ops->publish(output, &err));
+
+		LP_CHECK(lp_test_file_read_all(set.parts[0].path, &bytes, &len));
+		LP_CHECK(open_memory_part("memory part", bytes, len, &memory_part, &err));
+		inputs[0] = memory_part.input;
+		output_path(dir, "mixed.lance", mixed, sizeof(mixed));
+		output = store->ops->create_output(store, mixed, &err);
+		LP_CHECK(output != NULL && output->ops->copy_from != NULL);
+		if (output != NULL)
+		{
+			bool		ok = lp_concat_execute(plan, inputs, output, 4096, &err);
+
+			LP_CHECK_MSG(ok, "%s: %.400s", dataset, err.message);
+			if (ok)
+				LP_CHECK_MSG(output->ops->publish(output, &err), "%.400s", err.message);
+			else
+				output->ops->abort(output);
+		}
+		LP_CHECK_MSG(lp_test_file_copies_refused > refused_before,
+					 "%s: copy_from was never asked to copy the memory input", dataset);
+		LP_CHECK_MSG(same_file_bytes(serial, mixed),
+					 "%s, alignment %" PRIu64 ": the cross-store copy differs from the serial output",
+					 dataset, alignments[a]);
+		close_part(&memory_part);
+		unlink(mixed);
+		unlink(serial);
+		lp_concat_plan_free(plan);
+	}
+	rmdir(dir);
+	close_set(&set);
+}
+
+LP_TEST(concat_copy_from_refuses_another_store_and_falls_back)
+{
+	check_cross_store_copy("types_2_1_v2");
+	check_cross_store_copy("multipage_2_2");
 }

@@ -13,6 +13,15 @@
 #              directories, so such an include would not even build)
 #   cycles     no cycle in the include/call graph of src/, and no core file
 #              depending on one outside the core (check_cycles.py)
+#   storage    no direct file-system call in the PostgreSQL layer (src/pg)
+#              outside the local store backend, and no file outside
+#              src/pg/storage naming that backend (lp_local_*): everything
+#              else reaches files through the LpStore that lp_store_for_uri
+#              picks.  Allowed: src/pg/storage/lp_pg_local.c (the backend;
+#              src/posix is its helper), and the server's own files that are
+#              not dataset storage: the target key in $PGDATA
+#              (src/pg/target/lp_target_key.c) and the progress files in
+#              pg_stat_tmp (src/pg/assemble/lp_progress.c)
 set -uo pipefail
 
 ROOT=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -38,5 +47,21 @@ check core "$(cd "$ROOT" && grep -rnE '#\s*include\s*[<"](postgres|postgres_fe|f
 	src/core --include='*.c' --include='*.h')"
 
 check cycles "$(python3 "$ROOT/test/tools/check_cycles.py" "$ROOT/src" 2>/dev/null)"
+
+# A call is the name followed by "(", not preceded by "->", "." or a name
+# character (store->ops->stat( is an op); comment lines are left out.
+FS_CALLS='stat|lstat|fstat|fstatat|statfs|fstatfs|access|faccessat|open|openat|creat|fopen|'\
+'OpenTransientFile|OpenTransientFilePerm|PathNameOpenFile|PathNameOpenFilePerm|AllocateFile|'\
+'AllocateDir|ReadDir|ReadDirExtended|opendir|fdopendir|readdir|scandir|get_dirent_type|'\
+'mkdir|mkdirat|pg_mkdir_p|MakePGDirectory|rmdir|rmtree|unlink|unlinkat|durable_unlink|'\
+'rename|renameat|durable_rename|link|linkat|symlink|readlink|realpath|truncate|ftruncate|'\
+'copy_file_range|ioctl|chmod|chown|lchown|utime|utimes|utimensat'
+STORAGE_ALLOWED='^src/pg/(storage/lp_pg_local\.c|target/lp_target_key\.c|assemble/lp_progress\.c):'
+check storage "$(cd "$ROOT" && {
+	grep -rnE "(^|[^A-Za-z0-9_>.])($FS_CALLS)\(" src/pg --include='*.c' --include='*.h' |
+		grep -vE "$STORAGE_ALLOWED"
+	grep -rnE '\blp_local_[a-z_]+' src/pg --include='*.c' --include='*.h' |
+		grep -vE '^src/pg/storage/'
+} | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 
 exit "$failed"

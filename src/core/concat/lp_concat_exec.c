@@ -3,7 +3,8 @@
  *
  * The data region is written as spans of output bytes; a serial run is one
  * span over the whole region, a parallel run many spans in any order.
- * Within a span the output is written front to back.  Without copy_from,
+ * Within a span the output is written front to back.  Without copy_from
+ * (or where it refuses an input: one of another store),
  * consecutive ranges of one part that keep their distance from each other
  * (the usual case: a part's buffers are already 64-byte aligned) are read
  * with one read of at most the batch size, the padding between them is
@@ -35,25 +36,29 @@ write_padding(LpConcatCopier *copier, uint64_t start, uint64_t end, LpError *err
 	return true;
 }
 
-/* Output bytes [pos, end) of one range through copy_from, batch by batch. */
+/*
+ * Output bytes [*pos, end) of one range through copy_from, batch by batch;
+ * *pos is advanced past what was copied, also when copy_from refuses the
+ * input (LP_ERR_UNSUPPORTED) and the caller reads and writes the rest.
+ */
 static bool
-copy_direct(LpConcatCopier *copier, const LpCopyRange *range, uint64_t pos,
+copy_direct(LpConcatCopier *copier, const LpCopyRange *range, uint64_t *pos,
 			uint64_t end, LpError *err)
 {
 	LpInput    *input = copier->inputs[range->input];
 
-	while (pos < end)
+	while (*pos < end)
 	{
-		uint64_t	len = end - pos;
+		uint64_t	len = end - *pos;
 
 		if (len > copier->batch)
 			len = copier->batch;
 		if (lp_check_cancel(err) ||
-			!copier->output->ops->copy_from(copier->output, pos, input,
-											range->source_offset + (pos - range->dest_offset),
+			!copier->output->ops->copy_from(copier->output, *pos, input,
+											range->source_offset + (*pos - range->dest_offset),
 											len, err))
 			return false;
-		pos += len;
+		*pos += len;
 	}
 	return true;
 }
@@ -216,13 +221,18 @@ lp_concat_copy_span(LpConcatCopier *copier, uint64_t start, uint64_t end,
 			piece_end = end;
 		if (direct)
 		{
-			if (!copy_direct(copier, range, pos, piece_end, err))
+			if (copy_direct(copier, range, &pos, piece_end, err))
+			{
+				if (pos == range->dest_offset + range->length)
+					r++;
+				continue;
+			}
+			if (err->code != LP_ERR_UNSUPPORTED)
 				return false;
-			pos = piece_end;
-			if (pos == range->dest_offset + range->length)
-				r++;
+			/* the output cannot copy from this input: read and write it */
+			lp_error_clear(err);
 		}
-		else if (!copy_batch(copier, r, &pos, end, &r, err))
+		if (!copy_batch(copier, r, &pos, end, &r, err))
 			return false;
 	}
 	return true;

@@ -64,11 +64,25 @@ typedef struct LpOutputOps
 	/*
 	 * Copy len bytes of input at input_offset to output_offset without
 	 * passing them through memory (copy_file_range, server-side copy).  NULL
-	 * when the backend cannot; callers then read and write_at.
+	 * when the backend cannot; callers then read and write_at.  An input
+	 * the backend cannot copy from (one of another store) is refused with
+	 * LP_ERR_UNSUPPORTED before anything is written; callers then read and
+	 * write_at that range.
 	 */
 	bool		(*copy_from) (LpOutput *output, uint64_t output_offset,
 							  LpInput *input, uint64_t input_offset,
 							  uint64_t len, LpError *err);
+
+	/*
+	 * Make len bytes at output_offset share storage with input's bytes at
+	 * input_offset (an extent clone, FICLONERANGE); both offsets and len
+	 * are multiples of LpStoreOps.clone_alignment.  False, with nothing
+	 * changed, when the backend refuses (another store's input, a
+	 * filesystem that cannot): callers then copy.  NULL when the backend
+	 * never clones.
+	 */
+	bool		(*clone_range) (LpOutput *output, uint64_t output_offset,
+								LpInput *input, uint64_t input_offset, uint64_t len);
 	bool		(*publish) (LpOutput *output, LpError *err);
 	void		(*abort) (LpOutput *output);
 
@@ -94,6 +108,26 @@ struct LpOutput
  */
 typedef struct LpStore LpStore;
 
+/*
+ * What is at a path.  A store without real directories (S3) reports a
+ * prefix that has objects under it as a directory, and never a symlink.
+ */
+typedef enum LpObjectKind
+{
+	LP_OBJECT_ABSENT,			/* nothing at the path */
+	LP_OBJECT_FILE,				/* a regular file (an object) */
+	LP_OBJECT_DIRECTORY,		/* a directory (a prefix) */
+	LP_OBJECT_SYMLINK,			/* a symbolic link, not followed */
+	LP_OBJECT_OTHER				/* a FIFO, socket or device */
+} LpObjectKind;
+
+typedef struct LpStat
+{
+	LpObjectKind kind;
+	uint64_t	size;			/* bytes of a file; 0 for the other kinds */
+	int64_t		mtime;			/* last modification (S3: LastModified), seconds since 1970 */
+} LpStat;
+
 /* Called once per entry name (not a path) of a listed directory. */
 typedef bool (*LpListCallback) (void *arg, const char *entry_name, LpError *err);
 
@@ -118,6 +152,51 @@ typedef struct LpStoreOps
 {
 	/* LP_ERR_NOT_FOUND if path does not exist, LP_ERR_INVALID_ARGUMENT if it is a directory */
 	LpInput    *(*open_input) (LpStore *store, const char *path, LpError *err);
+
+	/*
+	 * An input of a file already validated at size: it holds no resource
+	 * (descriptor, connection) until it is read and gives it up when another
+	 * such input of the store is read, so that thousands can be open at
+	 * once; a read fails if the file no longer has that size.
+	 */
+	LpInput    *(*open_input_lazily) (LpStore *store, const char *path, uint64_t size,
+									  LpError *err);
+
+	/*
+	 * What is at path, following a final symlink only when follow_symlinks
+	 * (a store without symlinks ignores it).  Nothing there is not an
+	 * error (kind LP_OBJECT_ABSENT); false with err when the path cannot be
+	 * examined.
+	 */
+	bool		(*stat) (LpStore *store, const char *path, bool follow_symlinks,
+						 LpStat *result, LpError *err);
+
+	/*
+	 * The canonical name of the existing file or directory at path (what
+	 * realpath gives locally: absolute, symlinks resolved), allocated with
+	 * lp_alloc; two paths name the same directory exactly when their
+	 * canonical names are equal.  NULL with err (LP_ERR_NOT_FOUND when
+	 * nothing is there) otherwise; what names the path in the message
+	 * ("dataset", "base path").
+	 */
+	char	   *(*canonical) (LpStore *store, const char *path, const char *what,
+							  LpError *err);
+
+	/*
+	 * Whether both paths name one existing file (locally: the same inode,
+	 * so hard links count); false also when either cannot be examined.
+	 */
+	bool		(*same_object) (LpStore *store, const char *path_a, const char *path_b);
+
+	/*
+	 * The block size at which an output created at output_path could share
+	 * storage with every input (LpOutputOps.clone_range), or 0 when it
+	 * cannot (no clones on this store or filesystem, an input elsewhere).
+	 * Whether clones really work is only known by trying one.  NULL when
+	 * the store never clones.
+	 */
+	uint64_t	(*clone_alignment) (LpStore *store, const char *output_path,
+									const char *const *input_paths, int num_inputs);
 
 	/* Entries of a directory, in no particular order; LP_ERR_NOT_FOUND if missing */
 	bool		(*list) (LpStore *store, const char *directory,

@@ -17,8 +17,6 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
-
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/array.h"
@@ -29,6 +27,7 @@
 
 #include "assemble/lp_assemble.h"
 #include "concat/lp_concat.h"
+#include "format/lp_file_tail.h"
 #include "assemble/lp_copy.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
@@ -58,14 +57,24 @@ lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-static bool
-same_file(const char *a, const char *b)
+/*
+ * The block size at which the output's store can clone every part's data
+ * region into place, or 0: the parts must be in the output's store, and a
+ * block must keep the page buffers' alignment.
+ */
+static uint64
+clone_alignment(LpStore *store, const char *output_path, const char *const *paths,
+				int num_parts)
 {
-	struct stat sa;
-	struct stat sb;
+	uint64		block;
 
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-		sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (store->ops->clone_alignment == NULL)
+		return 0;
+	for (int i = 0; i < num_parts; i++)
+		if (lp_store_for_uri(paths[i], NULL) != store)
+			return 0;
+	block = store->ops->clone_alignment(store, output_path, paths, num_parts);
+	return block < LP_PAGE_BUFFER_ALIGNMENT ? 0 : block;
 }
 
 /*
@@ -81,7 +90,8 @@ first_region_clones(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *
 
 		if (range->source_offset == 0 && range->dest_offset % plan->region_alignment == 0 &&
 			range->length >= plan->region_alignment)
-			return lp_local_output_clone(output, range->dest_offset, inputs[range->input],
+			return output->ops->clone_range != NULL &&
+				output->ops->clone_range(output, range->dest_offset, inputs[range->input],
 										 0, plan->region_alignment);
 	}
 	return false;
@@ -120,7 +130,8 @@ lp_assemble_file(const char *output_path, List *parts,
 	LpError		err;
 	ListCell   *cell;
 	int			i = 0;
-	struct stat st;
+	LpStore    *store = lp_store_for_uri(output_path, NULL);
+	LpStat		st;
 	instr_time	started;
 	instr_time	elapsed;
 
@@ -159,7 +170,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	}
 
 	plan = plan_or_raise(&concat_target, concat_parts, num_parts,
-						 lp_local_clone_alignment(output_path, paths, num_parts),
+						 clone_alignment(store, output_path, paths, num_parts),
 						 &verdict);
 	memset(result, 0, sizeof(*result));
 	result->path = output_path;
@@ -175,15 +186,16 @@ lp_assemble_file(const char *output_path, List *parts,
 	}
 	result->num_rows = plan->num_rows;
 
-	if (allow_reuse && num_parts == 1 &&
-		same_file(((LpAssemblePart *) linitial(parts))->path, output_path))
+	if (allow_reuse && num_parts == 1 && lp_store_for_uri(paths[0], NULL) == store &&
+		store->ops->same_object(store, paths[0], output_path))
 	{
 		result->status = "reused";
 		result->size_bytes = concat_parts[0].file->file_size;
 		lp_progress_end();
 		return;
 	}
-	if (lstat(output_path, &st) == 0)
+	/* a path that cannot be examined is left to create_output to report */
+	if (store->ops->stat(store, output_path, false, &st, &err) && st.kind != LP_OBJECT_ABSENT)
 		ereport(ERROR,
 				errcode(ERRCODE_DUPLICATE_FILE),
 				errmsg("file \"%s\" already exists", output_path),
@@ -191,9 +203,17 @@ lp_assemble_file(const char *output_path, List *parts,
 
 	inputs = palloc(sizeof(LpInput *) * num_parts);
 	for (i = 0; i < num_parts; i++)
-		inputs[i] = lp_local_input_reopenable(paths[i], plan->input_sizes[i]);
+	{
+		char	   *key;
+		LpStore    *part_store = lp_store_for_uri(paths[i], &key);
 
-	output = lp_local_store()->ops->create_output(lp_local_store(), output_path, &err);
+		inputs[i] = part_store->ops->open_input_lazily(part_store, key, plan->input_sizes[i],
+													   &err);
+		if (inputs[i] == NULL)
+			lp_raise(&err);
+	}
+
+	output = store->ops->create_output(store, output_path, &err);
 	if (output == NULL)
 		lp_raise(&err);
 	if (plan->region_alignment > 0 && !first_region_clones(plan, inputs, output))
@@ -280,7 +300,7 @@ lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows)
 			ereport(ERROR,
 					errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					errmsg("part %d is NULL", i + 1));
-		part->path = lp_local_path_from_uri(TextDatumGetCString(uri_values[i]));
+		(void) lp_store_for_uri(TextDatumGetCString(uri_values[i]), &part->path);
 		if (row_values != NULL && !row_nulls[i])
 		{
 			part->has_expected_rows = true;
@@ -310,8 +330,8 @@ lp_concat_files(PG_FUNCTION_ARGS)
 				errmsg("output and inputs of concat_files must not be NULL"));
 	lp_check_read_privilege();
 	lp_check_write_privilege();
-	output_path = lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-											   "the output of concat_files");
+	(void) lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+								  "the output of concat_files", &output_path);
 	parts = lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
 								 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
 	lp_assemble_file(output_path, parts, &target, true, &result);

@@ -69,7 +69,7 @@ LpCopyInit(void)
 #define COPY_KEY_SHARED		UINT64CONST(0x4C50000000000001)
 #define COPY_KEY_RANGES		UINT64CONST(0x4C50000000000002)
 #define COPY_KEY_SIZES		UINT64CONST(0x4C50000000000003)
-#define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)
+#define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)	/* the parts', then the output's */
 #define COPY_KEY_QUERY		UINT64CONST(0x4C50000000000005)
 #define COPY_KEY_OUTPUT		UINT64CONST(0x4C50000000000006)
 
@@ -229,6 +229,7 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 
 	for (uint32 i = 0; i < plan->num_inputs; i++)
 		paths_size = add_size(paths_size, strlen(paths[i]) + 1);
+	paths_size = add_size(paths_size, strlen(output->name) + 1);
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("lance_parts", "lp_copy_worker_main", nworkers);
@@ -266,6 +267,7 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 			strcpy(path_chars, paths[i]);
 			path_chars += strlen(paths[i]) + 1;
 		}
+		strcpy(path_chars, output->name);
 		if (query_size > 0)
 		{
 			char	   *query = shm_toc_allocate(pcxt->toc, query_size);
@@ -368,6 +370,7 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	char	   *query = shm_toc_lookup(toc, COPY_KEY_QUERY, true);
 	LpConcatPlan plan;
 	LpInput   **inputs;
+	LpStore    *output_store;
 	LpOutput   *output;
 	LpConcatCopier copier;
 	LpError		err;
@@ -390,13 +393,19 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	inputs = palloc(sizeof(LpInput *) * shared->num_inputs);
 	for (uint32 i = 0; i < shared->num_inputs; i++)
 	{
-		inputs[i] = lp_local_input_reopenable(path_chars, sizes[i]);
+		char	   *key;
+		LpStore    *store = lp_store_for_uri(path_chars, &key);
+
+		inputs[i] = store->ops->open_input_lazily(store, key, sizes[i], &err);
+		if (inputs[i] == NULL)
+			lp_raise(&err);
 		path_chars += strlen(path_chars) + 1;
 	}
-	/* assembly writes local files: the local store shares them */
-	output = lp_local_store()->ops->open_shared_output(lp_local_store(), output_token,
-													   (size_t) shared->output_token_bytes,
-													   &err);
+	/* the output's name picks the store that shares it */
+	output_store = lp_store_for_uri(path_chars, NULL);
+	output = output_store->ops->open_shared_output(output_store, output_token,
+												   (size_t) shared->output_token_bytes,
+												   &err);
 	if (output == NULL ||
 		!lp_concat_copier_init(&copier, &plan, inputs, output,
 							   (size_t) shared->read_batch_bytes, &err) ||

@@ -15,10 +15,10 @@ extern int	lp_max_copy_workers;
 extern void LpCopyInit(void);
 
 /*
- * Write output bytes [0, plan->tail.start) of plan into output (an output
- * of the local store: workers open it from its share token; without one the
- * leader copies alone).  paths[i] is the file of part i and inputs[i] the
- * leader's reopenable input of it.  Spans
+ * Write output bytes [0, plan->tail.start) of plan into output (workers
+ * open it from its share token in the store its name picks; without a token
+ * the leader copies alone).  paths[i] is the key of part i (a URI:
+ * lp_store_for_uri) and inputs[i] the leader's lazily opened input of it.  Spans
  * of lp_concat_span_bytes are claimed by up to lance_parts.max_copy_workers
  * parallel workers and the leader (unless parallel_leader_participation is
  * off); without workers the leader copies them all.  Reports the copying

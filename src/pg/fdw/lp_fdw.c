@@ -239,9 +239,7 @@ decode_data_file(LanceScan *state, const char *path, const LpDataFileRef *entry)
 	LpError		err;
 
 	state->current_file = path;
-	input = lp_local_input_open(path, &err);
-	if (input == NULL)
-		lp_raise(&err);
+	input = lp_open_input_for_uri(path);
 	file = lp_file_open(input, &err);
 	if (file == NULL)
 		lp_raise(&err);
@@ -297,9 +295,7 @@ read_deletions(LanceScan *state, const LpFragment *fragment)
 	LpError		err;
 
 	state->current_file = path;
-	input = lp_local_input_open(path, &err);
-	if (input == NULL)
-		lp_raise(&err);
+	input = lp_open_input_for_uri(path);
 	if (!lp_deletions_read(input, deletion->form, state->fragment_rows, &state->deletions, &err))
 		lp_raise(&err);
 	lp_input_close(input);

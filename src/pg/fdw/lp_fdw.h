@@ -21,13 +21,14 @@
 #include "dataset/lp_fragment.h"
 #include "dataset/lp_manifest.h"
 #include "format/lp_values.h"
+#include "io/lp_storage.h"
 
 /* ---- options (lp_fdw_options.c) ---- */
 
 typedef struct LpFdwTableOptions
 {
 	char	   *uri;			/* as given */
-	char	   *path;			/* local path: relative ones under the server's root */
+	char	   *path;			/* its key (lp_store_for_uri): relative paths under the server's root */
 	bool		has_version;
 	uint64		version;
 } LpFdwTableOptions;
@@ -37,8 +38,8 @@ extern void lp_fdw_table_options(Oid foreigntableid, LpFdwTableOptions *options)
 /* The server's root option, or NULL. */
 extern char *lp_fdw_server_root(Oid serverid);
 
-/* uri as a local path; a relative one is taken under root when root is set. */
-extern char *lp_fdw_local_path(const char *uri, const char *root);
+/* The key of uri in its store; a relative path is taken under root when root is set. */
+extern char *lp_fdw_location(const char *uri, const char *root);
 
 /* The Lance field name of a column: its column_name option, or its name. */
 extern char *lp_fdw_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
@@ -50,7 +51,8 @@ extern void lp_fdw_check_path_privilege(const char *what);
 
 typedef struct LpFdwSource
 {
-	char	   *path;			/* dataset root or data file */
+	char	   *path;			/* dataset root or data file: a key of store */
+	LpStore    *store;
 	bool		single_file;
 	LpManifest *manifest;		/* datasets */
 	uint64		version;		/* datasets */

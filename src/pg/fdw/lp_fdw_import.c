@@ -11,18 +11,16 @@
  */
 #include "postgres.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "nodes/parsenodes.h"
-#include "storage/fd.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "dataset/lp_dataset.h"
 #include "fdw/lp_fdw.h"
+#include "lp_pg_error.h"
+#include "storage/lp_pg_storage.h"
 
 #define LANCE_SUFFIX ".lance"
 
@@ -33,14 +31,27 @@ typedef struct ImportItem
 } ImportItem;
 
 static bool
-is_dataset_directory(const char *path)
+is_dataset_directory(LpStore *store, const char *path)
 {
-	struct stat st;
+	LpStat		st;
+	LpError		err;
 	char	   *versions = psprintf("%s/%s", path, LP_VERSIONS_DIR);
-	bool		result = stat(versions, &st) == 0 && S_ISDIR(st.st_mode);
+	bool		result = store->ops->stat(store, versions, true, &st, &err) &&
+		st.kind == LP_OBJECT_DIRECTORY;
 
 	pfree(versions);
 	return result;
+}
+
+/* LpListCallback: collect the names that do not start with a dot. */
+static bool
+collect_visible_name(void *arg, const char *entry_name, LpError *err)
+{
+	List	  **names = arg;
+
+	if (entry_name[0] != '.')
+		*names = lappend(*names, pstrdup(entry_name));
+	return true;
 }
 
 /* The last path component without a trailing ".lance" (and without trailing slashes). */
@@ -83,16 +94,20 @@ add_item(List *items, const char *path)
 static List *
 find_datasets(const char *path)
 {
-	struct stat st;
+	LpStore    *store = lp_store_for_uri(path, NULL);
+	LpStat		st;
+	LpError		err;
 	List	   *items = NIL;
-	DIR		   *dir;
-	struct dirent *entry;
+	List	   *names = NIL;
+	ListCell   *cell;
 
-	if (stat(path, &st) != 0)
+	lp_store_stat(store, path, true, &st);
+	if (st.kind == LP_OBJECT_ABSENT)
 		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not open \"%s\" to import Lance datasets: %m", path));
-	if (!S_ISDIR(st.st_mode))
+				errcode(ERRCODE_UNDEFINED_FILE),
+				errmsg("could not open \"%s\" to import Lance datasets: %s", path,
+					   lp_absent_reason()));
+	if (st.kind != LP_OBJECT_DIRECTORY)
 	{
 		size_t		len = strlen(path);
 
@@ -102,22 +117,19 @@ find_datasets(const char *path)
 					errmsg("\"%s\" is neither a directory nor a .lance data file", path));
 		return add_item(NIL, path);
 	}
-	if (is_dataset_directory(path))
+	if (is_dataset_directory(store, path))
 		return add_item(NIL, path);
 
-	dir = AllocateDir(path);
-	while ((entry = ReadDir(dir, path)) != NULL)
+	if (!store->ops->list(store, path, collect_visible_name, &names, &err))
+		lp_raise(&err);
+	foreach(cell, names)
 	{
-		char	   *child;
+		char	   *child = psprintf("%s/%s", path, (char *) lfirst(cell));
 
-		if (entry->d_name[0] == '.')
-			continue;
-		child = psprintf("%s/%s", path, entry->d_name);
-		if (is_dataset_directory(child))
+		if (is_dataset_directory(store, child))
 			items = add_item(items, child);
 		pfree(child);
 	}
-	FreeDir(dir);
 	list_sort(items, compare_items);
 	return items;
 }
@@ -199,7 +211,7 @@ lp_fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	lp_fdw_check_path_privilege("import Lance datasets");
 
 	if (uri != NULL)
-		path = lp_fdw_local_path(uri, root);
+		path = lp_fdw_location(uri, root);
 	else if (root != NULL)
 	{
 		if (strchr(stmt->remote_schema, '/') != NULL ||
@@ -208,7 +220,7 @@ lp_fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("remote schema \"%s\" is not a directory name", stmt->remote_schema),
 					errhint("Give the path with OPTIONS (uri '...')."));
-		path = lp_fdw_local_path(stmt->remote_schema, root);
+		path = lp_fdw_location(stmt->remote_schema, root);
 	}
 	else
 		ereport(ERROR,

@@ -130,7 +130,7 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 		{
 			lp_fdw_check_path_privilege(psprintf("set option \"%s\"", def->defname));
 			/* the URI form is checked now; existence at use */
-			lp_local_path_from_uri(value);
+			(void) lp_store_for_uri(value, NULL);
 		}
 		if (strcmp(def->defname, "uri") == 0)
 			has_uri = true;
@@ -152,12 +152,17 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 /* ---- reading options back ---------------------------------------------------- */
 
 char *
-lp_fdw_local_path(const char *uri, const char *root)
+lp_fdw_location(const char *uri, const char *root)
 {
-	char	   *path = lp_local_path_from_uri(uri);
+	char	   *path;
+	char	   *root_key;
 
+	(void) lp_store_for_uri(uri, &path);
 	if (path[0] != '/' && root != NULL)
-		return psprintf("%s/%s", lp_local_path_from_uri(root), path);
+	{
+		(void) lp_store_for_uri(root, &root_key);
+		return psprintf("%s/%s", root_key, path);
+	}
 	return path;
 }
 
@@ -201,7 +206,7 @@ lp_fdw_table_options(Oid foreigntableid, LpFdwTableOptions *options)
 				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
 				errmsg("foreign table \"%s\" has no option \"%s\"",
 					   get_rel_name(foreigntableid), "uri"));
-	options->path = lp_fdw_local_path(options->uri, lp_fdw_server_root(table->serverid));
+	options->path = lp_fdw_location(options->uri, lp_fdw_server_root(table->serverid));
 }
 
 char *

@@ -5,8 +5,6 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
-
 #include "dataset/lp_dataset.h"
 #include "fdw/lp_fdw.h"
 #include "lp_pg_error.h"
@@ -25,7 +23,7 @@ legacy_error(const char *what, const char *path)
 static void
 open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_legacy)
 {
-	LpStore    *store = lp_local_store();
+	LpStore    *store = source->store;
 	LpManifestNaming naming;
 	LpError		err;
 
@@ -88,14 +86,16 @@ LpFdwSource *
 lp_fdw_open_source(const char *path, bool has_version, uint64 version, bool refuse_legacy)
 {
 	LpFdwSource *source = palloc0(sizeof(LpFdwSource));
-	struct stat st;
+	LpStat		st;
 
 	source->path = pstrdup(path);
-	if (stat(path, &st) != 0)
+	source->store = lp_store_for_uri(path, NULL);
+	lp_store_stat(source->store, path, true, &st);
+	if (st.kind == LP_OBJECT_ABSENT)
 		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not open Lance dataset or file \"%s\": %m", path));
-	source->single_file = !S_ISDIR(st.st_mode);
+				errcode(ERRCODE_UNDEFINED_FILE),
+				errmsg("could not open Lance dataset or file \"%s\": %s", path, lp_absent_reason()));
+	source->single_file = st.kind != LP_OBJECT_DIRECTORY;
 	if (source->single_file)
 		open_single_file(source, has_version, refuse_legacy);
 	else

@@ -117,7 +117,8 @@ committed_since_target(const LpTarget *target, LpManifestNaming naming,
 {
 	LpError		err;
 
-	if (!lp_dataset_file_referenced_since(lp_local_store(), target->dataset, naming, latest,
+	if (!lp_dataset_file_referenced_since(lp_store_for_uri(target->dataset, NULL),
+										  target->dataset, naming, latest,
 										  (uint64_t) target->dataset_version,
 										  target->has_base_id, (uint32_t) target->base_id,
 										  target->file_name, version_found, &err))
@@ -136,7 +137,7 @@ static bool
 remove_target_directory(const LpTarget *target, const char *relative,
 						const char *what, bool after_publication)
 {
-	LpStore    *store = lp_local_store();
+	LpStore    *store = lp_store_for_uri(target->base_path, NULL);
 	LpTreeRemoval removal;
 	LpError		err;
 	char	   *path;
@@ -174,7 +175,7 @@ remove_target_directory(const LpTarget *target, const char *relative,
 static bool
 remove_data_file(const LpTarget *target)
 {
-	LpStore    *store = lp_local_store();
+	LpStore    *store = lp_store_for_uri(target->base_path, NULL);
 	char	   *relative = lp_require_memory(lp_path_join(lp_target_data_dir_in_base(target),
 														  target->file_name));
 	bool		removed;
@@ -324,7 +325,8 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	request.physical_rows = file->num_rows;
 
 	lp_commit_options(&options);
-	if (!lp_commit(lp_local_store(), target->dataset, &request, &options, &result, &err))
+	if (!lp_commit(lp_store_for_uri(target->dataset, NULL), target->dataset, &request, &options,
+				   &result, &err))
 		lp_raise(&err);
 
 	/*

@@ -7,8 +7,6 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
-
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/array.h"
@@ -102,8 +100,9 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 /* Commit the written groups as one Rewrite on the version planned on. */
 static void
 commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifestNaming naming,
-			   const char *root, const char *data_dir, const LpAssembleResult *results,
-			   char **file_names, int num_written, LpCommitResult *result)
+			   LpStore *store, const char *root, const char *data_dir,
+			   const LpAssembleResult *results, char **file_names, int num_written,
+			   LpCommitResult *result)
 {
 	LpRewriteGroup *rewrite = palloc0(sizeof(LpRewriteGroup) * num_written);
 	LpCommitRequest request;
@@ -139,12 +138,14 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 	lp_commit_options(&options);
 	/* several files may be committed: progress names their directory */
 	lp_progress_begin(root, data_dir, LP_PHASE_COMMITTING, 0);
-	if (!lp_commit(lp_local_store(), root, &request, &options, result, &err))
+	if (!lp_commit(store, root, &request, &options, result, &err))
 	{
-		/* the new files are referenced by nothing: remove them */
+		LpError		ignored;
+
+		/* the new files are referenced by nothing: remove them, as far as possible */
 		for (size_t g = 0; g < plan->n_groups; g++)
 			if (!plan->groups[g].skipped)
-				unlink(results[g].path);
+				(void) store->ops->remove(store, results[g].path, &ignored);
 		lp_raise(&err);
 	}
 	lp_progress_end();
@@ -154,6 +155,8 @@ Datum
 lp_compact(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LpStore    *store;
+	char	   *key;
 	char	   *root;
 	LpManifestNaming naming;
 	LpManifest *manifest;
@@ -176,16 +179,16 @@ lp_compact(PG_FUNCTION_ARGS)
 				errmsg("dataset and target_rows_per_fragment must not be NULL"));
 	lp_check_read_privilege();
 	lp_check_write_privilege();
-	root = lp_resolve_existing_path(lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-																 "the dataset of compact"),
-									"dataset");
+	store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+								   "the dataset of compact", &key);
+	root = lp_resolve_existing_path(store, key, "dataset");
 	target_rows = PG_GETARG_INT64(2);
 	if (target_rows < 2 || target_rows > (int64) UINT32_MAX)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("target_rows_per_fragment must be between 2 and %u", UINT32_MAX));
 
-	manifest = lp_dataset_read_latest(lp_local_store(), root, &naming, &err);
+	manifest = lp_dataset_read_latest(store, root, &naming, &err);
 	if (manifest == NULL || !lp_manifest_check_flags(manifest, &err) ||
 		!lp_compact_check_dataset(manifest, root, &version, &err))
 		lp_raise(&err);
@@ -200,7 +203,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	num_written = write_group_files(&plan, root, data_dir, results, file_names);
 	memset(&result, 0, sizeof(result));
 	if (num_written > 0)
-		commit_rewrite(&plan, manifest, naming, root, data_dir, results, file_names,
+		commit_rewrite(&plan, manifest, naming, store, root, data_dir, results, file_names,
 					   num_written, &result);
 
 	for (int64_t i = 0, n = -1, last_group = -1; i < (int64_t) plan.n_candidates; i++)

@@ -12,11 +12,8 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
-
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "storage/fd.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
@@ -52,51 +49,65 @@ typedef struct Measure
 } Measure;
 
 static void
-measure_stat(Measure *measure, const struct stat *st)
+measure_stat(Measure *measure, const LpStat *st)
 {
-	TimestampTz modified = time_t_to_timestamptz(st->st_mtime);
+	TimestampTz modified = time_t_to_timestamptz((pg_time_t) st->mtime);
 
 	if (modified > measure->newest)
 		measure->newest = modified;
-	if (S_ISREG(st->st_mode))
-		measure->bytes += (int64) st->st_size;
+	if (st->kind == LP_OBJECT_FILE)
+		measure->bytes += (int64) st->size;
+}
+
+/* LpListCallback: collect every entry name. */
+static bool
+collect_name(void *arg, const char *entry_name, LpError *err)
+{
+	List	  **names = arg;
+
+	*names = lappend(*names, pstrdup(entry_name));
+	return true;
+}
+
+/* The names in a directory; ERROR if it cannot be listed. */
+static List *
+list_names(LpStore *store, const char *path)
+{
+	List	   *names = NIL;
+	LpError		err;
+
+	if (!store->ops->list(store, path, collect_name, &names, &err))
+		lp_raise(&err);
+	return names;
 }
 
 /* Measure the entries below a real directory, never following a symlink. */
 static void
-measure_tree(const char *path, int depth, Measure *measure)
+measure_tree(LpStore *store, const char *path, int depth, Measure *measure)
 {
-	DIR		   *dir;
-	struct dirent *entry;
+	ListCell   *cell;
 
 	if (depth > MEASURE_MAX_DEPTH)
 	{
 		measure->too_deep = true;
 		return;
 	}
-	dir = AllocateDir(path);
-	while ((entry = ReadDir(dir, path)) != NULL)
+	foreach(cell, list_names(store, path))
 	{
 		char	   *child;
-		struct stat st;
+		LpStat		st;
 
 		CHECK_FOR_INTERRUPTS();
-		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-			continue;
-		child = psprintf("%s/%s", path, entry->d_name);
-		if (lstat(child, &st) == 0)
+		child = psprintf("%s/%s", path, (char *) lfirst(cell));
+		lp_store_stat(store, child, false, &st);
+		if (st.kind != LP_OBJECT_ABSENT)
 		{
 			measure_stat(measure, &st);
-			if (S_ISDIR(st.st_mode))
-				measure_tree(child, depth + 1, measure);
+			if (st.kind == LP_OBJECT_DIRECTORY)
+				measure_tree(store, child, depth + 1, measure);
 		}
-		else if (errno != ENOENT)
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not stat file \"%s\": %m", child));
 		pfree(child);
 	}
-	FreeDir(dir);
 }
 
 static void
@@ -115,11 +126,11 @@ put_row(OrphanScan *scan, const char *relative, LpOrphanKind kind, int64 bytes,
 }
 
 static LpEntryType
-entry_type(const struct stat *st)
+entry_type(const LpStat *st)
 {
-	if (S_ISREG(st->st_mode))
+	if (st->kind == LP_OBJECT_FILE)
 		return LP_ENTRY_FILE;
-	if (S_ISDIR(st->st_mode))
+	if (st->kind == LP_OBJECT_DIRECTORY)
 		return LP_ENTRY_DIRECTORY;
 	return LP_ENTRY_OTHER;
 }
@@ -190,7 +201,7 @@ examine_entry(OrphanScan *scan, LpDatasetArea area, const char *name)
 {
 	char	   *relative = psprintf("%s/%s", lp_area_directory(area), name);
 	char	   *path = psprintf("%s/%s", scan->root, relative);
-	struct stat st;
+	LpStat		st;
 	LpEntryType type;
 	LpOrphanKind kind;
 	int64_t		writer_pid;
@@ -198,27 +209,22 @@ examine_entry(OrphanScan *scan, LpDatasetArea area, const char *name)
 	const char *action;
 	char	   *reason = NULL;
 
-	if (lstat(path, &st) != 0)
-	{
-		if (errno == ENOENT)
-			return;				/* gone meanwhile */
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not stat file \"%s\": %m", path));
-	}
+	lp_store_stat(scan->store, path, false, &st);
+	if (st.kind == LP_OBJECT_ABSENT)
+		return;					/* gone meanwhile */
 	type = entry_type(&st);
 	if (!lp_orphan_classify(scan->refs, area, name, type, &kind, &writer_pid))
 		return;
 	measure_stat(&measure, &st);
 	if (type == LP_ENTRY_DIRECTORY)
-		measure_tree(path, 1, &measure);
+		measure_tree(scan->store, path, 1, &measure);
 	if (measure.newest >= scan->cutoff)
 		return;					/* young: possibly in use */
 
 	if (type == LP_ENTRY_OTHER)
 	{
 		action = "skipped";
-		reason = S_ISLNK(st.st_mode)
+		reason = st.kind == LP_OBJECT_SYMLINK
 			? "symbolic link (never followed or removed)"
 			: "not a regular file or directory";
 	}
@@ -252,10 +258,9 @@ examine_area(OrphanScan *scan, LpDatasetArea area)
 {
 	const char *relative = lp_area_directory(area);
 	char	   *path = psprintf("%s/%s", scan->root, relative);
-	struct stat st;
-	DIR		   *dir;
-	struct dirent *entry;
-	List	   *names = NIL;
+	LpStat		st;
+	LpError		err;
+	List	   *names;
 	ListCell   *cell;
 
 	/* data/_parts is examined only below a real data/ (which warned otherwise) */
@@ -263,18 +268,14 @@ examine_area(OrphanScan *scan, LpDatasetArea area)
 	{
 		char	   *data = psprintf("%s/%s", scan->root, lp_area_directory(LP_AREA_DATA));
 
-		if (lstat(data, &st) != 0 || !S_ISDIR(st.st_mode))
+		if (!scan->store->ops->stat(scan->store, data, false, &st, &err) ||
+			st.kind != LP_OBJECT_DIRECTORY)
 			return;
 	}
-	if (lstat(path, &st) != 0)
-	{
-		if (errno == ENOENT)
-			return;
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not stat directory \"%s\": %m", path));
-	}
-	if (!S_ISDIR(st.st_mode))
+	lp_store_stat(scan->store, path, false, &st);
+	if (st.kind == LP_OBJECT_ABSENT)
+		return;
+	if (st.kind != LP_OBJECT_DIRECTORY)
 	{
 		ereport(WARNING,
 				errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -284,14 +285,7 @@ examine_area(OrphanScan *scan, LpDatasetArea area)
 	}
 
 	/* names first: removal must not run while the directory is being read */
-	dir = AllocateDir(path);
-	while ((entry = ReadDir(dir, path)) != NULL)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0)
-			names = lappend(names, pstrdup(entry->d_name));
-	}
-	FreeDir(dir);
+	names = list_names(scan->store, path);
 	list_sort(names, compare_names);
 	foreach(cell, names)
 	{
@@ -309,6 +303,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 	OrphanScan	scan;
 	LpError		err;
 	char	   *path;
+	LpStore    *store;
 	static const LpDatasetArea areas[LP_NUM_AREAS] = {
 		LP_AREA_DATA, LP_AREA_STAGING, LP_AREA_TRANSACTIONS, LP_AREA_VERSIONS
 	};
@@ -322,7 +317,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("older_than must not be negative"));
-	path = lp_local_path_from_uri(uri);
+	store = lp_store_for_uri(uri, &path);
 	if (!is_absolute_path(path))
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -330,8 +325,8 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 				errhint("Give the dataset's absolute path or a file:// URI."));
 
 	memset(&scan, 0, sizeof(scan));
-	scan.store = lp_local_store();
-	scan.root = lp_resolve_existing_path(path, "dataset");
+	scan.store = store;
+	scan.root = lp_resolve_existing_path(store, path, "dataset");
 	scan.dry_run = PG_GETARG_BOOL(2);
 	scan.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	scan.cutoff = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,

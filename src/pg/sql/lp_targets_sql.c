@@ -97,6 +97,8 @@ lp_create_target(PG_FUNCTION_ARGS)
 	LpError		err;
 	char		file_name[LP_DATA_FILE_NAME_SIZE];
 	const char *format_version;
+	LpStore    *store;
+	char	   *key;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -104,11 +106,11 @@ lp_create_target(PG_FUNCTION_ARGS)
 				errmsg("dataset URI must not be NULL"));
 	lp_check_read_privilege();
 	/* the target's files are written into the dataset later */
-	target->dataset = lp_resolve_existing_path(
-		lp_local_write_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-									 "the dataset of create_target"), "dataset");
+	store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+								   "the dataset of create_target", &key);
+	target->dataset = lp_resolve_existing_path(store, key, "dataset");
 
-	manifest = lp_dataset_read_latest(lp_local_store(), target->dataset, &naming, &err);
+	manifest = lp_dataset_read_latest(store, target->dataset, &naming, &err);
 	if (manifest == NULL)
 		lp_raise(&err);
 	if (!lp_manifest_check_flags(manifest, &err))
@@ -200,7 +202,7 @@ lp_register_part(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("part URI must not be NULL"));
-	uri = lp_local_path_from_uri(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	(void) lp_store_for_uri(text_to_cstring(PG_GETARG_TEXT_PP(1)), &uri);
 	file = lp_open_lance_file(uri);
 
 	if (!PG_ARGISNULL(2) && PG_GETARG_INT64(2) < 0)

@@ -27,9 +27,9 @@
 #include "utils/memutils.h"
 
 #include "base/lp_checked.h"
-#include "format/lp_file_tail.h"
 #include "base/lp_interrupt.h"
-#include "storage/lp_pg_storage.h"
+#include "storage/lp_pg_local.h"
+#include "lp_posix_files.h"
 #include "lp_tree_removal.h"
 
 typedef struct LpLocalInput
@@ -184,8 +184,8 @@ local_input_close(LpInput *input)
 
 static const LpInputOps local_input_ops = {local_input_read_at, local_input_close};
 
-LpInput *
-lp_local_input_open(const char *path, LpError *err)
+static LpInput *
+local_store_open_input(LpStore *store, const char *path, LpError *err)
 {
 	LpLocalInput *local;
 	struct stat st;
@@ -204,8 +204,9 @@ lp_local_input_open(const char *path, LpError *err)
 	return &local->base;
 }
 
-LpInput *
-lp_local_input_reopenable(const char *path, uint64_t size)
+static LpInput *
+local_store_open_input_lazily(LpStore *store, const char *path, uint64_t size,
+							  LpError *err)
 {
 	LpLocalInput *local = palloc0(sizeof(LpLocalInput));
 
@@ -396,7 +397,7 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 	loff_t		out_off = (loff_t) output_offset;
 
 	if (input->ops != &local_input_ops)
-		return lp_fail(err, LP_ERR_INTERNAL,
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "cannot copy \"%s\" into local file \"%s\" without reading it",
 					   input->name, local->path);
 	if (!ensure_open(source, err))
@@ -549,12 +550,16 @@ local_output_share_token(LpOutput *output, void *buffer, size_t capacity)
 	return SHARE_TOKEN_HEADER_BYTES + path_bytes;
 }
 
+static bool local_output_clone_range(LpOutput *output, uint64_t output_offset,
+									 LpInput *input, uint64_t input_offset, uint64_t len);
+
 static const LpOutputOps local_output_ops = {
-	local_output_write_at,
-	local_output_copy_from,
-	local_output_publish,
-	local_output_abort,
-	local_output_share_token
+	.write_at = local_output_write_at,
+	.copy_from = local_output_copy_from,
+	.clone_range = local_output_clone_range,
+	.publish = local_output_publish,
+	.abort = local_output_abort,
+	.share_token = local_output_share_token
 };
 
 static LpOutput *
@@ -632,12 +637,12 @@ shared_output_close(LpOutput *output)
 	local->fd = -1;
 }
 
+/* a worker's copy of its span never clones (the leader plans clones) */
 static const LpOutputOps shared_output_ops = {
-	local_output_write_at,
-	local_output_copy_from,
-	shared_output_publish,
-	shared_output_close,
-	NULL
+	.write_at = local_output_write_at,
+	.copy_from = local_output_copy_from,
+	.publish = shared_output_publish,
+	.abort = shared_output_close
 };
 
 /*
@@ -714,9 +719,13 @@ existing_ancestor(const char *path)
 	return dir;
 }
 
-uint64
-lp_local_clone_alignment(const char *output_path, const char *const *part_paths,
-						 int num_parts)
+/*
+ * XFS and btrfs share extents between files of one filesystem, in blocks of
+ * the filesystem's size.
+ */
+static uint64_t
+local_store_clone_alignment(LpStore *store, const char *output_path,
+							const char *const *input_paths, int num_inputs)
 {
 	char	   *dir = existing_ancestor(output_path);
 	struct statfs fs;
@@ -729,22 +738,22 @@ lp_local_clone_alignment(const char *output_path, const char *const *part_paths,
 	if (fs.f_type != XFS_SUPER_MAGIC && fs.f_type != BTRFS_SUPER_MAGIC)
 		return 0;
 	block = (uint64) fs.f_bsize;
-	if (block < LP_PAGE_BUFFER_ALIGNMENT || (block & (block - 1)) != 0)
+	if (block == 0 || (block & (block - 1)) != 0)
 		return 0;
-	for (int i = 0; i < num_parts; i++)
+	for (int i = 0; i < num_inputs; i++)
 	{
 		struct stat st;
 
 		/* extents are shared only within one filesystem */
-		if (stat(part_paths[i], &st) != 0 || st.st_dev != dir_st.st_dev)
+		if (stat(input_paths[i], &st) != 0 || st.st_dev != dir_st.st_dev)
 			return 0;
 	}
 	return block;
 }
 
-bool
-lp_local_output_clone(LpOutput *output, uint64 output_offset, LpInput *input,
-					  uint64 input_offset, uint64 len)
+static bool
+local_output_clone_range(LpOutput *output, uint64_t output_offset, LpInput *input,
+						 uint64_t input_offset, uint64_t len)
 {
 	LpLocalOutput *local = (LpLocalOutput *) output;
 	LpLocalInput *source = (LpLocalInput *) input;
@@ -752,8 +761,7 @@ lp_local_output_clone(LpOutput *output, uint64 output_offset, LpInput *input,
 	LpError		err;
 	int			rc;
 
-	if (output->ops != &local_output_ops || input->ops != &local_input_ops ||
-		!ensure_open(source, &err))
+	if (input->ops != &local_input_ops || !ensure_open(source, &err))
 		return false;
 	range.src_fd = source->fd;
 	range.src_offset = input_offset;
@@ -767,10 +775,23 @@ lp_local_output_clone(LpOutput *output, uint64 output_offset, LpInput *input,
 
 /* ---- the store ------------------------------------------------------------ */
 
-static LpInput *
-local_store_open_input(LpStore *store, const char *path, LpError *err)
+static bool
+local_store_stat(LpStore *store, const char *path, bool follow_symlinks,
+				 LpStat *result, LpError *err)
 {
-	return lp_local_input_open(path, err);
+	return lp_posix_stat(path, follow_symlinks, result, err);
+}
+
+static char *
+local_store_canonical(LpStore *store, const char *path, const char *what, LpError *err)
+{
+	return lp_posix_canonical(path, what, err);
+}
+
+static bool
+local_store_same_object(LpStore *store, const char *path_a, const char *path_b)
+{
+	return lp_posix_same_file(path_a, path_b);
 }
 
 static bool
@@ -907,15 +928,20 @@ local_store_remove_file(LpStore *store, const char *root, const char *relative,
 }
 
 static const LpStoreOps local_store_ops = {
-	local_store_open_input,
-	local_store_list,
-	local_store_put_if_absent,
-	local_store_put,
-	local_store_remove,
-	local_store_remove_tree,
-	local_store_remove_file,
-	local_store_create_output,
-	local_store_open_shared_output
+	.open_input = local_store_open_input,
+	.open_input_lazily = local_store_open_input_lazily,
+	.stat = local_store_stat,
+	.canonical = local_store_canonical,
+	.same_object = local_store_same_object,
+	.clone_alignment = local_store_clone_alignment,
+	.list = local_store_list,
+	.put_if_absent = local_store_put_if_absent,
+	.put = local_store_put,
+	.remove = local_store_remove,
+	.remove_tree = local_store_remove_tree,
+	.remove_file = local_store_remove_file,
+	.create_output = local_store_create_output,
+	.open_shared_output = local_store_open_shared_output
 };
 
 static LpStore local_store = {&local_store_ops};

@@ -1,6 +1,6 @@
 /*
- * lp_pg_storage.c - URIs given to SQL functions, their privilege checks, and
- * opening Lance files through the storage backends.
+ * lp_pg_storage.c - URIs given to SQL functions and the store each names,
+ * their privilege checks, and opening Lance files through the stores.
  */
 #include "postgres.h"
 
@@ -11,6 +11,7 @@
 #include "dataset/lp_dataset.h"
 #include "dataset/lp_fragment.h"
 #include "lp_pg_error.h"
+#include "storage/lp_pg_local.h"
 #include "storage/lp_pg_storage.h"
 
 static int
@@ -26,13 +27,11 @@ hex_digit_value(char c)
 }
 
 /*
- * file:///abs/path (or file://localhost/abs/path) with %XX escapes, or a plain
- * path.  Relative plain paths are taken relative to the data directory, as
- * COPY FROM takes them; paths that are written or removed go through
- * lp_local_write_path_from_uri.
+ * The local path of a file:// URI or a plain path; ERROR for anything else.
+ * Applied to its own result it gives that result back.
  */
-char *
-lp_local_path_from_uri(const char *uri)
+static char *
+local_path_from_uri(const char *uri)
 {
 	const char *path;
 	char	   *result;
@@ -86,23 +85,40 @@ lp_local_path_from_uri(const char *uri)
 	return result;
 }
 
-char *
-lp_resolve_existing_path(const char *path, const char *what)
+LpStore *
+lp_store_for_uri(const char *uri, char **key)
 {
-	char	   *resolved = realpath(path, NULL);
-	char	   *result;
+	char	   *path = local_path_from_uri(uri);
 
-	if (resolved == NULL)
-	{
-		int			code = errno == ENOENT ? ERRCODE_UNDEFINED_FILE : ERRCODE_IO_ERROR;
+	if (key != NULL)
+		*key = path;
+	return lp_local_store();
+}
 
-		ereport(ERROR,
-				errcode(code),
-				errmsg("could not resolve %s \"%s\": %m", what, path));
-	}
-	result = pstrdup(resolved);
-	free(resolved);
-	return result;
+char *
+lp_resolve_existing_path(LpStore *store, const char *key, const char *what)
+{
+	LpError		err;
+	char	   *canonical = store->ops->canonical(store, key, what, &err);
+
+	if (canonical == NULL)
+		lp_raise(&err);
+	return canonical;
+}
+
+void
+lp_store_stat(LpStore *store, const char *key, bool follow_symlinks, LpStat *result)
+{
+	LpError		err;
+
+	if (!store->ops->stat(store, key, follow_symlinks, result, &err))
+		lp_raise(&err);
+}
+
+const char *
+lp_absent_reason(void)
+{
+	return strerror(ENOENT);
 }
 
 void
@@ -114,8 +130,15 @@ lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
 
 	if (!lp_manifest_base(manifest, has_base_id, (uint32) base_id, dataset_root, &base, &err))
 		lp_raise(&err);
-	*base_path = base.path == NULL ? pstrdup(dataset_root)
-		: lp_resolve_existing_path(lp_local_path_from_uri(base.path), "base path");
+	if (base.path == NULL)
+		*base_path = pstrdup(dataset_root);
+	else
+	{
+		char	   *key;
+		LpStore    *store = lp_store_for_uri(base.path, &key);
+
+		*base_path = lp_resolve_existing_path(store, key, "base path");
+	}
 	*data_dir = lp_require_memory(lp_base_data_dir(*base_path, base.is_dataset_root));
 }
 
@@ -124,10 +147,11 @@ lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
  * (42602): the server's working directory is the data directory, where a
  * relative output would land.
  */
-char *
-lp_local_write_path_from_uri(const char *uri, const char *what)
+LpStore *
+lp_store_for_write_uri(const char *uri, const char *what, char **key)
 {
-	char	   *path = lp_local_path_from_uri(uri);
+	char	   *path;
+	LpStore    *store = lp_store_for_uri(uri, &path);
 
 	if (!is_absolute_path(path))
 		ereport(ERROR,
@@ -135,7 +159,8 @@ lp_local_write_path_from_uri(const char *uri, const char *what)
 				errmsg("relative path not allowed for %s", what),
 				errdetail("The path is \"%s\".", path),
 				errhint("Give an absolute path or a file:// URI."));
-	return path;
+	*key = path;
+	return store;
 }
 
 void
@@ -164,19 +189,29 @@ LpFile *
 lp_open_lance_file(const char *uri)
 {
 	lp_check_read_privilege();
-	return lp_read_lance_file(lp_local_path_from_uri(uri));
+	return lp_read_lance_file(uri);
+}
+
+LpInput *
+lp_open_input_for_uri(const char *uri)
+{
+	char	   *key;
+	LpStore    *store = lp_store_for_uri(uri, &key);
+	LpError		err;
+	LpInput    *input = store->ops->open_input(store, key, &err);
+
+	if (input == NULL)
+		lp_raise(&err);
+	return input;
 }
 
 LpFile *
-lp_read_lance_file(const char *path)
+lp_read_lance_file(const char *key)
 {
-	LpInput    *input;
+	LpInput    *input = lp_open_input_for_uri(key);
 	LpFile	   *file;
 	LpError		err;
 
-	input = lp_local_input_open(path, &err);
-	if (input == NULL)
-		lp_raise(&err);
 	file = lp_file_open(input, &err);
 	lp_input_close(input);
 	if (file == NULL)

@@ -1,6 +1,10 @@
 /*
- * lp_storage.h (PostgreSQL layer) - from user-supplied URIs to core storage
- * objects, with the privilege checks of COPY FROM/TO a server file.
+ * lp_pg_storage.h - from user-supplied URIs to stores and keys, with the
+ * privilege checks of COPY FROM/TO a server file.
+ *
+ * Nothing above this folder names a storage backend or touches a file
+ * directly: every caller asks lp_store_for_uri for the store of a URI and
+ * goes through its LpStoreOps (test/tools/check_layers.sh, check "storage").
  */
 #ifndef LP_PG_STORAGE_H
 #define LP_PG_STORAGE_H
@@ -9,18 +13,43 @@
 #include "dataset/lp_manifest.h"
 #include "io/lp_storage.h"
 
-/* Local path for a plain path or a file:// URI; ERROR for anything else. */
-extern char *lp_local_path_from_uri(const char *uri);
-/* The same for a path to be written or removed (what it is, for the message): absolute only. */
-extern char *lp_local_write_path_from_uri(const char *uri, const char *what);
-
-/* Resolve a path to its canonical absolute form; ERROR if it does not exist. */
-extern char *lp_resolve_existing_path(const char *path, const char *what);
+/*
+ * The store a URI names, and the key of the object in that store (*key,
+ * unless key is NULL): a file:// URI (file:///abs/path or
+ * file://localhost/abs/path, with %XX escapes) or a plain path (a relative
+ * one is relative to the data directory, as COPY FROM takes it) chooses the
+ * local store, whose keys are local paths; any other scheme is an ERROR
+ * (0A000).  A key is a URI of its own store: lp_store_for_uri(key) gives the
+ * same store and key back, so a key (a canonical name, a path joined under
+ * one) travels alone, in a target or to a parallel worker.
+ */
+extern LpStore *lp_store_for_uri(const char *uri, char **key);
 
 /*
- * The path of a base of the manifest and the directory its data files go to
- * (lp_base_data_dir): the dataset root as given, a registered base path
- * resolved to its canonical local path; ERROR for an unknown base id.
+ * The same for something to be written or removed (what it is, for the
+ * message): absolute only (42602), as COPY TO takes it.
+ */
+extern LpStore *lp_store_for_write_uri(const char *uri, const char *what, char **key);
+
+/*
+ * The canonical name of the existing file or directory key of store
+ * (LpStoreOps.canonical; what names it in the message); ERROR (58P01) if
+ * nothing is there.
+ */
+extern char *lp_resolve_existing_path(LpStore *store, const char *key, const char *what);
+
+/* What is at key (LpStoreOps.stat); ERROR if it cannot be examined. */
+extern void lp_store_stat(LpStore *store, const char *key, bool follow_symlinks,
+						  LpStat *result);
+
+/* How messages word "nothing is at that path" (strerror(ENOENT), as %m gives it). */
+extern const char *lp_absent_reason(void);
+
+/*
+ * The canonical path of a base of the manifest and the directory its data
+ * files go to (lp_base_data_dir): the dataset root as given, a registered
+ * base path resolved (lp_resolve_existing_path in its own store); ERROR for
+ * an unknown base id.
  */
 extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
 							int32 base_id, const char *dataset_root,
@@ -30,34 +59,13 @@ extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
 extern void lp_check_read_privilege(void);
 extern void lp_check_write_privilege(void);
 
-/* Open a file for reading through fd.c; NULL with err filled on failure. */
-extern LpInput *lp_local_input_open(const char *path, LpError *err);
-
-/*
- * An input of a file already validated at this size, opened on first read
- * and closed when another such input is read; it fails if the size changed.
- */
-extern LpInput *lp_local_input_reopenable(const char *path, uint64_t size);
-
-/*
- * The block size at which an output at output_path could share extents with
- * every part (XFS or btrfs, all on the same filesystem), or 0.  Whether the
- * filesystem really clones is only known by trying: lp_local_output_clone.
- */
-extern uint64 lp_local_clone_alignment(const char *output_path,
-									   const char *const *part_paths, int num_parts);
-
-/* Clone a block-aligned range of input into output (FICLONERANGE); false if refused. */
-extern bool lp_local_output_clone(LpOutput *output, uint64 output_offset,
-								  LpInput *input, uint64 input_offset, uint64 len);
-
-/* The local filesystem as a core store (fd.c underneath). */
-extern LpStore *lp_local_store(void);
+/* Open the file a URI or key names, in its store, for reading; ERROR on failure. */
+extern LpInput *lp_open_input_for_uri(const char *uri);
 
 /* Check privileges, open uri and read its Lance metadata; ERROR on failure. */
 extern LpFile *lp_open_lance_file(const char *uri);
 
-/* Read the Lance metadata of a local path (privileges already checked). */
-extern LpFile *lp_read_lance_file(const char *path);
+/* Read the Lance metadata of a key (privileges already checked); ERROR on failure. */
+extern LpFile *lp_read_lance_file(const char *key);
 
 #endif							/* LP_PG_STORAGE_H */

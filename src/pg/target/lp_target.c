@@ -3,21 +3,17 @@
  *
  * The signature is an HMAC-SHA256 over the canonical text of the jsonb value
  * without its "signature" key (jsonb orders keys, so the text is stable).
- * The key is 32 random bytes in $PGDATA/lance_parts.key, created on first
- * use; targets therefore stay valid across sessions and restarts of the
- * cluster that made them, and a value edited by hand is refused.
+ * The key (lp_target_key.c) is kept in the data directory, so targets stay
+ * valid across sessions and restarts of the cluster that made them, and a
+ * value edited by hand is refused.
  */
 #include "postgres.h"
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "common/cryptohash.h"
 #include "common/hashfn.h"
 #include "common/hmac.h"
 #include "common/sha2.h"
 #include "miscadmin.h"
-#include "storage/fd.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -29,95 +25,11 @@
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
+#include "target/lp_target_key.h"
 
-#define TARGET_KEY_FILE "lance_parts.key"
-#define TARGET_KEY_LEN 32
 /* kind, format, dataset, dataset_version, dataset_tag, base_id, base_path,
  * data_dir, file_name, file_version, columns, fields, schema_metadata, signature */
 #define TARGET_KEYS 14
-
-static uint8 target_key[TARGET_KEY_LEN];
-static bool target_key_loaded;
-
-static bool
-read_key_file(const char *path)
-{
-	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	ssize_t		n;
-
-	if (fd < 0)
-	{
-		if (errno == ENOENT)
-			return false;
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not open file \"%s\": %m", path));
-	}
-	n = read(fd, target_key, TARGET_KEY_LEN);
-	CloseTransientFile(fd);
-	if (n != TARGET_KEY_LEN)
-		ereport(ERROR,
-				errcode(ERRCODE_DATA_CORRUPTED),
-				errmsg("target signing key file \"%s\" is damaged", path),
-				errhint("Remove it to create a new key; targets signed with the old key will then be refused."));
-	return true;
-}
-
-/* Load the key, creating it atomically (write a temporary file, link it) if absent. */
-static void
-load_target_key(void)
-{
-	char		path[MAXPGPATH];
-	char		temp[MAXPGPATH];
-	uint8		fresh[TARGET_KEY_LEN];
-	int			fd;
-
-	if (target_key_loaded)
-		return;
-	snprintf(path, sizeof(path), "%s/%s", DataDir, TARGET_KEY_FILE);
-	if (!read_key_file(path))
-	{
-		if (!pg_strong_random(fresh, sizeof(fresh)))
-			ereport(ERROR,
-					errcode(ERRCODE_INTERNAL_ERROR),
-					errmsg("could not generate a target signing key"));
-		snprintf(temp, sizeof(temp), "%s.%d.tmp", path, MyProcPid);
-		fd = OpenTransientFile(temp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-		if (fd < 0)
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not create file \"%s\": %m", temp));
-		if (write(fd, fresh, sizeof(fresh)) != sizeof(fresh) || pg_fsync(fd) != 0)
-		{
-			int			save_errno = errno;
-
-			CloseTransientFile(fd);
-			unlink(temp);
-			errno = save_errno;
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not write file \"%s\": %m", temp));
-		}
-		CloseTransientFile(fd);
-		/* the loser of a race keeps the winner's key */
-		if (link(temp, path) != 0 && errno != EEXIST)
-		{
-			int			save_errno = errno;
-
-			unlink(temp);
-			errno = save_errno;
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not link file \"%s\" to \"%s\": %m", temp, path));
-		}
-		unlink(temp);
-		if (!read_key_file(path))
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not read file \"%s\": %m", path));
-	}
-	target_key_loaded = true;
-}
 
 static char *
 sign_text(const char *text)
@@ -125,11 +37,12 @@ sign_text(const char *text)
 	pg_hmac_ctx *ctx;
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	char	   *hex = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
+	const uint8 *key;
 
-	load_target_key();
+	key = lp_target_signing_key();
 	ctx = pg_hmac_create(PG_SHA256);
 	if (ctx == NULL ||
-		pg_hmac_init(ctx, target_key, TARGET_KEY_LEN) < 0 ||
+		pg_hmac_init(ctx, key, LP_TARGET_KEY_LEN) < 0 ||
 		pg_hmac_update(ctx, (const uint8 *) text, strlen(text)) < 0 ||
 		pg_hmac_final(ctx, digest, sizeof(digest)) < 0)
 	{
@@ -577,7 +490,9 @@ foreign_target(const LpTarget *target, const char *detail)
 LpManifest *
 lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 {
-	char	   *root = lp_resolve_existing_path(target->dataset, "dataset");
+	char	   *key;
+	LpStore    *store = lp_store_for_uri(target->dataset, &key);
+	char	   *root = lp_resolve_existing_path(store, key, "dataset");
 	LpManifest *latest;
 	LpManifest *at_creation;
 	LpError		err;
@@ -588,13 +503,13 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 	if (strcmp(root, target->dataset) != 0)
 		foreign_target(target, psprintf("The path now resolves to \"%s\".", root));
 
-	latest = lp_dataset_read_latest(lp_local_store(), root, naming, &err);
+	latest = lp_dataset_read_latest(store, root, naming, &err);
 	if (latest == NULL)
 		lp_raise(&err);
 	if (!lp_manifest_check_flags(latest, &err))
 		lp_raise(&err);
 
-	at_creation = lp_dataset_read_manifest(lp_local_store(), root, *naming,
+	at_creation = lp_dataset_read_manifest(store, root, *naming,
 										   (uint64_t) target->dataset_version, &err);
 	if (at_creation == NULL)
 	{
