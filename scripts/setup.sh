@@ -26,7 +26,7 @@ PACKAGES=(
 	make gcc python3
 	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
 	libprotobuf-c-dev protobuf-c-compiler
-	libzstd-dev liblz4-dev libcurl4-openssl-dev
+	libzstd-dev liblz4-dev libcurl4-openssl-dev libssl-dev
 	libipc-run-perl
 	clang libclang-rt-14-dev
 	xfsprogs
