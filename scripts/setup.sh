@@ -21,7 +21,8 @@ fi
 # Build tools, the server and its development files, the libraries the
 # extension links, pg_cron (integration tests), IPC::Run (TAP tests), clang
 # with its compiler-rt (sanitizers and libFuzzer), xfsprogs (mkfs.xfs for
-# file-system tests) and python3 (the layout check).
+# file-system tests), python3 (the layout check) and gdb (the TAP test that
+# stops a backend between a commit's validation and its publication).
 PACKAGES=(
 	make gcc python3
 	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
@@ -30,6 +31,7 @@ PACKAGES=(
 	libipc-run-perl
 	clang libclang-rt-14-dev
 	xfsprogs
+	gdb
 )
 # Node may come from elsewhere than Debian (CI ships Node 20); only install
 # Debian's when there is none.

@@ -28,7 +28,7 @@ my ($multipage) = grep { $_->{name} eq 'multipage_2_2' } @{ $index->{datasets} }
 my ($big_source) = sort { $b->{num_rows} <=> $a->{num_rows} } @{ $multipage->{data_files} };
 
 my $work = $ENV{LP_SCRATCH}
-  ? "$ENV{LP_SCRATCH}/012_orphans"
+  ? "$ENV{LP_SCRATCH}/016_orphans"
   : Cwd::abs_path(PostgreSQL::Test::Utils::tempdir());
 mkdir $work unless -d $work;
 my $ds = "$work/dataset.lance";
