@@ -17,7 +17,7 @@ use Test::More;
 use LanceParts qw(reference_data reference_read);
 
 # scripts/setup.sh installs gdb: without it this test fails rather than skips.
-BAIL_OUT('gdb is needed to stop a backend between validation and publication')
+die('gdb is needed to stop a backend between validation and publication')
   unless system('gdb --version >/dev/null 2>&1') == 0;
 
 my ($data_dir, $index) = reference_data();
