@@ -2,8 +2,8 @@
  * lp_concat_parts.c - the multipart upload parts of a concatenation plan.
  *
  * The algorithm is described in lp_concat_parts.h: segments of the plan's
- * copy ranges, a front-to-back layout for a copy threshold, and the
- * smallest threshold whose layout fits in the part limit.
+ * copy ranges, a front-to-back layout, and, when that needs too many parts,
+ * the most copies of the longest segments whose layout fits.
  */
 #include "concat/lp_concat_parts.h"
 
@@ -76,13 +76,14 @@ emit_split(Layout *layout, LpUploadPartKind kind, uint32_t input,
 }
 
 /*
- * Lay the output out front to back: segments whose copy is at least
- * threshold bytes are copied, everything else joins the pending send run
- * [run_start, next segment's start).
+ * Lay the output out front to back: segments that may be copied (all, or
+ * with rank given, those whose rank is below copies) and are long enough
+ * are copied, everything else joins the pending send run [run_start, next
+ * segment's start).
  */
 static void
 lay_out(const LpConcatPlan *plan, const Segment *segments, size_t num_segments,
-		uint64_t threshold, Layout *layout)
+		const size_t *rank, size_t copies, Layout *layout)
 {
 	uint64_t	min = layout->limits->min_part_bytes;
 	uint64_t	run_start = 0;
@@ -94,12 +95,15 @@ lay_out(const LpConcatPlan *plan, const Segment *segments, size_t num_segments,
 		uint64_t	run = segment->start - run_start;
 		uint64_t	head = 0;
 
-		if (copy_len < threshold)
+		/* a copy that ends the output is the last part: no minimum */
+		uint64_t	least = segment->copy_end == plan->output_size ? 1 : min;
+
+		if ((rank != NULL && rank[s] >= copies) || copy_len < least)
 			continue;
 		/* a run too short to be a part takes the segment's first bytes */
 		if (run > 0 && run < min)
 			head = min - run;
-		if (copy_len - head < min)
+		if (copy_len - head < least)
 			continue;
 		if (run + head > 0)
 			emit_split(layout, LP_UPLOAD_PART_SEND, 0, 0, run_start, run + head);
@@ -115,11 +119,12 @@ lay_out(const LpConcatPlan *plan, const Segment *segments, size_t num_segments,
 
 static uint64_t
 count_parts(const LpConcatPlan *plan, const LpMultipartLimits *limits,
-			const Segment *segments, size_t num_segments, uint64_t threshold)
+			const Segment *segments, size_t num_segments, const size_t *rank,
+			size_t copies)
 {
 	Layout		layout = {limits, NULL, 0, 0, 0};
 
-	lay_out(plan, segments, num_segments, threshold, &layout);
+	lay_out(plan, segments, num_segments, rank, copies, &layout);
 	return layout.count;
 }
 
@@ -182,57 +187,69 @@ build_segments(const LpConcatPlan *plan, Segment **segments, size_t *num_segment
 	return true;
 }
 
-static int
-compare_u64(const void *a, const void *b)
+/* A segment's copy length and index, to rank segments longest first. */
+typedef struct RankEntry
 {
-	uint64_t	x = *(const uint64_t *) a;
-	uint64_t	y = *(const uint64_t *) b;
+	uint64_t	copy_len;
+	size_t		segment;
+} RankEntry;
 
-	return x < y ? -1 : x > y;
+static int
+compare_longest_first(const void *a, const void *b)
+{
+	const RankEntry *x = a;
+	const RankEntry *y = b;
+
+	if (x->copy_len != y->copy_len)
+		return x->copy_len > y->copy_len ? -1 : 1;
+	return x->segment < y->segment ? -1 : x->segment > y->segment;
 }
 
 /*
- * The smallest copy threshold whose layout fits in max_parts, knowing that
- * min_part_bytes does not and that copying nothing (UINT64_MAX) does.  Only
- * the segments' copy lengths above min_part_bytes give other layouts.
+ * When copying every segment that can be copied needs more than max_parts:
+ * rank the segments longest first (earlier first among equals) and find the
+ * most copies of the top-ranked whose layout fits, knowing that none (every
+ * byte sent) fits and that all do not.
  */
 static bool
-fitting_threshold(const LpConcatPlan *plan, const LpMultipartLimits *limits,
-				  const Segment *segments, size_t num_segments,
-				  uint64_t *threshold, LpError *err)
+fitting_copies(const LpConcatPlan *plan, const LpMultipartLimits *limits,
+			   const Segment *segments, size_t num_segments, size_t **rank,
+			   size_t *copies, LpError *err)
 {
-	uint64_t   *lengths;
-	size_t		num_lengths = 0;
+	RankEntry  *order = lp_alloc_array(num_segments, sizeof(RankEntry));
 	size_t		low = 0;
-	size_t		high;
+	size_t		high = num_segments;
 
-	lengths = lp_alloc_array(num_segments + 1, sizeof(uint64_t));
-	if (lengths == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for %zu segment lengths",
+	*rank = lp_alloc_array(num_segments, sizeof(size_t));
+	if (order == NULL || *rank == NULL)
+	{
+		lp_free(order);
+		lp_free(*rank);
+		*rank = NULL;
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for ranking %zu segments",
 					   num_segments);
+	}
 	for (size_t s = 0; s < num_segments; s++)
 	{
-		uint64_t	copy_len = segments[s].copy_end - segments[s].start;
-
-		if (copy_len > limits->min_part_bytes)
-			lengths[num_lengths++] = copy_len;
+		order[s].copy_len = segments[s].copy_end - segments[s].start;
+		order[s].segment = s;
 	}
-	qsort(lengths, num_lengths, sizeof(uint64_t), compare_u64);
-	lengths[num_lengths] = UINT64_MAX;
+	qsort(order, num_segments, sizeof(RankEntry), compare_longest_first);
+	for (size_t r = 0; r < num_segments; r++)
+		(*rank)[order[r].segment] = r;
+	lp_free(order);
 
-	/* lengths[high] fits: it is UINT64_MAX or was counted */
-	high = num_lengths;
-	while (low < high)
+	/* low copies fit (it was counted, or is 0); high copies do not */
+	while (high - low > 1)
 	{
 		size_t		mid = low + (high - low) / 2;
 
-		if (count_parts(plan, limits, segments, num_segments, lengths[mid]) <= limits->max_parts)
-			high = mid;
+		if (count_parts(plan, limits, segments, num_segments, *rank, mid) <= limits->max_parts)
+			low = mid;
 		else
-			low = mid + 1;
+			high = mid;
 	}
-	*threshold = lengths[high];
-	lp_free(lengths);
+	*copies = low;
 	return true;
 }
 
@@ -242,7 +259,8 @@ lp_concat_upload_parts(const LpConcatPlan *plan, const LpMultipartLimits *limits
 {
 	Segment    *segments = NULL;
 	size_t		num_segments;
-	uint64_t	threshold = limits->min_part_bytes;
+	size_t	   *rank = NULL;
+	size_t		copies = 0;
 	uint64_t	fewest;
 	uint64_t	count;
 	Layout		layout = {limits, NULL, 0, 0, 0};
@@ -268,14 +286,16 @@ lp_concat_upload_parts(const LpConcatPlan *plan, const LpMultipartLimits *limits
 
 	if (!build_segments(plan, &segments, &num_segments, err))
 		return false;
-	count = count_parts(plan, limits, segments, num_segments, threshold);
-	if (count > limits->max_parts &&
-		!fitting_threshold(plan, limits, segments, num_segments, &threshold, err))
+	count = count_parts(plan, limits, segments, num_segments, NULL, 0);
+	if (count > limits->max_parts)
 	{
-		lp_free(segments);
-		return false;
+		if (!fitting_copies(plan, limits, segments, num_segments, &rank, &copies, err))
+		{
+			lp_free(segments);
+			return false;
+		}
+		count = count_parts(plan, limits, segments, num_segments, rank, copies);
 	}
-	count = count_parts(plan, limits, segments, num_segments, threshold);
 
 	parts = lp_alloc0(sizeof(LpUploadParts));
 	if (parts != NULL)
@@ -283,15 +303,17 @@ lp_concat_upload_parts(const LpConcatPlan *plan, const LpMultipartLimits *limits
 	if (parts == NULL || parts->parts == NULL)
 	{
 		lp_free(parts);
+		lp_free(rank);
 		lp_free(segments);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for %" PRIu64 " upload parts",
 					   count);
 	}
 	layout.parts = parts->parts;
-	lay_out(plan, segments, num_segments, threshold, &layout);
+	lay_out(plan, segments, num_segments, rank, copies, &layout);
 	parts->num_parts = (size_t) layout.count;
 	parts->copied_bytes = layout.copied_bytes;
 	parts->sent_bytes = layout.sent_bytes;
+	lp_free(rank);
 	lp_free(segments);
 	*result = parts;
 	return true;

@@ -39,32 +39,33 @@
  *    a part whose buffers are not 64-byte aligned in its file falls into
  *    several segments.
  *
- * 2. Layout for a copy threshold t (at least min_part_bytes), front to back.
- *    A segment of at least t bytes is copied, split into the fewest copy
- *    parts of at most max_part_bytes (ceil(length / max), of nearly equal
- *    sizes, each at least max / 2 >= min).  Everything else (smaller
- *    segments, padding no input covers, the tail) accumulates into a
- *    pending send run.  When a copied segment follows a pending run shorter
- *    than min_part_bytes, the run takes the segment's first
- *    (min - run) bytes so it can stand as a part; if the segment's rest
- *    would then be shorter than min_part_bytes, the whole segment is sent
- *    instead.  A closed run is split into the fewest send parts of at most
- *    max_part_bytes, again of nearly equal sizes.  The last run (the tail and
- *    whatever precedes it) is the last part, exempt from the minimum; with
- *    a zero-length tail the last part may be a copy part.
+ * 2. Layout, front to back.  A segment that may be copied (below: all of
+ *    them, unless the part limit says otherwise) and has at least
+ *    min_part_bytes is copied, split into the fewest copy parts of at most
+ *    max_part_bytes (ceil(length / max), of nearly equal sizes, each at
+ *    least max / 2 >= min).  Everything else (shorter segments, padding no
+ *    input covers, the tail) accumulates into a pending send run.  When a
+ *    copied segment follows a pending run shorter than min_part_bytes, the
+ *    run takes the segment's first (min - run) bytes so it can stand as a
+ *    part; if the segment's rest would then be shorter than
+ *    min_part_bytes, the whole segment is sent instead.  A closed run is
+ *    split into the fewest send parts of at most max_part_bytes, again of
+ *    nearly equal sizes.  The last run (the tail and whatever precedes it)
+ *    is the last part, exempt from the minimum; with a zero-length tail the
+ *    last part may be a copy part, of any length.
  *
- * 3. Part limit.  The layout with t = min_part_bytes sends the least: the
- *    tail, segments shorter than min_part_bytes (merged with their
- *    neighbours into send parts), padding no input covers, and at most
- *    min_part_bytes per send run taken from a following copied segment.
- *    If it needs more than max_parts parts, t is raised to the smallest
- *    segment length (binary search over the segments' lengths) at which the
- *    layout fits: the smallest segments are then sent, merged into send
- *    parts of up to max_part_bytes.  Sending everything needs
- *    ceil(output_size / max_part_bytes) parts; when even that exceeds
- *    max_parts, no layout fits and the result is LP_ERR_UNSUPPORTED (the
- *    caller may fall back to a plain upload of a differently sized output,
- *    or refuse).
+ * 3. Part limit.  Copying every segment that can be copied sends the
+ *    least: the tail, segments shorter than min_part_bytes (merged with
+ *    their neighbours into send parts), padding no input covers, and at
+ *    most min_part_bytes per send run taken from the following copied
+ *    segment.  If that needs more than max_parts parts, the segments are
+ *    ranked longest first (earlier first among equals) and only the k
+ *    top-ranked may be copied, for the largest k (binary search) whose
+ *    layout fits: the shortest segments are sent, merged into send parts of
+ *    up to max_part_bytes, and the longest still copied.  Sending
+ *    everything needs ceil(output_size / max_part_bytes) parts; when even
+ *    that exceeds max_parts, no layout fits and the result is
+ *    LP_ERR_UNSUPPORTED.
  *
  * Time O(n log n) and memory O(n) for n copy ranges; nothing is read.
  */
