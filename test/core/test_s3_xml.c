@@ -171,6 +171,30 @@ LP_TEST(s3_xml_list_objects_refused)
 				  LP_S3_LIST_OBJECTS, "<Prefix> in <CommonPrefixes> at byte 50 is missing");
 }
 
+/* URL-encoded keys would name other objects: such listings are refused, not misread */
+LP_TEST(s3_xml_encoded_keys_refused)
+{
+	static const char *const bodies[] = {
+		"<ListBucketResult><EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>"
+		"<Contents><Key>a%26b</Key><Size>1</Size><LastModified>2024-05-01T12:34:56Z</LastModified></Contents>"
+		"</ListBucketResult>",
+		"<ListMultipartUploadsResult><EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>"
+		"</ListMultipartUploadsResult>",
+	};
+	static const LpS3DocumentKind kinds[] = {LP_S3_LIST_OBJECTS, LP_S3_LIST_MULTIPART_UPLOADS};
+
+	for (int i = 0; i < 2; i++)
+	{
+		LpS3Document *doc = NULL;
+		LpError		err;
+
+		LP_CHECK(!lp_s3_xml_parse(bodies[i], strlen(bodies[i]), kinds[i], &doc, &err));
+		LP_CHECK(doc == NULL);
+		LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+		LP_CHECK(strstr(err.message, "with keys in encoding \"url\" is not supported") != NULL);
+	}
+}
+
 /* One Contents entry with the given inner elements, to test each field. */
 static void
 check_entry_refused(const char *inner, const char *what)

@@ -1010,13 +1010,32 @@ read_error(const Reader *r, const XmlNode *root, LpS3ErrorBody *out)
 		field_text(r, root, "BucketName", false, &out->bucket_name);
 }
 
+/*
+ * Keys listed with encoding-type=url arrive URL-encoded: reading them as
+ * keys would name other objects, so such a listing is refused.
+ */
+static bool
+refuse_encoded_keys(const Reader *r, const XmlNode *root)
+{
+	const char *encoding;
+
+	if (!field_text(r, root, "EncodingType", false, &encoding))
+		return false;
+	if (encoding != NULL && encoding[0] != '\0')
+		return lp_fail(r->p->err, LP_ERR_UNSUPPORTED,
+					   "S3 %s document with keys in encoding \"%.64s\" is not supported",
+					   r->document, encoding);
+	return true;
+}
+
 static bool
 read_list_objects(const Reader *r, const XmlNode *root, LpS3ListObjects *out)
 {
 	size_t		object = 0;
 	size_t		prefix = 0;
 
-	if (!field_bool(r, root, "IsTruncated", &out->is_truncated) ||
+	if (!refuse_encoded_keys(r, root) ||
+		!field_bool(r, root, "IsTruncated", &out->is_truncated) ||
 		!field_text(r, root, "NextContinuationToken", false, &out->next_continuation_token) ||
 		!field_uint64(r, root, "KeyCount", false, &out->has_key_count, &out->key_count))
 		return false;
@@ -1059,7 +1078,8 @@ read_list_uploads(const Reader *r, const XmlNode *root, LpS3ListUploads *out)
 {
 	size_t		upload = 0;
 
-	if (!field_bool(r, root, "IsTruncated", &out->is_truncated) ||
+	if (!refuse_encoded_keys(r, root) ||
+		!field_bool(r, root, "IsTruncated", &out->is_truncated) ||
 		!field_text(r, root, "NextKeyMarker", false, &out->next_key_marker) ||
 		!field_text(r, root, "NextUploadIdMarker", false, &out->next_upload_id_marker))
 		return false;

@@ -161,7 +161,8 @@ typedef struct LpS3Document
  * kind.  An Error document is accepted whatever is expected, since S3
  * answers some requests (CompleteMultipartUpload, UploadPartCopy) with
  * status 200 and an Error body: check (*document)->kind.  Any other root
- * element, a missing or malformed field, or malformed XML is LP_ERR_CORRUPT.
+ * element, a missing or malformed field, or malformed XML is LP_ERR_CORRUPT;
+ * a listing of URL-encoded keys (encoding-type=url) is LP_ERR_UNSUPPORTED.
  * Free the result with lp_s3_xml_free.
  */
 bool		lp_s3_xml_parse(const char *body, size_t len, LpS3DocumentKind expected,
