@@ -726,13 +726,25 @@ typedef struct Reader
 	const char *document;		/* root name, for messages */
 } Reader;
 
+static size_t
+local_name_len(const XmlNode *node)
+{
+	return node->name_off + node->name_len - node->local_off;
+}
+
+/* the length of a local name as messages quote it */
+static int
+quoted_len(const XmlNode *node)
+{
+	return (int) (local_name_len(node) < NAME_IN_MESSAGE ? local_name_len(node) : NAME_IN_MESSAGE);
+}
+
 static bool
 is_named(const Reader *r, const XmlNode *node, const char *name)
 {
 	size_t		n = strlen(name);
-	size_t		local_len = node->name_off + node->name_len - node->local_off;
 
-	return local_len == n && memcmp(r->p->body + node->local_off, name, n) == 0;
+	return local_name_len(node) == n && memcmp(r->p->body + node->local_off, name, n) == 0;
 }
 
 static const char *
@@ -744,13 +756,9 @@ text_of(const Reader *r, const XmlNode *node)
 static bool
 field_error(const Reader *r, const XmlNode *parent, const char *field, const char *what)
 {
-	const XmlNode *node = parent;
-	size_t		local_len = node->name_off + node->name_len - node->local_off;
-
 	return lp_fail(r->p->err, LP_ERR_CORRUPT, "malformed S3 %s document: <%s> in <%.*s> at byte %u %s",
-				   r->document, field,
-				   (int) (local_len < NAME_IN_MESSAGE ? local_len : NAME_IN_MESSAGE),
-				   r->p->body + node->local_off, node->start, what);
+				   r->document, field, quoted_len(parent), r->p->body + parent->local_off, parent->start,
+				   what);
 }
 
 static size_t
@@ -1250,11 +1258,9 @@ lp_s3_xml_parse(const char *body, size_t len, LpS3DocumentKind expected,
 	else
 	{
 		const XmlNode *root = &p.nodes[p.root];
-		size_t		local_len = root->name_off + root->name_len - root->local_off;
 
 		lp_fail(err, LP_ERR_CORRUPT, "malformed S3 %s document: the root element is <%.*s>",
-				expected_name, (int) (local_len < NAME_IN_MESSAGE ? local_len : NAME_IN_MESSAGE),
-				body + root->local_off);
+				expected_name, quoted_len(root), body + root->local_off);
 		goto done;
 	}
 	r.document = lp_s3_xml_root_name(doc->kind);

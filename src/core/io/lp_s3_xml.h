@@ -13,8 +13,9 @@
  *
  * Elements are matched by local name (a namespace prefix is ignored);
  * unknown elements are skipped, so servers may add fields.  A field this
- * module reads must appear at most once and hold text only.  Absent optional
- * strings are NULL.
+ * module reads must appear at most once and hold text only.  Strings are
+ * returned exactly as decoded; numbers, booleans and timestamps may have
+ * whitespace around them.  Absent optional strings are NULL.
  */
 #ifndef LP_S3_XML_H
 #define LP_S3_XML_H
