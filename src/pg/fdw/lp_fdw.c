@@ -7,6 +7,8 @@
  * everything decoded for a fragment lives in a memory context that is
  * reset when the scan moves on, so memory follows the largest fragment,
  * not the dataset.  Rows whose offset the deletion file lists are skipped.
+ * The same iterator (LpFdwScan) serves the executor's scans and ANALYZE's
+ * row sample (lp_fdw_analyze.c).
  */
 #include "postgres.h"
 
@@ -33,7 +35,7 @@
 
 PG_FUNCTION_INFO_V1(lance_fdw_handler);
 
-/* One column the query needs. */
+/* One column a scan reads. */
 typedef struct ScanColumn
 {
 	AttrNumber	attnum;
@@ -50,10 +52,11 @@ typedef struct ScanColumn
 	LpFdwConverter converter;
 } ScanColumn;
 
-typedef struct LanceScan
+struct LpFdwScan
 {
 	LpFdwSource *source;
 	char	   *relname;
+	int			natts;			/* of the relation's tuple descriptor */
 	int			num_columns;
 	ScanColumn *columns;
 	bool		explain_only;
@@ -63,14 +66,16 @@ typedef struct LanceScan
 	bool		fragment_loaded;
 	uint64		fragment_id;
 	uint64		fragment_rows;
-	uint64		row;
+	uint64		row;			/* the current row, once lp_fdw_scan_next returned it */
+	uint64		next_row;		/* the first row of the fragment not yet looked at */
+	uint64		deleted_rows_skipped;
 	LpDeletions deletions;
 	const char *current_file;
 	const ScanColumn *current_column;
 
 	MemoryContext fragment_context;
 	MemoryContext row_context;
-} LanceScan;
+};
 
 /* ---- planning -------------------------------------------------------------- */
 
@@ -147,12 +152,12 @@ lance_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 							NIL, NIL, outer_plan);
 }
 
-/* ---- scanning ---------------------------------------------------------------- */
+/* ---- the scan iterator -------------------------------------------------------- */
 
 static void
 scan_error_context(void *arg)
 {
-	LanceScan  *state = arg;
+	LpFdwScan  *state = arg;
 
 	if (state->current_column != NULL)
 		errcontext("column \"%s\" of foreign table \"%s\", row " UINT64_FORMAT " of fragment " UINT64_FORMAT " (file \"%s\")",
@@ -163,21 +168,18 @@ scan_error_context(void *arg)
 				   state->relname, state->fragment_id, state->current_file);
 }
 
-static void
-lance_begin_scan(ForeignScanState *node, int eflags)
+LpFdwScan *
+lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only)
 {
-	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
-	Relation	rel = node->ss.ss_currentRelation;
 	Oid			relid = RelationGetRelid(rel);
 	TupleDesc	desc = RelationGetDescr(rel);
-	List	   *attnums = linitial(plan->fdw_private);
 	LpFdwTableOptions options;
-	LanceScan  *state = palloc0(sizeof(LanceScan));
+	LpFdwScan  *state = palloc0(sizeof(LpFdwScan));
 	ListCell   *cell;
 
-	node->fdw_state = state;
 	state->relname = pstrdup(RelationGetRelationName(rel));
-	state->explain_only = (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
+	state->natts = desc->natts;
+	state->explain_only = explain_only;
 	lp_fdw_table_options(relid, &options);
 	/* EXPLAIN shows the version a scan would read; it reads no data files. */
 	state->source = lp_fdw_open_source(options.path, options.has_version, options.version,
@@ -210,7 +212,7 @@ lance_begin_scan(ForeignScanState *node, int eflags)
 			lp_require_memory(NULL);
 	}
 	if (state->explain_only)
-		return;
+		return state;
 
 	state->fragment_context = AllocSetContextCreate(CurrentMemoryContext,
 													"lance_fdw fragment",
@@ -218,6 +220,7 @@ lance_begin_scan(ForeignScanState *node, int eflags)
 	state->row_context = AllocSetContextCreate(CurrentMemoryContext,
 											   "lance_fdw row",
 											   ALLOCSET_DEFAULT_SIZES);
+	return state;
 }
 
 static bool
@@ -232,7 +235,7 @@ data_file_holds(const LpDataFileRef *file, const ScanColumn *column)
 
 /* Decode the needed fields that one data file holds. */
 static void
-decode_data_file(LanceScan *state, const char *path, const LpDataFileRef *entry)
+decode_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 {
 	LpInput    *input;
 	LpFile	   *file;
@@ -287,7 +290,7 @@ decode_data_file(LanceScan *state, const char *path, const LpDataFileRef *entry)
 }
 
 static void
-read_deletions(LanceScan *state, const LpFragment *fragment)
+read_deletions(LpFdwScan *state, const LpFragment *fragment)
 {
 	const LpDeletionFileRef *deletion = &fragment->deletion_file;
 	char	   *path = lp_fdw_deletion_file_path(state->source, fragment);
@@ -309,7 +312,7 @@ read_deletions(LanceScan *state, const LpFragment *fragment)
 }
 
 static void
-load_fragment(LanceScan *state, uint64 index)
+load_fragment(LpFdwScan *state, uint64 index)
 {
 	MemoryContext old;
 
@@ -352,19 +355,15 @@ load_fragment(LanceScan *state, uint64 index)
 	}
 	state->current_file = NULL;
 	MemoryContextSwitchTo(old);
-	state->row = 0;
+	state->next_row = 0;
 	state->fragment_loaded = true;
 }
 
-static TupleTableSlot *
-lance_iterate(ForeignScanState *node)
+bool
+lp_fdw_scan_next(LpFdwScan *state)
 {
-	LanceScan  *state = node->fdw_state;
-	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	ErrorContextCallback callback;
-	MemoryContext old;
 
-	ExecClearTuple(slot);
 	callback.callback = scan_error_context;
 	callback.arg = state;
 	callback.previous = error_context_stack;
@@ -377,22 +376,40 @@ lance_iterate(ForeignScanState *node)
 			if (state->next_fragment >= state->source->num_fragments)
 			{
 				error_context_stack = callback.previous;
-				return slot;
+				return false;
 			}
 			load_fragment(state, state->next_fragment++);
 		}
-		while (state->row < state->fragment_rows &&
-			   lp_deletions_contains(&state->deletions, state->row))
-			state->row++;
-		if (state->row < state->fragment_rows)
+		while (state->next_row < state->fragment_rows &&
+			   lp_deletions_contains(&state->deletions, state->next_row))
+		{
+			state->next_row++;
+			state->deleted_rows_skipped++;
+		}
+		if (state->next_row < state->fragment_rows)
 			break;
 		state->fragment_loaded = false;
 		CHECK_FOR_INTERRUPTS();
 	}
+	state->row = state->next_row++;
+	error_context_stack = callback.previous;
+	return true;
+}
+
+void
+lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
+{
+	ErrorContextCallback callback;
+	MemoryContext old;
+
+	callback.callback = scan_error_context;
+	callback.arg = state;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
 
 	MemoryContextReset(state->row_context);
 	old = MemoryContextSwitchTo(state->row_context);
-	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	memset(isnull, true, sizeof(bool) * state->natts);
 	for (int c = 0; c < state->num_columns; c++)
 	{
 		ScanColumn *column = &state->columns[c];
@@ -402,35 +419,75 @@ lance_iterate(ForeignScanState *node)
 			!lp_array_is_valid(column->array, state->row))
 			continue;
 		state->current_column = column;
-		slot->tts_values[i] = lp_fdw_convert(&column->converter, column->array, state->row);
-		slot->tts_isnull[i] = false;
+		values[i] = lp_fdw_convert(&column->converter, column->array, state->row);
+		isnull[i] = false;
 	}
 	state->current_column = NULL;
 	MemoryContextSwitchTo(old);
-	state->row++;
-	ExecStoreVirtualTuple(slot);
 	error_context_stack = callback.previous;
+}
+
+uint64
+lp_fdw_scan_deleted_rows(const LpFdwScan *state)
+{
+	return state->deleted_rows_skipped;
+}
+
+void
+lp_fdw_scan_rewind(LpFdwScan *state)
+{
+	state->next_fragment = 0;
+	state->fragment_loaded = false;
+	state->next_row = 0;
+	state->deleted_rows_skipped = 0;
+}
+
+void
+lp_fdw_scan_end(LpFdwScan *state)
+{
+	if (state->fragment_context != NULL)
+		MemoryContextDelete(state->fragment_context);
+	if (state->row_context != NULL)
+		MemoryContextDelete(state->row_context);
+}
+
+/* ---- the executor's scan ------------------------------------------------------ */
+
+static void
+lance_begin_scan(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+
+	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
+										linitial(plan->fdw_private),
+										(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+}
+
+static TupleTableSlot *
+lance_iterate(ForeignScanState *node)
+{
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(slot);
+	if (!lp_fdw_scan_next(node->fdw_state))
+		return slot;
+	lp_fdw_scan_values(node->fdw_state, slot->tts_values, slot->tts_isnull);
+	ExecStoreVirtualTuple(slot);
 	return slot;
 }
 
 static void
 lance_rescan(ForeignScanState *node)
 {
-	LanceScan  *state = node->fdw_state;
-
-	state->next_fragment = 0;
-	state->fragment_loaded = false;
-	state->row = 0;
+	lp_fdw_scan_rewind(node->fdw_state);
 }
 
 static void
 lance_end_scan(ForeignScanState *node)
 {
-	LanceScan  *state = node->fdw_state;
-
 	/* Memory goes with the executor's context; nothing stays open between rows. */
-	if (state != NULL && state->fragment_context != NULL)
-		MemoryContextDelete(state->fragment_context);
+	if (node->fdw_state != NULL)
+		lp_fdw_scan_end(node->fdw_state);
 }
 
 /* ---- EXPLAIN ------------------------------------------------------------------ */
@@ -438,7 +495,7 @@ lance_end_scan(ForeignScanState *node)
 static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
-	LanceScan  *state = node->fdw_state;
+	LpFdwScan  *state = node->fdw_state;
 	LpFdwSource *source = state->source;
 	List	   *columns = NIL;
 
@@ -492,6 +549,7 @@ lance_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReScanForeignScan = lance_rescan;
 	routine->EndForeignScan = lance_end_scan;
 	routine->ExplainForeignScan = lance_explain;
+	routine->AnalyzeForeignTable = lp_fdw_analyze;
 	routine->ImportForeignSchema = lp_fdw_import_schema;
 	PG_RETURN_POINTER(routine);
 }
