@@ -1,7 +1,8 @@
 /*
  * lp_fdw.h - lance_fdw: foreign tables over Lance datasets and data files.
  *
- * lp_fdw.c           handler, planning, the scan iterator, EXPLAIN
+ * lp_fdw.c           handler, planning, the executor's scans, EXPLAIN
+ * lp_fdw_scan.c      the scan iterator: a source's live rows as datums
  * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
@@ -86,7 +87,7 @@ extern LpType *lp_fdw_schema_field_type(const LpSchema *schema, uint32 index,
 extern char *lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file);
 extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment);
 
-/* ---- the scan iterator (lp_fdw.c) ---- */
+/* ---- the scan iterator (lp_fdw_scan.c) ---- */
 
 /*
  * Reads the live rows of a foreign table's source, fragment by fragment,
@@ -115,6 +116,10 @@ extern void lp_fdw_scan_values(LpFdwScan *scan, Datum *values, bool *isnull);
 
 /* The rows skipped so far because a deletion file lists them. */
 extern uint64 lp_fdw_scan_deleted_rows(const LpFdwScan *scan);
+
+/* What the scan reads, and the Lance fields of its columns (for EXPLAIN). */
+extern const LpFdwSource *lp_fdw_scan_source(const LpFdwScan *scan);
+extern List *lp_fdw_scan_field_names(const LpFdwScan *scan);
 
 extern void lp_fdw_scan_rewind(LpFdwScan *scan);
 extern void lp_fdw_scan_end(LpFdwScan *scan);
