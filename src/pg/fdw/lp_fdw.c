@@ -1,76 +1,22 @@
 /*
- * lp_fdw.c - the lance_fdw handler: planning, scanning and EXPLAIN.
- *
- * A scan reads one version of a dataset fragment by fragment.  For each
- * fragment it reads the deletion file, then decodes, file by file, only the
- * fields the query needs (the columns in the target list and in the quals);
- * everything decoded for a fragment lives in a memory context that is
- * reset when the scan moves on, so memory follows the largest fragment,
- * not the dataset.  Rows whose offset the deletion file lists are skipped.
+ * lp_fdw.c - the lance_fdw handler: planning, the executor's scans (through
+ * the scan iterator of lp_fdw_scan.c) and EXPLAIN.
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
-#include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
-#include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "decode/lp_decode.h"
 #include "fdw/lp_fdw.h"
-#include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
-#include "format/lp_schema.h"
 
 PG_FUNCTION_INFO_V1(lance_fdw_handler);
-
-/* One column the query needs. */
-typedef struct ScanColumn
-{
-	AttrNumber	attnum;
-	char	   *attname;
-	char	   *field_name;		/* the Lance field it reads */
-	int32		field_id;		/* -1: the source has no such field */
-	int32_t    *field_ids;		/* it and its descendants (2.1+ files list leaves) */
-	size_t		n_field_ids;
-	Oid			typid;
-	int32		typmod;
-	/* for the current fragment */
-	LpArray    *array;			/* NULL: no data file of the fragment holds it */
-	const char *file;			/* the data file it came from */
-	LpFdwConverter converter;
-} ScanColumn;
-
-typedef struct LanceScan
-{
-	LpFdwSource *source;
-	char	   *relname;
-	int			num_columns;
-	ScanColumn *columns;
-	bool		explain_only;
-
-	/* position */
-	uint64		next_fragment;
-	bool		fragment_loaded;
-	uint64		fragment_id;
-	uint64		fragment_rows;
-	uint64		row;
-	LpDeletions deletions;
-	const char *current_file;
-	const ScanColumn *current_column;
-
-	MemoryContext fragment_context;
-	MemoryContext row_context;
-} LanceScan;
 
 /* ---- planning -------------------------------------------------------------- */
 
@@ -147,290 +93,43 @@ lance_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 							NIL, NIL, outer_plan);
 }
 
-/* ---- scanning ---------------------------------------------------------------- */
-
-static void
-scan_error_context(void *arg)
-{
-	LanceScan  *state = arg;
-
-	if (state->current_column != NULL)
-		errcontext("column \"%s\" of foreign table \"%s\", row " UINT64_FORMAT " of fragment " UINT64_FORMAT " (file \"%s\")",
-				   state->current_column->attname, state->relname, state->row,
-				   state->fragment_id, state->current_column->file);
-	else if (state->current_file != NULL)
-		errcontext("foreign table \"%s\", fragment " UINT64_FORMAT " (file \"%s\")",
-				   state->relname, state->fragment_id, state->current_file);
-}
+/* ---- the executor's scan ------------------------------------------------------ */
 
 static void
 lance_begin_scan(ForeignScanState *node, int eflags)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
-	Relation	rel = node->ss.ss_currentRelation;
-	Oid			relid = RelationGetRelid(rel);
-	TupleDesc	desc = RelationGetDescr(rel);
-	List	   *attnums = linitial(plan->fdw_private);
-	LpFdwTableOptions options;
-	LanceScan  *state = palloc0(sizeof(LanceScan));
-	ListCell   *cell;
 
-	node->fdw_state = state;
-	state->relname = pstrdup(RelationGetRelationName(rel));
-	state->explain_only = (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
-	lp_fdw_table_options(relid, &options);
-	/* EXPLAIN shows the version a scan would read; it reads no data files. */
-	state->source = lp_fdw_open_source(options.path, options.has_version, options.version,
-									   !state->explain_only);
-
-	state->columns = palloc0(sizeof(ScanColumn) * Max(list_length(attnums), 1));
-	foreach(cell, attnums)
-	{
-		Form_pg_attribute attr = TupleDescAttr(desc, lfirst_int(cell) - 1);
-		ScanColumn *column = &state->columns[state->num_columns++];
-		int			field_index;
-
-		column->attnum = attr->attnum;
-		column->attname = pstrdup(NameStr(attr->attname));
-		column->typid = attr->atttypid;
-		column->typmod = attr->atttypmod;
-		column->field_name = lp_fdw_column_field_name(relid, attr->attnum, column->attname);
-		field_index = lp_fdw_find_top_field(&state->source->schema, column->field_name);
-		if (field_index < 0 && !state->explain_only)
-			ereport(ERROR,
-					errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
-					errmsg("column \"%s\" of foreign table \"%s\" has no field \"%s\" in Lance %s \"%s\"",
-						   column->attname, state->relname, column->field_name,
-						   state->source->single_file ? "file" : "dataset", state->source->path),
-					errhint("Name the field with the column option \"column_name\"."));
-		column->field_id = field_index < 0 ? -1 : state->source->schema.fields[field_index].id;
-		if (field_index >= 0 &&
-			!lp_schema_subtree(&state->source->schema, (uint32) field_index,
-							   &column->field_ids, &column->n_field_ids))
-			lp_require_memory(NULL);
-	}
-	if (state->explain_only)
-		return;
-
-	state->fragment_context = AllocSetContextCreate(CurrentMemoryContext,
-													"lance_fdw fragment",
-													ALLOCSET_DEFAULT_SIZES);
-	state->row_context = AllocSetContextCreate(CurrentMemoryContext,
-											   "lance_fdw row",
-											   ALLOCSET_DEFAULT_SIZES);
-}
-
-static bool
-data_file_holds(const LpDataFileRef *file, const ScanColumn *column)
-{
-	for (size_t i = 0; i < file->n_fields; i++)
-		for (size_t k = 0; k < column->n_field_ids; k++)
-			if (column->field_ids[k] == file->fields[i])
-				return true;
-	return false;
-}
-
-/* Decode the needed fields that one data file holds. */
-static void
-decode_data_file(LanceScan *state, const char *path, const LpDataFileRef *entry)
-{
-	LpInput    *input;
-	LpFile	   *file;
-	LpError		err;
-
-	state->current_file = path;
-	input = lp_open_input_for_uri(path);
-	file = lp_file_open(input, &err);
-	if (file == NULL)
-		lp_raise(&err);
-	if (file->version == LP_FILE_VERSION_LEGACY)
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("file \"%s\" uses the legacy Lance file format, which lance_fdw cannot read",
-					   path));
-	if (state->fragment_rows == 0 && !state->source->single_file)
-		state->fragment_rows = file->num_rows;
-	if (file->num_rows != state->fragment_rows)
-		ereport(ERROR,
-				errcode(ERRCODE_DATA_CORRUPTED),
-				errmsg("data file \"%s\" has " UINT64_FORMAT " rows, but its fragment " UINT64_FORMAT " has " UINT64_FORMAT,
-					   path, (uint64) file->num_rows, state->fragment_id, state->fragment_rows));
-
-	for (int c = 0; c < state->num_columns; c++)
-	{
-		ScanColumn *column = &state->columns[c];
-		LpType	   *type;
-		int			index = -1;
-
-		if (column->array != NULL || column->field_id < 0 ||
-			(entry != NULL && !data_file_holds(entry, column)))
-			continue;
-		for (uint32 i = 0; i < file->schema.num_fields; i++)
-			if (file->schema.fields[i].id == column->field_id &&
-				file->schema.fields[i].parent_id == -1)
-				index = (int) i;
-		if (index < 0)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		if (!lp_decode_field(input, file, (uint32) index, &type, &column->array, &err))
-			lp_raise(&err);
-		if (column->array->length != file->num_rows)
-			ereport(ERROR,
-					errcode(ERRCODE_DATA_CORRUPTED),
-					errmsg("field \"%s\" of data file \"%s\" decoded to " UINT64_FORMAT " rows instead of " UINT64_FORMAT,
-						   column->field_name, path, (uint64) column->array->length,
-						   (uint64) file->num_rows));
-		column->file = path;
-		lp_fdw_converter_init(&column->converter, type, column->typid, column->typmod);
-	}
-	lp_input_close(input);
-}
-
-static void
-read_deletions(LanceScan *state, const LpFragment *fragment)
-{
-	const LpDeletionFileRef *deletion = &fragment->deletion_file;
-	char	   *path = lp_fdw_deletion_file_path(state->source, fragment);
-	LpInput    *input;
-	LpError		err;
-
-	state->current_file = path;
-	input = lp_open_input_for_uri(path);
-	if (!lp_deletions_read(input, deletion->form, state->fragment_rows, &state->deletions, &err))
-		lp_raise(&err);
-	lp_input_close(input);
-	if (deletion->num_deleted_rows != 0 &&
-		deletion->num_deleted_rows != state->deletions.num_deleted)
-		ereport(ERROR,
-				errcode(ERRCODE_DATA_CORRUPTED),
-				errmsg("deletion file \"%s\" lists " UINT64_FORMAT " rows, but the manifest says " UINT64_FORMAT,
-					   path, state->deletions.num_deleted,
-					   (uint64) deletion->num_deleted_rows));
-}
-
-static void
-load_fragment(LanceScan *state, uint64 index)
-{
-	MemoryContext old;
-
-	MemoryContextReset(state->fragment_context);
-	memset(&state->deletions, 0, sizeof(state->deletions));
-	for (int c = 0; c < state->num_columns; c++)
-		state->columns[c].array = NULL;
-	old = MemoryContextSwitchTo(state->fragment_context);
-
-	if (state->source->single_file)
-	{
-		state->fragment_id = 0;
-		state->fragment_rows = state->source->file->num_rows;
-		if (state->num_columns > 0)
-			decode_data_file(state, state->source->path, NULL);
-	}
-	else
-	{
-		LpFragment	fragment;
-		bool		rows_known;
-
-		lp_manifest_fragment(state->source->manifest, index, &fragment);
-		rows_known = fragment.physical_rows != 0;
-		state->fragment_id = fragment.id;
-		state->fragment_rows = fragment.physical_rows;
-		for (size_t d = 0; d < fragment.num_files; d++)
-		{
-			LpDataFileRef file;
-			bool		needed = !rows_known && d == 0;
-
-			lp_fragment_data_file(state->source->manifest, &fragment, d, &file);
-			for (int c = 0; c < state->num_columns && !needed; c++)
-				needed = state->columns[c].field_id >= 0 &&
-					data_file_holds(&file, &state->columns[c]);
-			if (needed)
-				decode_data_file(state, lp_fdw_data_file_path(state->source, &file), &file);
-		}
-		if (fragment.has_deletion_file)
-			read_deletions(state, &fragment);
-	}
-	state->current_file = NULL;
-	MemoryContextSwitchTo(old);
-	state->row = 0;
-	state->fragment_loaded = true;
+	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
+										linitial(plan->fdw_private),
+										(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
 }
 
 static TupleTableSlot *
 lance_iterate(ForeignScanState *node)
 {
-	LanceScan  *state = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
-	ErrorContextCallback callback;
-	MemoryContext old;
 
 	ExecClearTuple(slot);
-	callback.callback = scan_error_context;
-	callback.arg = state;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
-
-	for (;;)
-	{
-		if (!state->fragment_loaded)
-		{
-			if (state->next_fragment >= state->source->num_fragments)
-			{
-				error_context_stack = callback.previous;
-				return slot;
-			}
-			load_fragment(state, state->next_fragment++);
-		}
-		while (state->row < state->fragment_rows &&
-			   lp_deletions_contains(&state->deletions, state->row))
-			state->row++;
-		if (state->row < state->fragment_rows)
-			break;
-		state->fragment_loaded = false;
-		CHECK_FOR_INTERRUPTS();
-	}
-
-	MemoryContextReset(state->row_context);
-	old = MemoryContextSwitchTo(state->row_context);
-	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-	for (int c = 0; c < state->num_columns; c++)
-	{
-		ScanColumn *column = &state->columns[c];
-		int			i = column->attnum - 1;
-
-		if (column->array == NULL || column->array->type->id == LP_TYPE_NULL ||
-			!lp_array_is_valid(column->array, state->row))
-			continue;
-		state->current_column = column;
-		slot->tts_values[i] = lp_fdw_convert(&column->converter, column->array, state->row);
-		slot->tts_isnull[i] = false;
-	}
-	state->current_column = NULL;
-	MemoryContextSwitchTo(old);
-	state->row++;
+	if (!lp_fdw_scan_next(node->fdw_state))
+		return slot;
+	lp_fdw_scan_values(node->fdw_state, slot->tts_values, slot->tts_isnull);
 	ExecStoreVirtualTuple(slot);
-	error_context_stack = callback.previous;
 	return slot;
 }
 
 static void
 lance_rescan(ForeignScanState *node)
 {
-	LanceScan  *state = node->fdw_state;
-
-	state->next_fragment = 0;
-	state->fragment_loaded = false;
-	state->row = 0;
+	lp_fdw_scan_rewind(node->fdw_state);
 }
 
 static void
 lance_end_scan(ForeignScanState *node)
 {
-	LanceScan  *state = node->fdw_state;
-
 	/* Memory goes with the executor's context; nothing stays open between rows. */
-	if (state != NULL && state->fragment_context != NULL)
-		MemoryContextDelete(state->fragment_context);
+	if (node->fdw_state != NULL)
+		lp_fdw_scan_end(node->fdw_state);
 }
 
 /* ---- EXPLAIN ------------------------------------------------------------------ */
@@ -438,9 +137,7 @@ lance_end_scan(ForeignScanState *node)
 static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
-	LanceScan  *state = node->fdw_state;
-	LpFdwSource *source = state->source;
-	List	   *columns = NIL;
+	const LpFdwSource *source = lp_fdw_scan_source(node->fdw_state);
 
 	if (source->single_file)
 		ExplainPropertyText("Lance File", source->path, es);
@@ -453,9 +150,7 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	ExplainPropertyUInteger("Data Files", NULL, source->num_files, es);
 	if (!source->single_file)
 		ExplainPropertyUInteger("Deleted Rows", NULL, source->deleted_rows, es);
-	for (int c = 0; c < state->num_columns; c++)
-		columns = lappend(columns, state->columns[c].field_name);
-	ExplainPropertyList("Lance Fields", columns, es);
+	ExplainPropertyList("Lance Fields", lp_fdw_scan_field_names(node->fdw_state), es);
 	if (es->verbose && !source->single_file)
 	{
 		List	   *files = NIL;
@@ -492,6 +187,7 @@ lance_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReScanForeignScan = lance_rescan;
 	routine->EndForeignScan = lance_end_scan;
 	routine->ExplainForeignScan = lance_explain;
+	routine->AnalyzeForeignTable = lp_fdw_analyze;
 	routine->ImportForeignSchema = lp_fdw_import_schema;
 	PG_RETURN_POINTER(routine);
 }

@@ -1,7 +1,9 @@
 /*
  * lp_fdw.h - lance_fdw: foreign tables over Lance datasets and data files.
  *
- * lp_fdw.c           handler, planning, scanning, EXPLAIN
+ * lp_fdw.c           handler, planning, the executor's scans, EXPLAIN
+ * lp_fdw_scan.c      the scan iterator: a source's live rows as datums
+ * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
  *                    fragments, data files and deletion files) or one file
@@ -13,8 +15,10 @@
 
 #include "access/attnum.h"
 #include "fmgr.h"
+#include "foreign/fdwapi.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "utils/relcache.h"
 
 #include "format/lp_deletion.h"
 #include "format/lp_file.h"
@@ -82,6 +86,48 @@ extern LpType *lp_fdw_schema_field_type(const LpSchema *schema, uint32 index,
 /* Where the data files and deletion files of a dataset's bases are. */
 extern char *lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file);
 extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment);
+
+/* ---- the scan iterator (lp_fdw_scan.c) ---- */
+
+/*
+ * Reads the live rows of a foreign table's source, fragment by fragment,
+ * converting only the columns asked for; the executor's scans and ANALYZE
+ * share it.
+ */
+typedef struct LpFdwScan LpFdwScan;
+
+/*
+ * Begin reading the columns attnums (an integer list of attribute numbers)
+ * of rel; explain_only reads the manifest only, for EXPLAIN.
+ */
+extern LpFdwScan *lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only);
+
+/*
+ * Move to the next row the deletion files do not list; false after the last.
+ * Checks for interrupts after each fragment (the decoders, per page).
+ */
+extern bool lp_fdw_scan_next(LpFdwScan *scan);
+
+/*
+ * The current row as values and nulls of rel's tuple descriptor (columns not
+ * read are NULL); the values stay valid until the next call.
+ */
+extern void lp_fdw_scan_values(LpFdwScan *scan, Datum *values, bool *isnull);
+
+/* The rows skipped so far because a deletion file lists them. */
+extern uint64 lp_fdw_scan_deleted_rows(const LpFdwScan *scan);
+
+/* What the scan reads, and the Lance fields of its columns (for EXPLAIN). */
+extern const LpFdwSource *lp_fdw_scan_source(const LpFdwScan *scan);
+extern List *lp_fdw_scan_field_names(const LpFdwScan *scan);
+
+extern void lp_fdw_scan_rewind(LpFdwScan *scan);
+extern void lp_fdw_scan_end(LpFdwScan *scan);
+
+/* ---- ANALYZE (lp_fdw_analyze.c) ---- */
+
+extern bool lp_fdw_analyze(Relation relation, AcquireSampleRowsFunc *func,
+						   BlockNumber *totalpages);
 
 /* ---- IMPORT FOREIGN SCHEMA (lp_fdw_import.c) ---- */
 
