@@ -342,8 +342,7 @@ LP_TEST(decode_cancel_per_page)
 		snprintf(command, sizeof(command), "ls '%s'", data_dir);
 		listing = popen(command, "r");
 		LP_CHECK_MSG(listing != NULL, "%.200s", command);
-		/* the first data file is enough: every column of it has several pages */
-		if (listing != NULL && fgets(file_name, sizeof(file_name), listing) != NULL)
+		while (listing != NULL && fgets(file_name, sizeof(file_name), listing) != NULL)
 		{
 			char		path[1600];
 			size_t		size;
