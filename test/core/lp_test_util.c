@@ -1,6 +1,7 @@
 /*
  * lp_test_util.c - helpers of the core unit tests.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,45 @@ void
 lp_test_dataset_path(const char *name, char *out, size_t size)
 {
 	snprintf(out, size, "%s/%s.lance", lp_test_data_dir ? lp_test_data_dir : ".", name);
+}
+
+static int
+compare_paths(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int
+lp_test_dataset_data_files(const char *name, char **paths, int max)
+{
+	char		dir_path[1024];
+	DIR		   *dir;
+	struct dirent *entry;
+	int			count = 0;
+
+	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
+	if (lp_test_data_dir == NULL)
+		return -1;
+	lp_test_dataset_path(name, dir_path, sizeof(dir_path));
+	strncat(dir_path, "/data", sizeof(dir_path) - strlen(dir_path) - 1);
+	dir = opendir(dir_path);
+	LP_CHECK_MSG(dir != NULL, "cannot list \"%.400s\"", dir_path);
+	if (dir == NULL)
+		return -1;
+	while ((entry = readdir(dir)) != NULL && count < max)
+	{
+		size_t		len = strlen(entry->d_name);
+		char		path[2048];
+
+		/* the sidecar directories of blob files are not data files */
+		if (len <= 6 || strcmp(entry->d_name + len - 6, ".lance") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir_path, entry->d_name);
+		paths[count++] = strdup(path);
+	}
+	closedir(dir);
+	qsort(paths, count, sizeof(char *), compare_paths);
+	return count;
 }
 
 void

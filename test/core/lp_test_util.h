@@ -14,6 +14,15 @@
 /* "<data dir>/<name>.lance" */
 void		lp_test_dataset_path(const char *name, char *out, size_t size);
 
+/*
+ * The paths of a generated dataset's data files (data/<name>.lance), sorted
+ * by name, into paths[0..max) (malloc'd: free each); returns how many, or -1
+ * after recording a failed check when the directory cannot be listed.
+ * Data file names are random, so tests must not rely on this order matching
+ * the fragments'.
+ */
+int			lp_test_dataset_data_files(const char *name, char **paths, int max);
+
 /* cp -r of a generated dataset to destination. */
 void		lp_test_copy_dataset(const char *name, const char *destination);
 

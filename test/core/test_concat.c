@@ -11,7 +11,6 @@
  * and listed in <dir>/manifest.jsonl (output, inputs in order, rows), for
  * the reference implementation to read back.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,36 +117,24 @@ rows_descending(const void *a, const void *b)
 static bool
 open_dataset(const char *dataset, PartSet *set)
 {
-	char		dir_path[1024];
-	DIR		   *dir;
-	struct dirent *entry;
+	char	   *paths[MAX_PARTS];
+	int			num_paths = lp_test_dataset_data_files(dataset, paths, MAX_PARTS);
+	bool		ok = num_paths >= 0;
 
 	set->count = 0;
-	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
-	if (lp_test_data_dir == NULL)
-		return false;
-	snprintf(dir_path, sizeof(dir_path), "%s/%s.lance/data", lp_test_data_dir, dataset);
-	dir = opendir(dir_path);
-	LP_CHECK_MSG(dir != NULL, "cannot list \"%.400s\"", dir_path);
-	if (dir == NULL)
-		return false;
-	while ((entry = readdir(dir)) != NULL && set->count < MAX_PARTS)
+	for (int i = 0; i < num_paths; i++)
 	{
-		size_t		len = strlen(entry->d_name);
-		char		path[2048];
-
-		if (len < 6 || strcmp(entry->d_name + len - 6, ".lance") != 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir_path, entry->d_name);
-		if (!open_part(path, &set->parts[set->count]))
-		{
-			closedir(dir);
-			close_set(set);
-			return false;
-		}
-		set->count++;
+		if (ok && open_part(paths[i], &set->parts[set->count]))
+			set->count++;
+		else
+			ok = false;
+		free(paths[i]);
 	}
-	closedir(dir);
+	if (!ok)
+	{
+		close_set(set);
+		return false;
+	}
 	qsort(set->parts, set->count, sizeof(Part), rows_descending);
 	LP_CHECK_MSG(set->count >= 2, "dataset %s has %d data files", dataset, set->count);
 	return set->count >= 2;

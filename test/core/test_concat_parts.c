@@ -9,7 +9,6 @@
  * plan's padding bytes under copy parts, and must open with every page
  * buffer where the plan put it.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +42,6 @@ typedef struct Case
 	uint8_t    *serial;			/* plan->output_size bytes */
 } Case;
 
-static int
-compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 static void
 close_files(Files *files)
 {
@@ -63,52 +56,31 @@ close_files(Files *files)
 static bool
 open_files(const char *dataset, Files *files)
 {
-	char		dir_path[1024];
-	char	   *names[MAX_FILES];
-	int			num_names = 0;
-	DIR		   *dir;
-	struct dirent *entry;
-	bool		ok = true;
+	char	   *paths[MAX_FILES];
+	int			num_paths = lp_test_dataset_data_files(dataset, paths, MAX_FILES);
+	bool		ok = num_paths >= 0;
 
 	files->count = 0;
-	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
-	if (lp_test_data_dir == NULL)
-		return false;
-	snprintf(dir_path, sizeof(dir_path), "%s/%s.lance/data", lp_test_data_dir, dataset);
-	dir = opendir(dir_path);
-	LP_CHECK_MSG(dir != NULL, "cannot list \"%.400s\"", dir_path);
-	if (dir == NULL)
-		return false;
-	while ((entry = readdir(dir)) != NULL && num_names < MAX_FILES)
+	for (int i = 0; i < num_paths; i++)
 	{
-		size_t		len = strlen(entry->d_name);
-
-		if (len > 6 && strcmp(entry->d_name + len - 6, ".lance") == 0)
-			names[num_names++] = strdup(entry->d_name);
-	}
-	closedir(dir);
-	qsort(names, num_names, sizeof(char *), compare_names);
-	for (int i = 0; i < num_names; i++)
-	{
-		char		path[2048];
 		LpError		err;
 
-		snprintf(path, sizeof(path), "%s/%s", dir_path, names[i]);
-		free(names[i]);
-		if (!ok)
-			continue;
-		files->inputs[files->count] = lp_test_file_input_open(path, &err);
-		files->files[files->count] = files->inputs[files->count] == NULL ? NULL
-			: lp_file_open(files->inputs[files->count], &err);
-		LP_CHECK_MSG(files->files[files->count] != NULL, "open \"%.400s\": %.100s",
-					 path, err.message);
-		if (files->files[files->count] == NULL)
+		if (ok)
 		{
-			lp_input_close(files->inputs[files->count]);
-			ok = false;
-			continue;
+			files->inputs[files->count] = lp_test_file_input_open(paths[i], &err);
+			files->files[files->count] = files->inputs[files->count] == NULL ? NULL
+				: lp_file_open(files->inputs[files->count], &err);
+			LP_CHECK_MSG(files->files[files->count] != NULL, "open \"%.400s\": %.100s",
+						 paths[i], err.message);
+			if (files->files[files->count] != NULL)
+				files->count++;
+			else
+			{
+				lp_input_close(files->inputs[files->count]);
+				ok = false;
+			}
 		}
-		files->count++;
+		free(paths[i]);
 	}
 	LP_CHECK_MSG(ok && files->count > 0, "dataset %s has no readable data files", dataset);
 	if (!ok || files->count == 0)

@@ -20,6 +20,9 @@
 #include "lp_test_files.h"
 #include "lp_test_util.h"
 
+/* more than any generated dataset has */
+#define MAX_DATA_FILES 64
+
 /* Mismatches reported per column before the rest are only counted. */
 #define MAX_REPORTED 3
 
@@ -277,28 +280,14 @@ LP_TEST(decode_allocation_failures)
 		return;
 	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++)
 	{
-		char		data_dir[1024];
-		char		command[1200];
-		char		file_name[512];
-		FILE	   *listing;
+		char	   *paths[MAX_DATA_FILES];
+		int			num_paths = lp_test_dataset_data_files(datasets[d], paths, MAX_DATA_FILES);
 
-		lp_test_dataset_path(datasets[d], data_dir, sizeof(data_dir));
-		strncat(data_dir, "/data", sizeof(data_dir) - strlen(data_dir) - 1);
-		snprintf(command, sizeof(command), "ls '%s'", data_dir);
-		listing = popen(command, "r");
-		LP_CHECK_MSG(listing != NULL, "%.200s", command);
-		while (listing != NULL && fgets(file_name, sizeof(file_name), listing) != NULL)
+		for (int i = 0; i < num_paths; i++)
 		{
-			char		path[1600];
-
-			file_name[strcspn(file_name, "\n")] = '\0';
-			if (strlen(file_name) < 6 || strcmp(file_name + strlen(file_name) - 6, ".lance") != 0)
-				continue;	/* the sidecar directories of blob files */
-			snprintf(path, sizeof(path), "%s/%s", data_dir, file_name);
-			points += check_decode_allocation_failures(path);
+			points += check_decode_allocation_failures(paths[i]);
+			free(paths[i]);
 		}
-		if (listing != NULL)
-			pclose(listing);
 	}
 	printf("  %ld allocation points failed\n", points);
 	LP_CHECK(points > 0);
@@ -331,28 +320,19 @@ LP_TEST(decode_cancel_per_page)
 	lp_set_cancel_check(cancel_on_poll);
 	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++)
 	{
-		char		data_dir[1024];
-		char		command[1200];
-		char		file_name[512];
-		FILE	   *listing;
+		char	   *paths[MAX_DATA_FILES];
+		int			num_paths = lp_test_dataset_data_files(datasets[d], paths, MAX_DATA_FILES);
 		bool		checked = false;
 
-		lp_test_dataset_path(datasets[d], data_dir, sizeof(data_dir));
-		strncat(data_dir, "/data", sizeof(data_dir) - strlen(data_dir) - 1);
-		snprintf(command, sizeof(command), "ls '%s'", data_dir);
-		listing = popen(command, "r");
-		LP_CHECK_MSG(listing != NULL, "%.200s", command);
-		while (listing != NULL && fgets(file_name, sizeof(file_name), listing) != NULL)
+		for (int i = 0; i < num_paths; i++)
 		{
-			char		path[1600];
+			const char *path = paths[i];
 			size_t		size;
 			uint8_t    *bytes;
 			LpInput    *input;
 			LpFile	   *file;
 			LpError		err;
 
-			file_name[strcspn(file_name, "\n")] = '\0';
-			snprintf(path, sizeof(path), "%s/%s", data_dir, file_name);
 			lp_test_file_read_all(path, &bytes, &size);
 			input = bytes ? lp_memory_input_open(path, bytes, size) : NULL;
 			file = input ? lp_file_open(input, &err) : NULL;
@@ -390,9 +370,8 @@ LP_TEST(decode_cancel_per_page)
 			lp_file_free(file);
 			lp_input_close(input);
 			free(bytes);
+			free(paths[i]);
 		}
-		if (listing != NULL)
-			pclose(listing);
 		LP_CHECK_MSG(checked, "no field of %s has several pages", datasets[d]);
 	}
 	lp_set_cancel_check(NULL);
