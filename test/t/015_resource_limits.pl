@@ -108,7 +108,7 @@ $node->psql('postgres', qq{
 	SELECT count(*) FROM big;
 	DO \$\$
 	BEGIN
-	    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L',
+	    EXECUTE format('COPY (SELECT 1 WHERE false) TO PROGRAM %L',
 	        format('prlimit --pid %s --as=%s', pg_backend_pid(),
 	               (regexp_match(pg_read_file('/proc/self/status'), 'VmSize:\\s+(\\d+)'))[1]::bigint * 1024
 	               + 16 * 1024 * 1024));
