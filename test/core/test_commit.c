@@ -346,6 +346,30 @@ racing_store_init(RacingStore *store, const char *root)
 	store->root = root;
 }
 
+/*
+ * The set-up of the race tests: a copy of types_2_2_v2 (its latest manifest
+ * returned, NULL if the copy failed), a racing store over it, and an append
+ * of a staged copy of its first file (named name) read at the latest version.
+ */
+static LpManifest *
+start_racing_append(char *work, size_t work_len, char *root, size_t root_len,
+					uint64_t *seed, char *name, RacingStore *store,
+					LpCommitRequest *request)
+{
+	LpManifestNaming naming;
+	LpManifest *before = copy_and_read_latest("types_2_2_v2", work, work_len, root, root_len,
+											  &naming);
+
+	if (before == NULL)
+		return NULL;
+	racing_store_init(store, root);
+	memset(request, 0, sizeof(*request));
+	request->kind = LP_COMMIT_APPEND;
+	request->read_version = before->proto->version;
+	stage_copy(root, before, 0, seed, name, &request->file, &request->physical_rows);
+	return before;
+}
+
 LP_TEST(commit_conflict_rebases)
 {
 	char		work[1024];
@@ -364,17 +388,11 @@ LP_TEST(commit_conflict_rebases)
 	LpError		err;
 	int			conflicts_before = lp_test_store_conflicts;
 
-	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	/* both read version 3 */
+	before = start_racing_append(work, sizeof(work), root, sizeof(root), &seed, name_ours,
+								 &store, &request);
 	if (before == NULL)
 		return;
-
-	racing_store_init(&store, root);
-
-	/* both read version 3 */
-	memset(&request, 0, sizeof(request));
-	request.kind = LP_COMMIT_APPEND;
-	request.read_version = before->proto->version;
-	stage_copy(root, before, 0, &seed, name_ours, &request.file, &request.physical_rows);
 	store.competitor = request;
 	stage_copy(root, before, 2, &seed, name_theirs, &store.competitor.file,
 			   &store.competitor.physical_rows);
@@ -424,14 +442,10 @@ LP_TEST(commit_lost_race_is_conflict)
 	LpCommitResult result;
 	LpError		err;
 
-	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	before = start_racing_append(work, sizeof(work), root, sizeof(root), &seed, name_ours,
+								 &store, &request);
 	if (before == NULL)
 		return;
-	racing_store_init(&store, root);
-	memset(&request, 0, sizeof(request));
-	request.kind = LP_COMMIT_APPEND;
-	request.read_version = before->proto->version;
-	stage_copy(root, before, 0, &seed, name_ours, &request.file, &request.physical_rows);
 	store.competitor = request;
 	stage_copy(root, before, 2, &seed, name_theirs, &store.competitor.file,
 			   &store.competitor.physical_rows);
@@ -467,14 +481,10 @@ LP_TEST(commit_same_file_twice)
 	LpCommitResult result;
 	LpError		err;
 
-	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	before = start_racing_append(work, sizeof(work), root, sizeof(root), &seed, name,
+								 &store, &request);
 	if (before == NULL)
 		return;
-	racing_store_init(&store, root);
-	memset(&request, 0, sizeof(request));
-	request.kind = LP_COMMIT_APPEND;
-	request.read_version = before->proto->version;
-	stage_copy(root, before, 0, &seed, name, &request.file, &request.physical_rows);
 	store.competitor = request;
 
 	/* the competitor commits our very file first: found when rebuilding */
