@@ -16,6 +16,7 @@
 #include "base/lp_interrupt.h"
 #include "decode/lp_decode.h"
 #include "format/lp_columns.h"
+#include "decode/lp_decode_internal.h"
 #include "format/lp_file.h"
 #include "lp_test_files.h"
 #include "lp_test_util.h"
@@ -26,10 +27,14 @@
 /* Mismatches reported per column before the rest are only counted. */
 #define MAX_REPORTED 3
 
-/* Decode every top-level field of one data file and compare its rows. */
+/*
+ * Decode every top-level field of one data file (only the one named
+ * only_field, unless NULL) and compare its rows.
+ */
 static void
 check_data_file(const char *dataset, const char *path, const JsonValue *rows,
-				uint64_t first_row, uint64_t fragment_id, uint64_t *columns_checked)
+				uint64_t first_row, uint64_t fragment_id, const char *only_field,
+				uint64_t *columns_checked)
 {
 	size_t		size;
 	uint8_t    *bytes;
@@ -59,7 +64,8 @@ check_data_file(const char *dataset, const char *path, const JsonValue *rows,
 		LpArray    *array;
 		int			mismatches = 0;
 
-		if (field->parent_id != -1 || field->id < 0)
+		if (field->parent_id != -1 || field->id < 0 ||
+			(only_field != NULL && strcmp(field->name, only_field) != 0))
 			continue;
 		if (!lp_decode_field(input, file, f, &type, &array, &err))
 		{
@@ -105,7 +111,8 @@ check_data_file(const char *dataset, const char *path, const JsonValue *rows,
 }
 
 static void
-check_dataset(const JsonValue *dataset, uint64_t *files_checked, uint64_t *columns_checked)
+check_dataset(const JsonValue *dataset, const char *only_field, uint64_t *files_checked,
+			  uint64_t *columns_checked)
 {
 	const char *name = json_get(dataset, "name")->text;
 	const char *path = json_get(dataset, "path")->text;
@@ -134,7 +141,8 @@ check_dataset(const JsonValue *dataset, uint64_t *files_checked, uint64_t *colum
 			if (strtoull(json_get(df, "fragment_id")->text, NULL, 10) != fragment)
 				continue;
 			snprintf(file_path, sizeof(file_path), "%.700s/data/%.200s", path, json_get(df, "file")->text);
-			check_data_file(name, file_path, rows, first_row, fragment, columns_checked);
+			check_data_file(name, file_path, rows, first_row, fragment, only_field,
+							columns_checked);
 			first_row += strtoull(json_get(df, "num_rows")->text, NULL, 10);
 			(*files_checked)++;
 		}
@@ -172,7 +180,7 @@ check_datasets_of_version(const char *file_version)
 			(strcmp(kind, "types") != 0 && strcmp(kind, "multipage") != 0 &&
 			 strcmp(kind, "encodings") != 0 && strcmp(kind, "blob") != 0))
 			continue;
-		check_dataset(ds, &files_checked, &columns_checked);
+		check_dataset(ds, NULL, &files_checked, &columns_checked);
 		datasets_checked++;
 	}
 	printf("  %s: %d data sets, %llu files, %llu columns\n", file_version, datasets_checked, (unsigned long long) files_checked, (unsigned long long) columns_checked);
@@ -201,6 +209,133 @@ LP_TEST(decode_reference_2_2)
 LP_TEST(decode_reference_2_3)
 {
 	check_datasets_of_version("2.3");
+}
+
+/* The manifest.json entry of a reference dataset (in *manifest, to be freed). */
+static const JsonValue *
+reference_dataset(const char *name, JsonValue **manifest)
+{
+	char		manifest_path[1024];
+	const JsonValue *datasets;
+	const char *error = NULL;
+
+	*manifest = NULL;
+	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
+	if (lp_test_data_dir == NULL)
+		return NULL;
+	snprintf(manifest_path, sizeof(manifest_path), "%.900s/manifest.json", lp_test_data_dir);
+	*manifest = json_parse_file(manifest_path, &error);
+	LP_CHECK_MSG(*manifest != NULL, "%.100s: %.100s", manifest_path, error);
+	datasets = *manifest ? json_get(*manifest, "datasets") : NULL;
+	for (size_t i = 0; datasets && i < datasets->count; i++)
+		if (strcmp(json_get(&datasets->items[i], "name")->text, name) == 0)
+			return &datasets->items[i];
+	LP_CHECK_MSG(false, "the reference data has no dataset %.100s", name);
+	return NULL;
+}
+
+/* Mini-block value encodings of every page of a field's column, one call each. */
+typedef void (*ValueEncodingVisitor) (const LpCompressive *value_compression, void *arg);
+
+static void
+visit_value_encodings(const char *dataset, const char *field_name, ValueEncodingVisitor visit,
+					  void *arg)
+{
+	char	   *paths[MAX_DATA_FILES];
+	int			num_paths = lp_test_dataset_data_files(dataset, paths, MAX_DATA_FILES);
+
+	for (int i = 0; i < num_paths; i++)
+	{
+		size_t		size;
+		uint8_t    *bytes;
+		LpInput    *input;
+		LpFile	   *file = NULL;
+		LpError		err;
+		uint32_t	column = UINT32_MAX;
+
+		lp_test_file_read_all(paths[i], &bytes, &size);
+		input = bytes ? lp_memory_input_open(paths[i], bytes, size) : NULL;
+		file = input ? lp_file_open(input, &err) : NULL;
+		LP_CHECK_MSG(file != NULL, "cannot open %.200s", paths[i]);
+		for (uint32_t f = 0; file && f < file->schema.num_fields; f++)
+			if (strcmp(file->schema.fields[f].name, field_name) == 0)
+				LP_CHECK(lp_field_first_column(file, f, &column, &err));
+		LP_CHECK_MSG(file == NULL || column != UINT32_MAX, "%.200s has no field %.100s", paths[i],
+					 field_name);
+		for (uint32_t p = 0; file && column != UINT32_MAX && p < file->columns[column].num_pages; p++)
+		{
+			LpPageContext ctx = {file, column, p, &err};
+			ProtobufCMessage *message;
+
+			LP_CHECK(lp_unpack_page_encoding(&ctx, &file->columns[column].pages[p], &message));
+			if (message != NULL && file->version != LP_FILE_VERSION_2_0)
+			{
+				const Lance__Encodings21__PageLayout *layout =
+					(const Lance__Encodings21__PageLayout *) message;
+
+				if (layout->layout_case == LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+					visit(layout->mini_block_layout->value_compression, arg);
+			}
+			lp_protobuf_free(message);
+		}
+		lp_file_free(file);
+		if (input)
+			lp_input_close(input);
+		free(bytes);
+		free(paths[i]);
+	}
+}
+
+/* Pages whose RLE run values / run lengths are General-compressed. */
+typedef struct RleGeneralCounts
+{
+	int			values;
+	int			run_lengths;
+} RleGeneralCounts;
+
+static void
+count_rle_general(const LpCompressive *value_compression, void *arg)
+{
+	RleGeneralCounts *counts = arg;
+	const Lance__Encodings21__Rle *rle;
+
+	if (value_compression == NULL ||
+		value_compression->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE)
+		return;
+	rle = value_compression->rle;
+	counts->values += rle->values != NULL &&
+		rle->values->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+	counts->run_lengths += rle->run_lengths != NULL &&
+		rle->run_lengths->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+}
+
+/*
+ * 2.3 RLE whose run values and run lengths are each wrapped in General
+ * (zstd and lz4): the reference columns really carry it, and every value
+ * decodes as the reference reads it.
+ */
+LP_TEST(decode_reference_rle_general_children)
+{
+	static const char *const fields[] = {"rle_zstd_f32", "rle_lz4_f64"};
+	RleGeneralCounts counts = {0, 0};
+	JsonValue  *manifest;
+	const JsonValue *dataset = reference_dataset("encodings_2_3", &manifest);
+
+	for (size_t i = 0; dataset != NULL && i < sizeof(fields) / sizeof(fields[0]); i++)
+	{
+		uint64_t	files_checked = 0;
+		uint64_t	columns_checked = 0;
+
+		visit_value_encodings("encodings_2_3", fields[i], count_rle_general, &counts);
+		check_dataset(dataset, fields[i], &files_checked, &columns_checked);
+		LP_CHECK_MSG(columns_checked == files_checked && files_checked > 0,
+					 "%s: %llu of %llu files decoded", fields[i],
+					 (unsigned long long) columns_checked, (unsigned long long) files_checked);
+	}
+	LP_CHECK_MSG(counts.values > 0 && counts.run_lengths > 0,
+				 "pages with General run values: %d, run lengths: %d", counts.values,
+				 counts.run_lengths);
+	json_free(manifest);
 }
 
 /*

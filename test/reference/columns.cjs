@@ -546,6 +546,20 @@ function encodingsColumns(version)
 			build: (values) => fixedData(new arrow.Int64(), BigInt64Array, values, 0n),
 		},
 		{
+			// Runs of floats with zstd and byte stream split off: Rle; 2.3 wraps the run
+			// values and the run lengths each in General (per chunk).
+			field: withMetadata('rle_zstd_f32', new arrow.Float32(),
+				{ 'lance-encoding:compression': 'zstd', 'lance-encoding:bss': 'off' }),
+			value: (g) => (isNullRow(g, 47, 29) ? null : Math.fround(Math.floor(g / 40) * 0.75 - 200)),
+			build: (values) => fixedData(new arrow.Float32(), Float32Array, values, 0),
+		},
+		{
+			field: withMetadata('rle_lz4_f64', new arrow.Float64(),
+				{ 'lance-encoding:compression': 'lz4', 'lance-encoding:bss': 'off' }, false),
+			value: (g) => Math.floor(g / 64) * 1.0625e10,
+			build: (values) => fixedData(new arrow.Float64(), Float64Array, values, 0),
+		},
+		{
 			field: withMetadata('packed', packedType, { 'lance-encoding:packed': 'true' }),
 			// Children of packed structs cannot be nullable; 2.0 cannot store null structs.
 			value: (g) => (version !== '2.0' && g % 17 === 3 ? null : { a: g * 3, b: g / 8 }),

@@ -345,22 +345,98 @@ fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
 	return lp_fsst_expand_block(ctx, symbol_table->data, symbol_table->len, block);
 }
 
-/* Runs in a buffer of flat values of an RLE side, or 0 if that side is not flat. */
-static uint64_t
-flat_count(const LpCompressive *side, uint64_t len)
+/*
+ * Whether an RLE side tells its own number of runs: flat values, or general
+ * compression around them (Lance 12 compresses each chunk's slice of either
+ * side on its own).  Other sides (out-of-line bit-packed run lengths) need
+ * the count from the other side.
+ */
+static bool
+rle_side_counts_itself(const LpCompressive *side)
 {
-	uint64_t	bits;
+	if (side->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL)
+		return side->general->values != NULL && rle_side_counts_itself(side->general->values);
+	return side->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT &&
+		side->flat->bits_per_value >= 8 && side->flat->bits_per_value % 8 == 0;
+}
 
-	if (side->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
-		return 0;
-	bits = side->flat->bits_per_value;
-	return bits >= 8 && bits % 8 == 0 ? len / (bits / 8) : 0;
+/* Decode a side that counts itself: as many values as its (inflated) bytes hold. */
+static bool
+rle_side_decode_counted(const LpPageContext *ctx, const LpCompressive *side,
+						const uint8_t *data, uint64_t len, LpBlock *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (side->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL)
+	{
+		LpBuf		inflated = {0};
+		bool		ok;
+
+		if (side->general->compression == NULL)
+			return missing(ctx, "general compression settings");
+		if (!lp_general_decompress(ctx, side->general->compression->scheme, data, len, &inflated))
+		{
+			lp_buf_free(&inflated);
+			return false;
+		}
+		ok = rle_side_decode_counted(ctx, side->general->values, inflated.data, inflated.len, out);
+		lp_buf_free(&inflated);
+		return ok;
+	}
+	if (len % (side->flat->bits_per_value / 8) != 0)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT,
+							"rle buffer of %llu bytes is not whole %llu-bit values",
+							(unsigned long long) len,
+							(unsigned long long) side->flat->bits_per_value);
+	return decode_flat(ctx, side->flat, data, len, len / (side->flat->bits_per_value / 8), out);
+}
+
+/*
+ * The two sides of an RLE: the one that counts itself first, then the other
+ * with that many runs.  When both count themselves the counts must agree.
+ */
+static bool
+rle_decode_sides(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
+				 const uint8_t *values, uint64_t values_len,
+				 const uint8_t *lengths, uint64_t lengths_len,
+				 LpBlock *run_values, LpBlock *run_lengths)
+{
+	bool		values_count = rle_side_counts_itself(rle->values);
+	bool		lengths_count = rle_side_counts_itself(rle->run_lengths);
+	bool		ok;
+
+	memset(run_values, 0, sizeof(*run_values));
+	memset(run_lengths, 0, sizeof(*run_lengths));
+	if (!values_count && !lengths_count)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT,
+							"rle values and run lengths both need the number of runs");
+	if (values_count)
+	{
+		ok = rle_side_decode_counted(ctx, rle->values, values, values_len, run_values) &&
+			(lengths_count ?
+			 rle_side_decode_counted(ctx, rle->run_lengths, lengths, lengths_len, run_lengths) :
+			 lp_block_decompress(ctx, rle->run_lengths, lengths, lengths_len,
+								 run_values->num_values, run_lengths));
+	}
+	else
+		ok = rle_side_decode_counted(ctx, rle->run_lengths, lengths, lengths_len, run_lengths) &&
+			lp_block_decompress(ctx, rle->values, values, values_len,
+								run_lengths->num_values, run_values);
+	if (ok && run_values->num_values != run_lengths->num_values)
+		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "rle has %llu run values but %llu run lengths",
+						  (unsigned long long) run_values->num_values,
+						  (unsigned long long) run_lengths->num_values);
+	if (!ok)
+	{
+		lp_block_free(run_values);
+		lp_block_free(run_lengths);
+	}
+	return ok;
 }
 
 /*
  * RLE: the run values and the run lengths, each through its own encoding
- * (flat, or bit-packed run lengths), expanded to n values.  The number of
- * runs comes from whichever side is stored flat.
+ * (flat, general around flat, or bit-packed run lengths), expanded to n
+ * values.  Runs past n are cut off, as Lance does for mini-block chunks.
  */
 static bool
 rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
@@ -378,18 +454,10 @@ rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 	memset(out, 0, sizeof(*out));
 	if (rle->values == NULL || rle->run_lengths == NULL)
 		return missing(ctx, "rle values or run lengths");
-	runs = flat_count(rle->values, values_len);
-	if (runs == 0)
-		runs = flat_count(rle->run_lengths, lengths_len);
-	if (runs == 0 && n > 0)
-		return lp_page_unsupported(ctx, "rle without flat values or run lengths");
-	if (!lp_block_decompress(ctx, rle->values, values, values_len, runs, &run_values))
+	if (!rle_decode_sides(ctx, rle, values, values_len, lengths, lengths_len,
+						  &run_values, &run_lengths))
 		return false;
-	if (!lp_block_decompress(ctx, rle->run_lengths, lengths, lengths_len, runs, &run_lengths))
-	{
-		lp_block_free(&run_values);
-		return false;
-	}
+	runs = run_values.num_values;
 	value_bytes = run_values.bits_per_value / 8;
 	length_bytes = run_lengths.bits_per_value / 8;
 	if (run_values.variable || !check_word_bits(ctx, run_values.bits_per_value))
@@ -412,6 +480,12 @@ rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 	{
 		uint64_t	run = lp_le_uint(run_lengths.data.data + r * length_bytes, length_bytes);
 
+		if (run == 0)
+		{
+			lp_page_fail(ctx, LP_ERR_CORRUPT, "rle run %llu has length 0",
+						 (unsigned long long) r);
+			goto done;
+		}
 		if (run > n - done)
 			run = n - done;
 		for (uint64_t i = 0; i < run; i++)
