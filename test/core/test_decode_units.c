@@ -1,11 +1,14 @@
 /*
  * test_decode_units.c - the decoding primitives on hand-made inputs:
- * FastLanes unpacking, FSST, RLE and bit-packed levels through the
- * compressive decoders, rep/def unravelling, and the value comparison used
- * by test_decode.c.
+ * FastLanes unpacking, FSST, RLE (flat and General-compressed sides) and
+ * bit-packed levels through the compressive decoders, 2.0 Bitpacked and
+ * BitpackedForNonNeg pages, rep/def unravelling, and the value comparison
+ * used by test_decode.c.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <zstd.h>
 
 #include "lp_test.h"
 #include "value_compare.h"
@@ -182,6 +185,302 @@ LP_TEST(rle_chunk_and_block_expand)
 	lp_block_free(&out);
 	block[0] = 200;
 	LP_CHECK(!lp_block_decompress(&ctx, &enc, block, sizeof(block), 5, &out));
+}
+
+/* A Flat of bits, optionally wrapped in General zstd. */
+typedef struct RleSide
+{
+	Lance__Encodings21__Flat flat;
+	Lance__Encodings21__CompressiveEncoding flat_enc;
+	Lance__Encodings21__BufferCompression compression;
+	Lance__Encodings21__General general;
+	Lance__Encodings21__CompressiveEncoding general_enc;
+} RleSide;
+
+static const LpCompressive *
+rle_side(RleSide *side, uint64_t bits, bool zstd)
+{
+	lance__encodings21__flat__init(&side->flat);
+	lance__encodings21__compressive_encoding__init(&side->flat_enc);
+	lance__encodings21__buffer_compression__init(&side->compression);
+	lance__encodings21__general__init(&side->general);
+	lance__encodings21__compressive_encoding__init(&side->general_enc);
+	side->flat.bits_per_value = bits;
+	side->flat_enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	side->flat_enc.flat = &side->flat;
+	if (!zstd)
+		return &side->flat_enc;
+	side->compression.scheme = LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD;
+	side->general.compression = &side->compression;
+	side->general.values = &side->flat_enc;
+	side->general_enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+	side->general_enc.general = &side->general;
+	return &side->general_enc;
+}
+
+/* A bare zstd frame of len bytes (malloc'd). */
+static LpSlice
+zstd_frame(const void *data, size_t len)
+{
+	size_t		bound = ZSTD_compressBound(len);
+	uint8_t    *frame = malloc(bound);
+	LpSlice		slice = {frame, ZSTD_compress(frame, bound, data, len, 3)};
+
+	LP_CHECK(!ZSTD_isError(slice.len));
+	return slice;
+}
+
+/*
+ * Lance 12 (2.3) compresses the run values and the run lengths of an RLE
+ * each with General; the number of runs comes from the inflated lengths.
+ */
+LP_TEST(rle_general_children_expand)
+{
+	RleSide		values_side;
+	RleSide		lengths_side;
+	Lance__Encodings21__Rle rle = LANCE__ENCODINGS21__RLE__INIT;
+	Lance__Encodings21__CompressiveEncoding enc = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	const uint32_t run_values[] = {7, 9, 4};
+	const uint8_t run_lengths[] = {3, 2, 1};
+	const uint8_t zero_run[] = {3, 0, 3};
+	const uint32_t expected[] = {7, 7, 7, 9, 9, 4};
+	LpSlice		values = zstd_frame(run_values, sizeof(run_values));
+	LpSlice		lengths = zstd_frame(run_lengths, sizeof(run_lengths));
+	LpSlice		short_lengths = zstd_frame(run_lengths, 2);
+	LpSlice		ragged_values = zstd_frame(run_values, 10);
+	LpSlice		zero_lengths = zstd_frame(zero_run, sizeof(zero_run));
+	LpSlice		buffers[2];
+	uint8_t		block[256];
+	LpError		err;
+	LpPageContext ctx = {&unit_file, 0, 0, &err};
+	LpBlock		out;
+
+	rle.values = (LpCompressive *) rle_side(&values_side, 32, true);
+	rle.run_lengths = (LpCompressive *) rle_side(&lengths_side, 8, true);
+	enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
+	enc.rle = &rle;
+
+	buffers[0] = values;
+	buffers[1] = lengths;
+	LP_CHECK(lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
+	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
+	lp_block_free(&out);
+
+	/* block form: u64 size of the values, the values, the run lengths */
+	memset(block, 0, 8);
+	block[0] = (uint8_t) values.len;
+	memcpy(block + 8, values.data, values.len);
+	memcpy(block + 8 + values.len, lengths.data, lengths.len);
+	LP_CHECK(lp_block_decompress(&ctx, &enc, block, 8 + values.len + lengths.len, 6, &out));
+	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
+	lp_block_free(&out);
+
+	/* flat run lengths next to compressed values */
+	rle.run_lengths = (LpCompressive *) rle_side(&lengths_side, 8, false);
+	buffers[1].data = run_lengths;
+	buffers[1].len = sizeof(run_lengths);
+	LP_CHECK(lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
+	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
+	lp_block_free(&out);
+
+	/* damage: fewer run lengths than values, values not whole, a run of 0 */
+	rle.run_lengths = (LpCompressive *) rle_side(&lengths_side, 8, true);
+	buffers[1] = short_lengths;
+	LP_CHECK(!lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	buffers[0] = ragged_values;
+	buffers[1] = lengths;
+	LP_CHECK(!lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	buffers[0] = values;
+	buffers[1] = zero_lengths;
+	LP_CHECK(!lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	free((void *) values.data);
+	free((void *) lengths.data);
+	free((void *) short_lengths.data);
+	free((void *) ragged_values.data);
+	free((void *) zero_lengths.data);
+}
+
+/* Neither side of an RLE can say how many runs there are: damage. */
+LP_TEST(rle_without_a_counting_side_is_refused)
+{
+	Lance__Encodings21__Flat flat = LANCE__ENCODINGS21__FLAT__INIT;
+	Lance__Encodings21__CompressiveEncoding inner = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	Lance__Encodings21__OutOfLineBitpacking oolb = LANCE__ENCODINGS21__OUT_OF_LINE_BITPACKING__INIT;
+	Lance__Encodings21__CompressiveEncoding side = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	Lance__Encodings21__Rle rle = LANCE__ENCODINGS21__RLE__INIT;
+	Lance__Encodings21__CompressiveEncoding enc = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT;
+	uint8_t		zeros[64] = {0};
+	LpSlice		buffers[2] = {{zeros, sizeof(zeros)}, {zeros, sizeof(zeros)}};
+	LpError		err;
+	LpPageContext ctx = {&unit_file, 0, 0, &err};
+	LpBlock		out;
+
+	flat.bits_per_value = 2;
+	inner.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	inner.flat = &flat;
+	oolb.uncompressed_bits_per_value = 8;
+	oolb.values = &inner;
+	side.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING;
+	side.out_of_line_bitpacking = &oolb;
+	rle.values = &side;
+	rle.run_lengths = &side;
+	enc.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
+	enc.rle = &rle;
+	LP_CHECK(!lp_miniblock_decompress(&ctx, &enc, buffers, 2, 4, &out));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	LP_CHECK_MSG(strstr(err.message, "number of runs") != NULL, "%.200s", err.message);
+}
+
+/* The bits of values[i] (width bits each) as one stream, LSB first. */
+static void
+pack_bit_stream(const int64_t *values, int count, uint32_t width, uint8_t *packed, size_t size)
+{
+	memset(packed, 0, size);
+	for (int i = 0; i < count; i++)
+		for (uint32_t b = 0; b < width; b++)
+			if (((uint64_t) values[i] >> b) & 1)
+			{
+				uint64_t	bit = (uint64_t) i * width + b;
+
+				packed[bit / 8] |= (uint8_t) (1 << (bit % 8));
+			}
+}
+
+/* A 2.0 ArrayEncoding in page buffer 0. */
+typedef struct V20Bitpacked
+{
+	Lance__Encodings__Buffer buffer;
+	Lance__Encodings__Bitpacked bitpacked;
+	Lance__Encodings__BitpackedForNonNeg for_non_neg;
+	Lance__Encodings__ArrayEncoding enc;
+} V20Bitpacked;
+
+static const Lance__Encodings__ArrayEncoding *
+v20_bitpacked(V20Bitpacked *e, bool non_neg, uint64_t width, uint64_t type_bits, bool is_signed)
+{
+	lance__encodings__buffer__init(&e->buffer);
+	lance__encodings__bitpacked__init(&e->bitpacked);
+	lance__encodings__bitpacked_for_non_neg__init(&e->for_non_neg);
+	lance__encodings__array_encoding__init(&e->enc);
+	if (non_neg)
+	{
+		e->for_non_neg.compressed_bits_per_value = width;
+		e->for_non_neg.uncompressed_bits_per_value = type_bits;
+		e->for_non_neg.buffer = &e->buffer;
+		e->enc.array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED_FOR_NON_NEG;
+		e->enc.bitpacked_for_non_neg = &e->for_non_neg;
+	}
+	else
+	{
+		e->bitpacked.compressed_bits_per_value = width;
+		e->bitpacked.uncompressed_bits_per_value = type_bits;
+		e->bitpacked.is_signed = is_signed;
+		e->bitpacked.buffer = &e->buffer;
+		e->enc.array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED;
+		e->enc.bitpacked = &e->bitpacked;
+	}
+	return &e->enc;
+}
+
+/* Decode a 2.0 page of one buffer; on success check the values (bytes wide each). */
+static bool
+decode_v20_ints(const Lance__Encodings__ArrayEncoding *enc, const uint8_t *data, uint64_t len,
+				uint64_t n, const int64_t *expected, uint32_t bytes, LpError *err)
+{
+	LpPageContext ctx = {&unit_file, 0, 0, err};
+	LpSlice		buffer = {data, len};
+	LpBlock		values;
+	LpBits		validity = {0};
+	int			bad = 0;
+
+	if (!lp_decode_v20_page(&ctx, enc, &buffer, 1, n, false, bytes * 8, &values, &validity))
+	{
+		lp_buf_free(&validity.buf);
+		return false;
+	}
+	LP_CHECK_EQ_U64(values.num_values, n);
+	LP_CHECK_EQ_U64(values.bits_per_value, bytes * 8);
+	LP_CHECK(validity.num_bits == n && validity.num_unset == 0);
+	for (uint64_t i = 0; i < n && values.num_values == n; i++)
+		bad += lp_le_uint(values.data.data + i * bytes, bytes) !=
+			((uint64_t) expected[i] & (bytes == 8 ? UINT64_MAX : (((uint64_t) 1 << (bytes * 8)) - 1)));
+	LP_CHECK_MSG(bad == 0, "%d of %llu values differ", bad, (unsigned long long) n);
+	lp_block_free(&values);
+	lp_buf_free(&validity.buf);
+	return true;
+}
+
+/* 2.0 Bitpacked: a plain bit stream; signed values sign-extend from their top bit. */
+LP_TEST(v20_bitpacked_bit_stream)
+{
+	static const int64_t unsigned_values[] = {1, 7, 0, 5, 2, 6, 3};
+	static const int64_t signed_values[] = {-3, 2, -8, 7, 0, -1};
+	static const int64_t wide_values[] = {(int64_t) 0x123456789ull, 0, 0x7ffffffffll};
+	V20Bitpacked e;
+	uint8_t		packed[64];
+	LpError		err;
+
+	pack_bit_stream(unsigned_values, 7, 3, packed, sizeof(packed));
+	LP_CHECK(decode_v20_ints(v20_bitpacked(&e, false, 3, 16, false), packed, 3, 7,
+							 unsigned_values, 2, &err));
+	pack_bit_stream(signed_values, 6, 4, packed, sizeof(packed));
+	LP_CHECK(decode_v20_ints(v20_bitpacked(&e, false, 4, 32, true), packed, 3, 6,
+							 signed_values, 4, &err));
+	pack_bit_stream(wide_values, 3, 35, packed, sizeof(packed));
+	LP_CHECK(decode_v20_ints(v20_bitpacked(&e, false, 35, 64, false), packed, 14, 3,
+							 wide_values, 8, &err));
+
+	/* damage: a buffer one byte short, a width wider than the type, no width */
+	LP_CHECK(!decode_v20_ints(v20_bitpacked(&e, false, 35, 64, false), packed, 13, 3,
+							  wide_values, 8, &err));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	LP_CHECK(!decode_v20_ints(v20_bitpacked(&e, false, 17, 16, false), packed, 64, 3,
+							  wide_values, 2, &err));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	LP_CHECK(!decode_v20_ints(v20_bitpacked(&e, false, 0, 16, false), packed, 64, 3,
+							  wide_values, 2, &err));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	/* a buffer index the page does not have */
+	v20_bitpacked(&e, false, 3, 16, false);
+	e.buffer.buffer_index = 1;
+	LP_CHECK(!decode_v20_ints(&e.enc, packed, 64, 7, unsigned_values, 2, &err));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+}
+
+/* 2.0 BitpackedForNonNeg: whole FastLanes blocks, the last one padded. */
+LP_TEST(v20_bitpacked_for_non_neg_blocks)
+{
+	enum {N = 1500, WIDTH = 11};
+	uint64_t   *block_values = calloc(1024, sizeof(uint64_t));
+	int64_t    *expected = malloc(N * sizeof(int64_t));
+	uint8_t    *packed = malloc(2 * 1024 * WIDTH / 8);
+	V20Bitpacked e;
+	LpError		err;
+
+	for (int i = 0; i < N; i++)
+		expected[i] = (i * 37 + 5) % (1 << WIDTH);
+	for (int b = 0; b < 2; b++)
+	{
+		memset(block_values, 0, 1024 * sizeof(uint64_t));
+		for (int i = 0; i < 1024 && b * 1024 + i < N; i++)
+			block_values[i] = (uint64_t) expected[b * 1024 + i];
+		pack_by_definition(32, WIDTH, block_values, packed + b * (1024 * WIDTH / 8));
+	}
+	LP_CHECK(decode_v20_ints(v20_bitpacked(&e, true, WIDTH, 32, false), packed,
+							 2 * 1024 * WIDTH / 8, N, expected, 4, &err));
+	/* the padded last block is missing */
+	LP_CHECK(!decode_v20_ints(v20_bitpacked(&e, true, WIDTH, 32, false), packed,
+							  2 * 1024 * WIDTH / 8 - 1, N, expected, 4, &err));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	LP_CHECK(!decode_v20_ints(v20_bitpacked(&e, true, WIDTH, 12, false), packed,
+							  2 * 1024 * WIDTH / 8, N, expected, 4, &err));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	free(block_values);
+	free(expected);
+	free(packed);
 }
 
 LP_TEST(out_of_line_bitpacking_raw_tail)

@@ -1,5 +1,6 @@
 /*
- * lp_bitpack.c - FastLanes bit unpacking (layout described in lp_bitpack.h).
+ * lp_bitpack.c - FastLanes and bit-stream unpacking (layouts described in
+ * lp_bitpack.h).
  */
 #include <string.h>
 
@@ -47,6 +48,40 @@ lp_fastlanes_unpack(uint32_t type_bits, uint32_t width, const uint8_t *packed,
 			index = fastlanes_order[row / 8] * 16 + (row % 8) * 128 + lane;
 			lp_put_le_uint(out + (size_t) index * bytes, bytes, value);
 		}
+	}
+	return true;
+}
+
+bool
+lp_bitstream_unpack(const uint8_t *packed, uint64_t count, uint32_t width,
+					uint32_t out_bits, bool sign_extend, uint8_t *out)
+{
+	uint64_t	mask;
+
+	if (out_bits != 8 && out_bits != 16 && out_bits != 32 && out_bits != 64)
+		return false;
+	if (width == 0 || width > out_bits)
+		return false;
+	mask = width == 64 ? UINT64_MAX : (((uint64_t) 1 << width) - 1);
+	for (uint64_t i = 0; i < count; i++)
+	{
+		uint64_t	bit = i * width;
+		uint64_t	value = 0;
+		uint32_t	got = 0;
+
+		/* gather the value byte by byte, starting inside the first byte */
+		while (got < width)
+		{
+			uint32_t	shift = (uint32_t) ((bit + got) % 8);
+			uint64_t	byte = packed[(bit + got) / 8] >> shift;
+
+			value |= byte << got;
+			got += 8 - shift;
+		}
+		value &= mask;
+		if (sign_extend && width < 64 && (value >> (width - 1)) & 1)
+			value |= ~mask;
+		lp_put_le_uint(out + i * (out_bits / 8), out_bits / 8, value);
 	}
 	return true;
 }

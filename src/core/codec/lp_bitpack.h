@@ -1,7 +1,8 @@
 /*
- * lp_bitpack.h - FastLanes bit unpacking, as Lance's InlineBitpacking and
- * OutOfLineBitpacking store integers (crate lance-bitpacking, a fork of
- * spiraldb/fastlanes).
+ * lp_bitpack.h - bit unpacking: FastLanes, as Lance's InlineBitpacking,
+ * OutOfLineBitpacking and 2.0 BitpackedForNonNeg store integers (crate
+ * lance-bitpacking, a fork of spiraldb/fastlanes), and the plain bit stream
+ * of 2.0 Bitpacked.
  *
  * A block holds 1024 values of a T-bit unsigned type (T = 8, 16, 32, 64)
  * packed to W bits each (0 <= W <= T).  The packed block is 1024 * W / T
@@ -34,5 +35,16 @@ lp_fastlanes_packed_bytes(uint32_t width)
  */
 bool		lp_fastlanes_unpack(uint32_t type_bits, uint32_t width,
 								const uint8_t *packed, uint8_t *out);
+
+/*
+ * Unpack count values of a plain bit stream (2.0 Bitpacked): value i is bits
+ * i * width .. i * width + width - 1, least significant bit first within
+ * each byte and within the value.  packed holds at least
+ * ceil(count * width / 8) bytes; out receives count little-endian values of
+ * out_bits bits, sign-extended from bit width - 1 when sign_extend.  False
+ * if out_bits is not 8, 16, 32 or 64 or width is not 1..out_bits.
+ */
+bool		lp_bitstream_unpack(const uint8_t *packed, uint64_t count, uint32_t width,
+								uint32_t out_bits, bool sign_extend, uint8_t *out);
 
 #endif							/* LP_BITPACK_H */

@@ -165,6 +165,16 @@ bool		lp_variable_packed_canonical(const LpPageContext *ctx,
 
 /* ---- 2.0 (lp_decode_v20.c) ------------------------------------------------ */
 
+/*
+ * Values of one 2.0 page whose buffers are in memory, and their validity
+ * appended to validity; variable / bits: the leaf's shape, for all-null
+ * pages.  On failure nothing stays allocated in values.
+ */
+bool		lp_decode_v20_page(const LpPageContext *ctx,
+							   const Lance__Encodings__ArrayEncoding *encoding,
+							   const LpSlice *buffers, uint32_t num_buffers, uint64_t num_values,
+							   bool variable, uint32_t bits, LpBlock *values, LpBits *validity);
+
 /* Decode the whole top-level field of a 2.0 file (columns from first_column). */
 bool		lp_decode_v20_field(LpInput *input, const LpFile *file, const LpType *type,
 								uint32_t first_column, LpArray **out, LpError *err);

@@ -4,11 +4,13 @@
  * header columns, list offsets columns followed by their item columns).
  * Byte formats: lance-format.md §4.3 and §4.4.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/lp_alloc.h"
 #include "base/lp_checked.h"
 #include "base/lp_interrupt.h"
+#include "codec/lp_bitpack.h"
 #include "decode/lp_decode_internal.h"
 #include "base/lp_protobuf.h"
 
@@ -16,13 +18,12 @@
 
 typedef Lance__Encodings__ArrayEncoding ArrayEncoding;
 
-/* The page being decoded: its buffers, read into memory. */
+/* The page being decoded: its buffers, in memory. */
 typedef struct Page20
 {
 	const LpPageContext *ctx;
 	uint32_t	num_buffers;
-	uint8_t   **data;
-	uint64_t   *len;
+	const LpSlice *buffers;
 	bool		variable;		/* shape of the leaf (for all-null pages) */
 	uint32_t	bits;
 } Page20;
@@ -33,22 +34,35 @@ missing(const Page20 *page, const char *what)
 	return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "encoding lacks its %s", what);
 }
 
-/* The bytes of the page buffer a Buffer message names (decompressed if asked). */
+/* The bytes of the page buffer a Buffer message names; what names the encoding. */
 static bool
-flat_bytes(const Page20 *page, const Lance__Encodings__Flat *flat, const uint8_t **data,
-		   uint64_t *len, LpBuf *inflated)
+page_buffer(const Page20 *page, const Lance__Encodings__Buffer *buffer, const char *what,
+			const uint8_t **data, uint64_t *len)
 {
-	const Lance__Encodings__Buffer *buffer = flat->buffer;
+	char		where[64];
 
 	if (buffer == NULL)
 		return missing(page, "buffer");
 	if (buffer->buffer_type != LANCE__ENCODINGS__BUFFER__BUFFER_TYPE__PAGE)
-		return lp_page_unsupported(page->ctx, "flat values in a column or file buffer");
+	{
+		snprintf(where, sizeof(where), "%s in a column or file buffer", what);
+		return lp_page_unsupported(page->ctx, where);
+	}
 	if (buffer->buffer_index >= page->num_buffers)
 		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "buffer %u does not exist",
 							buffer->buffer_index);
-	*data = page->data[buffer->buffer_index];
-	*len = page->len[buffer->buffer_index];
+	*data = page->buffers[buffer->buffer_index].data;
+	*len = page->buffers[buffer->buffer_index].len;
+	return true;
+}
+
+/* The bytes of a Flat's buffer (decompressed if asked). */
+static bool
+flat_bytes(const Page20 *page, const Lance__Encodings__Flat *flat, const uint8_t **data,
+		   uint64_t *len, LpBuf *inflated)
+{
+	if (!page_buffer(page, flat->buffer, "flat values", data, len))
+		return false;
 	if (flat->compression != NULL && flat->compression->scheme != NULL &&
 		flat->compression->scheme[0] != '\0')
 	{
@@ -266,7 +280,8 @@ decode_packed_struct(const Page20 *page, const Lance__Encodings__PackedStruct *p
 {
 	uint64_t	row_bits = 0;
 	uint64_t	bytes;
-	const Lance__Encodings__Buffer *buffer = packed->buffer;
+	const uint8_t *data;
+	uint64_t	len;
 
 	for (size_t i = 0; i < packed->n_inner; i++)
 	{
@@ -276,22 +291,112 @@ decode_packed_struct(const Page20 *page, const Lance__Encodings__PackedStruct *p
 			return lp_page_unsupported(page->ctx, "packed_struct with children that are not flat");
 		row_bits += bits;
 	}
-	if (buffer == NULL)
-		return missing(page, "buffer");
-	if (buffer->buffer_type != LANCE__ENCODINGS__BUFFER__BUFFER_TYPE__PAGE)
-		return lp_page_unsupported(page->ctx, "packed_struct in a column or file buffer");
-	if (buffer->buffer_index >= page->num_buffers)
-		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "buffer %u does not exist",
-							buffer->buffer_index);
+	if (!page_buffer(page, packed->buffer, "packed_struct", &data, &len))
+		return false;
 	if (row_bits == 0 || row_bits > UINT32_MAX || !lp_mul_u64(n, row_bits / 8, &bytes) ||
-		bytes > page->len[buffer->buffer_index])
+		bytes > len)
 		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
 							"packed struct buffer is too short for %llu rows",
 							(unsigned long long) n);
 	lp_block_init_fixed(values, (uint32_t) row_bits);
-	if (!lp_buf_append(&values->data, page->data[buffer->buffer_index], bytes) ||
+	if (!lp_buf_append(&values->data, data, bytes) ||
 		!lp_bits_append_n(validity, true, n))
 		return lp_page_no_memory(page->ctx);
+	values->num_values = n;
+	return true;
+}
+
+static bool
+check_bitpacked_widths(const Page20 *page, uint64_t width, uint64_t type_bits)
+{
+	if ((type_bits != 8 && type_bits != 16 && type_bits != 32 && type_bits != 64) ||
+		width > type_bits)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
+							"bit-packed values of %llu bits are packed to %llu bits",
+							(unsigned long long) type_bits, (unsigned long long) width);
+	return true;
+}
+
+/*
+ * Bitpacked: the values one after another, compressed_bits_per_value bits
+ * each, least significant bit first; signed values are sign-extended from
+ * their top packed bit.
+ */
+static bool
+decode_bitpacked(const Page20 *page, const Lance__Encodings__Bitpacked *bitpacked, uint64_t n,
+				 LpBlock *values)
+{
+	uint64_t	width = bitpacked->compressed_bits_per_value;
+	uint64_t	type_bits = bitpacked->uncompressed_bits_per_value;
+	const uint8_t *data;
+	uint64_t	len;
+	uint64_t	bits;
+
+	if (!check_bitpacked_widths(page, width, type_bits))
+		return false;
+	if (width == 0)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "bit-packed values are packed to 0 bits");
+	if (!page_buffer(page, bitpacked->buffer, "bitpacked", &data, &len))
+		return false;
+	if (!lp_mul_u64(n, width, &bits) || bits / 8 + (bits % 8 != 0) > len)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
+							"bit-packed buffer of %llu bytes is too short for %llu values of %llu bits",
+							(unsigned long long) len, (unsigned long long) n,
+							(unsigned long long) width);
+	lp_block_init_fixed(values, (uint32_t) type_bits);
+	if (!lp_buf_reserve(&values->data, n * (type_bits / 8)))
+		return lp_page_no_memory(page->ctx);
+	lp_bitstream_unpack(data, n, (uint32_t) width, (uint32_t) type_bits,
+						bitpacked->is_signed, values->data.data);
+	values->data.len = n * (type_bits / 8);
+	values->num_values = n;
+	return true;
+}
+
+/*
+ * BitpackedForNonNeg: FastLanes blocks of 1024 values, all packed to
+ * compressed_bits_per_value bits and without headers; the last block is
+ * zero-padded to 1024 values.
+ */
+static bool
+decode_bitpacked_for_non_neg(const Page20 *page, const Lance__Encodings__BitpackedForNonNeg *bitpacked,
+							 uint64_t n, LpBlock *values)
+{
+	uint64_t	width = bitpacked->compressed_bits_per_value;
+	uint64_t	type_bits = bitpacked->uncompressed_bits_per_value;
+	uint64_t	value_bytes = type_bits / 8;
+	uint64_t	blocks = n / LP_FASTLANES_BLOCK + (n % LP_FASTLANES_BLOCK != 0);
+	const uint8_t *data;
+	uint64_t	len;
+	uint64_t	needed;
+	uint8_t    *unpacked;
+
+	if (!check_bitpacked_widths(page, width, type_bits) ||
+		!page_buffer(page, bitpacked->buffer, "bitpacked_for_non_neg", &data, &len))
+		return false;
+	if (!lp_mul_u64(blocks, lp_fastlanes_packed_bytes((uint32_t) width), &needed) || needed > len)
+		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
+							"bit-packed buffer of %llu bytes is too short for %llu values of %llu bits",
+							(unsigned long long) len, (unsigned long long) n,
+							(unsigned long long) width);
+	lp_block_init_fixed(values, (uint32_t) type_bits);
+	unpacked = lp_alloc((size_t) LP_FASTLANES_BLOCK * value_bytes);
+	if (unpacked == NULL || !lp_buf_reserve(&values->data, n * value_bytes))
+	{
+		lp_free(unpacked);
+		return lp_page_no_memory(page->ctx);
+	}
+	for (uint64_t b = 0; b < blocks; b++)
+	{
+		uint64_t	take = n - b * LP_FASTLANES_BLOCK;
+
+		if (take > LP_FASTLANES_BLOCK)
+			take = LP_FASTLANES_BLOCK;
+		lp_fastlanes_unpack((uint32_t) type_bits, (uint32_t) width,
+							data + b * lp_fastlanes_packed_bytes((uint32_t) width), unpacked);
+		lp_buf_append(&values->data, unpacked, take * value_bytes);
+	}
+	lp_free(unpacked);
 	values->num_values = n;
 	return true;
 }
@@ -454,6 +559,14 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 			}
 		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT:
 			return decode_packed_struct(page, enc->packed_struct, n, values, validity);
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED:
+			if (!decode_bitpacked(page, enc->bitpacked, n, values))
+				return false;
+			return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED_FOR_NON_NEG:
+			if (!decode_bitpacked_for_non_neg(page, enc->bitpacked_for_non_neg, n, values))
+				return false;
+			return lp_bits_append_n(validity, true, n) ? true : lp_page_no_memory(page->ctx);
 		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT:
 			{
 				const ProtobufCBinaryData *value = &enc->constant->value;
@@ -489,39 +602,50 @@ decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *
 	return false;
 }
 
-/* Read every buffer of a page and unpack its encoding. */
-static bool
-open_page(const LpPageContext *ctx, LpInput *input, const LpPage *lp_page, Page20 *page,
-		  ArrayEncoding **enc)
+bool
+lp_decode_v20_page(const LpPageContext *ctx, const Lance__Encodings__ArrayEncoding *encoding,
+				   const LpSlice *buffers, uint32_t num_buffers, uint64_t num_values,
+				   bool variable, uint32_t bits, LpBlock *values, LpBits *validity)
 {
-	memset(page, 0, sizeof(*page));
-	page->ctx = ctx;
+	Page20		page = {ctx, num_buffers, buffers, variable, bits};
+
+	return decode_array(&page, encoding, num_values, values, validity, 0);
+}
+
+/* Read every buffer of a page (*buffers, lp_alloc'd) and unpack its encoding. */
+static bool
+open_page(const LpPageContext *ctx, LpInput *input, const LpPage *lp_page, LpSlice **buffers,
+		  uint32_t *num_buffers, ArrayEncoding **enc)
+{
+	*buffers = NULL;
+	*num_buffers = 0;
 	*enc = NULL;
 	/* every page of every 2.0 column is opened here: the place to stop */
 	if (lp_check_cancel(ctx->err))
 		return false;
 	if (!lp_unpack_page_encoding(ctx, lp_page, (ProtobufCMessage **) enc))
 		return false;
-	page->data = lp_alloc_array(lp_page->num_buffers + 1, sizeof(uint8_t *));
-	page->len = lp_alloc_array(lp_page->num_buffers + 1, sizeof(uint64_t));
-	if (page->data == NULL || page->len == NULL)
+	*buffers = lp_alloc_array(lp_page->num_buffers + 1, sizeof(LpSlice));
+	if (*buffers == NULL)
 		return lp_page_no_memory(ctx);
 	for (uint32_t b = 0; b < lp_page->num_buffers; b++)
 	{
-		if (!lp_read_page_buffer(ctx, input, lp_page, b, &page->data[b], &page->len[b]))
+		uint8_t    *data;
+
+		if (!lp_read_page_buffer(ctx, input, lp_page, b, &data, &(*buffers)[b].len))
 			return false;
-		page->num_buffers++;
+		(*buffers)[b].data = data;
+		(*num_buffers)++;
 	}
 	return true;
 }
 
 static void
-close_page(Page20 *page, ArrayEncoding *enc)
+close_page(LpSlice *buffers, uint32_t num_buffers, ArrayEncoding *enc)
 {
-	for (uint32_t b = 0; b < page->num_buffers; b++)
-		lp_free(page->data[b]);
-	lp_free(page->data);
-	lp_free(page->len);
+	for (uint32_t b = 0; b < num_buffers; b++)
+		lp_free((void *) buffers[b].data);
+	lp_free(buffers);
 	lp_protobuf_free(enc ? &enc->base : NULL);
 }
 
@@ -556,16 +680,16 @@ decode_leaf20(LpInput *input, const LpFile *file, const LpType *type, uint32_t c
 	for (uint32_t p = 0; p < col->num_pages; p++)
 	{
 		LpPageContext ctx = {file, column, p, err};
-		Page20		page;
+		LpSlice    *buffers;
+		uint32_t	num_buffers;
 		ArrayEncoding *enc;
 		LpBlock		page_values;
 		bool		ok;
 
-		ok = open_page(&ctx, input, &col->pages[p], &page, &enc);
-		page.variable = variable;
-		page.bits = bits;
-		ok = ok && decode_array(&page, enc, col->pages[p].num_rows, &page_values, &validity, 0);
-		close_page(&page, enc);
+		ok = open_page(&ctx, input, &col->pages[p], &buffers, &num_buffers, &enc) &&
+			lp_decode_v20_page(&ctx, enc, buffers, num_buffers, col->pages[p].num_rows,
+							   variable, bits, &page_values, &validity);
+		close_page(buffers, num_buffers, enc);
 		ok = ok && lp_block_merge(&ctx, &values, &page_values);
 		if (!ok)
 		{
@@ -602,7 +726,8 @@ decode_list20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *
 	for (uint32_t p = 0; p < col->num_pages; p++)
 	{
 		LpPageContext ctx = {file, offsets_column, p, err};
-		Page20		page;
+		LpSlice    *buffers;
+		uint32_t	num_buffers;
 		ArrayEncoding *enc;
 		LpBlock		ends;
 		LpBits		ignored = {0};
@@ -611,12 +736,13 @@ decode_list20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *
 		bool		ok;
 
 		memset(&ends, 0, sizeof(ends));
-		ok = open_page(&ctx, input, &col->pages[p], &page, &enc);
+		ok = open_page(&ctx, input, &col->pages[p], &buffers, &num_buffers, &enc);
 		if (ok && enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST)
 			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list column has a \"%s\" page",
 							  lp_array_encoding_name(enc));
 		list = ok ? enc->list : NULL;
-		ok = ok && decode_array(&page, list->offsets, col->pages[p].num_rows, &ends, &ignored, 0);
+		ok = ok && lp_decode_v20_page(&ctx, list->offsets, buffers, num_buffers,
+									  col->pages[p].num_rows, false, 0, &ends, &ignored);
 		if (ok && (ends.variable || ends.bits_per_value != 64))
 			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list offsets are not 64-bit");
 		/* Each end is the page-local end of the row, + adjustment when the list is null. */
@@ -642,7 +768,7 @@ decode_list20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *
 		}
 		lp_block_free(&ends);
 		lp_buf_free(&ignored.buf);
-		close_page(&page, enc);
+		close_page(buffers, num_buffers, enc);
 		if (!ok)
 		{
 			lp_buf_free(&offsets);
