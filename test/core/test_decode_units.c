@@ -483,6 +483,29 @@ LP_TEST(v20_bitpacked_for_non_neg_blocks)
 	free(packed);
 }
 
+/*
+ * A string leaf whose page is a List (Lance 0.13 and earlier: offsets and
+ * u8 bytes in two columns) is refused as that layout, by name.
+ */
+LP_TEST(v20_strings_as_lists_of_bytes_are_named)
+{
+	Lance__Encodings__List list = LANCE__ENCODINGS__LIST__INIT;
+	Lance__Encodings__ArrayEncoding enc = LANCE__ENCODINGS__ARRAY_ENCODING__INIT;
+	LpError		err;
+	LpPageContext ctx = {&unit_file, 0, 0, &err};
+	LpBlock		values;
+	LpBits		validity = {0};
+
+	enc.array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST;
+	enc.list = &list;
+	LP_CHECK(!lp_decode_v20_page(&ctx, &enc, NULL, 0, 3, true, 0, &values, &validity));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_UNSUPPORTED);
+	LP_CHECK_MSG(strstr(err.message, "list of u8 bytes") != NULL, "%.200s", err.message);
+	LP_CHECK(!lp_decode_v20_page(&ctx, &enc, NULL, 0, 3, false, 32, &values, &validity));
+	LP_CHECK_MSG(strstr(err.message, "\"list\"") != NULL, "%.200s", err.message);
+	lp_buf_free(&validity.buf);
+}
+
 LP_TEST(out_of_line_bitpacking_raw_tail)
 {
 	/* 3 u16 levels at width 1: a partial block stored as raw u16 words */

@@ -583,6 +583,16 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				}
 				return true;
 			}
+		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST:
+			/*
+			 * Lance 0.13 and earlier stored strings and binaries as a list of
+			 * u8: an offsets column and a bytes column for one field, which
+			 * the schema's column layout does not foresee.
+			 */
+			if (page->variable)
+				return lp_page_unsupported(page->ctx,
+										   "list of u8 bytes (strings of Lance 0.13 and earlier)");
+			/* fall through */
 		default:
 			return lp_page_unsupported(page->ctx, lp_array_encoding_name(enc));
 	}
