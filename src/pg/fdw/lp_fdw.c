@@ -1,10 +1,12 @@
 /*
  * lp_fdw.c - the lance_fdw handler: planning, the executor's scans (through
- * the scan iterator of lp_fdw_scan.c) and EXPLAIN.
+ * the scan iterator of lp_fdw_scan.c; parallel scans share a queue of units,
+ * lp_fdw_parallel.c) and EXPLAIN.
  */
 #include "postgres.h"
 
 #include "access/sysattr.h"
+#include "access/parallel.h"
 #include "access/table.h"
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
@@ -37,19 +39,33 @@ lance_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	baserel->fdw_private = source;
 }
 
+/*
+ * Scans run in parallel workers only as partial paths: a scan gets the
+ * leader's dataset version through the shared memory of parallel-aware
+ * nodes, so the whole-table path is not parallel-safe.
+ */
+static bool
+lance_parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	return true;
+}
+
 static void
 lance_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	LpFdwSource *source = baserel->fdw_private;
 	int			width_columns = list_length(baserel->reltarget->exprs);
 	Cost		startup = 10 * (Cost) source->num_files;
-	Cost		total = startup + baserel->tuples * cpu_tuple_cost * (1 + width_columns) +
+	Cost		run = baserel->tuples * cpu_tuple_cost * (1 + width_columns) +
 		baserel->tuples * cpu_operator_cost * list_length(baserel->baserestrictinfo);
+	Path	   *path;
 
-	add_path(baserel, (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows,
-													   startup, total, NIL,
-													   baserel->lateral_relids,
-													   NULL, NIL));
+	path = (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows,
+											startup, startup + run, NIL,
+											baserel->lateral_relids, NULL, NIL);
+	path->parallel_safe = false;
+	add_path(baserel, path);
+	lp_fdw_add_partial_path(root, baserel, source, startup, run);
 }
 
 /* The attribute numbers of the columns the query reads, as an integer list. */
@@ -100,9 +116,12 @@ lance_begin_scan(ForeignScanState *node, int eflags)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 
+	/* A worker reads its leader's version: its scan begins in lance_initialize_worker. */
+	if (IsParallelWorker() && plan->scan.plan.parallel_aware)
+		return;
 	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
 										linitial(plan->fdw_private),
-										(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+										(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0, NULL);
 }
 
 static TupleTableSlot *
@@ -132,6 +151,41 @@ lance_end_scan(ForeignScanState *node)
 		lp_fdw_scan_end(node->fdw_state);
 }
 
+/* ---- parallel scans: the queue of units in dynamic shared memory -------------- */
+
+static Size
+lance_estimate_dsm(ForeignScanState *node, ParallelContext *pcxt)
+{
+	return lp_fdw_queue_size(lp_fdw_scan_source(node->fdw_state));
+}
+
+static void
+lance_initialize_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	lp_fdw_scan_share(node->fdw_state,
+					  lp_fdw_queue_create(coordinate, lp_fdw_scan_source(node->fdw_state)));
+}
+
+/* Before a rescan; lance_rescan resets the leader's own position. */
+static void
+lance_reinitialize_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	lp_fdw_queue_reset(coordinate);
+}
+
+static void
+lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	LpFdwUnitQueue *queue = coordinate;
+
+	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
+										linitial(plan->fdw_private), false,
+										lp_fdw_queue_version(queue));
+	lp_fdw_queue_check_source(queue, lp_fdw_scan_source(node->fdw_state));
+	lp_fdw_scan_share(node->fdw_state, queue);
+}
+
 /* ---- EXPLAIN ------------------------------------------------------------------ */
 
 static void
@@ -151,6 +205,8 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	if (!source->single_file)
 		ExplainPropertyUInteger("Deleted Rows", NULL, source->deleted_rows, es);
 	ExplainPropertyList("Lance Fields", lp_fdw_scan_field_names(node->fdw_state), es);
+	if (node->ss.ps.plan->parallel_aware)
+		ExplainPropertyUInteger("Lance Units", NULL, lp_fdw_count_units(source), es);
 	if (es->verbose && !source->single_file)
 	{
 		List	   *files = NIL;
@@ -187,6 +243,11 @@ lance_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReScanForeignScan = lance_rescan;
 	routine->EndForeignScan = lance_end_scan;
 	routine->ExplainForeignScan = lance_explain;
+	routine->IsForeignScanParallelSafe = lance_parallel_safe;
+	routine->EstimateDSMForeignScan = lance_estimate_dsm;
+	routine->InitializeDSMForeignScan = lance_initialize_dsm;
+	routine->ReInitializeDSMForeignScan = lance_reinitialize_dsm;
+	routine->InitializeWorkerForeignScan = lance_initialize_worker;
 	routine->AnalyzeForeignTable = lp_fdw_analyze;
 	routine->ImportForeignSchema = lp_fdw_import_schema;
 	PG_RETURN_POINTER(routine);

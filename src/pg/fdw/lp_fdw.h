@@ -3,6 +3,8 @@
  *
  * lp_fdw.c           handler, planning, the executor's scans, EXPLAIN
  * lp_fdw_scan.c      the scan iterator: a source's live rows as datums
+ * lp_fdw_parallel.c  parallel scans: units of work, the partial path, the
+ *                    queue of units in dynamic shared memory
  * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
@@ -17,6 +19,7 @@
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
 #include "lib/stringinfo.h"
+#include "nodes/pathnodes.h"
 #include "nodes/pg_list.h"
 #include "utils/relcache.h"
 
@@ -66,6 +69,7 @@ typedef struct LpFdwSource
 	uint64		num_files;
 	uint64		physical_rows;
 	uint64		deleted_rows;
+	uint64		data_bytes;		/* the data files' sizes the manifest records */
 } LpFdwSource;
 
 /*
@@ -98,9 +102,12 @@ typedef struct LpFdwScan LpFdwScan;
 
 /*
  * Begin reading the columns attnums (an integer list of attribute numbers)
- * of rel; explain_only reads the manifest only, for EXPLAIN.
+ * of rel; explain_only reads the manifest only, for EXPLAIN.  version, when
+ * not NULL, is the dataset version to read (a parallel worker reads its
+ * leader's); otherwise the table's version option, or the latest.
  */
-extern LpFdwScan *lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only);
+extern LpFdwScan *lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only,
+									const uint64 *version);
 
 /*
  * Move to the next row the deletion files do not list; false after the last.
@@ -123,6 +130,54 @@ extern List *lp_fdw_scan_field_names(const LpFdwScan *scan);
 
 extern void lp_fdw_scan_rewind(LpFdwScan *scan);
 extern void lp_fdw_scan_end(LpFdwScan *scan);
+
+/* ---- parallel scans (lp_fdw_parallel.c) ---- */
+
+/*
+ * A unit of work of a scan: the rows [first_row, first_row + num_rows) of
+ * one fragment (num_rows may run past the fragment's end: to its last row).
+ */
+typedef struct LpFdwUnit
+{
+	uint64		fragment;		/* index in the manifest's fragment list */
+	uint64		first_row;
+	uint64		num_rows;
+} LpFdwUnit;
+
+/* The units of a parallel scan and the next one to take, in dynamic shared memory. */
+typedef struct LpFdwUnitQueue LpFdwUnitQueue;
+
+/* Define the GUC lance_parts.fdw_unit_rows (from _PG_init). */
+extern void LpFdwParallelInit(void);
+
+/*
+ * The number of units of a source: its fragments, each split into ranges of
+ * lance_parts.fdw_unit_rows rows; a single data file is one unit.
+ */
+extern uint64 lp_fdw_count_units(const LpFdwSource *source);
+
+/* Add a partial (parallel-aware) path when the source is worth scanning in parallel. */
+extern void lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel,
+									const LpFdwSource *source, Cost startup_cost,
+									Cost run_cost);
+
+/*
+ * The queue of a source's units in space of lp_fdw_queue_size bytes, with the
+ * version the leader read (workers read exactly that version).
+ */
+extern Size lp_fdw_queue_size(const LpFdwSource *source);
+extern LpFdwUnitQueue *lp_fdw_queue_create(void *space, const LpFdwSource *source);
+extern void lp_fdw_queue_reset(LpFdwUnitQueue *queue);
+extern const uint64 *lp_fdw_queue_version(const LpFdwUnitQueue *queue);
+
+/* ERROR unless a worker's source has the fragments the leader listed units of. */
+extern void lp_fdw_queue_check_source(const LpFdwUnitQueue *queue, const LpFdwSource *source);
+
+/* Take the next unit nobody has taken; false when none is left. */
+extern bool lp_fdw_queue_take(LpFdwUnitQueue *queue, LpFdwUnit *unit);
+
+/* Make a scan take its units from queue instead of reading every fragment (lp_fdw_scan.c). */
+extern void lp_fdw_scan_share(LpFdwScan *scan, LpFdwUnitQueue *queue);
 
 /* ---- ANALYZE (lp_fdw_analyze.c) ---- */
 

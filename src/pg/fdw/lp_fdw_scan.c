@@ -3,8 +3,10 @@
  * table's source as datums, for the executor's scans (lp_fdw.c) and for
  * ANALYZE's row sample (lp_fdw_analyze.c).
  *
- * A scan reads one version of a dataset fragment by fragment.  For each
- * fragment it reads the deletion file, then decodes, file by file, only the
+ * A scan reads one version of a dataset unit by unit: serially each whole
+ * fragment in turn; in a parallel scan the fragments and row ranges it takes
+ * from the queue shared with the other processes (lp_fdw_parallel.c).  For
+ * each fragment it reads the deletion file, then decodes, file by file, only the
  * fields asked for (a query's target list and quals; every declared column
  * for ANALYZE); everything decoded for a fragment lives in a memory context
  * that is reset when the scan moves on, so memory follows the largest
@@ -50,12 +52,16 @@ struct LpFdwScan
 	bool		explain_only;
 
 	/* position */
-	uint64		next_fragment;
+	LpFdwUnitQueue *queue;		/* parallel scans: where the units come from */
+	uint64		next_fragment;	/* serial scans: the next unit is this fragment */
+	bool		unit_open;
 	bool		fragment_loaded;
+	uint64		fragment_index; /* the loaded fragment */
 	uint64		fragment_id;
 	uint64		fragment_rows;
 	uint64		row;			/* the current row, once lp_fdw_scan_next returned it */
-	uint64		next_row;		/* the first row of the fragment not yet looked at */
+	uint64		next_row;		/* the first row of the unit not yet looked at */
+	uint64		end_row;		/* the unit's end in the fragment */
 	uint64		deleted_rows_skipped;
 	LpDeletions deletions;
 	const char *current_file;
@@ -80,7 +86,7 @@ scan_error_context(void *arg)
 }
 
 LpFdwScan *
-lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only)
+lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *version)
 {
 	Oid			relid = RelationGetRelid(rel);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -92,6 +98,11 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only)
 	state->natts = desc->natts;
 	state->explain_only = explain_only;
 	lp_fdw_table_options(relid, &options);
+	if (version != NULL)
+	{
+		options.has_version = true;
+		options.version = *version;
+	}
 	/* EXPLAIN shows the version a scan would read; it reads no data files. */
 	state->source = lp_fdw_open_source(options.path, options.has_version, options.version,
 									   !state->explain_only);
@@ -266,8 +277,43 @@ load_fragment(LpFdwScan *state, uint64 index)
 	}
 	state->current_file = NULL;
 	MemoryContextSwitchTo(old);
-	state->next_row = 0;
+	state->fragment_index = index;
 	state->fragment_loaded = true;
+}
+
+/*
+ * The next unit to read: from the parallel scan's queue, or serially the
+ * next whole fragment; false when none is left.
+ */
+static bool
+next_unit(LpFdwScan *state, LpFdwUnit *unit)
+{
+	if (state->queue != NULL)
+		return lp_fdw_queue_take(state->queue, unit);
+	if (state->next_fragment >= state->source->num_fragments)
+		return false;
+	unit->fragment = state->next_fragment++;
+	unit->first_row = 0;
+	unit->num_rows = PG_UINT64_MAX;
+	return true;
+}
+
+void
+lp_fdw_scan_share(LpFdwScan *state, LpFdwUnitQueue *queue)
+{
+	state->queue = queue;
+}
+
+/* Start reading a unit; consecutive units of one fragment decode it once. */
+static void
+open_unit(LpFdwScan *state, const LpFdwUnit *unit)
+{
+	if (!state->fragment_loaded || state->fragment_index != unit->fragment)
+		load_fragment(state, unit->fragment);
+	state->next_row = Min(unit->first_row, state->fragment_rows);
+	state->end_row = unit->num_rows > state->fragment_rows - state->next_row
+		? state->fragment_rows : state->next_row + unit->num_rows;
+	state->unit_open = true;
 }
 
 bool
@@ -282,24 +328,26 @@ lp_fdw_scan_next(LpFdwScan *state)
 
 	for (;;)
 	{
-		if (!state->fragment_loaded)
+		if (!state->unit_open)
 		{
-			if (state->next_fragment >= state->source->num_fragments)
+			LpFdwUnit	unit;
+
+			if (!next_unit(state, &unit))
 			{
 				error_context_stack = callback.previous;
 				return false;
 			}
-			load_fragment(state, state->next_fragment++);
+			open_unit(state, &unit);
 		}
-		while (state->next_row < state->fragment_rows &&
+		while (state->next_row < state->end_row &&
 			   lp_deletions_contains(&state->deletions, state->next_row))
 		{
 			state->next_row++;
 			state->deleted_rows_skipped++;
 		}
-		if (state->next_row < state->fragment_rows)
+		if (state->next_row < state->end_row)
 			break;
-		state->fragment_loaded = false;
+		state->unit_open = false;
 		CHECK_FOR_INTERRUPTS();
 	}
 	state->row = state->next_row++;
@@ -348,8 +396,7 @@ void
 lp_fdw_scan_rewind(LpFdwScan *state)
 {
 	state->next_fragment = 0;
-	state->fragment_loaded = false;
-	state->next_row = 0;
+	state->unit_open = false;
 	state->deleted_rows_skipped = 0;
 }
 
