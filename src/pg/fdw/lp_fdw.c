@@ -40,9 +40,10 @@ lance_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 }
 
 /*
- * Scans run in parallel workers only as partial paths: a scan gets the
- * leader's dataset version through the shared memory of parallel-aware
- * nodes, so the whole-table path is not parallel-safe.
+ * Foreign tables may be scanned in parallel, but only through the partial
+ * path (lance_get_paths): a scan in a worker learns the leader's dataset
+ * version from the shared memory of a parallel-aware node, which a
+ * whole-table scan in a worker would not have.
  */
 static bool
 lance_parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)

@@ -5,12 +5,13 @@
  * units from.
  *
  * A unit is a fragment, or a range of lance_parts.fdw_unit_rows rows of a
- * larger one; a single data file is one unit.  The leader lists the units of
- * the version it read in the queue, with that version: workers read exactly
- * that manifest instead of resolving the latest version again, so every
- * process reads the same fragments.  Each process takes the next unit with an
- * atomic increment until none is left, and reads it with the deletion file of
- * its fragment, as a serial scan does.
+ * larger one; a single data file is one unit.  The queue holds the version
+ * the leader read and, per fragment of it, the number of its first unit (so
+ * its size follows the fragments, not the setting): workers read exactly that
+ * manifest instead of resolving the latest version again, so every process
+ * reads the same fragments.  Each process takes the next unit number with an
+ * atomic increment until none is left, and reads the unit with the deletion
+ * file of its fragment, as a serial scan does.
  *
  * Only the partial path is parallel-safe: a non-partial scan in a worker gets
  * no shared memory, so it could not learn the leader's version.
@@ -34,10 +35,11 @@ struct LpFdwUnitQueue
 {
 	bool		has_version;	/* datasets: version is the one to read */
 	uint64		version;
+	uint64		unit_rows;		/* the leader's lance_parts.fdw_unit_rows */
 	uint64		num_fragments;	/* of that version */
-	uint64		num_units;
 	pg_atomic_uint64 next_unit;
-	LpFdwUnit	units[FLEXIBLE_ARRAY_MEMBER];
+	/* fragment f has the units first_unit[f] to first_unit[f + 1] - 1 */
+	uint64		first_unit[FLEXIBLE_ARRAY_MEMBER];
 };
 
 void
@@ -53,46 +55,30 @@ LpFdwParallelInit(void)
 }
 
 /*
- * The units of source in scan order, stored into units unless it is NULL;
- * returns their number.  A fragment whose row count the manifest does not
- * record is one unit.
+ * The number of units of fragment f of source: one when it has at most
+ * lance_parts.fdw_unit_rows rows or the manifest does not record how many.
  */
 static uint64
-list_units(const LpFdwSource *source, LpFdwUnit *units)
+fragment_units(const LpFdwSource *source, uint64 f)
 {
-	uint64		count = 0;
+	LpFragment	fragment;
 
-	for (uint64 f = 0; f < source->num_fragments; f++)
-	{
-		LpFragment	fragment;
-		uint64		rows = PG_UINT64_MAX;	/* not recorded: the fragment is one unit */
-		uint64		first = 0;
-
-		if (!source->single_file)
-		{
-			lp_manifest_fragment(source->manifest, f, &fragment);
-			if (fragment.physical_rows != 0)
-				rows = fragment.physical_rows;
-		}
-		do
-		{
-			if (units != NULL)
-			{
-				units[count].fragment = f;
-				units[count].first_row = first;
-				units[count].num_rows = rows == PG_UINT64_MAX ? rows : (uint64) lp_fdw_unit_rows;
-			}
-			count++;
-			first += (uint64) lp_fdw_unit_rows;
-		} while (rows != PG_UINT64_MAX && first < rows);
-	}
-	return count;
+	if (source->single_file)
+		return 1;
+	lp_manifest_fragment(source->manifest, f, &fragment);
+	if (fragment.physical_rows == 0)
+		return 1;
+	return (fragment.physical_rows - 1) / (uint64) lp_fdw_unit_rows + 1;
 }
 
 uint64
 lp_fdw_count_units(const LpFdwSource *source)
 {
-	return list_units(source, NULL);
+	uint64		count = 0;
+
+	for (uint64 f = 0; f < source->num_fragments; f++)
+		count += fragment_units(source, f);
+	return count;
 }
 
 /* How many processes share the rows of a parallel path, as the planner reckons it (costsize.c). */
@@ -148,8 +134,8 @@ lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, const LpFdwSourc
 Size
 lp_fdw_queue_size(const LpFdwSource *source)
 {
-	return add_size(offsetof(LpFdwUnitQueue, units),
-					mul_size(sizeof(LpFdwUnit), lp_fdw_count_units(source)));
+	return add_size(offsetof(LpFdwUnitQueue, first_unit),
+					mul_size(sizeof(uint64), add_size(source->num_fragments, 1)));
 }
 
 LpFdwUnitQueue *
@@ -159,8 +145,11 @@ lp_fdw_queue_create(void *space, const LpFdwSource *source)
 
 	queue->has_version = !source->single_file;
 	queue->version = source->version;
+	queue->unit_rows = (uint64) lp_fdw_unit_rows;
 	queue->num_fragments = source->num_fragments;
-	queue->num_units = list_units(source, queue->units);
+	queue->first_unit[0] = 0;
+	for (uint64 f = 0; f < source->num_fragments; f++)
+		queue->first_unit[f + 1] = queue->first_unit[f] + fragment_units(source, f);
 	pg_atomic_init_u64(&queue->next_unit, 0);
 	return queue;
 }
@@ -193,9 +182,25 @@ bool
 lp_fdw_queue_take(LpFdwUnitQueue *queue, LpFdwUnit *unit)
 {
 	uint64		index = pg_atomic_fetch_add_u64(&queue->next_unit, 1);
+	uint64		low = 0;
+	uint64		high = queue->num_fragments;
 
-	if (index >= queue->num_units)
+	if (index >= queue->first_unit[queue->num_fragments])
 		return false;
-	*unit = queue->units[index];
+	/* the fragment f with first_unit[f] <= index < first_unit[f + 1] */
+	while (high - low > 1)
+	{
+		uint64		middle = low + (high - low) / 2;
+
+		if (queue->first_unit[middle] <= index)
+			low = middle;
+		else
+			high = middle;
+	}
+	unit->fragment = low;
+	unit->first_row = (index - queue->first_unit[low]) * queue->unit_rows;
+	/* a fragment of one unit is read whole, whatever its row count */
+	unit->num_rows = queue->first_unit[low + 1] - queue->first_unit[low] == 1
+		? PG_UINT64_MAX : queue->unit_rows;
 	return true;
 }
