@@ -286,7 +286,7 @@ load_fragment(LpFdwScan *state, uint64 index)
  * next whole fragment; false when none is left.
  */
 static bool
-next_unit(LpFdwScan *state, LpFdwUnit *unit)
+scan_next_unit(LpFdwScan *state, LpFdwUnit *unit)
 {
 	if (state->queue != NULL)
 		return lp_fdw_queue_take(state->queue, unit);
@@ -332,7 +332,7 @@ lp_fdw_scan_next(LpFdwScan *state)
 		{
 			LpFdwUnit	unit;
 
-			if (!next_unit(state, &unit))
+			if (!scan_next_unit(state, &unit))
 			{
 				error_context_stack = callback.previous;
 				return false;
