@@ -213,43 +213,51 @@ append_packed_bits(LpBlock *block, const uint8_t *bitmap, uint64_t start, uint64
 bool
 lp_block_append(LpBlock *dst, const LpBlock *src)
 {
+	return lp_block_append_range(dst, src, 0, src->num_values);
+}
+
+bool
+lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t count)
+{
 	uint64_t	total;
+	uint64_t	end;
 
 	if (dst->variable != src->variable ||
 		(!dst->variable && dst->bits_per_value != src->bits_per_value))
 		return false;
-	if (!lp_add_u64(dst->num_values, src->num_values, &total))
+	if (!lp_add_u64(start, count, &end) || end > src->num_values ||
+		!lp_add_u64(dst->num_values, count, &total))
 		return false;
 	if (src->has_item_validity && !lp_block_add_item_validity(dst, src->items_per_value))
 		return false;
 	if (dst->has_item_validity &&
 		!(src->has_item_validity ?
-		  lp_bits_append_bitmap(&dst->item_validity, src->item_validity.buf.data, 0,
-								src->item_validity.num_bits) :
-		  lp_bits_append_n(&dst->item_validity, true,
-						   src->num_values * dst->items_per_value)))
+		  lp_bits_append_bitmap(&dst->item_validity, src->item_validity.buf.data,
+								start * src->items_per_value, count * src->items_per_value) :
+		  lp_bits_append_n(&dst->item_validity, true, count * dst->items_per_value)))
 		return false;
 	if (dst->variable)
 	{
 		const uint64_t *offsets = lp_block_offsets(src);
 		uint64_t	base = dst->data.len;
 
-		if (!lp_buf_reserve(&dst->offsets, src->num_values * 8))
+		if (!lp_buf_reserve(&dst->offsets, count * 8))
 			return false;
-		for (uint64_t i = 1; i <= src->num_values; i++)
-			if (!lp_buf_append_u64(&dst->offsets, base + offsets[i] - offsets[0]))
+		for (uint64_t i = start + 1; i <= end; i++)
+			if (!lp_buf_append_u64(&dst->offsets, base + offsets[i] - offsets[start]))
 				return false;
-		if (!lp_buf_append(&dst->data, src->data.data + offsets[0],
-						   offsets[src->num_values] - offsets[0]))
+		if (!lp_buf_append(&dst->data, src->data.data + offsets[start],
+						   offsets[end] - offsets[start]))
 			return false;
 	}
 	else if (dst->bits_per_value % 8 != 0)
 	{
-		if (!append_packed_bits(dst, src->data.data, 0, src->num_values * dst->bits_per_value))
+		if (!append_packed_bits(dst, src->data.data, start * dst->bits_per_value,
+								count * dst->bits_per_value))
 			return false;
 	}
-	else if (!lp_buf_append(&dst->data, src->data.data,
-							src->num_values * (dst->bits_per_value / 8)))
+	else if (!lp_buf_append(&dst->data, src->data.data + start * (dst->bits_per_value / 8),
+							count * (dst->bits_per_value / 8)))
 		return false;
 	dst->num_values = total;
 	return true;

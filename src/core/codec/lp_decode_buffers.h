@@ -68,6 +68,9 @@ bool		lp_block_init_variable(LpBlock *block);
 void		lp_block_free(LpBlock *block);
 /* Append src to dst; false (err unset) if the shapes differ or dst cannot grow. */
 bool		lp_block_append(LpBlock *dst, const LpBlock *src);
+/* The same for values [start, start + count) of src (false also if they are not all there). */
+bool		lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start,
+								  uint64_t count);
 static inline const uint64_t *
 lp_block_offsets(const LpBlock *block)
 {

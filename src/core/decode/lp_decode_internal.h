@@ -15,6 +15,7 @@
 #include "base/lp_error.h"
 #include "format/lp_file.h"
 #include "format/lp_values.h"
+#include "decode/lp_decode.h"
 
 #include "encodings_v2_0.pb-c.h"
 #include "encodings_v2_1.pb-c.h"
@@ -55,6 +56,46 @@ bool		lp_levels_decompress(const LpPageContext *ctx, const LpCompressive *encodi
 								 const uint8_t *data, uint64_t len, uint64_t num_levels,
 								 uint16_t **levels);
 
+/* ---- the field reader (lp_decode.c) ---------------------------------------- */
+
+/* Rows [start, start + count) of a column (top-level rows, or 2.0 list items). */
+typedef struct LpRowRange
+{
+	uint64_t	start;
+	uint64_t	count;
+} LpRowRange;
+
+struct LpFieldReader
+{
+	LpInput    *input;
+	const LpFile *file;
+	uint32_t	field_index;
+	LpType	   *type;
+	uint32_t	first_column;
+	/* per column of the file, once visited: the first row of each page, then the column's rows */
+	uint64_t  **page_starts;
+	/* 2.0 list offsets columns, once visited: the first item of each page, then the items */
+	uint64_t  **item_starts;
+	LpDecodeStats stats;
+};
+
+/*
+ * Called for each page of a column holding rows of a take, with those rows
+ * as page-relative ranges (ascending, at least one).
+ */
+typedef bool (*LpPageVisitor) (void *arg, const LpPageContext *ctx, const LpPage *page,
+							   const LpRowRange *ranges, size_t num_ranges);
+
+/*
+ * Visit the pages of column holding rows of ranges (ascending, disjoint),
+ * after checking that the column's pages hold expected_rows rows in all and
+ * polling for a cancel once per page visited.  Counts pages decoded and
+ * skipped.
+ */
+bool		lp_reader_visit_pages(LpFieldReader *reader, uint32_t column, uint64_t expected_rows,
+								  const LpRowRange *ranges, size_t num_ranges,
+								  LpPageVisitor visit, void *arg, LpError *err);
+
 /* ---- repetition and definition levels (lp_repdef.c) ----------------------- */
 
 /* One layer of a column, accumulated over its pages. */
@@ -88,6 +129,19 @@ typedef struct LpPageLevels
 	uint16_t   *rep;
 	uint16_t   *def;
 } LpPageLevels;
+
+/* Append values ranges[0..num_ranges) of src to dst (LP_ERR_CORRUPT if they are not all there). */
+bool		lp_block_take(const LpPageContext *ctx, const LpBlock *src, const LpRowRange *ranges,
+						  size_t num_ranges, LpBlock *dst);
+
+/*
+ * Append top-level rows ranges[0..num_ranges) (ascending, disjoint, within
+ * src's rows) of src to dst (which has src's layers): the validity and list
+ * offsets of every layer and the values under them (lp_levels_take.c).
+ */
+bool		lp_column_levels_take(const LpPageContext *ctx, const LpColumnLevels *src,
+								  const LpRowRange *ranges, size_t num_ranges,
+								  LpColumnLevels *dst);
 
 /* Largest definition level that still has a value slot (before any list). */
 uint16_t	lp_max_visible_def(const Lance__Encodings21__RepDefLayer *layers, size_t n);
@@ -165,8 +219,8 @@ bool		lp_variable_packed_canonical(const LpPageContext *ctx,
 
 /* ---- 2.0 (lp_decode_v20.c) ------------------------------------------------ */
 
-/* Decode the whole top-level field of a 2.0 file (columns from first_column). */
-bool		lp_decode_v20_field(LpInput *input, const LpFile *file, const LpType *type,
-								uint32_t first_column, LpArray **out, LpError *err);
+/* Rows ranges[0..num_ranges) of the reader's field of a 2.0 file. */
+bool		lp_take_v20_field(LpFieldReader *reader, const LpRowRange *ranges, size_t num_ranges,
+							  LpArray **out, LpError *err);
 
 #endif							/* LP_DECODE_INTERNAL_H */
