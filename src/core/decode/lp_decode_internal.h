@@ -15,7 +15,6 @@
 #include "base/lp_error.h"
 #include "format/lp_file.h"
 #include "format/lp_values.h"
-#include "decode/lp_decode.h"
 
 #include "encodings_v2_0.pb-c.h"
 #include "encodings_v2_1.pb-c.h"
@@ -56,7 +55,7 @@ bool		lp_levels_decompress(const LpPageContext *ctx, const LpCompressive *encodi
 								 const uint8_t *data, uint64_t len, uint64_t num_levels,
 								 uint16_t **levels);
 
-/* ---- the field reader (lp_decode.c) ---------------------------------------- */
+/* ---- the field reader (lp_decode.c) and its pages (lp_take_pages.c) --------- */
 
 /* Rows [start, start + count) of a column (top-level rows, or 2.0 list items). */
 typedef struct LpRowRange
@@ -64,6 +63,9 @@ typedef struct LpRowRange
 	uint64_t	start;
 	uint64_t	count;
 } LpRowRange;
+
+/* The reader behind lp_decode.h's opaque LpFieldReader (same typedef). */
+typedef struct LpFieldReader LpFieldReader;
 
 struct LpFieldReader
 {
@@ -76,7 +78,10 @@ struct LpFieldReader
 	uint64_t  **page_starts;
 	/* 2.0 list offsets columns, once visited: the first item of each page, then the items */
 	uint64_t  **item_starts;
-	LpDecodeStats stats;
+	/* what lp_field_reader_stats reports (LpDecodeStats) */
+	uint64_t	pages_decoded;
+	uint64_t	pages_skipped;
+	uint64_t	rows_decoded;
 };
 
 /*

@@ -573,7 +573,7 @@ take_leaf20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
 								   ranges[i].count))
 			ok = lp_page_no_memory(ctx);
 	if (ok && !take->under_list)
-		take->reader->stats.rows_decoded += lp_page->num_rows;
+		take->reader->rows_decoded += lp_page->num_rows;
 	lp_block_free(&page_values);
 	lp_buf_free(&page_validity.buf);
 	return ok;
@@ -744,7 +744,7 @@ take_list20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
 			ok = lp_page_no_memory(ctx);
 	}
 	if (ok && !take->under_list)
-		take->reader->stats.rows_decoded += lp_page->num_rows;
+		take->reader->rows_decoded += lp_page->num_rows;
 	lp_block_free(&ends);
 	lp_buf_free(&ignored.buf);
 	lp_buf_free(&valid.buf);
