@@ -381,27 +381,44 @@ bool
 lp_read_page_buffer(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 					uint32_t index, uint8_t **data, uint64_t *len)
 {
-	const LpBufferRef *ref;
-
 	*data = NULL;
 	*len = 0;
 	if (index >= page->num_buffers)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is missing", index);
+	if (!lp_read_page_buffer_range(ctx, input, page, index, 0, page->buffers[index].size, data))
+		return false;
+	*len = page->buffers[index].size;
+	return true;
+}
+
+bool
+lp_read_page_buffer_range(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+						  uint32_t index, uint64_t offset, uint64_t len, uint8_t **data)
+{
+	const LpBufferRef *ref;
+
+	*data = NULL;
+	if (index >= page->num_buffers)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is missing", index);
 	ref = &page->buffers[index];
-	if (ref->size == 0)
+	if (offset > ref->size || len > ref->size - offset)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT,
+							"bytes %llu to %llu lie beyond buffer %u of %llu bytes",
+							(unsigned long long) offset, (unsigned long long) (offset + len),
+							index, (unsigned long long) ref->size);
+	if (len == 0)
 		return true;
-	if (ref->size > SIZE_MAX / 2)
+	if (len > SIZE_MAX / 2)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is too large", index);
-	*data = lp_alloc((size_t) ref->size);
+	*data = lp_alloc((size_t) len);
 	if (*data == NULL)
 		return lp_page_no_memory(ctx);
-	if (!lp_input_read(input, ref->offset, *data, (size_t) ref->size, ctx->err))
+	if (!lp_input_read(input, ref->offset + offset, *data, (size_t) len, ctx->err))
 	{
 		lp_free(*data);
 		*data = NULL;
 		return false;
 	}
-	*len = ref->size;
 	return true;
 }
 

@@ -114,6 +114,10 @@ bool		lp_block_merge(const LpPageContext *ctx, LpBlock *dst, LpBlock *src);
 bool		lp_read_page_buffer(const LpPageContext *ctx, LpInput *input,
 								const LpPage *page, uint32_t index,
 								uint8_t **data, uint64_t *len);
+/* Bytes [offset, offset + len) of buffer index of page (LP_ERR_CORRUPT if not all there). */
+bool		lp_read_page_buffer_range(const LpPageContext *ctx, LpInput *input,
+									  const LpPage *page, uint32_t index, uint64_t offset,
+									  uint64_t len, uint8_t **data);
 
 /* Replace dictionary indices (fixed width ints) by the dictionary's values. */
 bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,

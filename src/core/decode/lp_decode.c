@@ -23,31 +23,49 @@
 
 /* Decode one whole page of a leaf column into acc. */
 static bool
-decode_page(const LpPageContext *ctx, LpInput *input, const LpPage *page, const LpType *type,
+decode_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+			const Lance__Encodings21__PageLayout *layout, const LpType *type,
 			LpColumnLevels *acc)
 {
-	Lance__Encodings21__PageLayout *layout;
-	bool		ok;
-
-	if (!lp_unpack_page_encoding(ctx, page, (ProtobufCMessage **) &layout))
-		return false;
 	switch (layout->layout_case)
 	{
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT:
-			ok = lp_decode_miniblock_page(ctx, input, page, layout->mini_block_layout, acc);
-			break;
+			return lp_decode_miniblock_page(ctx, input, page, layout->mini_block_layout, acc);
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT:
-			ok = lp_decode_fullzip_page(ctx, input, page, layout->full_zip_layout, acc);
-			break;
+			return lp_decode_fullzip_page(ctx, input, page, layout->full_zip_layout, acc);
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT:
-			ok = lp_decode_constant_page(ctx, input, page, layout->constant_layout, type, acc);
-			break;
+			return lp_decode_constant_page(ctx, input, page, layout->constant_layout, type, acc);
 		default:
-			ok = lp_page_unsupported(ctx, page->layout);
-			break;
+			return lp_page_unsupported(ctx, page->layout);
 	}
-	lp_protobuf_free(&layout->base);
-	return ok;
+}
+
+/*
+ * Whether a take must decode the page whole: pages with lists (a row's
+ * items may span chunks, and its place is not a matter of arithmetic), and
+ * variable-width full-zip pages without the repetition index that locates
+ * their rows.
+ */
+static bool
+take_needs_whole_page(const LpPage *page, const Lance__Encodings21__PageLayout *layout)
+{
+	switch (layout->layout_case)
+	{
+		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT:
+			return lp_layers_have_list(layout->mini_block_layout->layers,
+									   layout->mini_block_layout->n_layers);
+		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT:
+			return lp_layers_have_list(layout->full_zip_layout->layers,
+									   layout->full_zip_layout->n_layers) ||
+				(layout->full_zip_layout->details_case ==
+				 LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET &&
+				 page->num_buffers < 2);
+		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT:
+			return lp_layers_have_list(layout->constant_layout->layers,
+									   layout->constant_layout->n_layers);
+		default:
+			return true;
+	}
 }
 
 /* A take from one leaf column: the levels of the rows taken so far. */
@@ -64,16 +82,37 @@ take_from_page(void *arg, const LpPageContext *ctx, const LpPage *page,
 			   const LpRowRange *ranges, size_t num_ranges)
 {
 	LeafTake   *take = arg;
-	LpColumnLevels page_levels;
+	LpInput    *input = take->reader->input;
+	Lance__Encodings21__PageLayout *layout;
 	bool		ok;
 
-	if (!lp_column_levels_init(&page_levels, take->num_layers))
-		return lp_page_no_memory(ctx);
-	ok = decode_page(ctx, take->reader->input, page, take->type, &page_levels) &&
-		lp_column_levels_take(ctx, &page_levels, ranges, num_ranges, take->acc);
-	lp_column_levels_free(&page_levels);
-	if (ok)
-		take->reader->rows_decoded += page->num_rows;
+	if (!lp_unpack_page_encoding(ctx, page, (ProtobufCMessage **) &layout))
+		return false;
+	if (take_needs_whole_page(page, layout))
+	{
+		LpColumnLevels page_levels;
+
+		if (!lp_column_levels_init(&page_levels, take->num_layers))
+			ok = lp_page_no_memory(ctx);
+		else
+		{
+			ok = decode_page(ctx, input, page, layout, take->type, &page_levels) &&
+				lp_column_levels_take(ctx, &page_levels, ranges, num_ranges, take->acc);
+			lp_column_levels_free(&page_levels);
+		}
+		if (ok)
+			take->reader->rows_decoded += page->num_rows;
+	}
+	else if (layout->layout_case == LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+		ok = lp_take_miniblock_page(ctx, input, page, layout->mini_block_layout, ranges,
+									num_ranges, take->acc, &take->reader->rows_decoded);
+	else if (layout->layout_case == LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+		ok = lp_take_fullzip_page(ctx, input, page, layout->full_zip_layout, ranges, num_ranges,
+								  take->acc, &take->reader->rows_decoded);
+	else
+		ok = lp_take_constant_page(ctx, input, page, layout->constant_layout, take->type,
+								   ranges, num_ranges, take->acc, &take->reader->rows_decoded);
+	lp_protobuf_free(&layout->base);
 	return ok;
 }
 

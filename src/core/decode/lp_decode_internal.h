@@ -84,6 +84,28 @@ struct LpFieldReader
 	uint64_t	rows_decoded;
 };
 
+/* What lp_split_ranges found. */
+typedef enum LpSplitResult
+{
+	LP_SPLIT_OK,
+	LP_SPLIT_VISIT_FAILED,		/* the visitor failed (and set the error) */
+	LP_SPLIT_NO_MEMORY,
+	LP_SPLIT_BEYOND				/* rows lie beyond the last unit */
+} LpSplitResult;
+
+typedef bool (*LpUnitVisitor) (void *arg, uint64_t unit, const LpRowRange *ranges,
+							   size_t num_ranges);
+
+/*
+ * Split ranges (ascending, disjoint) over consecutive units (pages, chunks)
+ * whose first rows are starts[0..num_units), starts[num_units] being the
+ * end of the last, and visit each unit holding any of the rows with them
+ * as unit-relative ranges.
+ */
+LpSplitResult lp_split_ranges(const uint64_t *starts, uint64_t num_units,
+							  const LpRowRange *ranges, size_t num_ranges,
+							  LpUnitVisitor visit, void *arg);
+
 /*
  * Called for each page of a column holding rows of a take, with those rows
  * as page-relative ranges (ascending, at least one).
@@ -148,6 +170,9 @@ bool		lp_column_levels_take(const LpPageContext *ctx, const LpColumnLevels *src,
 								  const LpRowRange *ranges, size_t num_ranges,
 								  LpColumnLevels *dst);
 
+/* True if one of the layers is a list. */
+bool		lp_layers_have_list(const Lance__Encodings21__RepDefLayer *layers, size_t n);
+
 /* Largest definition level that still has a value slot (before any list). */
 uint16_t	lp_max_visible_def(const Lance__Encodings21__RepDefLayer *layers, size_t n);
 
@@ -172,6 +197,23 @@ bool		lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input,
 									 const LpPage *page,
 									 const Lance__Encodings21__MiniBlockLayout *layout,
 									 LpColumnLevels *acc);
+/*
+ * Takes from pages without list layers (every level a row): page-relative
+ * ranges appended to dst, decoding only the units holding them, whose rows
+ * are added to *rows_decoded.
+ */
+bool		lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+								   const Lance__Encodings21__MiniBlockLayout *layout,
+								   const LpRowRange *ranges, size_t num_ranges,
+								   LpColumnLevels *dst, uint64_t *rows_decoded);
+bool		lp_take_fullzip_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+								 const Lance__Encodings21__FullZipLayout *layout,
+								 const LpRowRange *ranges, size_t num_ranges,
+								 LpColumnLevels *dst, uint64_t *rows_decoded);
+bool		lp_take_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+								  const Lance__Encodings21__ConstantLayout *layout,
+								  const LpType *leaf_type, const LpRowRange *ranges,
+								  size_t num_ranges, LpColumnLevels *dst, uint64_t *rows_decoded);
 bool		lp_decode_fullzip_page(const LpPageContext *ctx, LpInput *input,
 								   const LpPage *page,
 								   const Lance__Encodings21__FullZipLayout *layout,

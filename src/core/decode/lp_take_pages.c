@@ -1,7 +1,8 @@
 /*
  * lp_take_pages.c - which pages of a column hold the rows of a take: the
- * first row of each page (cached in the reader), the first page holding a
- * row, and the rows split into page-relative ranges, page by page.  Pages
+ * first row of each page (cached in the reader), and the rows split into
+ * page-relative ranges, page by page (lp_split_ranges, which mini-block
+ * pages use for their chunks too).  Pages
  * holding none of the rows are not read; the 2.0 and 2.1+ decoders both
  * visit pages through here, which is where a take polls for a cancel.
  */
@@ -41,16 +42,16 @@ column_page_starts(LpFieldReader *reader, uint32_t column, const uint64_t **star
 	return true;
 }
 
-/* The first page holding row (pages of no rows hold none). */
-static uint32_t
-page_of_row(const uint64_t *starts, uint32_t num_pages, uint64_t row)
+/* The first unit holding row (units of no rows hold none). */
+static uint64_t
+unit_of_row(const uint64_t *starts, uint64_t num_units, uint64_t row)
 {
-	uint32_t	low = 0;
-	uint32_t	high = num_pages;
+	uint64_t	low = 0;
+	uint64_t	high = num_units;
 
 	while (low < high)
 	{
-		uint32_t	middle = low + (high - low) / 2;
+		uint64_t	middle = low + (high - low) / 2;
 
 		if (starts[middle + 1] > row)
 			high = middle;
@@ -58,6 +59,78 @@ page_of_row(const uint64_t *starts, uint32_t num_pages, uint64_t row)
 			low = middle + 1;
 	}
 	return low;
+}
+
+LpSplitResult
+lp_split_ranges(const uint64_t *starts, uint64_t num_units, const LpRowRange *ranges,
+				size_t num_ranges, LpUnitVisitor visit, void *arg)
+{
+	LpRowRange *local;
+	uint64_t	done = 0;		/* rows of ranges[r] already visited */
+	size_t		r = 0;
+	LpSplitResult result = LP_SPLIT_OK;
+
+	if (num_ranges == 0)
+		return LP_SPLIT_OK;
+	local = lp_alloc_array(num_ranges + 1, sizeof(LpRowRange));
+	if (local == NULL)
+		return LP_SPLIT_NO_MEMORY;
+	for (uint64_t u = unit_of_row(starts, num_units, ranges[0].start);
+		 result == LP_SPLIT_OK && u < num_units && r < num_ranges; u++)
+	{
+		uint64_t	unit_end = starts[u + 1];
+		size_t		n = 0;
+
+		while (r < num_ranges)
+		{
+			uint64_t	first = ranges[r].start + done;
+			uint64_t	end = ranges[r].start + ranges[r].count;
+			uint64_t	stop = end < unit_end ? end : unit_end;
+
+			if (first >= unit_end)
+				break;
+			local[n].start = first - starts[u];
+			local[n].count = stop - first;
+			n++;
+			if (end > unit_end)
+			{
+				done = stop - ranges[r].start;
+				break;
+			}
+			r++;
+			done = 0;
+		}
+		if (n > 0 && !visit(arg, u, local, n))
+			result = LP_SPLIT_VISIT_FAILED;
+	}
+	lp_free(local);
+	if (result == LP_SPLIT_OK && r < num_ranges)
+		result = LP_SPLIT_BEYOND;
+	return result;
+}
+
+/* A page visit of lp_reader_visit_pages: the cancel poll, the page's context. */
+typedef struct PageVisit
+{
+	LpFieldReader *reader;
+	uint32_t	column;
+	LpPageVisitor visit;
+	void	   *arg;
+	LpError    *err;
+	uint64_t	visited;
+} PageVisit;
+
+static bool
+visit_page(void *arg, uint64_t unit, const LpRowRange *ranges, size_t num_ranges)
+{
+	PageVisit  *pv = arg;
+	const LpFile *file = pv->reader->file;
+	LpPageContext ctx = {file, pv->column, (uint32_t) unit, pv->err};
+
+	if (lp_check_cancel(pv->err))
+		return false;
+	pv->visited++;
+	return pv->visit(pv->arg, &ctx, &file->columns[pv->column].pages[unit], ranges, num_ranges);
 }
 
 bool
@@ -68,10 +141,7 @@ lp_reader_visit_pages(LpFieldReader *reader, uint32_t column, uint64_t expected_
 	const LpFile *file = reader->file;
 	const LpColumn *col;
 	const uint64_t *starts = NULL;
-	LpRowRange *local;
-	uint64_t	visited = 0;
-	uint64_t	done = 0;		/* rows of ranges[r] already visited */
-	size_t		r = 0;
+	PageVisit	pv = {reader, column, visit, arg, err, 0};
 	bool		ok = true;
 
 	if (!column_page_starts(reader, column, &starts, err))
@@ -83,52 +153,23 @@ lp_reader_visit_pages(LpFieldReader *reader, uint32_t column, uint64_t expected_
 					   column, reader->type->name, file->name,
 					   (unsigned long long) starts[col->num_pages],
 					   (unsigned long long) expected_rows);
-	local = lp_alloc_array(num_ranges + 1, sizeof(LpRowRange));
-	if (local == NULL)
-		return lp_decode_no_memory(err);
-	for (uint32_t p = num_ranges > 0 ? page_of_row(starts, col->num_pages, ranges[0].start) : 0;
-		 ok && p < col->num_pages && r < num_ranges; p++)
+	switch (lp_split_ranges(starts, col->num_pages, ranges, num_ranges, visit_page, &pv))
 	{
-		uint64_t	page_end = starts[p + 1];
-		size_t		n = 0;
-
-		while (r < num_ranges)
-		{
-			uint64_t	first = ranges[r].start + done;
-			uint64_t	end = ranges[r].start + ranges[r].count;
-			uint64_t	stop = end < page_end ? end : page_end;
-
-			if (first >= page_end)
-				break;
-			local[n].start = first - starts[p];
-			local[n].count = stop - first;
-			n++;
-			if (end > page_end)
-			{
-				done = stop - ranges[r].start;
-				break;
-			}
-			r++;
-			done = 0;
-		}
-		if (n == 0)
-			continue;
-		if (lp_check_cancel(err))
+		case LP_SPLIT_OK:
+			break;
+		case LP_SPLIT_VISIT_FAILED:
 			ok = false;
-		else
-		{
-			LpPageContext ctx = {file, column, p, err};
-
-			ok = visit(arg, &ctx, &col->pages[p], local, n);
-			visited++;
-		}
+			break;
+		case LP_SPLIT_NO_MEMORY:
+			ok = lp_decode_no_memory(err);
+			break;
+		case LP_SPLIT_BEYOND:
+			ok = lp_fail(err, LP_ERR_CORRUPT,
+						 "column %u of file \"%s\" has fewer rows than its field \"%s\" refers to",
+						 column, file->name, reader->type->name);
+			break;
 	}
-	lp_free(local);
-	if (ok && r < num_ranges)
-		ok = lp_fail(err, LP_ERR_CORRUPT,
-					 "column %u of file \"%s\" has fewer rows than its field \"%s\" refers to",
-					 column, file->name, reader->type->name);
-	reader->pages_decoded += visited;
-	reader->pages_skipped += col->num_pages - visited;
+	reader->pages_decoded += pv.visited;
+	reader->pages_skipped += col->num_pages - pv.visited;
 	return ok;
 }
