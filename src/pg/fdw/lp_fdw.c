@@ -1,6 +1,10 @@
 /*
  * lp_fdw.c - the lance_fdw handler: planning, the executor's scans (through
  * the scan iterator of lp_fdw_scan.c) and EXPLAIN.
+ *
+ * The plan carries the columns to read (fdw_private) and the clauses the
+ * scan evaluates while decoding (fdw_exprs, chosen by lp_fdw_pushdown.c);
+ * the executor evaluates only the other clauses.
  */
 #include "postgres.h"
 
@@ -8,11 +12,13 @@
 #include "access/table.h"
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
+#include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 
 #include "fdw/lp_fdw.h"
 
@@ -20,27 +26,37 @@ PG_FUNCTION_INFO_V1(lance_fdw_handler);
 
 /* ---- planning -------------------------------------------------------------- */
 
+/* What planning learns of a foreign table (baserel->fdw_private). */
+typedef struct LpFdwRelInfo
+{
+	LpFdwSource *source;
+	List	   *pushed;			/* RestrictInfos the scan evaluates */
+} LpFdwRelInfo;
+
 static void
 lance_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	LpFdwTableOptions options;
 	LpFdwSource *source;
+	LpFdwRelInfo *info = palloc0(sizeof(LpFdwRelInfo));
 	double		live_rows;
 
 	lp_fdw_table_options(foreigntableid, &options);
 	source = lp_fdw_open_source(options.path, options.has_version, options.version, false);
+	info->source = source;
+	info->pushed = lp_fdw_pushable_clauses(baserel, foreigntableid, source);
 	live_rows = (double) source->physical_rows - (double) source->deleted_rows;
 	baserel->tuples = Max(live_rows, 0);
 	baserel->rows = clamp_row_est(baserel->tuples *
 								  clauselist_selectivity(root, baserel->baserestrictinfo,
 														 0, JOIN_INNER, NULL));
-	baserel->fdw_private = source;
+	baserel->fdw_private = info;
 }
 
 static void
 lance_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
-	LpFdwSource *source = baserel->fdw_private;
+	LpFdwSource *source = ((LpFdwRelInfo *) baserel->fdw_private)->source;
 	int			width_columns = list_length(baserel->reltarget->exprs);
 	Cost		startup = 10 * (Cost) source->num_files;
 	Cost		total = startup + baserel->tuples * cpu_tuple_cost * (1 + width_columns) +
@@ -87,8 +103,24 @@ static ForeignScan *
 lance_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 			   ForeignPath *best_path, List *tlist, List *scan_clauses, Plan *outer_plan)
 {
-	scan_clauses = extract_actual_clauses(scan_clauses, false);
-	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL,
+	LpFdwRelInfo *info = baserel->fdw_private;
+	List	   *local = NIL;
+	List	   *pushed = NIL;
+	ListCell   *cell;
+
+	foreach(cell, scan_clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, cell);
+
+		/* pseudoconstant clauses go to a gating Result node */
+		if (rinfo->pseudoconstant)
+			continue;
+		if (list_member_ptr(info->pushed, rinfo))
+			pushed = lappend(pushed, rinfo->clause);
+		else
+			local = lappend(local, rinfo->clause);
+	}
+	return make_foreignscan(tlist, local, baserel->relid, pushed,
 							list_make1(needed_columns(root, baserel, foreigntableid)),
 							NIL, NIL, outer_plan);
 }
@@ -99,10 +131,14 @@ static void
 lance_begin_scan(ForeignScanState *node, int eflags)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	bool		explain_only = (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
 
 	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
-										linitial(plan->fdw_private),
-										(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+										linitial(plan->fdw_private), explain_only);
+	if (plan->fdw_exprs != NIL && !explain_only)
+		lp_fdw_scan_set_filter(node->fdw_state,
+							   lp_fdw_filter_begin(plan->fdw_exprs, plan->scan.scanrelid,
+												   &node->ss.ps));
 }
 
 static TupleTableSlot *
@@ -127,7 +163,11 @@ lance_rescan(ForeignScanState *node)
 static void
 lance_end_scan(ForeignScanState *node)
 {
-	/* Memory goes with the executor's context; nothing stays open between rows. */
+	/*
+	 * Closes the data files of the fragment being read (a LIMIT ends scans early);
+	 * memory goes with the executor's context, and an ERROR closes the files
+	 * with the transaction.
+	 */
 	if (node->fdw_state != NULL)
 		lp_fdw_scan_end(node->fdw_state);
 }
@@ -137,6 +177,7 @@ lance_end_scan(ForeignScanState *node)
 static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	const LpFdwSource *source = lp_fdw_scan_source(node->fdw_state);
 
 	if (source->single_file)
@@ -169,6 +210,27 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 			}
 		}
 		ExplainPropertyList("Lance Data Files", files, es);
+	}
+	if (plan->fdw_exprs != NIL)
+	{
+		List	   *context = set_deparse_context_plan(es->deparse_cxt, (Plan *) plan, NIL);
+
+		ExplainPropertyText("Lance Filter",
+							deparse_expression((Node *) make_ands_explicit(plan->fdw_exprs),
+											   context, es->verbose, false),
+							es);
+	}
+	if (es->analyze)
+	{
+		uint64		decoded;
+		uint64		skipped;
+
+		if (plan->fdw_exprs != NIL)
+			ExplainPropertyUInteger("Rows Removed by Lance Filter", NULL,
+									lp_fdw_scan_filtered_rows(node->fdw_state), es);
+		lp_fdw_scan_pages(node->fdw_state, &decoded, &skipped);
+		ExplainPropertyUInteger("Lance Pages Decoded", NULL, decoded, es);
+		ExplainPropertyUInteger("Lance Pages Skipped", NULL, skipped, es);
 	}
 }
 
