@@ -228,6 +228,9 @@ lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t
 	if (!lp_add_u64(start, count, &end) || end > src->num_values ||
 		!lp_add_u64(dst->num_values, count, &total))
 		return false;
+	/* nothing to append, and src may have no buffer to point into */
+	if (count == 0)
+		return true;
 	if (src->has_item_validity && !lp_block_add_item_validity(dst, src->items_per_value))
 		return false;
 	if (dst->has_item_validity &&
@@ -246,7 +249,9 @@ lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t
 		for (uint64_t i = start + 1; i <= end; i++)
 			if (!lp_buf_append_u64(&dst->offsets, base + offsets[i] - offsets[start]))
 				return false;
-		if (!lp_buf_append(&dst->data, src->data.data + offsets[start],
+		/* strings that are all empty have no bytes */
+		if (offsets[end] > offsets[start] &&
+			!lp_buf_append(&dst->data, src->data.data + offsets[start],
 						   offsets[end] - offsets[start]))
 			return false;
 	}
