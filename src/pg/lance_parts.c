@@ -13,6 +13,7 @@
 #include "base/lp_alloc.h"
 #include "sql/lp_commit_sql.h"
 #include "assemble/lp_copy.h"
+#include "fdw/lp_fdw.h"
 #include "base/lp_interrupt.h"
 #include "fdw/lp_fdw.h"
 
@@ -54,6 +55,8 @@ _PG_init(void)
 	/* each module defines the settings it owns */
 	LpCopyInit();
 	LpCommitInit();
+	LpFdwScanInit();
+	LpFdwPushdownInit();
 	LpFdwParallelInit();
 
 	MarkGUCPrefixReserved("lance_parts");

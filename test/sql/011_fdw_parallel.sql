@@ -19,20 +19,25 @@ CREATE SCHEMA par;
 IMPORT FOREIGN SCHEMA generated LIMIT TO (types_2_2_v2, deleted_2_2, multipage_2_2)
     FROM SERVER parallel_srv INTO par OPTIONS (uri :'testdata');
 -- the smallest data file of deleted_2_2 (its 90 rows, deleted or not)
-SELECT format('CREATE FOREIGN TABLE par.one_file (id bigint) SERVER parallel_srv OPTIONS (uri %L)',
-              :'testdata' || '/deleted_2_2.lance/data/' || f)
-FROM pg_ls_dir(:'testdata' || '/deleted_2_2.lance/data') f
-ORDER BY (pg_stat_file(:'testdata' || '/deleted_2_2.lance/data/' || f)).size LIMIT 1 \gexec
+DO $$
+DECLARE
+    data text := current_setting('lance_parts_test.testdata') || '/deleted_2_2.lance/data/';
+BEGIN
+    EXECUTE (SELECT format('CREATE FOREIGN TABLE par.one_file (id bigint) SERVER parallel_srv OPTIONS (uri %L)', data || f)
+             FROM pg_ls_dir(data) f ORDER BY (pg_stat_file(data || f)).size LIMIT 1);
+END
+$$;
 
 -- The plan of a query run with EXPLAIN ANALYZE: node names, workers planned
--- and launched, Lance units; paths and rows (they vary by process) left out
+-- and launched, Lance units; paths, rows and pages (they vary by process)
+-- left out
 CREATE FUNCTION pg_temp.parallel_plan(query text) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
     line text;
 BEGIN
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-        CONTINUE WHEN line ~ '^\s*(Lance Dataset|Lance File|Dataset Version|Data Files|Deleted Rows|Lance Fields|Rows Removed by [a-zA-Z ]+|Sort Method|Worker \d):';
+        CONTINUE WHEN line ~ '^\s*(Lance Dataset|Lance File|Dataset Version|Data Files|Deleted Rows|Lance Fields|Rows Removed by [a-zA-Z ]+|Lance Pages [a-zA-Z]+|Sort Method|Worker \d):';
         RETURN NEXT regexp_replace(line, ' \(actual rows=.*\)$', '');
     END LOOP;
 END
@@ -44,6 +49,20 @@ LANGUAGE plpgsql AS $$
 BEGIN
     RETURN QUERY SELECT * FROM pg_temp.parallel_plan(
         format('CREATE TABLE %I AS SELECT t::text AS r FROM %s t', into_table, tbl));
+END
+$$;
+
+-- What EXPLAIN ANALYZE counts for the foreign scan of a query, over all processes
+CREATE FUNCTION pg_temp.lance_counts(query text, OUT workers_launched int,
+                                     OUT rows_removed bigint, OUT pages_decoded bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || query INTO plan;
+    workers_launched := jsonb_path_query_first(plan, '$.** ? (@."Node Type" == "Gather")."Workers Launched"');
+    rows_removed := jsonb_path_query_first(plan, '$.** ? (@."Node Type" == "Foreign Scan")."Rows Removed by Lance Filter"');
+    pages_decoded := jsonb_path_query_first(plan, '$.** ? (@."Node Type" == "Foreign Scan")."Lance Pages Decoded"');
 END
 $$;
 
@@ -71,6 +90,9 @@ SELECT * FROM pg_temp.parallel_plan('SELECT count(*) FROM par.deleted_2_2');
 SELECT * FROM pg_temp.read_rows('par.types_2_2_v2', 'types_serial');
 SELECT * FROM pg_temp.read_rows('par.deleted_2_2', 'deleted_serial');
 SELECT * FROM pg_temp.read_rows('par.multipage_2_2', 'multipage_serial');
+CREATE TEMP TABLE counts_serial AS
+SELECT * FROM pg_temp.lance_counts('SELECT count(*), sum(i32), count(s) FROM par.types_2_2_v2 WHERE id >= 100');
+SELECT * FROM counts_serial;
 
 -- ---- 2 workers, a unit per fragment -------------------------------------------
 SET max_parallel_workers_per_gather = 2;
@@ -82,6 +104,9 @@ SELECT * FROM pg_temp.read_rows('par.deleted_2_2', 'deleted_parallel');
 SELECT * FROM pg_temp.same_rows('deleted_serial', 'deleted_parallel');
 SELECT * FROM pg_temp.read_rows('par.multipage_2_2', 'multipage_parallel');
 SELECT * FROM pg_temp.same_rows('multipage_serial', 'multipage_parallel');
+-- the pushed filter's removed rows and the pages decoded, the workers' included
+SELECT c.*, c.rows_removed = s.rows_removed AS same_removed, c.pages_decoded = s.pages_decoded AS same_pages
+FROM pg_temp.lance_counts('SELECT count(*), sum(i32), count(s) FROM par.types_2_2_v2 WHERE id >= 100') c, counts_serial s;
 -- the reference's live rows
 SELECT r.dataset, r.live_rows, x.n = r.live_rows AS same
 FROM (VALUES ('types_2_2_v2', (SELECT count(*) FROM types_parallel)),
@@ -99,6 +124,8 @@ SELECT * FROM pg_temp.read_rows('par.deleted_2_2', 'deleted_ranges');
 SELECT * FROM pg_temp.same_rows('deleted_serial', 'deleted_ranges');
 SELECT * FROM pg_temp.read_rows('par.types_2_2_v2', 'types_ranges');
 SELECT * FROM pg_temp.same_rows('types_serial', 'types_ranges');
+SELECT c.workers_launched, c.rows_removed = s.rows_removed AS same_removed
+FROM pg_temp.lance_counts('SELECT count(*), sum(i32), count(s) FROM par.types_2_2_v2 WHERE id >= 100') c, counts_serial s;
 SET lance_parts.fdw_unit_rows = 1000;
 SELECT * FROM pg_temp.read_rows('par.multipage_2_2', 'multipage_ranges');
 SELECT * FROM pg_temp.same_rows('multipage_serial', 'multipage_ranges');

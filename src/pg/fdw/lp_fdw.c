@@ -2,6 +2,10 @@
  * lp_fdw.c - the lance_fdw handler: planning, the executor's scans (through
  * the scan iterator of lp_fdw_scan.c; parallel scans share a queue of units,
  * lp_fdw_parallel.c) and EXPLAIN.
+ *
+ * The plan carries the columns to read (fdw_private) and the clauses the
+ * scan evaluates while decoding (fdw_exprs, chosen by lp_fdw_pushdown.c);
+ * the executor evaluates only the other clauses.
  */
 #include "postgres.h"
 
@@ -10,11 +14,13 @@
 #include "access/table.h"
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
+#include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 
 #include "fdw/lp_fdw.h"
 
@@ -22,21 +28,31 @@ PG_FUNCTION_INFO_V1(lance_fdw_handler);
 
 /* ---- planning -------------------------------------------------------------- */
 
+/* What planning learns of a foreign table (baserel->fdw_private). */
+typedef struct LpFdwRelInfo
+{
+	LpFdwSource *source;
+	List	   *pushed;			/* RestrictInfos the scan evaluates */
+} LpFdwRelInfo;
+
 static void
 lance_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	LpFdwTableOptions options;
 	LpFdwSource *source;
+	LpFdwRelInfo *info = palloc0(sizeof(LpFdwRelInfo));
 	double		live_rows;
 
 	lp_fdw_table_options(foreigntableid, &options);
 	source = lp_fdw_open_source(options.path, options.has_version, options.version, false);
+	info->source = source;
+	info->pushed = lp_fdw_pushable_clauses(baserel, foreigntableid, source);
 	live_rows = (double) source->physical_rows - (double) source->deleted_rows;
 	baserel->tuples = Max(live_rows, 0);
 	baserel->rows = clamp_row_est(baserel->tuples *
 								  clauselist_selectivity(root, baserel->baserestrictinfo,
 														 0, JOIN_INNER, NULL));
-	baserel->fdw_private = source;
+	baserel->fdw_private = info;
 }
 
 /*
@@ -54,7 +70,7 @@ lance_parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 static void
 lance_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
-	LpFdwSource *source = baserel->fdw_private;
+	LpFdwSource *source = ((LpFdwRelInfo *) baserel->fdw_private)->source;
 	int			width_columns = list_length(baserel->reltarget->exprs);
 	Cost		startup = 10 * (Cost) source->num_files;
 	Cost		run = baserel->tuples * cpu_tuple_cost * (1 + width_columns) +
@@ -104,25 +120,51 @@ static ForeignScan *
 lance_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 			   ForeignPath *best_path, List *tlist, List *scan_clauses, Plan *outer_plan)
 {
-	scan_clauses = extract_actual_clauses(scan_clauses, false);
-	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL,
+	LpFdwRelInfo *info = baserel->fdw_private;
+	List	   *local = NIL;
+	List	   *pushed = NIL;
+	ListCell   *cell;
+
+	foreach(cell, scan_clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, cell);
+
+		/* pseudoconstant clauses go to a gating Result node */
+		if (rinfo->pseudoconstant)
+			continue;
+		if (list_member_ptr(info->pushed, rinfo))
+			pushed = lappend(pushed, rinfo->clause);
+		else
+			local = lappend(local, rinfo->clause);
+	}
+	return make_foreignscan(tlist, local, baserel->relid, pushed,
 							list_make1(needed_columns(root, baserel, foreigntableid)),
 							NIL, NIL, outer_plan);
 }
 
 /* ---- the executor's scan ------------------------------------------------------ */
 
+/* Begin node's scan of version (NULL: the table's own), with its pushed clauses. */
 static void
-lance_begin_scan(ForeignScanState *node, int eflags)
+begin_scan(ForeignScanState *node, bool explain_only, const uint64 *version)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 
-	/* A worker reads its leader's version: its scan begins in lance_initialize_worker. */
-	if (IsParallelWorker() && plan->scan.plan.parallel_aware)
-		return;
 	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
-										linitial(plan->fdw_private),
-										(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0, NULL);
+										linitial(plan->fdw_private), explain_only, version);
+	if (plan->fdw_exprs != NIL && !explain_only)
+		lp_fdw_scan_set_filter(node->fdw_state,
+							   lp_fdw_filter_begin(plan->fdw_exprs, plan->scan.scanrelid,
+												   &node->ss.ps));
+}
+
+static void
+lance_begin_scan(ForeignScanState *node, int eflags)
+{
+	/* A worker reads its leader's version: its scan begins in lance_initialize_worker. */
+	if (IsParallelWorker() && node->ss.ps.plan->parallel_aware)
+		return;
+	begin_scan(node, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0, NULL);
 }
 
 static TupleTableSlot *
@@ -144,12 +186,53 @@ lance_rescan(ForeignScanState *node)
 	lp_fdw_scan_rewind(node->fdw_state);
 }
 
+/* A worker's counts for EXPLAIN ANALYZE go to its leader through the queue. */
+static void
+add_worker_counts(LpFdwScan *scan)
+{
+	uint64		pages_decoded;
+	uint64		pages_skipped;
+
+	lp_fdw_scan_pages(scan, &pages_decoded, &pages_skipped);
+	lp_fdw_queue_add_counts(lp_fdw_scan_queue(scan), lp_fdw_scan_filtered_rows(scan),
+							pages_decoded, pages_skipped);
+}
+
 static void
 lance_end_scan(ForeignScanState *node)
 {
-	/* Memory goes with the executor's context; nothing stays open between rows. */
-	if (node->fdw_state != NULL)
-		lp_fdw_scan_end(node->fdw_state);
+	/*
+	 * Closes the data files of the fragment being read (a LIMIT ends scans early);
+	 * memory goes with the executor's context, and an ERROR closes the files
+	 * with the transaction.
+	 */
+	if (node->fdw_state == NULL)
+		return;
+	if (IsParallelWorker() && node->ss.ps.plan->parallel_aware)
+		add_worker_counts(node->fdw_state);
+	lp_fdw_scan_end(node->fdw_state);
+}
+
+/*
+ * The leader takes its workers' counts before the Gather frees the shared
+ * memory (children shut down first); a rescan after that shares a new queue.
+ */
+static void
+lance_shutdown(ForeignScanState *node)
+{
+	LpFdwUnitQueue *queue;
+	uint64		filtered_rows;
+	uint64		pages_decoded;
+	uint64		pages_skipped;
+
+	if (IsParallelWorker() || node->fdw_state == NULL)
+		return;
+	queue = lp_fdw_scan_queue(node->fdw_state);
+	if (queue == NULL)
+		return;
+	lp_fdw_queue_take_counts(queue, &filtered_rows, &pages_decoded, &pages_skipped);
+	lp_fdw_scan_add_counts(node->fdw_state, filtered_rows, pages_decoded, pages_skipped);
+	lp_fdw_scan_share(node->fdw_state, NULL);
 }
 
 /* ---- parallel scans: the queue of units in dynamic shared memory -------------- */
@@ -177,12 +260,9 @@ lance_reinitialize_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coor
 static void
 lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
 {
-	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	LpFdwUnitQueue *queue = coordinate;
 
-	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
-										linitial(plan->fdw_private), false,
-										lp_fdw_queue_version(queue));
+	begin_scan(node, false, lp_fdw_queue_version(queue));
 	lp_fdw_queue_check_source(queue, lp_fdw_scan_source(node->fdw_state));
 	lp_fdw_scan_share(node->fdw_state, queue);
 }
@@ -192,6 +272,7 @@ lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
 static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	const LpFdwSource *source = lp_fdw_scan_source(node->fdw_state);
 
 	if (source->single_file)
@@ -227,6 +308,27 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 		}
 		ExplainPropertyList("Lance Data Files", files, es);
 	}
+	if (plan->fdw_exprs != NIL)
+	{
+		List	   *context = set_deparse_context_plan(es->deparse_cxt, (Plan *) plan, NIL);
+
+		ExplainPropertyText("Lance Filter",
+							deparse_expression((Node *) make_ands_explicit(plan->fdw_exprs),
+											   context, es->verbose, false),
+							es);
+	}
+	if (es->analyze)
+	{
+		uint64		decoded;
+		uint64		skipped;
+
+		if (plan->fdw_exprs != NIL)
+			ExplainPropertyUInteger("Rows Removed by Lance Filter", NULL,
+									lp_fdw_scan_filtered_rows(node->fdw_state), es);
+		lp_fdw_scan_pages(node->fdw_state, &decoded, &skipped);
+		ExplainPropertyUInteger("Lance Pages Decoded", NULL, decoded, es);
+		ExplainPropertyUInteger("Lance Pages Skipped", NULL, skipped, es);
+	}
 }
 
 /* ---- handler ------------------------------------------------------------------- */
@@ -249,6 +351,7 @@ lance_fdw_handler(PG_FUNCTION_ARGS)
 	routine->InitializeDSMForeignScan = lance_initialize_dsm;
 	routine->ReInitializeDSMForeignScan = lance_reinitialize_dsm;
 	routine->InitializeWorkerForeignScan = lance_initialize_worker;
+	routine->ShutdownForeignScan = lance_shutdown;
 	routine->AnalyzeForeignTable = lp_fdw_analyze;
 	routine->ImportForeignSchema = lp_fdw_import_schema;
 	PG_RETURN_POINTER(routine);

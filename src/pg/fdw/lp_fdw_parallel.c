@@ -38,6 +38,10 @@ struct LpFdwUnitQueue
 	uint64		unit_rows;		/* the leader's lance_parts.fdw_unit_rows */
 	uint64		num_fragments;	/* of that version */
 	pg_atomic_uint64 next_unit;
+	/* the workers' counts for EXPLAIN ANALYZE, until the leader takes them */
+	pg_atomic_uint64 filtered_rows;
+	pg_atomic_uint64 pages_decoded;
+	pg_atomic_uint64 pages_skipped;
 	/* fragment f has the units first_unit[f] to first_unit[f + 1] - 1 */
 	uint64		first_unit[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -151,6 +155,9 @@ lp_fdw_queue_create(void *space, const LpFdwSource *source)
 	for (uint64 f = 0; f < source->num_fragments; f++)
 		queue->first_unit[f + 1] = queue->first_unit[f] + fragment_units(source, f);
 	pg_atomic_init_u64(&queue->next_unit, 0);
+	pg_atomic_init_u64(&queue->filtered_rows, 0);
+	pg_atomic_init_u64(&queue->pages_decoded, 0);
+	pg_atomic_init_u64(&queue->pages_skipped, 0);
 	return queue;
 }
 
@@ -203,4 +210,22 @@ lp_fdw_queue_take(LpFdwUnitQueue *queue, LpFdwUnit *unit)
 	unit->num_rows = queue->first_unit[low + 1] - queue->first_unit[low] == 1
 		? PG_UINT64_MAX : queue->unit_rows;
 	return true;
+}
+
+void
+lp_fdw_queue_add_counts(LpFdwUnitQueue *queue, uint64 filtered_rows, uint64 pages_decoded,
+						uint64 pages_skipped)
+{
+	pg_atomic_fetch_add_u64(&queue->filtered_rows, (int64) filtered_rows);
+	pg_atomic_fetch_add_u64(&queue->pages_decoded, (int64) pages_decoded);
+	pg_atomic_fetch_add_u64(&queue->pages_skipped, (int64) pages_skipped);
+}
+
+void
+lp_fdw_queue_take_counts(LpFdwUnitQueue *queue, uint64 *filtered_rows, uint64 *pages_decoded,
+						 uint64 *pages_skipped)
+{
+	*filtered_rows = pg_atomic_exchange_u64(&queue->filtered_rows, 0);
+	*pages_decoded = pg_atomic_exchange_u64(&queue->pages_decoded, 0);
+	*pages_skipped = pg_atomic_exchange_u64(&queue->pages_skipped, 0);
 }
