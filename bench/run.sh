@@ -3,7 +3,7 @@
 # run.sh - the assembly benchmarks, side by side on the same generated data,
 # appended to docs/BENCHMARKS.md with the command line that produced them.
 #
-#   sudo bench/run.sh [--size-mb N] [--reps N] [--no-append]
+#   sudo bench/run.sh [--size-mb N] [--reps N] [--only SECTION[,SECTION...]] [--no-append]
 #
 # Needs root (it mounts a loop XFS with reflink) and the installed extension
 # (make install).  It starts its own throwaway cluster (test/cluster.sh, port
@@ -21,9 +21,12 @@
 #      the vector parts on ext4 and XFS, and text-heavy fragments on ext4.
 #   4. 10 to 10,000 parts of the same total size: planning time per part
 #      (DEBUG1 message of concat_files) and total time.
-#   5. a full scan of about 1M rows (4 fragments; id, value, label and an
-#      8-float vector) through lance_fdw against lancedb reading the same
-#      dataset.
+#   5. a full scan of 2M rows (8 fragments; id, value, label and an 8-float
+#      vector) through lance_fdw with 0, 1 and 2 parallel workers against
+#      lancedb reading the same dataset.
+#
+# --only runs some sections: assembly (1), memory (2), compaction (3),
+# parts (4), scan (5).
 #
 set -euo pipefail
 
@@ -37,13 +40,15 @@ COMMAND="bench/run.sh${*:+ $*}"
 SIZE_MB=1024
 REPS=3
 APPEND=true
+ONLY=assembly,memory,compaction,parts,scan
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--size-mb) SIZE_MB=$2; shift ;;
 		--reps) REPS=$2; shift ;;
+		--only) ONLY=$2; shift ;;
 		--no-append) APPEND=false ;;
-		*) echo "usage: bench/run.sh [--size-mb N] [--reps N] [--no-append]" >&2; exit 2 ;;
+		*) echo "usage: bench/run.sh [--size-mb N] [--reps N] [--only SECTION[,SECTION...]] [--no-append]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -70,6 +75,7 @@ cleanup()
 trap cleanup EXIT
 
 log() { echo "bench: $*" >&2; }
+section() { [[ ",$ONLY," == *",$1,"* ]]; }
 out() { echo "$*" >>"$RESULTS"; }
 
 # seconds CMD... - wall-clock seconds of CMD, 3 decimals
@@ -125,30 +131,35 @@ log "cluster"
 . "$LP_CLUSTER_DIR/env"
 sql -c "CREATE EXTENSION lance_parts"
 
-log "reflink XFS"
-truncate -s $((SIZE_MB * 4 + 1024))M "$WORK/xfs.img"
-mkfs.xfs -q -m reflink=1 "$WORK/xfs.img"
-mkdir -p "$XFS"
-mount -o loop "$WORK/xfs.img" "$XFS"
 mkdir -p "$WORK/ext4"
-chown postgres: "$XFS" "$WORK/ext4"
+chown postgres: "$WORK/ext4"
+if section assembly || section memory || section compaction; then
+	log "reflink XFS"
+	truncate -s $((SIZE_MB * 4 + 1024))M "$WORK/xfs.img"
+	mkfs.xfs -q -m reflink=1 "$WORK/xfs.img"
+	mkdir -p "$XFS"
+	mount -o loop "$WORK/xfs.img" "$XFS"
+	chown postgres: "$XFS"
 
-log "generating $SIZE_MB MB of parts with npm lancedb"
-node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" big 10 $((SIZE_MB * 1024 * 1024 / 10)) >"$WORK/generate.json"
-chown -R postgres: "$WORK/ext4"
-mapfile -t EXT4_PARTS < <(ls "$WORK/ext4/big.lance/data/"*.lance)
-PARTS_MB=$(du -cm --apparent-size "${EXT4_PARTS[@]}" | tail -1 | cut -f1)
-mkdir -p "$XFS/parts"
-cp --reflink=never "${EXT4_PARTS[@]}" "$XFS/parts/"
-sync
-chown -R postgres: "$XFS"
-mapfile -t XFS_PARTS < <(ls "$XFS/parts/"*.lance)
+	log "generating $SIZE_MB MB of parts with npm lancedb"
+	node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" big 10 $((SIZE_MB * 1024 * 1024 / 10)) >"$WORK/generate.json"
+	chown -R postgres: "$WORK/ext4"
+	mapfile -t EXT4_PARTS < <(ls "$WORK/ext4/big.lance/data/"*.lance)
+	PARTS_MB=$(du -cm --apparent-size "${EXT4_PARTS[@]}" | tail -1 | cut -f1)
+	mkdir -p "$XFS/parts"
+	cp --reflink=never "${EXT4_PARTS[@]}" "$XFS/parts/"
+	sync
+	chown -R postgres: "$XFS"
+	mapfile -t XFS_PARTS < <(ls "$XFS/parts/"*.lance)
+fi
 
 out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 out ""
 out "Command: \`$COMMAND\` (sizes in MB of 2^20 bytes; times are medians of $REPS runs, in seconds)."
 out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(psql --version | head -1)."
-out "Data: 10 data files (one per fragment) written by npm lancedb $(node -p "require('$NODE_PATH/@lancedb/lancedb/package.json').version"), file version 2.1, rows of int64, float64, utf8 and a 128-float32 vector; $PARTS_MB MB in all."
+if section assembly || section memory || section compaction; then
+	out "Data: 10 data files (one per fragment) written by npm lancedb $(node -p "require('$NODE_PATH/@lancedb/lancedb/package.json').version"), file version 2.1, rows of int64, float64, utf8 and a 128-float32 vector; $PARTS_MB MB in all."
+fi
 out ""
 
 # ---- 1. throughput -----------------------------------------------------------------
@@ -196,33 +207,37 @@ throughput()
 	out ""
 }
 
-throughput ext4 "$WORK/ext4" "${EXT4_PARTS[@]}"
-throughput xfs "$XFS" "${XFS_PARTS[@]}"
+if section assembly; then
+	throughput ext4 "$WORK/ext4" "${EXT4_PARTS[@]}"
+	throughput xfs "$XFS" "${XFS_PARTS[@]}"
+fi
 
 # ---- 2. peak memory ---------------------------------------------------------------
 
-log "peak memory"
-out "### Backend peak memory (VmHWM) by input size, ext4"
-out ""
-out "| input MB | parts | workers | VmHWM before, kB | VmHWM after, kB |"
-out "|---:|---:|---:|---:|---:|"
-for count in 1 10 30; do
-	parts=()
-	for i in $(seq 0 $((count - 1))); do
-		parts+=("${EXT4_PARTS[$((i % 10))]}")
+if section memory; then
+	log "peak memory"
+	out "### Backend peak memory (VmHWM) by input size, ext4"
+	out ""
+	out "| input MB | parts | workers | VmHWM before, kB | VmHWM after, kB |"
+	out "|---:|---:|---:|---:|---:|"
+	for count in 1 10 30; do
+		parts=()
+		for i in $(seq 0 $((count - 1))); do
+			parts+=("${EXT4_PARTS[$((i % 10))]}")
+		done
+		input_mb=$(du -cm --apparent-size "${parts[@]}" | tail -1 | cut -f1)
+		[ "$count" -eq 30 ] && input_mb=$((PARTS_MB * 3))
+		for workers in 0 2; do
+			hwm=$(sql -c "SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')" \
+				-c "SET lance_parts.max_copy_workers = $workers" \
+				-c "SELECT status FROM lance_parts.concat_files('$WORK/ext4/memory.lance', $(array_sql "${parts[@]}"))" \
+				-c "SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')" | grep -v written | paste -sd' ')
+			rm -f "$WORK/ext4/memory.lance"
+			out "| $input_mb | $count | $workers | ${hwm% *} | ${hwm#* } |"
+		done
 	done
-	input_mb=$(du -cm --apparent-size "${parts[@]}" | tail -1 | cut -f1)
-	[ "$count" -eq 30 ] && input_mb=$((PARTS_MB * 3))
-	for workers in 0 2; do
-		hwm=$(sql -c "SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')" \
-			-c "SET lance_parts.max_copy_workers = $workers" \
-			-c "SELECT status FROM lance_parts.concat_files('$WORK/ext4/memory.lance', $(array_sql "${parts[@]}"))" \
-			-c "SELECT substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')" | grep -v written | paste -sd' ')
-		rm -f "$WORK/ext4/memory.lance"
-		out "| $input_mb | $count | $workers | ${hwm% *} | ${hwm#* } |"
-	done
-done
-out ""
+	out ""
+fi
 
 # ---- 3. against the reference compaction -------------------------------------------
 
@@ -267,77 +282,106 @@ compaction()
 	out ""
 }
 
-compaction ext4 "$WORK/ext4" "$WORK/ext4/big.lance" "Same 10 fragments (vectors)."
-compaction xfs "$XFS" "$WORK/ext4/big.lance" "Same 10 fragments (vectors)."
-log "generating text-heavy fragments with npm lancedb"
-node "$ROOT/bench/generate.cjs" text "$WORK/ext4" text 10 200000 >/dev/null
-compaction ext4 "$WORK/ext4" "$WORK/ext4/text.lance" \
-	"10 fragments of 200,000 text rows (id, an 8-word title, a 20-word body, a user id, a category; FSST and dictionaries)."
-rm -rf "$WORK/ext4/text.lance"
+if section compaction; then
+	compaction ext4 "$WORK/ext4" "$WORK/ext4/big.lance" "Same 10 fragments (vectors)."
+	compaction xfs "$XFS" "$WORK/ext4/big.lance" "Same 10 fragments (vectors)."
+	log "generating text-heavy fragments with npm lancedb"
+	node "$ROOT/bench/generate.cjs" text "$WORK/ext4" text 10 200000 >/dev/null
+	compaction ext4 "$WORK/ext4" "$WORK/ext4/text.lance" \
+		"10 fragments of 200,000 text rows (id, an 8-word title, a 20-word body, a user id, a category; FSST and dictionaries)."
+	rm -rf "$WORK/ext4/text.lance"
+fi
 
 # ---- 4. number of parts -------------------------------------------------------------
 
-out "### Cost by number of parts of the same total size, ext4"
-out ""
-out "Each row assembles one generated part of total/N bytes, listed N times."
-out ""
-out "| parts | part size, kB | validate + plan, ms | per part, µs | total seconds | MB/s |"
-out "|---:|---:|---:|---:|---:|---:|"
-for count in 10 100 1000 10000; do
-	log "$count parts"
-	node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" "n$count" 1 $((SIZE_MB * 1024 * 1024 / count)) >/dev/null
-	chown -R postgres: "$WORK/ext4/n$count.lance"
-	part=$(ls "$WORK/ext4/n$count.lance/data/"*.lance)
-	part_kb=$(( $(stat -c %s "$part") / 1024 ))
-	plan_ms=""
-	total=""
-	for rep in $(seq "$REPS"); do
-		start=$(date +%s.%N)
-		msg=$(sql -c "SET client_min_messages = debug1" \
-			-c "SELECT status FROM lance_parts.concat_files('$WORK/ext4/n.lance', array_fill('$part'::text, ARRAY[$count]))" 2>&1 |
-			sed -nE 's/.*validated and planned [0-9]+ parts of .* in ([0-9.]+) ms.*/\1/p')
-		end=$(date +%s.%N)
-		rm -f "$WORK/ext4/n.lance"
-		plan_ms+="$msg "
-		total+="$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }') "
+if section parts; then
+	out "### Cost by number of parts of the same total size, ext4"
+	out ""
+	out "Each row assembles one generated part of total/N bytes, listed N times."
+	out ""
+	out "| parts | part size, kB | validate + plan, ms | per part, µs | total seconds | MB/s |"
+	out "|---:|---:|---:|---:|---:|---:|"
+	for count in 10 100 1000 10000; do
+		log "$count parts"
+		node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" "n$count" 1 $((SIZE_MB * 1024 * 1024 / count)) >/dev/null
+		chown -R postgres: "$WORK/ext4/n$count.lance"
+		part=$(ls "$WORK/ext4/n$count.lance/data/"*.lance)
+		part_kb=$(( $(stat -c %s "$part") / 1024 ))
+		plan_ms=""
+		total=""
+		for rep in $(seq "$REPS"); do
+			start=$(date +%s.%N)
+			msg=$(sql -c "SET client_min_messages = debug1" \
+				-c "SELECT status FROM lance_parts.concat_files('$WORK/ext4/n.lance', array_fill('$part'::text, ARRAY[$count]))" 2>&1 |
+				sed -nE 's/.*validated and planned [0-9]+ parts of .* in ([0-9.]+) ms.*/\1/p')
+			end=$(date +%s.%N)
+			rm -f "$WORK/ext4/n.lance"
+			plan_ms+="$msg "
+			total+="$(echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }') "
+		done
+		plan_ms=$(echo "$plan_ms" | median)
+		total=$(echo "$total" | median)
+		total_mb=$(( $(stat -c %s "$part") * count / 1048576 ))
+		out "| $count | $part_kb | $plan_ms | $(awk -v ms="$plan_ms" -v n="$count" 'BEGIN { printf "%.1f", ms * 1000 / n }') | $total | $(mbps "$total_mb" "$total") |"
+		rm -rf "$WORK/ext4/n$count.lance"
 	done
-	plan_ms=$(echo "$plan_ms" | median)
-	total=$(echo "$total" | median)
-	total_mb=$(( $(stat -c %s "$part") * count / 1048576 ))
-	out "| $count | $part_kb | $plan_ms | $(awk -v ms="$plan_ms" -v n="$count" 'BEGIN { printf "%.1f", ms * 1000 / n }') | $total | $(mbps "$total_mb" "$total") |"
-	rm -rf "$WORK/ext4/n$count.lance"
-done
-out ""
+	out ""
+fi
 
 # ---- 5. full scans ----------------------------------------------------------------
 
-log "full scans"
-node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" scan 4 $((250000 * 72)) 8 >"$WORK/scan.json"
-chown -R postgres: "$WORK/ext4/scan.lance"
-SCAN_ROWS=$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).rows" "$WORK/scan.json")
-sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw" \
-	-c "CREATE FOREIGN TABLE scan (id bigint, value double precision, label text, emb real[]) SERVER bench_scan OPTIONS (uri '$WORK/ext4/scan.lance')"
-fdw_times=""
-ref_times=""
-for rep in $(seq "$REPS"); do
-	# count(t.*) needs the whole row, so every column is decoded and converted
-	fdw_times+="$(seconds sql -c "SELECT count(t.*) FROM scan t") "
-	ref_times+="$(node "$ROOT/bench/scan.cjs" "$WORK/ext4" scan | node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
-done
-fdw_times=$(echo "$fdw_times" | median)
-ref_times=$(echo "$ref_times" | median)
-rows_per_second() { awk -v n="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }'; }
-out "### Full scan of $SCAN_ROWS rows, ext4"
-out ""
-out "Columns id int64, value float64, label utf8 and emb fixed_size_list<float32>[8] (file version 2.1, 4 fragments)."
-out "lance_fdw: \`SELECT count(t.*) FROM scan t\` through psql (every column decoded and converted to PostgreSQL"
-out "values; session start included). Reference: lancedb \`table.query().toArrow()\` of every column (timed inside node)."
-out ""
-out "| reader | seconds | rows per second |"
-out "|---|---:|---:|"
-out "| lance_fdw | $fdw_times | $(rows_per_second "$SCAN_ROWS" "$fdw_times") |"
-out "| lancedb (reference) | $ref_times | $(rows_per_second "$SCAN_ROWS" "$ref_times") |"
-out ""
+# scan WORKERS - a full scan through lance_fdw with at most WORKERS parallel workers
+scan()
+{
+	sql -c "SET max_parallel_workers_per_gather = $1" -c "SELECT count(t.*) FROM scan t"
+}
+
+# scan_plan WORKERS - "planned/launched" workers of the same scan (EXPLAIN ANALYZE)
+scan_plan()
+{
+	sql -c "SET max_parallel_workers_per_gather = $1" \
+		-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(t.*) FROM scan t" |
+		awk '/Workers Planned:/ { p = $3 } /Workers Launched:/ { l = $3 } END { printf "%d/%d", p, l }'
+}
+
+if section scan; then
+	log "full scans"
+	node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" scan 8 $((250000 * 72)) 8 >"$WORK/scan.json"
+	chown -R postgres: "$WORK/ext4/scan.lance"
+	SCAN_ROWS=$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).rows" "$WORK/scan.json")
+	sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw" \
+		-c "CREATE FOREIGN TABLE scan (id bigint, value double precision, label text, emb real[]) SERVER bench_scan OPTIONS (uri '$WORK/ext4/scan.lance')"
+	declare -A scan_times=() scan_plans=()
+	ref_times=""
+	for rep in $(seq "$REPS"); do
+		# count(t.*) needs the whole row, so every column is decoded and converted
+		for workers in 0 1 2; do
+			scan_times[$workers]+="$(seconds scan "$workers") "
+		done
+		ref_times+="$(node "$ROOT/bench/scan.cjs" "$WORK/ext4" scan | node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
+	done
+	for workers in 0 1 2; do
+		scan_times[$workers]=$(echo "${scan_times[$workers]}" | median)
+		scan_plans[$workers]=$(scan_plan "$workers")
+	done
+	ref_times=$(echo "$ref_times" | median)
+	rows_per_second() { awk -v n="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }'; }
+	out "### Full scan of $SCAN_ROWS rows, ext4"
+	out ""
+	out "Columns id int64, value float64, label utf8 and emb fixed_size_list<float32>[8] (file version 2.1, 8 fragments)."
+	out "lance_fdw: \`SELECT count(t.*) FROM scan t\` through psql (every column decoded and converted to PostgreSQL"
+	out "values; session start included) with \`max_parallel_workers_per_gather\` 0, 1 and 2 and the default planner costs"
+	out "(workers planned/launched from \`EXPLAIN ANALYZE\` of the same query; the leader scans too). Reference: lancedb"
+	out "\`table.query().toArrow()\` of every column (timed inside node). The runs alternate, so they share the machine's noise."
+	out ""
+	out "| reader | workers planned/launched | seconds | rows per second | speed / reference |"
+	out "|---|---:|---:|---:|---:|"
+	for workers in 0 1 2; do
+		out "| lance_fdw, $workers workers | ${scan_plans[$workers]} | ${scan_times[$workers]} | $(rows_per_second "$SCAN_ROWS" "${scan_times[$workers]}") | $(ratio "$ref_times" "${scan_times[$workers]}") |"
+	done
+	out "| lancedb (reference) | | $ref_times | $(rows_per_second "$SCAN_ROWS" "$ref_times") | 1.00 |"
+	out ""
+fi
 
 cat "$RESULTS"
 if $APPEND; then

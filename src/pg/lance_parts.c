@@ -13,7 +13,9 @@
 #include "base/lp_alloc.h"
 #include "sql/lp_commit_sql.h"
 #include "assemble/lp_copy.h"
+#include "fdw/lp_fdw.h"
 #include "base/lp_interrupt.h"
+#include "fdw/lp_fdw.h"
 
 PG_MODULE_MAGIC;
 
@@ -53,6 +55,9 @@ _PG_init(void)
 	/* each module defines the settings it owns */
 	LpCopyInit();
 	LpCommitInit();
+	LpFdwScanInit();
+	LpFdwPushdownInit();
+	LpFdwParallelInit();
 
 	MarkGUCPrefixReserved("lance_parts");
 }

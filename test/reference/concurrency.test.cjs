@@ -6,37 +6,11 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
 const h = require('./harness.cjs');
+const { psqlAsync } = require('./pg.cjs');
 
 const APPENDS_PER_SESSION = 20;
 const dir = h.scratchDir('concurrency');
-
-// Run a psql script in a child process; resolve with its output lines.  With
-// continueOnError, failed statements do not stop the script: resolve with
-// { out, err }, the lines of standard output and of standard error.
-function psqlAsync(script, continueOnError = false)
-{
-	return new Promise((resolve, reject) => {
-		const child = spawn('psql', ['-X', '-q', '-A', '-t', '-v',
-			'ON_ERROR_STOP=' + (continueOnError ? '0' : '1'), '-f', '-'],
-		{ stdio: ['pipe', 'pipe', 'pipe'] });
-		let out = '';
-		let err = '';
-		const lines = (text) => text.split('\n').filter((l) => l.length > 0);
-
-		child.stdout.on('data', (d) => { out += d; });
-		child.stderr.on('data', (d) => { err += d; });
-		child.on('error', reject);
-		child.on('close', (code) => {
-			if (code !== 0)
-				reject(new Error('psql exited with ' + code + ': ' + err));
-			else
-				resolve(continueOnError ? { out: lines(out), err: lines(err) } : lines(out));
-		});
-		child.stdin.end(script);
-	});
-}
 
 // A statement that waits until the given instant, so sessions start together.
 function startAt(when)

@@ -94,9 +94,9 @@ else
 
 # ---- a memory limit -----------------------------------------------------------
 
-# A file of many copies of a 5000-row part, read through lance_fdw by a
-# backend whose address space may grow by only 16 MB more: too little to
-# decode its string column.
+# A file of many copies of a 5000-row part, read through lance_fdw in one
+# batch of all its rows by a backend whose address space may grow by only
+# 16 MB more: too little to decode its string column.
 my $tmp = Cwd::abs_path(PostgreSQL::Test::Utils::tempdir);
 my $big_file = "$tmp/big.lance";
 $node->safe_psql('postgres',
@@ -106,6 +106,7 @@ $node->psql('postgres', qq{
 	CREATE SERVER lance_srv FOREIGN DATA WRAPPER lance_fdw;
 	CREATE FOREIGN TABLE big (s text) SERVER lance_srv OPTIONS (uri '$big_file');
 	SELECT count(*) FROM big;
+	SET lance_parts.fdw_batch_rows = 1048576;
 	DO \$\$
 	BEGIN
 	    EXECUTE format('COPY (SELECT 1 WHERE false) TO PROGRAM %L',

@@ -213,43 +213,56 @@ append_packed_bits(LpBlock *block, const uint8_t *bitmap, uint64_t start, uint64
 bool
 lp_block_append(LpBlock *dst, const LpBlock *src)
 {
+	return lp_block_append_range(dst, src, 0, src->num_values);
+}
+
+bool
+lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t count)
+{
 	uint64_t	total;
+	uint64_t	end;
 
 	if (dst->variable != src->variable ||
 		(!dst->variable && dst->bits_per_value != src->bits_per_value))
 		return false;
-	if (!lp_add_u64(dst->num_values, src->num_values, &total))
+	if (!lp_add_u64(start, count, &end) || end > src->num_values ||
+		!lp_add_u64(dst->num_values, count, &total))
 		return false;
+	/* nothing to append, and src may have no buffer to point into */
+	if (count == 0)
+		return true;
 	if (src->has_item_validity && !lp_block_add_item_validity(dst, src->items_per_value))
 		return false;
 	if (dst->has_item_validity &&
 		!(src->has_item_validity ?
-		  lp_bits_append_bitmap(&dst->item_validity, src->item_validity.buf.data, 0,
-								src->item_validity.num_bits) :
-		  lp_bits_append_n(&dst->item_validity, true,
-						   src->num_values * dst->items_per_value)))
+		  lp_bits_append_bitmap(&dst->item_validity, src->item_validity.buf.data,
+								start * src->items_per_value, count * src->items_per_value) :
+		  lp_bits_append_n(&dst->item_validity, true, count * dst->items_per_value)))
 		return false;
 	if (dst->variable)
 	{
 		const uint64_t *offsets = lp_block_offsets(src);
 		uint64_t	base = dst->data.len;
 
-		if (!lp_buf_reserve(&dst->offsets, src->num_values * 8))
+		if (!lp_buf_reserve(&dst->offsets, count * 8))
 			return false;
-		for (uint64_t i = 1; i <= src->num_values; i++)
-			if (!lp_buf_append_u64(&dst->offsets, base + offsets[i] - offsets[0]))
+		for (uint64_t i = start + 1; i <= end; i++)
+			if (!lp_buf_append_u64(&dst->offsets, base + offsets[i] - offsets[start]))
 				return false;
-		if (!lp_buf_append(&dst->data, src->data.data + offsets[0],
-						   offsets[src->num_values] - offsets[0]))
+		/* strings that are all empty have no bytes */
+		if (offsets[end] > offsets[start] &&
+			!lp_buf_append(&dst->data, src->data.data + offsets[start],
+						   offsets[end] - offsets[start]))
 			return false;
 	}
 	else if (dst->bits_per_value % 8 != 0)
 	{
-		if (!append_packed_bits(dst, src->data.data, 0, src->num_values * dst->bits_per_value))
+		if (!append_packed_bits(dst, src->data.data, start * dst->bits_per_value,
+								count * dst->bits_per_value))
 			return false;
 	}
-	else if (!lp_buf_append(&dst->data, src->data.data,
-							src->num_values * (dst->bits_per_value / 8)))
+	else if (!lp_buf_append(&dst->data, src->data.data + start * (dst->bits_per_value / 8),
+							count * (dst->bits_per_value / 8)))
 		return false;
 	dst->num_values = total;
 	return true;
@@ -373,27 +386,44 @@ bool
 lp_read_page_buffer(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 					uint32_t index, uint8_t **data, uint64_t *len)
 {
-	const LpBufferRef *ref;
-
 	*data = NULL;
 	*len = 0;
 	if (index >= page->num_buffers)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is missing", index);
+	if (!lp_read_page_buffer_range(ctx, input, page, index, 0, page->buffers[index].size, data))
+		return false;
+	*len = page->buffers[index].size;
+	return true;
+}
+
+bool
+lp_read_page_buffer_range(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+						  uint32_t index, uint64_t offset, uint64_t len, uint8_t **data)
+{
+	const LpBufferRef *ref;
+
+	*data = NULL;
+	if (index >= page->num_buffers)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is missing", index);
 	ref = &page->buffers[index];
-	if (ref->size == 0)
+	if (offset > ref->size || len > ref->size - offset)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT,
+							"bytes %llu to %llu lie beyond buffer %u of %llu bytes",
+							(unsigned long long) offset, (unsigned long long) (offset + len),
+							index, (unsigned long long) ref->size);
+	if (len == 0)
 		return true;
-	if (ref->size > SIZE_MAX / 2)
+	if (len > SIZE_MAX / 2)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer %u is too large", index);
-	*data = lp_alloc((size_t) ref->size);
+	*data = lp_alloc((size_t) len);
 	if (*data == NULL)
 		return lp_page_no_memory(ctx);
-	if (!lp_input_read(input, ref->offset, *data, (size_t) ref->size, ctx->err))
+	if (!lp_input_read(input, ref->offset + offset, *data, (size_t) len, ctx->err))
 	{
 		lp_free(*data);
 		*data = NULL;
 		return false;
 	}
-	*len = ref->size;
 	return true;
 }
 

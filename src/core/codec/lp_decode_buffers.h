@@ -68,6 +68,9 @@ bool		lp_block_init_variable(LpBlock *block);
 void		lp_block_free(LpBlock *block);
 /* Append src to dst; false (err unset) if the shapes differ or dst cannot grow. */
 bool		lp_block_append(LpBlock *dst, const LpBlock *src);
+/* The same for values [start, start + count) of src (false also if they are not all there). */
+bool		lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start,
+								  uint64_t count);
 static inline const uint64_t *
 lp_block_offsets(const LpBlock *block)
 {
@@ -111,6 +114,10 @@ bool		lp_block_merge(const LpPageContext *ctx, LpBlock *dst, LpBlock *src);
 bool		lp_read_page_buffer(const LpPageContext *ctx, LpInput *input,
 								const LpPage *page, uint32_t index,
 								uint8_t **data, uint64_t *len);
+/* Bytes [offset, offset + len) of buffer index of page (LP_ERR_CORRUPT if not all there). */
+bool		lp_read_page_buffer_range(const LpPageContext *ctx, LpInput *input,
+									  const LpPage *page, uint32_t index, uint64_t offset,
+									  uint64_t len, uint8_t **data);
 
 /* Replace dictionary indices (fixed width ints) by the dictionary's values. */
 bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,

@@ -9,6 +9,10 @@
  * hold the value (u32 number of Arrow buffers, u32 length of each, then
  * their bytes), followed by the levels.  Levels are raw u16 unless
  * rep_compression / def_compression say otherwise.
+ *
+ * A take from a page without list layers (one level per row) makes values
+ * for the requested rows only; the page's levels (two bytes a row at most)
+ * are read whole.  A page with lists is decoded whole by the caller.
  */
 #include <string.h>
 
@@ -112,33 +116,43 @@ parse_value_buffer(const LpPageContext *ctx, const uint8_t *data, uint64_t len,
 	}
 }
 
-bool
-lp_decode_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
-						const Lance__Encodings21__ConstantLayout *layout,
-						const LpType *leaf_type, LpColumnLevels *acc)
+/* A constant page: its value (NULL: null) and its levels, as read. */
+typedef struct ConstantPage
+{
+	bool		variable;
+	uint32_t	bits;
+	uint8_t    *value_data;
+	const uint8_t *value;
+	uint64_t	value_len;
+	uint16_t   *rep;
+	uint16_t   *def;
+	uint64_t	num_levels;
+} ConstantPage;
+
+static void
+constant_page_free(ConstantPage *cp)
+{
+	lp_free(cp->value_data);
+	lp_free(cp->rep);
+	lp_free(cp->def);
+	memset(cp, 0, sizeof(*cp));
+}
+
+static bool
+read_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+				   const Lance__Encodings21__ConstantLayout *layout, const LpType *leaf_type,
+				   ConstantPage *cp)
 {
 	bool		has_inline = layout->inline_value_presence_case ==
 		LANCE__ENCODINGS21__CONSTANT_LAYOUT__INLINE_VALUE_PRESENCE_INLINE_VALUE;
 	bool		has_value_buffer = false;
 	uint32_t	levels_index = 0;
-	bool		variable;
-	uint32_t	bits;
-	uint8_t    *value_data = NULL;
 	uint64_t	value_data_len = 0;
-	const uint8_t *value = NULL;
-	uint64_t	value_len = 0;
-	uint16_t   *rep = NULL;
-	uint16_t   *def = NULL;
 	uint64_t	rep_count = 0;
 	uint64_t	def_count = 0;
-	uint64_t	visible;
-	uint16_t	max_visible;
-	LpPageLevels levels;
-	LpBlock		values;
-	bool		ok = false;
 
-	memset(&values, 0, sizeof(values));
-	if (!lp_leaf_storage(leaf_type, &variable, &bits))
+	memset(cp, 0, sizeof(*cp));
+	if (!lp_leaf_storage(leaf_type, &cp->variable, &cp->bits))
 		return lp_page_unsupported(ctx, "constant page of a nested type");
 	if (ctx->file->version >= LP_FILE_VERSION_2_2 && !has_inline &&
 		(page->num_buffers == 1 || page->num_buffers == 3))
@@ -148,75 +162,95 @@ lp_decode_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *
 
 	if (has_value_buffer)
 	{
-		if (!lp_read_page_buffer(ctx, input, page, 0, &value_data, &value_data_len))
+		if (!lp_read_page_buffer(ctx, input, page, 0, &cp->value_data, &value_data_len))
 			return false;
-		if (!parse_value_buffer(ctx, value_data, value_data_len, variable, bits, &value,
-								&value_len))
-			goto done;
+		if (!parse_value_buffer(ctx, cp->value_data, value_data_len, cp->variable, cp->bits,
+								&cp->value, &cp->value_len))
+			goto fail;
 		levels_index = 1;
 	}
 	else if (has_inline)
 	{
-		if (variable || layout->inline_value.len != (bits == 1 ? 1 : bits / 8))
+		if (cp->variable || layout->inline_value.len != (cp->bits == 1 ? 1 : cp->bits / 8))
 		{
 			lp_page_fail(ctx, LP_ERR_CORRUPT, "inline constant has the wrong width");
-			goto done;
+			goto fail;
 		}
-		value = layout->inline_value.data;
-		value_len = layout->inline_value.len;
+		cp->value = layout->inline_value.data;
+		cp->value_len = layout->inline_value.len;
 	}
 	if (page->num_buffers >= levels_index + 2)
 	{
 		if (!read_levels(ctx, input, page, levels_index, layout->rep_compression,
-						 layout->num_rep_values, &rep, &rep_count) ||
+						 layout->num_rep_values, &cp->rep, &rep_count) ||
 			!read_levels(ctx, input, page, levels_index + 1, layout->def_compression,
-						 layout->num_def_values, &def, &def_count))
-			goto done;
-		if (rep != NULL && def != NULL && rep_count != def_count)
+						 layout->num_def_values, &cp->def, &def_count))
+			goto fail;
+		if (cp->rep != NULL && cp->def != NULL && rep_count != def_count)
 		{
 			lp_page_fail(ctx, LP_ERR_CORRUPT, "constant page has %llu repetition and %llu definition levels",
 						 (unsigned long long) rep_count, (unsigned long long) def_count);
-			goto done;
+			goto fail;
 		}
 	}
-
 	if (page->num_rows > ((uint64_t) 1 << 32) || levels_count_too_large(rep_count, def_count))
 	{
 		lp_page_fail(ctx, LP_ERR_CORRUPT, "constant page claims %llu rows",
 					 (unsigned long long) page->num_rows);
-		goto done;
+		goto fail;
 	}
-	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
+	cp->num_levels = cp->rep ? rep_count : def_count;
+	return true;
+
+fail:
+	constant_page_free(cp);
+	return false;
+}
+
+/*
+ * Append num_rows rows of the page to acc, their levels rep/def (num_levels
+ * of them; both NULL when the page has none).
+ */
+static bool
+emit_rows(const LpPageContext *ctx, const Lance__Encodings21__ConstantLayout *layout,
+		  const ConstantPage *cp, uint16_t *rep, uint16_t *def, uint64_t num_levels,
+		  uint64_t num_rows, LpColumnLevels *acc)
+{
+	uint16_t	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
+	uint16_t   *null_def = NULL;
+	uint64_t	visible;
+	LpPageLevels levels;
+	LpBlock		values;
+	bool		ok = false;
+
+	memset(&values, 0, sizeof(values));
 	levels.rep = rep;
 	levels.def = def;
-	levels.num_levels = rep ? rep_count : def_count;
+	levels.num_levels = num_levels;
 	if (rep == NULL && def == NULL)
 	{
-		visible = page->num_rows;
+		visible = num_rows;
 		/* Without levels, an all-null page is null at its innermost nullable layer. */
-		if (value == NULL)
+		if (cp->value == NULL)
 		{
-			def = lp_alloc_array(page->num_rows + 1, sizeof(uint16_t));
-			if (def == NULL)
-			{
-				lp_page_no_memory(ctx);
-				goto done;
-			}
-			for (uint64_t i = 0; i < page->num_rows; i++)
-				def[i] = 1;
-			levels.def = def;
-			levels.num_levels = page->num_rows;
+			null_def = lp_alloc_array(num_rows + 1, sizeof(uint16_t));
+			if (null_def == NULL)
+				return lp_page_no_memory(ctx);
+			for (uint64_t i = 0; i < num_rows; i++)
+				null_def[i] = 1;
+			levels.def = null_def;
+			levels.num_levels = num_rows;
 		}
 	}
 	else
 	{
 		visible = 0;
-		for (uint64_t i = 0; i < levels.num_levels; i++)
+		for (uint64_t i = 0; i < num_levels; i++)
 			if (def == NULL || def[i] <= max_visible)
 				visible++;
 	}
 
-	if (variable)
+	if (cp->variable)
 	{
 		if (!lp_block_init_variable(&values))
 		{
@@ -225,23 +259,90 @@ lp_decode_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *
 		}
 	}
 	else
-		lp_block_init_fixed(&values, bits);
-	if (!lp_block_append_repeated(&values, value, value ? value_len : 0, visible))
+		lp_block_init_fixed(&values, cp->bits);
+	if (!lp_block_append_repeated(&values, cp->value, cp->value ? cp->value_len : 0, visible))
 	{
 		lp_page_no_memory(ctx);
 		goto done;
 	}
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels, visible,
-						   page->num_rows, acc))
+						   num_rows, acc))
 		goto done;
 	if (!lp_block_merge(ctx, &acc->values, &values))
 		goto done;
 	ok = true;
 
 done:
-	lp_free(value_data);
+	lp_free(null_def);
+	lp_block_free(&values);
+	return ok;
+}
+
+bool
+lp_decode_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+						const Lance__Encodings21__ConstantLayout *layout,
+						const LpType *leaf_type, LpColumnLevels *acc)
+{
+	ConstantPage cp;
+	bool		ok;
+
+	if (!read_constant_page(ctx, input, page, layout, leaf_type, &cp))
+		return false;
+	ok = emit_rows(ctx, layout, &cp, cp.rep, cp.def, cp.num_levels, page->num_rows, acc);
+	constant_page_free(&cp);
+	return ok;
+}
+
+/* The levels of the rows of ranges (one level per row) into a new array. */
+static bool
+select_levels(const LpPageContext *ctx, const uint16_t *levels, const LpRowRange *ranges,
+			  size_t num_ranges, uint64_t num_rows, uint16_t **selected)
+{
+	uint64_t	n = 0;
+
+	*selected = NULL;
+	if (levels == NULL)
+		return true;
+	*selected = lp_alloc_array(num_rows + 1, sizeof(uint16_t));
+	if (*selected == NULL)
+		return lp_page_no_memory(ctx);
+	for (size_t r = 0; r < num_ranges; r++)
+	{
+		memcpy(*selected + n, levels + ranges[r].start, ranges[r].count * sizeof(uint16_t));
+		n += ranges[r].count;
+	}
+	return true;
+}
+
+bool
+lp_take_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+					  const Lance__Encodings21__ConstantLayout *layout,
+					  const LpType *leaf_type, const LpRowRange *ranges, size_t num_ranges,
+					  LpColumnLevels *dst, uint64_t *rows_decoded)
+{
+	ConstantPage cp;
+	uint16_t   *rep = NULL;
+	uint16_t   *def = NULL;
+	uint64_t	num_rows = 0;
+	bool		ok;
+
+	if (!read_constant_page(ctx, input, page, layout, leaf_type, &cp))
+		return false;
+	for (size_t r = 0; r < num_ranges; r++)
+		num_rows += ranges[r].count;
+	/* Without lists every level is a row. */
+	if ((cp.rep != NULL || cp.def != NULL) && cp.num_levels != page->num_rows)
+		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "page of %llu rows has %llu levels",
+						  (unsigned long long) page->num_rows,
+						  (unsigned long long) cp.num_levels);
+	else
+		ok = select_levels(ctx, cp.rep, ranges, num_ranges, num_rows, &rep) &&
+			select_levels(ctx, cp.def, ranges, num_ranges, num_rows, &def) &&
+			emit_rows(ctx, layout, &cp, rep, def, rep || def ? num_rows : 0, num_rows, dst);
+	if (ok)
+		*rows_decoded += num_rows;
 	lp_free(rep);
 	lp_free(def);
-	lp_block_free(&values);
+	constant_page_free(&cp);
 	return ok;
 }

@@ -55,6 +55,74 @@ bool		lp_levels_decompress(const LpPageContext *ctx, const LpCompressive *encodi
 								 const uint8_t *data, uint64_t len, uint64_t num_levels,
 								 uint16_t **levels);
 
+/* ---- the field reader (lp_decode.c) and its pages (lp_take_pages.c) --------- */
+
+/* Rows [start, start + count) of a column (top-level rows, or 2.0 list items). */
+typedef struct LpRowRange
+{
+	uint64_t	start;
+	uint64_t	count;
+} LpRowRange;
+
+/* The reader behind lp_decode.h's opaque LpFieldReader (same typedef). */
+typedef struct LpFieldReader LpFieldReader;
+
+struct LpFieldReader
+{
+	LpInput    *input;
+	const LpFile *file;
+	uint32_t	field_index;
+	LpType	   *type;
+	uint32_t	first_column;
+	/* per column of the file, once visited: the first row of each page, then the column's rows */
+	uint64_t  **page_starts;
+	/* 2.0 list offsets columns, once visited: the first item of each page, then the items */
+	uint64_t  **item_starts;
+	/* what lp_field_reader_stats reports (LpDecodeStats) */
+	uint64_t	pages_decoded;
+	uint64_t	pages_skipped;
+	uint64_t	rows_decoded;
+};
+
+/* What lp_split_ranges found. */
+typedef enum LpSplitResult
+{
+	LP_SPLIT_OK,
+	LP_SPLIT_VISIT_FAILED,		/* the visitor failed (and set the error) */
+	LP_SPLIT_NO_MEMORY,
+	LP_SPLIT_BEYOND				/* rows lie beyond the last unit */
+} LpSplitResult;
+
+typedef bool (*LpUnitVisitor) (void *arg, uint64_t unit, const LpRowRange *ranges,
+							   size_t num_ranges);
+
+/*
+ * Split ranges (ascending, disjoint) over consecutive units (pages, chunks)
+ * whose first rows are starts[0..num_units), starts[num_units] being the
+ * end of the last, and visit each unit holding any of the rows with them
+ * as unit-relative ranges.
+ */
+LpSplitResult lp_split_ranges(const uint64_t *starts, uint64_t num_units,
+							  const LpRowRange *ranges, size_t num_ranges,
+							  LpUnitVisitor visit, void *arg);
+
+/*
+ * Called for each page of a column holding rows of a take, with those rows
+ * as page-relative ranges (ascending, at least one).
+ */
+typedef bool (*LpPageVisitor) (void *arg, const LpPageContext *ctx, const LpPage *page,
+							   const LpRowRange *ranges, size_t num_ranges);
+
+/*
+ * Visit the pages of column holding rows of ranges (ascending, disjoint),
+ * after checking that the column's pages hold expected_rows rows in all and
+ * polling for a cancel once per page visited.  Counts pages decoded and
+ * skipped.
+ */
+bool		lp_reader_visit_pages(LpFieldReader *reader, uint32_t column, uint64_t expected_rows,
+								  const LpRowRange *ranges, size_t num_ranges,
+								  LpPageVisitor visit, void *arg, LpError *err);
+
 /* ---- repetition and definition levels (lp_repdef.c) ----------------------- */
 
 /* One layer of a column, accumulated over its pages. */
@@ -89,6 +157,22 @@ typedef struct LpPageLevels
 	uint16_t   *def;
 } LpPageLevels;
 
+/* Append values ranges[0..num_ranges) of src to dst (LP_ERR_CORRUPT if they are not all there). */
+bool		lp_block_take(const LpPageContext *ctx, const LpBlock *src, const LpRowRange *ranges,
+						  size_t num_ranges, LpBlock *dst);
+
+/*
+ * Append top-level rows ranges[0..num_ranges) (ascending, disjoint, within
+ * src's rows) of src to dst (which has src's layers): the validity and list
+ * offsets of every layer and the values under them (lp_levels_take.c).
+ */
+bool		lp_column_levels_take(const LpPageContext *ctx, const LpColumnLevels *src,
+								  const LpRowRange *ranges, size_t num_ranges,
+								  LpColumnLevels *dst);
+
+/* True if one of the layers is a list. */
+bool		lp_layers_have_list(const Lance__Encodings21__RepDefLayer *layers, size_t n);
+
 /* Largest definition level that still has a value slot (before any list). */
 uint16_t	lp_max_visible_def(const Lance__Encodings21__RepDefLayer *layers, size_t n);
 
@@ -113,6 +197,23 @@ bool		lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input,
 									 const LpPage *page,
 									 const Lance__Encodings21__MiniBlockLayout *layout,
 									 LpColumnLevels *acc);
+/*
+ * Takes from pages without list layers (every level a row): page-relative
+ * ranges appended to dst, decoding only the units holding them, whose rows
+ * are added to *rows_decoded.
+ */
+bool		lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+								   const Lance__Encodings21__MiniBlockLayout *layout,
+								   const LpRowRange *ranges, size_t num_ranges,
+								   LpColumnLevels *dst, uint64_t *rows_decoded);
+bool		lp_take_fullzip_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+								 const Lance__Encodings21__FullZipLayout *layout,
+								 const LpRowRange *ranges, size_t num_ranges,
+								 LpColumnLevels *dst, uint64_t *rows_decoded);
+bool		lp_take_constant_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+								  const Lance__Encodings21__ConstantLayout *layout,
+								  const LpType *leaf_type, const LpRowRange *ranges,
+								  size_t num_ranges, LpColumnLevels *dst, uint64_t *rows_decoded);
 bool		lp_decode_fullzip_page(const LpPageContext *ctx, LpInput *input,
 								   const LpPage *page,
 								   const Lance__Encodings21__FullZipLayout *layout,
@@ -175,8 +276,8 @@ bool		lp_decode_v20_page(const LpPageContext *ctx,
 							   const LpSlice *buffers, uint32_t num_buffers, uint64_t num_values,
 							   bool variable, uint32_t bits, LpBlock *values, LpBits *validity);
 
-/* Decode the whole top-level field of a 2.0 file (columns from first_column). */
-bool		lp_decode_v20_field(LpInput *input, const LpFile *file, const LpType *type,
-								uint32_t first_column, LpArray **out, LpError *err);
+/* Rows ranges[0..num_ranges) of the reader's field of a 2.0 file. */
+bool		lp_take_v20_field(LpFieldReader *reader, const LpRowRange *ranges, size_t num_ranges,
+							  LpArray **out, LpError *err);
 
 #endif							/* LP_DECODE_INTERNAL_H */

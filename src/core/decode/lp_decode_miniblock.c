@@ -4,8 +4,12 @@
  *
  * Page buffers: 0 = chunk metadata words (u16 in 2.1; u32 with
  * has_large_chunk in 2.2+), 1 = chunks, 2 = dictionary when present, last =
- * repetition index when repetition_index_depth > 0 (not needed for a full
- * decode: chunks are read in order).
+ * repetition index when repetition_index_depth > 0.
+ *
+ * A take from a page without list layers reads and decodes only the chunks
+ * holding requested rows, one at a time (a chunk's value count is its row
+ * count).  A page with lists is decoded whole by the caller (its rows may
+ * span chunks; the repetition index that would find them is not used yet).
  */
 #include <string.h>
 
@@ -151,16 +155,13 @@ value_validity(const LpPageContext *ctx, const MiniBlockState *state, uint16_t m
 	return true;
 }
 
+/* The page's dictionary, decompressed. */
 static bool
-apply_dictionary(const LpPageContext *ctx, LpInput *input, const LpPage *page,
-				 MiniBlockState *state, uint16_t max_visible)
+read_dictionary(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+				const Lance__Encodings21__MiniBlockLayout *layout, LpBlock *dictionary)
 {
-	const Lance__Encodings21__MiniBlockLayout *layout = state->layout;
 	uint8_t    *dictionary_data;
 	uint64_t	dictionary_len;
-	LpBlock		dictionary;
-	LpBlock		gathered;
-	uint8_t    *valid;
 	bool		ok;
 
 	if (layout->num_dictionary_items > ((uint64_t) 1 << 32))
@@ -169,18 +170,23 @@ apply_dictionary(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	if (!lp_read_page_buffer(ctx, input, page, 2, &dictionary_data, &dictionary_len))
 		return false;
 	ok = lp_block_decompress(ctx, layout->dictionary, dictionary_data, dictionary_len,
-							 layout->num_dictionary_items, &dictionary);
+							 layout->num_dictionary_items, dictionary);
 	lp_free(dictionary_data);
-	if (!ok)
-		return false;
+	return ok;
+}
+
+static bool
+apply_dictionary(const LpPageContext *ctx, MiniBlockState *state, const LpBlock *dictionary,
+				 uint16_t max_visible)
+{
+	LpBlock		gathered;
+	uint8_t    *valid;
+	bool		ok;
+
 	if (!value_validity(ctx, state, max_visible, state->values.num_values, &valid))
-	{
-		lp_block_free(&dictionary);
 		return false;
-	}
-	ok = lp_dictionary_gather(ctx, &state->values, &dictionary, valid, &gathered);
+	ok = lp_dictionary_gather(ctx, &state->values, dictionary, valid, &gathered);
 	lp_free(valid);
-	lp_block_free(&dictionary);
 	if (!ok)
 		return false;
 	lp_block_free(&state->values);
@@ -188,21 +194,129 @@ apply_dictionary(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	return true;
 }
 
-bool
-lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
-						 const Lance__Encodings21__MiniBlockLayout *layout,
-						 LpColumnLevels *acc)
+/* Where each chunk of a page lies, from its metadata words. */
+typedef struct ChunkTable
 {
-	MiniBlockState state;
-	uint8_t    *meta = NULL;
-	uint8_t    *chunks = NULL;
-	uint64_t	meta_len;
-	uint64_t	chunks_len;
-	uint32_t	word_bytes = layout->has_large_chunk ? 4 : 2;
 	uint64_t	num_chunks;
+	uint64_t   *first_values;	/* num_chunks + 1: the first value of each, then num_items */
+	uint64_t   *offsets;		/* num_chunks + 1: the first byte of each in buffer 1, then its end */
+} ChunkTable;
+
+static void
+chunk_table_free(ChunkTable *table)
+{
+	lp_free(table->first_values);
+	lp_free(table->offsets);
+	memset(table, 0, sizeof(*table));
+}
+
+static bool
+check_layout(const LpPageContext *ctx, const LpPage *page,
+			 const Lance__Encodings21__MiniBlockLayout *layout)
+{
+	if (ctx->file->version >= LP_FILE_VERSION_2_2 && !layout->has_large_chunk)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "mini-block page of a 2.2+ file lacks large chunks");
+	if (layout->num_buffers == 0 || layout->num_buffers > MAX_CHUNK_BUFFERS)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "mini-block page declares %llu value buffers",
+							(unsigned long long) layout->num_buffers);
+	if (layout->dictionary != NULL && page->num_buffers < 3)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "dictionary page has no dictionary buffer");
+	if (page->num_buffers < 2)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "buffer 1 is missing");
+	return true;
+}
+
+/* Read and check the chunk metadata words (buffer 0) against the chunk buffer. */
+static bool
+read_chunk_table(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+				 const Lance__Encodings21__MiniBlockLayout *layout, ChunkTable *table)
+{
+	uint32_t	word_bytes = layout->has_large_chunk ? 4 : 2;
+	uint64_t	chunks_len = page->buffers[1].size;
+	uint8_t    *meta;
+	uint64_t	meta_len;
 	uint64_t	pos = 0;
 	uint64_t	values_seen = 0;
-	uint16_t	max_visible;
+
+	memset(table, 0, sizeof(*table));
+	if (!lp_read_page_buffer(ctx, input, page, 0, &meta, &meta_len))
+		return false;
+	if (meta_len % word_bytes != 0)
+	{
+		lp_free(meta);
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunk metadata is not whole words");
+	}
+	table->num_chunks = meta_len / word_bytes;
+	table->first_values = lp_alloc_array(table->num_chunks + 1, sizeof(uint64_t));
+	table->offsets = lp_alloc_array(table->num_chunks + 1, sizeof(uint64_t));
+	if (table->first_values == NULL || table->offsets == NULL)
+	{
+		lp_free(meta);
+		chunk_table_free(table);
+		return lp_page_no_memory(ctx);
+	}
+	for (uint64_t c = 0; c < table->num_chunks; c++)
+	{
+		uint64_t	word = lp_le_uint(meta + c * word_bytes, word_bytes);
+		uint64_t	log_values = word & 0xf;
+		uint64_t	chunk_bytes = ((word >> 4) + 1) * CHUNK_ALIGNMENT;
+		uint64_t	chunk_values;
+		const char *problem = NULL;
+
+		if (c + 1 < table->num_chunks)
+		{
+			chunk_values = (uint64_t) 1 << log_values;
+			if (log_values == 0 || chunk_values > layout->num_items - values_seen)
+				problem = "claims too many values";
+		}
+		else
+		{
+			chunk_values = layout->num_items - values_seen;
+			if (log_values != 0 && ((uint64_t) 1 << log_values) != chunk_values)
+				problem = "(the last) disagrees with the item count";
+		}
+		if (problem == NULL && chunk_bytes > chunks_len - pos)
+			problem = "overruns the chunk buffer";
+		if (problem != NULL)
+		{
+			lp_free(meta);
+			chunk_table_free(table);
+			return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunk %llu %s", (unsigned long long) c,
+								problem);
+		}
+		table->first_values[c] = values_seen;
+		table->offsets[c] = pos;
+		pos += chunk_bytes;
+		values_seen += chunk_values;
+	}
+	lp_free(meta);
+	table->first_values[table->num_chunks] = values_seen;
+	table->offsets[table->num_chunks] = pos;
+	if (values_seen != layout->num_items)
+	{
+		chunk_table_free(table);
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunks hold %llu of %llu items",
+							(unsigned long long) values_seen,
+							(unsigned long long) layout->num_items);
+	}
+	return true;
+}
+
+/*
+ * Decode chunks [first, end) - read from the file in one piece - into out,
+ * holding num_rows top-level rows: values, dictionary applied, levels
+ * unravelled.
+ */
+static bool
+decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+				 const Lance__Encodings21__MiniBlockLayout *layout, const ChunkTable *table,
+				 uint64_t first, uint64_t end, const LpBlock *dictionary, uint64_t num_rows,
+				 LpColumnLevels *out)
+{
+	MiniBlockState state;
+	uint8_t    *chunks = NULL;
+	uint64_t	base = table->offsets[first];
+	uint16_t	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
 	LpPageLevels levels;
 	bool		ok = false;
 
@@ -211,95 +325,146 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	state.layout = layout;
 	state.has_rep = layout->rep_compression != NULL;
 	state.has_def = layout->def_compression != NULL;
-	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
-
-	if (ctx->file->version >= LP_FILE_VERSION_2_2 && !layout->has_large_chunk)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "mini-block page of a 2.2+ file lacks large chunks");
-	if (layout->num_buffers == 0 || layout->num_buffers > MAX_CHUNK_BUFFERS)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "mini-block page declares %llu value buffers",
-							(unsigned long long) layout->num_buffers);
-	if (layout->dictionary != NULL && page->num_buffers < 3)
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "dictionary page has no dictionary buffer");
-
-	if (!lp_read_page_buffer(ctx, input, page, 0, &meta, &meta_len) ||
-		!lp_read_page_buffer(ctx, input, page, 1, &chunks, &chunks_len))
-		goto done;
-	if (meta_len % word_bytes != 0)
-	{
-		lp_page_fail(ctx, LP_ERR_CORRUPT, "chunk metadata is not whole words");
-		goto done;
-	}
-	num_chunks = meta_len / word_bytes;
 	lp_block_init_fixed(&state.values, 0);
-
-	for (uint64_t c = 0; c < num_chunks; c++)
-	{
-		uint64_t	word = lp_le_uint(meta + c * word_bytes, word_bytes);
-		uint64_t	log_values = word & 0xf;
-		uint64_t	chunk_bytes = ((word >> 4) + 1) * CHUNK_ALIGNMENT;
-		uint64_t	chunk_values;
-
-		if (c + 1 < num_chunks)
-		{
-			chunk_values = (uint64_t) 1 << log_values;
-			if (log_values == 0 || chunk_values > layout->num_items - values_seen)
-			{
-				lp_page_fail(ctx, LP_ERR_CORRUPT, "chunk %llu claims too many values",
-							 (unsigned long long) c);
-				goto done;
-			}
-		}
-		else
-		{
-			chunk_values = layout->num_items - values_seen;
-			if (log_values != 0 && ((uint64_t) 1 << log_values) != chunk_values)
-			{
-				lp_page_fail(ctx, LP_ERR_CORRUPT, "last chunk disagrees with the item count");
-				goto done;
-			}
-		}
-		if (chunk_bytes > chunks_len - pos)
-		{
-			lp_page_fail(ctx, LP_ERR_CORRUPT, "chunk %llu overruns the chunk buffer",
-						 (unsigned long long) c);
+	if (!lp_read_page_buffer_range(ctx, input, page, 1, base, table->offsets[end] - base, &chunks))
+		return false;
+	for (uint64_t c = first; c < end; c++)
+		if (!decode_chunk(&state, chunks + (table->offsets[c] - base),
+						  table->offsets[c + 1] - table->offsets[c],
+						  table->first_values[c + 1] - table->first_values[c]))
 			goto done;
-		}
-		if (!decode_chunk(&state, chunks + pos, chunk_bytes, chunk_values))
-			goto done;
-		pos += chunk_bytes;
-		values_seen += chunk_values;
-	}
-	if (values_seen != layout->num_items)
-	{
-		lp_page_fail(ctx, LP_ERR_CORRUPT, "chunks hold %llu of %llu items",
-					 (unsigned long long) values_seen, (unsigned long long) layout->num_items);
-		goto done;
-	}
-	if (layout->dictionary != NULL && state.values.num_values > 0 &&
-		!apply_dictionary(ctx, input, page, &state, max_visible))
+	if (dictionary != NULL && state.values.num_values > 0 &&
+		!apply_dictionary(ctx, &state, dictionary, max_visible))
 		goto done;
 
 	levels.num_levels = state.num_levels;
 	levels.rep = state.has_rep ? (uint16_t *) state.rep.data : NULL;
 	levels.def = state.has_def ? (uint16_t *) state.def.data : NULL;
-	if ((state.has_rep || state.has_def) && state.num_levels == 0 && layout->num_items == 0 &&
-		page->num_rows > 0)
+	if ((state.has_rep || state.has_def) && state.num_levels == 0 &&
+		table->first_values[end] == table->first_values[first] && num_rows > 0)
 	{
 		lp_page_fail(ctx, LP_ERR_CORRUPT, "page has rows but no levels");
 		goto done;
 	}
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels,
-						   state.values.num_values, page->num_rows, acc))
+						   state.values.num_values, num_rows, out))
 		goto done;
-	if (!lp_block_merge(ctx, &acc->values, &state.values))
+	if (!lp_block_merge(ctx, &out->values, &state.values))
 		goto done;
 	ok = true;
 
 done:
-	lp_free(meta);
 	lp_free(chunks);
 	lp_block_free(&state.values);
 	lp_buf_free(&state.rep);
 	lp_buf_free(&state.def);
+	return ok;
+}
+
+bool
+lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+						 const Lance__Encodings21__MiniBlockLayout *layout,
+						 LpColumnLevels *acc)
+{
+	ChunkTable	table;
+	LpBlock		dictionary;
+	bool		has_dictionary = false;
+	bool		ok;
+
+	memset(&dictionary, 0, sizeof(dictionary));
+	if (!check_layout(ctx, page, layout) || !read_chunk_table(ctx, input, page, layout, &table))
+		return false;
+	ok = true;
+	if (layout->dictionary != NULL && layout->num_items > 0)
+		ok = has_dictionary = read_dictionary(ctx, input, page, layout, &dictionary);
+	ok = ok && decode_chunk_run(ctx, input, page, layout, &table, 0, table.num_chunks,
+								has_dictionary ? &dictionary : NULL, page->num_rows, acc);
+	lp_block_free(&dictionary);
+	chunk_table_free(&table);
+	return ok;
+}
+
+/* A take from a mini-block page without lists: one chunk at a time. */
+typedef struct ChunkTake
+{
+	const LpPageContext *ctx;
+	LpInput    *input;
+	const LpPage *page;
+	const Lance__Encodings21__MiniBlockLayout *layout;
+	const ChunkTable *table;
+	bool		has_dictionary;
+	LpBlock		dictionary;		/* read with the first chunk that needs it */
+	LpColumnLevels *dst;
+	uint64_t	rows_decoded;
+} ChunkTake;
+
+static bool
+take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
+{
+	ChunkTake  *take = arg;
+	const ChunkTable *table = take->table;
+	uint64_t	rows = table->first_values[chunk + 1] - table->first_values[chunk];
+	LpColumnLevels chunk_levels;
+	bool		ok;
+
+	if (take->layout->dictionary != NULL && !take->has_dictionary)
+	{
+		if (!read_dictionary(take->ctx, take->input, take->page, take->layout, &take->dictionary))
+			return false;
+		take->has_dictionary = true;
+	}
+	if (!lp_column_levels_init(&chunk_levels, take->dst->num_layers))
+		return lp_page_no_memory(take->ctx);
+	ok = decode_chunk_run(take->ctx, take->input, take->page, take->layout, table, chunk,
+						  chunk + 1, take->has_dictionary ? &take->dictionary : NULL, rows,
+						  &chunk_levels) &&
+		lp_column_levels_take(take->ctx, &chunk_levels, ranges, num_ranges, take->dst);
+	lp_column_levels_free(&chunk_levels);
+	take->rows_decoded += rows;
+	return ok;
+}
+
+bool
+lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+					   const Lance__Encodings21__MiniBlockLayout *layout,
+					   const LpRowRange *ranges, size_t num_ranges, LpColumnLevels *dst,
+					   uint64_t *rows_decoded)
+{
+	ChunkTable	table;
+	ChunkTake	take;
+	bool		ok = false;
+
+	/* Without lists every item is a row: chunk value counts are row counts. */
+	if (layout->num_items != page->num_rows)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "page of %llu rows holds %llu items",
+							(unsigned long long) page->num_rows,
+							(unsigned long long) layout->num_items);
+	if (!check_layout(ctx, page, layout) || !read_chunk_table(ctx, input, page, layout, &table))
+		return false;
+	memset(&take, 0, sizeof(take));
+	take.ctx = ctx;
+	take.input = input;
+	take.page = page;
+	take.layout = layout;
+	take.table = &table;
+	take.dst = dst;
+	switch (lp_split_ranges(table.first_values, table.num_chunks, ranges, num_ranges,
+							take_from_chunk, &take))
+	{
+		case LP_SPLIT_OK:
+			ok = true;
+			break;
+		case LP_SPLIT_VISIT_FAILED:
+			break;
+		case LP_SPLIT_NO_MEMORY:
+			lp_page_no_memory(ctx);
+			break;
+		case LP_SPLIT_BEYOND:
+			lp_page_fail(ctx, LP_ERR_CORRUPT, "rows lie beyond the page's chunks");
+			break;
+	}
+	*rows_decoded += take.rows_decoded;
+	lp_block_free(&take.dictionary);
+	chunk_table_free(&table);
 	return ok;
 }

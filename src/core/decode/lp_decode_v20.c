@@ -9,7 +9,6 @@
 
 #include "base/lp_alloc.h"
 #include "base/lp_checked.h"
-#include "base/lp_interrupt.h"
 #include "codec/lp_bitpack.h"
 #include "decode/lp_decode_internal.h"
 #include "base/lp_protobuf.h"
@@ -630,9 +629,6 @@ open_page(const LpPageContext *ctx, LpInput *input, const LpPage *lp_page, LpSli
 	*buffers = NULL;
 	*num_buffers = 0;
 	*enc = NULL;
-	/* every page of every 2.0 column is opened here: the place to stop */
-	if (lp_check_cancel(ctx->err))
-		return false;
 	if (!lp_unpack_page_encoding(ctx, lp_page, (ProtobufCMessage **) enc))
 		return false;
 	*buffers = lp_alloc_array(lp_page->num_buffers + 1, sizeof(LpSlice));
@@ -659,8 +655,9 @@ close_page(LpSlice *buffers, uint32_t num_buffers, ArrayEncoding *enc)
 	lp_protobuf_free(enc ? &enc->base : NULL);
 }
 
-static bool decode_field20(LpInput *input, const LpFile *file, const LpType *type,
-						   uint32_t *column, int depth, LpArray **out, LpError *err);
+static bool take_field20(LpFieldReader *reader, const LpType *type, uint32_t *column,
+						 int depth, const LpRowRange *ranges, size_t num_ranges,
+						 uint64_t expected_rows, bool under_list, LpArray **out, LpError *err);
 
 static bool
 check_column(const LpFile *file, uint32_t column, const LpType *type, LpError *err)
@@ -671,164 +668,301 @@ check_column(const LpFile *file, uint32_t column, const LpType *type, LpError *e
 	return true;
 }
 
-/* All pages of a leaf column. */
-static bool
-decode_leaf20(LpInput *input, const LpFile *file, const LpType *type, uint32_t column,
-			  LpArray **out, LpError *err)
+/* The rows of a take from a leaf column so far. */
+typedef struct Leaf20Take
 {
-	const LpColumn *col = &file->columns[column];
-	LpBlock		values;
-	LpBits		validity = {0};
+	LpFieldReader *reader;
 	bool		variable;
 	uint32_t	bits;
+	bool		under_list;
+	LpBlock		values;
+	LpBits		validity;
+} Leaf20Take;
 
-	memset(&values, 0, sizeof(values));
-	if (!lp_leaf_storage(type, &variable, &bits))
+static bool
+take_leaf20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
+				 const LpRowRange *ranges, size_t num_ranges)
+{
+	Leaf20Take *take = arg;
+	LpSlice    *buffers;
+	uint32_t	num_buffers;
+	ArrayEncoding *enc;
+	LpBlock		page_values;
+	LpBits		page_validity = {0};
+	bool		ok;
+
+	memset(&page_values, 0, sizeof(page_values));
+	ok = open_page(ctx, take->reader->input, lp_page, &buffers, &num_buffers, &enc) &&
+		lp_decode_v20_page(ctx, enc, buffers, num_buffers, lp_page->num_rows, take->variable,
+						   take->bits, &page_values, &page_validity);
+	close_page(buffers, num_buffers, enc);
+	if (ok && (page_values.num_values != lp_page->num_rows ||
+			   page_validity.num_bits != lp_page->num_rows))
+		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "page decodes to %llu values for %llu rows",
+						  (unsigned long long) page_values.num_values,
+						  (unsigned long long) lp_page->num_rows);
+	ok = ok && lp_block_take(ctx, &page_values, ranges, num_ranges, &take->values);
+	for (size_t i = 0; ok && i < num_ranges; i++)
+		if (!lp_bits_append_bitmap(&take->validity, page_validity.buf.data, ranges[i].start,
+								   ranges[i].count))
+			ok = lp_page_no_memory(ctx);
+	if (ok && !take->under_list)
+		take->reader->rows_decoded += lp_page->num_rows;
+	lp_block_free(&page_values);
+	lp_buf_free(&page_validity.buf);
+	return ok;
+}
+
+static bool
+take_leaf20(LpFieldReader *reader, const LpType *type, uint32_t column,
+			const LpRowRange *ranges, size_t num_ranges, uint64_t expected_rows,
+			bool under_list, LpArray **out, LpError *err)
+{
+	const LpFile *file = reader->file;
+	Leaf20Take	take;
+
+	memset(&take, 0, sizeof(take));
+	take.reader = reader;
+	take.under_list = under_list;
+	if (!lp_leaf_storage(type, &take.variable, &take.bits))
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "values of type \"%s\" in column %u of file \"%s\" are not supported",
 					   lp_type_id_name(type->id), column, file->name);
+	if (!lp_reader_visit_pages(reader, column, expected_rows, ranges, num_ranges,
+							   take_leaf20_page, &take, err) ||
+		!lp_leaf_array(type, &take.values, take.validity.num_bits, out, file, column, err))
+	{
+		lp_block_free(&take.values);
+		lp_buf_free(&take.validity.buf);
+		return false;
+	}
+	lp_take_validity(*out, &take.validity);
+	return true;
+}
+
+/* The first item of each page of a list offsets column, then its items. */
+static bool
+list_item_starts(LpFieldReader *reader, uint32_t column, const uint64_t **starts, LpError *err)
+{
+	const LpColumn *col = &reader->file->columns[column];
+	uint64_t   *first_items;
+
+	if (reader->item_starts[column] != NULL)
+	{
+		*starts = reader->item_starts[column];
+		return true;
+	}
+	first_items = lp_alloc_array((size_t) col->num_pages + 1, sizeof(uint64_t));
+	if (first_items == NULL)
+		return lp_decode_no_memory(err);
 	for (uint32_t p = 0; p < col->num_pages; p++)
 	{
-		LpPageContext ctx = {file, column, p, err};
-		LpSlice    *buffers;
-		uint32_t	num_buffers;
+		LpPageContext ctx = {reader->file, column, p, err};
 		ArrayEncoding *enc;
-		LpBlock		page_values;
 		bool		ok;
 
-		ok = open_page(&ctx, input, &col->pages[p], &buffers, &num_buffers, &enc) &&
-			lp_decode_v20_page(&ctx, enc, buffers, num_buffers, col->pages[p].num_rows,
-							   variable, bits, &page_values, &validity);
-		close_page(buffers, num_buffers, enc);
-		ok = ok && lp_block_merge(&ctx, &values, &page_values);
+		if (!lp_unpack_page_encoding(&ctx, &col->pages[p], (ProtobufCMessage **) &enc))
+		{
+			lp_free(first_items);
+			return false;
+		}
+		if (enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST)
+			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list column has a \"%s\" page",
+							  lp_array_encoding_name(enc));
+		else if (!lp_add_u64(first_items[p], enc->list->num_items, &first_items[p + 1]))
+			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list pages hold too many items");
+		else
+			ok = true;
+		lp_protobuf_free(&enc->base);
 		if (!ok)
 		{
-			lp_block_free(&values);
-			lp_buf_free(&validity.buf);
+			lp_free(first_items);
 			return false;
 		}
 	}
-	if (!lp_leaf_array(type, &values, validity.num_bits, out, file, column, err))
-	{
-		lp_block_free(&values);
-		lp_buf_free(&validity.buf);
-		return false;
-	}
-	lp_take_validity(*out, &validity);
+	reader->item_starts[column] = first_items;
+	*starts = first_items;
 	return true;
+}
+
+/* The rows of a take from a list offsets column so far, and the items they span. */
+typedef struct List20Take
+{
+	LpFieldReader *reader;
+	const uint64_t *item_starts;
+	bool		under_list;
+	LpBuf		offsets;
+	LpBits		validity;
+	LpBuf		items;			/* LpRowRange of the items, coalesced */
+} List20Take;
+
+static bool
+add_item_range(List20Take *take, uint64_t start, uint64_t count)
+{
+	LpRowRange *last = take->items.len == 0 ? NULL :
+		(LpRowRange *) (take->items.data + take->items.len - sizeof(LpRowRange));
+	LpRowRange	range = {start, count};
+
+	if (count == 0)
+		return true;
+	if (last != NULL && last->start + last->count == start)
+	{
+		last->count += count;
+		return true;
+	}
+	return lp_buf_append(&take->items, &range, sizeof(range));
+}
+
+/*
+ * Each end is the page-local end of the row, + adjustment when the list is
+ * null; every page's rows end at its last item, or items unreferenced by a
+ * page would shift the rows of later ones.
+ */
+static bool
+take_list20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
+				 const LpRowRange *ranges, size_t num_ranges)
+{
+	List20Take *take = arg;
+	LpSlice    *buffers;
+	uint32_t	num_buffers;
+	ArrayEncoding *enc;
+	LpBlock		ends;
+	LpBits		ignored = {0};
+	LpBits		valid = {0};
+	const Lance__Encodings__List *list = NULL;
+	uint64_t	page_first_item = take->item_starts[ctx->page];
+	uint64_t	previous = 0;
+	bool		ok;
+
+	memset(&ends, 0, sizeof(ends));
+	ok = open_page(ctx, take->reader->input, lp_page, &buffers, &num_buffers, &enc);
+	if (ok && enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST)
+		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "list column has a \"%s\" page",
+						  lp_array_encoding_name(enc));
+	list = ok ? enc->list : NULL;
+	ok = ok && lp_decode_v20_page(ctx, list->offsets, buffers, num_buffers, lp_page->num_rows,
+								  false, 0, &ends, &ignored);
+	if (ok && (ends.variable || ends.bits_per_value != 64 || ends.num_values != lp_page->num_rows))
+		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "list offsets are not 64-bit");
+	/* Adjusted ends in place, with the nulls beside them. */
+	for (uint64_t i = 0; ok && i < ends.num_values; i++)
+	{
+		uint64_t	end = lp_le64(ends.data.data + i * 8);
+		bool		is_null = list->null_offset_adjustment > 0 &&
+			end >= list->null_offset_adjustment;
+
+		if (is_null)
+			end -= list->null_offset_adjustment;
+		if (end < previous || end > list->num_items)
+			ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "list offset %llu is out of range",
+							  (unsigned long long) end);
+		else if (!lp_bits_append(&valid, !is_null))
+			ok = lp_page_no_memory(ctx);
+		lp_put_le_uint(ends.data.data + i * 8, 8, end);
+		previous = end;
+	}
+	if (ok && previous != list->num_items)
+		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "list rows reference %llu of the page's %llu items",
+						  (unsigned long long) previous, (unsigned long long) list->num_items);
+	for (size_t r = 0; ok && r < num_ranges; r++)
+	{
+		const uint8_t *data = ends.data.data;
+		uint64_t	start = ranges[r].start;
+		uint64_t	first = start == 0 ? 0 : lp_le64(data + (start - 1) * 8);
+		uint64_t	base = ((uint64_t *) take->offsets.data)[take->offsets.len / 8 - 1];
+
+		for (uint64_t i = start; ok && i < start + ranges[r].count; i++)
+			if (!lp_buf_append_u64(&take->offsets, base + lp_le64(data + i * 8) - first))
+				ok = lp_page_no_memory(ctx);
+		if (ok && (!lp_bits_append_bitmap(&take->validity, valid.buf.data, start, ranges[r].count) ||
+				   !add_item_range(take, page_first_item + first,
+								   lp_le64(data + (start + ranges[r].count - 1) * 8) - first)))
+			ok = lp_page_no_memory(ctx);
+	}
+	if (ok && !take->under_list)
+		take->reader->rows_decoded += lp_page->num_rows;
+	lp_block_free(&ends);
+	lp_buf_free(&ignored.buf);
+	lp_buf_free(&valid.buf);
+	close_page(buffers, num_buffers, enc);
+	return ok;
 }
 
 /* A list: its offsets column, then its item column(s). */
 static bool
-decode_list20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *column,
-			  int depth, LpArray **out, LpError *err)
+take_list20(LpFieldReader *reader, const LpType *type, uint32_t *column, int depth,
+			const LpRowRange *ranges, size_t num_ranges, uint64_t expected_rows,
+			bool under_list, LpArray **out, LpError *err)
 {
+	const LpFile *file = reader->file;
 	uint32_t	offsets_column = (*column)++;
 	const LpColumn *col = &file->columns[offsets_column];
-	LpBuf		offsets = {0};
-	LpBits		validity = {0};
-	uint64_t	base = 0;
-	uint64_t	rows = 0;
-	LpArray    *array;
+	List20Take	take;
+	LpArray    *array = NULL;
+	uint64_t	rows;
+	uint64_t	items;
+	bool		ok;
 
-	if (!lp_buf_append_u64(&offsets, 0))
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
-	for (uint32_t p = 0; p < col->num_pages; p++)
+	memset(&take, 0, sizeof(take));
+	take.reader = reader;
+	take.under_list = under_list;
+	ok = list_item_starts(reader, offsets_column, &take.item_starts, err);
+	if (ok && !lp_buf_append_u64(&take.offsets, 0))
+		ok = lp_decode_no_memory(err);
+	ok = ok && lp_reader_visit_pages(reader, offsets_column, expected_rows, ranges, num_ranges,
+									 take_list20_page, &take, err);
+	if (ok)
 	{
-		LpPageContext ctx = {file, offsets_column, p, err};
-		LpSlice    *buffers;
-		uint32_t	num_buffers;
-		ArrayEncoding *enc;
-		LpBlock		ends;
-		LpBits		ignored = {0};
-		const Lance__Encodings__List *list;
-		uint64_t	page_start = 0;
-		bool		ok;
-
-		memset(&ends, 0, sizeof(ends));
-		ok = open_page(&ctx, input, &col->pages[p], &buffers, &num_buffers, &enc);
-		if (ok && enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST)
-			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list column has a \"%s\" page",
-							  lp_array_encoding_name(enc));
-		list = ok ? enc->list : NULL;
-		ok = ok && lp_decode_v20_page(&ctx, list->offsets, buffers, num_buffers,
-									  col->pages[p].num_rows, false, 0, &ends, &ignored);
-		if (ok && (ends.variable || ends.bits_per_value != 64))
-			ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list offsets are not 64-bit");
-		/* Each end is the page-local end of the row, + adjustment when the list is null. */
-		for (uint64_t i = 0; ok && i < ends.num_values; i++)
-		{
-			uint64_t	end = lp_le64(ends.data.data + i * 8);
-			bool		is_null = list->null_offset_adjustment > 0 &&
-				end >= list->null_offset_adjustment;
-
-			if (is_null)
-				end -= list->null_offset_adjustment;
-			if (end < page_start || end > list->num_items)
-				ok = lp_page_fail(&ctx, LP_ERR_CORRUPT, "list offset %llu is out of range",
-								  (unsigned long long) end);
-			else if (!lp_buf_append_u64(&offsets, base + end) || !lp_bits_append(&validity, !is_null))
-				ok = lp_page_no_memory(&ctx);
-			page_start = end;
-		}
-		if (ok)
-		{
-			rows += ends.num_values;
-			base += list->num_items;
-		}
-		lp_block_free(&ends);
-		lp_buf_free(&ignored.buf);
-		close_page(buffers, num_buffers, enc);
-		if (!ok)
-		{
-			lp_buf_free(&offsets);
-			lp_buf_free(&validity.buf);
-			return false;
-		}
+		array = lp_array_new(type);
+		if (array == NULL || (array->children = lp_alloc(sizeof(LpArray *))) == NULL)
+			ok = lp_decode_no_memory(err);
 	}
-	/* Items not referenced by the last rows of a page would shift later rows. */
-	if (rows > 0 && ((uint64_t *) offsets.data)[rows] != base)
-	{
-		lp_buf_free(&offsets);
-		lp_buf_free(&validity.buf);
-		return lp_fail(err, LP_ERR_CORRUPT,
-					   "list column %u of file \"%s\" references fewer items than its pages hold",
-					   offsets_column, file->name);
-	}
-	array = lp_array_new(type);
-	if (array == NULL || (array->children = lp_alloc(sizeof(LpArray *))) == NULL)
+	if (!ok)
 	{
 		lp_array_free(array);
-		lp_buf_free(&offsets);
-		lp_buf_free(&validity.buf);
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
+		lp_buf_free(&take.offsets);
+		lp_buf_free(&take.validity.buf);
+		lp_buf_free(&take.items);
+		return false;
 	}
+	rows = take.offsets.len / 8 - 1;
+	items = ((uint64_t *) take.offsets.data)[rows];
 	array->length = rows;
-	array->offsets = (uint64_t *) lp_buf_take(&offsets);
-	lp_take_validity(array, &validity);
-	if (!decode_field20(input, file, type->children[0], column, depth + 1,
-						&array->children[0], err))
+	array->offsets = (uint64_t *) lp_buf_take(&take.offsets);
+	lp_take_validity(array, &take.validity);
+	ok = take_field20(reader, type->children[0], column, depth + 1,
+					  (const LpRowRange *) take.items.data, take.items.len / sizeof(LpRowRange),
+					  take.item_starts[col->num_pages], true, &array->children[0], err);
+	lp_buf_free(&take.items);
+	if (!ok)
 	{
 		lp_array_free(array);
 		return false;
 	}
 	array->num_children = 1;
-	if (array->children[0]->length != base)
+	if (array->children[0]->length != items)
 	{
 		lp_array_free(array);
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "list field \"%s\" of file \"%s\" has %llu items, its offsets %llu",
 					   type->name, file->name,
-					   (unsigned long long) array->children[0]->length, (unsigned long long) base);
+					   (unsigned long long) array->children[0]->length, (unsigned long long) items);
 	}
 	*out = array;
 	return true;
 }
 
+/*
+ * Rows ranges[0..num_ranges) of the subtree of type, whose columns hold
+ * expected_rows rows (the file's, or under a list the list's items).
+ */
 static bool
-decode_field20(LpInput *input, const LpFile *file, const LpType *type, uint32_t *column,
-			   int depth, LpArray **out, LpError *err)
+take_field20(LpFieldReader *reader, const LpType *type, uint32_t *column, int depth,
+			 const LpRowRange *ranges, size_t num_ranges, uint64_t expected_rows,
+			 bool under_list, LpArray **out, LpError *err)
 {
+	const LpFile *file = reader->file;
+
 	*out = NULL;
 	if (depth > MAX_NESTING)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "field \"%s\" of file \"%s\" is nested too deeply",
@@ -836,7 +970,8 @@ decode_field20(LpInput *input, const LpFile *file, const LpType *type, uint32_t 
 	if (!check_column(file, *column, type, err))
 		return false;
 	if (type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST)
-		return decode_list20(input, file, type, column, depth, out, err);
+		return take_list20(reader, type, column, depth, ranges, num_ranges, expected_rows,
+						   under_list, out, err);
 	if (type->id == LP_TYPE_STRUCT && !type->packed)
 	{
 		/* The header column carries no data; 2.0 cannot store null structs. */
@@ -850,48 +985,39 @@ decode_field20(LpInput *input, const LpFile *file, const LpType *type, uint32_t 
 			lp_array_free(array);
 			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory while decoding a Lance file");
 		}
+		for (size_t r = 0; r < num_ranges; r++)
+			length += ranges[r].count;
 		for (uint32_t i = 0; i < type->num_children; i++)
 		{
-			if (!decode_field20(input, file, type->children[i], column, depth + 1,
-								&array->children[i], err))
+			if (!take_field20(reader, type->children[i], column, depth + 1, ranges, num_ranges,
+							  expected_rows, under_list, &array->children[i], err))
 			{
 				lp_array_free(array);
 				return false;
 			}
 			array->num_children++;
-			if (i > 0 && array->children[i]->length != length)
+			if (array->children[i]->length != length)
 			{
 				lp_array_free(array);
 				return lp_fail(err, LP_ERR_CORRUPT,
 							   "children of struct \"%s\" of file \"%s\" have different lengths",
 							   type->name, file->name);
 			}
-			length = array->children[i]->length;
 		}
 		array->length = length;
 		*out = array;
 		return true;
 	}
-	return decode_leaf20(input, file, type, (*column)++, out, err);
+	return take_leaf20(reader, type, (*column)++, ranges, num_ranges, expected_rows, under_list,
+					   out, err);
 }
 
 bool
-lp_decode_v20_field(LpInput *input, const LpFile *file, const LpType *type,
-					uint32_t first_column, LpArray **out, LpError *err)
+lp_take_v20_field(LpFieldReader *reader, const LpRowRange *ranges, size_t num_ranges,
+				  LpArray **out, LpError *err)
 {
-	uint32_t	column = first_column;
+	uint32_t	column = reader->first_column;
 
-	if (!decode_field20(input, file, type, &column, 0, out, err))
-		return false;
-	if ((*out)->length != file->num_rows)
-	{
-		uint64_t	length = (*out)->length;
-
-		lp_array_free(*out);
-		*out = NULL;
-		return lp_fail(err, LP_ERR_CORRUPT, "field \"%s\" of file \"%s\" has %llu rows, the file %llu",
-					   type->name, file->name, (unsigned long long) length,
-					   (unsigned long long) file->num_rows);
-	}
-	return true;
+	return take_field20(reader, reader->type, &column, 0, ranges, num_ranges,
+						reader->file->num_rows, false, out, err);
 }

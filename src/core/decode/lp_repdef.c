@@ -41,6 +41,15 @@ layer_def_levels(Layer layer)
 	}
 }
 
+bool
+lp_layers_have_list(const Layer *layers, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (layer_is_list(layers[i]))
+			return true;
+	return false;
+}
+
 uint16_t
 lp_max_visible_def(const Layer *layers, size_t n)
 {

@@ -1,18 +1,26 @@
 /*
  * lp_fdw.c - the lance_fdw handler: planning, the executor's scans (through
- * the scan iterator of lp_fdw_scan.c) and EXPLAIN.
+ * the scan iterator of lp_fdw_scan.c; parallel scans share a queue of units,
+ * lp_fdw_parallel.c) and EXPLAIN.
+ *
+ * The plan carries the columns to read (fdw_private) and the clauses the
+ * scan evaluates while decoding (fdw_exprs, chosen by lp_fdw_pushdown.c);
+ * the executor evaluates only the other clauses.
  */
 #include "postgres.h"
 
 #include "access/sysattr.h"
+#include "access/parallel.h"
 #include "access/table.h"
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
+#include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 
 #include "fdw/lp_fdw.h"
 
@@ -20,36 +28,61 @@ PG_FUNCTION_INFO_V1(lance_fdw_handler);
 
 /* ---- planning -------------------------------------------------------------- */
 
+/* What planning learns of a foreign table (baserel->fdw_private). */
+typedef struct LpFdwRelInfo
+{
+	LpFdwSource *source;
+	List	   *pushed;			/* RestrictInfos the scan evaluates */
+} LpFdwRelInfo;
+
 static void
 lance_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	LpFdwTableOptions options;
 	LpFdwSource *source;
+	LpFdwRelInfo *info = palloc0(sizeof(LpFdwRelInfo));
 	double		live_rows;
 
 	lp_fdw_table_options(foreigntableid, &options);
 	source = lp_fdw_open_source(options.path, options.has_version, options.version, false);
+	info->source = source;
+	info->pushed = lp_fdw_pushable_clauses(baserel, foreigntableid, source);
 	live_rows = (double) source->physical_rows - (double) source->deleted_rows;
 	baserel->tuples = Max(live_rows, 0);
 	baserel->rows = clamp_row_est(baserel->tuples *
 								  clauselist_selectivity(root, baserel->baserestrictinfo,
 														 0, JOIN_INNER, NULL));
-	baserel->fdw_private = source;
+	baserel->fdw_private = info;
+}
+
+/*
+ * Foreign tables may be scanned in parallel, but only through the partial
+ * path (lance_get_paths): a scan in a worker learns the leader's dataset
+ * version from the shared memory of a parallel-aware node, which a
+ * whole-table scan in a worker would not have.
+ */
+static bool
+lance_parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	return true;
 }
 
 static void
 lance_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
-	LpFdwSource *source = baserel->fdw_private;
+	LpFdwSource *source = ((LpFdwRelInfo *) baserel->fdw_private)->source;
 	int			width_columns = list_length(baserel->reltarget->exprs);
 	Cost		startup = 10 * (Cost) source->num_files;
-	Cost		total = startup + baserel->tuples * cpu_tuple_cost * (1 + width_columns) +
+	Cost		run = baserel->tuples * cpu_tuple_cost * (1 + width_columns) +
 		baserel->tuples * cpu_operator_cost * list_length(baserel->baserestrictinfo);
+	Path	   *path;
 
-	add_path(baserel, (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows,
-													   startup, total, NIL,
-													   baserel->lateral_relids,
-													   NULL, NIL));
+	path = (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows,
+											startup, startup + run, NIL,
+											baserel->lateral_relids, NULL, NIL);
+	path->parallel_safe = false;
+	add_path(baserel, path);
+	lp_fdw_add_partial_path(root, baserel, source, startup, run);
 }
 
 /* The attribute numbers of the columns the query reads, as an integer list. */
@@ -87,22 +120,51 @@ static ForeignScan *
 lance_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 			   ForeignPath *best_path, List *tlist, List *scan_clauses, Plan *outer_plan)
 {
-	scan_clauses = extract_actual_clauses(scan_clauses, false);
-	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL,
+	LpFdwRelInfo *info = baserel->fdw_private;
+	List	   *local = NIL;
+	List	   *pushed = NIL;
+	ListCell   *cell;
+
+	foreach(cell, scan_clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, cell);
+
+		/* pseudoconstant clauses go to a gating Result node */
+		if (rinfo->pseudoconstant)
+			continue;
+		if (list_member_ptr(info->pushed, rinfo))
+			pushed = lappend(pushed, rinfo->clause);
+		else
+			local = lappend(local, rinfo->clause);
+	}
+	return make_foreignscan(tlist, local, baserel->relid, pushed,
 							list_make1(needed_columns(root, baserel, foreigntableid)),
 							NIL, NIL, outer_plan);
 }
 
 /* ---- the executor's scan ------------------------------------------------------ */
 
+/* Begin node's scan of version (NULL: the table's own), with its pushed clauses. */
 static void
-lance_begin_scan(ForeignScanState *node, int eflags)
+begin_scan(ForeignScanState *node, bool explain_only, const uint64 *version)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 
 	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
-										linitial(plan->fdw_private),
-										(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+										linitial(plan->fdw_private), explain_only, version);
+	if (plan->fdw_exprs != NIL && !explain_only)
+		lp_fdw_scan_set_filter(node->fdw_state,
+							   lp_fdw_filter_begin(plan->fdw_exprs, plan->scan.scanrelid,
+												   &node->ss.ps));
+}
+
+static void
+lance_begin_scan(ForeignScanState *node, int eflags)
+{
+	/* A worker reads its leader's version: its scan begins in lance_initialize_worker. */
+	if (IsParallelWorker() && node->ss.ps.plan->parallel_aware)
+		return;
+	begin_scan(node, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0, NULL);
 }
 
 static TupleTableSlot *
@@ -124,12 +186,85 @@ lance_rescan(ForeignScanState *node)
 	lp_fdw_scan_rewind(node->fdw_state);
 }
 
+/* A worker's counts for EXPLAIN ANALYZE go to its leader through the queue. */
+static void
+add_worker_counts(LpFdwScan *scan)
+{
+	uint64		pages_decoded;
+	uint64		pages_skipped;
+
+	lp_fdw_scan_pages(scan, &pages_decoded, &pages_skipped);
+	lp_fdw_queue_add_counts(lp_fdw_scan_queue(scan), lp_fdw_scan_filtered_rows(scan),
+							pages_decoded, pages_skipped);
+}
+
 static void
 lance_end_scan(ForeignScanState *node)
 {
-	/* Memory goes with the executor's context; nothing stays open between rows. */
-	if (node->fdw_state != NULL)
-		lp_fdw_scan_end(node->fdw_state);
+	/*
+	 * Closes the data files of the fragment being read (a LIMIT ends scans early);
+	 * memory goes with the executor's context, and an ERROR closes the files
+	 * with the transaction.
+	 */
+	if (node->fdw_state == NULL)
+		return;
+	if (IsParallelWorker() && node->ss.ps.plan->parallel_aware)
+		add_worker_counts(node->fdw_state);
+	lp_fdw_scan_end(node->fdw_state);
+}
+
+/*
+ * The leader takes its workers' counts before the Gather frees the shared
+ * memory (children shut down first); a rescan after that shares a new queue.
+ */
+static void
+lance_shutdown(ForeignScanState *node)
+{
+	LpFdwUnitQueue *queue;
+	uint64		filtered_rows;
+	uint64		pages_decoded;
+	uint64		pages_skipped;
+
+	if (IsParallelWorker() || node->fdw_state == NULL)
+		return;
+	queue = lp_fdw_scan_queue(node->fdw_state);
+	if (queue == NULL)
+		return;
+	lp_fdw_queue_take_counts(queue, &filtered_rows, &pages_decoded, &pages_skipped);
+	lp_fdw_scan_add_counts(node->fdw_state, filtered_rows, pages_decoded, pages_skipped);
+	lp_fdw_scan_share(node->fdw_state, NULL);
+}
+
+/* ---- parallel scans: the queue of units in dynamic shared memory -------------- */
+
+static Size
+lance_estimate_dsm(ForeignScanState *node, ParallelContext *pcxt)
+{
+	return lp_fdw_queue_size(lp_fdw_scan_source(node->fdw_state));
+}
+
+static void
+lance_initialize_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	lp_fdw_scan_share(node->fdw_state,
+					  lp_fdw_queue_create(coordinate, lp_fdw_scan_source(node->fdw_state)));
+}
+
+/* Before a rescan; lance_rescan resets the leader's own position. */
+static void
+lance_reinitialize_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	lp_fdw_queue_reset(coordinate);
+}
+
+static void
+lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
+{
+	LpFdwUnitQueue *queue = coordinate;
+
+	begin_scan(node, false, lp_fdw_queue_version(queue));
+	lp_fdw_queue_check_source(queue, lp_fdw_scan_source(node->fdw_state));
+	lp_fdw_scan_share(node->fdw_state, queue);
 }
 
 /* ---- EXPLAIN ------------------------------------------------------------------ */
@@ -137,6 +272,7 @@ lance_end_scan(ForeignScanState *node)
 static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	const LpFdwSource *source = lp_fdw_scan_source(node->fdw_state);
 
 	if (source->single_file)
@@ -151,6 +287,8 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	if (!source->single_file)
 		ExplainPropertyUInteger("Deleted Rows", NULL, source->deleted_rows, es);
 	ExplainPropertyList("Lance Fields", lp_fdw_scan_field_names(node->fdw_state), es);
+	if (node->ss.ps.plan->parallel_aware)
+		ExplainPropertyUInteger("Lance Units", NULL, lp_fdw_count_units(source), es);
 	if (es->verbose && !source->single_file)
 	{
 		List	   *files = NIL;
@@ -170,6 +308,27 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 		}
 		ExplainPropertyList("Lance Data Files", files, es);
 	}
+	if (plan->fdw_exprs != NIL)
+	{
+		List	   *context = set_deparse_context_plan(es->deparse_cxt, (Plan *) plan, NIL);
+
+		ExplainPropertyText("Lance Filter",
+							deparse_expression((Node *) make_ands_explicit(plan->fdw_exprs),
+											   context, es->verbose, false),
+							es);
+	}
+	if (es->analyze)
+	{
+		uint64		decoded;
+		uint64		skipped;
+
+		if (plan->fdw_exprs != NIL)
+			ExplainPropertyUInteger("Rows Removed by Lance Filter", NULL,
+									lp_fdw_scan_filtered_rows(node->fdw_state), es);
+		lp_fdw_scan_pages(node->fdw_state, &decoded, &skipped);
+		ExplainPropertyUInteger("Lance Pages Decoded", NULL, decoded, es);
+		ExplainPropertyUInteger("Lance Pages Skipped", NULL, skipped, es);
+	}
 }
 
 /* ---- handler ------------------------------------------------------------------- */
@@ -187,6 +346,12 @@ lance_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReScanForeignScan = lance_rescan;
 	routine->EndForeignScan = lance_end_scan;
 	routine->ExplainForeignScan = lance_explain;
+	routine->IsForeignScanParallelSafe = lance_parallel_safe;
+	routine->EstimateDSMForeignScan = lance_estimate_dsm;
+	routine->InitializeDSMForeignScan = lance_initialize_dsm;
+	routine->ReInitializeDSMForeignScan = lance_reinitialize_dsm;
+	routine->InitializeWorkerForeignScan = lance_initialize_worker;
+	routine->ShutdownForeignScan = lance_shutdown;
 	routine->AnalyzeForeignTable = lp_fdw_analyze;
 	routine->ImportForeignSchema = lp_fdw_import_schema;
 	PG_RETURN_POINTER(routine);

@@ -2,7 +2,11 @@
  * lp_fdw.h - lance_fdw: foreign tables over Lance datasets and data files.
  *
  * lp_fdw.c           handler, planning, the executor's scans, EXPLAIN
- * lp_fdw_scan.c      the scan iterator: a source's live rows as datums
+ * lp_fdw_scan.c      the scan iterator: a source's live rows as datums, in
+ *                    batches, filter columns first
+ * lp_fdw_pushdown.c  the WHERE clauses evaluated while decoding: which, and how
+ * lp_fdw_parallel.c  parallel scans: units of work, the partial path, the
+ *                    queue of units in dynamic shared memory
  * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
@@ -17,6 +21,8 @@
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
 #include "lib/stringinfo.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
 #include "nodes/pg_list.h"
 #include "utils/relcache.h"
 
@@ -66,6 +72,7 @@ typedef struct LpFdwSource
 	uint64		num_files;
 	uint64		physical_rows;
 	uint64		deleted_rows;
+	uint64		data_bytes;		/* the data files' sizes the manifest records */
 } LpFdwSource;
 
 /*
@@ -87,10 +94,48 @@ extern LpType *lp_fdw_schema_field_type(const LpSchema *schema, uint32 index,
 extern char *lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file);
 extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment);
 
-/* ---- the scan iterator (lp_fdw_scan.c) ---- */
+/* ---- pushed WHERE clauses (lp_fdw_pushdown.c) ---- */
+
+/* lance_parts.fdw_pushdown: whether clauses are pushed at all */
+extern bool lp_fdw_pushdown;
+extern void LpFdwPushdownInit(void);
 
 /*
- * Reads the live rows of a foreign table's source, fragment by fragment,
+ * The RestrictInfos of baserel's restrictions that the scan evaluates
+ * exactly as PostgreSQL would (the README lists them); the others stay local.
+ */
+extern List *lp_fdw_pushable_clauses(RelOptInfo *baserel, Oid foreigntableid,
+									 const LpFdwSource *source);
+
+/* Pushed clauses, ready to be evaluated on rows. */
+typedef struct LpFdwFilter LpFdwFilter;
+
+/*
+ * The filter of clauses (expressions lp_fdw_pushable_clauses chose, as the
+ * plan holds them) on relation relid of the plan; their values are
+ * evaluated in parent's expression context at the first row.
+ */
+extern LpFdwFilter *lp_fdw_filter_begin(List *clauses, Index relid, PlanState *parent);
+
+/* The attribute numbers the clauses test, and whether a test needs a column's values or only its NULLs. */
+extern List *lp_fdw_filter_columns(const LpFdwFilter *filter);
+extern bool lp_fdw_filter_needs_value(const LpFdwFilter *filter, AttrNumber attnum);
+
+/* Whether every clause is true for a row (values and nulls of the relation's tuple descriptor). */
+extern bool lp_fdw_filter_matches(LpFdwFilter *filter, const Datum *values, const bool *isnull);
+
+/* The next scan evaluates the clauses' values again (parameters may differ). */
+extern void lp_fdw_filter_rewind(LpFdwFilter *filter);
+
+/* ---- the scan iterator (lp_fdw_scan.c) ---- */
+
+/* lance_parts.fdw_batch_rows: rows decoded together */
+extern int	lp_fdw_batch_rows;
+extern void LpFdwScanInit(void);
+
+/*
+ * Reads the live rows of a foreign table's source in units (a fragment's
+ * range of rows) and batches of lance_parts.fdw_batch_rows rows of a unit,
  * converting only the columns asked for; the executor's scans and ANALYZE
  * share it.
  */
@@ -98,13 +143,23 @@ typedef struct LpFdwScan LpFdwScan;
 
 /*
  * Begin reading the columns attnums (an integer list of attribute numbers)
- * of rel; explain_only reads the manifest only, for EXPLAIN.
+ * of rel; explain_only reads the manifest only, for EXPLAIN.  version, when
+ * not NULL, is the dataset version to read (a parallel worker reads its
+ * leader's); otherwise the table's version option, or the latest.
  */
-extern LpFdwScan *lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only);
+extern LpFdwScan *lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only,
+									const uint64 *version);
 
 /*
- * Move to the next row the deletion files do not list; false after the last.
- * Checks for interrupts after each fragment (the decoders, per page).
+ * Return only the rows filter matches: each batch decodes the filter's
+ * columns first, and the other columns only for the rows that match.
+ */
+extern void lp_fdw_scan_set_filter(LpFdwScan *scan, LpFdwFilter *filter);
+
+/*
+ * Move to the next row the deletion files do not list (and the filter
+ * matches); false after the last.  Checks for interrupts after each batch
+ * (the decoders, per page).
  */
 extern bool lp_fdw_scan_next(LpFdwScan *scan);
 
@@ -117,12 +172,80 @@ extern void lp_fdw_scan_values(LpFdwScan *scan, Datum *values, bool *isnull);
 /* The rows skipped so far because a deletion file lists them. */
 extern uint64 lp_fdw_scan_deleted_rows(const LpFdwScan *scan);
 
+/* The live rows the filter rejected so far, and the pages decoded and skipped (for EXPLAIN ANALYZE). */
+extern uint64 lp_fdw_scan_filtered_rows(const LpFdwScan *scan);
+extern void lp_fdw_scan_pages(const LpFdwScan *scan, uint64 *decoded, uint64 *skipped);
+
 /* What the scan reads, and the Lance fields of its columns (for EXPLAIN). */
 extern const LpFdwSource *lp_fdw_scan_source(const LpFdwScan *scan);
 extern List *lp_fdw_scan_field_names(const LpFdwScan *scan);
 
 extern void lp_fdw_scan_rewind(LpFdwScan *scan);
 extern void lp_fdw_scan_end(LpFdwScan *scan);
+
+/* ---- parallel scans (lp_fdw_parallel.c) ---- */
+
+/*
+ * A unit of work of a scan: the rows [first_row, first_row + num_rows) of
+ * one fragment (num_rows may run past the fragment's end: to its last row).
+ */
+typedef struct LpFdwUnit
+{
+	uint64		fragment;		/* index in the manifest's fragment list */
+	uint64		first_row;
+	uint64		num_rows;
+} LpFdwUnit;
+
+/* The units of a parallel scan and the next one to take, in dynamic shared memory. */
+typedef struct LpFdwUnitQueue LpFdwUnitQueue;
+
+/* Define the GUC lance_parts.fdw_unit_rows (from _PG_init). */
+extern void LpFdwParallelInit(void);
+
+/*
+ * The number of units of a source: its fragments, each split into ranges of
+ * lance_parts.fdw_unit_rows rows; a single data file is one unit.
+ */
+extern uint64 lp_fdw_count_units(const LpFdwSource *source);
+
+/* Add a partial (parallel-aware) path when the source is worth scanning in parallel. */
+extern void lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel,
+									const LpFdwSource *source, Cost startup_cost,
+									Cost run_cost);
+
+/*
+ * The queue of a source's units in space of lp_fdw_queue_size bytes, with the
+ * version the leader read (workers read exactly that version).
+ */
+extern Size lp_fdw_queue_size(const LpFdwSource *source);
+extern LpFdwUnitQueue *lp_fdw_queue_create(void *space, const LpFdwSource *source);
+extern void lp_fdw_queue_reset(LpFdwUnitQueue *queue);
+extern const uint64 *lp_fdw_queue_version(const LpFdwUnitQueue *queue);
+
+/* ERROR unless a worker's source has the fragments the leader listed units of. */
+extern void lp_fdw_queue_check_source(const LpFdwUnitQueue *queue, const LpFdwSource *source);
+
+/* Take the next unit nobody has taken; false when none is left. */
+extern bool lp_fdw_queue_take(LpFdwUnitQueue *queue, LpFdwUnit *unit);
+
+/*
+ * The counts of EXPLAIN ANALYZE (rows the filter removed, pages decoded and
+ * skipped) that the workers of a parallel scan added for their leader, who
+ * takes them (and leaves zeros) before the shared memory goes away.
+ */
+extern void lp_fdw_queue_add_counts(LpFdwUnitQueue *queue, uint64 filtered_rows,
+									uint64 pages_decoded, uint64 pages_skipped);
+extern void lp_fdw_queue_take_counts(LpFdwUnitQueue *queue, uint64 *filtered_rows,
+									 uint64 *pages_decoded, uint64 *pages_skipped);
+
+/*
+ * Make a scan take its units from queue (NULL: read every fragment), the
+ * queue it takes them from, and counts to add to its own (lp_fdw_scan.c).
+ */
+extern void lp_fdw_scan_share(LpFdwScan *scan, LpFdwUnitQueue *queue);
+extern LpFdwUnitQueue *lp_fdw_scan_queue(const LpFdwScan *scan);
+extern void lp_fdw_scan_add_counts(LpFdwScan *scan, uint64 filtered_rows,
+								   uint64 pages_decoded, uint64 pages_skipped);
 
 /* ---- ANALYZE (lp_fdw_analyze.c) ---- */
 

@@ -79,7 +79,7 @@ lance_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	TupleDesc	desc = RelationGetDescr(relation);
 	Datum	   *values = palloc(sizeof(Datum) * Max(desc->natts, 1));
 	bool	   *isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
-	LpFdwScan  *scan = lp_fdw_scan_begin(relation, declared_columns(relation), false);
+	LpFdwScan  *scan = lp_fdw_scan_begin(relation, declared_columns(relation), false, NULL);
 	ReservoirStateData reservoir;
 	double		rows_to_skip = -1;	/* -1: not drawn yet */
 	int			numrows = 0;

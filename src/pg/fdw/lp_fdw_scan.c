@@ -3,17 +3,27 @@
  * table's source as datums, for the executor's scans (lp_fdw.c) and for
  * ANALYZE's row sample (lp_fdw_analyze.c).
  *
- * A scan reads one version of a dataset fragment by fragment.  For each
- * fragment it reads the deletion file, then decodes, file by file, only the
- * fields asked for (a query's target list and quals; every declared column
- * for ANALYZE); everything decoded for a fragment lives in a memory context
- * that is reset when the scan moves on, so memory follows the largest
- * fragment, not the dataset.  Rows whose offset the deletion file lists are
- * skipped.
+ * A scan reads one version of a dataset in units: a range of rows of one
+ * fragment (scan_next_unit says which: serially, every fragment whole; in a
+ * parallel scan, the fragments and row ranges it takes from the queue shared
+ * with the other processes, lp_fdw_parallel.c).  For
+ * a unit's fragment it reads the deletion file and opens, file by file, a
+ * field reader for each field asked for (a query's target list and quals;
+ * every declared column for ANALYZE); they stay open, in a memory context of
+ * the fragment, until the scan moves to another fragment.  A unit is read in
+ * batches of lance_parts.fdw_batch_rows rows: the batch's
+ * live rows (those the deletion file does not list), then, with a filter of
+ * pushed clauses, the filter's columns of those rows, evaluated row by row,
+ * and the other columns only for the rows that match (a batch without a
+ * match decodes nothing more); without a filter, every column of the live
+ * rows.  A batch's arrays are freed when the next batch is read, so memory
+ * follows the batch size and the readers' pages, not the fragment's size;
+ * rows stream, so a LIMIT stops the decoding early.
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -22,6 +32,20 @@
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
 #include "format/lp_schema.h"
+
+int			lp_fdw_batch_rows = 8192;
+
+void
+LpFdwScanInit(void)
+{
+	DefineCustomIntVariable("lance_parts.fdw_batch_rows",
+							gettext_noop("Rows lance_fdw decodes together."),
+							gettext_noop("A scan decodes the rows of a fragment in batches of this many rows, so its memory use follows this setting, not the fragment's size."),
+							&lp_fdw_batch_rows,
+							8192, 1, 1024 * 1024,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+}
 
 /* One column a scan reads. */
 typedef struct ScanColumn
@@ -34,11 +58,22 @@ typedef struct ScanColumn
 	size_t		n_field_ids;
 	Oid			typid;
 	int32		typmod;
-	/* for the current fragment */
-	LpArray    *array;			/* NULL: no data file of the fragment holds it */
-	const char *file;			/* the data file it came from */
+	bool		in_filter;		/* the filter tests it */
+	bool		filter_value;	/* the filter needs its values, not only its NULLs */
+	/* for the current unit */
+	LpFieldReader *reader;		/* NULL: no data file of the fragment holds it */
+	const char *file;			/* the data file it comes from */
 	LpFdwConverter converter;
+	/* for the current batch */
+	LpArray    *array;			/* the batch's rows: live rows (filter columns) or output rows */
 } ScanColumn;
+
+/* A data file open for the current fragment. */
+typedef struct OpenFile
+{
+	LpInput    *input;
+	LpFile	   *file;
+} OpenFile;
 
 struct LpFdwScan
 {
@@ -48,18 +83,43 @@ struct LpFdwScan
 	int			num_columns;
 	ScanColumn *columns;
 	bool		explain_only;
+	LpFdwFilter *filter;
+	uint64		batch_rows;		/* lance_parts.fdw_batch_rows when the scan began */
 
-	/* position */
-	uint64		next_fragment;
-	bool		fragment_loaded;
+	/* units */
+	LpFdwUnitQueue *queue;		/* parallel scans: where the units come from */
+	uint64		next_fragment;	/* serial scans: the next unit is this fragment */
+	bool		fragment_open;	/* its files, readers and deletions */
+	uint64		fragment_index; /* the open fragment */
 	uint64		fragment_id;
 	uint64		fragment_rows;
-	uint64		row;			/* the current row, once lp_fdw_scan_next returned it */
-	uint64		next_row;		/* the first row of the fragment not yet looked at */
-	uint64		deleted_rows_skipped;
+	uint64		unit_next_row;	/* the first row of the unit not read in a batch yet */
+	uint64		unit_end_row;
 	LpDeletions deletions;
+	List	   *open_files;		/* OpenFile, in the fragment context */
 	const char *current_file;
+
+	/* the current batch */
+	uint64	   *live_rows;		/* fragment row numbers of the batch's live rows */
+	uint64		num_live;
+	/* with a filter: the rows it matched, and the index of each among the live rows */
+	uint64	   *output_rows;
+	uint64	   *output_live;
+	uint64		num_output;		/* the rows returned: the live rows, or those the filter matched */
+	uint64		next_output;
+	uint64		row;			/* the current row's fragment row number */
+	uint64		output_index;	/* the current row's index among the output rows */
 	const ScanColumn *current_column;
+
+	/* counters */
+	uint64		deleted_rows_skipped;
+	uint64		filtered_rows;
+	uint64		pages_decoded;	/* of readers closed already */
+	uint64		pages_skipped;
+
+	/* the filter's view of a row: values and nulls of the tuple descriptor */
+	Datum	   *filter_values;
+	bool	   *filter_nulls;
 
 	MemoryContext fragment_context;
 	MemoryContext row_context;
@@ -80,7 +140,7 @@ scan_error_context(void *arg)
 }
 
 LpFdwScan *
-lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only)
+lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *version)
 {
 	Oid			relid = RelationGetRelid(rel);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -92,6 +152,11 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only)
 	state->natts = desc->natts;
 	state->explain_only = explain_only;
 	lp_fdw_table_options(relid, &options);
+	if (version != NULL)
+	{
+		options.has_version = true;
+		options.version = *version;
+	}
 	/* EXPLAIN shows the version a scan would read; it reads no data files. */
 	state->source = lp_fdw_open_source(options.path, options.has_version, options.version,
 									   !state->explain_only);
@@ -125,6 +190,10 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only)
 	if (state->explain_only)
 		return state;
 
+	state->batch_rows = lp_fdw_batch_rows;
+	state->live_rows = palloc(sizeof(uint64) * state->batch_rows);
+	state->filter_values = palloc0(sizeof(Datum) * Max(state->natts, 1));
+	state->filter_nulls = palloc0(sizeof(bool) * Max(state->natts, 1));
 	state->fragment_context = AllocSetContextCreate(CurrentMemoryContext,
 													"lance_fdw fragment",
 													ALLOCSET_DEFAULT_SIZES);
@@ -132,6 +201,60 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only)
 											   "lance_fdw row",
 											   ALLOCSET_DEFAULT_SIZES);
 	return state;
+}
+
+void
+lp_fdw_scan_set_filter(LpFdwScan *state, LpFdwFilter *filter)
+{
+	state->filter = filter;
+	state->output_rows = palloc(sizeof(uint64) * state->batch_rows);
+	state->output_live = palloc(sizeof(uint64) * state->batch_rows);
+	for (int c = 0; c < state->num_columns; c++)
+	{
+		ScanColumn *column = &state->columns[c];
+
+		column->in_filter = list_member_int(lp_fdw_filter_columns(filter), column->attnum);
+		column->filter_value = lp_fdw_filter_needs_value(filter, column->attnum);
+	}
+}
+
+/*
+ * The next unit to read; false when there is none.  Parallel scans take
+ * theirs from the shared queue; serial scans read every fragment whole, in
+ * the manifest's order.
+ */
+static bool
+scan_next_unit(LpFdwScan *state, LpFdwUnit *unit)
+{
+	if (state->queue != NULL)
+		return lp_fdw_queue_take(state->queue, unit);
+	if (state->next_fragment >= state->source->num_fragments)
+		return false;
+	unit->fragment = state->next_fragment++;
+	unit->first_row = 0;
+	unit->num_rows = PG_UINT64_MAX;
+	return true;
+}
+
+void
+lp_fdw_scan_share(LpFdwScan *state, LpFdwUnitQueue *queue)
+{
+	state->queue = queue;
+}
+
+LpFdwUnitQueue *
+lp_fdw_scan_queue(const LpFdwScan *state)
+{
+	return state->queue;
+}
+
+void
+lp_fdw_scan_add_counts(LpFdwScan *state, uint64 filtered_rows, uint64 pages_decoded,
+					   uint64 pages_skipped)
+{
+	state->filtered_rows += filtered_rows;
+	state->pages_decoded += pages_decoded;
+	state->pages_skipped += pages_skipped;
 }
 
 static bool
@@ -144,60 +267,52 @@ data_file_holds(const LpDataFileRef *file, const ScanColumn *column)
 	return false;
 }
 
-/* Decode the needed fields that one data file holds. */
+/* Open one data file of the fragment and a reader for each needed field it holds. */
 static void
-decode_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
+open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 {
-	LpInput    *input;
-	LpFile	   *file;
+	OpenFile   *open = palloc0(sizeof(OpenFile));
 	LpError		err;
 
 	state->current_file = path;
-	input = lp_open_input_for_uri(path);
-	file = lp_file_open(input, &err);
-	if (file == NULL)
+	open->input = lp_open_input_for_uri(path);
+	open->file = lp_file_open(open->input, &err);
+	if (open->file == NULL)
 		lp_raise(&err);
-	if (file->version == LP_FILE_VERSION_LEGACY)
+	state->open_files = lappend(state->open_files, open);
+	if (open->file->version == LP_FILE_VERSION_LEGACY)
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				errmsg("file \"%s\" uses the legacy Lance file format, which lance_fdw cannot read",
 					   path));
 	if (state->fragment_rows == 0 && !state->source->single_file)
-		state->fragment_rows = file->num_rows;
-	if (file->num_rows != state->fragment_rows)
+		state->fragment_rows = open->file->num_rows;
+	if (open->file->num_rows != state->fragment_rows)
 		ereport(ERROR,
 				errcode(ERRCODE_DATA_CORRUPTED),
 				errmsg("data file \"%s\" has " UINT64_FORMAT " rows, but its fragment " UINT64_FORMAT " has " UINT64_FORMAT,
-					   path, (uint64) file->num_rows, state->fragment_id, state->fragment_rows));
+					   path, (uint64) open->file->num_rows, state->fragment_id, state->fragment_rows));
 
 	for (int c = 0; c < state->num_columns; c++)
 	{
 		ScanColumn *column = &state->columns[c];
-		LpType	   *type;
 		int			index = -1;
 
-		if (column->array != NULL || column->field_id < 0 ||
+		if (column->reader != NULL || column->field_id < 0 ||
 			(entry != NULL && !data_file_holds(entry, column)))
 			continue;
-		for (uint32 i = 0; i < file->schema.num_fields; i++)
-			if (file->schema.fields[i].id == column->field_id &&
-				file->schema.fields[i].parent_id == -1)
+		for (uint32 i = 0; i < open->file->schema.num_fields; i++)
+			if (open->file->schema.fields[i].id == column->field_id &&
+				open->file->schema.fields[i].parent_id == -1)
 				index = (int) i;
 		if (index < 0)
 			continue;
-		CHECK_FOR_INTERRUPTS();
-		if (!lp_decode_field(input, file, (uint32) index, &type, &column->array, &err))
+		if (!lp_field_reader_open(open->input, open->file, (uint32) index, &column->reader, &err))
 			lp_raise(&err);
-		if (column->array->length != file->num_rows)
-			ereport(ERROR,
-					errcode(ERRCODE_DATA_CORRUPTED),
-					errmsg("field \"%s\" of data file \"%s\" decoded to " UINT64_FORMAT " rows instead of " UINT64_FORMAT,
-						   column->field_name, path, (uint64) column->array->length,
-						   (uint64) file->num_rows));
 		column->file = path;
-		lp_fdw_converter_init(&column->converter, type, column->typid, column->typmod);
+		lp_fdw_converter_init(&column->converter, lp_field_reader_type(column->reader),
+							  column->typid, column->typmod);
 	}
-	lp_input_close(input);
 }
 
 static void
@@ -222,23 +337,59 @@ read_deletions(LpFdwScan *state, const LpFragment *fragment)
 					   (uint64) deletion->num_deleted_rows));
 }
 
+/* Free the current batch's arrays. */
 static void
-load_fragment(LpFdwScan *state, uint64 index)
+release_batch(LpFdwScan *state)
 {
-	MemoryContext old;
+	for (int c = 0; c < state->num_columns; c++)
+	{
+		lp_array_free(state->columns[c].array);
+		state->columns[c].array = NULL;
+	}
+	state->num_live = 0;
+	state->num_output = 0;
+	state->next_output = 0;
+}
 
+/* Close the open fragment's readers and files, keeping their page counts. */
+static void
+close_fragment(LpFdwScan *state)
+{
+	ListCell   *cell;
+
+	release_batch(state);
+	for (int c = 0; c < state->num_columns; c++)
+	{
+		ScanColumn *column = &state->columns[c];
+		LpDecodeStats stats;
+
+		if (column->reader == NULL)
+			continue;
+		lp_field_reader_stats(column->reader, &stats);
+		state->pages_decoded += stats.pages_decoded;
+		state->pages_skipped += stats.pages_skipped;
+		lp_field_reader_close(column->reader);
+		column->reader = NULL;
+	}
+	foreach(cell, state->open_files)
+		lp_input_close(((OpenFile *) lfirst(cell))->input);
+	state->open_files = NIL;
 	MemoryContextReset(state->fragment_context);
 	memset(&state->deletions, 0, sizeof(state->deletions));
-	for (int c = 0; c < state->num_columns; c++)
-		state->columns[c].array = NULL;
-	old = MemoryContextSwitchTo(state->fragment_context);
+	state->fragment_open = false;
+}
+
+static void
+open_fragment(LpFdwScan *state, uint64 index)
+{
+	MemoryContext old = MemoryContextSwitchTo(state->fragment_context);
 
 	if (state->source->single_file)
 	{
 		state->fragment_id = 0;
 		state->fragment_rows = state->source->file->num_rows;
 		if (state->num_columns > 0)
-			decode_data_file(state, state->source->path, NULL);
+			open_data_file(state, state->source->path, NULL);
 	}
 	else
 	{
@@ -259,15 +410,149 @@ load_fragment(LpFdwScan *state, uint64 index)
 				needed = state->columns[c].field_id >= 0 &&
 					data_file_holds(&file, &state->columns[c]);
 			if (needed)
-				decode_data_file(state, lp_fdw_data_file_path(state->source, &file), &file);
+				open_data_file(state, lp_fdw_data_file_path(state->source, &file), &file);
 		}
 		if (fragment.has_deletion_file)
 			read_deletions(state, &fragment);
 	}
 	state->current_file = NULL;
 	MemoryContextSwitchTo(old);
-	state->next_row = 0;
-	state->fragment_loaded = true;
+	state->fragment_index = index;
+	state->fragment_open = true;
+}
+
+/*
+ * Start reading a unit.  A unit of the open fragment that starts where the
+ * last one ended or later keeps its readers (they read forward); another
+ * fragment is opened.
+ */
+static void
+open_unit(LpFdwScan *state, const LpFdwUnit *unit)
+{
+	if (state->fragment_open &&
+		(state->fragment_index != unit->fragment || unit->first_row < state->unit_end_row))
+		close_fragment(state);
+	if (!state->fragment_open)
+		open_fragment(state, unit->fragment);
+	state->unit_next_row = Min(unit->first_row, state->fragment_rows);
+	state->unit_end_row = unit->num_rows > state->fragment_rows - state->unit_next_row ?
+		state->fragment_rows : state->unit_next_row + unit->num_rows;
+}
+
+/* Decode column's values of the n rows (ascending) into its batch array. */
+static void
+take_rows(LpFdwScan *state, ScanColumn *column, const uint64 *rows, uint64 n)
+{
+	MemoryContext old;
+	LpError		err;
+	bool		ok;
+
+	if (column->reader == NULL)
+		return;
+	state->current_file = column->file;
+	/* the reader's own state lives in the unit's context; the array is freed with the batch */
+	old = MemoryContextSwitchTo(state->fragment_context);
+	ok = lp_field_reader_take(column->reader, rows, n, &column->array, &err);
+	MemoryContextSwitchTo(old);
+	if (!ok)
+		lp_raise(&err);
+	if (column->array->length != n)
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("field \"%s\" of data file \"%s\" decoded to " UINT64_FORMAT " rows instead of " UINT64_FORMAT,
+					   column->field_name, column->file, (uint64) column->array->length, n));
+	state->current_file = NULL;
+}
+
+static bool
+value_is_null(const ScanColumn *column, uint64 index)
+{
+	return column->array == NULL || column->array->type->id == LP_TYPE_NULL ||
+		!lp_array_is_valid(column->array, index);
+}
+
+/* The filter's verdict on live row live_index of the batch. */
+static bool
+filter_row(LpFdwScan *state, uint64 live_index)
+{
+	MemoryContext old;
+	bool		matches;
+
+	state->row = state->live_rows[live_index];
+	MemoryContextReset(state->row_context);
+	old = MemoryContextSwitchTo(state->row_context);
+	for (int c = 0; c < state->num_columns; c++)
+	{
+		ScanColumn *column = &state->columns[c];
+		int			i = column->attnum - 1;
+
+		if (!column->in_filter)
+			continue;
+		state->filter_nulls[i] = value_is_null(column, live_index);
+		if (state->filter_nulls[i] || !column->filter_value)
+			continue;
+		state->current_column = column;
+		state->filter_values[i] = lp_fdw_convert(&column->converter, column->array, live_index);
+	}
+	state->current_column = NULL;
+	matches = lp_fdw_filter_matches(state->filter, state->filter_values, state->filter_nulls);
+	MemoryContextSwitchTo(old);
+	return matches;
+}
+
+/*
+ * Read the unit's next batch that has rows to return; false when the unit
+ * has no more.
+ */
+static bool
+read_batch(LpFdwScan *state)
+{
+	while (state->unit_next_row < state->unit_end_row)
+	{
+		uint64		start = state->unit_next_row;
+		uint64		end = start + Min(state->batch_rows, state->unit_end_row - start);
+
+		CHECK_FOR_INTERRUPTS();
+		release_batch(state);
+		state->unit_next_row = end;
+		for (uint64 row = start; row < end; row++)
+		{
+			if (lp_deletions_contains(&state->deletions, row))
+				state->deleted_rows_skipped++;
+			else
+				state->live_rows[state->num_live++] = row;
+		}
+		if (state->num_live == 0)
+			continue;
+
+		if (state->filter == NULL)
+		{
+			for (int c = 0; c < state->num_columns; c++)
+				take_rows(state, &state->columns[c], state->live_rows, state->num_live);
+			state->num_output = state->num_live;
+			return true;
+		}
+
+		for (int c = 0; c < state->num_columns; c++)
+			if (state->columns[c].in_filter)
+				take_rows(state, &state->columns[c], state->live_rows, state->num_live);
+		for (uint64 i = 0; i < state->num_live; i++)
+		{
+			if (filter_row(state, i))
+			{
+				state->output_rows[state->num_output] = state->live_rows[i];
+				state->output_live[state->num_output++] = i;
+			}
+		}
+		state->filtered_rows += state->num_live - state->num_output;
+		if (state->num_output == 0)
+			continue;
+		for (int c = 0; c < state->num_columns; c++)
+			if (!state->columns[c].in_filter)
+				take_rows(state, &state->columns[c], state->output_rows, state->num_output);
+		return true;
+	}
+	return false;
 }
 
 bool
@@ -280,29 +565,24 @@ lp_fdw_scan_next(LpFdwScan *state)
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
-	for (;;)
+	while (state->next_output >= state->num_output)
 	{
-		if (!state->fragment_loaded)
-		{
-			if (state->next_fragment >= state->source->num_fragments)
-			{
-				error_context_stack = callback.previous;
-				return false;
-			}
-			load_fragment(state, state->next_fragment++);
-		}
-		while (state->next_row < state->fragment_rows &&
-			   lp_deletions_contains(&state->deletions, state->next_row))
-		{
-			state->next_row++;
-			state->deleted_rows_skipped++;
-		}
-		if (state->next_row < state->fragment_rows)
+		LpFdwUnit	unit;
+
+		if (state->fragment_open && read_batch(state))
 			break;
-		state->fragment_loaded = false;
-		CHECK_FOR_INTERRUPTS();
+		if (!scan_next_unit(state, &unit))
+		{
+			if (state->fragment_open)
+				close_fragment(state);
+			error_context_stack = callback.previous;
+			return false;
+		}
+		open_unit(state, &unit);
 	}
-	state->row = state->next_row++;
+	state->output_index = state->next_output++;
+	state->row = state->filter != NULL ? state->output_rows[state->output_index] :
+		state->live_rows[state->output_index];
 	error_context_stack = callback.previous;
 	return true;
 }
@@ -325,12 +605,14 @@ lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
 	{
 		ScanColumn *column = &state->columns[c];
 		int			i = column->attnum - 1;
+		/* filter columns hold the batch's live rows, the others its output rows */
+		uint64		index = column->in_filter ? state->output_live[state->output_index] :
+			state->output_index;
 
-		if (column->array == NULL || column->array->type->id == LP_TYPE_NULL ||
-			!lp_array_is_valid(column->array, state->row))
+		if (value_is_null(column, index))
 			continue;
 		state->current_column = column;
-		values[i] = lp_fdw_convert(&column->converter, column->array, state->row);
+		values[i] = lp_fdw_convert(&column->converter, column->array, index);
 		isnull[i] = false;
 	}
 	state->current_column = NULL;
@@ -344,18 +626,45 @@ lp_fdw_scan_deleted_rows(const LpFdwScan *state)
 	return state->deleted_rows_skipped;
 }
 
+uint64
+lp_fdw_scan_filtered_rows(const LpFdwScan *state)
+{
+	return state->filtered_rows;
+}
+
+void
+lp_fdw_scan_pages(const LpFdwScan *state, uint64 *decoded, uint64 *skipped)
+{
+	*decoded = state->pages_decoded;
+	*skipped = state->pages_skipped;
+	for (int c = 0; c < state->num_columns; c++)
+	{
+		LpDecodeStats stats;
+
+		if (state->columns[c].reader == NULL)
+			continue;
+		lp_field_reader_stats(state->columns[c].reader, &stats);
+		*decoded += stats.pages_decoded;
+		*skipped += stats.pages_skipped;
+	}
+}
+
 void
 lp_fdw_scan_rewind(LpFdwScan *state)
 {
+	if (state->fragment_open)
+		close_fragment(state);
 	state->next_fragment = 0;
-	state->fragment_loaded = false;
-	state->next_row = 0;
 	state->deleted_rows_skipped = 0;
+	if (state->filter != NULL)
+		lp_fdw_filter_rewind(state->filter);
 }
 
 void
 lp_fdw_scan_end(LpFdwScan *state)
 {
+	if (state->fragment_open)
+		close_fragment(state);
 	if (state->fragment_context != NULL)
 		MemoryContextDelete(state->fragment_context);
 	if (state->row_context != NULL)

@@ -62,6 +62,13 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 		source->physical_rows += fragment.physical_rows;
 		if (fragment.has_deletion_file)
 			source->deleted_rows += fragment.deletion_file.num_deleted_rows;
+		for (size_t d = 0; d < fragment.num_files; d++)
+		{
+			LpDataFileRef file;
+
+			lp_fragment_data_file(source->manifest, &fragment, d, &file);
+			source->data_bytes += file.size_bytes;
+		}
 	}
 }
 
@@ -80,6 +87,7 @@ open_single_file(LpFdwSource *source, bool has_version, bool refuse_legacy)
 	source->num_fragments = 1;
 	source->num_files = 1;
 	source->physical_rows = source->file->num_rows;
+	source->data_bytes = source->file->file_size;
 }
 
 LpFdwSource *

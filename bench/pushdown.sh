@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+#
+# pushdown.sh - lance_fdw filter pushdown: 1 %-selective queries with the
+# pushed clauses evaluated while decoding, against the same queries with
+# lance_parts.fdw_pushdown off (every column of every row decoded and
+# converted, then filtered by the executor); appended to docs/BENCHMARKS.md
+# with the command line that produced them.
+#
+#   sudo bench/pushdown.sh [--rows N] [--reps N] [--no-append]
+#
+# Needs root (the server runs as the postgres user) and the installed
+# extension (make install).  It starts its own throwaway cluster
+# (test/cluster.sh, port LP_BENCH_PORT, default 55491) and works in a
+# directory under LP_BENCH_TMPDIR (default /var/tmp), removed afterwards.
+#
+# Data: --rows (default 4,194,304) rows in 4 fragments written by npm
+# lancedb (bench/generate.cjs: id int64, value float64 uniform in [0, 1),
+# label utf8 and emb fixed_size_list<float32>[8]).  Each query is timed as
+# the median of --reps runs (default 3) through psql, session
+# start excluded (psql's \timing); count(t.*) forms every row that passes,
+# so every column of it is decoded and converted.
+#
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
+export LP_PG_BINDIR=$PG_BINDIR
+export PATH=$PG_BINDIR:$PATH
+export NODE_PATH=$ROOT/test/reference/node_modules
+export LANCEDB_LOG=error
+COMMAND="bench/pushdown.sh${*:+ $*}"
+ROWS=4194304
+REPS=3
+APPEND=true
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--rows) ROWS=$2; shift ;;
+		--reps) REPS=$2; shift ;;
+		--no-append) APPEND=false ;;
+		*) echo "usage: bench/pushdown.sh [--rows N] [--reps N] [--no-append]" >&2; exit 2 ;;
+	esac
+	shift
+done
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench/pushdown.sh: must run as root (the server runs as the postgres user)" >&2
+	exit 1
+fi
+
+WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/lp-pushdown.XXXXXX")
+chmod 755 "$WORK"
+RESULTS=$WORK/results.md
+export LP_CLUSTER_DIR=$WORK/cluster
+export LP_PGPORT=${LP_BENCH_PORT:-55491}
+
+cleanup()
+{
+	"$ROOT/test/cluster.sh" stop >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+log() { echo "bench: $*" >&2; }
+out() { echo "$*" >>"$RESULTS"; }
+sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
+
+# seconds SETTING QUERY - seconds of QUERY with lance_parts.fdw_pushdown = SETTING, as psql's
+# \timing reports it (planning and execution, without the session's start)
+seconds()
+{
+	sql -c "SET lance_parts.fdw_pushdown = $1" -c '\timing on' -c "$2" |
+		sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' | awk '{ printf "%.3f", $1 / 1000 }'
+}
+
+log "cluster"
+"$ROOT/test/cluster.sh" start >/dev/null
+# shellcheck source=/dev/null
+. "$LP_CLUSTER_DIR/env"
+sql -c "CREATE EXTENSION lance_parts"
+
+log "generating $ROWS rows with npm lancedb"
+mkdir -p "$WORK/data"
+node "$ROOT/bench/generate.cjs" dataset "$WORK/data" scan 4 $((ROWS / 4 * 72)) 8 >"$WORK/scan.json"
+chown -R postgres: "$WORK/data"
+SCAN_ROWS=$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).rows" "$WORK/scan.json")
+sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw" \
+	-c "CREATE FOREIGN TABLE scan (id bigint, value double precision, label text, emb real[]) SERVER bench_scan OPTIONS (uri '$WORK/data/scan.lance')"
+# the data files in the page cache before anything is timed
+sql -c "SELECT count(t.*) FROM scan t" >/dev/null
+
+out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+out ""
+out "Command: \`$COMMAND\` (times are medians of $REPS runs, in seconds, as psql's \`\\timing\` reports them: without the session's start)."
+out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(psql --version | head -1)."
+out ""
+out "### Filter pushdown, $SCAN_ROWS rows, ext4"
+out ""
+out "Columns id int64, value float64 (uniform in [0, 1)), label utf8 and emb fixed_size_list<float32>[8] (file version"
+out "2.1, 4 fragments, written by npm lancedb). Each query counts whole rows (\`count(t.*)\`: every column of a row that"
+out "passes is decoded and converted). \"off\" is \`SET lance_parts.fdw_pushdown = off\`: the executor filters after every"
+out "column of every row was decoded and converted."
+out ""
+out "| query | rows returned | pushdown off, s | pushdown on, s | speed-up |"
+out "|---|---:|---:|---:|---:|"
+for clause in "value < 0.01" "id < $((SCAN_ROWS / 100))" "value < 0.01 AND label LIKE '%x%'"; do
+	query="SELECT count(t.*) FROM scan t WHERE $clause"
+	returned=$(sql -c "$query")
+	off_times=""
+	on_times=""
+	for rep in $(seq "$REPS"); do
+		log "$clause: run $rep of $REPS"
+		off_times+="$(seconds off "$query") "
+		on_times+="$(seconds on "$query") "
+	done
+	off_times=$(echo "$off_times" | median)
+	on_times=$(echo "$on_times" | median)
+	out "| \`WHERE $clause\` | $returned | $off_times | $on_times | $(ratio "$off_times" "$on_times")× |"
+done
+out ""
+out "The pushed clauses and counters of the first query (\`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF)\`):"
+out ""
+out '```'
+sql -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(t.*) FROM scan t WHERE value < 0.01" |
+	sed "s|$WORK|\$WORK|g" >>"$RESULTS"
+out '```'
+out ""
+
+cat "$RESULTS"
+if $APPEND; then
+	cat "$RESULTS" >>"$ROOT/docs/BENCHMARKS.md"
+	log "appended to docs/BENCHMARKS.md"
+fi
