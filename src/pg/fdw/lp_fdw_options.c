@@ -6,7 +6,9 @@
  * privileges of pg_read_server_files, as file_fdw requires for filename:
  * whoever can set them can make the server read any file, and checking at
  * set time is what keeps the check from being bypassed (a table created by
- * a privileged role may then be granted to others).
+ * a privileged role may then be granted to others).  An s3:// root names no
+ * server file: it is the scope of the server's S3 settings and of its user
+ * mappings' credentials, whose values lp_pg_s3_config checks.
  */
 #include "postgres.h"
 
@@ -15,6 +17,7 @@
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
@@ -23,17 +26,25 @@
 #include "utils/lsyscache.h"
 
 #include "fdw/lp_fdw.h"
+#include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_storage.h"
 
 typedef struct LpFdwOption
 {
 	const char *name;
 	Oid			context;		/* catalog the option belongs to */
-	bool		is_path;		/* names server files: needs pg_read_server_files */
+	bool		is_path;		/* names server files (unless s3://): needs pg_read_server_files */
 } LpFdwOption;
 
 static const LpFdwOption valid_options[] = {
 	{"root", ForeignServerRelationId, true},
+	{"endpoint", ForeignServerRelationId, false},
+	{"region", ForeignServerRelationId, false},
+	{"url_style", ForeignServerRelationId, false},
+	{"allow_http", ForeignServerRelationId, false},
+	{"access_key_id", UserMappingRelationId, false},
+	{"secret_access_key", UserMappingRelationId, false},
+	{"session_token", UserMappingRelationId, false},
 	{"uri", ForeignTableRelationId, true},
 	{"version", ForeignTableRelationId, false},
 	{"column_name", AttributeRelationId, false},
@@ -126,7 +137,7 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 					errdetail("Option \"%s\" is given more than once.", def->defname));
 		seen = lappend(seen, makeString(def->defname));
 		value = defGetString(def);
-		if (option->is_path)
+		if (option->is_path && !(catalog == ForeignServerRelationId && lp_is_s3_uri(value)))
 		{
 			lp_fdw_check_path_privilege(psprintf("set option \"%s\"", def->defname));
 			/* the URI form is checked now; existence at use */
@@ -141,6 +152,10 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("option \"%s\" must not be empty", "column_name"));
 	}
+	if (catalog == ForeignServerRelationId)
+		lp_s3_check_server_options(options);
+	else if (catalog == UserMappingRelationId)
+		lp_s3_check_mapping_options(options);
 	if (catalog == ForeignTableRelationId && !has_uri)
 		ereport(ERROR,
 				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
