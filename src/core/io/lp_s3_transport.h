@@ -53,6 +53,14 @@ typedef struct LpS3HttpRequest
 
 	uint32_t	connect_timeout_ms; /* to establish the connection; 0: no limit */
 	uint32_t	timeout_ms;		/* the whole request, transfer included; 0: no limit */
+
+	/*
+	 * A clean-up request (the abort of a multipart upload after an error or
+	 * a cancel) that must reach the server although a cancel is pending: the
+	 * transport does not poll lp_cancel_requested() for it, only its
+	 * timeouts bound it.
+	 */
+	bool		ignore_cancel;
 } LpS3HttpRequest;
 
 /*
@@ -96,7 +104,8 @@ typedef struct LpS3TransportOps
 	 *                 a timeout.  The client retries these.
 	 * LP_ERR_CANCELED lp_cancel_requested() became true.  The transport polls
 	 *                 it while connecting and transferring at least every
-	 *                 100 ms, and stops the transfer at once.
+	 *                 100 ms, and stops the transfer at once (not for a
+	 *                 request with ignore_cancel).
 	 * anything else   retrying cannot help (LP_ERR_NO_MEMORY, LP_ERR_CORRUPT
 	 *                 for a body or header over its bound, LP_ERR_IO for a
 	 *                 TLS verification failure or a malformed URL).
