@@ -21,8 +21,10 @@ PROTO_SRCS = $(PROTOS:.proto=.pb-c.c)
 PROTO_HDRS = $(PROTOS:.proto=.pb-c.h)
 CORE_SRCS  = $(sort $(shell find src/core -name '*.c'))
 PG_SRCS    = $(sort $(shell find src/pg -name '*.c'))
-# plain POSIX helpers of the local stores (the server's and the core tests')
+# PostgreSQL-free I/O helpers the server and the core tests share: the local
+# stores' file walks, the libcurl transport of S3
 POSIX_SRCS = $(sort $(wildcard src/posix/*.c))
+POSIX_LIBS = -lcurl
 OBJS       = $(PG_SRCS:.c=.o) $(POSIX_SRCS:.c=.o)
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
@@ -90,10 +92,10 @@ CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -
 
 # The tests' POSIX store shares src/posix with the server's local store.
 $(BUILD)/core-tests: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(CORE_LIB)
-	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS)
+	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 
 $(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(BUILD)/sanitize/liblpcore.a
-	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS)
+	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS) $(POSIX_LIBS)
 
 # Encoding tree of every page: $(BUILD)/page_encodings FILE.lance...
 $(BUILD)/page_encodings: test/tools/page_encodings.c $(CORE_LIB)

@@ -14,6 +14,7 @@
 #include "sql/lp_commit_sql.h"
 #include "assemble/lp_copy.h"
 #include "base/lp_interrupt.h"
+#include "storage/lp_pg_s3_config.h"
 
 PG_MODULE_MAGIC;
 
@@ -53,6 +54,7 @@ _PG_init(void)
 	/* each module defines the settings it owns */
 	LpCopyInit();
 	LpCommitInit();
+	LpS3ConfigInit();
 
 	MarkGUCPrefixReserved("lance_parts");
 }

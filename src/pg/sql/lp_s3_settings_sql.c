@@ -33,15 +33,15 @@ lp_s3_settings_for(PG_FUNCTION_ARGS)
 	lp_s3_settings_for_uri(uri, &settings);
 	values[0] = CStringGetTextDatum(settings.server_name);
 	values[1] = CStringGetTextDatum(settings.root);
-	nulls[2] = settings.endpoint == NULL;
-	if (settings.endpoint != NULL)
-		values[2] = CStringGetTextDatum(settings.endpoint);
-	values[3] = CStringGetTextDatum(settings.region);
-	values[4] = CStringGetTextDatum(settings.url_style == LP_S3_URL_PATH ? "path" : "virtual");
-	values[5] = BoolGetDatum(settings.allow_http);
+	nulls[2] = settings.config.endpoint == NULL;
+	if (settings.config.endpoint != NULL)
+		values[2] = CStringGetTextDatum(settings.config.endpoint);
+	values[3] = CStringGetTextDatum(settings.config.region);
+	values[4] = CStringGetTextDatum(settings.config.url_style == LP_S3_URL_PATH ? "path" : "virtual");
+	values[5] = BoolGetDatum(settings.config.allow_http);
 	values[6] = CStringGetTextDatum(settings.public_mapping ? "PUBLIC"
 									: GetUserNameFromId(GetUserId(), false));
-	values[7] = BoolGetDatum(settings.access_key_id != NULL);
-	values[8] = BoolGetDatum(settings.session_token != NULL);
+	values[7] = BoolGetDatum(settings.config.credentials.access_key_id != NULL);
+	values[8] = BoolGetDatum(settings.config.credentials.session_token != NULL);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -24,6 +24,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/syscache.h"
 
 #include "storage/lp_pg_s3_config.h"
@@ -35,6 +36,52 @@
 #define S3_KEY_MAX 1024			/* bytes of a key, as S3 limits them */
 #define S3_REGION_MAX 63		/* LP_S3_SCOPE_NAME_MAX of the signer */
 #define S3_DEFAULT_REGION "us-east-1"
+
+static int	lp_s3_connect_timeout_ms = 10 * 1000;
+static int	lp_s3_request_timeout_ms = 5 * 60 * 1000;
+static int	lp_s3_max_retries = 5;
+static int	lp_s3_retry_base_delay_ms = 100;
+static int	lp_s3_retry_max_delay_ms = 10 * 1000;
+
+void
+LpS3ConfigInit(void)
+{
+	DefineCustomIntVariable("lance_parts.s3_connect_timeout",
+							gettext_noop("Longest wait for a connection to an S3 endpoint."),
+							gettext_noop("A connection not established in time is a network failure, which is retried."),
+							&lp_s3_connect_timeout_ms,
+							10 * 1000, 100, 60 * 60 * 1000,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("lance_parts.s3_request_timeout",
+							gettext_noop("Longest time one S3 request may take, transfer included."),
+							gettext_noop("0 means no limit. A request that takes longer is a network failure, which is retried."),
+							&lp_s3_request_timeout_ms,
+							5 * 60 * 1000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("lance_parts.s3_max_retries",
+							gettext_noop("Retries of an S3 request after network failures and 5xx or 429 answers."),
+							NULL,
+							&lp_s3_max_retries,
+							5, 0, 100,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("lance_parts.s3_retry_base_delay",
+							gettext_noop("Wait before the first retry of an S3 request."),
+							gettext_noop("Each further wait doubles, up to lance_parts.s3_retry_max_delay; each is drawn at random between half and all of that bound."),
+							&lp_s3_retry_base_delay_ms,
+							100, 1, 60 * 1000,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("lance_parts.s3_retry_max_delay",
+							gettext_noop("Longest wait between two attempts of an S3 request."),
+							NULL,
+							&lp_s3_retry_max_delay_ms,
+							10 * 1000, 1, 10 * 60 * 1000,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
 
 bool
 lp_is_s3_uri(const char *uri)
@@ -571,18 +618,24 @@ lp_s3_settings_for_uri(const char *uri, LpS3Settings *settings)
 		ReleaseSysCache(mapping);
 	}
 
+	memset(&settings->config, 0, sizeof(settings->config));
 	settings->server_name = pstrdup(server->servername);
 	settings->root = pstrdup(option_value(server->options, "root"));
 	value = option_value(server->options, "endpoint");
-	settings->endpoint = value ? pnstrdup(value, strlen(value) - (value[strlen(value) - 1] == '/')) : NULL;
+	settings->config.endpoint = value ? pnstrdup(value, strlen(value) - (value[strlen(value) - 1] == '/')) : NULL;
 	value = option_value(server->options, "region");
-	settings->region = pstrdup(value ? value : S3_DEFAULT_REGION);
+	settings->config.region = pstrdup(value ? value : S3_DEFAULT_REGION);
 	value = option_value(server->options, "url_style");
-	settings->url_style = value ? parse_url_style(value)
-		: settings->endpoint ? LP_S3_URL_PATH : LP_S3_URL_VIRTUAL;
+	settings->config.url_style = value ? parse_url_style(value)
+		: settings->config.endpoint ? LP_S3_URL_PATH : LP_S3_URL_VIRTUAL;
 	allow_http = find_option(server->options, "allow_http");
-	settings->allow_http = allow_http ? defGetBoolean(allow_http) : false;
-	settings->access_key_id = option_value(credentials, "access_key_id");
-	settings->secret_access_key = option_value(credentials, "secret_access_key");
-	settings->session_token = option_value(credentials, "session_token");
+	settings->config.allow_http = allow_http ? defGetBoolean(allow_http) : false;
+	settings->config.credentials.access_key_id = option_value(credentials, "access_key_id");
+	settings->config.credentials.secret_access_key = option_value(credentials, "secret_access_key");
+	settings->config.credentials.session_token = option_value(credentials, "session_token");
+	settings->config.max_retries = (uint32) lp_s3_max_retries;
+	settings->config.retry_base_delay_ms = (uint32) lp_s3_retry_base_delay_ms;
+	settings->config.retry_max_delay_ms = (uint32) lp_s3_retry_max_delay_ms;
+	settings->config.connect_timeout_ms = (uint32) lp_s3_connect_timeout_ms;
+	settings->config.request_timeout_ms = (uint32) lp_s3_request_timeout_ms;
 }

@@ -18,14 +18,10 @@
 
 #include "nodes/pg_list.h"
 
+#include "io/lp_s3_transport.h"
+
 /* The role whose members, besides superusers, may set a server's endpoint. */
 #define LP_S3_ENDPOINT_ADMIN_ROLE "lance_parts_endpoint_admin"
-
-typedef enum LpS3UrlStyle
-{
-	LP_S3_URL_PATH,				/* https://endpoint/bucket/key */
-	LP_S3_URL_VIRTUAL			/* https://bucket.endpoint/key */
-} LpS3UrlStyle;
 
 /* An s3://bucket/key URI, split. */
 typedef struct LpS3Location
@@ -38,16 +34,20 @@ typedef struct LpS3Settings
 {
 	char	   *server_name;
 	char	   *root;			/* the server's root option, as given */
-	char	   *endpoint;		/* scheme://host[:port], or NULL: AWS for the region */
-	char	   *region;			/* "us-east-1" unless set */
-	LpS3UrlStyle url_style;		/* path with an endpoint, virtual without, unless set */
-	bool		allow_http;
 	bool		public_mapping; /* the mapping used is PUBLIC's, not the user's own */
-	/* NULL when the mapping has none (anonymous requests) */
-	char	   *access_key_id;
-	char	   *secret_access_key;
-	char	   *session_token;
+
+	/*
+	 * For the S3 client, its strings palloc'd: endpoint without a trailing
+	 * '/' (NULL: AWS), region "us-east-1" unless set, URL style path with an
+	 * endpoint and virtual without unless set; credentials NULL when the
+	 * mapping has none (anonymous requests); retries and timeouts from the
+	 * lance_parts.s3_* settings.
+	 */
+	LpS3Config	config;
 } LpS3Settings;
+
+/* Define the lance_parts.s3_* settings (retries and timeouts). */
+extern void LpS3ConfigInit(void);
 
 /* Is uri an s3:// URI (whatever its validity)? */
 extern bool lp_is_s3_uri(const char *uri);
