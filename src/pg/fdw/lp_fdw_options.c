@@ -71,12 +71,14 @@ reject_unknown_option(const char *name, Oid context)
 	for (const LpFdwOption *option = valid_options; option->name; option++)
 		if (option->context == context)
 			appendStringInfo(&names, "%s%s", names.len > 0 ? ", " : "", option->name);
+	/* a user mapping's statement may hold secrets: keep it out of the log */
 	ereport(ERROR,
 			errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 			errmsg("invalid option \"%s\"", name),
 			names.len > 0
 			? errhint("Valid options in this context are: %s", names.data)
-			: errhint("There are no valid options in this context."));
+			: errhint("There are no valid options in this context."),
+			errhidestmt(context == UserMappingRelationId));
 }
 
 void
@@ -134,7 +136,8 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					errcode(ERRCODE_SYNTAX_ERROR),
 					errmsg("conflicting or redundant options"),
-					errdetail("Option \"%s\" is given more than once.", def->defname));
+					errdetail("Option \"%s\" is given more than once.", def->defname),
+					errhidestmt(catalog == UserMappingRelationId));
 		seen = lappend(seen, makeString(def->defname));
 		value = defGetString(def);
 		if (option->is_path && !(catalog == ForeignServerRelationId && lp_is_s3_uri(value)))

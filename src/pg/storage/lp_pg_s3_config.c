@@ -209,7 +209,8 @@ lp_s3_parse_uri(const char *uri, LpS3Location *location)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("an s3:// URI must not contain credentials"),
-				errhint("Put credentials in a user mapping of the lance_fdw server whose root covers the URI."));
+				errhint("Put credentials in a user mapping of the lance_fdw server whose root covers the URI."),
+				errhidestmt(true));
 	if (!split_s3_uri(uri, false, location, &problem))
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -258,7 +259,8 @@ check_endpoint(const char *value, bool *is_http)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("option \"%s\" must not contain credentials", "endpoint"),
-				errhint("Put credentials in a user mapping (options access_key_id and secret_access_key)."));
+				errhint("Put credentials in a user mapping (options access_key_id and secret_access_key)."),
+				errhidestmt(true));
 	if (strncmp(value, "https://", 8) == 0)
 	{
 		*is_http = false;
@@ -392,7 +394,8 @@ lp_s3_check_server_options(List *options)
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("option \"%s\" must not contain credentials", "root"),
-					errhint("Put credentials in a user mapping (options access_key_id and secret_access_key)."));
+					errhint("Put credentials in a user mapping (options access_key_id and secret_access_key)."),
+					errhidestmt(true));
 		if (!split_s3_uri(root, true, &location, &problem))
 			invalid_value("root", root, problem);
 	}
@@ -432,13 +435,15 @@ check_credential(const char *name, const char *value)
 	if (value[0] == '\0')
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("option \"%s\" must not be empty", name));
+				errmsg("option \"%s\" must not be empty", name),
+				errhidestmt(true));
 	for (const char *p = value; *p; p++)
 		if (*p <= ' ' || *p > '~')
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("invalid value for option \"%s\"", name),
-					errdetail("The value must consist of printable ASCII characters other than spaces."));
+					errdetail("The value must consist of printable ASCII characters other than spaces."),
+					errhidestmt(true));
 }
 
 void
@@ -467,12 +472,14 @@ lp_s3_check_mapping_options(List *options)
 				errmsg("option \"%s\" needs option \"%s\"",
 					   has_key_id ? "access_key_id" : "secret_access_key",
 					   has_key_id ? "secret_access_key" : "access_key_id"),
-				errhint("A user mapping has both an access key id and a secret access key, or neither (anonymous requests)."));
+				errhint("A user mapping has both an access key id and a secret access key, or neither (anonymous requests)."),
+				errhidestmt(true));
 	if (has_token && !has_key_id)
 		ereport(ERROR,
 				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
 				errmsg("option \"%s\" needs options \"%s\" and \"%s\"",
-					   "session_token", "access_key_id", "secret_access_key"));
+					   "session_token", "access_key_id", "secret_access_key"),
+				errhidestmt(true));
 }
 
 /* ---- the lookup --------------------------------------------------------------- */

@@ -11,7 +11,8 @@
  * checks of the validator live here, beside the lookup that relies on them.
  *
  * Secrets never appear in a message raised here: the values of user mapping
- * options are never printed.
+ * options are never printed, and errors about them leave the statement
+ * that holds them out of the server log.
  */
 #ifndef LP_PG_S3_CONFIG_H
 #define LP_PG_S3_CONFIG_H
