@@ -220,7 +220,7 @@ lp_s3_parse_uri(const char *uri, LpS3Location *location)
 
 /* ---- the validator's checks --------------------------------------------------- */
 
-static void
+static void pg_attribute_noreturn()
 invalid_value(const char *option, const char *value, const char *detail)
 {
 	ereport(ERROR,
@@ -346,7 +346,6 @@ parse_url_style(const char *value)
 	if (strcmp(value, "virtual") == 0)
 		return LP_S3_URL_VIRTUAL;
 	invalid_value("url_style", value, "The URL style is \"path\" (https://endpoint/bucket/key) or \"virtual\" (https://bucket.endpoint/key).");
-	pg_unreachable();
 }
 
 static bool
