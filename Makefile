@@ -3,6 +3,7 @@
 #   make && make install        build and install the extension
 #   make check-core             core unit tests (plain C, no server)
 #   make check-core-sanitize    the same under ASan and UBSan (clang)
+#   make check-s3               the core S3 store against a real server (LP_S3_*)
 #   make fuzz FUZZ_SECONDS=60   libFuzzer run of the metadata parser
 #   make testdata               reference datasets written by npm lancedb
 #   make installcheck           pg_regress against a running server
