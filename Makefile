@@ -3,6 +3,7 @@
 #   make && make install        build and install the extension
 #   make check-core             core unit tests (plain C, no server)
 #   make check-core-sanitize    the same under ASan and UBSan (clang)
+#   make check-s3               the core S3 store against a real server (LP_S3_*)
 #   make fuzz FUZZ_SECONDS=60   libFuzzer run of the metadata parser
 #   make testdata               reference datasets written by npm lancedb
 #   make installcheck           pg_regress against a running server
@@ -101,6 +102,15 @@ $(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/co
 $(BUILD)/page_encodings: test/tools/page_encodings.c $(CORE_LIB)
 	$(CC) $(CORE_TEST_CFLAGS) -o $@ $< $(CORE_LIB) $(CORE_LIBS)
 
+# S3 integration tests: the core's S3 store over a libcurl transport against a
+# real server (LP_S3_* from scripts/s3-server.sh; test/run.sh --only s3).
+S3_TEST_SRCS = $(sort $(wildcard test/s3/*.c)) test/core/test_main.c
+$(BUILD)/s3-tests: $(S3_TEST_SRCS) $(wildcard test/s3/*.h test/core/lp_test.h) $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(S3_TEST_SRCS) $(CORE_LIB) $(CORE_LIBS) -lcurl
+
+check-s3: $(BUILD)/s3-tests
+	$(BUILD)/s3-tests
+
 check-core: $(BUILD)/core-tests
 	$(BUILD)/core-tests $(TESTDATA_ARG)
 
@@ -131,4 +141,4 @@ test/reference/node_modules: test/reference/package.json
 testdata: test/reference/node_modules
 	cd test/reference && LANCEDB_LOG=error node generate.cjs $(TESTDATA)
 
-.PHONY: check-core check-core-sanitize fuzz testdata
+.PHONY: check-core check-core-sanitize check-s3 fuzz testdata
