@@ -145,7 +145,7 @@ wait_for()
 	shift 2
 	while ! "$@" >/dev/null 2>&1; do
 		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || die "$what did not come up; see $DIR/log"
+		[ "$tries" -gt 0 ] || start_failed "waiting for $what"
 		sleep 0.1
 	done
 }
@@ -153,6 +153,14 @@ wait_for()
 osd_up()
 {
 	ceph --connect-timeout 5 osd stat 2>/dev/null | grep -q '1 up'
+}
+
+# A failed start stops whatever it had started and says which step failed.
+start_failed()
+{
+	echo "s3-server.sh: start failed at \"$1\"; see $DIR/log" >&2
+	stop
+	exit 1
 }
 
 start()
@@ -165,27 +173,31 @@ start()
 		command -v "$command" >/dev/null ||
 			die "$command is missing: run scripts/setup.sh (Debian packages radosgw, ceph-mon, ceph-osd)"
 	done
+	! gateway_answers || die "something already answers on port $PORT (set LP_S3_PORT)"
 	rm -rf "$DIR"
 	mkdir -p "$DIR/run" "$DIR/log" "$DIR/mon" "$DIR/osd" "$DIR/rgw"
 	write_config
+	trap 'start_failed "$BASH_COMMAND"' ERR
 
 	ceph-mon --id a --mkfs --keyring /dev/null
 	touch "$DIR/mon/keyring"
 	ceph-mon --id a
-	[ "$(ceph --connect-timeout 10 osd create)" = 0 ] || die "the monitor did not register OSD 0"
+	[ "$(ceph --connect-timeout 10 osd create)" = 0 ] || start_failed "ceph osd create"
 	ceph --connect-timeout 10 osd crush add osd.0 1 root=default >/dev/null 2>&1
 	ceph-osd --id 0 --mkfs >/dev/null 2>&1
 	ceph-osd --id 0 >/dev/null 2>&1
 	wait_for 30 "the OSD" osd_up
 	# Without "ms mon client mode = crc" the gateway would retry forever.
-	timeout 60 radosgw -n client.rgw.r >/dev/null 2>&1 || die "the gateway did not start; see $DIR/log"
+	timeout 60 radosgw -n client.rgw.r >/dev/null 2>&1 || start_failed "radosgw"
+	alive client.rgw.r || start_failed "radosgw"
 	wait_for 30 "the gateway" gateway_answers
 	radosgw-admin user create --uid tester --display-name Tester \
 		--access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >/dev/null
-	s3_request PUT "/$BUCKET" || die "could not create bucket $BUCKET"
+	s3_request PUT "/$BUCKET"
 	# The first object creates the data pools (about 2 s): do it now.
-	s3_request PUT "/$BUCKET/warm-up" && s3_request DELETE "/$BUCKET/warm-up" ||
-		die "could not write to bucket $BUCKET"
+	s3_request PUT "/$BUCKET/warm-up"
+	s3_request DELETE "/$BUCKET/warm-up"
+	trap - ERR
 	print_settings
 }
 

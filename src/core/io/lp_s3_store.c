@@ -92,7 +92,7 @@ join_key(const char *a, const char *b)
 }
 
 bool
-lp_s3_parse_uri(const char *uri, char **bucket, char **key, LpError *err)
+lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err)
 {
 	const char *rest;
 	const char *slash;
@@ -336,7 +336,7 @@ s3_stat(LpStore *store, const char *path, bool follow_symlinks, LpStat *result, 
 	bool		ok;
 
 	(void) follow_symlinks;
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return false;
 	ok = s3_stat_parsed((S3Store *) store, bucket, key, result, err);
 	lp_free(bucket);
@@ -363,7 +363,7 @@ s3_canonical(LpStore *store, const char *path, const char *what, LpError *err)
 	char	   *uri = NULL;
 	LpStat		stat;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	if (s3_stat_parsed((S3Store *) store, bucket, key, &stat, err))
 	{
@@ -455,7 +455,7 @@ s3_list(LpStore *store, const char *directory, LpListCallback callback, void *ar
 	ListEntries entries = {.callback = callback, .arg = arg};
 	bool		ok;
 
-	if (!lp_s3_parse_uri(directory, &bucket, &key, err))
+	if (!lp_s3_split_uri(directory, &bucket, &key, err))
 		return false;
 	prefix = key[0] ? prefix_of(key) : lp_strdup("");
 	if (prefix == NULL)
@@ -518,7 +518,7 @@ s3_put_object(LpStore *store, const char *path, const void *data, size_t len,
 	char	   *key;
 	bool		ok;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return false;
 	ok = put_object((S3Store *) store, bucket, key, path, data, len, if_absent, err);
 	lp_free(bucket);
@@ -565,7 +565,7 @@ s3_remove(LpStore *store, const char *path, LpError *err)
 	char	   *key;
 	bool		ok = true;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return false;
 	/* a prefix (an "empty directory") has nothing to remove */
 	if (key[0] != '\0')
@@ -606,7 +606,7 @@ resolve_relative(const char *root, const char *relative, char **bucket, char **k
 	if (!valid_relative(relative))
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "relative path \"%s\" under \"%s\" is not valid",
 					   relative, root);
-	if (!lp_s3_parse_uri(root, bucket, &root_key, err))
+	if (!lp_s3_split_uri(root, bucket, &root_key, err))
 		return false;
 	*key = join_key(root_key, relative);
 	lp_free(root_key);
@@ -881,7 +881,7 @@ s3_open_input(LpStore *store, const char *path, LpError *err)
 	char	   *key;
 	LpStat		stat;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	if (!s3_stat_parsed(s3, bucket, key, &stat, err))
 	{
@@ -908,7 +908,7 @@ s3_open_input_lazily(LpStore *store, const char *path, uint64_t size, LpError *e
 	char	   *bucket;
 	char	   *key;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	return make_input((S3Store *) store, path, bucket, key, size, err);
 }
@@ -1200,7 +1200,7 @@ s3_create_output(LpStore *store, const char *path, LpError *err)
 	char	   *bucket;
 	char	   *key;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	if (key[0] == '\0')
 	{

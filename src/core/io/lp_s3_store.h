@@ -46,6 +46,6 @@ void		lp_s3_store_free(LpStore *store);
  * removed; "" for the bucket itself); LP_ERR_INVALID_ARGUMENT when uri is
  * not of that form.
  */
-bool		lp_s3_parse_uri(const char *uri, char **bucket, char **key, LpError *err);
+bool		lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err);
 
 #endif							/* LP_S3_STORE_H */
