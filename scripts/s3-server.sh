@@ -11,8 +11,9 @@
 #           an S3 user with the test keys below and the bucket $LP_S3_BUCKET;
 #           prints the settings as shell assignments (eval them) and exits
 #           once the gateway answers.  Refused while one runs in that dir.
-#   stop    SIGTERM to the daemons by the PIDs in $LP_S3_DIR/run, SIGKILL
-#           to any left after 3 s; the logs stay in $LP_S3_DIR/log.
+#   stop    SIGTERM to the daemons by the PIDs in $LP_S3_DIR/run and of
+#           any other process whose CEPH_CONF is this cluster's, SIGKILL to
+#           any left after 3 s; the logs stay in $LP_S3_DIR/log.
 #   status  "running" (exit 0) when every daemon is alive and the gateway
 #           answers, "stopped" (exit 1) otherwise.
 #
@@ -189,7 +190,7 @@ start()
 	wait_for 30 "the OSD" osd_up
 	# Without "ms mon client mode = crc" the gateway would retry forever.
 	timeout 60 radosgw -n client.rgw.r >/dev/null 2>&1 || start_failed "radosgw"
-	alive client.rgw.r || start_failed "radosgw"
+	wait_for 10 "the gateway's PID file" alive client.rgw.r
 	wait_for 30 "the gateway" gateway_answers
 	radosgw-admin user create --uid tester --display-name Tester \
 		--access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >/dev/null
@@ -201,24 +202,33 @@ start()
 	print_settings
 }
 
+# PIDs of this cluster's daemons: those whose environment names its
+# configuration (a daemon whose PID file is gone or was never written is
+# found too).  Zombies are left to their parent.
+cluster_pids()
+{
+	local entry pid
+	for entry in /proc/[0-9]*; do
+		pid=${entry#/proc/}
+		[ "$( { awk '/^State:/ {print $2}' "$entry/status"; } 2>/dev/null)" = Z ] && continue
+		{ tr '\0' '\n' <"$entry/environ"; } 2>/dev/null | grep -qxF "CEPH_CONF=$CEPH_CONF" &&
+			echo "$pid"
+	done
+	return 0
+}
+
 stop()
 {
-	local daemon pid pids=() waited=0
+	local daemon pid waited=0 pids=()
 	for daemon in "${DAEMONS[@]}"; do
-		if pid=$(pid_of "$daemon") && kill -0 "$pid" 2>/dev/null; then
-			kill -TERM "$pid" 2>/dev/null || true
-			pids+=("$pid")
-		fi
+		pid=$(pid_of "$daemon") && kill -TERM "$pid" 2>/dev/null || true
 	done
-	while [ ${#pids[@]} -gt 0 ]; do
-		local left=()
-		for pid in "${pids[@]}"; do
-			kill -0 "$pid" 2>/dev/null && left+=("$pid")
-		done
-		pids=("${left[@]+"${left[@]}"}")
-		[ ${#pids[@]} -gt 0 ] || break
+	mapfile -t pids < <(cluster_pids)
+	[ ${#pids[@]} -eq 0 ] || kill -TERM "${pids[@]}" 2>/dev/null || true
+	while mapfile -t pids < <(cluster_pids) && [ ${#pids[@]} -gt 0 ]; do
 		if [ "$waited" -ge 30 ]; then
 			kill -KILL "${pids[@]}" 2>/dev/null || true
+			sleep 0.2
 			break
 		fi
 		sleep 0.1
