@@ -158,3 +158,25 @@ test('writing to S3 is refused before anything is written', () => {
 	}
 });
 
+test('on S3 the server and a user mapping are the grant: no pg_read_server_files, and 42501 without USAGE', () => {
+	const file = dataFilesOf('types_2_2_v2')[0];
+
+	psqlLines(`DROP ROLE IF EXISTS s3_reader; DROP ROLE IF EXISTS s3_stranger;
+CREATE ROLE s3_reader; CREATE ROLE s3_stranger;
+GRANT USAGE ON FOREIGN SERVER s3_reference_server TO s3_reader;
+CREATE USER MAPPING FOR s3_reader SERVER s3_reference_server
+  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
+           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+`);
+	try
+	{
+		assert.deepEqual(psqlLines('SET ROLE s3_reader; SELECT num_rows > 0 FROM lance_parts.file_info(' + literal(file) + ');\n'), ['t']);
+		assert.throws(() => psqlLines('SET ROLE s3_stranger; SELECT * FROM lance_parts.file_info(' + literal(file) + ');\n'),
+			(error) => /permission denied for foreign server "s3_reference_server"/.test(String(error.stderr)));
+	}
+	finally
+	{
+		psqlLines('DROP USER MAPPING FOR s3_reader SERVER s3_reference_server; DROP OWNED BY s3_reader; DROP ROLE s3_reader; DROP ROLE s3_stranger;\n');
+	}
+});
+
