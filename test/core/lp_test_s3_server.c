@@ -725,6 +725,11 @@ server_perform(LpS3Transport *transport, const LpS3HttpRequest *http, LpS3HttpRe
 			case LP_TEST_S3_DROP:
 				return lp_fail(err, LP_ERR_NETWORK, "%s %s failed: connection reset by peer",
 							   http->method, http->url);
+			case LP_TEST_S3_DROP_ANSWER:
+				serve(server, &request, response, err);
+				lp_s3_http_response_clear(response);
+				return lp_fail(err, LP_ERR_NETWORK, "%s %s failed: connection reset by peer",
+							   http->method, http->url);
 			case LP_TEST_S3_SLOW_DOWN:
 				return answer_error(response, 503, "SlowDown");
 			case LP_TEST_S3_INTERNAL_ERROR:

@@ -68,6 +68,9 @@ typedef struct S3Output
 static const LpInputOps s3_input_ops;
 static const LpOutputOps s3_output_ops;
 
+static bool get_range(S3Store *store, const char *bucket, const char *key, uint64_t size,
+					  uint64_t offset, void *buffer, size_t len, LpError *err);
+
 /* key + "/": the prefix of what lies under key (lp_alloc'd) */
 static char *
 prefix_of(const char *key)
@@ -478,6 +481,32 @@ s3_list(LpStore *store, const char *directory, LpListCallback callback, void *ar
 
 /* ---- whole objects --------------------------------------------------------- */
 
+/* Whether bucket/key holds exactly the len bytes of data. */
+static bool
+object_holds(S3Store *store, const char *bucket, const char *key, const void *data, size_t len,
+			 bool *same, LpError *err)
+{
+	LpStat		stat;
+	bool		found;
+	uint8_t    *stored;
+	bool		ok;
+
+	*same = false;
+	if (!head_object(store, bucket, key, &found, &stat, err))
+		return false;
+	if (!found || stat.size != len)
+		return true;
+	if (len == 0)
+		return *same = true;
+	stored = lp_alloc(len);
+	if (stored == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a read of \"s3://%s/%s\"", bucket, key);
+	ok = get_range(store, bucket, key, len, 0, stored, len, err);
+	*same = ok && memcmp(stored, data, len) == 0;
+	lp_free(stored);
+	return ok;
+}
+
 static bool
 put_object(S3Store *store, const char *bucket, const char *key, const char *name,
 		   const void *data, size_t len, bool if_absent, LpError *err)
@@ -505,7 +534,21 @@ put_object(S3Store *store, const char *bucket, const char *key, const char *name
 	}
 	lp_s3_fail(store->client, &call, &response, "write", err);
 	if (if_absent && response.status == 412)
+	{
+		bool		ours = false;
+		LpError		check_err;
+
+		/*
+		 * A retried PUT whose earlier attempt was stored, its answer lost,
+		 * meets its own object: exactly these bytes there mean written.
+		 */
+		if (object_holds(store, bucket, key, data, len, &ours, &check_err) && ours)
+		{
+			lp_s3_http_response_clear(&response);
+			return true;
+		}
 		err->code = LP_ERR_ALREADY_EXISTS;
+	}
 	lp_s3_http_response_clear(&response);
 	return false;
 }
