@@ -10,7 +10,9 @@
 #   start   a fresh cluster in $LP_S3_DIR (its previous contents are removed),
 #           an S3 user with the test keys below and the bucket $LP_S3_BUCKET;
 #           prints the settings as shell assignments (eval them) and exits
-#           once the gateway answers.  Refused while one runs in that dir.
+#           once the gateway answers (up to three attempts, each stopping
+#           what it started when it fails).  Refused while one runs in that
+#           dir.
 #   stop    SIGTERM to the daemons by the PIDs in $LP_S3_DIR/run and of
 #           any other process whose CEPH_CONF is this cluster's, SIGKILL to
 #           any left after 3 s; the logs stay in $LP_S3_DIR/log.
@@ -164,9 +166,10 @@ start_failed()
 	exit 1
 }
 
-start()
+# What no attempt to start can change.
+start_checks()
 {
-	local daemon osd_uuid
+	local daemon command
 	for daemon in "${DAEMONS[@]}"; do
 		! alive "$daemon" || die "a server already runs in $DIR (stop it first)"
 	done
@@ -175,6 +178,11 @@ start()
 			die "$command is missing: run scripts/setup.sh (Debian packages radosgw, ceph-mon, ceph-osd)"
 	done
 	! gateway_answers || die "something already answers on port $PORT (set LP_S3_PORT)"
+}
+
+start()
+{
+	local osd_uuid
 	rm -rf "$DIR"
 	mkdir -p "$DIR/run" "$DIR/log" "$DIR/mon" "$DIR/osd" "$DIR/rgw"
 	write_config
@@ -201,18 +209,20 @@ start()
 	s3_request PUT "/$BUCKET/warm-up"
 	s3_request DELETE "/$BUCKET/warm-up"
 	trap - ERR
-	print_settings
 }
 
 # PIDs of this cluster's daemons: those whose environment names its
 # configuration (a daemon whose PID file is gone or was never written is
-# found too).  Zombies are left to their parent.
+# found too).  A zombie is left to its parent, unless it is a main thread
+# that exited while the process's other threads still run (ceph-osd does
+# that): that process is alive.
 cluster_pids()
 {
 	local entry pid
 	for entry in /proc/[0-9]*; do
 		pid=${entry#/proc/}
-		[ "$( { awk '/^State:/ {print $2}' "$entry/status"; } 2>/dev/null)" = Z ] && continue
+		[ "$( { awk '/^State:/ {s=$2} /^Threads:/ {t=$2} END {print s t}' "$entry/status"; } 2>/dev/null)" = Z1 ] &&
+			continue
 		{ tr '\0' '\n' <"$entry/environ"; } 2>/dev/null | grep -qxF "CEPH_CONF=$CEPH_CONF" &&
 			echo "$pid"
 	done
@@ -240,7 +250,28 @@ stop()
 }
 
 case "${1:-}" in
-	start) start ;;
+	start)
+		# A fresh OSD is now and then refused by its monitor ("wrong fsid")
+		# right after a cluster on the same ports stopped: start afresh.
+		start_checks
+		for attempt in 1 2 3; do
+			# a plain command, so that errexit and the ERR trap hold inside
+			set +e
+			(
+				set -e
+				start
+			)
+			rc=$?
+			set -e
+			if [ "$rc" -eq 0 ]; then
+				print_settings
+				exit 0
+			fi
+			echo "s3-server.sh: start attempt $attempt failed" >&2
+			sleep 1
+		done
+		exit 1
+		;;
 	stop) stop ;;
 	status)
 		if running; then
