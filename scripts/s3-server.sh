@@ -182,7 +182,6 @@ start_checks()
 
 start()
 {
-	local osd_uuid
 	rm -rf "$DIR"
 	mkdir -p "$DIR/run" "$DIR/log" "$DIR/mon" "$DIR/osd" "$DIR/rgw"
 	write_config
@@ -191,11 +190,9 @@ start()
 	ceph-mon --id a --mkfs --keyring /dev/null
 	touch "$DIR/mon/keyring"
 	ceph-mon --id a
-	# the OSD's own uuid, registered with it, so the monitor knows it when it boots
-	osd_uuid=$(uuidgen)
-	[ "$(ceph --connect-timeout 10 osd create "$osd_uuid")" = 0 ] || start_failed "ceph osd create"
+	[ "$(ceph --connect-timeout 10 osd create)" = 0 ] || start_failed "ceph osd create"
 	ceph --connect-timeout 10 osd crush add osd.0 1 root=default >/dev/null 2>&1
-	ceph-osd --id 0 --mkfs --osd-uuid "$osd_uuid" >/dev/null 2>&1
+	ceph-osd --id 0 --mkfs >/dev/null 2>&1
 	ceph-osd --id 0 >/dev/null 2>&1
 	wait_for 30 "the OSD" osd_up
 	# Without "ms mon client mode = crc" the gateway would retry forever.
