@@ -88,7 +88,7 @@ test('IMPORT FOREIGN SCHEMA over S3 made a table for every dataset written there
 	const tables = psqlLines("SELECT foreign_table_name FROM information_schema.foreign_tables WHERE foreign_table_schema = 's3_reference' ORDER BY 1;\n");
 
 	assert.deepEqual(tables, datasets.map((d) => d.name).sort());
-	assert.deepEqual(psqlLines("SELECT option_value FROM information_schema.foreign_table_options WHERE foreign_table_name = 'types_2_2_v2' AND option_name = 'uri';\n"),
+	assert.deepEqual(psqlLines("SELECT option_value FROM information_schema.foreign_table_options WHERE foreign_table_schema = 's3_reference' AND foreign_table_name = 'types_2_2_v2' AND option_name = 'uri';\n"),
 		[ROOT + '/types_2_2_v2.lance']);
 });
 
