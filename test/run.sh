@@ -14,6 +14,10 @@
 # Layers (see the layer_* functions below):
 #   layout    test/tools/check_layers.sh the layer rules, checked over the sources
 #   core      make check-core            test/core/*.c, plain C, no server
+#   s3        make check-s3              test/s3/*.c, the core's S3 store against
+#                                        Ceph RGW (scripts/s3-server.sh, on the
+#                                        ports LP_S3_PORT, LP_S3_MON_PORT,
+#                                        LP_S3_OSD_PORTS give)
 #   sanitize  make check-core-sanitize   the same under ASan and UBSan
 #   fuzz      make fuzz                  test/fuzz/fuzz_*.c, LP_FUZZ_SECONDS each
 #   regress   make installcheck          test/sql/[0-9]*.sql against test/expected/*.out
@@ -64,7 +68,7 @@ FUZZ_SECONDS=${LP_FUZZ_SECONDS:-30}
 # Debian system, a configured locale may not have been generated.
 export LANG=C.UTF-8
 unset LC_ALL LANGUAGE
-LAYERS=(layout core sanitize fuzz regress tap node)
+LAYERS=(layout core s3 sanitize fuzz regress tap node)
 
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null; then
@@ -139,12 +143,16 @@ mount_small_fs()
 		LP_SMALL_FS_DIR=$SMALL_FS_MOUNT
 }
 
+# The S3 server of the s3 layer, stopped by PID when the run ends.
+export LP_S3_DIR=$WORK/s3
+
 cleaned=false
 cleanup()
 {
 	$cleaned && return
 	cleaned=true
 	"$ROOT/test/cluster.sh" stop
+	[ -d "$LP_S3_DIR" ] && bash "$ROOT/scripts/s3-server.sh" stop
 	if mountpoint -q "$REFLINK_MOUNT"; then
 		umount "$REFLINK_MOUNT" || echo "run.sh: could not unmount $REFLINK_MOUNT" >&2
 	fi
@@ -240,6 +248,26 @@ core_binary_layer()
 layer_core()
 {
 	core_binary_layer check-core
+}
+
+# s3: the S3 integration binary ends like the core one; the server's
+# settings (LP_S3_ENDPOINT, ...) are exported for it, and it is stopped after.
+layer_s3()
+{
+	local settings
+	if ! settings=$(bash "$ROOT/scripts/s3-server.sh" start 2>"$LOGS/s3-server.log"); then
+		cat "$LOGS/s3-server.log"
+		L_FAILED=1
+		L_NOTE="the S3 server did not start"
+		return
+	fi
+	eval "$settings"
+	export LP_S3_ENDPOINT LP_S3_REGION LP_S3_BUCKET LP_S3_ACCESS_KEY_ID LP_S3_SECRET_ACCESS_KEY
+	core_binary_layer check-s3
+	# the node layer's s3.test.cjs starts its own server on the same ports,
+	# and no later layer may think this one still runs
+	bash "$ROOT/scripts/s3-server.sh" stop
+	unset LP_S3_ENDPOINT LP_S3_REGION LP_S3_BUCKET LP_S3_ACCESS_KEY_ID LP_S3_SECRET_ACCESS_KEY
 }
 
 layer_sanitize()
