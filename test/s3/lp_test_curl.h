@@ -1,6 +1,7 @@
 /*
- * lp_test_curl.h - a libcurl transport for the S3 integration tests, which
- * run the core's S3 client against a real server outside PostgreSQL.
+ * lp_test_curl.h - the libcurl transport of the S3 integration tests, which
+ * run the core's S3 client against a real server outside PostgreSQL over the
+ * server's own request code (posix/lp_curl_http).
  */
 #ifndef LP_TEST_CURL_H
 #define LP_TEST_CURL_H
