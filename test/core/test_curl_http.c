@@ -80,9 +80,15 @@ start_server(void)
 		_exit(127);
 	}
 	close(fds[1]);
-	got = server_pid > 0 ? read(fds[0], line, sizeof(line) - 1) : -1;
+	/* the whole line: the server dies of EPIPE if the pipe closes mid-line */
+	for (size_t len = 0; server_pid > 0 && len < sizeof(line) - 1 && strchr(line, '\n') == NULL; len += got)
+	{
+		got = read(fds[0], line + len, sizeof(line) - 1 - len);
+		if (got <= 0)
+			break;
+	}
 	close(fds[0]);
-	if (got <= 0)
+	if (strchr(line, '\n') == NULL)
 		return false;
 	server_port = atoi(line);
 	atexit(stop_server);
