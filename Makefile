@@ -102,11 +102,11 @@ $(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/co
 $(BUILD)/page_encodings: test/tools/page_encodings.c $(CORE_LIB)
 	$(CC) $(CORE_TEST_CFLAGS) -o $@ $< $(CORE_LIB) $(CORE_LIBS)
 
-# S3 integration tests: the core's S3 store over a libcurl transport against a
-# real server (LP_S3_* from scripts/s3-server.sh; test/run.sh --only s3).
-S3_TEST_SRCS = $(sort $(wildcard test/s3/*.c)) test/core/test_main.c src/posix/lp_curl_http.c
-$(BUILD)/s3-tests: $(S3_TEST_SRCS) $(wildcard test/s3/*.h test/core/lp_test.h src/posix/lp_curl_http.h) $(CORE_LIB)
-	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(S3_TEST_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
+# S3 integration tests: the core's S3 store over the server's libcurl requests
+# against a real server (LP_S3_* from scripts/s3-server.sh; test/run.sh --only s3).
+S3_TEST_SRCS = $(sort $(wildcard test/s3/*.c)) test/core/test_main.c
+$(BUILD)/s3-tests: $(S3_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/s3/*.h test/core/lp_test.h src/posix/*.h) $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(S3_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 
 check-s3: $(BUILD)/s3-tests
 	$(BUILD)/s3-tests

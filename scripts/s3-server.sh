@@ -11,8 +11,9 @@
 #           an S3 user with the test keys below and the bucket $LP_S3_BUCKET;
 #           prints the settings as shell assignments (eval them) and exits
 #           once the gateway answers.  Refused while one runs in that dir.
-#   stop    SIGTERM to the daemons by the PIDs in $LP_S3_DIR/run, SIGKILL
-#           to any left after 3 s; the logs stay in $LP_S3_DIR/log.
+#   stop    SIGTERM to the daemons by the PIDs in $LP_S3_DIR/run and of
+#           any other process whose CEPH_CONF is this cluster's, SIGKILL to
+#           any left after 3 s; the logs stay in $LP_S3_DIR/log.
 #   status  "running" (exit 0) when every daemon is alive and the gateway
 #           answers, "stopped" (exit 1) otherwise.
 #
@@ -145,7 +146,7 @@ wait_for()
 	shift 2
 	while ! "$@" >/dev/null 2>&1; do
 		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || die "$what did not come up; see $DIR/log"
+		[ "$tries" -gt 0 ] || start_failed "waiting for $what"
 		sleep 0.1
 	done
 }
@@ -155,9 +156,17 @@ osd_up()
 	ceph --connect-timeout 5 osd stat 2>/dev/null | grep -q '1 up'
 }
 
+# A failed start stops whatever it had started and says which step failed.
+start_failed()
+{
+	echo "s3-server.sh: start failed at \"$1\"; see $DIR/log" >&2
+	stop
+	exit 1
+}
+
 start()
 {
-	local daemon
+	local daemon osd_uuid
 	for daemon in "${DAEMONS[@]}"; do
 		! alive "$daemon" || die "a server already runs in $DIR (stop it first)"
 	done
@@ -165,48 +174,63 @@ start()
 		command -v "$command" >/dev/null ||
 			die "$command is missing: run scripts/setup.sh (Debian packages radosgw, ceph-mon, ceph-osd)"
 	done
+	! gateway_answers || die "something already answers on port $PORT (set LP_S3_PORT)"
 	rm -rf "$DIR"
 	mkdir -p "$DIR/run" "$DIR/log" "$DIR/mon" "$DIR/osd" "$DIR/rgw"
 	write_config
+	trap 'start_failed "$BASH_COMMAND"' ERR
 
 	ceph-mon --id a --mkfs --keyring /dev/null
 	touch "$DIR/mon/keyring"
 	ceph-mon --id a
-	[ "$(ceph --connect-timeout 10 osd create)" = 0 ] || die "the monitor did not register OSD 0"
+	# the OSD's own uuid, registered with it, so the monitor knows it when it boots
+	osd_uuid=$(uuidgen)
+	[ "$(ceph --connect-timeout 10 osd create "$osd_uuid")" = 0 ] || start_failed "ceph osd create"
 	ceph --connect-timeout 10 osd crush add osd.0 1 root=default >/dev/null 2>&1
-	ceph-osd --id 0 --mkfs >/dev/null 2>&1
+	ceph-osd --id 0 --mkfs --osd-uuid "$osd_uuid" >/dev/null 2>&1
 	ceph-osd --id 0 >/dev/null 2>&1
 	wait_for 30 "the OSD" osd_up
 	# Without "ms mon client mode = crc" the gateway would retry forever.
-	timeout 60 radosgw -n client.rgw.r >/dev/null 2>&1 || die "the gateway did not start; see $DIR/log"
+	timeout 60 radosgw -n client.rgw.r >/dev/null 2>&1 || start_failed "radosgw"
+	wait_for 10 "the gateway's PID file" alive client.rgw.r
 	wait_for 30 "the gateway" gateway_answers
 	radosgw-admin user create --uid tester --display-name Tester \
 		--access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >/dev/null
-	s3_request PUT "/$BUCKET" || die "could not create bucket $BUCKET"
+	s3_request PUT "/$BUCKET"
 	# The first object creates the data pools (about 2 s): do it now.
-	s3_request PUT "/$BUCKET/warm-up" && s3_request DELETE "/$BUCKET/warm-up" ||
-		die "could not write to bucket $BUCKET"
+	s3_request PUT "/$BUCKET/warm-up"
+	s3_request DELETE "/$BUCKET/warm-up"
+	trap - ERR
 	print_settings
+}
+
+# PIDs of this cluster's daemons: those whose environment names its
+# configuration (a daemon whose PID file is gone or was never written is
+# found too).  Zombies are left to their parent.
+cluster_pids()
+{
+	local entry pid
+	for entry in /proc/[0-9]*; do
+		pid=${entry#/proc/}
+		[ "$( { awk '/^State:/ {print $2}' "$entry/status"; } 2>/dev/null)" = Z ] && continue
+		{ tr '\0' '\n' <"$entry/environ"; } 2>/dev/null | grep -qxF "CEPH_CONF=$CEPH_CONF" &&
+			echo "$pid"
+	done
+	return 0
 }
 
 stop()
 {
-	local daemon pid pids=() waited=0
+	local daemon pid waited=0 pids=()
 	for daemon in "${DAEMONS[@]}"; do
-		if pid=$(pid_of "$daemon") && kill -0 "$pid" 2>/dev/null; then
-			kill -TERM "$pid" 2>/dev/null || true
-			pids+=("$pid")
-		fi
+		pid=$(pid_of "$daemon") && kill -TERM "$pid" 2>/dev/null || true
 	done
-	while [ ${#pids[@]} -gt 0 ]; do
-		local left=()
-		for pid in "${pids[@]}"; do
-			kill -0 "$pid" 2>/dev/null && left+=("$pid")
-		done
-		pids=("${left[@]+"${left[@]}"}")
-		[ ${#pids[@]} -gt 0 ] || break
+	mapfile -t pids < <(cluster_pids)
+	[ ${#pids[@]} -eq 0 ] || kill -TERM "${pids[@]}" 2>/dev/null || true
+	while mapfile -t pids < <(cluster_pids) && [ ${#pids[@]} -gt 0 ]; do
 		if [ "$waited" -ge 30 ]; then
 			kill -KILL "${pids[@]}" 2>/dev/null || true
+			sleep 0.2
 			break
 		fi
 		sleep 0.1

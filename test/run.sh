@@ -251,7 +251,7 @@ layer_core()
 }
 
 # s3: the S3 integration binary ends like the core one; the server's
-# settings (LP_S3_ENDPOINT, ...) are exported for it.
+# settings (LP_S3_ENDPOINT, ...) are exported for it, and it is stopped after.
 layer_s3()
 {
 	local settings
@@ -264,6 +264,10 @@ layer_s3()
 	eval "$settings"
 	export LP_S3_ENDPOINT LP_S3_REGION LP_S3_BUCKET LP_S3_ACCESS_KEY_ID LP_S3_SECRET_ACCESS_KEY
 	core_binary_layer check-s3
+	# the node layer's s3.test.cjs starts its own server on the same ports,
+	# and no later layer may think this one still runs
+	bash "$ROOT/scripts/s3-server.sh" stop
+	unset LP_S3_ENDPOINT LP_S3_REGION LP_S3_BUCKET LP_S3_ACCESS_KEY_ID LP_S3_SECRET_ACCESS_KEY
 }
 
 layer_sanitize()

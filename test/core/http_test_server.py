@@ -14,6 +14,7 @@ then serves until killed.  Connections are kept alive, each in its thread.
 """
 import http.server
 import socketserver
+import os
 import sys
 import time
 
@@ -82,8 +83,9 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 def main():
     server = Server(("127.0.0.1", 0), Handler)
-    sys.stdout.write("%d\n" % server.server_address[1])
-    sys.stdout.flush()
+    # one write: the test reads the port once and closes the pipe (with
+    # PYTHONUNBUFFERED, print would write the newline separately, after it)
+    os.write(1, b"%d\n" % server.server_address[1])
     server.serve_forever()
 
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/evp.h>
+
 #include "base/lp_alloc.h"
 #include "io/lp_s3_sign.h"
 #include "io/lp_s3_xml.h"
@@ -28,6 +30,7 @@ typedef struct Object
 	char	   *key;			/* "bucket/key" */
 	uint8_t    *data;
 	size_t		len;
+	char		etag[48];		/* as S3 gives it: quoted MD5, or "<md5 of md5s>-N" */
 } Object;
 
 typedef struct Part
@@ -61,7 +64,6 @@ struct LpTestS3Server
 	int			num_uploads;
 	Fault		faults[MAX_FAULTS];
 	int			num_faults;
-	unsigned	etag_counter;
 	LpTestS3Counts counts;
 };
 
@@ -264,6 +266,21 @@ answer_error(LpS3HttpResponse *response, long status, const char *code)
 	return true;
 }
 
+/* The quoted hex MD5 of len bytes, as S3 names a part or a single-PUT object. */
+static void
+md5_etag(const void *data, size_t len, const char *suffix, char *etag, size_t size)
+{
+	unsigned char digest[16];
+	unsigned int digest_len;
+	size_t		used;
+
+	EVP_Digest(data, len, digest, &digest_len, EVP_md5(), NULL);
+	used = (size_t) snprintf(etag, size, "\"");
+	for (int i = 0; i < 16; i++)
+		used += (size_t) snprintf(etag + used, size - used, "%02x", digest[i]);
+	snprintf(etag + used, size - used, "%s\"", suffix);
+}
+
 static Object *
 find_object(LpTestS3Server *server, const char *bucket, const char *key)
 {
@@ -276,7 +293,7 @@ find_object(LpTestS3Server *server, const char *bucket, const char *key)
 	return NULL;
 }
 
-static void
+static Object *
 store_object(LpTestS3Server *server, const char *bucket, const char *key, uint8_t *data, size_t len)
 {
 	Object	   *object = find_object(server, bucket, key);
@@ -287,7 +304,7 @@ store_object(LpTestS3Server *server, const char *bucket, const char *key, uint8_
 		if (server->num_objects == MAX_OBJECTS)
 		{
 			free(data);
-			return;
+			return NULL;
 		}
 		object = &server->objects[server->num_objects++];
 		snprintf(full, sizeof(full), "%s/%s", bucket, key);
@@ -297,6 +314,8 @@ store_object(LpTestS3Server *server, const char *bucket, const char *key, uint8_
 		free(object->data);
 	object->data = data;
 	object->len = len;
+	md5_etag(data, len, "", object->etag, sizeof(object->etag));
+	return object;
 }
 
 static uint8_t *
@@ -309,11 +328,6 @@ copy_bytes(const void *data, size_t len)
 	return copy;
 }
 
-static void
-new_etag(LpTestS3Server *server, char *etag, size_t size)
-{
-	snprintf(etag, size, "\"etag-%u\"", ++server->etag_counter);
-}
 
 static bool
 deliver(const LpS3HttpRequest *http, LpS3HttpResponse *response, const uint8_t *data, size_t len,
@@ -520,7 +534,7 @@ serve_part(LpTestS3Server *server, const Received *request, LpS3HttpResponse *re
 			return answer_error(response, 416, "InvalidRange");
 		part->data = copy_bytes(object->data + first, (size_t) (last - first + 1));
 		part->len = (size_t) (last - first + 1);
-		new_etag(server, part->etag, sizeof(part->etag));
+		md5_etag(part->data, part->len, "", part->etag, sizeof(part->etag));
 		server->counts.part_copies++;
 		snprintf(body, sizeof(body), "<CopyPartResult><LastModified>2026-01-02T03:04:05.000Z</LastModified><ETag>%s</ETag></CopyPartResult>",
 				 part->etag);
@@ -530,7 +544,7 @@ serve_part(LpTestS3Server *server, const Received *request, LpS3HttpResponse *re
 	}
 	part->data = copy_bytes(request->http->body, request->http->body_len);
 	part->len = request->http->body_len;
-	new_etag(server, part->etag, sizeof(part->etag));
+	md5_etag(part->data, part->len, "", part->etag, sizeof(part->etag));
 	server->counts.part_uploads++;
 	response->status = 200;
 	snprintf(response->etag, sizeof(response->etag), "%s", part->etag);
@@ -545,6 +559,9 @@ serve_complete(LpTestS3Server *server, const Received *request, LpS3HttpResponse
 	LpError		err;
 	size_t		total = 0;
 	uint8_t    *data;
+	uint8_t    *digests;
+	char		suffix[16];
+	Object	   *object;
 
 	if (upload == NULL)
 		return answer_error(response, 404, "NoSuchUpload");
@@ -570,6 +587,7 @@ serve_complete(LpTestS3Server *server, const Received *request, LpS3HttpResponse
 		total += part->len;
 	}
 	data = malloc(total ? total : 1);
+	digests = malloc(16 * doc->complete_request.num_parts);
 	total = 0;
 	for (size_t i = 0; i < doc->complete_request.num_parts; i++)
 	{
@@ -577,9 +595,20 @@ serve_complete(LpTestS3Server *server, const Received *request, LpS3HttpResponse
 
 		memcpy(data + total, part->data, part->len);
 		total += part->len;
+		for (int b = 0; b < 16; b++)
+		{
+			unsigned int byte;
+
+			sscanf(part->etag + 1 + 2 * b, "%2x", &byte);
+			digests[16 * i + b] = (uint8_t) byte;
+		}
 	}
+	snprintf(suffix, sizeof(suffix), "-%zu", doc->complete_request.num_parts);
+	object = store_object(server, request->bucket, request->key, data, total);
+	if (object)
+		md5_etag(digests, 16 * doc->complete_request.num_parts, suffix, object->etag, sizeof(object->etag));
+	free(digests);
 	lp_s3_xml_free(doc);
-	store_object(server, request->bucket, request->key, data, total);
 	upload->open = false;
 	free_upload_parts(upload);
 	server->counts.completes++;
@@ -614,6 +643,7 @@ serve(LpTestS3Server *server, const Received *request, LpS3HttpResponse *respons
 		response->status = 200;
 		response->has_content_length = true;
 		response->content_length = object->len;
+		snprintf(response->etag, sizeof(response->etag), "%s", object->etag);
 		snprintf(response->last_modified, sizeof(response->last_modified), "Fri, 02 Jan 2026 03:04:05 GMT");
 		return true;
 	}
@@ -626,11 +656,13 @@ serve(LpTestS3Server *server, const Received *request, LpS3HttpResponse *respons
 		if (condition && strcmp(condition, "*") == 0 &&
 			find_object(server, request->bucket, request->key) != NULL)
 			return answer_error(response, 412, "PreconditionFailed");
-		store_object(server, request->bucket, request->key,
-					 copy_bytes(request->http->body, request->http->body_len), request->http->body_len);
+		object = store_object(server, request->bucket, request->key,
+							  copy_bytes(request->http->body, request->http->body_len),
+							  request->http->body_len);
 		server->counts.puts++;
 		response->status = 200;
-		new_etag(server, response->etag, sizeof(response->etag));
+		if (object)
+			snprintf(response->etag, sizeof(response->etag), "%s", object->etag);
 		return true;
 	}
 	if (strcmp(method, "POST") == 0 && uploads)
@@ -723,6 +755,11 @@ server_perform(LpS3Transport *transport, const LpS3HttpRequest *http, LpS3HttpRe
 		switch (fault)
 		{
 			case LP_TEST_S3_DROP:
+				return lp_fail(err, LP_ERR_NETWORK, "%s %s failed: connection reset by peer",
+							   http->method, http->url);
+			case LP_TEST_S3_DROP_ANSWER:
+				serve(server, &request, response, err);
+				lp_s3_http_response_clear(response);
 				return lp_fail(err, LP_ERR_NETWORK, "%s %s failed: connection reset by peer",
 							   http->method, http->url);
 			case LP_TEST_S3_SLOW_DOWN:

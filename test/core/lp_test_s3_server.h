@@ -26,6 +26,7 @@
 typedef enum LpTestS3Fault
 {
 	LP_TEST_S3_DROP,			/* the connection drops: LP_ERR_NETWORK */
+	LP_TEST_S3_DROP_ANSWER,		/* served, then the answer is lost: LP_ERR_NETWORK */
 	LP_TEST_S3_SLOW_DOWN,		/* 503 SlowDown */
 	LP_TEST_S3_INTERNAL_ERROR,	/* 500 InternalError */
 	LP_TEST_S3_TOO_MANY,		/* 429 without a body */

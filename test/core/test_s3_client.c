@@ -263,6 +263,49 @@ LP_TEST(s3_multipart_uploads_copies_and_completes)
 	fixture_close(&f);
 }
 
+/* A completion whose answer is lost is retried, finds the upload gone and recognizes its object. */
+LP_TEST(s3_multipart_completion_answer_lost)
+{
+	Fixture		f;
+	LpError		err;
+	LpS3Multipart *upload;
+	size_t		part = 5 << 20;
+	uint8_t    *data = pattern(part, 5);
+	size_t		len;
+
+	fixture_open(&f, LP_S3_URL_PATH);
+	upload = lp_s3_multipart_start(f.client, LP_TEST_S3_BUCKET, "out/lost", &err);
+	LP_CHECK(lp_s3_multipart_upload_part(upload, data, part, &err));
+	LP_CHECK(lp_s3_multipart_upload_part(upload, data, 100, &err));
+	lp_test_s3_server_fault(f.server, "POST", LP_TEST_S3_DROP_ANSWER, 1);
+	LP_CHECK_MSG(lp_s3_multipart_complete(upload, false, &err), "%s: %.300s",
+				 lp_error_code_name(err.code), err.message);
+	lp_s3_multipart_end(upload);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->completes, 1);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->aborts, 0);
+	LP_CHECK(lp_test_s3_get(f.server, "out/lost", &len) != NULL && len == part + 100);
+
+	/* an upload aborted meanwhile does not take another object at its key for its own */
+	upload = lp_s3_multipart_start(f.client, LP_TEST_S3_BUCKET, "out/other", &err);
+	LP_CHECK(lp_s3_multipart_upload_part(upload, data, 100, &err));
+	lp_test_s3_put(f.server, "out/other", "someone else", 12);
+	{
+		LpS3Pair	query[] = {{"uploadId", lp_s3_multipart_upload_id(upload)}};
+		LpS3Call	abort_call = {.method = "DELETE", .bucket = LP_TEST_S3_BUCKET, .key = "out/other",
+		.query = query, .query_count = 1};
+		LpS3HttpResponse response;
+
+		LP_CHECK(lp_s3_call(f.client, &abort_call, &response, &err));
+		lp_s3_http_response_clear(&response);
+	}
+	LP_CHECK(!lp_s3_multipart_complete(upload, false, &err) && err.code == LP_ERR_NOT_FOUND);
+	LP_CHECK_MSG(strstr(err.message, "NoSuchUpload") != NULL, "%.300s", err.message);
+	lp_s3_multipart_end(upload);
+	LP_CHECK(lp_test_s3_get(f.server, "out/other", &len) != NULL && len == 12);
+	free(data);
+	fixture_close(&f);
+}
+
 LP_TEST(s3_multipart_failures_abort_the_upload)
 {
 	Fixture		f;

@@ -1,8 +1,7 @@
 /*
- * lp_test_curl.c - the S3 integration tests' transport: the server's libcurl
- * request (posix/lp_curl_http), so these tests run the core's S3 store over
- * the very code the server uses, counting requests; retries wait with
- * nanosleep, polling the cancel hook.
+ * lp_test_curl.c - the S3 transport of the integration tests: the server's
+ * libcurl requests (posix/lp_curl_http) with a plain sleep between retries,
+ * counting the requests performed.
  */
 #include <curl/curl.h>
 #include <time.h>
@@ -26,7 +25,6 @@ curl_perform(LpS3Transport *base, const LpS3HttpRequest *request, LpS3HttpRespon
 	CurlTransport *transport = (CurlTransport *) base;
 
 	transport->requests++;
-	/* the test server is plain HTTP on loopback */
 	return lp_curl_perform(transport->curl, true, request, response, err);
 }
 
@@ -36,7 +34,7 @@ curl_wait(LpS3Transport *base, uint32_t delay_ms, LpError *err)
 	(void) base;
 	while (delay_ms > 0)
 	{
-		uint32_t	slice = delay_ms < LP_CURL_POLL_INTERVAL_MS ? delay_ms : LP_CURL_POLL_INTERVAL_MS;
+		uint32_t	slice = delay_ms < 50 ? delay_ms : 50;
 		struct timespec pause = {.tv_sec = 0, .tv_nsec = (long) slice * 1000000L};
 
 		if (lp_check_cancel(err))

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "base/lp_alloc.h"
 #include "io/lp_s3_client.h"
 #include "io/lp_s3_multipart.h"
@@ -281,6 +283,46 @@ LP_TEST(s3_rgw_multipart_minimum_part_size_refused_and_aborted)
 	server_close(&server);
 }
 
+/*
+ * The object written in LP_S3_UPLOAD_PART_SIZE parts has the ETag S3 gives
+ * multipart objects, "<MD5 of the parts' MD5s>-N", as lp_s3_multipart relies
+ * on to recognize a completion whose answer was lost.
+ */
+static void
+check_multipart_etag(Server *server, const char *relative, const uint8_t *data, size_t len)
+{
+	size_t		parts = (len + LP_S3_UPLOAD_PART_SIZE - 1) / LP_S3_UPLOAD_PART_SIZE;
+	unsigned char *digests = malloc(parts * 16);
+	unsigned char digest[16];
+	unsigned int digest_len;
+	char		expected[64];
+	char		key[256];
+	size_t		used;
+	LpS3Client *client;
+	LpS3Call	call = {.method = "HEAD", .bucket = server->bucket, .key = key};
+	LpS3HttpResponse response;
+	LpError		err;
+
+	for (size_t i = 0; i < parts; i++)
+	{
+		size_t		part_len = i + 1 < parts ? LP_S3_UPLOAD_PART_SIZE : len - i * LP_S3_UPLOAD_PART_SIZE;
+
+		EVP_Digest(data + i * LP_S3_UPLOAD_PART_SIZE, part_len, digests + 16 * i, &digest_len, EVP_md5(), NULL);
+	}
+	EVP_Digest(digests, parts * 16, digest, &digest_len, EVP_md5(), NULL);
+	used = (size_t) snprintf(expected, sizeof(expected), "\"");
+	for (int b = 0; b < 16; b++)
+		used += (size_t) snprintf(expected + used, sizeof(expected) - used, "%02x", digest[b]);
+	snprintf(expected + used, sizeof(expected) - used, "-%zu\"", parts);
+	snprintf(key, sizeof(key), "%s/%s", server->prefix, relative);
+	client = lp_s3_client_create(&server->config, server->transport, &err);
+	LP_CHECK(client && lp_s3_call_checked(client, &call, "examine", &response, &err));
+	LP_CHECK_MSG(strcmp(response.etag, expected) == 0, "ETag %.100s, expected %.100s", response.etag, expected);
+	lp_s3_http_response_clear(&response);
+	lp_s3_client_free(client);
+	free(digests);
+}
+
 LP_TEST(s3_rgw_output_multipart_and_server_side_copy)
 {
 	Server		server;
@@ -304,6 +346,7 @@ LP_TEST(s3_rgw_output_multipart_and_server_side_copy)
 		LP_CHECK_MSG(output->ops->write_at(output, off, data + off, 1 << 20, &err), "write: %.300s", err.message);
 	LP_CHECK_MSG(output && output->ops->publish(output, &err), "publish: %.300s", err.message);
 	check_object(&server, source, data, len);
+	check_multipart_etag(&server, "written.bin", data, len);
 
 	/* 100 bytes written, then 20 MiB copied in 1 MiB steps, then 6 MiB more copied */
 	uri(&server, "copied.bin", copied, sizeof(copied));

@@ -4,10 +4,17 @@
  * OPEN (parts may be added) ends in COMPLETED or ABORTED.  A failed request
  * of an open upload aborts it before the error is returned; the part list is
  * kept here (part number and ETag) for CompleteMultipartUpload.
+ *
+ * A completion that is retried after its answer was lost finds the upload
+ * gone (NoSuchUpload).  The object's ETag then tells whether it was this
+ * upload that completed: S3 names a multipart object by the MD5 of its
+ * parts' MD5s and their count ("<hex>-N").
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <openssl/evp.h>
 
 #include "base/lp_alloc.h"
 #include "io/lp_s3_multipart.h"
@@ -311,6 +318,68 @@ lp_s3_multipart_copy_part(LpS3Multipart *upload, const char *source_bucket,
 	return ok;
 }
 
+/*
+ * The ETag S3 gives the object this upload completes into, "\"<hex>-N\"",
+ * into etag; false when a part's ETag is no MD5 (then it cannot be known).
+ */
+static bool
+multipart_etag(const LpS3Multipart *upload, char *etag, size_t capacity)
+{
+	unsigned char *digests = lp_alloc_array(upload->num_parts, 16);
+	unsigned char digest[16];
+	unsigned int digest_len = 0;
+	bool		ok = digests != NULL;
+	size_t		used;
+
+	for (uint32_t i = 0; ok && i < upload->num_parts; i++)
+	{
+		const char *part = upload->parts[i].etag;
+		size_t		len = strlen(part);
+
+		if (len >= 2 && part[0] == '"' && part[len - 1] == '"')
+		{
+			part++;
+			len -= 2;
+		}
+		ok = len == 32;
+		for (int b = 0; ok && b < 16; b++)
+		{
+			unsigned int byte;
+
+			ok = sscanf(part + 2 * b, "%2x", &byte) == 1;
+			digests[i * 16 + b] = (unsigned char) byte;
+		}
+	}
+	ok = ok && EVP_Digest(digests, (size_t) upload->num_parts * 16, digest, &digest_len,
+						  EVP_md5(), NULL) == 1 && digest_len == 16;
+	lp_free(digests);
+	if (!ok)
+		return false;
+	used = (size_t) snprintf(etag, capacity, "\"");
+	for (int b = 0; b < 16; b++)
+		used += (size_t) snprintf(etag + used, capacity - used, "%02x", digest[b]);
+	snprintf(etag + used, capacity - used, "-%" PRIu32 "\"", upload->num_parts);
+	return true;
+}
+
+/* Whether the object at the upload's key is the one this upload completes into. */
+static bool
+completed_as_this_upload(LpS3Multipart *upload)
+{
+	char		expected[64];
+	LpS3Call	call = {.method = "HEAD", .bucket = upload->bucket, .key = upload->key};
+	LpS3HttpResponse response;
+	LpError		ignored;
+	bool		same;
+
+	if (!multipart_etag(upload, expected, sizeof(expected)) ||
+		!lp_s3_call(upload->client, &call, &response, &ignored))
+		return false;
+	same = lp_s3_succeeded(&call, &response) && strcmp(response.etag, expected) == 0;
+	lp_s3_http_response_clear(&response);
+	return same;
+}
+
 bool
 lp_s3_multipart_complete(LpS3Multipart *upload, bool if_absent, LpError *err)
 {
@@ -342,6 +411,12 @@ lp_s3_multipart_complete(LpS3Multipart *upload, bool if_absent, LpError *err)
 	ok = lp_s3_call_checked(upload->client, &call, "complete the multipart upload of",
 							&response, err);
 	lp_free(body);
+	if (!ok && err->code == LP_ERR_NOT_FOUND && strstr(err->message, "NoSuchUpload") != NULL &&
+		completed_as_this_upload(upload))
+	{
+		upload->state = UPLOAD_COMPLETED;
+		return true;
+	}
 	if (!ok)
 		return fail_and_abort(upload);
 	lp_s3_http_response_clear(&response);

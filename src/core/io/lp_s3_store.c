@@ -68,6 +68,9 @@ typedef struct S3Output
 static const LpInputOps s3_input_ops;
 static const LpOutputOps s3_output_ops;
 
+static bool get_range(S3Store *store, const char *bucket, const char *key, uint64_t size,
+					  uint64_t offset, void *buffer, size_t len, LpError *err);
+
 /* key + "/": the prefix of what lies under key (lp_alloc'd) */
 static char *
 prefix_of(const char *key)
@@ -92,7 +95,7 @@ join_key(const char *a, const char *b)
 }
 
 bool
-lp_s3_parse_uri(const char *uri, char **bucket, char **key, LpError *err)
+lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err)
 {
 	const char *rest;
 	const char *slash;
@@ -336,7 +339,7 @@ s3_stat(LpStore *store, const char *path, bool follow_symlinks, LpStat *result, 
 	bool		ok;
 
 	(void) follow_symlinks;
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return false;
 	ok = s3_stat_parsed((S3Store *) store, bucket, key, result, err);
 	lp_free(bucket);
@@ -363,7 +366,7 @@ s3_canonical(LpStore *store, const char *path, const char *what, LpError *err)
 	char	   *uri = NULL;
 	LpStat		stat;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	if (s3_stat_parsed((S3Store *) store, bucket, key, &stat, err))
 	{
@@ -455,7 +458,7 @@ s3_list(LpStore *store, const char *directory, LpListCallback callback, void *ar
 	ListEntries entries = {.callback = callback, .arg = arg};
 	bool		ok;
 
-	if (!lp_s3_parse_uri(directory, &bucket, &key, err))
+	if (!lp_s3_split_uri(directory, &bucket, &key, err))
 		return false;
 	prefix = key[0] ? prefix_of(key) : lp_strdup("");
 	if (prefix == NULL)
@@ -477,6 +480,32 @@ s3_list(LpStore *store, const char *directory, LpListCallback callback, void *ar
 }
 
 /* ---- whole objects --------------------------------------------------------- */
+
+/* Whether bucket/key holds exactly the len bytes of data. */
+static bool
+object_holds(S3Store *store, const char *bucket, const char *key, const void *data, size_t len,
+			 bool *same, LpError *err)
+{
+	LpStat		stat;
+	bool		found;
+	uint8_t    *stored;
+	bool		ok;
+
+	*same = false;
+	if (!head_object(store, bucket, key, &found, &stat, err))
+		return false;
+	if (!found || stat.size != len)
+		return true;
+	if (len == 0)
+		return *same = true;
+	stored = lp_alloc(len);
+	if (stored == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a read of \"s3://%s/%s\"", bucket, key);
+	ok = get_range(store, bucket, key, len, 0, stored, len, err);
+	*same = ok && memcmp(stored, data, len) == 0;
+	lp_free(stored);
+	return ok;
+}
 
 static bool
 put_object(S3Store *store, const char *bucket, const char *key, const char *name,
@@ -505,7 +534,21 @@ put_object(S3Store *store, const char *bucket, const char *key, const char *name
 	}
 	lp_s3_fail(store->client, &call, &response, "write", err);
 	if (if_absent && response.status == 412)
+	{
+		bool		ours = false;
+		LpError		check_err;
+
+		/*
+		 * A retried PUT whose earlier attempt was stored, its answer lost,
+		 * meets its own object: exactly these bytes there mean written.
+		 */
+		if (object_holds(store, bucket, key, data, len, &ours, &check_err) && ours)
+		{
+			lp_s3_http_response_clear(&response);
+			return true;
+		}
 		err->code = LP_ERR_ALREADY_EXISTS;
+	}
 	lp_s3_http_response_clear(&response);
 	return false;
 }
@@ -518,7 +561,7 @@ s3_put_object(LpStore *store, const char *path, const void *data, size_t len,
 	char	   *key;
 	bool		ok;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return false;
 	ok = put_object((S3Store *) store, bucket, key, path, data, len, if_absent, err);
 	lp_free(bucket);
@@ -565,7 +608,7 @@ s3_remove(LpStore *store, const char *path, LpError *err)
 	char	   *key;
 	bool		ok = true;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return false;
 	/* a prefix (an "empty directory") has nothing to remove */
 	if (key[0] != '\0')
@@ -606,7 +649,7 @@ resolve_relative(const char *root, const char *relative, char **bucket, char **k
 	if (!valid_relative(relative))
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "relative path \"%s\" under \"%s\" is not valid",
 					   relative, root);
-	if (!lp_s3_parse_uri(root, bucket, &root_key, err))
+	if (!lp_s3_split_uri(root, bucket, &root_key, err))
 		return false;
 	*key = join_key(root_key, relative);
 	lp_free(root_key);
@@ -881,7 +924,7 @@ s3_open_input(LpStore *store, const char *path, LpError *err)
 	char	   *key;
 	LpStat		stat;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	if (!s3_stat_parsed(s3, bucket, key, &stat, err))
 	{
@@ -908,7 +951,7 @@ s3_open_input_lazily(LpStore *store, const char *path, uint64_t size, LpError *e
 	char	   *bucket;
 	char	   *key;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	return make_input((S3Store *) store, path, bucket, key, size, err);
 }
@@ -1200,7 +1243,7 @@ s3_create_output(LpStore *store, const char *path, LpError *err)
 	char	   *bucket;
 	char	   *key;
 
-	if (!lp_s3_parse_uri(path, &bucket, &key, err))
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return NULL;
 	if (key[0] == '\0')
 	{

@@ -4,7 +4,9 @@
  * Paths are URIs "s3://bucket/key".  The ops map onto S3: stat is a HEAD (a
  * one-key listing for a prefix, which is a directory; never a symlink),
  * list a ListObjectsV2 with delimiter "/" and continuation, put_if_absent a
- * PUT with "If-None-Match: *" (412: LP_ERR_ALREADY_EXISTS), remove a DELETE,
+ * PUT with "If-None-Match: *" (412: LP_ERR_ALREADY_EXISTS, unless the object
+ * holds exactly the bytes given: a retried PUT whose first attempt was
+ * stored meets its own object), remove a DELETE,
  * remove_tree a listing and a DELETE per key, canonical and same_object
  * compare normalized "s3://bucket/key" names.  Inputs read with ranged GETs:
  * a read smaller than LP_S3_READ_BLOCK fetches the aligned blocks around it
@@ -46,6 +48,6 @@ void		lp_s3_store_free(LpStore *store);
  * removed; "" for the bucket itself); LP_ERR_INVALID_ARGUMENT when uri is
  * not of that form.
  */
-bool		lp_s3_parse_uri(const char *uri, char **bucket, char **key, LpError *err);
+bool		lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err);
 
 #endif							/* LP_S3_STORE_H */

@@ -176,7 +176,7 @@ lp_fdw_location(const char *uri, const char *root)
 	char	   *root_key;
 
 	(void) lp_store_for_uri(uri, &path);
-	if (path[0] != '/' && root != NULL)
+	if (path[0] != '/' && !lp_is_s3_uri(path) && root != NULL)
 	{
 		(void) lp_store_for_uri(root, &root_key);
 		return psprintf("%s/%s", root_key, path);
