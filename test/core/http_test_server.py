@@ -76,6 +76,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
+    def handle_error(self, request, client_address):
+        # clients that hang up (the timeout and cancel tests) are expected
+        pass
+
 
 def main():
     server = Server(("127.0.0.1", 0), Handler)

@@ -197,7 +197,7 @@ has_user_info(const char *authority)
 }
 
 void
-lp_s3_parse_uri(const char *uri, LpS3Location *location)
+lp_s3_parse_location(const char *uri, LpS3Location *location)
 {
 	const char *problem;
 
@@ -587,7 +587,7 @@ lp_s3_settings_for_uri(const char *uri, LpS3Settings *settings)
 	DefElem    *allow_http;
 	const char *value;
 
-	lp_s3_parse_uri(uri, &location);
+	lp_s3_parse_location(uri, &location);
 	server = server_covering(uri, &location);
 	if (pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		ereport(ERROR,

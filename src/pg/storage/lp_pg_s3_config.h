@@ -54,10 +54,13 @@ extern void LpS3ConfigInit(void);
 extern bool lp_is_s3_uri(const char *uri);
 
 /*
- * Split an s3://bucket[/key] URI; ERROR (22023) naming it when the bucket is
- * not a valid bucket name or a key segment is "." or "..".
+ * Split an s3://bucket[/key] URI for the lookup of its server; ERROR (22023)
+ * naming it when the bucket is not a valid bucket name or a key segment is
+ * "." or "..".  Stricter than the store's split (io/lp_s3_store's
+ * lp_s3_split_uri), which takes any bucket: a URI whose scope is checked
+ * here reaches the store valid.
  */
-extern void lp_s3_parse_uri(const char *uri, LpS3Location *location);
+extern void lp_s3_parse_location(const char *uri, LpS3Location *location);
 
 /*
  * The settings and credentials for uri, from the lance_fdw server whose s3
