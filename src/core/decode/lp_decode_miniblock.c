@@ -488,7 +488,8 @@ read_row_index(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	bool		preamble = false;
 
 	memset(index, 0, sizeof(*index));
-	if (page->num_buffers < (layout->dictionary != NULL ? 4u : 3u))
+	if (layout->repetition_index_depth == 0 ||
+		page->num_buffers < (layout->dictionary != NULL ? 4u : 3u))
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "list page has no repetition index buffer");
 	if (!lp_read_page_buffer(ctx, input, page, buffer, &data, &len))
 		return false;
