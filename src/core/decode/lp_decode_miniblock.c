@@ -6,10 +6,12 @@
  * has_large_chunk in 2.2+), 1 = chunks, 2 = dictionary when present, last =
  * repetition index when repetition_index_depth > 0.
  *
- * A take from a page without list layers reads and decodes only the chunks
- * holding requested rows, one at a time (a chunk's value count is its row
- * count).  A page with lists is decoded whole by the caller (its rows may
- * span chunks; the repetition index that would find them is not used yet).
+ * A take reads and decodes only the chunks holding requested rows, one
+ * chunk at a time: without lists a chunk's value count is its row count;
+ * with lists the repetition index says which rows start in each chunk, and
+ * a row that spans chunks (the trailer of one, the preamble of the next)
+ * takes the chunks up to where it finishes.  A page with lists but no
+ * repetition index is decoded whole by the caller.
  */
 #include <string.h>
 
@@ -302,16 +304,81 @@ read_chunk_table(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	return true;
 }
 
+/* Parts of a chunk run that belong to rows outside it (ends NULL: none). */
+typedef struct RunEnds
+{
+	bool		preamble;		/* the first chunk begins inside a row of an earlier chunk */
+	bool		trailer;		/* the last chunk ends inside a row of a later chunk */
+} RunEnds;
+
+/*
+ * Drop the levels (and their values) of the preamble and trailer of a run:
+ * a row starts at a level whose repetition level is the number of list
+ * layers.
+ */
+static bool
+trim_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *layout,
+		 const RunEnds *ends, MiniBlockState *state, LpPageLevels *levels)
+{
+	uint16_t	row_start = 0;
+	uint16_t	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
+	uint64_t	first = 0;
+	uint64_t	last = levels->num_levels;
+	uint64_t	values_before = 0;
+	uint64_t	values_after = 0;
+	LpRowRange	kept;
+	LpBlock		values;
+
+	for (size_t i = 0; i < layout->n_layers; i++)
+		row_start += lp_layers_have_list(&layout->layers[i], 1);
+	if (levels->rep == NULL)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "list page has no repetition levels");
+	if (ends->preamble)
+		while (first < last && levels->rep[first] != row_start)
+			first++;
+	if (ends->trailer && last > first)
+	{
+		last--;
+		while (last > first && levels->rep[last] != row_start)
+			last--;
+	}
+	if (first >= levels->num_levels || (ends->trailer && levels->rep[last] != row_start))
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunks of rows that span them hold no row start");
+	for (uint64_t i = 0; i < levels->num_levels; i++)
+	{
+		bool		visible = levels->def == NULL || levels->def[i] <= max_visible;
+
+		if (visible && i < first)
+			values_before++;
+		else if (visible && i >= last)
+			values_after++;
+	}
+	if (values_before + values_after > state->values.num_values)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunks hold fewer values than their levels");
+	kept.start = values_before;
+	kept.count = state->values.num_values - values_before - values_after;
+	memset(&values, 0, sizeof(values));
+	if (!lp_block_take(ctx, &state->values, &kept, 1, &values))
+		return false;
+	lp_block_free(&state->values);
+	state->values = values;
+	levels->rep += first;
+	if (levels->def != NULL)
+		levels->def += first;
+	levels->num_levels = last - first;
+	return true;
+}
+
 /*
  * Decode chunks [first, end) - read from the file in one piece - into out,
  * holding num_rows top-level rows: values, dictionary applied, levels
- * unravelled.
+ * unravelled, the parts of rows outside the run (ends) dropped.
  */
 static bool
 decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 				 const Lance__Encodings21__MiniBlockLayout *layout, const ChunkTable *table,
-				 uint64_t first, uint64_t end, const LpBlock *dictionary, uint64_t num_rows,
-				 LpColumnLevels *out)
+				 uint64_t first, uint64_t end, const LpBlock *dictionary, const RunEnds *ends,
+				 uint64_t num_rows, LpColumnLevels *out)
 {
 	MiniBlockState state;
 	uint8_t    *chunks = NULL;
@@ -346,6 +413,9 @@ decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 		lp_page_fail(ctx, LP_ERR_CORRUPT, "page has rows but no levels");
 		goto done;
 	}
+	if (ends != NULL && (ends->preamble || ends->trailer) &&
+		!trim_run(ctx, layout, ends, &state, &levels))
+		goto done;
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels,
 						   state.values.num_values, num_rows, out))
 		goto done;
@@ -378,13 +448,99 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	if (layout->dictionary != NULL && layout->num_items > 0)
 		ok = has_dictionary = read_dictionary(ctx, input, page, layout, &dictionary);
 	ok = ok && decode_chunk_run(ctx, input, page, layout, &table, 0, table.num_chunks,
-								has_dictionary ? &dictionary : NULL, page->num_rows, acc);
+								has_dictionary ? &dictionary : NULL, NULL, page->num_rows, acc);
 	lp_block_free(&dictionary);
 	chunk_table_free(&table);
 	return ok;
 }
 
-/* A take from a mini-block page without lists: one chunk at a time. */
+/*
+ * The rows of a page with lists, per chunk, from the repetition index
+ * (depth + 1 u64 per chunk: the lists finishing in the chunk, then the items
+ * left over after the last of them).  A chunk with left-over items ends in
+ * a row (its trailer) that the next chunks continue (their preamble).
+ */
+typedef struct RowIndex
+{
+	uint64_t   *row_starts;		/* num_chunks + 1: the first row starting in each, then the rows */
+	uint64_t   *finished;		/* lists finishing in each chunk */
+	bool	   *trailer;
+} RowIndex;
+
+static void
+row_index_free(RowIndex *index)
+{
+	lp_free(index->row_starts);
+	lp_free(index->finished);
+	lp_free(index->trailer);
+	memset(index, 0, sizeof(*index));
+}
+
+static bool
+read_row_index(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+			   const Lance__Encodings21__MiniBlockLayout *layout, const ChunkTable *table,
+			   RowIndex *index)
+{
+	uint64_t	stride = (uint64_t) layout->repetition_index_depth + 1;
+	uint32_t	buffer = page->num_buffers - 1;
+	uint8_t    *data;
+	uint64_t	len;
+	bool		preamble = false;
+
+	memset(index, 0, sizeof(*index));
+	if (layout->repetition_index_depth == 0 ||
+		page->num_buffers < (layout->dictionary != NULL ? 4u : 3u))
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "list page has no repetition index buffer");
+	if (!lp_read_page_buffer(ctx, input, page, buffer, &data, &len))
+		return false;
+	if (len / 8 / stride != table->num_chunks || len % (8 * stride) != 0)
+	{
+		lp_free(data);
+		return lp_page_fail(ctx, LP_ERR_CORRUPT,
+							"repetition index of %llu bytes does not fit %llu chunks",
+							(unsigned long long) len, (unsigned long long) table->num_chunks);
+	}
+	index->row_starts = lp_alloc_array(table->num_chunks + 1, sizeof(uint64_t));
+	index->finished = lp_alloc_array(table->num_chunks + 1, sizeof(uint64_t));
+	index->trailer = lp_alloc_array(table->num_chunks + 1, sizeof(bool));
+	if (index->row_starts == NULL || index->finished == NULL || index->trailer == NULL)
+	{
+		lp_free(data);
+		row_index_free(index);
+		return lp_page_no_memory(ctx);
+	}
+	for (uint64_t c = 0; c < table->num_chunks; c++)
+	{
+		uint64_t	finished = lp_le64(data + c * stride * 8);
+		bool		trailer = lp_le64(data + c * stride * 8 + 8) > 0;
+		uint64_t	starting;
+
+		/* rows starting here: those finishing here, and the trailer, but not the preamble */
+		if (finished > page->num_rows || finished + trailer < preamble ||
+			(starting = finished + trailer - preamble) > page->num_rows - index->row_starts[c])
+		{
+			lp_free(data);
+			row_index_free(index);
+			return lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index entry of chunk %llu is out of range",
+								(unsigned long long) c);
+		}
+		index->finished[c] = finished;
+		index->trailer[c] = trailer;
+		index->row_starts[c + 1] = index->row_starts[c] + starting;
+		preamble = trailer;
+	}
+	lp_free(data);
+	if (index->row_starts[table->num_chunks] != page->num_rows || preamble)
+	{
+		row_index_free(index);
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index holds %llu of the page's %llu rows",
+							(unsigned long long) index->row_starts[table->num_chunks],
+							(unsigned long long) page->num_rows);
+	}
+	return true;
+}
+
+/* A take from a mini-block page: the chunks holding the rows, one run at a time. */
 typedef struct ChunkTake
 {
 	const LpPageContext *ctx;
@@ -392,20 +548,46 @@ typedef struct ChunkTake
 	const LpPage *page;
 	const Lance__Encodings21__MiniBlockLayout *layout;
 	const ChunkTable *table;
+	const RowIndex *rows;		/* pages with lists; NULL without */
 	bool		has_dictionary;
 	LpBlock		dictionary;		/* read with the first chunk that needs it */
 	LpColumnLevels *dst;
 	uint64_t	rows_decoded;
 } ChunkTake;
 
+/*
+ * The visitor of the chunk in which the rows of ranges start: decodes it,
+ * and for a trailer the chunks up to where that row finishes.
+ */
 static bool
 take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
 {
 	ChunkTake  *take = arg;
 	const ChunkTable *table = take->table;
+	const RowIndex *index = take->rows;
+	uint64_t	end = chunk + 1;
 	uint64_t	rows = table->first_values[chunk + 1] - table->first_values[chunk];
+	RunEnds		ends = {false, false};
 	LpColumnLevels chunk_levels;
 	bool		ok;
+
+	if (index != NULL)
+	{
+		if (index->trailer[chunk])
+		{
+			/* on to the first chunk where a list finishes */
+			end = chunk + 2;
+			while (end <= table->num_chunks && index->finished[end - 1] == 0)
+				end++;
+			if (end > table->num_chunks)
+				return lp_page_fail(take->ctx, LP_ERR_CORRUPT,
+									"the last row of chunk %llu never finishes",
+									(unsigned long long) chunk);
+		}
+		ends.preamble = chunk > 0 && index->trailer[chunk - 1];
+		ends.trailer = index->trailer[end - 1];
+		rows = index->row_starts[end] - index->row_starts[chunk] - ends.trailer;
+	}
 
 	if (take->layout->dictionary != NULL && !take->has_dictionary)
 	{
@@ -415,8 +597,8 @@ take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_
 	}
 	if (!lp_column_levels_init(&chunk_levels, take->dst->num_layers))
 		return lp_page_no_memory(take->ctx);
-	ok = decode_chunk_run(take->ctx, take->input, take->page, take->layout, table, chunk,
-						  chunk + 1, take->has_dictionary ? &take->dictionary : NULL, rows,
+	ok = decode_chunk_run(take->ctx, take->input, take->page, take->layout, table, chunk, end,
+						  take->has_dictionary ? &take->dictionary : NULL, &ends, rows,
 						  &chunk_levels) &&
 		lp_column_levels_take(take->ctx, &chunk_levels, ranges, num_ranges, take->dst);
 	lp_column_levels_free(&chunk_levels);
@@ -430,26 +612,34 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 					   const LpRowRange *ranges, size_t num_ranges, LpColumnLevels *dst,
 					   uint64_t *rows_decoded)
 {
+	bool		lists = lp_layers_have_list(layout->layers, layout->n_layers);
 	ChunkTable	table;
+	RowIndex	index;
 	ChunkTake	take;
 	bool		ok = false;
 
 	/* Without lists every item is a row: chunk value counts are row counts. */
-	if (layout->num_items != page->num_rows)
+	if (!lists && layout->num_items != page->num_rows)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "page of %llu rows holds %llu items",
 							(unsigned long long) page->num_rows,
 							(unsigned long long) layout->num_items);
 	if (!check_layout(ctx, page, layout) || !read_chunk_table(ctx, input, page, layout, &table))
 		return false;
+	if (lists && !read_row_index(ctx, input, page, layout, &table, &index))
+	{
+		chunk_table_free(&table);
+		return false;
+	}
 	memset(&take, 0, sizeof(take));
+	take.rows = lists ? &index : NULL;
 	take.ctx = ctx;
 	take.input = input;
 	take.page = page;
 	take.layout = layout;
 	take.table = &table;
 	take.dst = dst;
-	switch (lp_split_ranges(table.first_values, table.num_chunks, ranges, num_ranges,
-							take_from_chunk, &take))
+	switch (lp_split_ranges(lists ? index.row_starts : table.first_values, table.num_chunks,
+							ranges, num_ranges, take_from_chunk, &take))
 	{
 		case LP_SPLIT_OK:
 			ok = true;
@@ -465,6 +655,8 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	}
 	*rows_decoded += take.rows_decoded;
 	lp_block_free(&take.dictionary);
+	if (lists)
+		row_index_free(&index);
 	chunk_table_free(&table);
 	return ok;
 }
