@@ -1,0 +1,758 @@
+/*
+ * lp_encode_page.c - one page of a leaf column of a Lance 2.1+ file, laid
+ * out and compressed as Lance's structural encoder chooses
+ * (encodings/logical/primitive.rs do_flush, compression.rs
+ * DefaultCompressionStrategy; byte formats in lance-format.md §4.4):
+ *  - every value null: a constant page (2.1's AllNullLayout) without buffers;
+ *  - values narrower than 256 bytes: mini-block.  8/16/32/64-bit values are
+ *    bit-packed in FastLanes blocks of 1024 with their width inline, unless
+ *    one block would be larger than the values; other fixed widths, bools
+ *    and fixed-size lists are stored flat in chunks of about 4 KiB; strings
+ *    and binaries as offsets and bytes in chunks of at most 4 KiB;
+ *  - wider values: full-zip, each value after its control word (and its
+ *    length when variable), with a repetition index for variable widths.
+ * Definition levels (1 = null) go into every chunk or control word when the
+ * page has nulls, compressed as Lance compresses levels: bit-packed when
+ * every block of 1024 levels holds a null, else flat.
+ */
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_bytes.h"
+#include "base/lp_checked.h"
+#include "codec/lp_bitpack.h"
+#include "encode/lp_encode_internal.h"
+#include "format/lp_encodings.h"
+#include "format/lp_values.h"
+
+typedef Lance__Encodings21__CompressiveEncoding CE;
+
+#define MINIBLOCK_ALIGNMENT 8
+#define MINIBLOCK_FILL_BYTE 0xFE
+#define VARIABLE_FILL_BYTE 0x48
+#define MAX_MINIBLOCK_BYTES (8 * 1024 - 6)
+#define MAX_MINIBLOCK_VALUES 4096
+#define AIM_MINICHUNK_SIZE 4096
+#define MINIBLOCK_MAX_VALUE_BYTES 256
+#define LEVEL_BITS 16
+
+/* One chunk of a mini-block page: its values and their bytes in the value buffer. */
+typedef struct Chunk
+{
+	uint64_t	first_value;
+	uint64_t	num_values;
+	uint32_t	log_num_values; /* 0 for the last chunk */
+	uint64_t	value_start;
+	uint64_t	value_len;
+} Chunk;
+
+typedef struct ChunkList
+{
+	Chunk	   *chunks;
+	uint64_t	count;
+	uint64_t	capacity;
+} ChunkList;
+
+static bool
+no_memory(LpError *err)
+{
+	return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+}
+
+static bool
+chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t start, uint64_t len)
+{
+	if (list->count == list->capacity)
+	{
+		uint64_t	capacity = list->capacity ? list->capacity * 2 : 64;
+		Chunk	   *grown = lp_alloc_array(capacity, sizeof(Chunk));
+
+		if (grown == NULL)
+			return false;
+		if (list->count > 0)
+			memcpy(grown, list->chunks, list->count * sizeof(Chunk));
+		lp_free(list->chunks);
+		list->chunks = grown;
+		list->capacity = capacity;
+	}
+	list->chunks[list->count++] = (Chunk) {first, n, log, start, len};
+	return true;
+}
+
+static bool
+pad_to(LpBuf *buf, uint64_t alignment, uint8_t fill)
+{
+	while (buf->len % alignment != 0)
+		if (!lp_buf_append(buf, &fill, 1))
+			return false;
+	return true;
+}
+
+static bool
+is_null(const LpPageValues *page, uint64_t index)
+{
+	return page->null_count > 0 && !lp_bit_get(page->validity.buf.data, index);
+}
+
+/* ---- compressive encoding messages ---------------------------------------- */
+
+/* The messages of one page's encoding trees (values and levels), on the stack. */
+typedef struct Messages
+{
+	CE			ce[4];
+	Lance__Encodings21__Flat flat[4];
+	Lance__Encodings21__InlineBitpacking inline_bitpacking[2];
+	Lance__Encodings21__OutOfLineBitpacking out_of_line;
+	Lance__Encodings21__Variable variable;
+	Lance__Encodings21__FixedSizeList fixed_size_list;
+	int			used_ce;
+	int			used_flat;
+	int			used_inline;
+} Messages;
+
+static CE *
+flat_encoding(Messages *m, uint64_t bits)
+{
+	CE		   *ce = &m->ce[m->used_ce++];
+	Lance__Encodings21__Flat *flat = &m->flat[m->used_flat++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__flat__init(flat);
+	flat->bits_per_value = bits;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	ce->flat = flat;
+	return ce;
+}
+
+static CE *
+inline_bitpacking_encoding(Messages *m, uint64_t bits)
+{
+	CE		   *ce = &m->ce[m->used_ce++];
+	Lance__Encodings21__InlineBitpacking *inline_bitpacking =
+		&m->inline_bitpacking[m->used_inline++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__inline_bitpacking__init(inline_bitpacking);
+	inline_bitpacking->uncompressed_bits_per_value = bits;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING;
+	ce->inline_bitpacking = inline_bitpacking;
+	return ce;
+}
+
+static CE *
+out_of_line_encoding(Messages *m, uint64_t bits, uint64_t width)
+{
+	CE		   *values = flat_encoding(m, width);
+	CE		   *ce = &m->ce[m->used_ce++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__out_of_line_bitpacking__init(&m->out_of_line);
+	m->out_of_line.uncompressed_bits_per_value = bits;
+	m->out_of_line.values = values;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING;
+	ce->out_of_line_bitpacking = &m->out_of_line;
+	return ce;
+}
+
+static CE *
+variable_encoding(Messages *m, uint64_t offset_bits)
+{
+	CE		   *offsets = flat_encoding(m, offset_bits);
+	CE		   *ce = &m->ce[m->used_ce++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__variable__init(&m->variable);
+	m->variable.offsets = offsets;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE;
+	ce->variable = &m->variable;
+	return ce;
+}
+
+static CE *
+fixed_size_list_encoding(Messages *m, uint64_t dimension, uint64_t item_bits)
+{
+	CE		   *items = flat_encoding(m, item_bits);
+	CE		   *ce = &m->ce[m->used_ce++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__fixed_size_list__init(&m->fixed_size_list);
+	m->fixed_size_list.items_per_value = dimension;
+	m->fixed_size_list.values = items;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST;
+	ce->fixed_size_list = &m->fixed_size_list;
+	return ce;
+}
+
+/* Serialize layout into out->encoding as Encoding{direct{Any{PageLayout}}}. */
+static bool
+wrap_layout(const Lance__Encodings21__PageLayout *layout, LpEncodedPage *out, LpError *err)
+{
+	size_t		size = lance__encodings21__page_layout__get_packed_size(layout);
+	uint8_t    *bytes = lp_alloc(size + 1);
+	bool		ok;
+
+	if (bytes == NULL)
+		return no_memory(err);
+	lance__encodings21__page_layout__pack(layout, bytes);
+	ok = lp_encoding_wrap(LP_PAGE_LAYOUT_URL, bytes, size, &out->encoding);
+	lp_free(bytes);
+	return ok ? true : no_memory(err);
+}
+
+/* ---- definition levels ---------------------------------------------------- */
+
+typedef enum LevelCompression
+{
+	LEVELS_FLAT,
+	LEVELS_INLINE,
+	LEVELS_OUT_OF_LINE
+} LevelCompression;
+
+/*
+ * Lance picks the levels' block compressor from the whole page: bit-packing
+ * unless some block of 1024 levels is all zero (no null) or the page is so
+ * small that one packed block outweighs it; inline for at most 1024 levels,
+ * out of line (one width, 1 bit) beyond.
+ */
+static LevelCompression
+choose_level_compression(const LpPageValues *page)
+{
+	uint64_t	n = page->num_values;
+
+	for (uint64_t start = 0; start < n; start += LP_FASTLANES_BLOCK)
+	{
+		uint64_t	end = n - start < LP_FASTLANES_BLOCK ? n : start + LP_FASTLANES_BLOCK;
+		bool		any_null = false;
+
+		for (uint64_t i = start; i < end && !any_null; i++)
+			any_null = is_null(page, i);
+		if (!any_null)
+			return LEVELS_FLAT;
+	}
+	if (n <= LP_FASTLANES_BLOCK && lp_fastlanes_packed_bytes(1) >= n * 2)
+		return LEVELS_FLAT;
+	return n <= LP_FASTLANES_BLOCK ? LEVELS_INLINE : LEVELS_OUT_OF_LINE;
+}
+
+/* Pack 1024 u16 levels (zero-padded) of [first, first + count) at width. */
+static bool
+pack_level_block(const LpPageValues *page, uint64_t first, uint64_t count, uint32_t width,
+				 LpBuf *out)
+{
+	uint16_t	levels[LP_FASTLANES_BLOCK];
+	uint8_t		packed[LP_FASTLANES_BLOCK * 2];
+
+	memset(levels, 0, sizeof(levels));
+	for (uint64_t i = 0; i < count; i++)
+		lp_put_le16((uint8_t *) &levels[i], is_null(page, first + i) ? 1 : 0);
+	lp_fastlanes_pack(LEVEL_BITS, width, (const uint8_t *) levels, packed);
+	return lp_buf_append(out, packed, lp_fastlanes_packed_bytes(width));
+}
+
+/* The definition levels of chunk [first, first + count), compressed, appended to out. */
+static bool
+compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t first,
+				uint64_t count, LpBuf *out)
+{
+	switch (compression)
+	{
+		case LEVELS_FLAT:
+			for (uint64_t i = 0; i < count; i++)
+			{
+				uint8_t		level[2];
+
+				lp_put_le16(level, is_null(page, first + i) ? 1 : 0);
+				if (!lp_buf_append(out, level, 2))
+					return false;
+			}
+			return true;
+		case LEVELS_INLINE:
+			{
+				uint8_t		width[2];
+
+				lp_put_le16(width, 1);
+				return lp_buf_append(out, width, 2) && pack_level_block(page, first, count, 1, out);
+			}
+		case LEVELS_OUT_OF_LINE:
+			{
+				uint64_t	whole = count / LP_FASTLANES_BLOCK;
+				uint64_t	tail = count % LP_FASTLANES_BLOCK;
+
+				for (uint64_t b = 0; b < whole; b++)
+					if (!pack_level_block(page, first + b * LP_FASTLANES_BLOCK,
+										  LP_FASTLANES_BLOCK, 1, out))
+						return false;
+				if (tail == 0)
+					return true;
+				/* Pad and pack the tail only when that is smaller than raw levels. */
+				if (1 * (LP_FASTLANES_BLOCK - tail) < (LEVEL_BITS - 1) * tail)
+					return pack_level_block(page, first + whole * LP_FASTLANES_BLOCK, tail, 1, out);
+				return compress_levels(page, LEVELS_FLAT, first + whole * LP_FASTLANES_BLOCK,
+									   tail, out);
+			}
+	}
+	return false;
+}
+
+static CE *
+level_encoding(Messages *m, LevelCompression compression)
+{
+	switch (compression)
+	{
+		case LEVELS_INLINE:
+			return inline_bitpacking_encoding(m, LEVEL_BITS);
+		case LEVELS_OUT_OF_LINE:
+			return out_of_line_encoding(m, LEVEL_BITS, 1);
+		default:
+			return flat_encoding(m, LEVEL_BITS);
+	}
+}
+
+/* ---- mini-block values ---------------------------------------------------- */
+
+static uint32_t
+bytes_per_value(const LpLeafShape *shape)
+{
+	return shape->kind == LP_LEAF_FIXED_SIZE_LIST ? shape->bits / 8 * shape->dimension :
+		shape->bits / 8;
+}
+
+/*
+ * Lance's ValueEncoder: the largest power-of-two number of values (at most
+ * 4096) whose bytes stay under MAX_MINIBLOCK_BYTES, counted in words of
+ * one value (whole bytes) or 8 values (bitmaps).
+ */
+static bool
+chunk_flat(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks, LpBuf *values)
+{
+	bool		bitmap = shape->kind == LP_LEAF_BOOL;
+	uint64_t	bytes_per_word = bitmap ? 1 : bytes_per_value(shape);
+	uint64_t	size = 2 * bytes_per_word;
+	uint64_t	n_per_chunk = bitmap ? 8 : 2;
+	uint32_t	log = bitmap ? 3 : 1;
+	uint64_t	n = page->num_values;
+	uint64_t	pos = 0;
+
+	while (2 * size < MAX_MINIBLOCK_BYTES && 2 * n_per_chunk <= MAX_MINIBLOCK_VALUES)
+	{
+		log++;
+		size *= 2;
+		n_per_chunk *= 2;
+	}
+	if (bitmap)
+	{
+		if (!lp_buf_append(values, page->bits.buf.data, (n + 7) / 8))
+			return false;
+	}
+	else if (!lp_buf_append(values, page->values.data, n * bytes_per_word))
+		return false;
+	for (uint64_t first = 0; first < n; first += n_per_chunk)
+	{
+		uint64_t	count = n - first < n_per_chunk ? n - first : n_per_chunk;
+		uint64_t	len = bitmap ? (count + 7) / 8 : count * bytes_per_word;
+		bool		last = first + count == n;
+
+		if (!chunk_add(chunks, first, count, last ? 0 : log, pos, len))
+			return false;
+		pos += len;
+	}
+	return true;
+}
+
+/* InlineBitpacking: blocks of 1024 values, each its width word and FastLanes words. */
+static bool
+chunk_bitpacked(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks,
+				LpBuf *values)
+{
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	n = page->num_values;
+	uint8_t    *block = lp_alloc((size_t) LP_FASTLANES_BLOCK * bytes);
+	uint8_t    *packed = lp_alloc((size_t) LP_FASTLANES_BLOCK * bytes);
+	bool		ok = block != NULL && packed != NULL;
+
+	for (uint64_t first = 0; ok && first < n; first += LP_FASTLANES_BLOCK)
+	{
+		uint64_t	count = n - first < LP_FASTLANES_BLOCK ? n - first : LP_FASTLANES_BLOCK;
+		uint64_t	start = values->len;
+		uint32_t	width;
+		uint8_t		word[8];
+
+		memset(block, 0, (size_t) LP_FASTLANES_BLOCK * bytes);
+		memcpy(block, page->values.data + first * bytes, count * bytes);
+		width = lp_bit_width(shape->bits, block, count);
+		lp_put_le_uint(word, bytes, width);
+		lp_fastlanes_pack(shape->bits, width, block, packed);
+		ok = lp_buf_append(values, word, bytes) &&
+			lp_buf_append(values, packed, lp_fastlanes_packed_bytes(width)) &&
+			chunk_add(chunks, first, count, first + count == n ? 0 : 10, start,
+					  values->len - start);
+	}
+	lp_free(block);
+	lp_free(packed);
+	return ok;
+}
+
+/*
+ * Lance's BinaryMiniBlockEncoder: from each chunk start, double the number
+ * of values while the offsets and bytes fit in AIM_MINICHUNK_SIZE; the rest
+ * of the page is one chunk once it fits.  A chunk is its offsets (relative
+ * to the chunk, so the first is the size of the offsets) and its bytes,
+ * padded to the offset width.
+ */
+static uint64_t
+next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t width)
+{
+	uint64_t	count = 1;
+	uint64_t	next = 2;
+
+	for (;;)
+	{
+		if (start + next >= n + 1)
+		{
+			if (offsets[n] - offsets[start] + (n + 1 - start) * width <= AIM_MINICHUNK_SIZE)
+				return n;
+			return start + count;
+		}
+		if (offsets[start + next] - offsets[start] + (next + 1) * width > AIM_MINICHUNK_SIZE)
+			break;
+		count = next;
+		next *= 2;
+	}
+	/* As Lance does: the first doubling that no longer fits ends the chunk. */
+	return start + next;
+}
+
+static bool
+chunk_variable(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks,
+			   LpBuf *values)
+{
+	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+	uint32_t	width = shape->offset_bits / 8;
+	uint64_t	n = page->num_values;
+	uint64_t	start = 0;
+
+	while (start < n)
+	{
+		uint64_t	end = next_chunk_end(offsets, n, start, width);
+		uint64_t	count;
+		uint64_t	chunk_start = values->len;
+		uint64_t	table;
+
+		count = end - start;
+		table = (count + 1) * width;
+		for (uint64_t i = start; i <= end; i++)
+		{
+			uint8_t		word[8];
+
+			lp_put_le_uint(word, width, offsets[i] - offsets[start] + table);
+			if (!lp_buf_append(values, word, width))
+				return false;
+		}
+		if (!lp_buf_append(values, page->data.data + offsets[start], offsets[end] - offsets[start]) ||
+			!pad_to(values, width, VARIABLE_FILL_BYTE) ||
+			!chunk_add(chunks, start, count,
+					   end == n ? 0 : (uint32_t) __builtin_ctzll(count), chunk_start,
+					   values->len - chunk_start))
+			return false;
+		start = end;
+	}
+	return true;
+}
+
+/* Bit-packed unless a single block would outweigh the values (Lance's "too small"). */
+static bool
+prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
+{
+	uint64_t	bytes = shape->bits / 8;
+
+	if (shape->kind != LP_LEAF_FIXED ||
+		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
+		return false;
+	if (page->num_values <= LP_FASTLANES_BLOCK)
+	{
+		uint32_t	width = lp_bit_width(shape->bits, page->values.data, page->num_values);
+
+		return (LP_FASTLANES_BLOCK * (uint64_t) width + 7) / 8 < page->num_values * bytes;
+	}
+	return true;
+}
+
+static bool
+encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
+				 LpEncodedPage *out, LpError *err)
+{
+	Messages	m;
+	ChunkList	chunks = {0};
+	LpBuf		values = {0};
+	LpBuf		levels = {0};
+	LpBuf	   *meta = &out->buffers[0];
+	LpBuf	   *data = &out->buffers[1];
+	bool		has_def = page->null_count > 0;
+	bool		large = version >= LP_FILE_VERSION_2_2;
+	uint32_t	size_bytes = large ? 4 : 2;
+	LevelCompression level_compression = LEVELS_FLAT;
+	Lance__Encodings21__MiniBlockLayout layout = LANCE__ENCODINGS21__MINI_BLOCK_LAYOUT__INIT;
+	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
+	Lance__Encodings21__RepDefLayer layer;
+	CE		   *value_encoding;
+	bool		ok = false;
+
+	memset(&m, 0, sizeof(m));
+	if (shape->kind == LP_LEAF_VARIABLE)
+	{
+		value_encoding = variable_encoding(&m, shape->offset_bits);
+		ok = chunk_variable(shape, page, &chunks, &values);
+	}
+	else if (prefers_bitpacking(shape, page))
+	{
+		value_encoding = inline_bitpacking_encoding(&m, shape->bits);
+		ok = chunk_bitpacked(shape, page, &chunks, &values);
+	}
+	else
+	{
+		value_encoding = shape->kind == LP_LEAF_FIXED_SIZE_LIST ?
+			fixed_size_list_encoding(&m, shape->dimension, shape->bits) :
+			flat_encoding(&m, shape->bits);
+		ok = chunk_flat(shape, page, &chunks, &values);
+	}
+	if (!ok)
+		goto no_memory;
+	if (has_def)
+		level_compression = choose_level_compression(page);
+
+	out->num_buffers = 2;
+	for (uint64_t c = 0; c < chunks.count; c++)
+	{
+		const Chunk *chunk = &chunks.chunks[c];
+		uint64_t	chunk_start = data->len;
+		uint64_t	chunk_bytes;
+		uint64_t	word;
+		uint8_t		header[8];
+
+		levels.len = 0;
+		if (has_def && !compress_levels(page, level_compression, chunk->first_value,
+										chunk->num_values, &levels))
+			goto no_memory;
+		lp_put_le16(header, has_def ? (uint16_t) chunk->num_values : 0);
+		if (!lp_buf_append(data, header, 2))
+			goto no_memory;
+		if (has_def)
+		{
+			lp_put_le16(header, (uint16_t) levels.len);
+			if (!lp_buf_append(data, header, 2))
+				goto no_memory;
+		}
+		lp_put_le_uint(header, size_bytes, chunk->value_len);
+		if (!lp_buf_append(data, header, size_bytes) ||
+			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
+			goto no_memory;
+		if (has_def && (!lp_buf_append(data, levels.data, levels.len) ||
+						!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
+			goto no_memory;
+		if (!lp_buf_append(data, values.data + chunk->value_start, chunk->value_len) ||
+			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
+			goto no_memory;
+		chunk_bytes = data->len - chunk_start;
+		if (chunk_bytes > 32 * 1024)
+		{
+			lp_fail(err, LP_ERR_INTERNAL, "mini-block chunk of %llu bytes",
+					(unsigned long long) chunk_bytes);
+			goto done;
+		}
+		word = ((chunk_bytes / MINIBLOCK_ALIGNMENT - 1) << 4) | chunk->log_num_values;
+		lp_put_le_uint(header, size_bytes, word);
+		if (!lp_buf_append(meta, header, size_bytes))
+			goto no_memory;
+	}
+
+	layer = has_def ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+	layout.def_compression = has_def ? level_encoding(&m, level_compression) : NULL;
+	layout.value_compression = value_encoding;
+	layout.n_layers = 1;
+	layout.layers = &layer;
+	layout.num_buffers = 1;
+	layout.num_items = page->num_values;
+	layout.has_large_chunk = large;
+	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+	page_layout.mini_block_layout = &layout;
+	out->layout = "mini_block";
+	ok = wrap_layout(&page_layout, out, err);
+	goto done;
+
+no_memory:
+	ok = no_memory(err);
+done:
+	lp_free(chunks.chunks);
+	lp_buf_free(&values);
+	lp_buf_free(&levels);
+	return ok;
+}
+
+/* ---- full-zip ------------------------------------------------------------- */
+
+static uint32_t
+bytepack_width(uint64_t max_value)
+{
+	if (max_value <= UINT8_MAX)
+		return 1;
+	if (max_value <= UINT16_MAX)
+		return 2;
+	if (max_value <= UINT32_MAX)
+		return 4;
+	return 8;
+}
+
+static bool
+encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, LpEncodedPage *out,
+			   LpError *err)
+{
+	Messages	m;
+	Lance__Encodings21__FullZipLayout layout = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__INIT;
+	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
+	Lance__Encodings21__RepDefLayer layer;
+	bool		has_def = page->null_count > 0;
+	bool		variable = shape->kind == LP_LEAF_VARIABLE;
+	uint64_t	n = page->num_values;
+	LpBuf	   *zipped = &out->buffers[0];
+	LpBuf	   *index = &out->buffers[1];
+	uint32_t	width = variable ? shape->offset_bits / 8 : bytes_per_value(shape);
+	uint32_t	index_width = 0;
+
+	memset(&m, 0, sizeof(m));
+	if (n > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INTERNAL, "full-zip page of %llu values", (unsigned long long) n);
+	if (variable)
+	{
+		/* Lance sizes the repetition index by an upper bound of the zipped bytes. */
+		uint64_t	bound = page->data.len + (has_def ? n : 0) + (uint64_t) width * n;
+
+		index_width = bytepack_width(bound);
+	}
+	for (uint64_t i = 0; i < n; i++)
+	{
+		bool		null = is_null(page, i);
+		uint8_t		word[8];
+
+		if (variable)
+		{
+			lp_put_le_uint(word, index_width, zipped->len);
+			if (!lp_buf_append(index, word, index_width))
+				return no_memory(err);
+		}
+		if (has_def)
+		{
+			word[0] = null ? 1 : 0;
+			if (!lp_buf_append(zipped, word, 1))
+				return no_memory(err);
+		}
+		if (!variable)
+		{
+			if (!lp_buf_append(zipped, page->values.data + i * width, width))
+				return no_memory(err);
+		}
+		else if (!null)
+		{
+			const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+			uint64_t	len = offsets[i + 1] - offsets[i];
+
+			lp_put_le_uint(word, width, len);
+			if (!lp_buf_append(zipped, word, width) ||
+				!lp_buf_append(zipped, page->data.data + offsets[i], len))
+				return no_memory(err);
+		}
+	}
+	out->num_buffers = 1;
+	if (variable)
+	{
+		uint8_t		word[8];
+
+		lp_put_le_uint(word, index_width, zipped->len);
+		if (!lp_buf_append(index, word, index_width))
+			return no_memory(err);
+		out->num_buffers = 2;
+	}
+
+	layer = has_def ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+	layout.bits_def = has_def ? 1 : 0;
+	if (variable)
+	{
+		layout.details_case = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET;
+		layout.bits_per_offset = shape->offset_bits;
+		layout.value_compression = variable_encoding(&m, shape->offset_bits);
+	}
+	else
+	{
+		layout.details_case = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_VALUE;
+		layout.bits_per_value = width * 8;
+		layout.value_compression = shape->kind == LP_LEAF_FIXED_SIZE_LIST ?
+			fixed_size_list_encoding(&m, shape->dimension, shape->bits) :
+			flat_encoding(&m, shape->bits);
+	}
+	layout.num_items = (uint32_t) n;
+	layout.num_visible_items = (uint32_t) n;
+	layout.n_layers = 1;
+	layout.layers = &layer;
+	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT;
+	page_layout.full_zip_layout = &layout;
+	out->layout = "full_zip";
+	return wrap_layout(&page_layout, out, err);
+}
+
+/* ---- all null ------------------------------------------------------------- */
+
+static bool
+encode_all_null(LpEncodedPage *out, LpError *err)
+{
+	Lance__Encodings21__ConstantLayout layout = LANCE__ENCODINGS21__CONSTANT_LAYOUT__INIT;
+	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
+	Lance__Encodings21__RepDefLayer layer = LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM;
+
+	layout.n_layers = 1;
+	layout.layers = &layer;
+	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
+	page_layout.constant_layout = &layout;
+	out->num_buffers = 0;
+	out->layout = "constant";
+	return wrap_layout(&page_layout, out, err);
+}
+
+/* Lance's is_narrow: the longest value is under 256 bytes. */
+static bool
+is_narrow(const LpLeafShape *shape, const LpPageValues *page)
+{
+	if (shape->kind == LP_LEAF_VARIABLE)
+		return page->max_length < MINIBLOCK_MAX_VALUE_BYTES;
+	return shape->kind == LP_LEAF_BOOL || bytes_per_value(shape) < MINIBLOCK_MAX_VALUE_BYTES;
+}
+
+bool
+lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
+					LpEncodedPage *out, LpError *err)
+{
+	bool		ok;
+
+	memset(out, 0, sizeof(*out));
+	if (version < LP_FILE_VERSION_2_1)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "encoding %s pages is not supported",
+					   lp_file_version_name(version));
+	if (page->null_count == page->num_values)
+		ok = encode_all_null(out, err);
+	else if (is_narrow(shape, page))
+		ok = encode_miniblock(version, shape, page, out, err);
+	else
+		ok = encode_fullzip(shape, page, out, err);
+	if (!ok)
+		lp_encoded_page_free(out);
+	return ok;
+}
+
+void
+lp_encoded_page_free(LpEncodedPage *page)
+{
+	for (uint32_t i = 0; i < LP_ENCODED_PAGE_MAX_BUFFERS; i++)
+		lp_buf_free(&page->buffers[i]);
+	lp_free(page->encoding.data);
+	memset(page, 0, sizeof(*page));
+}
