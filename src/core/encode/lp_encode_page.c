@@ -448,7 +448,8 @@ chunk_variable(const LpLeafShape *shape, const LpPageValues *page, ChunkList *ch
 			if (!lp_buf_append(values, word, width))
 				return false;
 		}
-		if (!lp_buf_append(values, page->data.data + offsets[start], offsets[end] - offsets[start]) ||
+		if ((offsets[end] > offsets[start] &&
+			 !lp_buf_append(values, page->data.data + offsets[start], offsets[end] - offsets[start])) ||
 			!pad_to(values, width, VARIABLE_FILL_BYTE) ||
 			!chunk_add(chunks, start, count,
 					   end == n ? 0 : (uint32_t) __builtin_ctzll(count), chunk_start,
@@ -658,7 +659,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, LpEncodedPage
 
 			lp_put_le_uint(word, width, len);
 			if (!lp_buf_append(zipped, word, width) ||
-				!lp_buf_append(zipped, page->data.data + offsets[i], len))
+				(len > 0 && !lp_buf_append(zipped, page->data.data + offsets[i], len)))
 				return no_memory(err);
 		}
 	}
