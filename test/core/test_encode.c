@@ -16,6 +16,7 @@
 #include "codec/lp_bitpack.h"
 #include "decode/lp_decode.h"
 #include "encode/lp_file_writer.h"
+#include "format/lp_encodings.h"
 #include "format/lp_file.h"
 
 /* What values a test column holds. */
@@ -26,7 +27,8 @@ typedef enum Pattern
 	ALL_NULL,
 	CONSTANT,
 	EMPTY_STRINGS,				/* strings: every value "" (nulls too when nullable) */
-	LONG_STRINGS				/* strings of 250 - 400 bytes: full-zip pages */
+	LONG_STRINGS,				/* strings of 250 - 400 bytes: full-zip pages */
+	RUNS						/* row / 300: runs longer than RLE's 255 */
 } Pattern;
 
 typedef struct ColumnSpec
@@ -148,6 +150,12 @@ make_array(const LpType *type, const ColumnSpec *spec, uint64_t rows)
 				memcpy(value, &constant, width < 8 ? width : 8);
 			else if (spec->pattern == SMALL)
 				value[0] = (uint8_t) (next_random() % 100);
+			else if (spec->pattern == RUNS)
+			{
+				uint64_t	run = i / 300;
+
+				memcpy(value, &run, width < 8 ? width : 8);
+			}
 			else
 				fill_random(value, width);
 		}
@@ -182,6 +190,45 @@ rows_equal(const LpType *type, const LpArray *a, const LpArray *b, uint64_t i)
 	if (type->id == LP_TYPE_BOOL)
 		return lp_bit_get(a->values, i) == lp_bit_get(b->values, i);
 	return memcmp(a->values + i * width, b->values + i * width, width) == 0;
+}
+
+/*
+ * Whether every valid row equals the first valid one and one is valid: from
+ * 2.2 on such pages are constant pages, as Lance 12 writes them.
+ */
+static bool
+valid_rows_equal(const LpType *type, const LpArray *array)
+{
+	uint64_t	first = 0;
+
+	while (first < array->length && !lp_array_is_valid(array, first))
+		first++;
+	if (first == array->length)
+		return false;
+	for (uint64_t i = first + 1; i < array->length; i++)
+	{
+		if (!lp_array_is_valid(array, i))
+			continue;
+		if (type->id == LP_TYPE_BOOL)
+		{
+			if (lp_bit_get(array->values, i) != lp_bit_get(array->values, first))
+				return false;
+			continue;
+		}
+		if (lp_type_is_variable_width(type))
+		{
+			uint64_t	len = array->offsets[i + 1] - array->offsets[i];
+
+			if (len != array->offsets[first + 1] - array->offsets[first] ||
+				(len > 0 && memcmp(array->data + array->offsets[i], array->data + array->offsets[first], len) != 0))
+				return false;
+			continue;
+		}
+		if (memcmp(array->values + i * lp_type_byte_width(type),
+				   array->values + first * lp_type_byte_width(type), lp_type_byte_width(type)) != 0)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -304,11 +351,19 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 						 lp_file_version_name(version), specs[c].name,
 						 (unsigned long long) rows, (unsigned long long) bad);
 			if (specs[c].layout != NULL && rows > 0)
+			{
+				const char *expected = specs[c].layout;
+
+				if (version >= LP_FILE_VERSION_2_2 && types[c]->id != LP_TYPE_FIXED_SIZE_LIST &&
+					file->columns[c].num_pages == 1 && valid_rows_equal(types[c], arrays[c]))
+					expected = "constant";
 				LP_CHECK_MSG(file->columns[c].num_pages > 0 &&
-							 strcmp(file->columns[c].pages[0].layout, specs[c].layout) == 0,
-							 "%s: layout %s, expected %s", specs[c].name,
+							 strcmp(file->columns[c].pages[0].layout, expected) == 0,
+							 "%s %s, %llu rows: layout %s, expected %s",
+							 lp_file_version_name(version), specs[c].name, (unsigned long long) rows,
 							 file->columns[c].num_pages ? file->columns[c].pages[0].layout : "none",
-							 specs[c].layout);
+							 expected);
+			}
 			lp_array_free(decoded);
 			lp_type_free(decoded_type);
 		}
@@ -533,4 +588,69 @@ LP_TEST(encode_refuses_what_it_cannot_write)
 	lp_file_writer_free(writer);
 	output->ops->abort(output);
 	free(schema.fields);
+}
+
+/* The value compression and definition-level compression of page 0 of column c. */
+static void
+page_compressions(const LpFile *file, uint32_t c, int *values, int *levels)
+{
+	ProtobufCMessage *inner;
+	LpUnwrapResult result;
+	const Lance__Encodings21__PageLayout *layout;
+
+	*values = *levels = -1;
+	if (!lp_encoding_unwrap(file->columns[c].pages[0].encoding.data,
+							file->columns[c].pages[0].encoding.len, LP_ENCODING_PAGE_V2_1,
+							&inner, &result))
+		return;
+	layout = (const Lance__Encodings21__PageLayout *) inner;
+	if (layout->layout_case == LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+	{
+		*values = (int) layout->mini_block_layout->value_compression->compression_case;
+		if (layout->mini_block_layout->def_compression)
+			*levels = (int) layout->mini_block_layout->def_compression->compression_case;
+	}
+	lp_protobuf_free(inner);
+}
+
+LP_TEST(encode_compression_follows_lance)
+{
+	/*
+	 * RLE for runs (fewer runs than half the values, no nulls), bit-packing
+	 * for other 8-64 bit values (floats too), flat bools, variable strings;
+	 * definition levels bit-packed out of line when every block of 1024
+	 * levels has a null, flat when one has none.
+	 */
+	static const ColumnSpec specs[] = {
+		{"runs", "int32", false, RUNS, "mini_block"},
+		{"small", "int64", false, SMALL, "mini_block"},
+		{"f64", "double", false, RANDOM, "mini_block"},
+		{"b", "bool", false, RANDOM, "mini_block"},
+		{"s", "string", true, RANDOM, "mini_block"},
+		{"runs_with_nulls", "int32", true, RUNS, "mini_block"},
+	};
+	LpFile	   *file;
+
+	rng_state = 5;
+	file = round_trip(LP_FILE_VERSION_2_1, specs, 6, 100000, 10000, NULL);
+	if (file != NULL)
+	{
+		int			values;
+		int			levels;
+
+		page_compressions(file, 0, &values, &levels);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE);
+		page_compressions(file, 1, &values, &levels);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING);
+		page_compressions(file, 2, &values, &levels);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING);
+		page_compressions(file, 3, &values, &levels);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT);
+		page_compressions(file, 4, &values, &levels);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE);
+		LP_CHECK_EQ_U64(levels, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING);
+		page_compressions(file, 5, &values, &levels);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING);
+		lp_file_free(file);
+	}
 }

@@ -44,6 +44,8 @@ typedef struct Chunk
 	uint32_t	log_num_values; /* 0 for the last chunk */
 	uint64_t	value_start;
 	uint64_t	value_len;
+	uint64_t	length_start;	/* RLE: the run lengths in their own buffer */
+	uint64_t	length_len;
 } Chunk;
 
 typedef struct ChunkList
@@ -75,7 +77,7 @@ chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t st
 		list->chunks = grown;
 		list->capacity = capacity;
 	}
-	list->chunks[list->count++] = (Chunk) {first, n, log, start, len};
+	list->chunks[list->count++] = (Chunk) {first, n, log, start, len, 0, 0};
 	return true;
 }
 
@@ -99,12 +101,14 @@ is_null(const LpPageValues *page, uint64_t index)
 /* The messages of one page's encoding trees (values and levels), on the stack. */
 typedef struct Messages
 {
-	CE			ce[4];
+	CE			ce[5];
 	Lance__Encodings21__Flat flat[4];
 	Lance__Encodings21__InlineBitpacking inline_bitpacking[2];
 	Lance__Encodings21__OutOfLineBitpacking out_of_line;
 	Lance__Encodings21__Variable variable;
 	Lance__Encodings21__FixedSizeList fixed_size_list;
+	Lance__Encodings21__Rle rle;
+	Lance__Encodings21__ConstantLayout constant;
 	int			used_ce;
 	int			used_flat;
 	int			used_inline;
@@ -180,6 +184,22 @@ fixed_size_list_encoding(Messages *m, uint64_t dimension, uint64_t item_bits)
 	m->fixed_size_list.values = items;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST;
 	ce->fixed_size_list = &m->fixed_size_list;
+	return ce;
+}
+
+static CE *
+rle_encoding(Messages *m, uint64_t bits)
+{
+	CE		   *values = flat_encoding(m, bits);
+	CE		   *lengths = flat_encoding(m, 8);
+	CE		   *ce = &m->ce[m->used_ce++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__rle__init(&m->rle);
+	m->rle.values = values;
+	m->rle.run_lengths = lengths;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
+	ce->rle = &m->rle;
 	return ce;
 }
 
@@ -460,6 +480,101 @@ chunk_variable(const LpLeafShape *shape, const LpPageValues *page, ChunkList *ch
 	return true;
 }
 
+/*
+ * RLE: runs of equal values as the values and u8 run lengths (runs longer
+ * than 255 split), in chunks of at most 2048 values (Lance's limit) whose
+ * runs fit MAX_MINIBLOCK_BYTES, halved until they do; every chunk but the
+ * last holds a power of two of values.
+ */
+static uint64_t
+rle_chunk_bytes(const uint8_t *values, uint32_t bytes, uint64_t first, uint64_t count)
+{
+	uint64_t	total = 0;
+	uint64_t	i = first;
+
+	while (i < first + count)
+	{
+		uint64_t	run = 1;
+
+		while (i + run < first + count &&
+			   memcmp(values + (i + run) * bytes, values + i * bytes, bytes) == 0)
+			run++;
+		total += (run + 254) / 255 * (bytes + 1);
+		i += run;
+	}
+	return total;
+}
+
+static bool
+chunk_rle(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks, LpBuf *values,
+		  LpBuf *lengths)
+{
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	n = page->num_values;
+	const uint8_t *data = page->values.data;
+
+	for (uint64_t first = 0; first < n;)
+	{
+		uint64_t	count = n - first < 2048 ? n - first : 2048;
+		uint64_t	values_start = values->len;
+		uint64_t	lengths_start = lengths->len;
+
+		while (count > 1 && rle_chunk_bytes(data, bytes, first, count) > MAX_MINIBLOCK_BYTES)
+		{
+			uint64_t	power = 1;
+
+			while (power * 2 < count)
+				power *= 2;
+			count = power;
+		}
+		for (uint64_t i = first; i < first + count;)
+		{
+			uint64_t	run = 1;
+
+			while (i + run < first + count &&
+				   memcmp(data + (i + run) * bytes, data + i * bytes, bytes) == 0)
+				run++;
+			for (uint64_t left = run; left > 0;)
+			{
+				uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
+
+				if (!lp_buf_append(values, data + i * bytes, bytes) ||
+					!lp_buf_append(lengths, &length, 1))
+					return false;
+				left -= length;
+			}
+			i += run;
+		}
+		if (!chunk_add(chunks, first, count,
+					   first + count == n ? 0 : (uint32_t) __builtin_ctzll(count),
+					   values_start, values->len - values_start))
+			return false;
+		chunks->chunks[chunks->count - 1].length_start = lengths_start;
+		chunks->chunks[chunks->count - 1].length_len = lengths->len - lengths_start;
+		first += count;
+	}
+	return true;
+}
+
+/*
+ * Lance's choice for 8/16/32/64-bit values: RLE when there are fewer runs
+ * than half the values (Lance 12 leaves pages with nulls to bit-packing).
+ */
+static bool
+prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
+{
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	runs = 1;
+
+	if (shape->kind != LP_LEAF_FIXED || page->null_count > 0 ||
+		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
+		return false;
+	for (uint64_t i = 1; i < page->num_values; i++)
+		if (memcmp(page->values.data + i * bytes, page->values.data + (i - 1) * bytes, bytes) != 0)
+			runs++;
+	return runs * 2 < page->num_values;
+}
+
 /* Bit-packed unless a single block would outweigh the values (Lance's "too small"). */
 static bool
 prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
@@ -485,7 +600,9 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	Messages	m;
 	ChunkList	chunks = {0};
 	LpBuf		values = {0};
+	LpBuf		lengths = {0};
 	LpBuf		levels = {0};
+	uint32_t	num_value_buffers = 1;
 	LpBuf	   *meta = &out->buffers[0];
 	LpBuf	   *data = &out->buffers[1];
 	bool		has_def = page->null_count > 0;
@@ -503,6 +620,12 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	{
 		value_encoding = variable_encoding(&m, shape->offset_bits);
 		ok = chunk_variable(shape, page, &chunks, &values);
+	}
+	else if (prefers_rle(shape, page))
+	{
+		value_encoding = rle_encoding(&m, shape->bits);
+		num_value_buffers = 2;
+		ok = chunk_rle(shape, page, &chunks, &values, &lengths);
 	}
 	else if (prefers_bitpacking(shape, page))
 	{
@@ -544,7 +667,10 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 				goto no_memory;
 		}
 		lp_put_le_uint(header, size_bytes, chunk->value_len);
-		if (!lp_buf_append(data, header, size_bytes) ||
+		if (!lp_buf_append(data, header, size_bytes))
+			goto no_memory;
+		lp_put_le_uint(header, size_bytes, chunk->length_len);
+		if ((num_value_buffers == 2 && !lp_buf_append(data, header, size_bytes)) ||
 			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
 			goto no_memory;
 		if (has_def && (!lp_buf_append(data, levels.data, levels.len) ||
@@ -552,6 +678,10 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 			goto no_memory;
 		if (!lp_buf_append(data, values.data + chunk->value_start, chunk->value_len) ||
 			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
+			goto no_memory;
+		if (num_value_buffers == 2 &&
+			(!lp_buf_append(data, lengths.data + chunk->length_start, chunk->length_len) ||
+			 !pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
 			goto no_memory;
 		chunk_bytes = data->len - chunk_start;
 		if (chunk_bytes > 32 * 1024)
@@ -572,7 +702,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	layout.value_compression = value_encoding;
 	layout.n_layers = 1;
 	layout.layers = &layer;
-	layout.num_buffers = 1;
+	layout.num_buffers = num_value_buffers;
 	layout.num_items = page->num_values;
 	layout.has_large_chunk = large;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
@@ -586,6 +716,7 @@ no_memory:
 done:
 	lp_free(chunks.chunks);
 	lp_buf_free(&values);
+	lp_buf_free(&lengths);
 	lp_buf_free(&levels);
 	return ok;
 }
@@ -719,6 +850,141 @@ encode_all_null(LpEncodedPage *out, LpError *err)
 	return wrap_layout(&page_layout, out, err);
 }
 
+/* ---- constant (2.2+) ----------------------------------------------------- */
+
+#define MAX_INLINE_VALUE_BYTES 32
+
+/* Every valid value equals the first valid one (first_valid receives its index). */
+static bool
+valid_values_equal(const LpLeafShape *shape, const LpPageValues *page, uint64_t *first_valid)
+{
+	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+	uint32_t	bytes = bytes_per_value(shape);
+	uint64_t	first = 0;
+
+	while (first < page->num_values && is_null(page, first))
+		first++;
+	*first_valid = first;
+	for (uint64_t i = first + 1; i < page->num_values; i++)
+	{
+		if (is_null(page, i))
+			continue;
+		switch (shape->kind)
+		{
+			case LP_LEAF_BOOL:
+				if (lp_bit_get(page->bits.buf.data, i) != lp_bit_get(page->bits.buf.data, first))
+					return false;
+				break;
+			case LP_LEAF_VARIABLE:
+				if (offsets[i + 1] - offsets[i] != offsets[first + 1] - offsets[first] ||
+					(offsets[i + 1] > offsets[i] &&
+					 memcmp(page->data.data + offsets[i], page->data.data + offsets[first],
+							offsets[i + 1] - offsets[i]) != 0))
+					return false;
+				break;
+			default:
+				if (memcmp(page->values.data + i * bytes, page->values.data + first * bytes, bytes) != 0)
+					return false;
+				break;
+		}
+	}
+	return true;
+}
+
+/* The scalar as a value buffer: u32 number of Arrow buffers, u32 length of each, their bytes. */
+static bool
+scalar_value_buffer(const LpLeafShape *shape, const LpPageValues *page, uint64_t index, LpBuf *out)
+{
+	uint8_t		word[8];
+
+	if (shape->kind == LP_LEAF_VARIABLE)
+	{
+		const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+		uint32_t	width = shape->offset_bits / 8;
+		uint64_t	len = offsets[index + 1] - offsets[index];
+
+		lp_put_le32(word, 2);
+		if (!lp_buf_append(out, word, 4))
+			return false;
+		lp_put_le32(word, 2 * width);
+		if (!lp_buf_append(out, word, 4))
+			return false;
+		lp_put_le32(word, (uint32_t) len);
+		if (!lp_buf_append(out, word, 4) || !lp_buf_append_zeros(out, width))
+			return false;
+		lp_put_le_uint(word, width, len);
+		return lp_buf_append(out, word, width) &&
+			(len == 0 || lp_buf_append(out, page->data.data + offsets[index], len));
+	}
+	lp_put_le32(word, 1);
+	if (!lp_buf_append(out, word, 4))
+		return false;
+	lp_put_le32(word, bytes_per_value(shape));
+	return lp_buf_append(out, word, 4) &&
+		lp_buf_append(out, page->values.data + index * bytes_per_value(shape), bytes_per_value(shape));
+}
+
+/*
+ * A page whose valid values are all equal, as Lance 12 writes it from 2.2
+ * on: the value inline (fixed widths up to 32 bytes) or in buffer 0, and,
+ * when the page has nulls, an empty repetition buffer and the definition
+ * levels as raw u16.
+ */
+static bool
+encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t index,
+				LpEncodedPage *out, LpError *err)
+{
+	Messages	m;
+	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
+	Lance__Encodings21__RepDefLayer layer = page->null_count > 0 ?
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+	Lance__Encodings21__ConstantLayout *layout = &m.constant;
+	uint8_t		inline_value[MAX_INLINE_VALUE_BYTES];
+	bool		inline_ok = shape->kind == LP_LEAF_BOOL ||
+		(shape->kind == LP_LEAF_FIXED && bytes_per_value(shape) <= MAX_INLINE_VALUE_BYTES);
+	uint32_t	next = 0;
+
+	memset(&m, 0, sizeof(m));
+	lance__encodings21__constant_layout__init(layout);
+	layout->n_layers = 1;
+	layout->layers = &layer;
+	if (inline_ok)
+	{
+		size_t		len = shape->kind == LP_LEAF_BOOL ? 1 : bytes_per_value(shape);
+
+		if (shape->kind == LP_LEAF_BOOL)
+			inline_value[0] = lp_bit_get(page->bits.buf.data, index) ? 1 : 0;
+		else
+			memcpy(inline_value, page->values.data + index * len, len);
+		layout->inline_value_presence_case =
+			LANCE__ENCODINGS21__CONSTANT_LAYOUT__INLINE_VALUE_PRESENCE_INLINE_VALUE;
+		layout->inline_value.data = inline_value;
+		layout->inline_value.len = len;
+	}
+	else if (!scalar_value_buffer(shape, page, index, &out->buffers[next++]))
+		return no_memory(err);
+	if (page->null_count > 0)
+	{
+		LpBuf	   *def = &out->buffers[next + 1];
+
+		next += 2;				/* the repetition buffer stays empty */
+		for (uint64_t i = 0; i < page->num_values; i++)
+		{
+			uint8_t		level[2];
+
+			lp_put_le16(level, is_null(page, i) ? 1 : 0);
+			if (!lp_buf_append(def, level, 2))
+				return no_memory(err);
+		}
+	}
+	out->num_buffers = next;
+	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
+	page_layout.constant_layout = layout;
+	out->layout = "constant";
+	return wrap_layout(&page_layout, out, err);
+}
+
 /* Lance's is_narrow: the longest value is under 256 bytes. */
 static bool
 is_narrow(const LpLeafShape *shape, const LpPageValues *page)
@@ -733,6 +999,7 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 					LpEncodedPage *out, LpError *err)
 {
 	bool		ok;
+	uint64_t	first_valid;
 
 	memset(out, 0, sizeof(*out));
 	if (version < LP_FILE_VERSION_2_1)
@@ -740,6 +1007,9 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 					   lp_file_version_name(version));
 	if (page->null_count == page->num_values)
 		ok = encode_all_null(out, err);
+	else if (version >= LP_FILE_VERSION_2_2 && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
+			 valid_values_equal(shape, page, &first_valid))
+		ok = encode_constant(shape, page, first_valid, out, err);
 	else if (is_narrow(shape, page))
 		ok = encode_miniblock(version, shape, page, out, err);
 	else
