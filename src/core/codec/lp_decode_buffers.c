@@ -239,7 +239,9 @@ lp_block_append(LpBlock *dst, const LpBlock *src)
 		for (uint64_t i = 1; i <= src->num_values; i++)
 			if (!lp_buf_append_u64(&dst->offsets, base + offsets[i] - offsets[0]))
 				return false;
-		if (!lp_buf_append(&dst->data, src->data.data + offsets[0],
+		/* A block of empty values has no bytes at all (data NULL). */
+		if (offsets[src->num_values] > offsets[0] &&
+			!lp_buf_append(&dst->data, src->data.data + offsets[0],
 						   offsets[src->num_values] - offsets[0]))
 			return false;
 	}
