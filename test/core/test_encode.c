@@ -617,7 +617,9 @@ LP_TEST(encode_compression_follows_lance)
 {
 	/*
 	 * RLE for runs (fewer runs than half the values, no nulls), bit-packing
-	 * for other 8-64 bit values (floats too), flat bools, variable strings;
+	 * for other 8-64 bit values that do not need every bit (random doubles
+	 * stay flat), flat bools, FSST for strings of at least 5 bytes in pages of
+	 * at least 32 KiB (mini-block and full-zip), plain variable otherwise;
 	 * definition levels bit-packed out of line when every block of 1024
 	 * levels has a null, flat when one has none.
 	 */
@@ -628,11 +630,13 @@ LP_TEST(encode_compression_follows_lance)
 		{"b", "bool", false, RANDOM, "mini_block"},
 		{"s", "string", true, RANDOM, "mini_block"},
 		{"runs_with_nulls", "int32", true, RUNS, "mini_block"},
+		{"empty", "string", false, EMPTY_STRINGS, "mini_block"},
+		{"long", "string", true, LONG_STRINGS, "full_zip"},
 	};
 	LpFile	   *file;
 
 	rng_state = 5;
-	file = round_trip(LP_FILE_VERSION_2_1, specs, 6, 100000, 10000, NULL);
+	file = round_trip(LP_FILE_VERSION_2_1, specs, 8, 100000, 10000, NULL);
 	if (file != NULL)
 	{
 		int			values;
@@ -643,14 +647,18 @@ LP_TEST(encode_compression_follows_lance)
 		page_compressions(file, 1, &values, &levels);
 		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING);
 		page_compressions(file, 2, &values, &levels);
-		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT);
 		page_compressions(file, 3, &values, &levels);
 		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT);
 		page_compressions(file, 4, &values, &levels);
-		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST);
 		LP_CHECK_EQ_U64(levels, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING);
 		page_compressions(file, 5, &values, &levels);
 		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING);
+		page_compressions(file, 6, &values, &levels);
+		LP_CHECK_EQ_U64(values, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE);
+		/* full-zip strings are FSST-compressed value by value, smaller than the text */
+		LP_CHECK(file->columns[7].pages[0].buffers[0].size < 100000 * 325 * 6 / 7);
 		lp_file_free(file);
 	}
 }

@@ -4,11 +4,13 @@
  * (encodings/logical/primitive.rs do_flush, compression.rs
  * DefaultCompressionStrategy; byte formats in lance-format.md §4.4):
  *  - every value null: a constant page (2.1's AllNullLayout) without buffers;
+ *  - from 2.2 on, every valid value equal: a constant page;
  *  - values narrower than 256 bytes: mini-block.  8/16/32/64-bit values are
- *    bit-packed in FastLanes blocks of 1024 with their width inline, unless
- *    one block would be larger than the values; other fixed widths, bools
- *    and fixed-size lists are stored flat in chunks of about 4 KiB; strings
- *    and binaries as offsets and bytes in chunks of at most 4 KiB;
+ *    run-length encoded when there are fewer runs than half the values, else
+ *    bit-packed in FastLanes blocks of 1024 with their width inline when
+ *    that saves bits; other fixed widths, bools and fixed-size lists are
+ *    stored flat in chunks of about 4 KiB; strings and binaries as offsets
+ *    and bytes in chunks of about 4 KiB;
  *  - wider values: full-zip, each value after its control word (and its
  *    length when variable), with a repetition index for variable widths.
  * Definition levels (1 = null) go into every chunk or control word when the
@@ -21,6 +23,7 @@
 #include "base/lp_bytes.h"
 #include "base/lp_checked.h"
 #include "codec/lp_bitpack.h"
+#include "codec/lp_fsst.h"
 #include "encode/lp_encode_internal.h"
 #include "format/lp_encodings.h"
 #include "format/lp_values.h"
@@ -96,18 +99,85 @@ is_null(const LpPageValues *page, uint64_t index)
 	return page->null_count > 0 && !lp_bit_get(page->validity.buf.data, index);
 }
 
+/*
+ * The strings of a variable-width page as they are stored: FSST-compressed
+ * (Lance does so when the longest value has at least 5 bytes and the page
+ * at least 32 KiB), or the page's own.
+ */
+typedef struct Strings
+{
+	const uint64_t *offsets;	/* num_values + 1 */
+	const uint8_t *data;
+	uint64_t	data_len;
+	bool		fsst;
+	uint8_t		table[LP_FSST_SYMBOL_TABLE_LEN];
+	LpBuf		compressed_offsets;
+	LpBuf		compressed_data;
+} Strings;
+
+#define FSST_LEAST_INPUT_SIZE (32 * 1024)
+#define FSST_LEAST_INPUT_MAX_LENGTH 5
+
+static bool
+strings_prepare(const LpPageValues *page, Strings *strings)
+{
+	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+	LpFsstEncoder *encoder;
+
+	memset(strings, 0, sizeof(*strings));
+	strings->offsets = offsets;
+	strings->data = page->data.data;
+	strings->data_len = page->data.len;
+	if (page->max_length < FSST_LEAST_INPUT_MAX_LENGTH || page->data.len < FSST_LEAST_INPUT_SIZE)
+		return true;
+	encoder = lp_fsst_encoder_build(page->data.data, offsets, page->num_values);
+	if (encoder == NULL || !lp_buf_reserve(&strings->compressed_data, 2 * page->data.len) ||
+		!lp_buf_append_u64(&strings->compressed_offsets, 0))
+	{
+		lp_free(encoder);
+		return false;
+	}
+	for (uint64_t i = 0; i < page->num_values; i++)
+	{
+		LpBuf	   *out = &strings->compressed_data;
+
+		out->len += lp_fsst_encode(encoder, page->data.data + offsets[i],
+								   offsets[i + 1] - offsets[i], out->data + out->len);
+		if (!lp_buf_append_u64(&strings->compressed_offsets, out->len))
+		{
+			lp_free(encoder);
+			return false;
+		}
+	}
+	lp_fsst_table_write(&encoder->table, strings->table);
+	lp_free(encoder);
+	strings->fsst = true;
+	strings->offsets = (const uint64_t *) strings->compressed_offsets.data;
+	strings->data = strings->compressed_data.data;
+	strings->data_len = strings->compressed_data.len;
+	return true;
+}
+
+static void
+strings_free(Strings *strings)
+{
+	lp_buf_free(&strings->compressed_offsets);
+	lp_buf_free(&strings->compressed_data);
+}
+
 /* ---- compressive encoding messages ---------------------------------------- */
 
 /* The messages of one page's encoding trees (values and levels), on the stack. */
 typedef struct Messages
 {
-	CE			ce[5];
+	CE			ce[6];
 	Lance__Encodings21__Flat flat[4];
 	Lance__Encodings21__InlineBitpacking inline_bitpacking[2];
 	Lance__Encodings21__OutOfLineBitpacking out_of_line;
 	Lance__Encodings21__Variable variable;
 	Lance__Encodings21__FixedSizeList fixed_size_list;
 	Lance__Encodings21__Rle rle;
+	Lance__Encodings21__Fsst fsst;
 	Lance__Encodings21__ConstantLayout constant;
 	int			used_ce;
 	int			used_flat;
@@ -200,6 +270,26 @@ rle_encoding(Messages *m, uint64_t bits)
 	m->rle.run_lengths = lengths;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
 	ce->rle = &m->rle;
+	return ce;
+}
+
+/* Variable offsets and bytes, FSST-compressed when the strings are. */
+static CE *
+strings_encoding(Messages *m, const Strings *strings, uint64_t offset_bits)
+{
+	CE		   *variable = variable_encoding(m, offset_bits);
+	CE		   *ce;
+
+	if (!strings->fsst)
+		return variable;
+	ce = &m->ce[m->used_ce++];
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__fsst__init(&m->fsst);
+	m->fsst.symbol_table.data = (uint8_t *) strings->table;
+	m->fsst.symbol_table.len = LP_FSST_SYMBOL_TABLE_LEN;
+	m->fsst.values = variable;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST;
+	ce->fsst = &m->fsst;
 	return ce;
 }
 
@@ -443,10 +533,10 @@ next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t wid
 }
 
 static bool
-chunk_variable(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks,
-			   LpBuf *values)
+chunk_variable(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings,
+			   ChunkList *chunks, LpBuf *values)
 {
-	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+	const uint64_t *offsets = strings->offsets;
 	uint32_t	width = shape->offset_bits / 8;
 	uint64_t	n = page->num_values;
 	uint64_t	start = 0;
@@ -469,7 +559,7 @@ chunk_variable(const LpLeafShape *shape, const LpPageValues *page, ChunkList *ch
 				return false;
 		}
 		if ((offsets[end] > offsets[start] &&
-			 !lp_buf_append(values, page->data.data + offsets[start], offsets[end] - offsets[start])) ||
+			 !lp_buf_append(values, strings->data + offsets[start], offsets[end] - offsets[start])) ||
 			!pad_to(values, width, VARIABLE_FILL_BYTE) ||
 			!chunk_add(chunks, start, count,
 					   end == n ? 0 : (uint32_t) __builtin_ctzll(count), chunk_start,
@@ -575,27 +665,31 @@ prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
 	return runs * 2 < page->num_values;
 }
 
-/* Bit-packed unless a single block would outweigh the values (Lance's "too small"). */
+/*
+ * Bit-packed when that saves bits: Lance 12 stores values flat when their
+ * widest block needs every bit of the type, and when a single block would
+ * outweigh the values (its "too small").
+ */
 static bool
 prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
 {
 	uint64_t	bytes = shape->bits / 8;
+	uint32_t	width;
 
 	if (shape->kind != LP_LEAF_FIXED ||
 		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
 		return false;
+	width = lp_bit_width(shape->bits, page->values.data, page->num_values);
+	if (width == shape->bits)
+		return false;
 	if (page->num_values <= LP_FASTLANES_BLOCK)
-	{
-		uint32_t	width = lp_bit_width(shape->bits, page->values.data, page->num_values);
-
 		return (LP_FASTLANES_BLOCK * (uint64_t) width + 7) / 8 < page->num_values * bytes;
-	}
 	return true;
 }
 
 static bool
 encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
-				 LpEncodedPage *out, LpError *err)
+				 const Strings *strings, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	ChunkList	chunks = {0};
@@ -618,8 +712,8 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	memset(&m, 0, sizeof(m));
 	if (shape->kind == LP_LEAF_VARIABLE)
 	{
-		value_encoding = variable_encoding(&m, shape->offset_bits);
-		ok = chunk_variable(shape, page, &chunks, &values);
+		value_encoding = strings_encoding(&m, strings, shape->offset_bits);
+		ok = chunk_variable(shape, page, strings, &chunks, &values);
 	}
 	else if (prefers_rle(shape, page))
 	{
@@ -736,8 +830,8 @@ bytepack_width(uint64_t max_value)
 }
 
 static bool
-encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, LpEncodedPage *out,
-			   LpError *err)
+encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings,
+			   LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	Lance__Encodings21__FullZipLayout layout = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__INIT;
@@ -757,7 +851,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, LpEncodedPage
 	if (variable)
 	{
 		/* Lance sizes the repetition index by an upper bound of the zipped bytes. */
-		uint64_t	bound = page->data.len + (has_def ? n : 0) + (uint64_t) width * n;
+		uint64_t	bound = strings->data_len + (has_def ? n : 0) + (uint64_t) width * n;
 
 		index_width = bytepack_width(bound);
 	}
@@ -785,12 +879,12 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, LpEncodedPage
 		}
 		else if (!null)
 		{
-			const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+			const uint64_t *offsets = strings->offsets;
 			uint64_t	len = offsets[i + 1] - offsets[i];
 
 			lp_put_le_uint(word, width, len);
 			if (!lp_buf_append(zipped, word, width) ||
-				(len > 0 && !lp_buf_append(zipped, page->data.data + offsets[i], len)))
+				(len > 0 && !lp_buf_append(zipped, strings->data + offsets[i], len)))
 				return no_memory(err);
 		}
 	}
@@ -812,7 +906,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, LpEncodedPage
 	{
 		layout.details_case = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET;
 		layout.bits_per_offset = shape->offset_bits;
-		layout.value_compression = variable_encoding(&m, shape->offset_bits);
+		layout.value_compression = strings_encoding(&m, strings, shape->offset_bits);
 	}
 	else
 	{
@@ -1010,10 +1104,19 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 	else if (version >= LP_FILE_VERSION_2_2 && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
 			 valid_values_equal(shape, page, &first_valid))
 		ok = encode_constant(shape, page, first_valid, out, err);
-	else if (is_narrow(shape, page))
-		ok = encode_miniblock(version, shape, page, out, err);
 	else
-		ok = encode_fullzip(shape, page, out, err);
+	{
+		Strings		strings;
+
+		memset(&strings, 0, sizeof(strings));
+		if (shape->kind == LP_LEAF_VARIABLE && !strings_prepare(page, &strings))
+			ok = no_memory(err);
+		else if (is_narrow(shape, page))
+			ok = encode_miniblock(version, shape, page, &strings, out, err);
+		else
+			ok = encode_fullzip(shape, page, &strings, out, err);
+		strings_free(&strings);
+	}
 	if (!ok)
 		lp_encoded_page_free(out);
 	return ok;
