@@ -153,6 +153,12 @@ index_symbols(LpFsstEncoder *encoder)
 					encoder->by_first[pos++] = (uint8_t) c;
 	}
 	encoder->first[256] = (uint16_t) pos;
+	for (uint32_t c = 0; c < table->num_symbols; c++)
+	{
+		encoder->values[c] = symbol_value(table->symbols[c], table->lengths[c]);
+		encoder->masks[c] = table->lengths[c] == 8 ? UINT64_MAX :
+			(((uint64_t) 1 << (8 * table->lengths[c])) - 1);
+	}
 }
 
 /* The longest symbol at in[0, len): its code, or 256 + byte; *match_len its length. */
@@ -160,13 +166,15 @@ static uint32_t
 match(const LpFsstEncoder *encoder, const uint8_t *in, size_t len, uint32_t *match_len)
 {
 	uint8_t		b = in[0];
+	uint64_t	word = len >= 8 ? lp_le64(in) : 0;
 
 	for (uint32_t i = encoder->first[b]; i < encoder->first[b + 1]; i++)
 	{
 		uint32_t	code = encoder->by_first[i];
 		uint32_t	l = encoder->table.lengths[code];
 
-		if (l <= len && memcmp(encoder->table.symbols[code], in, l) == 0)
+		if (len >= 8 ? (word & encoder->masks[code]) == encoder->values[code] :
+			(l <= len && memcmp(encoder->table.symbols[code], in, l) == 0))
 		{
 			*match_len = l;
 			return code;

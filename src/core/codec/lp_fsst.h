@@ -51,6 +51,8 @@ typedef struct LpFsstEncoder
 	LpFsstTable table;
 	uint16_t	first[257];		/* codes starting with byte b: by_first[first[b] .. first[b + 1]) */
 	uint8_t		by_first[256];	/* longest first within each byte */
+	uint64_t	values[256];	/* each symbol as a little-endian word */
+	uint64_t	masks[256];		/* its length's bytes */
 } LpFsstEncoder;
 
 /* NULL when out of memory; free with lp_free. */
