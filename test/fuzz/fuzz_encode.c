@@ -186,8 +186,8 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const LpFileVersion versions[] = {LP_FILE_VERSION_2_1, LP_FILE_VERSION_2_2,
-	LP_FILE_VERSION_2_3};
+	static const LpFileVersion versions[] = {LP_FILE_VERSION_2_0, LP_FILE_VERSION_2_1,
+	LP_FILE_VERSION_2_2, LP_FILE_VERSION_2_3};
 	LpField		fields[MAX_COLUMNS];
 	LpSchema	schema;
 	LpType	   *column_types[MAX_COLUMNS];
@@ -210,7 +210,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < HEADER_BYTES)
 		return 0;
-	version = versions[data[0] % 3];
+	version = versions[data[0] % 4];
 	n = 1 + data[1] % MAX_COLUMNS;
 	rows = (data[2] | ((uint64_t) data[3] << 8)) % (MAX_ROWS + 1);
 	batch = 1 + data[4] * 37;

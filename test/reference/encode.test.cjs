@@ -1,5 +1,5 @@
 'use strict';
-// The core's encoder read by the reference implementation: for Lance 2.1, 2.2 and 2.3,
+// The core's encoder read by the reference implementation: for Lance 2.0, 2.1, 2.2 and 2.3,
 // lancedb creates an empty dataset, test/tools/encode_append encodes rows of every flat
 // leaf type (nulls, empty strings, all-null and constant columns, vectors and strings wide
 // enough for full-zip pages, enough rows for two pages of vectors) into one data file and
@@ -233,7 +233,7 @@ function dataBytes(dataset)
 		.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
 }
 
-for (const version of ['2.1', '2.2', '2.3'])
+for (const version of ['2.0', '2.1', '2.2', '2.3'])
 {
 	for (const rows of [1, 20000])
 	{

@@ -56,13 +56,17 @@ typedef struct LpEncodedPage
 } LpEncodedPage;
 
 /*
- * Encode page (num_values > 0) of a leaf column of a 2.1+ file the way
- * Lance's structural encoder does (lp_encode_page.c).  On failure nothing
+ * Encode page (num_values > 0) of a leaf column the way Lance's writer of
+ * the version does (2.1+: the structural encoder, lp_encode_page.c).  On failure nothing
  * stays allocated in out.
  */
 bool		lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape,
 								const LpPageValues *page, LpEncodedPage *out,
 								LpError *err);
 void		lp_encoded_page_free(LpEncodedPage *page);
+
+/* The same for a 2.0 file (lp_encode_v20.c): an ArrayEncoding and its buffers. */
+bool		lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page,
+							   LpEncodedPage *out, LpError *err);
 
 #endif							/* LP_ENCODE_INTERNAL_H */

@@ -144,11 +144,11 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 	LpFileWriter *writer;
 	uint32_t	top = 0;
 
-	if (version < LP_FILE_VERSION_2_1)
+	if (version < LP_FILE_VERSION_2_0)
 	{
 		lp_fail(err, LP_ERR_UNSUPPORTED, "writing Lance %s files is not supported",
 				lp_file_version_name(version));
-		lp_error_detail(err, "The encoder writes versions 2.1, 2.2 and 2.3.");
+		lp_error_detail(err, "The encoder writes versions 2.0, 2.1, 2.2 and 2.3.");
 		return NULL;
 	}
 	writer = lp_alloc0(sizeof(*writer));
@@ -269,7 +269,8 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	}
 	page->num_buffers = encoded.num_buffers;
 	page->num_rows = column->page.num_values;
-	page->priority = column->rows_flushed;
+	/* 2.0 writers leave the priority 0; 2.1+ record the page's first row. */
+	page->priority = writer->version == LP_FILE_VERSION_2_0 ? 0 : column->rows_flushed;
 	page->encoding = encoded.encoding;
 	page->layout = encoded.layout;
 	encoded.encoding.data = NULL;
