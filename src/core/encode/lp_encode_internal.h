@@ -56,8 +56,8 @@ typedef struct LpEncodedPage
 } LpEncodedPage;
 
 /*
- * Encode page (num_values > 0) of a leaf column the way Lance's writer of
- * the version does (2.1+: the structural encoder, lp_encode_page.c).  On failure nothing
+ * Encode page (num_values > 0) of a leaf column of a 2.1+ file the way
+ * Lance's structural encoder does (lp_encode_page.c).  On failure nothing
  * stays allocated in out.
  */
 bool		lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape,

@@ -1096,10 +1096,8 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 	uint64_t	first_valid;
 
 	memset(out, 0, sizeof(*out));
-	if (version == LP_FILE_VERSION_2_0)
-		return lp_encode_v20_page(shape, page, out, err);
-	if (version < LP_FILE_VERSION_2_0)
-		return lp_fail(err, LP_ERR_UNSUPPORTED, "encoding %s pages is not supported",
+	if (version < LP_FILE_VERSION_2_1)
+		return lp_fail(err, LP_ERR_INTERNAL, "structural pages requested for a %s file",
 					   lp_file_version_name(version));
 	if (page->null_count == page->num_values)
 		ok = encode_all_null(out, err);

@@ -234,7 +234,9 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 		return true;
 	if (lp_check_cancel(err))
 		return false;
-	if (!lp_encode_leaf_page(writer->version, &column->shape, &column->page, &encoded, err))
+	if (!(writer->version == LP_FILE_VERSION_2_0 ?
+		  lp_encode_v20_page(&column->shape, &column->page, &encoded, err) :
+		  lp_encode_leaf_page(writer->version, &column->shape, &column->page, &encoded, err)))
 		return false;
 	if (column->num_pages == column->pages_capacity)
 	{
