@@ -1,8 +1,8 @@
 'use strict';
 // The core's encoder read by the reference implementation: for Lance 2.0, 2.1, 2.2 and 2.3,
 // lancedb creates an empty dataset, test/tools/encode_append encodes rows of every flat
-// leaf type (nulls, empty strings, all-null and constant columns, vectors and strings wide
-// enough for full-zip pages, enough rows for two pages of vectors) into one data file and
+// leaf type (nulls, empty strings, all-null and constant columns, runs, vectors and strings
+// wide enough for full-zip pages, enough rows for two pages of vectors) into one data file and
 // commits it, and lancedb reads back every value byte for byte.  The same rows written by
 // lancedb give the size the encoder's file must stay within 1.1x of (and is logged).
 //
@@ -91,6 +91,14 @@ function columns(next)
 		['all_null', new arrow.Int32(), true, () => null, { allNull: true }],
 		['const_i', new arrow.Int64(), false, () => '2a00000000000000'],
 		['const_s', new arrow.Utf8(), true, () => Buffer.from('same').toString('hex'), { noNulls: true }],
+		['const_b', new arrow.Bool(), false, () => '01'],
+		['const_with_nulls', new arrow.Int32(), true, () => '07000000'],
+		['runs', new arrow.Int32(), false, (i) => {
+			const b = Buffer.alloc(4);
+
+			b.writeInt32LE(Math.floor(i / 300));
+			return b.toString('hex');
+		}],
 	];
 }
 
