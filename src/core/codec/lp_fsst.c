@@ -92,7 +92,7 @@ lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
 
 /* ---- compression ---------------------------------------------------------- */
 
-#define FSST_SAMPLE_BYTES (32 * 1024)
+#define FSST_SAMPLE_BYTES (16 * 1024)	/* Lance's FSST_SAMPLETARGET */
 #define FSST_ROUNDS 5
 #define FSST_MAX_SYMBOLS 255
 /* Codes while building: symbols 0..254, single bytes 256 + b. */
