@@ -22,6 +22,9 @@ process.env.LANCEDB_LOG = process.env.LANCEDB_LOG || 'error';
 const TOOL = process.env.LP_ENCODE_APPEND;
 const SCRATCH = fs.mkdtempSync(path.join(process.env.LP_SCRATCH || os.tmpdir(), 'encode-'));
 
+// About 300 MB of datasets: gone when the file's tests are.
+test.after(() => fs.rmSync(SCRATCH, { recursive: true, force: true }));
+
 // xorshift32, so every run writes the same rows.
 function random(seed)
 {
