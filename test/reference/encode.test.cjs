@@ -64,12 +64,12 @@ const f32 = () => new arrow.Field('item', new arrow.Float32(), true);
 
 // name, Arrow type, nullable, value of row i (hex of its bytes, or null).  Every 7th row
 // of a nullable column is null unless the column says otherwise.
-function columns(next)
+function columns(next, version)
 {
 	const fixed = (bytes) => (i) => randomHex(next, bytes);
 	const small = (bytes) => (i) => (next() % 100).toString(16).padStart(2, '0') + '00'.repeat(bytes - 1);
 
-	return [
+	const all = [
 		['i8', new arrow.Int8(), true, fixed(1)],
 		['i16', new arrow.Int16(), false, fixed(2)],
 		['i32', new arrow.Int32(), true, fixed(4)],
@@ -96,6 +96,8 @@ function columns(next)
 		['const_s', new arrow.Utf8(), true, () => Buffer.from('same').toString('hex'), { noNulls: true }],
 		['const_b', new arrow.Bool(), false, () => '01'],
 		['const_with_nulls', new arrow.Int32(), true, () => '07000000'],
+		['vec_item_nulls', new arrow.FixedSizeList(4, f32()), true, (i) => [0, 1, 2, 3].map((j) =>
+			((i * 4 + j) % 5 === 1 ? null : randomHex(next, 4))), { itemNulls: true }],
 		['runs', new arrow.Int32(), false, (i) => {
 			const b = Buffer.alloc(4);
 
@@ -103,6 +105,9 @@ function columns(next)
 			return b.toString('hex');
 		}],
 	];
+
+	// 2.0 files cannot hold null items inside fixed-size lists.
+	return all.filter(([, , , , options = {}]) => !(options.itemNulls && version === '2.0'));
 }
 
 function makeRows(specs, rows)
@@ -191,9 +196,30 @@ function columnData(type, values)
 	if (type.typeId === arrow.Type.FixedSizeList)
 	{
 		const row = type.listSize * 4;
-		const bytes = Buffer.concat(values.map((v) => (v === null ? Buffer.alloc(row) : Buffer.from(v, 'hex'))));
-		const child = arrow.makeData({ type: type.children[0].type, length: n * type.listSize, nullCount: 0,
-			data: typed(Float32Array, bytes) });
+		const items = n * type.listSize;
+		const itemBitmap = new Uint8Array(Math.ceil(items / 8) + 1);
+		let itemNulls = 0;
+		const bytes = Buffer.concat(values.map((v, i) => {
+			if (!Array.isArray(v))
+			{
+				for (let j = 0; j < type.listSize; j++)
+					itemBitmap[(i * type.listSize + j) >> 3] |= 1 << ((i * type.listSize + j) & 7);
+				return v === null ? Buffer.alloc(row) : Buffer.from(v, 'hex');
+			}
+			return Buffer.concat(v.map((item, j) => {
+				const index = i * type.listSize + j;
+
+				if (item === null)
+				{
+					itemNulls++;
+					return Buffer.alloc(4);
+				}
+				itemBitmap[index >> 3] |= 1 << (index & 7);
+				return Buffer.from(item, 'hex');
+			}));
+		}));
+		const child = arrow.makeData({ type: type.children[0].type, length: items, nullCount: itemNulls,
+			nullBitmap: itemNulls > 0 ? itemBitmap : null, data: typed(Float32Array, bytes) });
 
 		return arrow.makeData({ ...common, child });
 	}
@@ -203,8 +229,8 @@ function columnData(type, values)
 	return arrow.makeData({ ...common, data: typed(TYPED[type.typeId](type), bytes) });
 }
 
-// Row i of Arrow data read back, in the hex form above.
-function readHex(data, i)
+// Row i of Arrow data read back, in the hex form above (items one by one when itemized).
+function readHex(data, i, itemized)
 {
 	const type = data.type;
 
@@ -229,6 +255,16 @@ function readHex(data, i)
 		const child = data.children[0];
 		const row = type.listSize * 4;
 
+		if (itemized)
+		{
+			const out = [];
+
+			for (let j = 0; j < type.listSize; j++)
+				out.push(child.getValid(i * type.listSize + j) ?
+					Buffer.from(child.values.buffer, child.values.byteOffset + (i * type.listSize + j) * 4, 4)
+						.toString('hex') : null);
+			return out;
+		}
 		return Buffer.from(child.values.buffer, child.values.byteOffset + i * row, row).toString('hex');
 	}
 	const width = byteWidth(type);
@@ -250,7 +286,7 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 	{
 		test('lancedb reads a ' + version + ' file of ' + rows + ' rows written by the encoder', async () => {
 			assert.ok(TOOL, 'LP_ENCODE_APPEND names the encode_append tool (make build/encode_append)');
-			const specs = columns(random(rows * 31 + version.charCodeAt(2)));
+			const specs = columns(random(rows * 31 + version.charCodeAt(2)), version);
 			const values = makeRows(specs, rows);
 			const schema = new arrow.Schema(specs.map(([name, type, nullable]) => new arrow.Field(name, type, nullable)));
 			const options = { storageOptions: { newTableDataStorageVersion: version, newTableEnableV2ManifestPaths: 'true' } };
@@ -277,7 +313,8 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 					specs.forEach(([column], c) => {
 						const data = batch.data.children[batch.schema.fields.findIndex((x) => x.name === column)];
 
-						assert.equal(readHex(data, i), values[c][row], column + ' row ' + row);
+						assert.deepEqual(readHex(data, i, Boolean(specs[c][4]?.itemNulls)), values[c][row],
+							column + ' row ' + row);
 					});
 				}
 			}

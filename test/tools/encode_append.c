@@ -10,8 +10,9 @@
  * manifest); ROWS.json is {"rows": N, "columns": [[v0, v1, ...], ...]}
  * with one array per top-level field in schema order, each value null or
  * the hex of its bytes: little-endian for fixed widths, the items of a
- * fixed-size list one after the other, the bytes of a string, "00"/"01" for
- * a bool.  Rows are written in batches of BATCH_ROWS (default 1000).
+ * fixed-size list one after the other (or an array of items, each hex or
+ * null, when items may be null), the bytes of a string, "00"/"01" for a
+ * bool.  Rows are written in batches of BATCH_ROWS (default 1000).
  * Prints the data file name, its size and the new version.
  */
 #include <fcntl.h>
@@ -86,7 +87,8 @@ column_array(const LpType *type, const JsonValue *values, uint64_t rows)
 
 		lp_bit_set(array->validity, i, valid);
 		array->null_count += !valid;
-		if (valid && values->items[i].kind != JSON_STRING)
+		if (valid && values->items[i].kind != JSON_STRING &&
+			!(type->id == LP_TYPE_FIXED_SIZE_LIST && values->items[i].kind == JSON_ARRAY))
 			die("a value is neither null nor a hex string", NULL);
 	}
 	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
@@ -96,13 +98,44 @@ column_array(const LpType *type, const JsonValue *values, uint64_t rows)
 
 		items->length = rows * type->fixed_size;
 		items->values = lp_alloc0(rows * row + 1);
+		uint32_t	item = lp_type_byte_width(type->children[0]);
+
 		for (uint64_t i = 0; i < rows; i++)
-			if (lp_array_is_valid(array, i))
+		{
+			const JsonValue *value = &values->items[i];
+
+			if (value->kind == JSON_ARRAY)
 			{
-				if (values->items[i].len != 2 * row)
-					die("a fixed-size list value has the wrong length", NULL);
-				unhex(&values->items[i], items->values + i * row);
+				/* items one by one, each hex or null */
+				if (value->count != (size_t) type->fixed_size)
+					die("a fixed-size list value has the wrong number of items", NULL);
+				if (items->validity == NULL)
+				{
+					items->validity = lp_alloc(rows * type->fixed_size / 8 + 1);
+					memset(items->validity, 0xff, rows * type->fixed_size / 8 + 1);
+				}
+				for (size_t j = 0; j < value->count; j++)
+				{
+					uint64_t	index = i * type->fixed_size + j;
+
+					if (value->items[j].kind == JSON_NULL)
+					{
+						lp_bit_set(items->validity, index, false);
+						items->null_count++;
+					}
+					else if (value->items[j].len != 2 * (size_t) item)
+						die("a fixed-size list item has the wrong length", NULL);
+					else
+						unhex(&value->items[j], items->values + index * item);
+				}
 			}
+			else if (lp_array_is_valid(array, i))
+			{
+				if (value->len != 2 * row)
+					die("a fixed-size list value has the wrong length", NULL);
+				unhex(value, items->values + i * row);
+			}
+		}
 		array->num_children = 1;
 		array->children = lp_alloc(sizeof(LpArray *));
 		array->children[0] = items;
@@ -166,6 +199,13 @@ slice(const LpType *type, const LpArray *whole, uint64_t start, uint64_t count)
 
 		items->length = count * type->fixed_size;
 		items->values = lp_memdup(whole->children[0]->values + start * row, count * row);
+		if (whole->children[0]->validity)
+		{
+			items->validity = lp_alloc0(items->length / 8 + 1);
+			for (uint64_t i = 0; i < items->length; i++)
+				lp_bit_set(items->validity, i,
+						   lp_bit_get(whole->children[0]->validity, start * type->fixed_size + i));
+		}
 		part->num_children = 1;
 		part->children = lp_alloc(sizeof(LpArray *));
 		part->children[0] = items;

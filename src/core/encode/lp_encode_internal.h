@@ -41,6 +41,7 @@ typedef struct LpPageValues
 	LpBuf		offsets;		/* variable: num_values + 1 u64, the first 0 */
 	LpBuf		data;			/* variable: the bytes */
 	LpBits		validity;		/* one bit per value, 1 = valid */
+	LpBits		item_validity;	/* fixed-size lists: one bit per item */
 	uint64_t	max_length;		/* variable: longest value */
 } LpPageValues;
 

@@ -47,8 +47,8 @@ typedef struct Chunk
 	uint32_t	log_num_values; /* 0 for the last chunk */
 	uint64_t	value_start;
 	uint64_t	value_len;
-	uint64_t	length_start;	/* RLE: the run lengths in their own buffer */
-	uint64_t	length_len;
+	uint64_t	second_start;	/* RLE run lengths, or list items after their validity */
+	uint64_t	second_len;
 } Chunk;
 
 typedef struct ChunkList
@@ -432,23 +432,32 @@ bytes_per_value(const LpLeafShape *shape)
  * 4096) whose bytes stay under MAX_MINIBLOCK_BYTES, counted in words of
  * one value (whole bytes) or 8 values (bitmaps).
  */
+static uint64_t
+flat_values_per_chunk(uint64_t bytes_per_word, bool bitmap, uint32_t *log)
+{
+	uint64_t	size = 2 * bytes_per_word;
+	uint64_t	n_per_chunk = bitmap ? 8 : 2;
+
+	*log = bitmap ? 3 : 1;
+	while (2 * size < MAX_MINIBLOCK_BYTES && 2 * n_per_chunk <= MAX_MINIBLOCK_VALUES)
+	{
+		(*log)++;
+		size *= 2;
+		n_per_chunk *= 2;
+	}
+	return n_per_chunk;
+}
+
 static bool
 chunk_flat(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks, LpBuf *values)
 {
 	bool		bitmap = shape->kind == LP_LEAF_BOOL;
 	uint64_t	bytes_per_word = bitmap ? 1 : bytes_per_value(shape);
-	uint64_t	size = 2 * bytes_per_word;
-	uint64_t	n_per_chunk = bitmap ? 8 : 2;
-	uint32_t	log = bitmap ? 3 : 1;
+	uint32_t	log;
+	uint64_t	n_per_chunk = flat_values_per_chunk(bytes_per_word, bitmap, &log);
 	uint64_t	n = page->num_values;
 	uint64_t	pos = 0;
 
-	while (2 * size < MAX_MINIBLOCK_BYTES && 2 * n_per_chunk <= MAX_MINIBLOCK_VALUES)
-	{
-		log++;
-		size *= 2;
-		n_per_chunk *= 2;
-	}
 	if (bitmap)
 	{
 		if (!lp_buf_append(values, page->bits.buf.data, (n + 7) / 8))
@@ -465,6 +474,50 @@ chunk_flat(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks
 		if (!chunk_add(chunks, first, count, last ? 0 : log, pos, len))
 			return false;
 		pos += len;
+	}
+	return true;
+}
+
+/* Some item of a fixed-size list of the page is null. */
+static bool
+has_item_nulls(const LpLeafShape *shape, const LpPageValues *page)
+{
+	return shape->kind == LP_LEAF_FIXED_SIZE_LIST && page->item_validity.num_unset > 0;
+}
+
+/*
+ * Fixed-size lists with null items (Lance's chunk_fsl): each chunk's item
+ * validity, a bitmap of its own, then its items; rows per chunk counted
+ * with the validity bytes of a row.
+ */
+static bool
+chunk_fixed_size_list_validity(const LpLeafShape *shape, const LpPageValues *page,
+							   ChunkList *chunks, LpBuf *validity, LpBuf *items)
+{
+	uint64_t	dim = shape->dimension;
+	uint64_t	row_bytes = bytes_per_value(shape);
+	uint32_t	log;
+	uint64_t	n_per_chunk = flat_values_per_chunk((dim + 7) / 8 + row_bytes, false, &log);
+	uint64_t	n = page->num_values;
+
+	for (uint64_t first = 0; first < n; first += n_per_chunk)
+	{
+		uint64_t	count = n - first < n_per_chunk ? n - first : n_per_chunk;
+		uint64_t	validity_start = validity->len;
+		uint64_t	items_start = items->len;
+		LpBits		bits = {0};
+		bool		ok;
+
+		ok = lp_bits_append_bitmap(&bits, page->item_validity.buf.data, first * dim, count * dim) &&
+			lp_buf_append(validity, bits.buf.data, (count * dim + 7) / 8) &&
+			lp_buf_append(items, page->values.data + first * row_bytes, count * row_bytes) &&
+			chunk_add(chunks, first, count, first + count == n ? 0 : log, validity_start,
+					  validity->len - validity_start);
+		lp_buf_free(&bits.buf);
+		if (!ok)
+			return false;
+		chunks->chunks[chunks->count - 1].second_start = items_start;
+		chunks->chunks[chunks->count - 1].second_len = items->len - items_start;
 	}
 	return true;
 }
@@ -639,8 +692,8 @@ chunk_rle(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks,
 					   first + count == n ? 0 : (uint32_t) __builtin_ctzll(count),
 					   values_start, values->len - values_start))
 			return false;
-		chunks->chunks[chunks->count - 1].length_start = lengths_start;
-		chunks->chunks[chunks->count - 1].length_len = lengths->len - lengths_start;
+		chunks->chunks[chunks->count - 1].second_start = lengths_start;
+		chunks->chunks[chunks->count - 1].second_len = lengths->len - lengths_start;
 		first += count;
 	}
 	return true;
@@ -694,7 +747,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	Messages	m;
 	ChunkList	chunks = {0};
 	LpBuf		values = {0};
-	LpBuf		lengths = {0};
+	LpBuf		second = {0};	/* the chunks' second buffers */
 	LpBuf		levels = {0};
 	uint32_t	num_value_buffers = 1;
 	LpBuf	   *meta = &out->buffers[0];
@@ -719,12 +772,19 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	{
 		value_encoding = rle_encoding(&m, shape->bits);
 		num_value_buffers = 2;
-		ok = chunk_rle(shape, page, &chunks, &values, &lengths);
+		ok = chunk_rle(shape, page, &chunks, &values, &second);
 	}
 	else if (prefers_bitpacking(shape, page))
 	{
 		value_encoding = inline_bitpacking_encoding(&m, shape->bits);
 		ok = chunk_bitpacked(shape, page, &chunks, &values);
+	}
+	else if (has_item_nulls(shape, page))
+	{
+		value_encoding = fixed_size_list_encoding(&m, shape->dimension, shape->bits);
+		value_encoding->fixed_size_list->has_validity = true;
+		num_value_buffers = 2;
+		ok = chunk_fixed_size_list_validity(shape, page, &chunks, &values, &second);
 	}
 	else
 	{
@@ -763,7 +823,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		lp_put_le_uint(header, size_bytes, chunk->value_len);
 		if (!lp_buf_append(data, header, size_bytes))
 			goto no_memory;
-		lp_put_le_uint(header, size_bytes, chunk->length_len);
+		lp_put_le_uint(header, size_bytes, chunk->second_len);
 		if ((num_value_buffers == 2 && !lp_buf_append(data, header, size_bytes)) ||
 			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
 			goto no_memory;
@@ -774,7 +834,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
 			goto no_memory;
 		if (num_value_buffers == 2 &&
-			(!lp_buf_append(data, lengths.data + chunk->length_start, chunk->length_len) ||
+			(!lp_buf_append(data, second.data + chunk->second_start, chunk->second_len) ||
 			 !pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
 			goto no_memory;
 		chunk_bytes = data->len - chunk_start;
@@ -810,7 +870,7 @@ no_memory:
 done:
 	lp_free(chunks.chunks);
 	lp_buf_free(&values);
-	lp_buf_free(&lengths);
+	lp_buf_free(&second);
 	lp_buf_free(&levels);
 	return ok;
 }
@@ -842,7 +902,9 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 	uint64_t	n = page->num_values;
 	LpBuf	   *zipped = &out->buffers[0];
 	LpBuf	   *index = &out->buffers[1];
-	uint32_t	width = variable ? shape->offset_bits / 8 : bytes_per_value(shape);
+	bool		item_nulls = has_item_nulls(shape, page);
+	uint32_t	validity_bytes = item_nulls ? (shape->dimension + 7) / 8 : 0;
+	uint32_t	width = variable ? shape->offset_bits / 8 : bytes_per_value(shape) + validity_bytes;
 	uint32_t	index_width = 0;
 
 	memset(&m, 0, sizeof(m));
@@ -874,7 +936,19 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 		}
 		if (!variable)
 		{
-			if (!lp_buf_append(zipped, page->values.data + i * width, width))
+			if (item_nulls)
+			{
+				LpBits		bits = {0};
+				bool		ok = lp_bits_append_bitmap(&bits, page->item_validity.buf.data,
+													   i * shape->dimension, shape->dimension) &&
+					lp_buf_append(zipped, bits.buf.data, validity_bytes);
+
+				lp_buf_free(&bits.buf);
+				if (!ok)
+					return no_memory(err);
+			}
+			if (!lp_buf_append(zipped, page->values.data + i * (width - validity_bytes),
+							   width - validity_bytes))
 				return no_memory(err);
 		}
 		else if (!null)
@@ -915,6 +989,8 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 		layout.value_compression = shape->kind == LP_LEAF_FIXED_SIZE_LIST ?
 			fixed_size_list_encoding(&m, shape->dimension, shape->bits) :
 			flat_encoding(&m, shape->bits);
+		if (item_nulls)
+			layout.value_compression->fixed_size_list->has_validity = true;
 	}
 	layout.num_items = (uint32_t) n;
 	layout.num_visible_items = (uint32_t) n;

@@ -114,6 +114,9 @@ page_reset(LpPageValues *page)
 	page->validity.buf.len = 0;
 	page->validity.num_bits = 0;
 	page->validity.num_unset = 0;
+	page->item_validity.buf.len = 0;
+	page->item_validity.num_bits = 0;
+	page->item_validity.num_unset = 0;
 	page->max_length = 0;
 }
 
@@ -125,6 +128,7 @@ page_free(LpPageValues *page)
 	lp_buf_free(&page->offsets);
 	lp_buf_free(&page->data);
 	lp_buf_free(&page->validity.buf);
+	lp_buf_free(&page->item_validity.buf);
 }
 
 /* Bytes the page's values take in memory, as Lance measures what it accumulates. */
@@ -133,7 +137,9 @@ page_bytes(const WriterColumn *column)
 {
 	const LpPageValues *page = &column->page;
 
+	/* Item validity only counts when some item is null (Arrow has no bitmap otherwise). */
 	return page->values.len + page->bits.buf.len + page->data.len + page->validity.buf.len +
+		(page->item_validity.num_unset > 0 ? page->item_validity.buf.len : 0) +
 		page->num_values * (column->shape.offset_bits / 8);
 }
 
@@ -321,10 +327,12 @@ check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArra
 			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 						   "array of field \"%s\" lacks its %u items per row", column->name,
 						   shape->dimension);
-		if (items->validity != NULL && items->null_count > 0)
-			return lp_fail(err, LP_ERR_UNSUPPORTED,
-						   "field \"%s\" has null items inside fixed-size lists, which the encoder cannot write",
-						   column->name);
+		if (items->validity != NULL && writer->version == LP_FILE_VERSION_2_0)
+			for (uint64_t i = 0; i < items->length; i++)
+				if (!lp_bit_get(items->validity, i))
+					return lp_fail(err, LP_ERR_UNSUPPORTED,
+								   "field \"%s\" has null items inside fixed-size lists, which the encoder cannot write in a 2.0 file",
+								   column->name);
 		return true;
 	}
 	if (array->values == NULL)
@@ -362,8 +370,15 @@ append_rows(WriterColumn *column, const LpArray *array, uint64_t start, uint64_t
 			{
 				uint64_t	row_bytes = (uint64_t) shape->dimension * (shape->bits / 8);
 
-				if (!lp_buf_append(&page->values, array->children[0]->values + start * row_bytes,
+				const LpArray *items = array->children[0];
+
+				if (!lp_buf_append(&page->values, items->values + start * row_bytes,
 								   count * row_bytes))
+					return false;
+				if (items->validity == NULL ?
+					!lp_bits_append_n(&page->item_validity, true, count * shape->dimension) :
+					!lp_bits_append_bitmap(&page->item_validity, items->validity,
+										   start * shape->dimension, count * shape->dimension))
 					return false;
 				break;
 			}

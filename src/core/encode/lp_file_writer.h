@@ -13,10 +13,10 @@
  *
  * Versions 2.0, 2.1, 2.2 and 2.3, flat leaves: integers, floats, bool, string
  * and binary (also large), date, time, timestamp, duration, decimal,
- * fixed-size binary and fixed-size lists of non-null fixed-width items,
- * with nulls.  Anything else (lists, structs, nulls inside fixed-size
- * lists) is refused with LP_ERR_UNSUPPORTED when the writer is opened or
- * the batch written.  Page layouts and compression: lp_encode_page.c (2.1+)
+ * fixed-size binary and fixed-size lists of fixed-width items, with nulls
+ * (of items too, except in 2.0).  Anything else (lists, structs) is
+ * refused with LP_ERR_UNSUPPORTED when the writer is opened or the batch
+ * written.  Page layouts and compression: lp_encode_page.c (2.1+)
  * and lp_encode_v20.c.
  */
 #ifndef LP_FILE_WRITER_H
