@@ -29,7 +29,8 @@ typedef enum Pattern
 	EMPTY_STRINGS,				/* strings: every value "" (nulls too when nullable) */
 	LONG_STRINGS,				/* strings of 250 - 400 bytes: full-zip pages */
 	RUNS,						/* row / 300: runs longer than RLE's 255 */
-	ITEM_NULLS					/* fixed-size lists: every 5th item null too */
+	ITEM_NULLS,					/* fixed-size lists: every 5th item null too */
+	RARE_NULLS					/* random, every 5000th row null */
 } Pattern;
 
 typedef struct ColumnSpec
@@ -95,7 +96,8 @@ make_array(const LpType *type, const ColumnSpec *spec, uint64_t rows)
 		array->validity = lp_alloc0(rows / 8 + 1);
 		for (uint64_t i = 0; i < rows; i++)
 		{
-			bool		valid = spec->pattern != ALL_NULL && (spec->pattern == CONSTANT || i % 7 != 3);
+			bool		valid = spec->pattern == RARE_NULLS ? i % 5000 != 7 :
+				spec->pattern != ALL_NULL && (spec->pattern == CONSTANT || i % 7 != 3);
 
 			lp_bit_set(array->validity, i, valid);
 			array->null_count += !valid;
@@ -734,4 +736,41 @@ LP_TEST(encode_fixed_size_lists_with_null_items)
 	lp_file_writer_free(writer);
 	output->ops->abort(output);
 	free(schema.fields);
+}
+
+LP_TEST(encode_levels_follow_lance)
+{
+	/*
+	 * Definition levels as Lance 12 compresses them: bit-packed out of line
+	 * in 2.1 even where blocks of 1024 rows have no null; run-length encoded
+	 * from 2.2 on when nulls are rare, bit-packed when they are frequent.
+	 */
+	static const ColumnSpec specs[] = {
+		{"rare", "int32", true, RARE_NULLS, "mini_block"},
+		{"frequent", "int32", true, RANDOM, "mini_block"},
+		{"rare_strings", "string", true, RARE_NULLS, "mini_block"},
+	};
+	LpFile	   *file;
+	int			values;
+	int			levels;
+
+	rng_state = 13;
+	file = round_trip(LP_FILE_VERSION_2_1, specs, 3, 100000, 7000, NULL);
+	if (file != NULL)
+	{
+		page_compressions(file, 0, &values, &levels);
+		LP_CHECK_EQ_U64(levels, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING);
+		lp_file_free(file);
+	}
+	file = round_trip(LP_FILE_VERSION_2_2, specs, 3, 100000, 7000, NULL);
+	if (file != NULL)
+	{
+		page_compressions(file, 0, &values, &levels);
+		LP_CHECK_EQ_U64(levels, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE);
+		page_compressions(file, 1, &values, &levels);
+		LP_CHECK_EQ_U64(levels, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING);
+		page_compressions(file, 2, &values, &levels);
+		LP_CHECK_EQ_U64(levels, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE);
+		lp_file_free(file);
+	}
 }

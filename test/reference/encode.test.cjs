@@ -63,7 +63,8 @@ function textHex(next, length)
 const f32 = () => new arrow.Field('item', new arrow.Float32(), true);
 
 // name, Arrow type, nullable, value of row i (hex of its bytes, or null).  Every 7th row
-// of a nullable column is null unless the column says otherwise.
+// of a nullable column is null unless the column says otherwise (rare nulls: every 5000th,
+// whose definition levels 2.2+ run-length encodes).
 function columns(next, version)
 {
 	const fixed = (bytes) => (i) => randomHex(next, bytes);
@@ -96,6 +97,7 @@ function columns(next, version)
 		['const_s', new arrow.Utf8(), true, () => Buffer.from('same').toString('hex'), { noNulls: true }],
 		['const_b', new arrow.Bool(), false, () => '01'],
 		['const_with_nulls', new arrow.Int32(), true, () => '07000000'],
+		['rare_nulls', new arrow.Int32(), true, fixed(4), { rareNulls: true }],
 		['vec_item_nulls', new arrow.FixedSizeList(4, f32()), true, (i) => [0, 1, 2, 3].map((j) =>
 			((i * 4 + j) % 5 === 1 ? null : randomHex(next, 4))), { itemNulls: true }],
 		['runs', new arrow.Int32(), false, (i) => {
@@ -117,7 +119,8 @@ function makeRows(specs, rows)
 
 		for (let i = 0; i < rows; i++)
 		{
-			const isNull = options.allNull || (nullable && !options.noNulls && i % 7 === 3);
+			const isNull = options.allNull || (options.rareNulls ? i % 5000 === 7 :
+				nullable && !options.noNulls && i % 7 === 3);
 			const v = value(i);
 
 			out.push(isNull ? null : v);

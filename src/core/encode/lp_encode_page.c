@@ -315,32 +315,46 @@ typedef enum LevelCompression
 {
 	LEVELS_FLAT,
 	LEVELS_INLINE,
-	LEVELS_OUT_OF_LINE
+	LEVELS_OUT_OF_LINE,
+	LEVELS_RLE
 } LevelCompression;
 
+/* Bytes of the levels [first, first + count) as RLE runs (u16 values, u8 lengths). */
+static uint64_t
+level_rle_bytes(const LpPageValues *page, uint64_t first, uint64_t count)
+{
+	uint64_t	bytes = 0;
+
+	for (uint64_t i = first; i < first + count;)
+	{
+		uint64_t	run = 1;
+
+		while (i + run < first + count && is_null(page, i + run) == is_null(page, i))
+			run++;
+		bytes += (run + 254) / 255 * 3;
+		i += run;
+	}
+	return bytes;
+}
+
 /*
- * Lance picks the levels' block compressor from the whole page: bit-packing
- * unless some block of 1024 levels is all zero (no null) or the page is so
- * small that one packed block outweighs it; inline for at most 1024 levels,
- * out of line (one width, 1 bit) beyond.
+ * Lance 12 picks the levels' compression from the whole page: flat when the
+ * page is so small that one packed block outweighs it; from 2.2 on RLE
+ * when its runs take fewer bytes than 1-bit packing (rare nulls); else
+ * bit-packing, inline for at most 1024 levels and out of line (one width,
+ * 1 bit) beyond.
  */
 static LevelCompression
-choose_level_compression(const LpPageValues *page)
+choose_level_compression(LpFileVersion version, const LpPageValues *page)
 {
 	uint64_t	n = page->num_values;
 
-	for (uint64_t start = 0; start < n; start += LP_FASTLANES_BLOCK)
-	{
-		uint64_t	end = n - start < LP_FASTLANES_BLOCK ? n : start + LP_FASTLANES_BLOCK;
-		bool		any_null = false;
-
-		for (uint64_t i = start; i < end && !any_null; i++)
-			any_null = is_null(page, i);
-		if (!any_null)
-			return LEVELS_FLAT;
-	}
 	if (n <= LP_FASTLANES_BLOCK && lp_fastlanes_packed_bytes(1) >= n * 2)
 		return LEVELS_FLAT;
+	if (version >= LP_FILE_VERSION_2_2 &&
+		level_rle_bytes(page, 0, n) <
+		(n + LP_FASTLANES_BLOCK - 1) / LP_FASTLANES_BLOCK * lp_fastlanes_packed_bytes(1))
+		return LEVELS_RLE;
 	return n <= LP_FASTLANES_BLOCK ? LEVELS_INLINE : LEVELS_OUT_OF_LINE;
 }
 
@@ -366,6 +380,34 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 {
 	switch (compression)
 	{
+		case LEVELS_RLE:
+			{
+				/* A block: u64 size of the run values, the values (u16), the lengths (u8). */
+				uint64_t	runs_bytes = level_rle_bytes(page, first, count);
+				uint64_t	start = out->len;
+				uint8_t		word[8];
+
+				lp_put_le64(word, runs_bytes / 3 * 2);
+				if (!lp_buf_append(out, word, 8) || !lp_buf_append_zeros(out, runs_bytes))
+					return false;
+				for (uint64_t i = first, r = 0, n_runs = runs_bytes / 3; i < first + count;)
+				{
+					uint64_t	run = 1;
+
+					while (i + run < first + count && is_null(page, i + run) == is_null(page, i))
+						run++;
+					for (uint64_t left = run; left > 0; r++)
+					{
+						uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
+
+						lp_put_le16(out->data + start + 8 + r * 2, is_null(page, i) ? 1 : 0);
+						out->data[start + 8 + n_runs * 2 + r] = length;
+						left -= length;
+					}
+					i += run;
+				}
+				return true;
+			}
 		case LEVELS_FLAT:
 			for (uint64_t i = 0; i < count; i++)
 			{
@@ -409,6 +451,8 @@ level_encoding(Messages *m, LevelCompression compression)
 {
 	switch (compression)
 	{
+		case LEVELS_RLE:
+			return rle_encoding(m, LEVEL_BITS);
 		case LEVELS_INLINE:
 			return inline_bitpacking_encoding(m, LEVEL_BITS);
 		case LEVELS_OUT_OF_LINE:
@@ -796,7 +840,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	if (!ok)
 		goto no_memory;
 	if (has_def)
-		level_compression = choose_level_compression(page);
+		level_compression = choose_level_compression(version, page);
 
 	out->num_buffers = 2;
 	for (uint64_t c = 0; c < chunks.count; c++)
