@@ -111,6 +111,14 @@ $(BUILD)/s3-tests: $(S3_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/s3/*.h test/cor
 check-s3: $(BUILD)/s3-tests
 	$(BUILD)/s3-tests
 
+# Rows given as JSON encoded into a data file and appended to a dataset (the
+# reference reads it back in test/reference/encode.test.cjs):
+#   $(BUILD)/encode_append DATASET_DIR ROWS.json [BATCH_ROWS]
+ENCODE_APPEND_SRCS = test/tools/encode_append.c test/core/json_reader.c \
+	test/core/lp_test_files.c test/core/lp_test_store.c $(POSIX_SRCS)
+$(BUILD)/encode_append: $(ENCODE_APPEND_SRCS) $(wildcard test/core/*.h) $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(ENCODE_APPEND_SRCS) $(CORE_LIB) $(CORE_LIBS)
+
 check-core: $(BUILD)/core-tests
 	$(BUILD)/core-tests $(TESTDATA_ARG)
 

@@ -34,6 +34,7 @@
 #                 (with manifest.json); read-only for the tests
 #   LP_SCRATCH    an empty directory the tests and the server may write to
 #   LP_SRCDIR     the root of the source tree the tests run from
+#   LP_ENCODE_APPEND  test/tools/encode_append, built for the node layer
 #   PGHOST, PGPORT, PGUSER, PGDATABASE   the throwaway cluster (regress, node;
 #                 TAP tests start their own clusters)
 #   LP_REFLINK_DIR  a directory, writable by postgres, on an XFS filesystem
@@ -132,6 +133,9 @@ mount_reflink_fs()
 		LP_REFLINK_DIR=$REFLINK_MOUNT
 }
 
+# test/tools/encode_append for the node layer (layer_node builds it)
+LP_ENCODE_APPEND=
+
 # A small tmpfs for the tests of a full filesystem (no loop device needed).
 SMALL_FS_MOUNT=$WORK/small
 export LP_SMALL_FS_DIR=
@@ -193,7 +197,7 @@ as_postgres()
 	runuser -u postgres -- env \
 		LP_TESTDATA="$DATA" LP_SCRATCH="$SCRATCH" LP_SRCDIR="$TREE" \
 		LP_REFLINK_DIR="$LP_REFLINK_DIR" LP_SMALL_FS_DIR="$LP_SMALL_FS_DIR" \
-		PATH="$PG_BINDIR:$PATH" "$@"
+		LP_ENCODE_APPEND="$LP_ENCODE_APPEND" PATH="$PG_BINDIR:$PATH" "$@"
 }
 
 # command_failed RC - a command that failed without reporting a failed test
@@ -367,6 +371,13 @@ layer_node()
 	fi
 	# shellcheck source=/dev/null
 	. "$LP_CLUSTER_DIR/env"
+	# The encoder's files reach lancedb through this tool (encode.test.cjs); built as
+	# root in the work tree, run by postgres from the copy.
+	LP_ENCODE_APPEND=
+	if make -C "$ROOT" --no-print-directory -s build/encode_append; then
+		install -o postgres -m 755 "$ROOT/build/encode_append" "$TREE/encode_append" &&
+			LP_ENCODE_APPEND=$TREE/encode_append
+	fi
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 		PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \
 		--test-concurrency=1 test/reference/*.test.cjs
