@@ -16,6 +16,7 @@ const fs = require('fs');
 const path = require('path');
 const arrow = require('apache-arrow');
 const { encodeRows } = require('../values.cjs');
+const meta = require('../lancemeta.cjs');
 
 const APPENDS = [700, 300];
 
@@ -77,6 +78,17 @@ function encoded(r)
 	};
 }
 
+// The data files in fragment order, as generate.cjs lists them.
+function dataFiles(datasetPath)
+{
+	const files = [];
+
+	for (const fragment of meta.readManifest(datasetPath).fragments)
+		for (const file of fragment.files)
+			files.push({ file: file.path, fragment_id: fragment.id, num_rows: fragment.physical_rows });
+	return files;
+}
+
 async function write(outdir, spec)
 {
 	const lancedb = require(spec.lancedb);
@@ -113,7 +125,7 @@ async function write(outdir, spec)
 		lancedb: version,
 		appends: APPENDS,
 		num_rows: next,
-		data_files: fs.readdirSync(path.join(outdir, spec.name + '.lance', 'data')).sort(),
+		data_files: dataFiles(path.join(outdir, spec.name + '.lance')),
 		rows_file: path.join(outdir, spec.name + '.rows.json'),
 	};
 }
