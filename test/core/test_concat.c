@@ -1913,3 +1913,25 @@ LP_TEST(concat_copy_from_refuses_another_store_and_falls_back)
 	check_cross_store_copy("types_2_1_v2");
 	check_cross_store_copy("multipage_2_2");
 }
+
+/*
+ * Files whose strings are lists of u8 (lancedb 0.5.2) are refused by name,
+ * not taken for damaged files with more columns than their schema implies.
+ */
+LP_TEST(concat_verdict_bytes_as_lists)
+{
+	PartSet		set;
+	LpConcatVerdict v;
+	char		message[2048];
+
+	if (!open_dataset("legacy/strlist_2_0", &set))
+		return;
+	snprintf(message, sizeof(message),
+			 "part 1 (\"%s\") stores field \"s\" as a list of bytes in physical columns 1 and 2 (Lance 0.13 and earlier), which a data file's column indices cannot describe",
+			 set.parts[0].path);
+	v = expect_verdict(&set.parts[0], &set.parts[1], "bytes_as_lists", message);
+	LP_CHECK_STR(v.field_name, "s");
+	LP_CHECK_EQ_U64(v.input, 0);
+	LP_CHECK_EQ_U64(v.column, 1);
+	close_set(&set);
+}
