@@ -126,6 +126,7 @@ async function write(outdir, spec)
 		appends: APPENDS,
 		num_rows: next,
 		data_files: dataFiles(path.join(outdir, spec.name + '.lance')),
+		expected_fields: meta.readManifest(path.join(outdir, spec.name + '.lance')).fields,
 		rows_file: path.join(outdir, spec.name + '.rows.json'),
 	};
 }
