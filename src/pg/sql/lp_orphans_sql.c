@@ -318,7 +318,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("older_than must not be negative"));
 	store = lp_store_for_uri(uri, &path);
-	if (!is_absolute_path(path))
+	if (lp_key_is_relative(path))
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("relative path not allowed for dataset \"%s\"", uri),

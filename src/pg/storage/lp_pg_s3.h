@@ -16,4 +16,11 @@
  */
 extern LpStore *lp_pg_s3_store_for_uri(const char *uri);
 
+/*
+ * Whether uri is an object's name as the S3 store's canonical op gives it:
+ * "s3://bucket/key", the key without a trailing '/', empty, "." or ".."
+ * segments (which S3 would take literally).
+ */
+extern bool lp_pg_s3_name_is_canonical(const char *uri);
+
 #endif							/* LP_PG_S3_H */
