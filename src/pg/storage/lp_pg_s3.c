@@ -193,6 +193,7 @@ pg_s3_create_output(LpStore *store, const char *path, LpError *err)
 	}
 	pg->base.ops = &pg_s3_output_ops;
 	pg->base.name = core->name;
+	pg->base.multipart = core->multipart;
 	pg->core = core;
 	pg->cleanup.func = pg_s3_output_cleanup;
 	pg->cleanup.arg = pg;
