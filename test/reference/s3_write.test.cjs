@@ -362,3 +362,40 @@ test('a cancel or an ERROR in the middle of an assembly leaves no upload and no 
 	assert.deepEqual(await s3.listUploads(settings, PREFIX + '/aborted/'), [], 'no upload left after the ERROR');
 	assert.deepEqual(await s3.listKeys(settings, keyOf(failed)), [], 'no object after the ERROR');
 });
+
+test('writing on S3 needs USAGE and a user mapping, no pg_*_server_files role; a local part still does', async () => {
+	const db = await remote();
+
+	await db.createTable('granted', vectorRows(0, 5), { schema: vectorSchema, mode: 'overwrite' });
+	const [part] = await dataFileUris('granted');
+	const dataset = ROOT + '/granted.lance';
+	const localDb = await lancedb.connect(scratch);
+
+	await localDb.createTable('granted_local', vectorRows(5, 5), { schema: vectorSchema, mode: 'overwrite' });
+	const localPart = path.join(scratch, 'granted_local.lance', 'data',
+		fs.readdirSync(path.join(scratch, 'granted_local.lance', 'data'))[0]);
+
+	psqlLines(`DROP ROLE IF EXISTS s3_writer; CREATE ROLE s3_writer;
+GRANT USAGE ON SCHEMA lance_parts TO s3_writer;
+GRANT USAGE ON FOREIGN SERVER s3_write_server TO s3_writer;
+CREATE USER MAPPING FOR s3_writer SERVER s3_write_server
+  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
+           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+`);
+	try
+	{
+		assert.deepEqual(psqlLines('SET ROLE s3_writer; SELECT dataset_version, num_rows FROM lance_parts.ingest(' +
+			literal(dataset) + ', ARRAY[' + literal(part) + ']);\n'), ['2|5']);
+		assert.throws(() => psqlLines('SET ROLE s3_writer; SELECT * FROM lance_parts.ingest(' +
+			literal(dataset) + ', ARRAY[' + literal(localPart) + ']);\n'),
+		(error) => /permission denied to read Lance files/.test(String(error.stderr)));
+		assert.throws(() => psqlLines('SET ROLE s3_writer; SELECT * FROM lance_parts.concat_files(' +
+			literal(path.join(scratch, 'stolen.lance')) + ', ARRAY[' + literal(part) + ']);\n'),
+		(error) => /permission denied to write Lance files/.test(String(error.stderr)));
+		assert.equal(await (await (await remote()).openTable('granted')).countRows(), 10);
+	}
+	finally
+	{
+		psqlLines('DROP USER MAPPING FOR s3_writer SERVER s3_write_server; DROP OWNED BY s3_writer; DROP ROLE s3_writer;\n');
+	}
+});

@@ -179,6 +179,9 @@ lp_assemble_file(const char *output_path, List *parts,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("no parts to assemble into \"%s\"", output_path));
 
+	lp_check_write_privilege_for(output_path);
+	foreach(cell, parts)
+		lp_check_read_privilege_for(((LpAssemblePart *) lfirst(cell))->path);
 	lp_progress_begin(target->dataset, output_path, LP_PHASE_VALIDATING, num_parts);
 	INSTR_TIME_SET_CURRENT(started);
 
@@ -370,8 +373,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("output and inputs of concat_files must not be NULL"));
-	lp_check_read_privilege();
-	lp_check_write_privilege();
+	/* privileges: per file, in lp_assemble_file */
 	(void) lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 								  "the output of concat_files", &output_path);
 	parts = lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),

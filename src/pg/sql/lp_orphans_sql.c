@@ -309,8 +309,8 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 	};
 
 	InitMaterializedSRF(fcinfo, 0);
-	lp_check_read_privilege();
-	lp_check_write_privilege();
+	lp_check_read_privilege_for(uri);
+	lp_check_write_privilege_for(uri);
 	memset(&zero, 0, sizeof(zero));
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(older_than),
 										  IntervalPGetDatum(&zero))) < 0)

@@ -217,12 +217,25 @@ lp_check_write_privilege(void)
 						"pg_write_server_files"));
 }
 
+/* for s3:// the covering server's USAGE and user mapping are the grant */
+void
+lp_check_read_privilege_for(const char *uri)
+{
+	if (!lp_is_s3_uri(uri))
+		lp_check_read_privilege();
+}
+
+void
+lp_check_write_privilege_for(const char *uri)
+{
+	if (!lp_is_s3_uri(uri))
+		lp_check_write_privilege();
+}
+
 LpFile *
 lp_open_lance_file(const char *uri)
 {
-	/* for s3:// the covering server's USAGE and user mapping are the grant */
-	if (!lp_is_s3_uri(uri))
-		lp_check_read_privilege();
+	lp_check_read_privilege_for(uri);
 	return lp_read_lance_file(uri);
 }
 

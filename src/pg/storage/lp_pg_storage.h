@@ -73,6 +73,14 @@ extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
 extern void lp_check_read_privilege(void);
 extern void lp_check_write_privilege(void);
 
+/*
+ * The same for what a URI or key names: nothing for s3:// (the USAGE and
+ * user mapping of its lance_fdw server, checked when its store is made, are
+ * the grant), the role checks above for local files.
+ */
+extern void lp_check_read_privilege_for(const char *uri);
+extern void lp_check_write_privilege_for(const char *uri);
+
 /* Open the file a URI or key names, in its store, for reading; ERROR on failure. */
 extern LpInput *lp_open_input_for_uri(const char *uri);
 

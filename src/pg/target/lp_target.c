@@ -476,6 +476,18 @@ foreign_target(const LpTarget *target, const char *detail)
 			errhint("Create a new target for this dataset with lance_parts.create_target."));
 }
 
+void
+lp_target_check_privileges(const LpTarget *target, bool write)
+{
+	lp_check_read_privilege_for(target->dataset);
+	lp_check_read_privilege_for(target->base_path);
+	if (write)
+	{
+		lp_check_write_privilege_for(target->dataset);
+		lp_check_write_privilege_for(target->base_path);
+	}
+}
+
 LpManifest *
 lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 {
