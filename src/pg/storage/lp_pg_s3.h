@@ -12,7 +12,10 @@
 /*
  * The store for uri, allocated in the current memory context: ERROR when no
  * server covers it, the user may not use that server (42501), or its
- * settings are refused.
+ * settings are refused.  An output it creates is aborted when the memory
+ * context current at its creation is reset or deleted unpublished, so that
+ * context must be the store's own or one of its children (the abort sends
+ * a request through the store).
  */
 extern LpStore *lp_pg_s3_store_for_uri(const char *uri);
 
