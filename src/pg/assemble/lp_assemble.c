@@ -179,9 +179,9 @@ lp_assemble_file(const char *output_path, List *parts,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("no parts to assemble into \"%s\"", output_path));
 
-	lp_check_write_privilege_for(output_path);
 	foreach(cell, parts)
 		lp_check_read_privilege_for(((LpAssemblePart *) lfirst(cell))->path);
+	lp_check_write_privilege_for(output_path);
 	lp_progress_begin(target->dataset, output_path, LP_PHASE_VALIDATING, num_parts);
 	INSTR_TIME_SET_CURRENT(started);
 
