@@ -399,3 +399,28 @@ CREATE USER MAPPING FOR s3_writer SERVER s3_write_server
 		psqlLines('DROP USER MAPPING FOR s3_writer SERVER s3_write_server; DROP OWNED BY s3_writer; DROP ROLE s3_writer;\n');
 	}
 });
+
+test('cleanup_target and cleanup_orphans on S3 remove what no version references', async () => {
+	const db = await remote();
+
+	await db.createTable('cleaned', vectorRows(0, 5), { schema: vectorSchema, mode: 'overwrite' });
+	const [part] = await dataFileUris('cleaned');
+	const dataset = ROOT + '/cleaned.lance';
+	const assembled = [h.createTarget(dataset), h.createTarget(dataset)].map((target) => {
+		const a = sqlRow('SELECT * FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ARRAY[' + literal(part) + '])');
+
+		assert.equal(a.status, 'written');
+		return { target, path: a.path };
+	});
+
+	assert.deepEqual(h.sqlRows('SELECT lance_parts.cleanup_target(' + h.sqlJsonb(assembled[0].target) + ') AS removed')
+		.map((r) => r.removed), [true]);
+	assert.deepEqual(await s3.listKeys(settings, keyOf(assembled[0].path)), [], 'cleanup_target removed the file');
+
+	const listed = h.sqlRows('SELECT * FROM lance_parts.cleanup_orphans(' + literal(dataset) + ", '0 s', true)");
+
+	assert.deepEqual(listed.map((r) => [r.path, r.action]), [[assembled[1].path, 'would_remove']], JSON.stringify(listed));
+	h.sqlRows('SELECT * FROM lance_parts.cleanup_orphans(' + literal(dataset) + ", '0 s', false)");
+	assert.deepEqual(await s3.listKeys(settings, keyOf(assembled[1].path)), [], 'cleanup_orphans removed the file');
+	assert.equal(await (await (await remote()).openTable('cleaned')).countRows(), 5);
+});
