@@ -333,12 +333,16 @@ LP_TEST(s3_store_output_failures_abort_the_upload)
 	size_t		len;
 	bool		ok = true;
 
-	/* the second part (written by the 16th write) fails for good: the upload is aborted */
+	/*
+	 * The second part fails for good: the upload is aborted.  A full
+	 * buffer (13 MiB) uploads 8 MiB, so parts go out at the 13th and the
+	 * 21st write.
+	 */
 	fixture_open(&f);
 	output = f.store->ops->create_output(f.store, URI("out/big"), &err);
-	for (size_t i = 0; ok && i < 20; i++)
+	for (size_t i = 0; ok && i < 24; i++)
 	{
-		if (i == 9)
+		if (i == 14)
 			lp_test_s3_server_fault(f.server, "PUT", LP_TEST_S3_BAD_REQUEST, 1);
 		ok = output->ops->write_at(output, i * chunk, data, chunk, &err);
 	}
@@ -351,7 +355,7 @@ LP_TEST(s3_store_output_failures_abort_the_upload)
 	/* aborting an output with parts uploaded aborts its upload */
 	fixture_open(&f);
 	output = f.store->ops->create_output(f.store, URI("out/big"), &err);
-	for (size_t i = 0; i < 9; i++)
+	for (size_t i = 0; i < 14; i++)
 		LP_CHECK(output->ops->write_at(output, i * chunk, data, chunk, &err));
 	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 1);
 	output->ops->abort(output);
@@ -362,7 +366,7 @@ LP_TEST(s3_store_output_failures_abort_the_upload)
 	fixture_open(&f);
 	lp_set_cancel_check(lp_test_s3_cancel_check);
 	output = f.store->ops->create_output(f.store, URI("out/big"), &err);
-	for (size_t i = 0; i < 9; i++)
+	for (size_t i = 0; i < 14; i++)
 		LP_CHECK(output->ops->write_at(output, i * chunk, data, chunk, &err));
 	lp_test_s3_server_fault(f.server, "PUT", LP_TEST_S3_CANCEL, 1);
 	LP_CHECK(!output->ops->publish(output, &err) && err.code == LP_ERR_CANCELED);

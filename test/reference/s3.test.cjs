@@ -4,7 +4,7 @@
 // manifest naming schemes, written to it again by the reference implementation. They are
 // imported with IMPORT FOREIGN SCHEMA from a lance_fdw server whose root is the bucket prefix,
 // and every value of every column is compared with what the reference reads back from S3;
-// file_info, file_schema and file_pages read their data files there; writing is refused. LP_S3_PORT,
+// file_info, file_schema and file_pages read their data files there (writing: s3_write.test.cjs). LP_S3_PORT,
 // LP_S3_MON_PORT and LP_S3_OSD_PORTS choose the server's ports.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -147,15 +147,6 @@ test('a missing object and an uncovered URI are refused', () => {
 		(error) => /ERROR: {2}file "s3:\/\/[^"]+\/none\.lance" does not exist/.test(String(error.stderr)));
 	assert.throws(() => psqlLines("SELECT * FROM lance_parts.file_info('s3://other-bucket/x.lance');\n"),
 		(error) => /no lance_fdw server has a root containing "s3:\/\/other-bucket\/x\.lance"/.test(String(error.stderr)));
-});
-
-test('writing to S3 is refused before anything is written', () => {
-	for (const call of ['lance_parts.create_target(' + literal(ROOT + '/new.lance') + ')',
-		'lance_parts.concat_files(' + literal(ROOT + '/out.lance') + ', ARRAY[' + literal(ROOT + '/in.lance') + '])'])
-	{
-		assert.throws(() => psqlLines('SELECT ' + call + ';\n'),
-			(error) => /ERROR: {2}cannot write .*writing to S3 is not supported yet/.test(String(error.stderr)), call);
-	}
 });
 
 test('on S3 the server and a user mapping are the grant: no pg_read_server_files, and 42501 without USAGE', () => {

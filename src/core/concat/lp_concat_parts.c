@@ -13,6 +13,7 @@
 
 #include "base/lp_alloc.h"
 #include "base/lp_checked.h"
+#include "base/lp_interrupt.h"
 
 /*
  * Consecutive ranges of one input at one distance, and how far a copy of
@@ -359,7 +360,7 @@ bool
 lp_concat_output_bytes(const LpConcatPlan *plan, LpInput *const *inputs,
 					   uint64_t offset, void *buffer, size_t len, LpError *err)
 {
-	WindowOutput window = {{&window_ops, "output bytes"}, offset, buffer, len};
+	WindowOutput window = {{&window_ops, "output bytes", NULL}, offset, buffer, len};
 	uint64_t	end = offset + len;
 
 	if (!lp_range_within(offset, len, plan->output_size))
@@ -390,4 +391,68 @@ lp_concat_output_bytes(const LpConcatPlan *plan, LpInput *const *inputs,
 			   plan->tail.bytes.data + (from - plan->tail.start), (size_t) (end - from));
 	}
 	return true;
+}
+
+/* Output bytes [offset, offset + len) as the plan makes them, written in batches. */
+static bool
+send_bytes(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *output,
+		   uint64_t offset, uint64_t len, uint8_t *buffer, size_t batch_bytes, LpError *err)
+{
+	while (len > 0)
+	{
+		size_t		n = len < batch_bytes ? (size_t) len : batch_bytes;
+
+		if (lp_check_cancel(err) ||
+			!lp_concat_output_bytes(plan, inputs, offset, buffer, n, err) ||
+			!output->ops->write_at(output, offset, buffer, n, err))
+			return false;
+		offset += n;
+		len -= n;
+	}
+	return true;
+}
+
+bool
+lp_concat_write_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
+							 LpInput *const *inputs, LpOutput *output, size_t batch_bytes,
+							 LpError *err)
+{
+	uint8_t    *buffer;
+	bool		ok = true;
+
+	if (batch_bytes == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "the write batch must not be empty");
+	if (plan->output_size < batch_bytes)
+		batch_bytes = plan->output_size > 0 ? (size_t) plan->output_size : 1;
+	buffer = lp_alloc(batch_bytes);
+	if (buffer == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a write batch of %zu bytes",
+					   batch_bytes);
+	for (size_t p = 0; ok && p < parts->num_parts; p++)
+	{
+		const LpUploadPart *part = &parts->parts[p];
+
+		if (part->kind == LP_UPLOAD_PART_COPY && output->ops->copy_from != NULL)
+		{
+			if (lp_check_cancel(err))
+				ok = false;
+			else if (!output->ops->copy_from(output, part->dest_offset, inputs[part->input],
+											 part->source_offset, part->length, err))
+			{
+				if (err->code != LP_ERR_UNSUPPORTED)
+					ok = false;
+				else
+				{
+					lp_error_clear(err);
+					ok = send_bytes(plan, inputs, output, part->dest_offset, part->length,
+									buffer, batch_bytes, err);
+				}
+			}
+		}
+		else
+			ok = send_bytes(plan, inputs, output, part->dest_offset, part->length, buffer,
+							batch_bytes, err);
+	}
+	lp_free(buffer);
+	return ok;
 }

@@ -80,13 +80,7 @@
 #include "concat/lp_concat.h"
 #include "io/lp_storage.h"
 
-/* A store's multipart rules; max_part_bytes must be at least twice min_part_bytes. */
-typedef struct LpMultipartLimits
-{
-	uint64_t	min_part_bytes; /* every part but the last: >= 1 */
-	uint64_t	max_part_bytes; /* every part */
-	uint32_t	max_parts;		/* >= 1 */
-} LpMultipartLimits;
+/* A store's multipart rules: LpMultipartLimits of io/lp_storage.h. */
 
 /* Amazon S3's rules (and those of servers that enforce them, e.g. Ceph RGW). */
 #define LP_MULTIPART_S3_LIMITS \
@@ -142,5 +136,19 @@ void		lp_concat_upload_parts_free(LpUploadParts *parts);
 bool		lp_concat_output_bytes(const LpConcatPlan *plan, LpInput *const *inputs,
 								   uint64_t offset, void *buffer, size_t len,
 								   LpError *err);
+
+/*
+ * Write the plan's whole output (data region and tail) to output front to
+ * back, one upload part after another: a copy part through copy_from (an
+ * input the output refuses to copy from, LP_ERR_UNSUPPORTED, is read and
+ * written instead), a send part as lp_concat_output_bytes written in pieces
+ * of at most batch_bytes.  On an output whose multipart limits the parts
+ * were laid out by, the output's parts are these parts' bytes, so no copied
+ * byte passes through the writer.  Does not publish.
+ */
+bool		lp_concat_write_upload_parts(const LpConcatPlan *plan,
+										 const LpUploadParts *parts,
+										 LpInput *const *inputs, LpOutput *output,
+										 size_t batch_bytes, LpError *err);
 
 #endif							/* LP_CONCAT_PARTS_H */

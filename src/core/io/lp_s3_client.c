@@ -160,6 +160,27 @@ lp_s3_client_free(LpS3Client *client)
 	lp_free(client);
 }
 
+/* Equal strings, "" and NULL alike (an absent session token). */
+static bool
+same_text(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+bool
+lp_s3_client_same_account(const LpS3Client *a, const LpS3Client *b)
+{
+	const LpS3Credentials *ca = &a->config.credentials;
+	const LpS3Credentials *cb = &b->config.credentials;
+
+	return strcmp(a->scheme, b->scheme) == 0 && strcmp(a->host, b->host) == 0 &&
+		same_text(a->config.region, b->config.region) &&
+		a->config.url_style == b->config.url_style &&
+		same_text(ca->access_key_id, cb->access_key_id) &&
+		same_text(ca->secret_access_key, cb->secret_access_key) &&
+		same_text(ca->session_token, cb->session_token);
+}
+
 /* The host a request of call goes to (lp_alloc'd): the bucket's own under virtual-host style. */
 static char *
 call_host(LpS3Client *client, const LpS3Call *call)

@@ -37,6 +37,13 @@ LpS3Client *lp_s3_client_create(const LpS3Config *config, LpS3Transport *transpo
 /* Free the client; it clears its cached signing key. */
 void		lp_s3_client_free(LpS3Client *client);
 
+/*
+ * Whether both clients send to the same endpoint (and region, URL style)
+ * with the same credentials: then a request of one may name the other's
+ * objects, as UploadPartCopy names its source.
+ */
+bool		lp_s3_client_same_account(const LpS3Client *a, const LpS3Client *b);
+
 /* One S3 request. */
 typedef struct LpS3Call
 {

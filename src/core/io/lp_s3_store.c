@@ -54,7 +54,7 @@ typedef struct S3Output
 	char	   *key;
 	char	   *name;
 	uint64_t	written;		/* the next output offset */
-	uint8_t    *buffer;			/* LP_S3_UPLOAD_PART_SIZE bytes once written */
+	uint8_t    *buffer;			/* BUFFER_CAPACITY bytes once written */
 	size_t		buffer_len;
 	LpS3Multipart *upload;
 	/* the pending copy run: its source and range, len 0 for none */
@@ -978,12 +978,33 @@ flush_buffer(S3Output *output, LpError *err)
 	return true;
 }
 
+/*
+ * A full buffer uploads its first LP_S3_UPLOAD_PART_SIZE bytes as a part and
+ * keeps the last LP_S3_MIN_PART_SIZE: whatever was written since the last
+ * copy, the buffer then holds either all of it or at least a part's minimum,
+ * so a copy that follows a long enough write never has to read its bytes
+ * into the buffer (the layout of lp_concat_upload_parts relies on it).
+ */
+#define BUFFER_CAPACITY (LP_S3_UPLOAD_PART_SIZE + LP_S3_MIN_PART_SIZE)
+
+static bool
+flush_full_buffer(S3Output *output, LpError *err)
+{
+	if (!start_upload(output, err) ||
+		!lp_s3_multipart_upload_part(output->upload, output->buffer, LP_S3_UPLOAD_PART_SIZE, err))
+		return false;
+	memmove(output->buffer, output->buffer + LP_S3_UPLOAD_PART_SIZE,
+			output->buffer_len - LP_S3_UPLOAD_PART_SIZE);
+	output->buffer_len -= LP_S3_UPLOAD_PART_SIZE;
+	return true;
+}
+
 static bool
 ensure_buffer(S3Output *output, LpError *err)
 {
 	if (output->buffer == NULL)
 	{
-		output->buffer = lp_alloc(LP_S3_UPLOAD_PART_SIZE);
+		output->buffer = lp_alloc(BUFFER_CAPACITY);
 		if (output->buffer == NULL)
 			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the part buffer of \"%s\"",
 						   output->name);
@@ -999,7 +1020,7 @@ buffer_append(S3Output *output, const uint8_t *data, size_t len, LpError *err)
 		return false;
 	while (len > 0)
 	{
-		size_t		n = LP_S3_UPLOAD_PART_SIZE - output->buffer_len;
+		size_t		n = BUFFER_CAPACITY - output->buffer_len;
 
 		if (n > len)
 			n = len;
@@ -1007,7 +1028,7 @@ buffer_append(S3Output *output, const uint8_t *data, size_t len, LpError *err)
 		output->buffer_len += n;
 		data += n;
 		len -= n;
-		if (output->buffer_len == LP_S3_UPLOAD_PART_SIZE && !flush_buffer(output, err))
+		if (output->buffer_len == BUFFER_CAPACITY && !flush_full_buffer(output, err))
 			return false;
 	}
 	return true;
@@ -1022,7 +1043,7 @@ buffer_append_source(S3Output *output, const char *bucket, const char *key,
 		return false;
 	while (len > 0)
 	{
-		uint64_t	n = LP_S3_UPLOAD_PART_SIZE - output->buffer_len;
+		uint64_t	n = BUFFER_CAPACITY - output->buffer_len;
 
 		if (n > len)
 			n = len;
@@ -1032,7 +1053,7 @@ buffer_append_source(S3Output *output, const char *bucket, const char *key,
 		output->buffer_len += (size_t) n;
 		offset += n;
 		len -= n;
-		if (output->buffer_len == LP_S3_UPLOAD_PART_SIZE && !flush_buffer(output, err))
+		if (output->buffer_len == BUFFER_CAPACITY && !flush_full_buffer(output, err))
 			return false;
 	}
 	return true;
@@ -1114,7 +1135,10 @@ s3_copy_from(LpOutput *base, uint64_t output_offset, LpInput *input_base,
 	S3Output   *output = (S3Output *) base;
 	S3Input    *input = (S3Input *) input_base;
 
-	if (input_base->ops != &s3_input_ops || input->store != output->store)
+	/* stores made per lookup of one endpoint and account may copy from each other */
+	if (input_base->ops != &s3_input_ops ||
+		(input->store != output->store &&
+		 !lp_s3_client_same_account(input->store->client, output->store->client)))
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "S3 output \"%s\" cannot copy from \"%s\" on the server",
 					   output->name, input_base->name);
@@ -1229,6 +1253,10 @@ s3_abort(LpOutput *base)
 	free_output((S3Output *) base);
 }
 
+static const LpMultipartLimits s3_multipart_limits = {
+	LP_S3_MIN_PART_SIZE, LP_S3_MAX_PART_SIZE, LP_S3_MAX_PARTS
+};
+
 static const LpOutputOps s3_output_ops = {
 	.write_at = s3_write_at,
 	.copy_from = s3_copy_from,
@@ -1263,6 +1291,7 @@ s3_create_output(LpStore *store, const char *path, LpError *err)
 	}
 	output->base.ops = &s3_output_ops;
 	output->base.name = output->name;
+	output->base.multipart = &s3_multipart_limits;
 	output->store = (S3Store *) store;
 	output->bucket = bucket;
 	output->key = key;

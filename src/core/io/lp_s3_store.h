@@ -14,7 +14,8 @@
  * (a footer, the metadata before it, neighbouring pages) cost one request.
  * Outputs are written front to back and published as one PUT or, from
  * LP_S3_UPLOAD_PART_SIZE on, as a multipart upload whose copy_from ranges of
- * the same store's objects become UploadPartCopy parts (server-side, when
+ * objects of this store, or of another store of the same endpoint and
+ * account (lp_s3_client_same_account), become UploadPartCopy parts (server-side, when
  * the copied run is at least LP_S3_MIN_PART_SIZE; smaller runs are read and
  * uploaded).  Publication never replaces an object: a single PUT is
  * conditional; a multipart upload checks with a HEAD and completes with

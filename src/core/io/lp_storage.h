@@ -96,10 +96,29 @@ typedef struct LpOutputOps
 	size_t		(*share_token) (LpOutput *output, void *buffer, size_t capacity);
 } LpOutputOps;
 
+/* A store's multipart rules; max_part_bytes must be at least twice min_part_bytes. */
+typedef struct LpMultipartLimits
+{
+	uint64_t	min_part_bytes; /* every part but the last: >= 1 */
+	uint64_t	max_part_bytes; /* every part */
+	uint32_t	max_parts;		/* >= 1 */
+} LpMultipartLimits;
+
 struct LpOutput
 {
 	const LpOutputOps *ops;
 	const char *name;			/* final path or URI, for messages */
+
+	/*
+	 * NULL, or the output is a multipart upload whose parts obey these
+	 * limits: a copy_from run of at least min_part_bytes that follows
+	 * nothing or at least min_part_bytes written becomes copied parts on the
+	 * server (shorter runs are read and written), and every write keeps
+	 * bytes in memory until a part's worth is there.  A writer that lays
+	 * the output out by these limits (lp_concat_upload_parts) sends the
+	 * server only what it cannot copy.
+	 */
+	const LpMultipartLimits *multipart;
 };
 
 /*

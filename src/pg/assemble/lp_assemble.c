@@ -27,6 +27,7 @@
 
 #include "assemble/lp_assemble.h"
 #include "concat/lp_concat.h"
+#include "concat/lp_concat_parts.h"
 #include "format/lp_file_tail.h"
 #include "assemble/lp_copy.h"
 #include "lp_pg_error.h"
@@ -97,6 +98,44 @@ first_region_clones(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *
 	return false;
 }
 
+/*
+ * Write the whole output as the upload parts of a multipart output (object
+ * storage): the parts' data regions copied on the server where they are in
+ * the output's store, only the rest (the tail, short parts, padding no part
+ * covers) sent.  False, with nothing written, when no layout fits the
+ * output's part limits; the caller then copies as for any output.
+ */
+static bool
+write_upload_parts(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *output)
+{
+	LpUploadParts *parts;
+	LpError		err;
+	uint64		sent = 0;
+
+	if (!lp_concat_upload_parts(plan, output->multipart, &parts, &err))
+	{
+		if (err.code != LP_ERR_UNSUPPORTED)
+			lp_raise(&err);
+		ereport(DEBUG1,
+				errmsg_internal("no upload layout for \"%s\": %s", output->name, err.message));
+		return false;
+	}
+	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
+	if (!lp_concat_write_upload_parts(plan, parts, inputs, output,
+									  (size_t) lp_read_batch_bytes, &err))
+		lp_raise(&err);
+	for (size_t p = 0; p < parts->num_parts; p++)
+		if (parts->parts[p].kind == LP_UPLOAD_PART_SEND)
+			sent += parts->parts[p].length;
+	ereport(DEBUG1,
+			errmsg_internal("wrote \"%s\" as %zu upload parts: " UINT64_FORMAT " bytes laid out as server-side copies, " UINT64_FORMAT " bytes sent",
+							output->name, parts->num_parts, plan->output_size - sent, sent));
+	lp_concat_upload_parts_free(parts);
+	lp_progress_phase(LP_PHASE_FINALIZING, (int) plan->num_inputs, (int64) plan->output_size,
+					  (int64) plan->output_size, 0);
+	return true;
+}
+
 static LpConcatPlan *
 plan_or_raise(const LpConcatTarget *target, const LpConcatPart *parts, int num_parts,
 			  uint64 alignment, LpConcatVerdict *verdict)
@@ -140,6 +179,9 @@ lp_assemble_file(const char *output_path, List *parts,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("no parts to assemble into \"%s\"", output_path));
 
+	foreach(cell, parts)
+		lp_check_read_privilege_for(((LpAssemblePart *) lfirst(cell))->path);
+	lp_check_write_privilege_for(output_path);
 	lp_progress_begin(target->dataset, output_path, LP_PHASE_VALIDATING, num_parts);
 	INSTR_TIME_SET_CURRENT(started);
 
@@ -227,13 +269,16 @@ lp_assemble_file(const char *output_path, List *parts,
 			errmsg_internal("validated and planned %d parts of \"%s\" in %.3f ms",
 							num_parts, output_path, INSTR_TIME_GET_MILLISEC(elapsed)));
 
-	lp_copy_data_region(plan, paths, inputs, output);
-	lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,
-					  (int64) plan->output_size, 0);
-	if (!lp_concat_write_tail(plan, output, &err))
+	if (output->multipart == NULL || !write_upload_parts(plan, inputs, output))
 	{
-		output->ops->abort(output);
-		lp_raise(&err);
+		lp_copy_data_region(plan, paths, inputs, output);
+		lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,
+						  (int64) plan->output_size, 0);
+		if (!lp_concat_write_tail(plan, output, &err))
+		{
+			output->ops->abort(output);
+			lp_raise(&err);
+		}
 	}
 	if (!output->ops->publish(output, &err))
 		lp_raise(&err);
@@ -328,8 +373,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("output and inputs of concat_files must not be NULL"));
-	lp_check_read_privilege();
-	lp_check_write_privilege();
+	/* privileges: per file, in lp_assemble_file */
 	(void) lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 								  "the output of concat_files", &output_path);
 	parts = lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),

@@ -225,9 +225,8 @@ lp_commit_target(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("target and mode must not be NULL"));
-	lp_check_read_privilege();
-	lp_check_write_privilege();
 	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
+	lp_target_check_privileges(target, true);
 	mode = text_to_cstring(PG_GETARG_TEXT_PP(1));
 
 	memset(&request, 0, sizeof(request));
@@ -356,9 +355,8 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 	bool		removed;
 	LOCKTAG		lock_tag;
 
-	lp_check_read_privilege();
-	lp_check_write_privilege();
 	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
+	lp_target_check_privileges(target, true);
 
 	/* a commit of this target that validated the file finishes first */
 	lp_target_file_lock_tag(lp_target_data_file_path(target), &lock_tag);

@@ -177,8 +177,8 @@ lp_compact(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("dataset and target_rows_per_fragment must not be NULL"));
-	lp_check_read_privilege();
-	lp_check_write_privilege();
+	lp_check_read_privilege_for(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	lp_check_write_privilege_for(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 								   "the dataset of compact", &key);
 	root = lp_resolve_existing_path(store, key, "dataset");

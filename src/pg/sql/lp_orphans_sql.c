@@ -309,8 +309,8 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 	};
 
 	InitMaterializedSRF(fcinfo, 0);
-	lp_check_read_privilege();
-	lp_check_write_privilege();
+	lp_check_read_privilege_for(uri);
+	lp_check_write_privilege_for(uri);
 	memset(&zero, 0, sizeof(zero));
 	if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(older_than),
 										  IntervalPGetDatum(&zero))) < 0)
@@ -318,7 +318,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("older_than must not be negative"));
 	store = lp_store_for_uri(uri, &path);
-	if (!is_absolute_path(path))
+	if (lp_key_is_relative(path))
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("relative path not allowed for dataset \"%s\"", uri),

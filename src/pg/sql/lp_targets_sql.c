@@ -104,7 +104,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("dataset URI must not be NULL"));
-	lp_check_read_privilege();
+	lp_check_read_privilege_for(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	/* the target's files are written into the dataset later */
 	store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 								   "the dataset of create_target", &key);
@@ -183,8 +183,8 @@ bound_target(FunctionCallInfo fcinfo, int argno)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("target must not be NULL"));
-	lp_check_read_privilege();
 	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(argno));
+	lp_target_check_privileges(target, false);
 	lp_manifest_free(lp_target_check_binding(target, &naming));
 	return target;
 }
@@ -265,7 +265,7 @@ assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts)
 	LpAssembleTarget assemble_target;
 	LpAssembleResult result;
 
-	lp_check_write_privilege();
+	/* privileges: per file, in lp_assemble_file */
 	assemble_target.version = target->file_version;
 	assemble_target.schema = &target->schema;
 	assemble_target.dataset = target->dataset;

@@ -5,27 +5,253 @@
  * settings of the lance_fdw server covering the URI at that moment: its
  * strings live in the same context, so the store never outlives them, and a
  * changed user mapping or server option applies to the next statement.
+ *
+ * The core's S3 store is wrapped so that an output (a pending PUT or an
+ * open multipart upload) is aborted when an ERROR or a cancel unwinds past
+ * it.  The core aborts an upload itself when one of its own requests fails;
+ * what it cannot see is an ERROR raised between its calls (a cancel seen by
+ * CHECK_FOR_INTERRUPTS, a part that fails to read, a worker's error).  The
+ * abort is a memory context callback on the context the output is created
+ * in, as local outputs remove their temporary file: that context (the
+ * statement's or a function call's) is deleted or reset on every exit from
+ * the statement, error, cancel, FATAL (proc_exit aborts the transaction) and
+ * success alike, and its callbacks run before any of its memory is freed, so
+ * the output, its store and the settings they point to are still there.  A
+ * transaction callback would also fire, but would have to keep the open
+ * outputs in a list of its own outside any context and misses outputs of a
+ * subtransaction rolled back to a savepoint until the whole transaction
+ * ends.  The abort request itself runs with the cancel hook ignored
+ * (lp_s3_multipart) and never raises, as nothing may during cleanup; an
+ * abort the server does not answer is left to the bucket's lifecycle rules.
  */
 #include "postgres.h"
 
+#include "base/lp_alloc.h"
 #include "io/lp_s3_store.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_s3.h"
 #include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_s3_curl.h"
 
+typedef struct PgS3Store
+{
+	LpStore		base;
+	LpStore    *core;
+} PgS3Store;
+
+typedef struct PgS3Output
+{
+	LpOutput	base;
+	LpOutput   *core;
+	bool		finished;		/* published or aborted: core is gone */
+	MemoryContextCallback cleanup;
+} PgS3Output;
+
+#define CORE(store) (((PgS3Store *) (store))->core)
+
+static LpInput *
+pg_s3_open_input(LpStore *store, const char *path, LpError *err)
+{
+	return CORE(store)->ops->open_input(CORE(store), path, err);
+}
+
+static LpInput *
+pg_s3_open_input_lazily(LpStore *store, const char *path, uint64_t size, LpError *err)
+{
+	return CORE(store)->ops->open_input_lazily(CORE(store), path, size, err);
+}
+
+static bool
+pg_s3_stat(LpStore *store, const char *path, bool follow_symlinks, LpStat *result,
+		   LpError *err)
+{
+	return CORE(store)->ops->stat(CORE(store), path, follow_symlinks, result, err);
+}
+
+static char *
+pg_s3_canonical(LpStore *store, const char *path, const char *what, LpError *err)
+{
+	return CORE(store)->ops->canonical(CORE(store), path, what, err);
+}
+
+static bool
+pg_s3_same_object(LpStore *store, const char *path_a, const char *path_b)
+{
+	return CORE(store)->ops->same_object(CORE(store), path_a, path_b);
+}
+
+static bool
+pg_s3_list(LpStore *store, const char *directory, LpListCallback callback, void *arg,
+		   LpError *err)
+{
+	return CORE(store)->ops->list(CORE(store), directory, callback, arg, err);
+}
+
+static bool
+pg_s3_put_if_absent(LpStore *store, const char *path, const void *data, size_t len,
+					LpError *err)
+{
+	return CORE(store)->ops->put_if_absent(CORE(store), path, data, len, err);
+}
+
+static bool
+pg_s3_put(LpStore *store, const char *path, const void *data, size_t len, LpError *err)
+{
+	return CORE(store)->ops->put(CORE(store), path, data, len, err);
+}
+
+static bool
+pg_s3_remove(LpStore *store, const char *path, LpError *err)
+{
+	return CORE(store)->ops->remove(CORE(store), path, err);
+}
+
+static bool
+pg_s3_remove_tree(LpStore *store, const char *root, const char *relative,
+				  LpTreeRemoval *result, LpError *err)
+{
+	return CORE(store)->ops->remove_tree(CORE(store), root, relative, result, err);
+}
+
+static bool
+pg_s3_remove_file(LpStore *store, const char *root, const char *relative, bool *removed,
+				  LpError *err)
+{
+	return CORE(store)->ops->remove_file(CORE(store), root, relative, removed, err);
+}
+
+/* ---- outputs aborted when their memory context goes ------------------------ */
+
+#define CORE_OUTPUT(output) (((PgS3Output *) (output))->core)
+
+static bool
+pg_s3_write_at(LpOutput *output, uint64_t offset, const void *data, size_t len, LpError *err)
+{
+	return CORE_OUTPUT(output)->ops->write_at(CORE_OUTPUT(output), offset, data, len, err);
+}
+
+static bool
+pg_s3_copy_from(LpOutput *output, uint64_t output_offset, LpInput *input,
+				uint64_t input_offset, uint64_t len, LpError *err)
+{
+	return CORE_OUTPUT(output)->ops->copy_from(CORE_OUTPUT(output), output_offset, input,
+											   input_offset, len, err);
+}
+
+static bool
+pg_s3_publish(LpOutput *output, LpError *err)
+{
+	PgS3Output *pg = (PgS3Output *) output;
+
+	/* publish frees the core's output whatever it returns */
+	pg->finished = true;
+	return pg->core->ops->publish(pg->core, err);
+}
+
+static void
+pg_s3_abort(LpOutput *output)
+{
+	PgS3Output *pg = (PgS3Output *) output;
+
+	pg->finished = true;
+	pg->core->ops->abort(pg->core);
+}
+
+static void
+pg_s3_output_cleanup(void *arg)
+{
+	PgS3Output *pg = (PgS3Output *) arg;
+
+	if (pg->finished)
+		return;
+	ereport(DEBUG1,
+			errmsg_internal("aborting the unfinished S3 output \"%s\"", pg->base.name));
+	pg_s3_abort(&pg->base);
+}
+
+static const LpOutputOps pg_s3_output_ops = {
+	.write_at = pg_s3_write_at,
+	.copy_from = pg_s3_copy_from,
+	.publish = pg_s3_publish,
+	.abort = pg_s3_abort,
+};
+
+static LpOutput *
+pg_s3_create_output(LpStore *store, const char *path, LpError *err)
+{
+	LpOutput   *core = CORE(store)->ops->create_output(CORE(store), path, err);
+	PgS3Output *pg;
+
+	if (core == NULL)
+		return NULL;
+	pg = palloc_extended(sizeof(PgS3Output), MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+	if (pg == NULL)
+	{
+		core->ops->abort(core);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an output of \"%s\"", path);
+		return NULL;
+	}
+	pg->base.ops = &pg_s3_output_ops;
+	pg->base.name = core->name;
+	pg->base.multipart = core->multipart;
+	pg->core = core;
+	pg->cleanup.func = pg_s3_output_cleanup;
+	pg->cleanup.arg = pg;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &pg->cleanup);
+	return &pg->base;
+}
+
+static const LpStoreOps pg_s3_store_ops = {
+	.open_input = pg_s3_open_input,
+	.open_input_lazily = pg_s3_open_input_lazily,
+	.stat = pg_s3_stat,
+	.canonical = pg_s3_canonical,
+	.same_object = pg_s3_same_object,
+	.list = pg_s3_list,
+	.put_if_absent = pg_s3_put_if_absent,
+	.put = pg_s3_put,
+	.remove = pg_s3_remove,
+	.remove_tree = pg_s3_remove_tree,
+	.remove_file = pg_s3_remove_file,
+	.create_output = pg_s3_create_output,
+};
+
+bool
+lp_pg_s3_name_is_canonical(const char *uri)
+{
+	char	   *bucket;
+	char	   *key;
+	LpError		err;
+	bool		canonical;
+
+	if (!lp_s3_split_uri(uri, &bucket, &key, &err))
+		return false;
+	canonical = key[0] != '\0' &&
+		strcmp(uri, psprintf("s3://%s/%s", bucket, key)) == 0 &&
+		strstr(key, "//") == NULL &&
+		strcmp(key, ".") != 0 && strcmp(key, "..") != 0 &&
+		strncmp(key, "./", 2) != 0 && strncmp(key, "../", 3) != 0 &&
+		strstr(key, "/./") == NULL && strstr(key, "/../") == NULL &&
+		!(strlen(key) >= 2 && strcmp(key + strlen(key) - 2, "/.") == 0) &&
+		!(strlen(key) >= 3 && strcmp(key + strlen(key) - 3, "/..") == 0);
+	lp_free(bucket);
+	lp_free(key);
+	return canonical;
+}
+
 LpStore *
 lp_pg_s3_store_for_uri(const char *uri)
 {
 	LpS3Settings *settings = palloc0(sizeof(LpS3Settings));
 	LpS3Transport *transport;
-	LpStore    *store;
+	PgS3Store  *store = palloc0(sizeof(PgS3Store));
 	LpError		err;
 
 	lp_s3_settings_for_uri(uri, settings);
 	transport = lp_pg_s3_curl_transport(settings->config.allow_http);
-	store = lp_s3_store_create(&settings->config, transport, &err);
-	if (store == NULL)
+	store->core = lp_s3_store_create(&settings->config, transport, &err);
+	if (store->core == NULL)
 		lp_raise(&err);
-	return store;
+	store->base.ops = &pg_s3_store_ops;
+	return &store->base;
 }

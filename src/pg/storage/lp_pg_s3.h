@@ -12,8 +12,18 @@
 /*
  * The store for uri, allocated in the current memory context: ERROR when no
  * server covers it, the user may not use that server (42501), or its
- * settings are refused.
+ * settings are refused.  An output it creates is aborted when the memory
+ * context current at its creation is reset or deleted unpublished, so that
+ * context must be the store's own or one of its children (the abort sends
+ * a request through the store).
  */
 extern LpStore *lp_pg_s3_store_for_uri(const char *uri);
+
+/*
+ * Whether uri is an object's name as the S3 store's canonical op gives it:
+ * "s3://bucket/key", the key without a trailing '/', empty, "." or ".."
+ * segments (which S3 would take literally).
+ */
+extern bool lp_pg_s3_name_is_canonical(const char *uri);
 
 #endif							/* LP_PG_S3_H */

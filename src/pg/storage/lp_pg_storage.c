@@ -108,6 +108,25 @@ lp_store_for_uri(const char *uri, char **key)
 	return lp_local_store();
 }
 
+bool
+lp_key_is_relative(const char *key)
+{
+	return !lp_is_s3_uri(key) && !is_absolute_path(key);
+}
+
+bool
+lp_name_is_canonical(const char *name)
+{
+	char	   *canonical;
+
+	if (lp_is_s3_uri(name))
+		return lp_pg_s3_name_is_canonical(name);
+	canonical = pstrdup(name);
+	canonicalize_path(canonical);
+	return is_absolute_path(name) && strcmp(canonical, name) == 0 &&
+		!path_contains_parent_reference(name);
+}
+
 char *
 lp_resolve_existing_path(LpStore *store, const char *key, const char *what)
 {
@@ -164,16 +183,9 @@ LpStore *
 lp_store_for_write_uri(const char *uri, const char *what, char **key)
 {
 	char	   *path;
-	LpStore    *store;
+	LpStore    *store = lp_store_for_uri(uri, &path);
 
-	/* until an ERROR aborts the multipart upload it unwinds through */
-	if (lp_is_s3_uri(uri))
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("cannot write %s \"%s\": writing to S3 is not supported yet", what, uri),
-				errdetail("s3:// URIs can be read (file_info, file_schema, file_pages, lance_fdw) but not written."));
-	store = lp_store_for_uri(uri, &path);
-	if (!is_absolute_path(path))
+	if (lp_key_is_relative(path))
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_NAME),
 				errmsg("relative path not allowed for %s", what),
@@ -205,12 +217,25 @@ lp_check_write_privilege(void)
 						"pg_write_server_files"));
 }
 
+/* for s3:// the covering server's USAGE and user mapping are the grant */
+void
+lp_check_read_privilege_for(const char *uri)
+{
+	if (!lp_is_s3_uri(uri))
+		lp_check_read_privilege();
+}
+
+void
+lp_check_write_privilege_for(const char *uri)
+{
+	if (!lp_is_s3_uri(uri))
+		lp_check_write_privilege();
+}
+
 LpFile *
 lp_open_lance_file(const char *uri)
 {
-	/* for s3:// the covering server's USAGE and user mapping are the grant */
-	if (!lp_is_s3_uri(uri))
-		lp_check_read_privilege();
+	lp_check_read_privilege_for(uri);
 	return lp_read_lance_file(uri);
 }
 

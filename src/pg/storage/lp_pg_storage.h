@@ -28,8 +28,7 @@ extern LpStore *lp_store_for_uri(const char *uri, char **key);
 
 /*
  * The same for something to be written or removed (what it is, for the
- * message): absolute only (42602), as COPY TO takes it; not on S3 yet
- * (0A000).
+ * message): absolute only (42602), as COPY TO takes it.
  */
 extern LpStore *lp_store_for_write_uri(const char *uri, const char *what, char **key);
 
@@ -39,6 +38,19 @@ extern LpStore *lp_store_for_write_uri(const char *uri, const char *what, char *
  * nothing is there.
  */
 extern char *lp_resolve_existing_path(LpStore *store, const char *key, const char *what);
+
+/*
+ * Whether a key lp_store_for_uri gave is a relative local path (S3 keys
+ * never are).
+ */
+extern bool lp_key_is_relative(const char *key);
+
+/*
+ * Whether name has the form of a canonical name of its store, without
+ * looking at what is there: locally an absolute path with no ".", ".." or
+ * empty names and no trailing slash; on S3 see lp_pg_s3_name_is_canonical.
+ */
+extern bool lp_name_is_canonical(const char *name);
 
 /* What is at key (LpStoreOps.stat); ERROR if it cannot be examined. */
 extern void lp_store_stat(LpStore *store, const char *key, bool follow_symlinks,
@@ -60,6 +72,14 @@ extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
 /* ERROR (42501) unless the user may read, or write, server files. */
 extern void lp_check_read_privilege(void);
 extern void lp_check_write_privilege(void);
+
+/*
+ * The same for what a URI or key names: nothing for s3:// (the USAGE and
+ * user mapping of its lance_fdw server, checked when its store is made, are
+ * the grant), the role checks above for local files.
+ */
+extern void lp_check_read_privilege_for(const char *uri);
+extern void lp_check_write_privilege_for(const char *uri);
 
 /* Open the file a URI or key names, in its store, for reading; ERROR on failure. */
 extern LpInput *lp_open_input_for_uri(const char *uri);

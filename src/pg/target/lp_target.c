@@ -302,17 +302,6 @@ parse_fields(JsonbContainer *object, LpSchema *schema)
 	}
 }
 
-/* An absolute path with no ".", ".." or empty names and no trailing slash. */
-static bool
-canonical_absolute_path(const char *path)
-{
-	char	   *canonical = pstrdup(path);
-
-	canonicalize_path(canonical);
-	return is_absolute_path(path) && strcmp(canonical, path) == 0 &&
-		!path_contains_parent_reference(path);
-}
-
 /*
  * Even a correctly signed target names only the places create_target gives
  * it, so that no function can be led to write or remove anything elsewhere
@@ -327,9 +316,9 @@ check_locations(const LpTarget *target)
 	if (!lp_data_file_name_valid(target->file_name))
 		invalid_target("The key \"%s\" is not a data file name as lance_parts.create_target makes them.",
 					   "file_name");
-	if (!canonical_absolute_path(target->dataset))
+	if (!lp_name_is_canonical(target->dataset))
 		invalid_target("The key \"%s\" is not a canonical absolute path.", "dataset");
-	if (target->has_base_id ? !canonical_absolute_path(target->base_path)
+	if (target->has_base_id ? !lp_name_is_canonical(target->base_path)
 		: strcmp(target->base_path, target->dataset) != 0)
 		invalid_target("The key \"%s\" is not where lance_parts.create_target puts the base of the target.",
 					   "base_path");
@@ -485,6 +474,18 @@ foreign_target(const LpTarget *target, const char *detail)
 				   target->file_name, target->dataset),
 			errdetail_internal("%s", detail),
 			errhint("Create a new target for this dataset with lance_parts.create_target."));
+}
+
+void
+lp_target_check_privileges(const LpTarget *target, bool write)
+{
+	lp_check_read_privilege_for(target->dataset);
+	lp_check_read_privilege_for(target->base_path);
+	if (write)
+	{
+		lp_check_write_privilege_for(target->dataset);
+		lp_check_write_privilege_for(target->base_path);
+	}
 }
 
 LpManifest *

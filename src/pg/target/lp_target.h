@@ -69,6 +69,13 @@ extern const char *lp_target_data_dir_in_base(const LpTarget *target);
  * for; ERROR otherwise.  Returns the dataset's latest manifest (an
  * LpManifest *) and its naming scheme.
  */
+/*
+ * ERROR (42501) unless the user may read (and with write, write) the
+ * target's dataset and base: lp_check_read_privilege_for and
+ * lp_check_write_privilege_for of both.
+ */
+extern void lp_target_check_privileges(const LpTarget *target, bool write);
+
 extern LpManifest *lp_target_check_binding(const LpTarget *target,
 										   LpManifestNaming *naming);
 

@@ -1,0 +1,104 @@
+'use strict';
+// s3_requests.cjs - the few S3 requests the tests make themselves, to see what lance_parts
+// left on the server and to change it under its feet: ListObjectsV2 and ListMultipartUploads
+// of a prefix, DeleteObject, signed with SigV4 here (node's crypto and fetch), independently
+// of the extension's own signer.
+const crypto = require('node:crypto');
+
+function hmac(key, text)
+{
+	return crypto.createHmac('sha256', key).update(text, 'utf8').digest();
+}
+
+function sha256Hex(text)
+{
+	return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+// RFC 3986 encoding, as SigV4 wants it (encodeURIComponent leaves !'()* alone).
+function encode(text)
+{
+	return encodeURIComponent(text).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+// A request on the bucket (key '') or on one of its keys, with the query (an object of
+// strings; '' for a valueless one), path style; the answer's body.
+async function request(settings, method, key, query)
+{
+	const url = new URL(settings.LP_S3_ENDPOINT);
+	const now = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
+	const day = now.slice(0, 8);
+	const canonicalQuery = Object.keys(query).sort().map((k) => encode(k) + '=' + encode(query[k])).join('&');
+	const payloadHash = sha256Hex('');
+	const canonicalPath = '/' + settings.LP_S3_BUCKET + (key === '' ? '' : '/' + key.split('/').map(encode).join('/'));
+	const headers = { host: url.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': now };
+	const signedHeaders = Object.keys(headers).sort().join(';');
+	const canonicalRequest = [method, canonicalPath, canonicalQuery,
+		Object.keys(headers).sort().map((k) => k + ':' + headers[k] + '\n').join(''),
+		signedHeaders, payloadHash].join('\n');
+	const scope = day + '/' + settings.LP_S3_REGION + '/s3/aws4_request';
+	const toSign = ['AWS4-HMAC-SHA256', now, scope, sha256Hex(canonicalRequest)].join('\n');
+	let signingKey = hmac('AWS4' + settings.LP_S3_SECRET_ACCESS_KEY, day);
+
+	for (const part of [settings.LP_S3_REGION, 's3', 'aws4_request'])
+		signingKey = hmac(signingKey, part);
+	const signature = crypto.createHmac('sha256', signingKey).update(toSign, 'utf8').digest('hex');
+	const response = await fetch(url.origin + canonicalPath + '?' + canonicalQuery, {
+		method,
+		headers: {
+			'x-amz-content-sha256': payloadHash,
+			'x-amz-date': now,
+			authorization: 'AWS4-HMAC-SHA256 Credential=' + settings.LP_S3_ACCESS_KEY_ID + '/' + scope +
+				', SignedHeaders=' + signedHeaders + ', Signature=' + signature,
+		},
+	});
+	const body = await response.text();
+
+	if (!response.ok)
+		throw new Error('S3 ' + method + ' ' + canonicalPath + '?' + canonicalQuery + ': ' + response.status + ' ' + body);
+	return body;
+}
+
+function tagValues(xml, tag)
+{
+	return [...xml.matchAll(new RegExp('<' + tag + '>([^<]*)</' + tag + '>', 'g'))].map((m) => m[1]
+		.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'")
+		.replace(/&amp;/g, '&'));
+}
+
+// Keys of every object under prefix (a key of the bucket, without s3://bucket/).
+async function listKeys(settings, prefix)
+{
+	const keys = [];
+	let token = null;
+
+	for (;;)
+	{
+		const query = { 'list-type': '2', prefix };
+
+		if (token !== null)
+			query['continuation-token'] = token;
+		const xml = await request(settings, 'GET', '', query);
+
+		keys.push(...tagValues(xml, 'Key'));
+		const next = tagValues(xml, 'NextContinuationToken');
+
+		if (next.length === 0)
+			return keys;
+		token = next[0];
+	}
+}
+
+// Keys of the multipart uploads in progress under prefix.
+async function listUploads(settings, prefix)
+{
+	return tagValues(await request(settings, 'GET', '', { uploads: '', prefix }), 'Key');
+}
+
+// Remove the object at key.
+async function deleteKey(settings, key)
+{
+	await request(settings, 'DELETE', key, {});
+}
+
+module.exports = { listKeys, listUploads, deleteKey };
