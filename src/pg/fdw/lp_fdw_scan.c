@@ -464,6 +464,20 @@ take_rows(LpFdwScan *state, ScanColumn *column, const uint64 *rows, uint64 n)
 	state->current_file = NULL;
 }
 
+/*
+ * The row context holds the values of the current row (and the filter's of
+ * the rows before it).  Most rows allocate a few small values or none, so it
+ * is reset once it holds this much rather than for every row.
+ */
+#define ROW_CONTEXT_RESET_BYTES (256 * 1024)
+
+static void
+reset_row_context(LpFdwScan *state)
+{
+	if (MemoryContextMemAllocated(state->row_context, false) >= ROW_CONTEXT_RESET_BYTES)
+		MemoryContextReset(state->row_context);
+}
+
 static bool
 value_is_null(const ScanColumn *column, uint64 index)
 {
@@ -479,7 +493,7 @@ filter_row(LpFdwScan *state, uint64 live_index)
 	bool		matches;
 
 	state->row = state->live_rows[live_index];
-	MemoryContextReset(state->row_context);
+	reset_row_context(state);
 	old = MemoryContextSwitchTo(state->row_context);
 	for (int c = 0; c < state->num_columns; c++)
 	{
@@ -598,7 +612,7 @@ lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
-	MemoryContextReset(state->row_context);
+	reset_row_context(state);
 	old = MemoryContextSwitchTo(state->row_context);
 	memset(isnull, true, sizeof(bool) * state->natts);
 	for (int c = 0; c < state->num_columns; c++)
