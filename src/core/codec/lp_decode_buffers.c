@@ -485,7 +485,7 @@ lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 /* FSST over a variable block, value by value. */
 bool
 lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
-					 uint64_t table_len, LpBlock *block)
+					 uint64_t table_len, const uint8_t *selected, LpBlock *block)
 {
 	LpFsstTable table;
 	LpBlock		result;
@@ -506,7 +506,7 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		uint64_t	out_len;
 
 		/* Empty values stay empty (and the buffers may be unallocated). */
-		if (in_len == 0)
+		if (in_len == 0 || (selected != NULL && !lp_bit_get(selected, i)))
 		{
 			if (!lp_buf_append_u64(&result.offsets, result.data.len))
 			{

@@ -144,8 +144,12 @@ bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 								 const LpBlock *dictionary, const uint8_t *valid,
 								 LpBlock *out);
 
-/* Expand FSST-compressed values of a variable block in place. */
+/*
+ * Expand FSST-compressed values of a variable block in place: those whose
+ * bit is set in selected (a bitmap of the block's values; NULL: all), the
+ * others become empty (a take that keeps only the selected ones).
+ */
 bool		lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
-								 uint64_t table_len, LpBlock *block);
+								 uint64_t table_len, const uint8_t *selected, LpBlock *block);
 
 #endif							/* LP_DECODE_BUFFERS_H */

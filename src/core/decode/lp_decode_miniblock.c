@@ -30,6 +30,7 @@ typedef struct MiniBlockState
 	LpBuf		rep;			/* u16 levels of all chunks */
 	LpBuf		def;
 	uint64_t	num_levels;
+	const uint8_t *selected;	/* a take of one chunk: its values taken (NULL: all) */
 } MiniBlockState;
 
 static uint64_t
@@ -119,8 +120,8 @@ decode_chunk(MiniBlockState *state, const uint8_t *data, uint64_t len, uint64_t 
 	}
 	state->num_levels += num_levels;
 
-	if (!lp_miniblock_decompress(ctx, state->layout->value_compression, buffers, num_buffers,
-								 num_values, &chunk_values))
+	if (!lp_miniblock_decompress_selected(ctx, state->layout->value_compression, buffers,
+										  num_buffers, num_values, state->selected, &chunk_values))
 		return false;
 	if (chunk_values.num_values != num_values)
 	{
@@ -305,13 +306,15 @@ read_chunk_table(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 /*
  * Decode chunks [first, end) - read from the file in one piece - into out,
  * holding num_rows top-level rows: values, dictionary applied, levels
- * unravelled.
+ * unravelled.  selected (NULL: all values) is for a take of one chunk: a
+ * bitmap of the rows it keeps, whose values are the only ones that must be
+ * right (lp_miniblock_decompress_selected).
  */
 static bool
 decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 				 const Lance__Encodings21__MiniBlockLayout *layout, const ChunkTable *table,
 				 uint64_t first, uint64_t end, const LpBlock *dictionary, uint64_t num_rows,
-				 LpColumnLevels *out)
+				 const uint8_t *selected, LpColumnLevels *out)
 {
 	MiniBlockState state;
 	uint8_t    *chunks = NULL;
@@ -325,6 +328,7 @@ decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	state.layout = layout;
 	state.has_rep = layout->rep_compression != NULL;
 	state.has_def = layout->def_compression != NULL;
+	state.selected = selected;
 	lp_block_init_fixed(&state.values, 0);
 	if (!lp_read_page_buffer_range(ctx, input, page, 1, base, table->offsets[end] - base, &chunks))
 		return false;
@@ -378,7 +382,7 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	if (layout->dictionary != NULL && layout->num_items > 0)
 		ok = has_dictionary = read_dictionary(ctx, input, page, layout, &dictionary);
 	ok = ok && decode_chunk_run(ctx, input, page, layout, &table, 0, table.num_chunks,
-								has_dictionary ? &dictionary : NULL, page->num_rows, acc);
+								has_dictionary ? &dictionary : NULL, page->num_rows, NULL, acc);
 	lp_block_free(&dictionary);
 	chunk_table_free(&table);
 	return ok;
@@ -405,6 +409,7 @@ take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_
 	const ChunkTable *table = take->table;
 	uint64_t	rows = table->first_values[chunk + 1] - table->first_values[chunk];
 	LpColumnLevels chunk_levels;
+	uint8_t    *selected;
 	bool		ok;
 
 	if (take->layout->dictionary != NULL && !take->has_dictionary)
@@ -413,13 +418,24 @@ take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_
 			return false;
 		take->has_dictionary = true;
 	}
-	if (!lp_column_levels_init(&chunk_levels, take->dst->num_layers))
+	/* without lists, value i of the chunk is its row i (lp_take_miniblock_page) */
+	selected = lp_alloc0((size_t) ((rows + 7) / 8));
+	if (selected == NULL)
 		return lp_page_no_memory(take->ctx);
+	for (size_t r = 0; r < num_ranges; r++)
+		for (uint64_t row = ranges[r].start; row < ranges[r].start + ranges[r].count; row++)
+			selected[row / 8] |= (uint8_t) (1 << (row % 8));
+	if (!lp_column_levels_init(&chunk_levels, take->dst->num_layers))
+	{
+		lp_free(selected);
+		return lp_page_no_memory(take->ctx);
+	}
 	ok = decode_chunk_run(take->ctx, take->input, take->page, take->layout, table, chunk,
 						  chunk + 1, take->has_dictionary ? &take->dictionary : NULL, rows,
-						  &chunk_levels) &&
+						  selected, &chunk_levels) &&
 		lp_column_levels_take(take->ctx, &chunk_levels, ranges, num_ranges, take->dst);
 	lp_column_levels_free(&chunk_levels);
+	lp_free(selected);
 	take->rows_decoded += rows;
 	return ok;
 }
