@@ -304,20 +304,19 @@ read_chunk_table(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 }
 
 /*
- * Decode chunks [first, end) - read from the file in one piece - into out,
- * holding num_rows top-level rows: values, dictionary applied, levels
- * unravelled.  selected (NULL: all values) is for a take of one chunk: a
+ * Decode chunks [first, end) - their bytes in chunks, from the first's
+ * offset on - into out, holding num_rows top-level rows: values, dictionary
+ * applied, levels unravelled.  selected (NULL: all values) is for a take of one chunk: a
  * bitmap of the rows it keeps, whose values are the only ones that must be
  * right (lp_miniblock_decompress_selected).
  */
 static bool
-decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
-				 const Lance__Encodings21__MiniBlockLayout *layout, const ChunkTable *table,
-				 uint64_t first, uint64_t end, const LpBlock *dictionary, uint64_t num_rows,
-				 const uint8_t *selected, LpColumnLevels *out)
+decode_chunk_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *layout,
+				 const ChunkTable *table, uint64_t first, uint64_t end, const uint8_t *chunks,
+				 const LpBlock *dictionary, uint64_t num_rows, const uint8_t *selected,
+				 LpColumnLevels *out)
 {
 	MiniBlockState state;
-	uint8_t    *chunks = NULL;
 	uint64_t	base = table->offsets[first];
 	uint16_t	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
 	LpPageLevels levels;
@@ -330,8 +329,6 @@ decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	state.has_def = layout->def_compression != NULL;
 	state.selected = selected;
 	lp_block_init_fixed(&state.values, 0);
-	if (!lp_read_page_buffer_range(ctx, input, page, 1, base, table->offsets[end] - base, &chunks))
-		return false;
 	for (uint64_t c = first; c < end; c++)
 		if (!decode_chunk(&state, chunks + (table->offsets[c] - base),
 						  table->offsets[c + 1] - table->offsets[c],
@@ -358,7 +355,6 @@ decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	ok = true;
 
 done:
-	lp_free(chunks);
 	lp_block_free(&state.values);
 	lp_buf_free(&state.rep);
 	lp_buf_free(&state.def);
@@ -373,6 +369,7 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	ChunkTable	table;
 	LpBlock		dictionary;
 	bool		has_dictionary = false;
+	uint8_t    *chunks = NULL;
 	bool		ok;
 
 	memset(&dictionary, 0, sizeof(dictionary));
@@ -381,14 +378,22 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	ok = true;
 	if (layout->dictionary != NULL && layout->num_items > 0)
 		ok = has_dictionary = read_dictionary(ctx, input, page, layout, &dictionary);
-	ok = ok && decode_chunk_run(ctx, input, page, layout, &table, 0, table.num_chunks,
+	ok = ok && lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[0],
+										 table.offsets[table.num_chunks] - table.offsets[0], &chunks);
+	ok = ok && decode_chunk_run(ctx, layout, &table, 0, table.num_chunks, chunks,
 								has_dictionary ? &dictionary : NULL, page->num_rows, NULL, acc);
+	lp_free(chunks);
 	lp_block_free(&dictionary);
 	chunk_table_free(&table);
 	return ok;
 }
 
-/* A take from a mini-block page without lists: one chunk at a time. */
+/*
+ * A take from a mini-block page without lists: the chunks from the first to
+ * the last holding requested rows are read in one piece (one read rather
+ * than one per chunk; at most the page's chunks, which a whole decode reads
+ * too), then decoded one at a time, those without requested rows skipped.
+ */
 typedef struct ChunkTake
 {
 	const LpPageContext *ctx;
@@ -398,9 +403,27 @@ typedef struct ChunkTake
 	const ChunkTable *table;
 	bool		has_dictionary;
 	LpBlock		dictionary;		/* read with the first chunk that needs it */
+	bool		any_chunk;		/* the first and last chunk holding requested rows */
+	uint64_t	first_chunk;
+	uint64_t	last_chunk;
+	uint8_t    *span;			/* their bytes, from the first chunk's offset on */
 	LpColumnLevels *dst;
 	uint64_t	rows_decoded;
 } ChunkTake;
+
+static bool
+note_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
+{
+	ChunkTake  *take = arg;
+
+	(void) ranges;
+	(void) num_ranges;
+	if (!take->any_chunk)
+		take->first_chunk = chunk;
+	take->last_chunk = chunk;
+	take->any_chunk = true;
+	return true;
+}
 
 static bool
 take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
@@ -430,14 +453,35 @@ take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_
 		lp_free(selected);
 		return lp_page_no_memory(take->ctx);
 	}
-	ok = decode_chunk_run(take->ctx, take->input, take->page, take->layout, table, chunk,
-						  chunk + 1, take->has_dictionary ? &take->dictionary : NULL, rows,
-						  selected, &chunk_levels) &&
+	ok = decode_chunk_run(take->ctx, take->layout, table, chunk, chunk + 1,
+						  take->span + (table->offsets[chunk] - table->offsets[take->first_chunk]),
+						  take->has_dictionary ? &take->dictionary : NULL, rows, selected,
+						  &chunk_levels) &&
 		lp_column_levels_take(take->ctx, &chunk_levels, ranges, num_ranges, take->dst);
 	lp_column_levels_free(&chunk_levels);
 	lp_free(selected);
 	take->rows_decoded += rows;
 	return ok;
+}
+
+/* Split ranges over the page's chunks for visit; false (error set) if that failed. */
+static bool
+split_over_chunks(const LpPageContext *ctx, const ChunkTable *table, const LpRowRange *ranges,
+				  size_t num_ranges, LpUnitVisitor visit, ChunkTake *take)
+{
+	switch (lp_split_ranges(table->first_values, table->num_chunks, ranges, num_ranges,
+							visit, take))
+	{
+		case LP_SPLIT_OK:
+			return true;
+		case LP_SPLIT_VISIT_FAILED:
+			return false;
+		case LP_SPLIT_NO_MEMORY:
+			return lp_page_no_memory(ctx);
+		case LP_SPLIT_BEYOND:
+			return lp_page_fail(ctx, LP_ERR_CORRUPT, "rows lie beyond the page's chunks");
+	}
+	return false;
 }
 
 bool
@@ -448,7 +492,7 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 {
 	ChunkTable	table;
 	ChunkTake	take;
-	bool		ok = false;
+	bool		ok;
 
 	/* Without lists every item is a row: chunk value counts are row counts. */
 	if (layout->num_items != page->num_rows)
@@ -464,22 +508,14 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	take.layout = layout;
 	take.table = &table;
 	take.dst = dst;
-	switch (lp_split_ranges(table.first_values, table.num_chunks, ranges, num_ranges,
-							take_from_chunk, &take))
-	{
-		case LP_SPLIT_OK:
-			ok = true;
-			break;
-		case LP_SPLIT_VISIT_FAILED:
-			break;
-		case LP_SPLIT_NO_MEMORY:
-			lp_page_no_memory(ctx);
-			break;
-		case LP_SPLIT_BEYOND:
-			lp_page_fail(ctx, LP_ERR_CORRUPT, "rows lie beyond the page's chunks");
-			break;
-	}
+	ok = split_over_chunks(ctx, &table, ranges, num_ranges, note_chunk, &take);
+	if (ok && take.any_chunk)
+		ok = lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[take.first_chunk],
+									   table.offsets[take.last_chunk + 1] -
+									   table.offsets[take.first_chunk], &take.span) &&
+			split_over_chunks(ctx, &table, ranges, num_ranges, take_from_chunk, &take);
 	*rows_decoded += take.rows_decoded;
+	lp_free(take.span);
 	lp_block_free(&take.dictionary);
 	chunk_table_free(&table);
 	return ok;
