@@ -13,7 +13,8 @@
  * the fragment, until the scan moves to another fragment.  A unit is read in
  * batches of lance_parts.fdw_batch_rows rows: the batch's
  * live rows (those the deletion file does not list), then, with a filter of
- * pushed clauses, the filter's columns of those rows, evaluated row by row,
+ * pushed clauses, the filter's columns of those rows, converted column by
+ * column and tested row by row,
  * and the other columns only for the rows that match (a batch without a
  * match decodes nothing more); without a filter, every column of the live
  * rows.  A batch's arrays are freed when the next batch is read, so memory
