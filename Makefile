@@ -3,6 +3,7 @@
 #   make && make install        build and install the extension
 #   make check-core             core unit tests (plain C, no server)
 #   make check-core-sanitize    the same under ASan and UBSan (clang)
+#   make check-s3               the core S3 store against a real server (LP_S3_*)
 #   make fuzz FUZZ_SECONDS=60   libFuzzer run of the metadata parser
 #   make testdata               reference datasets written by npm lancedb
 #   make installcheck           pg_regress against a running server
@@ -21,8 +22,10 @@ PROTO_SRCS = $(PROTOS:.proto=.pb-c.c)
 PROTO_HDRS = $(PROTOS:.proto=.pb-c.h)
 CORE_SRCS  = $(sort $(shell find src/core -name '*.c'))
 PG_SRCS    = $(sort $(shell find src/pg -name '*.c'))
-# plain POSIX helpers of the local stores (the server's and the core tests')
+# PostgreSQL-free I/O helpers the server and the core tests share: the local
+# stores' file walks, the libcurl transport of S3
 POSIX_SRCS = $(sort $(wildcard src/posix/*.c))
+POSIX_LIBS = -lcurl
 OBJS       = $(PG_SRCS:.c=.o) $(POSIX_SRCS:.c=.o)
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
@@ -90,14 +93,31 @@ CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -
 
 # The tests' POSIX store shares src/posix with the server's local store.
 $(BUILD)/core-tests: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(CORE_LIB)
-	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS)
+	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 
 $(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(BUILD)/sanitize/liblpcore.a
-	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS)
+	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS) $(POSIX_LIBS)
 
 # Encoding tree of every page: $(BUILD)/page_encodings FILE.lance...
 $(BUILD)/page_encodings: test/tools/page_encodings.c $(CORE_LIB)
 	$(CC) $(CORE_TEST_CFLAGS) -o $@ $< $(CORE_LIB) $(CORE_LIBS)
+
+# S3 integration tests: the core's S3 store over the server's libcurl requests
+# against a real server (LP_S3_* from scripts/s3-server.sh; test/run.sh --only s3).
+S3_TEST_SRCS = $(sort $(wildcard test/s3/*.c)) test/core/test_main.c
+$(BUILD)/s3-tests: $(S3_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/s3/*.h test/core/lp_test.h src/posix/*.h) $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(S3_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
+
+check-s3: $(BUILD)/s3-tests
+	$(BUILD)/s3-tests
+
+# Rows given as JSON encoded into a data file and appended to a dataset (the
+# reference reads it back in test/reference/encode.test.cjs):
+#   $(BUILD)/encode_append DATASET_DIR ROWS.json [BATCH_ROWS]
+ENCODE_APPEND_SRCS = test/tools/encode_append.c test/core/json_reader.c \
+	test/core/lp_test_files.c test/core/lp_test_store.c $(POSIX_SRCS)
+$(BUILD)/encode_append: $(ENCODE_APPEND_SRCS) $(wildcard test/core/*.h) $(CORE_LIB)
+	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(ENCODE_APPEND_SRCS) $(CORE_LIB) $(CORE_LIBS)
 
 check-core: $(BUILD)/core-tests
 	$(BUILD)/core-tests $(TESTDATA_ARG)
@@ -129,4 +149,4 @@ test/reference/node_modules: test/reference/package.json
 testdata: test/reference/node_modules
 	cd test/reference && LANCEDB_LOG=error node generate.cjs $(TESTDATA)
 
-.PHONY: check-core check-core-sanitize fuzz testdata
+.PHONY: check-core check-core-sanitize check-s3 fuzz testdata

@@ -21,8 +21,10 @@ fi
 # Build tools, the server and its development files, the libraries the
 # extension links, pg_cron (integration tests), IPC::Run (TAP tests), clang
 # with its compiler-rt (sanitizers and libFuzzer), xfsprogs (mkfs.xfs for
-# file-system tests), python3 (the layout check) and gdb (the TAP test that
-# stops a backend between a commit's validation and its publication).
+# file-system tests), python3 (the layout check), gdb (the TAP test that
+# stops a backend between a commit's validation and its publication), and
+# Ceph's RADOS Gateway with one monitor and one OSD plus curl (the S3 server
+# of scripts/s3-server.sh).
 PACKAGES=(
 	make gcc python3
 	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
@@ -32,6 +34,7 @@ PACKAGES=(
 	clang libclang-rt-14-dev
 	xfsprogs
 	gdb
+	radosgw ceph-mon ceph-osd curl
 )
 # Node may come from elsewhere than Debian (CI ships Node 20); only install
 # Debian's when there is none.

@@ -18,3 +18,39 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 10;
 
 COMMENT ON FUNCTION @extschema@.cleanup_orphans(text, interval, boolean) IS
 'List (dry_run) or remove the entries of a dataset that no version references and that are older than older_than: temporary files, transaction files, data files, sidecar and staging directories';
+
+-- Object storage: a lance_fdw server whose root is s3://bucket[/prefix] holds
+-- the endpoint, region, URL style and whether plain HTTP is allowed; its user
+-- mappings hold the credentials.  Only superusers and members of
+-- lance_parts_endpoint_admin may create or alter a server with an endpoint
+-- (checked by the validator).  Roles belong to the cluster, not to a
+-- database: the role is created by the first installation and left in place
+-- by DROP EXTENSION.
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'lance_parts_endpoint_admin') THEN
+        CREATE ROLE lance_parts_endpoint_admin NOLOGIN;
+        COMMENT ON ROLE lance_parts_endpoint_admin IS
+        'Members may set the endpoint option of lance_fdw servers (the host the database server connects to for S3 requests)';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION @extschema@.s3_settings_for(
+    uri text,
+    OUT server text,
+    OUT root text,
+    OUT endpoint text,
+    OUT region text,
+    OUT url_style text,
+    OUT allow_http boolean,
+    OUT user_mapping text,
+    OUT has_credentials boolean,
+    OUT has_session_token boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'lp_s3_settings_for'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.s3_settings_for(text) IS
+'The lance_fdw server and user mapping an s3:// URI uses, and its non-secret settings (never a credential)';

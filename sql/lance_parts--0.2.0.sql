@@ -278,7 +278,7 @@ COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[]) IS
 -- lance_fdw: foreign tables over Lance datasets and data files.  The wrapper
 -- is created by the extension; servers, user mappings and tables are the
 -- user's.  Options naming server paths need pg_read_server_files (checked by
--- the validator).
+-- the validator); an s3:// root names no server path.
 
 CREATE FUNCTION @extschema@.lance_fdw_handler()
 RETURNS fdw_handler
@@ -296,3 +296,39 @@ CREATE FOREIGN DATA WRAPPER lance_fdw
 
 COMMENT ON FOREIGN DATA WRAPPER lance_fdw IS
 'Foreign tables over Lance datasets (a version of a dataset directory) and single .lance data files';
+
+-- Object storage: a lance_fdw server whose root is s3://bucket[/prefix] holds
+-- the endpoint, region, URL style and whether plain HTTP is allowed; its user
+-- mappings hold the credentials.  Only superusers and members of
+-- lance_parts_endpoint_admin may create or alter a server with an endpoint
+-- (checked by the validator).  Roles belong to the cluster, not to a
+-- database: the role is created by the first installation and left in place
+-- by DROP EXTENSION.
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'lance_parts_endpoint_admin') THEN
+        CREATE ROLE lance_parts_endpoint_admin NOLOGIN;
+        COMMENT ON ROLE lance_parts_endpoint_admin IS
+        'Members may set the endpoint option of lance_fdw servers (the host the database server connects to for S3 requests)';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION @extschema@.s3_settings_for(
+    uri text,
+    OUT server text,
+    OUT root text,
+    OUT endpoint text,
+    OUT region text,
+    OUT url_style text,
+    OUT allow_http boolean,
+    OUT user_mapping text,
+    OUT has_credentials boolean,
+    OUT has_session_token boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'lp_s3_settings_for'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.s3_settings_for(text) IS
+'The lance_fdw server and user mapping an s3:// URI uses, and its non-secret settings (never a credential)';

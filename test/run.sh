@@ -14,6 +14,10 @@
 # Layers (see the layer_* functions below):
 #   layout    test/tools/check_layers.sh the layer rules, checked over the sources
 #   core      make check-core            test/core/*.c, plain C, no server
+#   s3        make check-s3              test/s3/*.c, the core's S3 store against
+#                                        Ceph RGW (scripts/s3-server.sh, on the
+#                                        ports LP_S3_PORT, LP_S3_MON_PORT,
+#                                        LP_S3_OSD_PORTS give)
 #   sanitize  make check-core-sanitize   the same under ASan and UBSan
 #   fuzz      make fuzz                  test/fuzz/fuzz_*.c, LP_FUZZ_SECONDS each
 #   regress   make installcheck          test/sql/[0-9]*.sql against test/expected/*.out
@@ -30,6 +34,7 @@
 #                 (with manifest.json); read-only for the tests
 #   LP_SCRATCH    an empty directory the tests and the server may write to
 #   LP_SRCDIR     the root of the source tree the tests run from
+#   LP_ENCODE_APPEND  test/tools/encode_append, built for the node layer
 #   PGHOST, PGPORT, PGUSER, PGDATABASE   the throwaway cluster (regress, node;
 #                 TAP tests start their own clusters)
 #   LP_REFLINK_DIR  a directory, writable by postgres, on an XFS filesystem
@@ -64,7 +69,7 @@ FUZZ_SECONDS=${LP_FUZZ_SECONDS:-30}
 # Debian system, a configured locale may not have been generated.
 export LANG=C.UTF-8
 unset LC_ALL LANGUAGE
-LAYERS=(layout core sanitize fuzz regress tap node)
+LAYERS=(layout core s3 sanitize fuzz regress tap node)
 
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null; then
@@ -128,6 +133,9 @@ mount_reflink_fs()
 		LP_REFLINK_DIR=$REFLINK_MOUNT
 }
 
+# test/tools/encode_append for the node layer (layer_node builds it)
+LP_ENCODE_APPEND=
+
 # A small tmpfs for the tests of a full filesystem (no loop device needed).
 SMALL_FS_MOUNT=$WORK/small
 export LP_SMALL_FS_DIR=
@@ -139,12 +147,16 @@ mount_small_fs()
 		LP_SMALL_FS_DIR=$SMALL_FS_MOUNT
 }
 
+# The S3 server of the s3 layer, stopped by PID when the run ends.
+export LP_S3_DIR=$WORK/s3
+
 cleaned=false
 cleanup()
 {
 	$cleaned && return
 	cleaned=true
 	"$ROOT/test/cluster.sh" stop
+	[ -d "$LP_S3_DIR" ] && bash "$ROOT/scripts/s3-server.sh" stop
 	if mountpoint -q "$REFLINK_MOUNT"; then
 		umount "$REFLINK_MOUNT" || echo "run.sh: could not unmount $REFLINK_MOUNT" >&2
 	fi
@@ -185,7 +197,7 @@ as_postgres()
 	runuser -u postgres -- env \
 		LP_TESTDATA="$DATA" LP_SCRATCH="$SCRATCH" LP_SRCDIR="$TREE" \
 		LP_REFLINK_DIR="$LP_REFLINK_DIR" LP_SMALL_FS_DIR="$LP_SMALL_FS_DIR" \
-		PATH="$PG_BINDIR:$PATH" "$@"
+		LP_ENCODE_APPEND="$LP_ENCODE_APPEND" PATH="$PG_BINDIR:$PATH" "$@"
 }
 
 # command_failed RC - a command that failed without reporting a failed test
@@ -240,6 +252,26 @@ core_binary_layer()
 layer_core()
 {
 	core_binary_layer check-core
+}
+
+# s3: the S3 integration binary ends like the core one; the server's
+# settings (LP_S3_ENDPOINT, ...) are exported for it, and it is stopped after.
+layer_s3()
+{
+	local settings
+	if ! settings=$(bash "$ROOT/scripts/s3-server.sh" start 2>"$LOGS/s3-server.log"); then
+		cat "$LOGS/s3-server.log"
+		L_FAILED=1
+		L_NOTE="the S3 server did not start"
+		return
+	fi
+	eval "$settings"
+	export LP_S3_ENDPOINT LP_S3_REGION LP_S3_BUCKET LP_S3_ACCESS_KEY_ID LP_S3_SECRET_ACCESS_KEY
+	core_binary_layer check-s3
+	# the node layer's s3.test.cjs starts its own server on the same ports,
+	# and no later layer may think this one still runs
+	bash "$ROOT/scripts/s3-server.sh" stop
+	unset LP_S3_ENDPOINT LP_S3_REGION LP_S3_BUCKET LP_S3_ACCESS_KEY_ID LP_S3_SECRET_ACCESS_KEY
 }
 
 layer_sanitize()
@@ -339,6 +371,13 @@ layer_node()
 	fi
 	# shellcheck source=/dev/null
 	. "$LP_CLUSTER_DIR/env"
+	# The encoder's files reach lancedb through this tool (encode.test.cjs); built as
+	# root in the work tree, run by postgres from the copy.
+	LP_ENCODE_APPEND=
+	if make -C "$ROOT" --no-print-directory -s build/encode_append; then
+		install -o postgres -m 755 "$ROOT/build/encode_append" "$TREE/encode_append" &&
+			LP_ENCODE_APPEND=$TREE/encode_append
+	fi
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 		PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \
 		--test-concurrency=1 test/reference/*.test.cjs

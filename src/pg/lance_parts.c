@@ -16,6 +16,7 @@
 #include "fdw/lp_fdw.h"
 #include "base/lp_interrupt.h"
 #include "fdw/lp_fdw.h"
+#include "storage/lp_pg_s3_config.h"
 
 PG_MODULE_MAGIC;
 
@@ -58,6 +59,7 @@ _PG_init(void)
 	LpFdwScanInit();
 	LpFdwPushdownInit();
 	LpFdwParallelInit();
+	LpS3ConfigInit();
 
 	MarkGUCPrefixReserved("lance_parts");
 }

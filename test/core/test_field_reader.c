@@ -389,6 +389,63 @@ LP_TEST(field_reader_skips_pages_without_requested_rows)
 	LP_CHECK(checked > 0);
 }
 
+/*
+ * A one-row take from a 2.1+ list column decodes only the mini-block chunks
+ * the row spans (found through the repetition index), fewer rows than the
+ * page holding it.
+ */
+LP_TEST(field_reader_takes_list_rows_by_chunk)
+{
+	char	   *paths[MAX_DATA_FILES];
+	int			num_paths = multipage_files(paths, MAX_DATA_FILES);
+	int			checked = 0;
+
+	for (int i = 0; i < num_paths; i++)
+	{
+		FileUnderTest f;
+
+		if (open_file(paths[i], &f) && f.file->version >= LP_FILE_VERSION_2_1)
+			for (uint32_t field = 0; field < f.file->schema.num_fields; field++)
+			{
+				LpFieldReader *reader;
+				LpArray    *array;
+				LpDecodeStats stats;
+				LpError		err;
+				uint32_t	column;
+				uint64_t	row = f.file->num_rows / 2;
+				uint64_t	page_rows = 0;
+				uint64_t	first_row = 0;
+
+				if (!is_top_level(f.file, field) ||
+					strcmp(f.file->schema.fields[field].name, "li") != 0 ||
+					!lp_field_first_column(f.file, field, &column, &err))
+					continue;
+				for (uint32_t p = 0; p < f.file->columns[column].num_pages && page_rows == 0; p++)
+				{
+					uint64_t	rows = f.file->columns[column].pages[p].num_rows;
+
+					if (row < first_row + rows)
+						page_rows = rows;
+					first_row += rows;
+				}
+				LP_CHECK(lp_field_reader_open(f.input, f.file, field, &reader, &err));
+				LP_CHECK(lp_field_reader_take(reader, &row, 1, &array, &err));
+				lp_field_reader_stats(reader, &stats);
+				LP_CHECK_MSG(stats.rows_decoded >= 1 && stats.rows_decoded < page_rows,
+							 "%.150s: a take of row %llu decoded %llu rows of its page of %llu",
+							 paths[i], (unsigned long long) row,
+							 (unsigned long long) stats.rows_decoded,
+							 (unsigned long long) page_rows);
+				lp_array_free(array);
+				lp_field_reader_close(reader);
+				checked++;
+			}
+		close_file(&f);
+		free(paths[i]);
+	}
+	LP_CHECK(checked > 0);
+}
+
 /* Live and peak bytes of the core's allocations (a size header before each). */
 static size_t live_bytes;
 static size_t peak_bytes;

@@ -8,6 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { psqlLines, literal } = require('./pg.cjs');
+const { SESSION, readForeignTable, firstDifference, sortById } = require('./fdw_values.cjs');
 
 const TESTDATA = process.env.LP_TESTDATA;
 const manifest = JSON.parse(fs.readFileSync(path.join(TESTDATA, 'manifest.json'), 'utf8'));
@@ -21,79 +22,9 @@ IMPORT FOREIGN SCHEMA generated FROM SERVER fdw_reference_server INTO fdw_refere
   OPTIONS (uri ${literal(TESTDATA)});
 `);
 
-const SESSION = "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET extra_float_digits = 1;\n";
-
-// 64-bit integers and decimals travel as text: JSON numbers would lose digits in JavaScript.
-// Dates and timestamps as text give the canonical form directly.
-function selectExpression(field)
-{
-	const name = '"' + field.name.replace(/"/g, '""') + '"';
-	const type = field.logical_type;
-
-	if (type === 'int64' || type === 'uint64' || type.startsWith('decimal') ||
-		type.startsWith('timestamp') || type.startsWith('date'))
-		return name + '::text AS ' + name;
-	return name;
-}
-
-// JSON.parse turns the -0 PostgreSQL prints into a number; values.cjs writes "-0".
-function canonical(value)
-{
-	if (typeof value === 'number' && Object.is(value, -0))
-		return '-0';
-	if (Array.isArray(value))
-		return value.map(canonical);
-	if (value !== null && typeof value === 'object')
-		return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, canonical(v)]));
-	return value;
-}
-
-function float32Equal(a, b)
-{
-	if (typeof a === 'number' && typeof b === 'number')
-		return Math.fround(a) === Math.fround(b);
-	return a === b;
-}
-
-// Structs arrive as jsonb, whose 64-bit integers are JSON numbers; values.cjs writes them as
-// strings.  The values compared here stay far below 2^53, so numbers compare as their text.
-function jsonEqual(actual, expected)
-{
-	if (typeof actual === 'number' && typeof expected === 'string')
-		return String(actual) === expected;
-	if (Array.isArray(actual) && Array.isArray(expected))
-		return actual.length === expected.length && actual.every((v, i) => jsonEqual(v, expected[i]));
-	if (actual !== null && expected !== null && typeof actual === 'object' && typeof expected === 'object')
-	{
-		const keys = Object.keys(expected);
-
-		return keys.length === Object.keys(actual).length && keys.every((k) => jsonEqual(actual[k], expected[k]));
-	}
-	return JSON.stringify(actual) === JSON.stringify(expected);
-}
-
-function valueEqual(logicalType, actual, expected)
-{
-	if (actual === null || expected === null)
-		return actual === expected;
-	if (logicalType === 'float')
-		return float32Equal(actual, expected);
-	if (logicalType.startsWith('fixed_size_list:float:'))
-		return Array.isArray(actual) && actual.length === expected.length &&
-			actual.every((v, i) => (v === null || expected[i] === null
-				? v === expected[i] : float32Equal(v, expected[i])));
-	if (logicalType === 'struct')
-		return jsonEqual(actual, expected);
-	return JSON.stringify(actual) === JSON.stringify(expected);
-}
-
-// settings: SET commands for the session; where: a clause on t (or '').
 function readTable(table, fields, settings = '', where = '')
 {
-	const query = 'SELECT row_to_json(q) FROM (SELECT ' + fields.map(selectExpression).join(', ') +
-		' FROM fdw_reference.' + table + ' t ' + where + ' ORDER BY t.id) q;\n';
-
-	return psqlLines(SESSION + settings + query).map((line) => canonical(JSON.parse(line)));
+	return readForeignTable('fdw_reference.' + table, fields, settings, where);
 }
 
 function expectError(query, pattern)
@@ -110,31 +41,20 @@ test('IMPORT FOREIGN SCHEMA made a table for every generated dataset', () => {
 	assert.deepEqual(tables, manifest.datasets.map((d) => d.name).sort());
 });
 
+// Fails at the first value that differs from the reference's; every value must be compared.
 function compareRows(dataset, fields, actual, expected)
 {
-	let compared = 0;
+	const counter = { compared: 0 };
+	const difference = firstDifference(dataset.name, fields, actual, expected, counter);
 
-	for (let i = 0; i < expected.length; i++)
-	{
-		for (const field of fields)
-		{
-			const want = expected[i][field.name];
-			const got = actual[i][field.name];
-
-			if (!valueEqual(field.logical_type, got, want))
-				assert.fail(dataset.name + ' row ' + i + ' (id ' + expected[i].id + ') column "' +
-					field.name + '": got ' + JSON.stringify(got) + ', expected ' + JSON.stringify(want));
-			compared++;
-		}
-	}
-	assert.equal(compared, expected.length * fields.length);
+	if (difference !== null)
+		assert.fail(difference);
+	assert.equal(counter.compared, expected.length * fields.length);
 }
 
 function expectedRows(dataset)
 {
-	const expected = JSON.parse(fs.readFileSync(dataset.rows_file, 'utf8'));
-
-	return expected.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
+	return sortById(JSON.parse(fs.readFileSync(dataset.rows_file, 'utf8')));
 }
 
 for (const dataset of readable)

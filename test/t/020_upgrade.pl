@@ -19,13 +19,18 @@ isnt($current, '0.1.0', "the current release ($current) is not 0.1.0");
 
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('postgres', 'CREATE DATABASE updated');
-$node->safe_psql('fresh', 'CREATE EXTENSION lance_parts');
 $node->safe_psql('updated', "CREATE EXTENSION lance_parts VERSION '0.1.0'");
 is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
 	'0.1.0', '0.1.0 installs');
 $node->safe_psql('updated', 'ALTER EXTENSION lance_parts UPDATE');
 is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
 	$current, "ALTER EXTENSION UPDATE reaches $current");
+# The role that may set endpoints belongs to the cluster, not to the
+# extension: the update creates it, a fresh install in another database finds it.
+is($node->safe_psql('updated',
+		"SELECT rolcanlogin FROM pg_roles WHERE rolname = 'lance_parts_endpoint_admin'"),
+	'f', 'the update creates the role lance_parts_endpoint_admin (NOLOGIN)');
+$node->safe_psql('fresh', 'CREATE EXTENSION lance_parts');
 
 # One line per member of the extension, with everything that defines it.
 # Object identities (pg_identify_object) rather than OIDs, so that the two

@@ -168,7 +168,7 @@ LAYERS = [
     ["core/io"],
     ["core/format"],
     ["core/codec"],
-    ["core/concat", "core/dataset", "core/decode"],
+    ["core/concat", "core/dataset", "core/decode", "core/encode"],
     ["posix"],
     ["pg"],
 ]

@@ -83,6 +83,12 @@ lp_error_code_name(LpErrorCode code)
 			return "disk full";
 		case LP_ERR_CANCELED:
 			return "canceled";
+		case LP_ERR_NETWORK:
+			return "network failure";
+		case LP_ERR_CREDENTIALS:
+			return "credentials rejected";
+		case LP_ERR_ACCESS_DENIED:
+			return "access denied";
 		case LP_ERR_INTERNAL:
 			return "internal error";
 	}

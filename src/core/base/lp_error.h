@@ -24,6 +24,9 @@ typedef enum LpErrorCode
 	LP_ERR_ALREADY_COMMITTED,	/* a data file is part of a version already (55000) */
 	LP_ERR_DISK_FULL,			/* no space or quota left (53100) */
 	LP_ERR_CANCELED,			/* lp_cancel_requested() said stop */
+	LP_ERR_NETWORK,				/* a server could not be reached or dropped the connection (08006) */
+	LP_ERR_CREDENTIALS,			/* a server rejected the credentials or the signature (28000) */
+	LP_ERR_ACCESS_DENIED,		/* a server refused access to an object (42501) */
 	LP_ERR_INTERNAL				/* a core invariant failed (XX000) */
 } LpErrorCode;
 

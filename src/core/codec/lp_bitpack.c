@@ -1,5 +1,5 @@
 /*
- * lp_bitpack.c - FastLanes and bit-stream unpacking (layouts described in
+ * lp_bitpack.c - FastLanes packing and unpacking, bit-stream unpacking (layouts described in
  * lp_bitpack.h).
  */
 #include <string.h>
@@ -90,6 +90,56 @@ lp_fastlanes_unpack(uint32_t type_bits, uint32_t width, const uint8_t *packed,
 			break;
 	}
 	return true;
+}
+
+bool
+lp_fastlanes_pack(uint32_t type_bits, uint32_t width, const uint8_t *values,
+				  uint8_t *packed)
+{
+	uint32_t	bytes = type_bits / 8;
+	uint32_t	lanes;
+
+	if (type_bits != 8 && type_bits != 16 && type_bits != 32 && type_bits != 64)
+		return false;
+	if (width > type_bits)
+		return false;
+	lanes = LP_FASTLANES_BLOCK / type_bits;
+	memset(packed, 0, lp_fastlanes_packed_bytes(width));
+	if (width == 0)
+		return true;
+
+	for (uint32_t lane = 0; lane < lanes; lane++)
+	{
+		for (uint32_t row = 0; row < type_bits; row++)
+		{
+			uint32_t	bit = row * width;
+			uint32_t	word = bit / type_bits;
+			uint32_t	shift = bit % type_bits;
+			uint32_t	index = fastlanes_order[row / 8] * 16 + (row % 8) * 128 + lane;
+			uint64_t	value = lp_le_uint(values + (size_t) index * bytes, bytes);
+			uint8_t    *at = packed + ((size_t) word * lanes + lane) * bytes;
+
+			lp_put_le_uint(at, bytes, lp_le_uint(at, bytes) | (value << shift));
+			/* The value continues in the lane's next word. */
+			if (shift + width > type_bits)
+			{
+				at = packed + ((size_t) (word + 1) * lanes + lane) * bytes;
+				lp_put_le_uint(at, bytes, lp_le_uint(at, bytes) | (value >> (type_bits - shift)));
+			}
+		}
+	}
+	return true;
+}
+
+uint32_t
+lp_bit_width(uint32_t type_bits, const uint8_t *values, uint64_t count)
+{
+	uint32_t	bytes = type_bits / 8;
+	uint64_t	all = 0;
+
+	for (uint64_t i = 0; i < count; i++)
+		all |= lp_le_uint(values + i * bytes, bytes);
+	return all == 0 ? 0 : 64 - (uint32_t) __builtin_clzll(all);
 }
 
 bool

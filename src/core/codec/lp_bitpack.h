@@ -1,5 +1,5 @@
 /*
- * lp_bitpack.h - bit unpacking: FastLanes, as Lance's InlineBitpacking,
+ * lp_bitpack.h - bit packing and unpacking: FastLanes, as Lance's InlineBitpacking,
  * OutOfLineBitpacking and 2.0 BitpackedForNonNeg store integers (crate
  * lance-bitpacking, a fork of spiraldb/fastlanes), and the plain bit stream
  * of 2.0 Bitpacked.
@@ -35,6 +35,18 @@ lp_fastlanes_packed_bytes(uint32_t width)
  */
 bool		lp_fastlanes_unpack(uint32_t type_bits, uint32_t width,
 								const uint8_t *packed, uint8_t *out);
+
+/*
+ * Pack one block, the inverse of lp_fastlanes_unpack: values holds 1024
+ * little-endian T-bit values, each below 2^width; packed receives
+ * lp_fastlanes_packed_bytes(width) bytes.  False if type_bits or width is
+ * not valid.
+ */
+bool		lp_fastlanes_pack(uint32_t type_bits, uint32_t width,
+							  const uint8_t *values, uint8_t *packed);
+
+/* Bits needed by the largest of count T-bit values (0 when all are zero). */
+uint32_t	lp_bit_width(uint32_t type_bits, const uint8_t *values, uint64_t count);
 
 /*
  * Unpack count values of a plain bit stream (2.0 Bitpacked): value i is bits

@@ -1,8 +1,11 @@
 /*
- * lp_fsst.c - FSST string decompression (format in lp_fsst.h).
+ * lp_fsst.c - FSST string compression and decompression (format in
+ * lp_fsst.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/lp_alloc.h"
 #include "base/lp_bytes.h"
 #include "codec/lp_fsst.h"
 
@@ -61,4 +64,263 @@ lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len, uint8_t 
 	}
 	*out_len = (uint64_t) (out - start);
 	return true;
+}
+
+/* ---- compression ---------------------------------------------------------- */
+
+#define FSST_SAMPLE_BYTES (16 * 1024)	/* Lance's FSST_SAMPLETARGET */
+#define FSST_ROUNDS 5
+#define FSST_MAX_SYMBOLS 255
+/* Codes while building: symbols 0..254, single bytes 256 + b. */
+#define FSST_CODES 512
+
+typedef struct Candidate
+{
+	uint64_t	symbol;			/* bytes, first in the low byte */
+	uint32_t	len;
+	uint64_t	gain;
+} Candidate;
+
+static int
+by_symbol(const void *a, const void *b)
+{
+	const Candidate *x = a;
+	const Candidate *y = b;
+
+	if (x->symbol != y->symbol)
+		return x->symbol < y->symbol ? -1 : 1;
+	return (int) x->len - (int) y->len;
+}
+
+static int
+by_gain(const void *a, const void *b)
+{
+	const Candidate *x = a;
+	const Candidate *y = b;
+
+	if (x->gain != y->gain)
+		return x->gain > y->gain ? -1 : 1;
+	return by_symbol(a, b);
+}
+
+static uint64_t
+symbol_value(const uint8_t *bytes, uint32_t len)
+{
+	uint64_t	value = 0;
+
+	for (uint32_t i = 0; i < len; i++)
+		value |= (uint64_t) bytes[i] << (8 * i);
+	return value;
+}
+
+/* Index the table's codes by first byte, longest first. */
+static void
+index_symbols(LpFsstEncoder *encoder)
+{
+	const LpFsstTable *table = &encoder->table;
+	uint32_t	pos = 0;
+
+	for (uint32_t b = 0; b < 256; b++)
+	{
+		encoder->first[b] = (uint16_t) pos;
+		for (uint32_t len = 8; len >= 1; len--)
+			for (uint32_t c = 0; c < table->num_symbols; c++)
+				if (table->symbols[c][0] == b && table->lengths[c] == len)
+					encoder->by_first[pos++] = (uint8_t) c;
+	}
+	encoder->first[256] = (uint16_t) pos;
+	for (uint32_t c = 0; c < table->num_symbols; c++)
+	{
+		encoder->values[c] = symbol_value(table->symbols[c], table->lengths[c]);
+		encoder->masks[c] = table->lengths[c] == 8 ? UINT64_MAX :
+			(((uint64_t) 1 << (8 * table->lengths[c])) - 1);
+	}
+}
+
+/* The longest symbol at in[0, len): its code, or 256 + byte; *match_len its length. */
+static uint32_t
+match(const LpFsstEncoder *encoder, const uint8_t *in, size_t len, uint32_t *match_len)
+{
+	uint8_t		b = in[0];
+	uint64_t	word = len >= 8 ? lp_le64(in) : 0;
+
+	for (uint32_t i = encoder->first[b]; i < encoder->first[b + 1]; i++)
+	{
+		uint32_t	code = encoder->by_first[i];
+		uint32_t	l = encoder->table.lengths[code];
+
+		if (len >= 8 ? (word & encoder->masks[code]) == encoder->values[code] :
+			(l <= len && memcmp(encoder->table.symbols[code], in, l) == 0))
+		{
+			*match_len = l;
+			return code;
+		}
+	}
+	*match_len = 1;
+	return 256 + b;
+}
+
+static void
+code_symbol(const LpFsstEncoder *encoder, uint32_t code, uint64_t *symbol, uint32_t *len)
+{
+	if (code >= 256)
+	{
+		*symbol = code - 256;
+		*len = 1;
+	}
+	else
+	{
+		*symbol = symbol_value(encoder->table.symbols[code], encoder->table.lengths[code]);
+		*len = encoder->table.lengths[code];
+	}
+}
+
+/* One round: count codes and pairs over the sample, keep the best 255 candidates. */
+static bool
+build_round(LpFsstEncoder *encoder, const uint8_t *data, const uint64_t *offsets,
+			const uint64_t *sample, uint64_t n_sample, uint32_t *counts1, uint32_t *counts2,
+			Candidate *candidates)
+{
+	uint64_t	n_candidates = 0;
+	uint64_t	kept = 0;
+
+	memset(counts1, 0, FSST_CODES * sizeof(uint32_t));
+	memset(counts2, 0, (size_t) FSST_CODES * FSST_CODES * sizeof(uint32_t));
+	for (uint64_t s = 0; s < n_sample; s++)
+	{
+		const uint8_t *in = data + offsets[sample[s]];
+		size_t		len = offsets[sample[s] + 1] - offsets[sample[s]];
+		uint32_t	prev = UINT32_MAX;
+
+		for (size_t pos = 0; pos < len;)
+		{
+			uint32_t	l;
+			uint32_t	code = match(encoder, in + pos, len - pos, &l);
+
+			counts1[code]++;
+			if (prev != UINT32_MAX)
+				counts2[prev * FSST_CODES + code]++;
+			prev = code;
+			pos += l;
+		}
+	}
+	for (uint32_t a = 0; a < FSST_CODES; a++)
+	{
+		uint64_t	sa;
+		uint32_t	la;
+
+		if (counts1[a] == 0)
+			continue;
+		code_symbol(encoder, a, &sa, &la);
+		candidates[n_candidates++] = (Candidate) {sa, la, (uint64_t) counts1[a] * la};
+		for (uint32_t b = 0; b < FSST_CODES; b++)
+		{
+			uint64_t	sb;
+			uint32_t	lb;
+			uint32_t	len;
+
+			if (counts2[a * FSST_CODES + b] == 0 || la == 8)
+				continue;
+			code_symbol(encoder, b, &sb, &lb);
+			len = la + lb > 8 ? 8 : la + lb;
+			sb &= len - la == 8 ? UINT64_MAX : (((uint64_t) 1 << (8 * (len - la))) - 1);
+			candidates[n_candidates++] = (Candidate) {sa | (sb << (8 * la)), len,
+			(uint64_t) counts2[a * FSST_CODES + b] * len};
+		}
+	}
+	/* The same symbol from several pairs adds up. */
+	qsort(candidates, n_candidates, sizeof(Candidate), by_symbol);
+	for (uint64_t i = 0; i < n_candidates; i++)
+	{
+		if (kept > 0 && candidates[kept - 1].symbol == candidates[i].symbol &&
+			candidates[kept - 1].len == candidates[i].len)
+			candidates[kept - 1].gain += candidates[i].gain;
+		else
+			candidates[kept++] = candidates[i];
+	}
+	qsort(candidates, kept, sizeof(Candidate), by_gain);
+	encoder->table.num_symbols = kept < FSST_MAX_SYMBOLS ? (uint32_t) kept : FSST_MAX_SYMBOLS;
+	for (uint32_t c = 0; c < encoder->table.num_symbols; c++)
+	{
+		encoder->table.lengths[c] = (uint8_t) candidates[c].len;
+		for (uint32_t i = 0; i < 8; i++)
+			encoder->table.symbols[c][i] = (uint8_t) (candidates[c].symbol >> (8 * i));
+	}
+	index_symbols(encoder);
+	return true;
+}
+
+LpFsstEncoder *
+lp_fsst_encoder_build(const uint8_t *data, const uint64_t *offsets, uint64_t n)
+{
+	LpFsstEncoder *encoder = lp_alloc0(sizeof(LpFsstEncoder));
+	uint32_t   *counts1 = lp_alloc_array(FSST_CODES, sizeof(uint32_t));
+	uint32_t   *counts2 = lp_alloc_array((size_t) FSST_CODES * FSST_CODES, sizeof(uint32_t));
+	Candidate  *candidates = lp_alloc_array((size_t) FSST_CODES * FSST_CODES + FSST_CODES,
+											sizeof(Candidate));
+	uint64_t   *sample = lp_alloc_array(n + 1, sizeof(uint64_t));
+	uint64_t	n_sample = 0;
+	uint64_t	total = n > 0 ? offsets[n] - offsets[0] : 0;
+	uint64_t	stride = total > FSST_SAMPLE_BYTES ? total / FSST_SAMPLE_BYTES : 1;
+	bool		ok = encoder && counts1 && counts2 && candidates && sample;
+
+	/* Every stride-th string (by bytes), about FSST_SAMPLE_BYTES in all. */
+	for (uint64_t i = 0, taken = 0; ok && i < n; i++)
+		if (offsets[i + 1] > offsets[i] && (offsets[i] - offsets[0]) / stride >= taken)
+		{
+			sample[n_sample++] = i;
+			taken += offsets[i + 1] - offsets[i];
+		}
+	if (ok)
+		index_symbols(encoder);
+	for (int round = 0; ok && round < FSST_ROUNDS; round++)
+		ok = build_round(encoder, data, offsets, sample, n_sample, counts1, counts2, candidates);
+	lp_free(counts1);
+	lp_free(counts2);
+	lp_free(candidates);
+	lp_free(sample);
+	if (!ok)
+	{
+		lp_free(encoder);
+		return NULL;
+	}
+	encoder->table.compressed = true;
+	return encoder;
+}
+
+void
+lp_fsst_table_write(const LpFsstTable *table, uint8_t *out)
+{
+	uint64_t	header = ((uint64_t) FSST_MAGIC << 32) | ((uint64_t) 1 << 24) |
+		((uint64_t) (table->num_symbols & 255) << 16) | (table->num_symbols & 255);
+
+	memset(out, 0, LP_FSST_SYMBOL_TABLE_LEN);
+	lp_put_le64(out, header);
+	for (uint32_t i = 0; i < table->num_symbols; i++)
+	{
+		memcpy(out + 8 + (size_t) i * 8, table->symbols[i], 8);
+		out[8 + (size_t) table->num_symbols * 8 + i] = table->lengths[i];
+	}
+}
+
+size_t
+lp_fsst_encode(const LpFsstEncoder *encoder, const uint8_t *in, size_t len, uint8_t *out)
+{
+	size_t		written = 0;
+
+	for (size_t pos = 0; pos < len;)
+	{
+		uint32_t	l;
+		uint32_t	code = match(encoder, in + pos, len - pos, &l);
+
+		if (code >= 256)
+		{
+			out[written++] = LP_FSST_ESCAPE;
+			out[written++] = in[pos];
+		}
+		else
+			out[written++] = (uint8_t) code;
+		pos += l;
+	}
+	return written;
 }

@@ -1,5 +1,6 @@
 /*
- * lp_fsst.h - FSST string decompression (Lance's `fsst` crate).
+ * lp_fsst.h - FSST string compression and decompression (Lance's `fsst`
+ * crate).
  *
  * A symbol table is FSST_SYMBOL_TABLE_LEN bytes: a little-endian u64 header
  * whose top 32 bits are "FSST" (0x46535354), whose bit 24 says whether the
@@ -41,5 +42,31 @@ bool		lp_fsst_table_parse(const uint8_t *data, size_t len, LpFsstTable *table);
  */
 bool		lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
 						   uint8_t *out, uint64_t *out_len);
+
+/*
+ * The compressing side: a symbol table built from a sample of the strings
+ * (FSST's rounds: compress the sample with the table so far, count symbols
+ * and pairs of symbols, keep the 255 that gain most), and a matcher that
+ * compresses greedily, longest symbol first.  Strings are
+ * data[offsets[i], offsets[i + 1]).
+ */
+typedef struct LpFsstEncoder
+{
+	LpFsstTable table;
+	uint16_t	first[257];		/* codes starting with byte b: by_first[first[b] .. first[b + 1]) */
+	uint8_t		by_first[256];	/* longest first within each byte */
+	uint64_t	values[256];	/* each symbol as a little-endian word */
+	uint64_t	masks[256];		/* its length's bytes */
+} LpFsstEncoder;
+
+/* NULL when out of memory; free with lp_free. */
+LpFsstEncoder *lp_fsst_encoder_build(const uint8_t *data, const uint64_t *offsets, uint64_t n);
+
+/* The table as Lance stores it (LP_FSST_SYMBOL_TABLE_LEN bytes, "compressed" set). */
+void		lp_fsst_table_write(const LpFsstTable *table, uint8_t *out);
+
+/* Compress in[0, len) into out (room for 2 * len bytes); returns the bytes written. */
+size_t		lp_fsst_encode(const LpFsstEncoder *encoder, const uint8_t *in, size_t len,
+						   uint8_t *out);
 
 #endif							/* LP_FSST_H */

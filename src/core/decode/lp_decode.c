@@ -42,9 +42,9 @@ decode_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 
 /*
  * Whether a take must decode the page whole: pages with lists (a row's
- * items may span chunks, and its place is not a matter of arithmetic), and
- * variable-width full-zip pages without the repetition index that locates
- * their rows.
+ * place is not a matter of arithmetic) unless they are mini-block pages
+ * with a repetition index, and variable-width full-zip pages without the
+ * repetition index that locates their rows.
  */
 static bool
 take_needs_whole_page(const LpPage *page, const Lance__Encodings21__PageLayout *layout)
@@ -53,7 +53,8 @@ take_needs_whole_page(const LpPage *page, const Lance__Encodings21__PageLayout *
 	{
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT:
 			return lp_layers_have_list(layout->mini_block_layout->layers,
-									   layout->mini_block_layout->n_layers);
+									   layout->mini_block_layout->n_layers) &&
+				layout->mini_block_layout->repetition_index_depth == 0;
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT:
 			return lp_layers_have_list(layout->full_zip_layout->layers,
 									   layout->full_zip_layout->n_layers) ||

@@ -6,13 +6,17 @@
  * file (lp_decode_field) or for chosen rows (an LpFieldReader).  A take
  * reads no page that holds none of its rows, and its working memory beyond
  * the result is bounded by the units holding the rows, per leaf column:
- *  - 2.1+ mini-block pages without lists: one chunk at a time (at most 4096
- *    values in 2.1), plus the page's chunk metadata and dictionary;
+ *  - 2.1+ mini-block pages: the stored bytes of the chunks from the first
+ *    to the last holding requested rows (read in one piece), decoded one
+ *    chunk at a time (at most 4096 values in 2.1), plus the page's chunk
+ *    metadata, dictionary and repetition index; with lists, a row spanning
+ *    chunks takes the chunks it spans;
  *  - 2.1+ full-zip pages without lists: the items of the requested rows
  *    (fixed width by stride, variable width through the repetition index);
  *  - 2.1+ constant and all-null pages without lists: values for the
  *    requested rows only, the page's levels (2 bytes a row) read whole;
- *  - 2.1+ pages with lists, and 2.0 pages: the whole page.
+ *  - 2.1+ full-zip and constant pages with lists, mini-block pages with lists
+ *    but no repetition index, and 2.0 pages: the whole page.
  * Fields map to physical columns as lance-format.md §3.1 says
  * (lp_columns.h): in 2.0 every field owns a column in pre-order (struct
  * headers and list offsets included); in 2.1+ only leaves do.  Every offset, size and count

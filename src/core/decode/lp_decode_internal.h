@@ -208,9 +208,10 @@ bool		lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input,
 									 const Lance__Encodings21__MiniBlockLayout *layout,
 									 LpColumnLevels *acc);
 /*
- * Takes from pages without list layers (every level a row): page-relative
- * ranges appended to dst, decoding only the units holding them, whose rows
- * are added to *rows_decoded.
+ * Takes from pages without list layers (every level a row), and from
+ * mini-block pages with lists and a repetition index: page-relative ranges
+ * appended to dst, decoding only the units holding them, whose rows are
+ * added to *rows_decoded.
  */
 bool		lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 								   const Lance__Encodings21__MiniBlockLayout *layout,

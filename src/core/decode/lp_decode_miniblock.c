@@ -6,10 +6,13 @@
  * has_large_chunk in 2.2+), 1 = chunks, 2 = dictionary when present, last =
  * repetition index when repetition_index_depth > 0.
  *
- * A take from a page without list layers reads and decodes only the chunks
- * holding requested rows, one at a time (a chunk's value count is its row
- * count).  A page with lists is decoded whole by the caller (its rows may
- * span chunks; the repetition index that would find them is not used yet).
+ * A take reads the chunks from the first to the last holding requested rows
+ * in one piece and decodes only those holding them, one chunk at a time:
+ * without lists a chunk's value count is its row count (and FSST expands
+ * only the strings kept); with lists the repetition index says which rows
+ * start in each chunk, and a row that spans chunks (the trailer of one, the
+ * preamble of the next) takes the chunks up to where it finishes.  A page
+ * with lists but no repetition index is decoded whole by the caller.
  */
 #include <string.h>
 
@@ -303,18 +306,84 @@ read_chunk_table(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	return true;
 }
 
+/* Parts of a chunk run that belong to rows outside it (ends NULL: none). */
+typedef struct RunEnds
+{
+	bool		preamble;		/* the first chunk begins inside a row of an earlier chunk */
+	bool		trailer;		/* the last chunk ends inside a row of a later chunk */
+} RunEnds;
+
+/*
+ * Drop the levels (and their values) of the preamble and trailer of a run:
+ * a row starts at a level whose repetition level is the number of list
+ * layers.
+ */
+static bool
+trim_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *layout,
+		 const RunEnds *ends, MiniBlockState *state, LpPageLevels *levels)
+{
+	uint16_t	row_start = 0;
+	uint16_t	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
+	uint64_t	first = 0;
+	uint64_t	last = levels->num_levels;
+	uint64_t	values_before = 0;
+	uint64_t	values_after = 0;
+	LpRowRange	kept;
+	LpBlock		values;
+
+	for (size_t i = 0; i < layout->n_layers; i++)
+		row_start += lp_layers_have_list(&layout->layers[i], 1);
+	if (levels->rep == NULL)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "list page has no repetition levels");
+	if (ends->preamble)
+		while (first < last && levels->rep[first] != row_start)
+			first++;
+	if (ends->trailer && last > first)
+	{
+		last--;
+		while (last > first && levels->rep[last] != row_start)
+			last--;
+	}
+	if (first >= levels->num_levels || (ends->trailer && levels->rep[last] != row_start))
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunks of rows that span them hold no row start");
+	for (uint64_t i = 0; i < levels->num_levels; i++)
+	{
+		bool		visible = levels->def == NULL || levels->def[i] <= max_visible;
+
+		if (visible && i < first)
+			values_before++;
+		else if (visible && i >= last)
+			values_after++;
+	}
+	if (values_before + values_after > state->values.num_values)
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunks hold fewer values than their levels");
+	kept.start = values_before;
+	kept.count = state->values.num_values - values_before - values_after;
+	memset(&values, 0, sizeof(values));
+	if (!lp_block_take(ctx, &state->values, &kept, 1, &values))
+		return false;
+	lp_block_free(&state->values);
+	state->values = values;
+	levels->rep += first;
+	if (levels->def != NULL)
+		levels->def += first;
+	levels->num_levels = last - first;
+	return true;
+}
+
 /*
  * Decode chunks [first, end) - their bytes in chunks, from the first's
  * offset on - into out, holding num_rows top-level rows: values, dictionary
- * applied, levels unravelled.  selected (NULL: all values) is for a take of one chunk: a
- * bitmap of the rows it keeps, whose values are the only ones that must be
- * right (lp_miniblock_decompress_selected).
+ * applied, levels unravelled, the parts of rows outside the run (ends; NULL:
+ * none) dropped.  selected (NULL: all values) is for a take of one chunk of
+ * a page without lists: a bitmap of the rows it keeps, whose values are the
+ * only ones that must be right (lp_miniblock_decompress_selected).
  */
 static bool
 decode_chunk_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *layout,
 				 const ChunkTable *table, uint64_t first, uint64_t end, const uint8_t *chunks,
-				 const LpBlock *dictionary, uint64_t num_rows, const uint8_t *selected,
-				 LpColumnLevels *out)
+				 const LpBlock *dictionary, const RunEnds *ends, uint64_t num_rows,
+				 const uint8_t *selected, LpColumnLevels *out)
 {
 	MiniBlockState state;
 	uint64_t	base = table->offsets[first];
@@ -347,6 +416,9 @@ decode_chunk_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLa
 		lp_page_fail(ctx, LP_ERR_CORRUPT, "page has rows but no levels");
 		goto done;
 	}
+	if (ends != NULL && (ends->preamble || ends->trailer) &&
+		!trim_run(ctx, layout, ends, &state, &levels))
+		goto done;
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels,
 						   state.values.num_values, num_rows, out))
 		goto done;
@@ -381,7 +453,8 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	ok = ok && lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[0],
 										 table.offsets[table.num_chunks] - table.offsets[0], &chunks);
 	ok = ok && decode_chunk_run(ctx, layout, &table, 0, table.num_chunks, chunks,
-								has_dictionary ? &dictionary : NULL, page->num_rows, NULL, acc);
+								has_dictionary ? &dictionary : NULL, NULL, page->num_rows, NULL,
+								acc);
 	lp_free(chunks);
 	lp_block_free(&dictionary);
 	chunk_table_free(&table);
@@ -389,10 +462,97 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 }
 
 /*
- * A take from a mini-block page without lists: the chunks from the first to
- * the last holding requested rows are read in one piece (one read rather
- * than one per chunk; at most the page's chunks, which a whole decode reads
- * too), then decoded one at a time, those without requested rows skipped.
+ * The rows of a page with lists, per chunk, from the repetition index
+ * (depth + 1 u64 per chunk: the lists finishing in the chunk, then the items
+ * left over after the last of them).  A chunk with left-over items ends in
+ * a row (its trailer) that the next chunks continue (their preamble).
+ */
+typedef struct RowIndex
+{
+	uint64_t   *row_starts;		/* num_chunks + 1: the first row starting in each, then the rows */
+	uint64_t   *finished;		/* lists finishing in each chunk */
+	bool	   *trailer;
+} RowIndex;
+
+static void
+row_index_free(RowIndex *index)
+{
+	lp_free(index->row_starts);
+	lp_free(index->finished);
+	lp_free(index->trailer);
+	memset(index, 0, sizeof(*index));
+}
+
+static bool
+read_row_index(const LpPageContext *ctx, LpInput *input, const LpPage *page,
+			   const Lance__Encodings21__MiniBlockLayout *layout, const ChunkTable *table,
+			   RowIndex *index)
+{
+	uint64_t	stride = (uint64_t) layout->repetition_index_depth + 1;
+	uint32_t	buffer = page->num_buffers - 1;
+	uint8_t    *data;
+	uint64_t	len;
+	bool		preamble = false;
+
+	memset(index, 0, sizeof(*index));
+	if (layout->repetition_index_depth == 0 ||
+		page->num_buffers < (layout->dictionary != NULL ? 4u : 3u))
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "list page has no repetition index buffer");
+	if (!lp_read_page_buffer(ctx, input, page, buffer, &data, &len))
+		return false;
+	if (len / 8 / stride != table->num_chunks || len % (8 * stride) != 0)
+	{
+		lp_free(data);
+		return lp_page_fail(ctx, LP_ERR_CORRUPT,
+							"repetition index of %llu bytes does not fit %llu chunks",
+							(unsigned long long) len, (unsigned long long) table->num_chunks);
+	}
+	index->row_starts = lp_alloc_array(table->num_chunks + 1, sizeof(uint64_t));
+	index->finished = lp_alloc_array(table->num_chunks + 1, sizeof(uint64_t));
+	index->trailer = lp_alloc_array(table->num_chunks + 1, sizeof(bool));
+	if (index->row_starts == NULL || index->finished == NULL || index->trailer == NULL)
+	{
+		lp_free(data);
+		row_index_free(index);
+		return lp_page_no_memory(ctx);
+	}
+	for (uint64_t c = 0; c < table->num_chunks; c++)
+	{
+		uint64_t	finished = lp_le64(data + c * stride * 8);
+		bool		trailer = lp_le64(data + c * stride * 8 + 8) > 0;
+		uint64_t	starting;
+
+		/* rows starting here: those finishing here, and the trailer, but not the preamble */
+		if (finished > page->num_rows || finished + trailer < preamble ||
+			(starting = finished + trailer - preamble) > page->num_rows - index->row_starts[c])
+		{
+			lp_free(data);
+			row_index_free(index);
+			return lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index entry of chunk %llu is out of range",
+								(unsigned long long) c);
+		}
+		index->finished[c] = finished;
+		index->trailer[c] = trailer;
+		index->row_starts[c + 1] = index->row_starts[c] + starting;
+		preamble = trailer;
+	}
+	lp_free(data);
+	if (index->row_starts[table->num_chunks] != page->num_rows || preamble)
+	{
+		row_index_free(index);
+		return lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index holds %llu of the page's %llu rows",
+							(unsigned long long) index->row_starts[table->num_chunks],
+							(unsigned long long) page->num_rows);
+	}
+	return true;
+}
+
+/*
+ * A take from a mini-block page: the chunks from the first to the last
+ * holding requested rows (with lists, up to where the last of those rows
+ * finishes) are read in one piece (one read rather than one per chunk; at
+ * most the page's chunks, which a whole decode reads too), then decoded one
+ * run at a time, those without requested rows skipped.
  */
 typedef struct ChunkTake
 {
@@ -401,61 +561,114 @@ typedef struct ChunkTake
 	const LpPage *page;
 	const Lance__Encodings21__MiniBlockLayout *layout;
 	const ChunkTable *table;
+	const RowIndex *rows;		/* pages with lists; NULL without */
 	bool		has_dictionary;
 	LpBlock		dictionary;		/* read with the first chunk that needs it */
-	bool		any_chunk;		/* the first and last chunk holding requested rows */
+	bool		any_chunk;		/* the first and the end of the chunks holding requested rows */
 	uint64_t	first_chunk;
-	uint64_t	last_chunk;
+	uint64_t	end_chunk;
 	uint8_t    *span;			/* their bytes, from the first chunk's offset on */
 	LpColumnLevels *dst;
 	uint64_t	rows_decoded;
 } ChunkTake;
 
+/*
+ * The chunks [chunk, *end) to decode for the rows starting in chunk, the
+ * parts of rows outside them (*ends) and the rows they hold (*rows): the
+ * chunk itself without lists; with lists, for a trailer the chunks up to
+ * where that row finishes.
+ */
+static bool
+chunk_run(const ChunkTake *take, uint64_t chunk, uint64_t *end, RunEnds *ends, uint64_t *rows)
+{
+	const ChunkTable *table = take->table;
+	const RowIndex *index = take->rows;
+
+	*end = chunk + 1;
+	ends->preamble = false;
+	ends->trailer = false;
+	*rows = table->first_values[chunk + 1] - table->first_values[chunk];
+	if (index == NULL)
+		return true;
+	if (index->trailer[chunk])
+	{
+		/* on to the first chunk where a list finishes */
+		*end = chunk + 2;
+		while (*end <= table->num_chunks && index->finished[*end - 1] == 0)
+			(*end)++;
+		if (*end > table->num_chunks)
+			return lp_page_fail(take->ctx, LP_ERR_CORRUPT,
+								"the last row of chunk %llu never finishes",
+								(unsigned long long) chunk);
+	}
+	ends->preamble = chunk > 0 && index->trailer[chunk - 1];
+	ends->trailer = index->trailer[*end - 1];
+	*rows = index->row_starts[*end] - index->row_starts[chunk] - ends->trailer;
+	return true;
+}
+
+/* The visitor of the first pass: notes the span of chunks the take reads. */
 static bool
 note_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
 {
 	ChunkTake  *take = arg;
+	uint64_t	end;
+	uint64_t	rows;
+	RunEnds		ends;
 
 	(void) ranges;
 	(void) num_ranges;
+	if (!chunk_run(take, chunk, &end, &ends, &rows))
+		return false;
 	if (!take->any_chunk)
 		take->first_chunk = chunk;
-	take->last_chunk = chunk;
+	take->end_chunk = end;
 	take->any_chunk = true;
 	return true;
 }
 
+/*
+ * The visitor of the chunk in which the rows of ranges start: decodes its
+ * run from the span read.  Without lists, value i of the chunk is its row i
+ * (lp_take_miniblock_page), so FSST expands only the rows kept.
+ */
 static bool
 take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
 {
 	ChunkTake  *take = arg;
 	const ChunkTable *table = take->table;
-	uint64_t	rows = table->first_values[chunk + 1] - table->first_values[chunk];
+	uint64_t	end;
+	uint64_t	rows;
+	RunEnds		ends;
 	LpColumnLevels chunk_levels;
-	uint8_t    *selected;
+	uint8_t    *selected = NULL;
 	bool		ok;
 
+	if (!chunk_run(take, chunk, &end, &ends, &rows))
+		return false;
 	if (take->layout->dictionary != NULL && !take->has_dictionary)
 	{
 		if (!read_dictionary(take->ctx, take->input, take->page, take->layout, &take->dictionary))
 			return false;
 		take->has_dictionary = true;
 	}
-	/* without lists, value i of the chunk is its row i (lp_take_miniblock_page) */
-	selected = lp_alloc0((size_t) ((rows + 7) / 8));
-	if (selected == NULL)
-		return lp_page_no_memory(take->ctx);
-	for (size_t r = 0; r < num_ranges; r++)
-		for (uint64_t row = ranges[r].start; row < ranges[r].start + ranges[r].count; row++)
-			selected[row / 8] |= (uint8_t) (1 << (row % 8));
+	if (take->rows == NULL)
+	{
+		selected = lp_alloc0((size_t) ((rows + 7) / 8));
+		if (selected == NULL)
+			return lp_page_no_memory(take->ctx);
+		for (size_t r = 0; r < num_ranges; r++)
+			for (uint64_t row = ranges[r].start; row < ranges[r].start + ranges[r].count; row++)
+				selected[row / 8] |= (uint8_t) (1 << (row % 8));
+	}
 	if (!lp_column_levels_init(&chunk_levels, take->dst->num_layers))
 	{
 		lp_free(selected);
 		return lp_page_no_memory(take->ctx);
 	}
-	ok = decode_chunk_run(take->ctx, take->layout, table, chunk, chunk + 1,
+	ok = decode_chunk_run(take->ctx, take->layout, table, chunk, end,
 						  take->span + (table->offsets[chunk] - table->offsets[take->first_chunk]),
-						  take->has_dictionary ? &take->dictionary : NULL, rows, selected,
+						  take->has_dictionary ? &take->dictionary : NULL, &ends, rows, selected,
 						  &chunk_levels) &&
 		lp_column_levels_take(take->ctx, &chunk_levels, ranges, num_ranges, take->dst);
 	lp_column_levels_free(&chunk_levels);
@@ -464,13 +677,16 @@ take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_
 	return ok;
 }
 
-/* Split ranges over the page's chunks for visit; false (error set) if that failed. */
+/*
+ * Split ranges over the page's chunks (by the rows starting in each: starts)
+ * for visit; false (error set) if that failed.
+ */
 static bool
-split_over_chunks(const LpPageContext *ctx, const ChunkTable *table, const LpRowRange *ranges,
-				  size_t num_ranges, LpUnitVisitor visit, ChunkTake *take)
+split_over_chunks(const LpPageContext *ctx, const uint64_t *starts, uint64_t num_chunks,
+				  const LpRowRange *ranges, size_t num_ranges, LpUnitVisitor visit,
+				  ChunkTake *take)
 {
-	switch (lp_split_ranges(table->first_values, table->num_chunks, ranges, num_ranges,
-							visit, take))
+	switch (lp_split_ranges(starts, num_chunks, ranges, num_ranges, visit, take))
 	{
 		case LP_SPLIT_OK:
 			return true;
@@ -490,33 +706,46 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 					   const LpRowRange *ranges, size_t num_ranges, LpColumnLevels *dst,
 					   uint64_t *rows_decoded)
 {
+	bool		lists = lp_layers_have_list(layout->layers, layout->n_layers);
 	ChunkTable	table;
+	RowIndex	index;
 	ChunkTake	take;
+	const uint64_t *starts;
 	bool		ok;
 
 	/* Without lists every item is a row: chunk value counts are row counts. */
-	if (layout->num_items != page->num_rows)
+	if (!lists && layout->num_items != page->num_rows)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "page of %llu rows holds %llu items",
 							(unsigned long long) page->num_rows,
 							(unsigned long long) layout->num_items);
 	if (!check_layout(ctx, page, layout) || !read_chunk_table(ctx, input, page, layout, &table))
 		return false;
+	if (lists && !read_row_index(ctx, input, page, layout, &table, &index))
+	{
+		chunk_table_free(&table);
+		return false;
+	}
 	memset(&take, 0, sizeof(take));
+	take.rows = lists ? &index : NULL;
 	take.ctx = ctx;
 	take.input = input;
 	take.page = page;
 	take.layout = layout;
 	take.table = &table;
 	take.dst = dst;
-	ok = split_over_chunks(ctx, &table, ranges, num_ranges, note_chunk, &take);
+	starts = lists ? index.row_starts : table.first_values;
+	ok = split_over_chunks(ctx, starts, table.num_chunks, ranges, num_ranges, note_chunk, &take);
 	if (ok && take.any_chunk)
 		ok = lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[take.first_chunk],
-									   table.offsets[take.last_chunk + 1] -
+									   table.offsets[take.end_chunk] -
 									   table.offsets[take.first_chunk], &take.span) &&
-			split_over_chunks(ctx, &table, ranges, num_ranges, take_from_chunk, &take);
+			split_over_chunks(ctx, starts, table.num_chunks, ranges, num_ranges,
+							  take_from_chunk, &take);
 	*rows_decoded += take.rows_decoded;
 	lp_free(take.span);
 	lp_block_free(&take.dictionary);
+	if (lists)
+		row_index_free(&index);
 	chunk_table_free(&table);
 	return ok;
 }

@@ -163,7 +163,9 @@ decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64
 						 (unsigned long long) end);
 			goto done;
 		}
-		if (!lp_block_append_repeated(values, bytes + start, is_null ? 0 : end - start, 1) ||
+		/* A page of empty strings has no bytes at all (bytes NULL). */
+		if (!lp_block_append_repeated(values, end > start ? bytes + start : bytes,
+									  is_null ? 0 : end - start, 1) ||
 			!lp_bits_append(validity, !is_null))
 		{
 			lp_page_no_memory(page->ctx);

@@ -280,3 +280,101 @@ lp_file_descriptor_with_length(const LpBytes *descriptor, uint64_t length,
 	lp_protobuf_free(unpacked);
 	return true;
 }
+
+/* The map entries of metadata as protobuf-c messages (both entry types share a layout). */
+static bool
+metadata_entries(const LpKeyValue *metadata, uint32_t count, bool field_level,
+				 Lance__File__Field__MetadataEntry **entries_out, void ***pointers_out)
+{
+	Lance__File__Field__MetadataEntry *entries = lp_alloc_array(count + 1, sizeof(*entries));
+	void	  **pointers = lp_alloc_array(count + 1, sizeof(*pointers));
+
+	if (entries == NULL || pointers == NULL)
+	{
+		lp_free(entries);
+		lp_free(pointers);
+		return false;
+	}
+	for (uint32_t i = 0; i < count; i++)
+	{
+		if (field_level)
+			lance__file__field__metadata_entry__init(&entries[i]);
+		else
+			lance__file__schema__metadata_entry__init((Lance__File__Schema__MetadataEntry *) &entries[i]);
+		entries[i].key = metadata[i].key;
+		entries[i].value = binary(&metadata[i].value);
+		pointers[i] = &entries[i];
+	}
+	*entries_out = entries;
+	*pointers_out = pointers;
+	return true;
+}
+
+bool
+lp_file_descriptor_build(const LpSchema *schema, uint64_t length, LpBytes *result,
+						 LpError *err)
+{
+	Lance__File__FileDescriptor message = LANCE__FILE__FILE_DESCRIPTOR__INIT;
+	Lance__File__Schema proto_schema = LANCE__FILE__SCHEMA__INIT;
+	uint32_t	n = schema->num_fields;
+	Lance__File__Field *fields = lp_alloc_array(n + 1, sizeof(*fields));
+	Lance__File__Field **field_pointers = lp_alloc_array(n + 1, sizeof(*field_pointers));
+	Lance__File__Field__MetadataEntry **entries = lp_alloc_array(n + 1, sizeof(*entries));
+	void	 ***entry_pointers = lp_alloc_array(n + 1, sizeof(*entry_pointers));
+	Lance__File__Field__MetadataEntry *schema_entries = NULL;
+	void	  **schema_entry_pointers = NULL;
+	bool		ok = false;
+
+	result->data = NULL;
+	result->len = 0;
+	if (fields == NULL || field_pointers == NULL || entries == NULL || entry_pointers == NULL)
+		goto done;
+	for (uint32_t i = 0; i < n; i++)
+	{
+		const LpField *field = &schema->fields[i];
+
+		lance__file__field__init(&fields[i]);
+		fields[i].name = field->name ? field->name : "";
+		fields[i].id = field->id;
+		fields[i].parent_id = field->parent_id;
+		fields[i].logical_type = field->logical_type ? field->logical_type : "";
+		fields[i].nullable = field->nullable;
+		fields[i].encoding = (Lance__File__Encoding) field->legacy_encoding;
+		fields[i].extension_name = field->extension_name ? field->extension_name : "";
+		fields[i].unenforced_primary_key = field->unenforced_primary_key;
+		if (!metadata_entries(field->metadata, field->num_metadata, true, &entries[i],
+							  &entry_pointers[i]))
+			goto done;
+		fields[i].n_metadata = field->num_metadata;
+		fields[i].metadata = (Lance__File__Field__MetadataEntry **) entry_pointers[i];
+		field_pointers[i] = &fields[i];
+	}
+	if (!metadata_entries(schema->metadata, schema->num_metadata, false, &schema_entries,
+						  &schema_entry_pointers))
+		goto done;
+	proto_schema.n_fields = n;
+	proto_schema.fields = field_pointers;
+	proto_schema.n_metadata = schema->num_metadata;
+	proto_schema.metadata = (Lance__File__Schema__MetadataEntry **) schema_entry_pointers;
+	message.schema = &proto_schema;
+	message.length = length;
+	result->data = lp_alloc(lance__file__file_descriptor__get_packed_size(&message) + 1);
+	if (result->data == NULL)
+		goto done;
+	result->len = lance__file__file_descriptor__pack(&message, result->data);
+	ok = true;
+
+done:
+	for (uint32_t i = 0; entries != NULL && entry_pointers != NULL && i < n; i++)
+	{
+		lp_free(entries[i]);
+		lp_free(entry_pointers[i]);
+	}
+	lp_free(fields);
+	lp_free(field_pointers);
+	lp_free(entries);
+	lp_free(entry_pointers);
+	lp_free(schema_entries);
+	lp_free(schema_entry_pointers);
+	return ok ? true : lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+}

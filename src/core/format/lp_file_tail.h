@@ -50,4 +50,12 @@ bool		lp_file_descriptor_with_length(const LpBytes *descriptor,
 										   uint64_t length, LpBytes *result,
 										   LpError *err);
 
+/*
+ * The FileDescriptor (global buffer 0) of a file with the given schema and
+ * row count, as Lance writes it (Field.type always PARENT).  result->data is
+ * allocated with lp_alloc.
+ */
+bool		lp_file_descriptor_build(const LpSchema *schema, uint64_t length,
+									 LpBytes *result, LpError *err);
+
 #endif							/* LP_FILE_TAIL_H */

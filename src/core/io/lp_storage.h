@@ -266,4 +266,12 @@ struct LpStore
 /* An input over a caller-owned memory buffer (tests, fuzzing). */
 LpInput    *lp_memory_input_open(const char *name, const void *data, uint64_t size);
 
+/*
+ * An output into a growing memory buffer (tests, fuzzing): publish and
+ * abort both free it; lp_memory_output_data gives the bytes written so far
+ * (gaps read as zero), valid until the next write.
+ */
+LpOutput   *lp_memory_output_open(const char *name);
+const uint8_t *lp_memory_output_data(const LpOutput *output, uint64_t *len);
+
 #endif							/* LP_STORAGE_H */

@@ -6,7 +6,9 @@
  * privileges of pg_read_server_files, as file_fdw requires for filename:
  * whoever can set them can make the server read any file, and checking at
  * set time is what keeps the check from being bypassed (a table created by
- * a privileged role may then be granted to others).
+ * a privileged role may then be granted to others).  An s3:// root names no
+ * server file: it is the scope of the server's S3 settings and of its user
+ * mappings' credentials, whose values lp_pg_s3_config checks.
  */
 #include "postgres.h"
 
@@ -15,6 +17,7 @@
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
@@ -23,17 +26,25 @@
 #include "utils/lsyscache.h"
 
 #include "fdw/lp_fdw.h"
+#include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_storage.h"
 
 typedef struct LpFdwOption
 {
 	const char *name;
 	Oid			context;		/* catalog the option belongs to */
-	bool		is_path;		/* names server files: needs pg_read_server_files */
+	bool		is_path;		/* names server files (unless s3://): needs pg_read_server_files */
 } LpFdwOption;
 
 static const LpFdwOption valid_options[] = {
 	{"root", ForeignServerRelationId, true},
+	{"endpoint", ForeignServerRelationId, false},
+	{"region", ForeignServerRelationId, false},
+	{"url_style", ForeignServerRelationId, false},
+	{"allow_http", ForeignServerRelationId, false},
+	{"access_key_id", UserMappingRelationId, false},
+	{"secret_access_key", UserMappingRelationId, false},
+	{"session_token", UserMappingRelationId, false},
 	{"uri", ForeignTableRelationId, true},
 	{"version", ForeignTableRelationId, false},
 	{"column_name", AttributeRelationId, false},
@@ -60,12 +71,14 @@ reject_unknown_option(const char *name, Oid context)
 	for (const LpFdwOption *option = valid_options; option->name; option++)
 		if (option->context == context)
 			appendStringInfo(&names, "%s%s", names.len > 0 ? ", " : "", option->name);
+	/* a user mapping's statement may hold secrets: keep it out of the log */
 	ereport(ERROR,
 			errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 			errmsg("invalid option \"%s\"", name),
 			names.len > 0
 			? errhint("Valid options in this context are: %s", names.data)
-			: errhint("There are no valid options in this context."));
+			: errhint("There are no valid options in this context."),
+			errhidestmt(context == UserMappingRelationId));
 }
 
 void
@@ -123,10 +136,11 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					errcode(ERRCODE_SYNTAX_ERROR),
 					errmsg("conflicting or redundant options"),
-					errdetail("Option \"%s\" is given more than once.", def->defname));
+					errdetail("Option \"%s\" is given more than once.", def->defname),
+					errhidestmt(catalog == UserMappingRelationId));
 		seen = lappend(seen, makeString(def->defname));
 		value = defGetString(def);
-		if (option->is_path)
+		if (option->is_path && !(catalog == ForeignServerRelationId && lp_is_s3_uri(value)))
 		{
 			lp_fdw_check_path_privilege(psprintf("set option \"%s\"", def->defname));
 			/* the URI form is checked now; existence at use */
@@ -141,6 +155,10 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("option \"%s\" must not be empty", "column_name"));
 	}
+	if (catalog == ForeignServerRelationId)
+		lp_s3_check_server_options(options);
+	else if (catalog == UserMappingRelationId)
+		lp_s3_check_mapping_options(options);
 	if (catalog == ForeignTableRelationId && !has_uri)
 		ereport(ERROR,
 				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
@@ -158,7 +176,7 @@ lp_fdw_location(const char *uri, const char *root)
 	char	   *root_key;
 
 	(void) lp_store_for_uri(uri, &path);
-	if (path[0] != '/' && root != NULL)
+	if (path[0] != '/' && !lp_is_s3_uri(path) && root != NULL)
 	{
 		(void) lp_store_for_uri(root, &root_key);
 		return psprintf("%s/%s", root_key, path);

@@ -12,6 +12,8 @@
 #include "dataset/lp_fragment.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_local.h"
+#include "storage/lp_pg_s3.h"
+#include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_storage.h"
 
 static int
@@ -88,7 +90,18 @@ local_path_from_uri(const char *uri)
 LpStore *
 lp_store_for_uri(const char *uri, char **key)
 {
-	char	   *path = local_path_from_uri(uri);
+	char	   *path;
+
+	/* an S3 store's keys are its URIs */
+	if (lp_is_s3_uri(uri))
+	{
+		LpStore    *store = lp_pg_s3_store_for_uri(uri);
+
+		if (key != NULL)
+			*key = pstrdup(uri);
+		return store;
+	}
+	path = local_path_from_uri(uri);
 
 	if (key != NULL)
 		*key = path;
@@ -151,8 +164,15 @@ LpStore *
 lp_store_for_write_uri(const char *uri, const char *what, char **key)
 {
 	char	   *path;
-	LpStore    *store = lp_store_for_uri(uri, &path);
+	LpStore    *store;
 
+	/* until an ERROR aborts the multipart upload it unwinds through */
+	if (lp_is_s3_uri(uri))
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot write %s \"%s\": writing to S3 is not supported yet", what, uri),
+				errdetail("s3:// URIs can be read (file_info, file_schema, file_pages, lance_fdw) but not written."));
+	store = lp_store_for_uri(uri, &path);
 	if (!is_absolute_path(path))
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_NAME),
@@ -188,7 +208,9 @@ lp_check_write_privilege(void)
 LpFile *
 lp_open_lance_file(const char *uri)
 {
-	lp_check_read_privilege();
+	/* for s3:// the covering server's USAGE and user mapping are the grant */
+	if (!lp_is_s3_uri(uri))
+		lp_check_read_privilege();
 	return lp_read_lance_file(uri);
 }
 

@@ -18,8 +18,9 @@
  * unless key is NULL): a file:// URI (file:///abs/path or
  * file://localhost/abs/path, with %XX escapes) or a plain path (a relative
  * one is relative to the data directory, as COPY FROM takes it) chooses the
- * local store, whose keys are local paths; any other scheme is an ERROR
- * (0A000).  A key is a URI of its own store: lp_store_for_uri(key) gives the
+ * local store, whose keys are local paths; an s3://bucket/key URI the S3
+ * store of the lance_fdw server covering it (lp_pg_s3), whose keys are the
+ * URIs; any other scheme is an ERROR (0A000).  A key is a URI of its own store: lp_store_for_uri(key) gives the
  * same store and key back, so a key (a canonical name, a path joined under
  * one) travels alone, in a target or to a parallel worker.
  */
@@ -27,7 +28,8 @@ extern LpStore *lp_store_for_uri(const char *uri, char **key);
 
 /*
  * The same for something to be written or removed (what it is, for the
- * message): absolute only (42602), as COPY TO takes it.
+ * message): absolute only (42602), as COPY TO takes it; not on S3 yet
+ * (0A000).
  */
 extern LpStore *lp_store_for_write_uri(const char *uri, const char *what, char **key);
 

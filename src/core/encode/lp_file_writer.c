@@ -1,0 +1,542 @@
+/*
+ * lp_file_writer.c - a Lance data file from batches of LpArrays: per-column
+ * page accumulation, page buffers written as pages fill (64-byte aligned,
+ * padded with 0x48, pages of different columns interleaved as Lance writes
+ * them), and the metadata tail at the end.
+ */
+#include "encode/lp_file_writer.h"
+
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_checked.h"
+#include "base/lp_interrupt.h"
+#include "encode/lp_encode_internal.h"
+#include "format/lp_columns.h"
+#include "format/lp_encodings.h"
+#include "format/lp_file_tail.h"
+
+/* Rows appended to a page between checks of its size. */
+#define APPEND_SLICE_ROWS 1024
+
+typedef struct WriterColumn
+{
+	char	   *name;			/* the schema field's, for messages */
+	LpType	   *type;
+	LpLeafShape shape;
+	LpPageValues page;
+	uint64_t	rows_flushed;
+	LpPage	   *pages;
+	uint32_t	num_pages;
+	uint32_t	pages_capacity;
+} WriterColumn;
+
+struct LpFileWriter
+{
+	LpOutput   *output;
+	LpFileVersion version;
+	uint64_t	pos;			/* bytes written so far */
+	uint64_t	rows;
+	LpBytes		descriptor;		/* FileDescriptor of the schema, length 0 */
+	uint32_t	num_columns;
+	WriterColumn *columns;
+	bool		done;			/* finished or failed: only free is left */
+};
+
+static const uint8_t padding[LP_PAGE_BUFFER_ALIGNMENT] = {
+	[0 ... LP_PAGE_BUFFER_ALIGNMENT - 1] = LP_PAD_BYTE
+};
+
+static bool
+no_memory(LpError *err)
+{
+	return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+}
+
+/* How a leaf type stores its values; false for types this writer cannot encode. */
+static bool
+leaf_shape(const LpType *type, LpLeafShape *shape)
+{
+	uint32_t	width;
+
+	memset(shape, 0, sizeof(*shape));
+	switch (type->id)
+	{
+		case LP_TYPE_BOOL:
+			shape->kind = LP_LEAF_BOOL;
+			shape->bits = 1;
+			return true;
+		case LP_TYPE_STRING:
+		case LP_TYPE_BINARY:
+			shape->kind = LP_LEAF_VARIABLE;
+			shape->offset_bits = 32;
+			return true;
+		case LP_TYPE_LARGE_STRING:
+		case LP_TYPE_LARGE_BINARY:
+			shape->kind = LP_LEAF_VARIABLE;
+			shape->offset_bits = 64;
+			return true;
+		case LP_TYPE_FIXED_SIZE_LIST:
+			if (type->num_children != 1 || type->fixed_size <= 0 ||
+				(width = lp_type_byte_width(type->children[0])) == 0 ||
+				type->children[0]->id == LP_TYPE_FIXED_SIZE_LIST)
+				return false;
+			shape->kind = LP_LEAF_FIXED_SIZE_LIST;
+			shape->bits = width * 8;
+			shape->dimension = (uint32_t) type->fixed_size;
+			return true;
+		case LP_TYPE_NULL:
+		case LP_TYPE_LIST:
+		case LP_TYPE_LARGE_LIST:
+		case LP_TYPE_STRUCT:
+			return false;
+		default:
+			width = lp_type_byte_width(type);
+			if (width == 0)
+				return false;
+			shape->kind = LP_LEAF_FIXED;
+			shape->bits = width * 8;
+			return true;
+	}
+}
+
+static void
+page_reset(LpPageValues *page)
+{
+	page->num_values = 0;
+	page->null_count = 0;
+	page->values.len = 0;
+	page->bits.buf.len = 0;
+	page->bits.num_bits = 0;
+	page->bits.num_unset = 0;
+	page->offsets.len = 0;
+	page->data.len = 0;
+	page->validity.buf.len = 0;
+	page->validity.num_bits = 0;
+	page->validity.num_unset = 0;
+	page->item_validity.buf.len = 0;
+	page->item_validity.num_bits = 0;
+	page->item_validity.num_unset = 0;
+	page->max_length = 0;
+}
+
+static void
+page_free(LpPageValues *page)
+{
+	lp_buf_free(&page->values);
+	lp_buf_free(&page->bits.buf);
+	lp_buf_free(&page->offsets);
+	lp_buf_free(&page->data);
+	lp_buf_free(&page->validity.buf);
+	lp_buf_free(&page->item_validity.buf);
+}
+
+/* Bytes the page's values take in memory, as Lance measures what it accumulates. */
+static uint64_t
+page_bytes(const WriterColumn *column)
+{
+	const LpPageValues *page = &column->page;
+
+	/* Item validity only counts when some item is null (Arrow has no bitmap otherwise). */
+	return page->values.len + page->bits.buf.len + page->data.len + page->validity.buf.len +
+		(page->item_validity.num_unset > 0 ? page->item_validity.buf.len : 0) +
+		page->num_values * (column->shape.offset_bits / 8);
+}
+
+LpFileWriter *
+lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion version,
+					LpError *err)
+{
+	LpFileWriter *writer;
+	uint32_t	top = 0;
+
+	if (version < LP_FILE_VERSION_2_0)
+	{
+		lp_fail(err, LP_ERR_UNSUPPORTED, "writing Lance %s files is not supported",
+				lp_file_version_name(version));
+		lp_error_detail(err, "The encoder writes versions 2.0, 2.1, 2.2 and 2.3.");
+		return NULL;
+	}
+	writer = lp_alloc0(sizeof(*writer));
+	if (writer == NULL)
+	{
+		no_memory(err);
+		return NULL;
+	}
+	writer->output = output;
+	writer->version = version;
+	writer->columns = lp_alloc_array(schema->num_fields + 1, sizeof(WriterColumn));
+	if (writer->columns == NULL)
+		goto no_memory;
+	for (uint32_t i = 0; i < schema->num_fields; i++)
+	{
+		const LpField *field = &schema->fields[i];
+		WriterColumn *column = &writer->columns[top];
+
+		if (field->parent_id != -1)
+		{
+			lp_fail(err, LP_ERR_UNSUPPORTED, "field \"%s\" of file \"%s\" is nested",
+					field->name, output->name);
+			lp_error_detail(err, "The encoder writes flat leaf fields only; lists and structs are not supported yet.");
+			goto fail;
+		}
+		if (!lp_type_parse(field->logical_type, output->name, field->name, &column->type, err))
+			goto fail;
+		top++;
+		column->name = lp_strdup(field->name);
+		if (column->name == NULL)
+			goto no_memory;
+		if (lp_field_is_packed(field) || lp_field_is_blob(field) || column->type->dictionary ||
+			!leaf_shape(column->type, &column->shape))
+		{
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"field \"%s\" of file \"%s\" has type \"%s\", which the encoder cannot write",
+					field->name, output->name, field->logical_type);
+			goto fail;
+		}
+		if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
+			goto no_memory;
+	}
+	writer->num_columns = top;
+	if (!lp_file_descriptor_build(schema, 0, &writer->descriptor, err))
+		goto fail;
+	return writer;
+
+no_memory:
+	no_memory(err);
+fail:
+	writer->num_columns = top;
+	lp_file_writer_free(writer);
+	return NULL;
+}
+
+static bool
+write_bytes(LpFileWriter *writer, const void *data, uint64_t len, LpError *err)
+{
+	if (len > 0 && !writer->output->ops->write_at(writer->output, writer->pos, data, len, err))
+		return false;
+	writer->pos += len;
+	return true;
+}
+
+static bool
+pad_output(LpFileWriter *writer, LpError *err)
+{
+	uint64_t	pad = (LP_PAGE_BUFFER_ALIGNMENT - writer->pos % LP_PAGE_BUFFER_ALIGNMENT) %
+		LP_PAGE_BUFFER_ALIGNMENT;
+
+	return write_bytes(writer, padding, pad, err);
+}
+
+/* Encode the column's page, write its buffers and record it; the page is reset. */
+static bool
+flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
+{
+	LpEncodedPage encoded;
+	LpPage	   *page;
+	bool		ok = true;
+
+	if (column->page.num_values == 0)
+		return true;
+	if (lp_check_cancel(err))
+		return false;
+	if (!(writer->version == LP_FILE_VERSION_2_0 ?
+		  lp_encode_v20_page(&column->shape, &column->page, &encoded, err) :
+		  lp_encode_leaf_page(writer->version, &column->shape, &column->page, &encoded, err)))
+		return false;
+	if (column->num_pages == column->pages_capacity)
+	{
+		uint32_t	capacity = column->pages_capacity ? column->pages_capacity * 2 : 8;
+		LpPage	   *grown = lp_alloc_array(capacity, sizeof(LpPage));
+
+		if (grown == NULL)
+		{
+			lp_encoded_page_free(&encoded);
+			return no_memory(err);
+		}
+		if (column->num_pages > 0)
+			memcpy(grown, column->pages, column->num_pages * sizeof(LpPage));
+		lp_free(column->pages);
+		column->pages = grown;
+		column->pages_capacity = capacity;
+	}
+	page = &column->pages[column->num_pages];
+	memset(page, 0, sizeof(*page));
+	page->buffers = lp_alloc_array(encoded.num_buffers + 1, sizeof(LpBufferRef));
+	if (page->buffers == NULL)
+	{
+		lp_encoded_page_free(&encoded);
+		return no_memory(err);
+	}
+	for (uint32_t b = 0; ok && b < encoded.num_buffers; b++)
+	{
+		ok = pad_output(writer, err);
+		page->buffers[b].offset = writer->pos;
+		page->buffers[b].size = encoded.buffers[b].len;
+		ok = ok && write_bytes(writer, encoded.buffers[b].data, encoded.buffers[b].len, err);
+	}
+	page->num_buffers = encoded.num_buffers;
+	page->num_rows = column->page.num_values;
+	/* 2.0 writers leave the priority 0; 2.1+ record the page's first row. */
+	page->priority = writer->version == LP_FILE_VERSION_2_0 ? 0 : column->rows_flushed;
+	page->encoding = encoded.encoding;
+	page->layout = encoded.layout;
+	encoded.encoding.data = NULL;
+	lp_encoded_page_free(&encoded);
+	column->num_pages++;
+	column->rows_flushed += column->page.num_values;
+	page_reset(&column->page);
+	if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
+		return no_memory(err);
+	return ok;
+}
+
+/* Check an array against its column before any of it is taken. */
+static bool
+check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArray *array,
+			uint64_t length, LpError *err)
+{
+	const LpLeafShape *shape = &column->shape;
+
+	if (array == NULL || array->type == NULL || array->type->id != column->type->id ||
+		array->length != length)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "batch for file \"%s\" has no array of %llu rows of type %s for field \"%s\"",
+					   writer->output->name, (unsigned long long) length,
+					   lp_type_id_name(column->type->id), column->name);
+	if (length == 0)
+		return true;
+	if (shape->kind == LP_LEAF_VARIABLE)
+	{
+		if (array->offsets == NULL || (array->data == NULL && array->data_len > 0))
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "array of field \"%s\" lacks its offsets",
+						   column->name);
+		for (uint64_t i = 0; i < length; i++)
+			if (array->offsets[i] > array->offsets[i + 1] || array->offsets[i + 1] > array->data_len)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "offsets of the array of field \"%s\" are out of order or range at row %llu",
+							   column->name, (unsigned long long) i);
+		return true;
+	}
+	if (shape->kind == LP_LEAF_FIXED_SIZE_LIST)
+	{
+		const LpArray *items = array->num_children == 1 ? array->children[0] : NULL;
+
+		if (items == NULL || items->values == NULL ||
+			items->length != length * shape->dimension)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "array of field \"%s\" lacks its %u items per row", column->name,
+						   shape->dimension);
+		if (items->validity != NULL && writer->version == LP_FILE_VERSION_2_0)
+			for (uint64_t i = 0; i < items->length; i++)
+				if (!lp_bit_get(items->validity, i))
+					return lp_fail(err, LP_ERR_UNSUPPORTED,
+								   "field \"%s\" has null items inside fixed-size lists, which the encoder cannot write in a 2.0 file",
+								   column->name);
+		return true;
+	}
+	if (array->values == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "array of field \"%s\" lacks its values",
+					   column->name);
+	return true;
+}
+
+/* Append rows [start, start + count) of array to the column's page. */
+static bool
+append_rows(WriterColumn *column, const LpArray *array, uint64_t start, uint64_t count)
+{
+	LpPageValues *page = &column->page;
+	const LpLeafShape *shape = &column->shape;
+
+	if (array->validity == NULL)
+	{
+		if (!lp_bits_append_n(&page->validity, true, count))
+			return false;
+	}
+	else if (!lp_bits_append_bitmap(&page->validity, array->validity, start, count))
+		return false;
+	switch (shape->kind)
+	{
+		case LP_LEAF_BOOL:
+			if (!lp_bits_append_bitmap(&page->bits, array->values, start, count))
+				return false;
+			break;
+		case LP_LEAF_FIXED:
+			if (!lp_buf_append(&page->values, array->values + start * (shape->bits / 8),
+							   count * (shape->bits / 8)))
+				return false;
+			break;
+		case LP_LEAF_FIXED_SIZE_LIST:
+			{
+				uint64_t	row_bytes = (uint64_t) shape->dimension * (shape->bits / 8);
+
+				const LpArray *items = array->children[0];
+
+				if (!lp_buf_append(&page->values, items->values + start * row_bytes,
+								   count * row_bytes))
+					return false;
+				if (items->validity == NULL ?
+					!lp_bits_append_n(&page->item_validity, true, count * shape->dimension) :
+					!lp_bits_append_bitmap(&page->item_validity, items->validity,
+										   start * shape->dimension, count * shape->dimension))
+					return false;
+				break;
+			}
+		case LP_LEAF_VARIABLE:
+			for (uint64_t i = start; i < start + count; i++)
+			{
+				bool		valid = array->validity == NULL || lp_bit_get(array->validity, i);
+				uint64_t	len = valid ? array->offsets[i + 1] - array->offsets[i] : 0;
+
+				if ((len > 0 && !lp_buf_append(&page->data, array->data + array->offsets[i], len)) ||
+					!lp_buf_append_u64(&page->offsets, page->data.len))
+					return false;
+				if (len > page->max_length)
+					page->max_length = len;
+			}
+			break;
+	}
+	page->num_values += count;
+	page->null_count = page->validity.num_unset;
+	return true;
+}
+
+bool
+lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays, uint32_t num_arrays,
+					 LpError *err)
+{
+	uint64_t	length;
+
+	if (writer->done)
+		return lp_fail(err, LP_ERR_INTERNAL, "file writer of \"%s\" used after it finished or failed",
+					   writer->output->name);
+	if (num_arrays != writer->num_columns || (num_arrays > 0 && arrays[0] == NULL))
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "batch for file \"%s\" has %u arrays, not one per top-level field (%u)",
+					   writer->output->name, num_arrays, writer->num_columns);
+	length = num_arrays > 0 ? arrays[0]->length : 0;
+	for (uint32_t c = 0; c < num_arrays; c++)
+		if (!check_array(writer, &writer->columns[c], arrays[c], length, err))
+			return false;
+	if (length > UINT32_MAX || writer->rows + length > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "file \"%s\" would hold more than %u rows", writer->output->name, UINT32_MAX);
+
+	for (uint32_t c = 0; c < num_arrays; c++)
+	{
+		WriterColumn *column = &writer->columns[c];
+
+		for (uint64_t start = 0; start < length; start += APPEND_SLICE_ROWS)
+		{
+			uint64_t	count = length - start < APPEND_SLICE_ROWS ? length - start : APPEND_SLICE_ROWS;
+
+			if (!append_rows(column, arrays[c], start, count))
+			{
+				writer->done = true;
+				return no_memory(err);
+			}
+			if (page_bytes(column) >= LP_PAGE_FLUSH_BYTES && !flush_page(writer, column, err))
+			{
+				writer->done = true;
+				return false;
+			}
+		}
+	}
+	writer->rows += length;
+	return true;
+}
+
+uint64_t
+lp_file_writer_rows(const LpFileWriter *writer)
+{
+	return writer->rows;
+}
+
+bool
+lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err)
+{
+	LpColumn   *columns;
+	LpBytes		descriptor;
+	LpFileTail	tail;
+	bool		ok;
+
+	if (writer->done)
+		return lp_fail(err, LP_ERR_INTERNAL, "file writer of \"%s\" used after it finished or failed",
+					   writer->output->name);
+	writer->done = true;
+	for (uint32_t c = 0; c < writer->num_columns; c++)
+		if (!flush_page(writer, &writer->columns[c], err))
+			return false;
+	if (!pad_output(writer, err))
+		return false;
+
+	columns = lp_alloc_array(writer->num_columns + 1, sizeof(LpColumn));
+	if (columns == NULL)
+		return no_memory(err);
+	if (!lp_file_descriptor_with_length(&writer->descriptor, writer->rows, &descriptor, err))
+	{
+		lp_free(columns);
+		return false;
+	}
+	{
+		/* Every column is ColumnEncoding{values}, as Lance writes it. */
+		Lance__Encodings__ColumnEncoding encoding = LANCE__ENCODINGS__COLUMN_ENCODING__INIT;
+		Lance__Encodings__PlainValues values = LANCE__ENCODINGS__PLAIN_VALUES__INIT;
+		uint8_t		packed[16];
+		size_t		len;
+		LpBytes		column_encoding;
+
+		encoding.column_encoding_case = LANCE__ENCODINGS__COLUMN_ENCODING__COLUMN_ENCODING_VALUES;
+		encoding.values = &values;
+		len = lance__encodings__column_encoding__pack(&encoding, packed);
+		if (!lp_encoding_wrap(LP_COLUMN_ENCODING_URL, packed, len, &column_encoding))
+		{
+			lp_free(columns);
+			lp_free(descriptor.data);
+			return no_memory(err);
+		}
+		for (uint32_t c = 0; c < writer->num_columns; c++)
+		{
+			columns[c].encoding = column_encoding;
+			columns[c].kind = "values";
+			columns[c].num_pages = writer->columns[c].num_pages;
+			columns[c].pages = writer->columns[c].pages;
+		}
+		ok = lp_file_tail_build(writer->version, writer->pos, &descriptor, 1, columns,
+								writer->num_columns, &tail, err);
+		lp_free(column_encoding.data);
+	}
+	lp_free(columns);
+	lp_free(descriptor.data);
+	if (!ok)
+		return false;
+	ok = write_bytes(writer, tail.bytes.data, tail.bytes.len, err);
+	if (ok)
+		*file_size = writer->pos;
+	lp_file_tail_free(&tail);
+	return ok;
+}
+
+void
+lp_file_writer_free(LpFileWriter *writer)
+{
+	if (writer == NULL)
+		return;
+	for (uint32_t c = 0; c < writer->num_columns; c++)
+	{
+		WriterColumn *column = &writer->columns[c];
+
+		lp_type_free(column->type);
+		lp_free(column->name);
+		page_free(&column->page);
+		for (uint32_t p = 0; p < column->num_pages; p++)
+		{
+			lp_free(column->pages[p].buffers);
+			lp_free(column->pages[p].encoding.data);
+		}
+		lp_free(column->pages);
+	}
+	lp_free(writer->columns);
+	lp_free(writer->descriptor.data);
+	lp_free(writer);
+}

@@ -1,0 +1,66 @@
+/*
+ * lp_file_writer.h - writing a complete Lance data file from batches of
+ * LpArrays, in bounded memory.
+ *
+ * The writer is opened on an output with the file's schema and version;
+ * each batch is one LpArray (lp_values.h) per top-level field, all of the
+ * same length.  Every leaf column buffers its values until they reach about
+ * LP_PAGE_FLUSH_BYTES (the 8 MiB Lance accumulates per column before it
+ * writes a page), then encodes and writes that page, so memory stays bounded
+ * whatever the number of rows.  Finishing flushes the last pages and writes
+ * the column metadata, the schema and the footer (format/lp_file_tail.h).
+ * The output stays the caller's: publish or abort it after finishing.
+ *
+ * Versions 2.0, 2.1, 2.2 and 2.3, flat leaves: integers, floats, bool, string
+ * and binary (also large), date, time, timestamp, duration, decimal,
+ * fixed-size binary and fixed-size lists of fixed-width items, with nulls
+ * (of items too, except in 2.0).  Anything else (lists, structs) is
+ * refused with LP_ERR_UNSUPPORTED when the writer is opened or the batch
+ * written.  Page layouts and compression: lp_encode_page.c (2.1+)
+ * and lp_encode_v20.c.
+ */
+#ifndef LP_FILE_WRITER_H
+#define LP_FILE_WRITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/lp_error.h"
+#include "format/lp_file.h"
+#include "format/lp_schema.h"
+#include "format/lp_values.h"
+#include "io/lp_storage.h"
+
+#define LP_PAGE_FLUSH_BYTES (8 * 1024 * 1024)
+
+typedef struct LpFileWriter LpFileWriter;
+
+/*
+ * Start a file of schema (copied; fields in pre-order, ids as the dataset
+ * has them) and version on output, writing from offset 0.  NULL on error.
+ */
+LpFileWriter *lp_file_writer_open(LpOutput *output, const LpSchema *schema,
+								  LpFileVersion version, LpError *err);
+
+/*
+ * Append a batch: arrays[i] holds the rows of the i-th top-level field of
+ * the schema, num_arrays is the number of top-level fields and every array
+ * has the same length, with the field's type (LP_ERR_INVALID_ARGUMENT
+ * otherwise).  Pages that fill up are written.  After a failure the writer
+ * can only be freed.
+ */
+bool		lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays,
+								 uint32_t num_arrays, LpError *err);
+
+/* Rows written so far. */
+uint64_t	lp_file_writer_rows(const LpFileWriter *writer);
+
+/*
+ * Write the remaining pages and the metadata tail; *file_size receives the
+ * size of the whole file.  The writer can then only be freed.
+ */
+bool		lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err);
+
+void		lp_file_writer_free(LpFileWriter *writer);
+
+#endif							/* LP_FILE_WRITER_H */

@@ -1,0 +1,62 @@
+/*
+ * lp_s3_multipart.h - one S3 multipart upload, from CreateMultipartUpload to
+ * CompleteMultipartUpload or AbortMultipartUpload.
+ *
+ * Parts are numbered 1, 2, ... in the order they are added, uploaded
+ * (UploadPart) or copied server-side from a range of another object
+ * (UploadPartCopy).  S3 refuses a non-last part under LP_S3_MIN_PART_SIZE
+ * (EntityTooSmall, when completing) and any part over LP_S3_MAX_PART_SIZE;
+ * the caller lays parts out accordingly.  Any failure aborts the upload on
+ * the server at once, so no orphan upload is left behind whatever the caller
+ * does next; the abort request is sent even while a cancel is pending.
+ */
+#ifndef LP_S3_MULTIPART_H
+#define LP_S3_MULTIPART_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/lp_error.h"
+#include "io/lp_s3_client.h"
+
+#define LP_S3_MIN_PART_SIZE ((uint64_t) 5 << 20)
+#define LP_S3_MAX_PART_SIZE ((uint64_t) 5 << 30)
+
+typedef struct LpS3Multipart LpS3Multipart;
+
+/* Start an upload of bucket/key (CreateMultipartUpload); NULL with err on failure. */
+LpS3Multipart *lp_s3_multipart_start(LpS3Client *client, const char *bucket, const char *key,
+									 LpError *err);
+
+/* The upload id the server gave. */
+const char *lp_s3_multipart_upload_id(const LpS3Multipart *upload);
+
+/* Parts added so far. */
+uint32_t	lp_s3_multipart_num_parts(const LpS3Multipart *upload);
+
+/* Upload len bytes of data as the next part. */
+bool		lp_s3_multipart_upload_part(LpS3Multipart *upload, const void *data, size_t len,
+										LpError *err);
+
+/*
+ * Copy len (1..LP_S3_MAX_PART_SIZE) bytes of source_bucket/source_key at
+ * offset as the next part, on the server.
+ */
+bool		lp_s3_multipart_copy_part(LpS3Multipart *upload, const char *source_bucket,
+									  const char *source_key, uint64_t offset, uint64_t len,
+									  LpError *err);
+
+/*
+ * Complete the upload: the object appears with the parts' bytes in order.
+ * With if_absent the request carries "If-None-Match: *", so a server that
+ * supports conditional completion (AWS) refuses to replace an existing key
+ * (LP_ERR_CONFLICT); Ceph RGW 16 ignores the header.  At least one part is
+ * needed.
+ */
+bool		lp_s3_multipart_complete(LpS3Multipart *upload, bool if_absent, LpError *err);
+
+/* Abort the upload unless it completed or was aborted already, and free it. */
+void		lp_s3_multipart_end(LpS3Multipart *upload);
+
+#endif							/* LP_S3_MULTIPART_H */

@@ -1,0 +1,1318 @@
+/*
+ * lp_s3_store.c - an LpStore over S3.
+ *
+ * An output holds at most one of two pending things: bytes in its part
+ * buffer, or a run of server-side copies (one source object, contiguous in
+ * source and output).  A write after a copy run flushes the run (copied
+ * parts when it is long enough, else its bytes read into the buffer); a copy
+ * after buffered bytes flushes the buffer as a part when it is long enough,
+ * else reads the copied bytes into the buffer, so that every non-last part
+ * reaches S3's minimum size.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_interrupt.h"
+#include "io/lp_s3_client.h"
+#include "io/lp_s3_multipart.h"
+#include "io/lp_s3_store.h"
+#include "io/lp_s3_xml.h"
+
+#define URI_SCHEME "s3://"
+#define URI_SCHEME_LEN 5
+/* objects listed per ListObjectsV2 page */
+#define LIST_PAGE_KEYS "1000"
+
+typedef struct S3Input S3Input;
+
+typedef struct S3Store
+{
+	LpStore		base;
+	LpS3Client *client;
+	S3Input    *cached_input;	/* the one input holding a read block */
+} S3Store;
+
+struct S3Input
+{
+	LpInput		base;
+	S3Store    *store;
+	char	   *bucket;
+	char	   *key;
+	char	   *name;
+	uint8_t    *block;			/* LP_S3_READ_BLOCK * 2 bytes once read */
+	uint64_t	block_offset;
+	size_t		block_len;
+};
+
+typedef struct S3Output
+{
+	LpOutput	base;
+	S3Store    *store;
+	char	   *bucket;
+	char	   *key;
+	char	   *name;
+	uint64_t	written;		/* the next output offset */
+	uint8_t    *buffer;			/* LP_S3_UPLOAD_PART_SIZE bytes once written */
+	size_t		buffer_len;
+	LpS3Multipart *upload;
+	/* the pending copy run: its source and range, len 0 for none */
+	char	   *copy_bucket;
+	char	   *copy_key;
+	uint64_t	copy_source_size;
+	uint64_t	copy_offset;
+	uint64_t	copy_len;
+} S3Output;
+
+static const LpInputOps s3_input_ops;
+static const LpOutputOps s3_output_ops;
+
+static bool get_range(S3Store *store, const char *bucket, const char *key, uint64_t size,
+					  uint64_t offset, void *buffer, size_t len, LpError *err);
+
+/* key + "/": the prefix of what lies under key (lp_alloc'd) */
+static char *
+prefix_of(const char *key)
+{
+	size_t		len = strlen(key) + 2;
+	char	   *prefix = lp_alloc(len);
+
+	if (prefix)
+		snprintf(prefix, len, "%s/", key);
+	return prefix;
+}
+
+static char *
+join_key(const char *a, const char *b)
+{
+	size_t		len = strlen(a) + strlen(b) + 2;
+	char	   *joined = lp_alloc(len);
+
+	if (joined)
+		snprintf(joined, len, "%s%s%s", a, a[0] && b[0] ? "/" : "", b);
+	return joined;
+}
+
+bool
+lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err)
+{
+	const char *rest;
+	const char *slash;
+	size_t		key_len;
+
+	*bucket = NULL;
+	*key = NULL;
+	if (strncmp(uri, URI_SCHEME, URI_SCHEME_LEN) != 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not an s3:// URI", uri);
+	rest = uri + URI_SCHEME_LEN;
+	slash = strchr(rest, '/');
+	if (slash == rest || *rest == '\0')
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "URI \"%s\" names no bucket", uri);
+	*bucket = slash ? lp_memdup(rest, (size_t) (slash - rest) + 1) : lp_strdup(rest);
+	if (*bucket == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 URI");
+	if (slash)
+		(*bucket)[slash - rest] = '\0';
+	rest = slash ? slash + 1 : "";
+	key_len = strlen(rest);
+	while (key_len > 0 && rest[key_len - 1] == '/')
+		key_len--;
+	*key = lp_memdup(rest, key_len + 1);
+	if (*key == NULL)
+	{
+		lp_free(*bucket);
+		*bucket = NULL;
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 URI");
+	}
+	(*key)[key_len] = '\0';
+	if (key_len > LP_S3_MAX_KEY_LEN)
+	{
+		lp_free(*bucket);
+		lp_free(*key);
+		*bucket = *key = NULL;
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "key of URI \"%.100s...\" is longer than %d bytes",
+					   uri, LP_S3_MAX_KEY_LEN);
+	}
+	return true;
+}
+
+/* ---- objects and prefixes ------------------------------------------------ */
+
+/*
+ * A HEAD answers without a body, so its failure lacks the S3 error code:
+ * ask again with a one-byte GET, whose Error body names it (a rejected
+ * signature and a denied access are both 403).
+ */
+static bool
+explain_head_failure(S3Store *store, const char *bucket, const char *key, const char *what,
+					 const LpS3HttpResponse *head, LpError *err)
+{
+	LpS3Pair	headers[] = {{"range", "bytes=0-0"}};
+	LpS3Call	get = {.method = "GET", .bucket = bucket, .key = key,
+	.headers = headers, .header_count = 1};
+	LpS3Call	call = {.method = "HEAD", .bucket = bucket, .key = key};
+	LpS3HttpResponse response;
+
+	if (lp_s3_call(store->client, &get, &response, err))
+	{
+		if (!lp_s3_succeeded(&get, &response) && response.status == head->status)
+			lp_s3_fail(store->client, &get, &response, what, err);
+		else
+			lp_s3_fail(store->client, &call, head, what, err);
+		lp_s3_http_response_clear(&response);
+	}
+	return false;
+}
+
+/* HEAD bucket/key: *found and its size and mtime. */
+static bool
+head_object(S3Store *store, const char *bucket, const char *key, bool *found,
+			LpStat *stat, LpError *err)
+{
+	LpS3Call	call = {.method = "HEAD", .bucket = bucket, .key = key};
+	LpS3HttpResponse response;
+
+	*found = false;
+	if (!lp_s3_call(store->client, &call, &response, err))
+		return false;
+	if (response.status == 404)
+	{
+		lp_s3_http_response_clear(&response);
+		return true;
+	}
+	if (!lp_s3_succeeded(&call, &response))
+	{
+		explain_head_failure(store, bucket, key, "examine", &response, err);
+		lp_s3_http_response_clear(&response);
+		return false;
+	}
+	if (!response.has_content_length)
+	{
+		lp_fail(err, LP_ERR_IO, "could not examine \"s3://%s/%s\": HEAD answered without Content-Length",
+				bucket, key);
+		lp_s3_http_response_clear(&response);
+		return false;
+	}
+	*found = true;
+	stat->kind = LP_OBJECT_FILE;
+	stat->size = response.content_length;
+	stat->mtime = 0;
+	if (response.last_modified[0] != '\0')
+		lp_s3_parse_http_date(response.last_modified, &stat->mtime);
+	lp_s3_http_response_clear(&response);
+	return true;
+}
+
+typedef bool (*ListPageCallback) (void *arg, const LpS3ListObjects *page, LpError *err);
+
+/*
+ * ListObjectsV2 of prefix, page by page (with delimiter "/" when given);
+ * max_keys NULL for the server's default.  A missing bucket is
+ * LP_ERR_NOT_FOUND.
+ */
+static bool
+list_pages(S3Store *store, const char *bucket, const char *prefix, const char *delimiter,
+		   const char *max_keys, ListPageCallback callback, void *arg, LpError *err)
+{
+	char	   *token = NULL;
+	bool		ok = true;
+
+	do
+	{
+		LpS3Pair	query[5];
+		size_t		n = 0;
+		LpS3Call	call;
+		LpS3HttpResponse response;
+		LpS3Document *document = NULL;
+
+		query[n++] = (LpS3Pair) {"list-type", "2"};
+		query[n++] = (LpS3Pair) {"prefix", prefix};
+		if (delimiter)
+			query[n++] = (LpS3Pair) {"delimiter", delimiter};
+		query[n++] = (LpS3Pair) {"max-keys", max_keys ? max_keys : LIST_PAGE_KEYS};
+		if (token)
+			query[n++] = (LpS3Pair) {"continuation-token", token};
+		call = (LpS3Call) {.method = "GET", .bucket = bucket, .key = "",
+		.query = query, .query_count = n};
+		if (!lp_s3_call_checked(store->client, &call, "list", &response, err))
+		{
+			ok = false;
+			break;
+		}
+		ok = lp_s3_xml_parse(response.body ? response.body : "", response.body_len,
+							 LP_S3_LIST_OBJECTS, &document, err);
+		lp_s3_http_response_clear(&response);
+		if (!ok)
+			break;
+		if (document->kind != LP_S3_LIST_OBJECTS)
+		{
+			lp_s3_xml_free(document);
+			ok = lp_fail(err, LP_ERR_IO, "could not list \"s3://%s/%s\": the server answered an Error",
+						 bucket, prefix);
+			break;
+		}
+		lp_free(token);
+		token = NULL;
+		ok = callback(arg, &document->list_objects, err);
+		if (ok && max_keys == NULL && document->list_objects.is_truncated)
+		{
+			token = lp_strdup(document->list_objects.next_continuation_token);
+			if (token == NULL)
+				ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing");
+		}
+		lp_s3_xml_free(document);
+	} while (ok && token != NULL);
+	lp_free(token);
+	return ok;
+}
+
+static bool
+note_any_entry(void *arg, const LpS3ListObjects *page, LpError *err)
+{
+	(void) err;
+	if (page->num_objects > 0 || page->num_common_prefixes > 0)
+		*(bool *) arg = true;
+	return true;
+}
+
+/* Whether any object lies under key + "/" (the whole bucket for key ""). */
+static bool
+prefix_exists(S3Store *store, const char *bucket, const char *key, bool *exists, LpError *err)
+{
+	char	   *prefix = key[0] ? prefix_of(key) : lp_strdup("");
+	bool		ok;
+
+	*exists = false;
+	if (prefix == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing");
+	ok = list_pages(store, bucket, prefix, NULL, "1", note_any_entry, exists, err);
+	lp_free(prefix);
+	return ok;
+}
+
+static bool
+s3_stat_parsed(S3Store *store, const char *bucket, const char *key, LpStat *result,
+			   LpError *err)
+{
+	bool		found;
+
+	memset(result, 0, sizeof(*result));
+	result->kind = LP_OBJECT_ABSENT;
+	if (key[0] != '\0')
+	{
+		if (!head_object(store, bucket, key, &found, result, err))
+			return false;
+		if (found)
+			return true;
+	}
+	else
+	{
+		/* the bucket itself: a directory when it exists, even empty */
+		if (!prefix_exists(store, bucket, key, &found, err))
+		{
+			if (err->code != LP_ERR_NOT_FOUND)
+				return false;
+			lp_error_clear(err);
+			return true;
+		}
+		result->kind = LP_OBJECT_DIRECTORY;
+		return true;
+	}
+	if (!prefix_exists(store, bucket, key, &found, err))
+	{
+		if (err->code != LP_ERR_NOT_FOUND)
+			return false;
+		lp_error_clear(err);
+		return true;
+	}
+	if (found)
+		result->kind = LP_OBJECT_DIRECTORY;
+	return true;
+}
+
+static bool
+s3_stat(LpStore *store, const char *path, bool follow_symlinks, LpStat *result, LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	bool		ok;
+
+	(void) follow_symlinks;
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return false;
+	ok = s3_stat_parsed((S3Store *) store, bucket, key, result, err);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+static char *
+canonical_uri(const char *bucket, const char *key)
+{
+	size_t		len = URI_SCHEME_LEN + strlen(bucket) + strlen(key) + 2;
+	char	   *uri = lp_alloc(len);
+
+	if (uri)
+		snprintf(uri, len, URI_SCHEME "%s%s%s", bucket, key[0] ? "/" : "", key);
+	return uri;
+}
+
+static char *
+s3_canonical(LpStore *store, const char *path, const char *what, LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	char	   *uri = NULL;
+	LpStat		stat;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return NULL;
+	if (s3_stat_parsed((S3Store *) store, bucket, key, &stat, err))
+	{
+		if (stat.kind == LP_OBJECT_ABSENT)
+			lp_fail(err, LP_ERR_NOT_FOUND, "%s \"%s\" does not exist", what, path);
+		else if ((uri = canonical_uri(bucket, key)) == NULL)
+			lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 URI");
+	}
+	lp_free(bucket);
+	lp_free(key);
+	return uri;
+}
+
+static bool
+s3_same_object(LpStore *store, const char *path_a, const char *path_b)
+{
+	LpError		err;
+	char	   *a = s3_canonical(store, path_a, "file", &err);
+	char	   *b = a ? s3_canonical(store, path_b, "file", &err) : NULL;
+	LpStat		stat;
+	bool		same = a && b && strcmp(a, b) == 0 &&
+		s3_stat(store, a, true, &stat, &err) && stat.kind == LP_OBJECT_FILE;
+
+	lp_free(a);
+	lp_free(b);
+	return same;
+}
+
+/* ---- listing ------------------------------------------------------------- */
+
+typedef struct ListEntries
+{
+	const char *prefix;
+	size_t		prefix_len;
+	LpListCallback callback;
+	void	   *arg;
+	bool		any;
+} ListEntries;
+
+static bool
+list_entry_page(void *arg, const LpS3ListObjects *page, LpError *err)
+{
+	ListEntries *entries = arg;
+
+	for (size_t i = 0; i < page->num_objects; i++)
+	{
+		const char *key = page->objects[i].key;
+
+		if (strncmp(key, entries->prefix, entries->prefix_len) != 0)
+			return lp_fail(err, LP_ERR_IO, "S3 listing of \"%s\" returned key \"%s\" outside it",
+						   entries->prefix, key);
+		entries->any = true;
+		/* a "directory marker" object named like the prefix is no entry */
+		if (key[entries->prefix_len] != '\0' &&
+			!entries->callback(entries->arg, key + entries->prefix_len, err))
+			return false;
+	}
+	for (size_t i = 0; i < page->num_common_prefixes; i++)
+	{
+		const char *common = page->common_prefixes[i];
+		size_t		len = strlen(common);
+		char	   *name;
+		bool		ok;
+
+		if (strncmp(common, entries->prefix, entries->prefix_len) != 0 ||
+			len < entries->prefix_len + 2 || common[len - 1] != '/')
+			return lp_fail(err, LP_ERR_IO, "S3 listing of \"%s\" returned prefix \"%s\" outside it",
+						   entries->prefix, common);
+		entries->any = true;
+		name = lp_memdup(common + entries->prefix_len, len - entries->prefix_len);
+		if (name == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing");
+		name[len - entries->prefix_len - 1] = '\0';
+		ok = entries->callback(entries->arg, name, err);
+		lp_free(name);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static bool
+s3_list(LpStore *store, const char *directory, LpListCallback callback, void *arg,
+		LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	char	   *prefix;
+	ListEntries entries = {.callback = callback, .arg = arg};
+	bool		ok;
+
+	if (!lp_s3_split_uri(directory, &bucket, &key, err))
+		return false;
+	prefix = key[0] ? prefix_of(key) : lp_strdup("");
+	if (prefix == NULL)
+	{
+		lp_free(bucket);
+		lp_free(key);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing");
+	}
+	entries.prefix = prefix;
+	entries.prefix_len = strlen(prefix);
+	ok = list_pages((S3Store *) store, bucket, prefix, "/", NULL, list_entry_page, &entries, err);
+	/* S3 has no empty directories: nothing under a prefix is no directory */
+	if (ok && !entries.any && key[0] != '\0')
+		ok = lp_fail(err, LP_ERR_NOT_FOUND, "directory \"%s\" does not exist", directory);
+	lp_free(prefix);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+/* ---- whole objects --------------------------------------------------------- */
+
+/* Whether bucket/key holds exactly the len bytes of data. */
+static bool
+object_holds(S3Store *store, const char *bucket, const char *key, const void *data, size_t len,
+			 bool *same, LpError *err)
+{
+	LpStat		stat;
+	bool		found;
+	uint8_t    *stored;
+	bool		ok;
+
+	*same = false;
+	if (!head_object(store, bucket, key, &found, &stat, err))
+		return false;
+	if (!found || stat.size != len)
+		return true;
+	if (len == 0)
+		return *same = true;
+	stored = lp_alloc(len);
+	if (stored == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a read of \"s3://%s/%s\"", bucket, key);
+	ok = get_range(store, bucket, key, len, 0, stored, len, err);
+	*same = ok && memcmp(stored, data, len) == 0;
+	lp_free(stored);
+	return ok;
+}
+
+static bool
+put_object(S3Store *store, const char *bucket, const char *key, const char *name,
+		   const void *data, size_t len, bool if_absent, LpError *err)
+{
+	LpS3Pair	headers[] = {{"if-none-match", "*"}};
+	LpS3Call	call = {
+		.method = "PUT",
+		.bucket = bucket,
+		.key = key,
+		.headers = headers,
+		.header_count = if_absent ? 1 : 0,
+		.body = len ? data : "",
+		.body_len = len,
+	};
+	LpS3HttpResponse response;
+
+	if (key[0] == '\0')
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" names a bucket, not an object", name);
+	if (!lp_s3_call(store->client, &call, &response, err))
+		return false;
+	if (lp_s3_succeeded(&call, &response))
+	{
+		lp_s3_http_response_clear(&response);
+		return true;
+	}
+	lp_s3_fail(store->client, &call, &response, "write", err);
+	if (if_absent && response.status == 412)
+	{
+		bool		ours = false;
+		LpError		check_err;
+
+		/*
+		 * A retried PUT whose earlier attempt was stored, its answer lost,
+		 * meets its own object: exactly these bytes there mean written.
+		 */
+		if (object_holds(store, bucket, key, data, len, &ours, &check_err) && ours)
+		{
+			lp_s3_http_response_clear(&response);
+			return true;
+		}
+		err->code = LP_ERR_ALREADY_EXISTS;
+	}
+	lp_s3_http_response_clear(&response);
+	return false;
+}
+
+static bool
+s3_put_object(LpStore *store, const char *path, const void *data, size_t len,
+			  bool if_absent, LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	bool		ok;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return false;
+	ok = put_object((S3Store *) store, bucket, key, path, data, len, if_absent, err);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+static bool
+s3_put_if_absent(LpStore *store, const char *path, const void *data, size_t len,
+				 LpError *err)
+{
+	return s3_put_object(store, path, data, len, true, err);
+}
+
+static bool
+s3_put(LpStore *store, const char *path, const void *data, size_t len, LpError *err)
+{
+	return s3_put_object(store, path, data, len, false, err);
+}
+
+static bool
+delete_object(S3Store *store, const char *bucket, const char *key, LpError *err)
+{
+	LpS3Call	call = {.method = "DELETE", .bucket = bucket, .key = key};
+	LpS3HttpResponse response;
+
+	if (!lp_s3_call(store->client, &call, &response, err))
+		return false;
+	/* S3 answers 204 for a missing key too; 404 only from other servers */
+	if (lp_s3_succeeded(&call, &response) || response.status == 404)
+	{
+		lp_s3_http_response_clear(&response);
+		return true;
+	}
+	lp_s3_fail(store->client, &call, &response, "remove", err);
+	lp_s3_http_response_clear(&response);
+	return false;
+}
+
+static bool
+s3_remove(LpStore *store, const char *path, LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	bool		ok = true;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return false;
+	/* a prefix (an "empty directory") has nothing to remove */
+	if (key[0] != '\0')
+		ok = delete_object((S3Store *) store, bucket, key, err);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+static bool
+valid_relative(const char *relative)
+{
+	const char *segment = relative;
+
+	if (relative[0] == '\0' || relative[0] == '/')
+		return false;
+	for (;;)
+	{
+		const char *end = strchr(segment, '/');
+		size_t		len = end ? (size_t) (end - segment) : strlen(segment);
+
+		if (len == 0 || (len == 1 && segment[0] == '.') ||
+			(len == 2 && segment[0] == '.' && segment[1] == '.'))
+			return false;
+		if (end == NULL)
+			return true;
+		segment = end + 1;
+	}
+}
+
+/* root/relative as bucket and key (lp_alloc'd) */
+static bool
+resolve_relative(const char *root, const char *relative, char **bucket, char **key,
+				 LpError *err)
+{
+	char	   *root_key;
+
+	if (!valid_relative(relative))
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "relative path \"%s\" under \"%s\" is not valid",
+					   relative, root);
+	if (!lp_s3_split_uri(root, bucket, &root_key, err))
+		return false;
+	*key = join_key(root_key, relative);
+	lp_free(root_key);
+	if (*key == NULL)
+	{
+		lp_free(*bucket);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 key");
+	}
+	return true;
+}
+
+typedef struct TreeRemoval
+{
+	S3Store    *store;
+	const char *bucket;
+	LpTreeRemoval *result;
+	LpError		first_error;
+	bool		failed;
+} TreeRemoval;
+
+static bool
+remove_tree_page(void *arg, const LpS3ListObjects *page, LpError *err)
+{
+	TreeRemoval *removal = arg;
+
+	for (size_t i = 0; i < page->num_objects; i++)
+	{
+		LpError		delete_err;
+
+		if (lp_check_cancel(err))
+			return false;
+		if (delete_object(removal->store, removal->bucket, page->objects[i].key, &delete_err))
+		{
+			removal->result->removed_entries++;
+			removal->result->removed_bytes += page->objects[i].size;
+		}
+		else if (delete_err.code == LP_ERR_CANCELED)
+		{
+			*err = delete_err;
+			return false;
+		}
+		else if (!removal->failed)
+		{
+			removal->failed = true;
+			removal->first_error = delete_err;
+		}
+	}
+	return true;
+}
+
+static bool
+s3_remove_tree(LpStore *store, const char *root, const char *relative, LpTreeRemoval *result,
+			   LpError *err)
+{
+	S3Store    *s3 = (S3Store *) store;
+	TreeRemoval removal = {.store = s3, .result = result};
+	char	   *bucket;
+	char	   *key;
+	char	   *prefix;
+	LpStat		stat;
+	bool		found;
+	bool		ok;
+
+	memset(result, 0, sizeof(*result));
+	result->outcome = LP_TREE_INCOMPLETE;
+	if (!resolve_relative(root, relative, &bucket, &key, err))
+		return false;
+	removal.bucket = bucket;
+	prefix = prefix_of(key);
+	if (prefix == NULL)
+		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 key");
+	else if (!(ok = head_object(s3, bucket, key, &found, &stat, err)))
+		;
+	else if (found)
+	{
+		result->outcome = LP_TREE_NOT_DIRECTORY;
+		ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					 "\"s3://%s/%s\" is a file, not a directory: left alone", bucket, key);
+	}
+	else
+	{
+		ok = list_pages(s3, bucket, prefix, NULL, NULL, remove_tree_page, &removal, err);
+		if (ok && removal.failed)
+		{
+			*err = removal.first_error;
+			ok = false;
+		}
+		else if (ok)
+			result->outcome = result->removed_entries > 0 ? LP_TREE_REMOVED : LP_TREE_ABSENT;
+	}
+	lp_free(prefix);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+static bool
+s3_remove_file(LpStore *store, const char *root, const char *relative, bool *removed,
+			   LpError *err)
+{
+	S3Store    *s3 = (S3Store *) store;
+	char	   *bucket;
+	char	   *key;
+	LpStat		stat;
+	bool		found;
+	bool		ok;
+
+	*removed = false;
+	if (!resolve_relative(root, relative, &bucket, &key, err))
+		return false;
+	ok = head_object(s3, bucket, key, &found, &stat, err);
+	if (ok && found)
+		ok = *removed = delete_object(s3, bucket, key, err);
+	else if (ok)
+	{
+		ok = prefix_exists(s3, bucket, key, &found, err);
+		if (ok && found)
+			ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						 "\"s3://%s/%s\" is a directory, not a file: left alone", bucket, key);
+	}
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+/* ---- inputs ---------------------------------------------------------------- */
+
+/*
+ * GET len bytes of bucket/key at offset into buffer, checking that the object
+ * still has size bytes.
+ */
+static bool
+get_range(S3Store *store, const char *bucket, const char *key, uint64_t size,
+		  uint64_t offset, void *buffer, size_t len, LpError *err)
+{
+	char		range[64];
+	char		expected[96];
+	LpS3Pair	headers[1];
+	LpS3Call	call;
+	LpS3HttpResponse response;
+
+	if (lp_check_cancel(err))
+		return false;
+	snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, offset, offset + len - 1);
+	snprintf(expected, sizeof(expected), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64,
+			 offset, offset + len - 1, size);
+	headers[0] = (LpS3Pair) {"range", range};
+	call = (LpS3Call) {.method = "GET", .bucket = bucket, .key = key,
+		.headers = headers, .header_count = 1,
+	.response_buffer = buffer, .response_capacity = len};
+	if (!lp_s3_call_checked(store->client, &call, "read", &response, err))
+	{
+		if (err->code == LP_ERR_IO && strstr(err->message, "HTTP 416") != NULL)
+			lp_error_detail(err, "The object is shorter than the %" PRIu64 " bytes it had when opened.", size);
+		return false;
+	}
+	if (response.status != 206 || response.body_len != len ||
+		strcmp(response.content_range, expected) != 0)
+	{
+		lp_fail(err, LP_ERR_IO,
+				"could not read %zu bytes at offset %" PRIu64 " of \"s3://%s/%s\": the server answered HTTP %ld with %zu bytes and Content-Range \"%s\"",
+				len, offset, bucket, key, response.status, response.body_len,
+				response.content_range);
+		lp_error_detail(err, "A ranged read of an object of %" PRIu64 " bytes expects Content-Range \"%s\"; the object may have changed.",
+						size, expected);
+		lp_s3_http_response_clear(&response);
+		return false;
+	}
+	lp_s3_http_response_clear(&response);
+	return true;
+}
+
+static void
+drop_block(S3Input *input)
+{
+	lp_free(input->block);
+	input->block = NULL;
+	input->block_len = 0;
+	if (input->store->cached_input == input)
+		input->store->cached_input = NULL;
+}
+
+static bool
+s3_read_at(LpInput *base, uint64_t offset, void *buffer, size_t len, LpError *err)
+{
+	S3Input    *input = (S3Input *) base;
+	uint64_t	start;
+	uint64_t	end;
+
+	if (len == 0)
+		return true;
+	if (input->block && offset >= input->block_offset &&
+		offset - input->block_offset + len <= input->block_len)
+	{
+		memcpy(buffer, input->block + (offset - input->block_offset), len);
+		return true;
+	}
+	if (len >= LP_S3_READ_BLOCK)
+		return get_range(input->store, input->bucket, input->key, base->size, offset,
+						 buffer, len, err);
+	/* the aligned blocks around the read: at most two, since len < one */
+	start = offset - offset % LP_S3_READ_BLOCK;
+	end = offset + len;
+	end += (LP_S3_READ_BLOCK - end % LP_S3_READ_BLOCK) % LP_S3_READ_BLOCK;
+	if (end > base->size)
+		end = base->size;
+	if (input->store->cached_input && input->store->cached_input != input)
+		drop_block(input->store->cached_input);
+	if (input->block == NULL)
+	{
+		input->block = lp_alloc(2 * LP_S3_READ_BLOCK);
+		if (input->block == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a read block of \"%s\"",
+						   base->name);
+	}
+	input->block_len = 0;
+	input->store->cached_input = input;
+	if (!get_range(input->store, input->bucket, input->key, base->size, start,
+				   input->block, (size_t) (end - start), err))
+		return false;
+	input->block_offset = start;
+	input->block_len = (size_t) (end - start);
+	memcpy(buffer, input->block + (offset - start), len);
+	return true;
+}
+
+static void
+s3_input_close(LpInput *base)
+{
+	S3Input    *input = (S3Input *) base;
+
+	drop_block(input);
+	lp_free(input->bucket);
+	lp_free(input->key);
+	lp_free(input->name);
+	lp_free(input);
+}
+
+static const LpInputOps s3_input_ops = {
+	.read_at = s3_read_at,
+	.close = s3_input_close,
+};
+
+static LpInput *
+make_input(S3Store *store, const char *path, char *bucket, char *key, uint64_t size,
+		   LpError *err)
+{
+	S3Input    *input = lp_alloc0(sizeof(*input));
+
+	if (input == NULL || (input->name = lp_strdup(path)) == NULL)
+	{
+		lp_free(input);
+		lp_free(bucket);
+		lp_free(key);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an input of \"%s\"", path);
+		return NULL;
+	}
+	input->base.ops = &s3_input_ops;
+	input->base.name = input->name;
+	input->base.size = size;
+	input->store = store;
+	input->bucket = bucket;
+	input->key = key;
+	return &input->base;
+}
+
+static LpInput *
+s3_open_input(LpStore *store, const char *path, LpError *err)
+{
+	S3Store    *s3 = (S3Store *) store;
+	char	   *bucket;
+	char	   *key;
+	LpStat		stat;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return NULL;
+	if (!s3_stat_parsed(s3, bucket, key, &stat, err))
+	{
+		lp_free(bucket);
+		lp_free(key);
+		return NULL;
+	}
+	if (stat.kind != LP_OBJECT_FILE)
+	{
+		if (stat.kind == LP_OBJECT_DIRECTORY)
+			lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is a directory", path);
+		else
+			lp_fail(err, LP_ERR_NOT_FOUND, "file \"%s\" does not exist", path);
+		lp_free(bucket);
+		lp_free(key);
+		return NULL;
+	}
+	return make_input(s3, path, bucket, key, stat.size, err);
+}
+
+static LpInput *
+s3_open_input_lazily(LpStore *store, const char *path, uint64_t size, LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return NULL;
+	return make_input((S3Store *) store, path, bucket, key, size, err);
+}
+
+/* ---- outputs --------------------------------------------------------------- */
+
+static bool
+start_upload(S3Output *output, LpError *err)
+{
+	if (output->upload)
+		return true;
+	output->upload = lp_s3_multipart_start(output->store->client, output->bucket,
+										   output->key, err);
+	return output->upload != NULL;
+}
+
+static bool
+flush_buffer(S3Output *output, LpError *err)
+{
+	if (!start_upload(output, err) ||
+		!lp_s3_multipart_upload_part(output->upload, output->buffer, output->buffer_len, err))
+		return false;
+	output->buffer_len = 0;
+	return true;
+}
+
+static bool
+ensure_buffer(S3Output *output, LpError *err)
+{
+	if (output->buffer == NULL)
+	{
+		output->buffer = lp_alloc(LP_S3_UPLOAD_PART_SIZE);
+		if (output->buffer == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the part buffer of \"%s\"",
+						   output->name);
+	}
+	return true;
+}
+
+/* Append len bytes of data to the buffer, uploading each full one as a part. */
+static bool
+buffer_append(S3Output *output, const uint8_t *data, size_t len, LpError *err)
+{
+	if (len > 0 && !ensure_buffer(output, err))
+		return false;
+	while (len > 0)
+	{
+		size_t		n = LP_S3_UPLOAD_PART_SIZE - output->buffer_len;
+
+		if (n > len)
+			n = len;
+		memcpy(output->buffer + output->buffer_len, data, n);
+		output->buffer_len += n;
+		data += n;
+		len -= n;
+		if (output->buffer_len == LP_S3_UPLOAD_PART_SIZE && !flush_buffer(output, err))
+			return false;
+	}
+	return true;
+}
+
+/* Read len bytes of a source object into the buffer (a copy too short for a part of its own). */
+static bool
+buffer_append_source(S3Output *output, const char *bucket, const char *key,
+					 uint64_t source_size, uint64_t offset, uint64_t len, LpError *err)
+{
+	if (len > 0 && !ensure_buffer(output, err))
+		return false;
+	while (len > 0)
+	{
+		uint64_t	n = LP_S3_UPLOAD_PART_SIZE - output->buffer_len;
+
+		if (n > len)
+			n = len;
+		if (!get_range(output->store, bucket, key, source_size, offset,
+					   output->buffer + output->buffer_len, (size_t) n, err))
+			return false;
+		output->buffer_len += (size_t) n;
+		offset += n;
+		len -= n;
+		if (output->buffer_len == LP_S3_UPLOAD_PART_SIZE && !flush_buffer(output, err))
+			return false;
+	}
+	return true;
+}
+
+static void
+clear_copy(S3Output *output)
+{
+	lp_free(output->copy_bucket);
+	lp_free(output->copy_key);
+	output->copy_bucket = output->copy_key = NULL;
+	output->copy_len = 0;
+}
+
+/*
+ * Flush the pending copy run: as copied parts when it may stand alone
+ * (long enough, or the last part), each at most LP_S3_MAX_PART_SIZE and
+ * all of one size; else its bytes read into the buffer.
+ */
+static bool
+flush_copy(S3Output *output, bool last, LpError *err)
+{
+	uint64_t	len = output->copy_len;
+	uint64_t	offset = output->copy_offset;
+	uint64_t	pieces;
+	uint64_t	piece;
+	bool		ok = true;
+
+	if (len == 0)
+		return true;
+	if (len < LP_S3_MIN_PART_SIZE && !last)
+		ok = buffer_append_source(output, output->copy_bucket, output->copy_key,
+								  output->copy_source_size, offset, len, err);
+	else
+	{
+		pieces = (len + LP_S3_MAX_PART_SIZE - 1) / LP_S3_MAX_PART_SIZE;
+		piece = (len + pieces - 1) / pieces;
+		ok = start_upload(output, err);
+		while (ok && len > 0)
+		{
+			uint64_t	n = piece < len ? piece : len;
+
+			ok = lp_s3_multipart_copy_part(output->upload, output->copy_bucket,
+										   output->copy_key, offset, n, err);
+			offset += n;
+			len -= n;
+		}
+	}
+	clear_copy(output);
+	return ok;
+}
+
+static bool
+check_front_to_back(S3Output *output, uint64_t offset, LpError *err)
+{
+	if (offset != output->written)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "S3 output \"%s\" is written front to back: a write at offset %" PRIu64 " follows %" PRIu64 " bytes",
+					   output->name, offset, output->written);
+	return true;
+}
+
+static bool
+s3_write_at(LpOutput *base, uint64_t offset, const void *data, size_t len, LpError *err)
+{
+	S3Output   *output = (S3Output *) base;
+
+	if (!check_front_to_back(output, offset, err) || !flush_copy(output, false, err) ||
+		!buffer_append(output, data, len, err))
+		return false;
+	output->written += len;
+	return true;
+}
+
+static bool
+s3_copy_from(LpOutput *base, uint64_t output_offset, LpInput *input_base,
+			 uint64_t input_offset, uint64_t len, LpError *err)
+{
+	S3Output   *output = (S3Output *) base;
+	S3Input    *input = (S3Input *) input_base;
+
+	if (input_base->ops != &s3_input_ops || input->store != output->store)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "S3 output \"%s\" cannot copy from \"%s\" on the server",
+					   output->name, input_base->name);
+	if (!check_front_to_back(output, output_offset, err))
+		return false;
+	if (input_offset > input_base->size || len > input_base->size - input_offset)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "copy of %" PRIu64 " bytes at offset %" PRIu64 " is beyond the end of \"%s\" (%" PRIu64 " bytes)",
+					   len, input_offset, input_base->name, input_base->size);
+	if (len == 0)
+		return true;
+	if (output->copy_len > 0 && strcmp(output->copy_bucket, input->bucket) == 0 &&
+		strcmp(output->copy_key, input->key) == 0 &&
+		output->copy_offset + output->copy_len == input_offset)
+	{
+		output->copy_len += len;
+		output->written += len;
+		return true;
+	}
+	if (!flush_copy(output, false, err))
+		return false;
+	if (output->buffer_len > 0 && output->buffer_len < LP_S3_MIN_PART_SIZE)
+	{
+		/* too little buffered for a part of its own: add these bytes to it */
+		if (!buffer_append_source(output, input->bucket, input->key, input_base->size,
+								  input_offset, len, err))
+			return false;
+		output->written += len;
+		return true;
+	}
+	if (output->buffer_len > 0 && !flush_buffer(output, err))
+		return false;
+	output->copy_bucket = lp_strdup(input->bucket);
+	output->copy_key = lp_strdup(input->key);
+	if (output->copy_bucket == NULL || output->copy_key == NULL)
+	{
+		clear_copy(output);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a copy into \"%s\"", output->name);
+	}
+	output->copy_source_size = input_base->size;
+	output->copy_offset = input_offset;
+	output->copy_len = len;
+	output->written += len;
+	return true;
+}
+
+static void
+free_output(S3Output *output)
+{
+	lp_s3_multipart_end(output->upload);
+	clear_copy(output);
+	lp_free(output->buffer);
+	lp_free(output->bucket);
+	lp_free(output->key);
+	lp_free(output->name);
+	lp_free(output);
+}
+
+static bool
+publish_upload(S3Output *output, LpError *err)
+{
+	LpStat		stat;
+	bool		found;
+
+	if (!flush_copy(output, output->buffer_len == 0, err))
+		return false;
+	if ((output->buffer_len > 0 || lp_s3_multipart_num_parts(output->upload) == 0) &&
+		!flush_buffer(output, err))
+		return false;
+	/* servers that ignore If-None-Match on completion are stopped here */
+	if (!head_object(output->store, output->bucket, output->key, &found, &stat, err))
+		return false;
+	if (found)
+		return lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", output->name);
+	if (!lp_s3_multipart_complete(output->upload, true, err))
+	{
+		if (err->code == LP_ERR_CONFLICT)
+			err->code = LP_ERR_ALREADY_EXISTS;
+		return false;
+	}
+	return true;
+}
+
+static bool
+s3_publish(LpOutput *base, LpError *err)
+{
+	S3Output   *output = (S3Output *) base;
+	bool		ok;
+
+	if (lp_check_cancel(err))
+		ok = false;
+	else if (output->upload == NULL && output->copy_len == 0)
+		ok = put_object(output->store, output->bucket, output->key, output->name,
+						output->buffer, output->buffer_len, true, err);
+	else
+		ok = publish_upload(output, err);
+	if (!ok && err->code == LP_ERR_ALREADY_EXISTS && strstr(err->message, "already exists") == NULL)
+	{
+		char		message[LP_ERROR_MESSAGE_LEN];
+
+		snprintf(message, sizeof(message), "%s", err->message);
+		lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", output->name);
+		lp_error_detail(err, "%s", message);
+	}
+	free_output(output);
+	return ok;
+}
+
+static void
+s3_abort(LpOutput *base)
+{
+	free_output((S3Output *) base);
+}
+
+static const LpOutputOps s3_output_ops = {
+	.write_at = s3_write_at,
+	.copy_from = s3_copy_from,
+	.publish = s3_publish,
+	.abort = s3_abort,
+};
+
+static LpOutput *
+s3_create_output(LpStore *store, const char *path, LpError *err)
+{
+	S3Output   *output;
+	char	   *bucket;
+	char	   *key;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return NULL;
+	if (key[0] == '\0')
+	{
+		lp_free(bucket);
+		lp_free(key);
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" names a bucket, not an object", path);
+		return NULL;
+	}
+	output = lp_alloc0(sizeof(*output));
+	if (output == NULL || (output->name = lp_strdup(path)) == NULL)
+	{
+		lp_free(output);
+		lp_free(bucket);
+		lp_free(key);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an output of \"%s\"", path);
+		return NULL;
+	}
+	output->base.ops = &s3_output_ops;
+	output->base.name = output->name;
+	output->store = (S3Store *) store;
+	output->bucket = bucket;
+	output->key = key;
+	return &output->base;
+}
+
+/* ---- the store ------------------------------------------------------------- */
+
+static const LpStoreOps s3_store_ops = {
+	.open_input = s3_open_input,
+	.open_input_lazily = s3_open_input_lazily,
+	.stat = s3_stat,
+	.canonical = s3_canonical,
+	.same_object = s3_same_object,
+	.list = s3_list,
+	.put_if_absent = s3_put_if_absent,
+	.put = s3_put,
+	.remove = s3_remove,
+	.remove_tree = s3_remove_tree,
+	.remove_file = s3_remove_file,
+	.create_output = s3_create_output,
+};
+
+LpStore *
+lp_s3_store_create(const LpS3Config *config, LpS3Transport *transport, LpError *err)
+{
+	S3Store    *store;
+	LpS3Client *client = lp_s3_client_create(config, transport, err);
+
+	if (client == NULL)
+		return NULL;
+	store = lp_alloc0(sizeof(*store));
+	if (store == NULL)
+	{
+		lp_s3_client_free(client);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 store");
+		return NULL;
+	}
+	store->base.ops = &s3_store_ops;
+	store->client = client;
+	return &store->base;
+}
+
+void
+lp_s3_store_free(LpStore *base)
+{
+	S3Store    *store = (S3Store *) base;
+
+	if (store == NULL)
+		return;
+	lp_s3_client_free(store->client);
+	lp_free(store);
+}

@@ -1,0 +1,53 @@
+/*
+ * lp_s3_store.h - an LpStore over an S3 bucket, through io/lp_s3_client.
+ *
+ * Paths are URIs "s3://bucket/key".  The ops map onto S3: stat is a HEAD (a
+ * one-key listing for a prefix, which is a directory; never a symlink),
+ * list a ListObjectsV2 with delimiter "/" and continuation, put_if_absent a
+ * PUT with "If-None-Match: *" (412: LP_ERR_ALREADY_EXISTS, unless the object
+ * holds exactly the bytes given: a retried PUT whose first attempt was
+ * stored meets its own object), remove a DELETE,
+ * remove_tree a listing and a DELETE per key, canonical and same_object
+ * compare normalized "s3://bucket/key" names.  Inputs read with ranged GETs:
+ * a read smaller than LP_S3_READ_BLOCK fetches the aligned blocks around it
+ * and later reads inside them are served from memory, so nearby small reads
+ * (a footer, the metadata before it, neighbouring pages) cost one request.
+ * Outputs are written front to back and published as one PUT or, from
+ * LP_S3_UPLOAD_PART_SIZE on, as a multipart upload whose copy_from ranges of
+ * the same store's objects become UploadPartCopy parts (server-side, when
+ * the copied run is at least LP_S3_MIN_PART_SIZE; smaller runs are read and
+ * uploaded).  Publication never replaces an object: a single PUT is
+ * conditional; a multipart upload checks with a HEAD and completes with
+ * "If-None-Match: *", which servers without conditional completion (Ceph RGW
+ * 16) ignore, leaving a window between the HEAD and the completion.  The
+ * clone ops and shared outputs are absent.
+ */
+#ifndef LP_S3_STORE_H
+#define LP_S3_STORE_H
+
+#include "base/lp_error.h"
+#include "io/lp_s3_transport.h"
+#include "io/lp_storage.h"
+
+#define LP_S3_READ_BLOCK ((size_t) 64 << 10)
+#define LP_S3_UPLOAD_PART_SIZE ((size_t) 8 << 20)
+
+/*
+ * A store of the endpoint config describes through transport (both the
+ * caller's, outliving the store); NULL with err for a configuration the
+ * client refuses.
+ */
+LpStore    *lp_s3_store_create(const LpS3Config *config, LpS3Transport *transport,
+							   LpError *err);
+
+/* Free a store whose inputs and outputs are all closed. */
+void		lp_s3_store_free(LpStore *store);
+
+/*
+ * Split "s3://bucket/key" into lp_alloc'd bucket and key (trailing '/'
+ * removed; "" for the bucket itself); LP_ERR_INVALID_ARGUMENT when uri is
+ * not of that form.
+ */
+bool		lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err);
+
+#endif							/* LP_S3_STORE_H */

@@ -1,0 +1,106 @@
+/*
+ * lp_pg_s3_curl.c - the S3 transport of the server: libcurl
+ * (posix/lp_curl_http) with one handle per process, kept for the process's
+ * life so its connection is reused between requests and statements; the
+ * descriptor of that connection accounted for with fd.c; requests shown as
+ * waits in pg_stat_activity; retries waiting on the latch.  Nothing raises
+ * while a request runs (the core calls in): only the creation of the handle
+ * can.
+ */
+#include "postgres.h"
+
+#include <curl/curl.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/fd.h"
+#include "storage/latch.h"
+#include "utils/timestamp.h"
+
+#include "base/lp_interrupt.h"
+#include "lp_curl_http.h"
+#include "storage/lp_pg_s3_curl.h"
+
+typedef struct CurlTransport
+{
+	LpS3Transport base;
+	bool		allow_http;
+} CurlTransport;
+
+static LpCurl *backend_curl;
+
+static bool curl_perform(LpS3Transport *transport, const LpS3HttpRequest *request,
+						 LpS3HttpResponse *response, LpError *err);
+static bool curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err);
+
+static const LpS3TransportOps curl_ops = {curl_perform, curl_wait};
+static CurlTransport https_only = {{&curl_ops}, false};
+static CurlTransport http_allowed = {{&curl_ops}, true};
+
+LpS3Transport *
+lp_pg_s3_curl_transport(bool allow_http)
+{
+	static bool curl_initialized;
+
+	if (backend_curl == NULL)
+	{
+		if (!curl_initialized)
+		{
+			if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+				ereport(ERROR,
+						errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+						errmsg("could not initialize libcurl"));
+			curl_initialized = true;
+		}
+		/* the connection kept between requests is a descriptor fd.c does not own */
+		if (!AcquireExternalFD())
+			ereport(ERROR,
+					errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					errmsg("could not open a connection for S3 requests: too many open files"),
+					errhint("Raise max_files_per_process or the process's descriptor limit."));
+		backend_curl = lp_curl_create();
+		if (backend_curl == NULL)
+		{
+			ReleaseExternalFD();
+			ereport(ERROR,
+					errcode(ERRCODE_OUT_OF_MEMORY),
+					errmsg("out of memory"),
+					errdetail("libcurl could not create a handle."));
+		}
+	}
+	return allow_http ? &http_allowed.base : &https_only.base;
+}
+
+static bool
+curl_perform(LpS3Transport *base, const LpS3HttpRequest *request,
+			 LpS3HttpResponse *response, LpError *err)
+{
+	CurlTransport *transport = (CurlTransport *) base;
+	bool		done;
+
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	done = lp_curl_perform(backend_curl, transport->allow_http, request, response, err);
+	pgstat_report_wait_end();
+	return done;
+}
+
+/* A retry's wait: on the latch, so that a cancel ends it at once. */
+static bool
+curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err)
+{
+	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), delay_ms);
+
+	for (;;)
+	{
+		long		remaining;
+
+		if (lp_cancel_requested())
+			return lp_fail(err, LP_ERR_CANCELED, "canceled while waiting to retry an S3 request");
+		remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
+		if (remaining <= 0)
+			return true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(remaining, LP_CURL_POLL_INTERVAL_MS), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

@@ -1,0 +1,374 @@
+/*
+ * test_s3_store.c - the S3 LpStore against the in-process server: nearby
+ * reads coalesced into one ranged GET, a changed object caught, listings
+ * across continuation pages, stat of objects, prefixes and buckets, the
+ * conditional write that loses (412) and the one that keeps conflicting
+ * (409), and outputs: one PUT or a multipart upload, server-side copies
+ * where the run is long enough, and the upload aborted when a write fails
+ * or the output is aborted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_interrupt.h"
+#include "io/lp_s3_multipart.h"
+#include "io/lp_s3_store.h"
+#include "lp_test.h"
+#include "lp_test_s3_server.h"
+
+/* a text of the server's counts equals expected */
+#define CHECK_TEXT(text, expected) \
+	LP_CHECK_MSG(strcmp((text), (expected)) == 0, "%s: \"%.200s\", not \"%.200s\"", #text, (text), (expected))
+
+#define URI(key) "s3://" LP_TEST_S3_BUCKET "/" key
+
+typedef struct Fixture
+{
+	LpTestS3Server *server;
+	LpS3Config	config;
+	LpStore    *store;
+} Fixture;
+
+static void
+fixture_open(Fixture *f)
+{
+	LpError		err;
+
+	f->server = lp_test_s3_server_create();
+	f->config = lp_test_s3_config();
+	f->store = lp_s3_store_create(&f->config, lp_test_s3_transport(f->server), &err);
+	LP_CHECK_MSG(f->store != NULL, "store: %.300s", err.message);
+}
+
+static void
+fixture_close(Fixture *f)
+{
+	lp_s3_store_free(f->store);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f->server)->unsigned_requests, 0);
+	lp_test_s3_server_free(f->server);
+	lp_set_cancel_check(NULL);
+}
+
+static uint8_t *
+pattern(size_t len, unsigned seed)
+{
+	uint8_t    *data = malloc(len ? len : 1);
+
+	for (size_t i = 0; i < len; i++)
+		data[i] = (uint8_t) (i * 13 + seed + (i >> 9));
+	return data;
+}
+
+LP_TEST(s3_store_parses_uris)
+{
+	char	   *bucket;
+	char	   *key;
+	LpError		err;
+
+	LP_CHECK(lp_s3_split_uri("s3://b/dir/file.lance", &bucket, &key, &err));
+	LP_CHECK_STR(bucket, "b");
+	LP_CHECK_STR(key, "dir/file.lance");
+	lp_free(bucket);
+	lp_free(key);
+	LP_CHECK(lp_s3_split_uri("s3://b/dir//", &bucket, &key, &err));
+	LP_CHECK_STR(key, "dir");
+	lp_free(bucket);
+	lp_free(key);
+	LP_CHECK(lp_s3_split_uri("s3://b", &bucket, &key, &err));
+	LP_CHECK_STR(key, "");
+	lp_free(bucket);
+	lp_free(key);
+	LP_CHECK(!lp_s3_split_uri("s3:///key", &bucket, &key, &err) && err.code == LP_ERR_INVALID_ARGUMENT);
+	LP_CHECK(!lp_s3_split_uri("/local/path", &bucket, &key, &err) && err.code == LP_ERR_INVALID_ARGUMENT);
+}
+
+LP_TEST(s3_store_coalesces_nearby_reads)
+{
+	Fixture		f;
+	LpError		err;
+	size_t		size = 1000000;
+	uint8_t    *data = pattern(size, 1);
+	uint8_t    *buffer = malloc(size);
+	LpInput    *input;
+	LpInput    *other;
+	const LpTestS3Counts *counts;
+
+	fixture_open(&f);
+	lp_test_s3_put(f.server, "ds/data/a.lance", data, size);
+	lp_test_s3_put(f.server, "ds/data/b.lance", data, size);
+	input = f.store->ops->open_input(f.store, URI("ds/data/a.lance"), &err);
+	LP_CHECK_MSG(input != NULL, "%.300s", err.message);
+	if (input == NULL)
+		return;
+	LP_CHECK_EQ_U64(input->size, size);
+	counts = lp_test_s3_counts(f.server);
+	LP_CHECK_EQ_U64(counts->heads, 1);
+
+	/* a footer, then the metadata before it, then a column's pages: one GET */
+	LP_CHECK(lp_input_read(input, size - 40, buffer, 40, &err) && memcmp(buffer, data + size - 40, 40) == 0);
+	CHECK_TEXT(counts->last_range, "bytes=983040-999999");
+	LP_CHECK(lp_input_read(input, size - 3000, buffer, 2000, &err) &&
+			 memcmp(buffer, data + size - 3000, 2000) == 0);
+	LP_CHECK(lp_input_read(input, size - 16000, buffer, 100, &err) &&
+			 memcmp(buffer, data + size - 16000, 100) == 0);
+	LP_CHECK_EQ_U64(counts->gets, 1);
+
+	/* a small read across a block boundary fetches both blocks */
+	LP_CHECK(lp_input_read(input, 65530, buffer, 20, &err) && memcmp(buffer, data + 65530, 20) == 0);
+	CHECK_TEXT(counts->last_range, "bytes=0-131071");
+	LP_CHECK(lp_input_read(input, 100, buffer, 1000, &err) && memcmp(buffer, data + 100, 1000) == 0);
+	LP_CHECK_EQ_U64(counts->gets, 2);
+
+	/* a large read goes straight to the caller's buffer */
+	LP_CHECK(lp_input_read(input, 200000, buffer, 300000, &err) && memcmp(buffer, data + 200000, 300000) == 0);
+	CHECK_TEXT(counts->last_range, "bytes=200000-499999");
+	LP_CHECK_EQ_U64(counts->gets, 3);
+
+	/* a read of another input takes over the one cached block */
+	other = f.store->ops->open_input_lazily(f.store, URI("ds/data/b.lance"), size, &err);
+	LP_CHECK(lp_input_read(other, 10, buffer, 10, &err) && memcmp(buffer, data + 10, 10) == 0);
+	LP_CHECK(lp_input_read(input, 100, buffer, 10, &err) && memcmp(buffer, data + 100, 10) == 0);
+	LP_CHECK_EQ_U64(counts->gets, 5);
+	LP_CHECK_EQ_U64(counts->heads, 1);
+	lp_input_close(other);
+
+	/* an object that is not the size it was opened with */
+	other = f.store->ops->open_input_lazily(f.store, URI("ds/data/b.lance"), size + 5, &err);
+	LP_CHECK(!lp_input_read(other, size - 10, buffer, 10, &err) && err.code == LP_ERR_IO);
+	LP_CHECK_MSG(strstr(err.detail, "may have changed") != NULL, "%.300s", err.detail);
+	lp_input_close(other);
+	lp_input_close(input);
+
+	LP_CHECK(f.store->ops->open_input(f.store, URI("ds/data"), &err) == NULL &&
+			 err.code == LP_ERR_INVALID_ARGUMENT);
+	LP_CHECK(f.store->ops->open_input(f.store, URI("ds/none"), &err) == NULL &&
+			 err.code == LP_ERR_NOT_FOUND && strstr(err.message, URI("ds/none")) != NULL);
+	free(data);
+	free(buffer);
+	fixture_close(&f);
+}
+
+typedef struct Names
+{
+	char		text[1024];
+	int			count;
+} Names;
+
+static bool
+collect(void *arg, const char *name, LpError *err)
+{
+	Names	   *names = arg;
+
+	(void) err;
+	strcat(names->text, name);
+	strcat(names->text, ";");
+	names->count++;
+	return true;
+}
+
+LP_TEST(s3_store_lists_and_stats_across_pages)
+{
+	Fixture		f;
+	LpError		err;
+	Names		names;
+	LpStat		st;
+	LpTreeRemoval removal;
+	static const char *const keys[] = {
+		"ds/_versions/1.manifest", "ds/_versions/2.manifest", "ds/data/a.lance", "ds/data/b.lance",
+		"ds/data/c.lance", "ds/_transactions/x.txn", "ds/_latest.manifest", "dsx/other"
+	};
+
+	memset(&names, 0, sizeof(names));
+	fixture_open(&f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		lp_test_s3_put(f.server, keys[i], "abc", 3);
+	/* the server answers two entries per page */
+	LP_CHECK_MSG(f.store->ops->list(f.store, URI("ds"), collect, &names, &err), "%.300s", err.message);
+	CHECK_TEXT(names.text, "_latest.manifest;_transactions;_versions;data;");
+	memset(&names, 0, sizeof(names));
+	LP_CHECK(f.store->ops->list(f.store, URI("ds/data/"), collect, &names, &err));
+	CHECK_TEXT(names.text, "a.lance;b.lance;c.lance;");
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->lists, 2 + 2);
+	LP_CHECK(!f.store->ops->list(f.store, URI("nothing"), collect, &names, &err) && err.code == LP_ERR_NOT_FOUND);
+
+	LP_CHECK(f.store->ops->stat(f.store, URI("ds/data/a.lance"), false, &st, &err) &&
+			 st.kind == LP_OBJECT_FILE && st.size == 3 && st.mtime == 1767323045);
+	LP_CHECK(f.store->ops->stat(f.store, URI("ds/data"), false, &st, &err) && st.kind == LP_OBJECT_DIRECTORY);
+	LP_CHECK(f.store->ops->stat(f.store, URI("ds/dat"), false, &st, &err) && st.kind == LP_OBJECT_ABSENT);
+	LP_CHECK(f.store->ops->stat(f.store, "s3://" LP_TEST_S3_BUCKET, false, &st, &err) &&
+			 st.kind == LP_OBJECT_DIRECTORY);
+
+	/* remove_tree walks every page of its prefix and no other */
+	LP_CHECK(f.store->ops->remove_tree(f.store, URI("ds"), "data", &removal, &err));
+	LP_CHECK(removal.outcome == LP_TREE_REMOVED && removal.removed_entries == 3 && removal.removed_bytes == 9);
+	LP_CHECK(f.store->ops->stat(f.store, URI("dsx/other"), false, &st, &err) && st.kind == LP_OBJECT_FILE);
+	LP_CHECK(f.store->ops->stat(f.store, URI("ds/_versions/1.manifest"), false, &st, &err) &&
+			 st.kind == LP_OBJECT_FILE);
+	fixture_close(&f);
+}
+
+LP_TEST(s3_store_conditional_write_conflicts)
+{
+	Fixture		f;
+	LpError		err;
+	size_t		len;
+	const uint8_t *stored;
+
+	fixture_open(&f);
+	LP_CHECK(f.store->ops->put_if_absent(f.store, URI("ds/_versions/1.manifest"), "first", 5, &err));
+	LP_CHECK(!f.store->ops->put_if_absent(f.store, URI("ds/_versions/1.manifest"), "second", 6, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_ALREADY_EXISTS && strstr(err.message, "HTTP 412 PreconditionFailed") != NULL,
+				 "%s: %.300s", lp_error_code_name(err.code), err.message);
+	stored = lp_test_s3_get(f.server, "ds/_versions/1.manifest", &len);
+	LP_CHECK(len == 5 && memcmp(stored, "first", 5) == 0);
+
+	/* 409 ConditionalRequestConflict: retried; when it persists, a conflict (40001) */
+	lp_test_s3_server_fault(f.server, "PUT", LP_TEST_S3_CONDITIONAL_CONFLICT, 1);
+	LP_CHECK(f.store->ops->put_if_absent(f.store, URI("ds/_versions/2.manifest"), "x", 1, &err));
+	lp_test_s3_server_fault(f.server, "PUT", LP_TEST_S3_CONDITIONAL_CONFLICT, 4);
+	LP_CHECK(!f.store->ops->put_if_absent(f.store, URI("ds/_versions/3.manifest"), "x", 1, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_CONFLICT && strstr(err.message, "ConditionalRequestConflict") != NULL,
+				 "%s: %.300s", lp_error_code_name(err.code), err.message);
+	LP_CHECK(lp_test_s3_get(f.server, "ds/_versions/3.manifest", &len) == NULL);
+
+	/* the answer to a stored PUT is lost: the retry meets its own object, which is no conflict */
+	lp_test_s3_server_fault(f.server, "PUT", LP_TEST_S3_DROP_ANSWER, 1);
+	LP_CHECK_MSG(f.store->ops->put_if_absent(f.store, URI("ds/_versions/4.manifest"), "mine", 4, &err),
+				 "%s: %.300s", lp_error_code_name(err.code), err.message);
+	stored = lp_test_s3_get(f.server, "ds/_versions/4.manifest", &len);
+	LP_CHECK(len == 4 && memcmp(stored, "mine", 4) == 0);
+	/* ... but other bytes there are another writer's */
+	lp_test_s3_put(f.server, "ds/_versions/5.manifest", "theirs", 6);
+	LP_CHECK(!f.store->ops->put_if_absent(f.store, URI("ds/_versions/5.manifest"), "mine!!", 6, &err) &&
+			 err.code == LP_ERR_ALREADY_EXISTS);
+
+	/* put replaces */
+	LP_CHECK(f.store->ops->put(f.store, URI("ds/_versions/1.manifest"), "third", 5, &err));
+	stored = lp_test_s3_get(f.server, "ds/_versions/1.manifest", &len);
+	LP_CHECK(len == 5 && memcmp(stored, "third", 5) == 0);
+	fixture_close(&f);
+}
+
+LP_TEST(s3_store_outputs_put_upload_and_copy)
+{
+	Fixture		f;
+	LpError		err;
+	size_t		source_len = 12 << 20;
+	uint8_t    *data = pattern(source_len, 3);
+	uint8_t    *expected = malloc(source_len + 1000);
+	const uint8_t *stored;
+	size_t		len;
+	LpOutput   *output;
+	LpInput    *input;
+	const LpTestS3Counts *counts;
+
+	fixture_open(&f);
+	counts = lp_test_s3_counts(f.server);
+	lp_test_s3_put(f.server, "parts/p.lance", data, source_len);
+
+	/* small: one conditional PUT */
+	output = f.store->ops->create_output(f.store, URI("out/small"), &err);
+	LP_CHECK(output->ops->write_at(output, 0, "abc", 3, &err) && output->ops->write_at(output, 3, "de", 2, &err));
+	LP_CHECK(!output->ops->write_at(output, 10, "x", 1, &err) && err.code == LP_ERR_UNSUPPORTED);
+	LP_CHECK(output->ops->publish(output, &err));
+	stored = lp_test_s3_get(f.server, "out/small", &len);
+	LP_CHECK(len == 5 && memcmp(stored, "abcde", 5) == 0);
+	LP_CHECK_EQ_U64(counts->puts, 1);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->part_uploads, 0);
+
+	/* publication never replaces */
+	output = f.store->ops->create_output(f.store, URI("out/small"), &err);
+	LP_CHECK(output->ops->write_at(output, 0, "zz", 2, &err));
+	LP_CHECK(!output->ops->publish(output, &err) && err.code == LP_ERR_ALREADY_EXISTS);
+	stored = lp_test_s3_get(f.server, "out/small", &len);
+	LP_CHECK(len == 5 && memcmp(stored, "abcde", 5) == 0);
+
+	/* 64 bytes written, the part's 12 MiB copied in 1 MiB steps, a tail written */
+	lp_test_s3_reset_counts(f.server);
+	input = f.store->ops->open_input(f.store, URI("parts/p.lance"), &err);
+	output = f.store->ops->create_output(f.store, URI("out/assembled"), &err);
+	LP_CHECK(input && output);
+	LP_CHECK(output->ops->write_at(output, 0, data + 7, 64, &err));
+	memcpy(expected, data + 7, 64);
+	for (size_t off = 0; off < source_len; off += 1 << 20)
+		LP_CHECK_MSG(output->ops->copy_from(output, 64 + off, input, off, 1 << 20, &err),
+					 "copy: %.300s", err.message);
+	memcpy(expected + 64, data, source_len);
+	LP_CHECK(output->ops->write_at(output, 64 + source_len, "tail", 4, &err));
+	memcpy(expected + 64 + source_len, "tail", 4);
+	LP_CHECK_MSG(output->ops->publish(output, &err), "publish: %.300s", err.message);
+	stored = lp_test_s3_get(f.server, "out/assembled", &len);
+	LP_CHECK_EQ_U64(len, 64 + source_len + 4);
+	LP_CHECK(stored && memcmp(stored, expected, len) == 0);
+	/* the first 5 MiB joined the 64 bytes (five 1 MiB GETs), the other 7 MiB were one copied part */
+	LP_CHECK_EQ_U64(counts->gets, 5);
+	LP_CHECK_EQ_U64(counts->part_copies, 1);
+	LP_CHECK_EQ_U64(counts->part_uploads, 2);
+	LP_CHECK_EQ_U64(counts->completes, 1);
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 0);
+
+	/* an input of another store is refused before anything is written */
+	{
+		LpInput    *memory = lp_memory_input_open("mem", data, 100);
+
+		output = f.store->ops->create_output(f.store, URI("out/mixed"), &err);
+		LP_CHECK(!output->ops->copy_from(output, 0, memory, 0, 100, &err) && err.code == LP_ERR_UNSUPPORTED);
+		output->ops->abort(output);
+		lp_input_close(memory);
+	}
+	lp_input_close(input);
+	free(data);
+	free(expected);
+	fixture_close(&f);
+}
+
+LP_TEST(s3_store_output_failures_abort_the_upload)
+{
+	Fixture		f;
+	LpError		err;
+	size_t		chunk = 1 << 20;
+	uint8_t    *data = pattern(chunk, 4);
+	LpOutput   *output;
+	size_t		len;
+	bool		ok = true;
+
+	/* the second part (written by the 16th write) fails for good: the upload is aborted */
+	fixture_open(&f);
+	output = f.store->ops->create_output(f.store, URI("out/big"), &err);
+	for (size_t i = 0; ok && i < 20; i++)
+	{
+		if (i == 9)
+			lp_test_s3_server_fault(f.server, "PUT", LP_TEST_S3_BAD_REQUEST, 1);
+		ok = output->ops->write_at(output, i * chunk, data, chunk, &err);
+	}
+	LP_CHECK_MSG(!ok && strstr(err.message, "HTTP 400 InvalidRequest") != NULL, "%.300s", err.message);
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 0);
+	output->ops->abort(output);
+	LP_CHECK(lp_test_s3_get(f.server, "out/big", &len) == NULL);
+	fixture_close(&f);
+
+	/* aborting an output with parts uploaded aborts its upload */
+	fixture_open(&f);
+	output = f.store->ops->create_output(f.store, URI("out/big"), &err);
+	for (size_t i = 0; i < 9; i++)
+		LP_CHECK(output->ops->write_at(output, i * chunk, data, chunk, &err));
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 1);
+	output->ops->abort(output);
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 0);
+	fixture_close(&f);
+
+	/* a cancel while publishing: the upload is aborted although the cancel is pending */
+	fixture_open(&f);
+	lp_set_cancel_check(lp_test_s3_cancel_check);
+	output = f.store->ops->create_output(f.store, URI("out/big"), &err);
+	for (size_t i = 0; i < 9; i++)
+		LP_CHECK(output->ops->write_at(output, i * chunk, data, chunk, &err));
+	lp_test_s3_server_fault(f.server, "PUT", LP_TEST_S3_CANCEL, 1);
+	LP_CHECK(!output->ops->publish(output, &err) && err.code == LP_ERR_CANCELED);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->aborts_while_canceled, 1);
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 0);
+	LP_CHECK(lp_test_s3_get(f.server, "out/big", &len) == NULL);
+	fixture_close(&f);
+	free(data);
+}
