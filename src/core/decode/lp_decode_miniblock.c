@@ -539,10 +539,12 @@ read_row_index(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	lp_free(data);
 	if (index->row_starts[table->num_chunks] != page->num_rows || preamble)
 	{
+		/* the message before the free: it reads the index */
+		lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index holds %llu of the page's %llu rows",
+					 (unsigned long long) index->row_starts[table->num_chunks],
+					 (unsigned long long) page->num_rows);
 		row_index_free(index);
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index holds %llu of the page's %llu rows",
-							(unsigned long long) index->row_starts[table->num_chunks],
-							(unsigned long long) page->num_rows);
+		return false;
 	}
 	return true;
 }
