@@ -146,7 +146,15 @@ test/reference/node_modules: test/reference/package.json
 	cd test/reference && npm install --no-audit --no-fund
 	@touch $@
 
-testdata: test/reference/node_modules
+# Early 2.0 files the pinned reference cannot write, by old lancedb releases
+# (test/reference/legacy/package.json) into $(TESTDATA)/legacy.
+test/reference/legacy/node_modules: test/reference/legacy/package.json
+	cd test/reference/legacy && npm install --no-audit --no-fund
+	@touch $@
+
+testdata: test/reference/node_modules test/reference/legacy/node_modules
 	cd test/reference && LANCEDB_LOG=error node generate.cjs $(TESTDATA)
+	cd test/reference/legacy && LANCEDB_LOG=error LANCE_USE_BITPACKING=1 \
+		node generate_legacy.cjs $(TESTDATA)/legacy
 
 .PHONY: check-core check-core-sanitize check-s3 fuzz testdata

@@ -62,7 +62,7 @@ cd "$ROOT"
 # Makefile rule runs npm install only when package.json is newer than
 # node_modules.
 if [ -f test/reference/package.json ]; then
-	make --no-print-directory test/reference/node_modules
+	make --no-print-directory test/reference/node_modules test/reference/legacy/node_modules
 else
 	echo "setup.sh: test/reference/package.json is missing; skipping npm install (no reference data can be generated)" >&2
 fi

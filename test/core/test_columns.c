@@ -129,3 +129,77 @@ LP_TEST(columns_parent_not_enclosing)
 	LP_CHECK(!lp_field_first_column(&file, 0, &first, &err));
 	LP_CHECK(err.code == LP_ERR_CORRUPT);
 }
+
+/*
+ * A 2.0 string or binary field whose column has List pages (Lance 0.13 and
+ * earlier) owns that column and the next (its bytes); a string with Binary
+ * pages, a list<int32> and the same string in 2.1 do not.
+ */
+LP_TEST(columns_v20_strings_as_lists_of_bytes)
+{
+	LpField		fields[5];
+	LpPage		list_page = {0};
+	LpPage		flat_page = {0};
+	LpPage		binary_page = {0};
+	LpColumn	columns[7] = {{0}};
+	LpFile		file = {0};
+	LpPhysicalColumn *got;
+	uint32_t	n;
+	uint32_t	first = 0;
+	LpError		err;
+
+	fields[0] = field(0, -1, "s", "string");
+	fields[1] = field(1, -1, "bin", "binary");
+	fields[2] = field(2, -1, "li", "list");
+	fields[3] = field(3, 2, "item", "int32");
+	fields[4] = field(4, -1, "after", "int32");
+	list_page.layout = "list";
+	flat_page.layout = "flat";
+	binary_page.layout = "binary";
+	/* s as a list of u8; bin as Binary; li (offsets, items); after */
+	columns[0].num_pages = 1;
+	columns[0].pages = &list_page;
+	columns[1].num_pages = 1;
+	columns[1].pages = &flat_page;
+	columns[2].num_pages = 1;
+	columns[2].pages = &binary_page;
+	columns[3].num_pages = 1;
+	columns[3].pages = &list_page;
+	columns[4].num_pages = 1;
+	columns[4].pages = &flat_page;
+	columns[5].num_pages = 1;
+	columns[5].pages = &flat_page;
+	file.name = "early";
+	file.version = LP_FILE_VERSION_2_0;
+	file.schema.num_fields = 5;
+	file.schema.fields = fields;
+	file.num_columns = 6;
+	file.columns = columns;
+
+	LP_CHECK(lp_file_physical_columns(&file, &got, &n, &err));
+	LP_CHECK_EQ_U64(n, 6);
+	if (n == 6)
+	{
+		LP_CHECK(got[0].field_index == 0 && got[0].bytes_as_list && !got[0].bytes_items);
+		LP_CHECK(got[1].field_index == 0 && got[1].bytes_items && got[1].counts_items);
+		LP_CHECK(got[2].field_index == 1 && !got[2].bytes_as_list);
+		LP_CHECK(got[3].field_index == 2 && !got[3].bytes_as_list);
+		LP_CHECK(got[4].field_index == 3 && got[5].field_index == 4);
+	}
+	lp_free(got);
+	LP_CHECK(lp_field_first_column(&file, 4, &first, &err));
+	LP_CHECK_EQ_U64(first, 5);
+	LP_CHECK(lp_file_column_stores_bytes_as_list(&file, 0));
+	LP_CHECK(!lp_file_column_stores_bytes_as_list(&file, 2));
+
+	/* the schema alone cannot tell */
+	LP_CHECK(lp_schema_physical_columns(LP_FILE_VERSION_2_0, &file.schema, &got, &n, &err));
+	LP_CHECK_EQ_U64(n, 5);
+	lp_free(got);
+
+	/* 2.1+ has no such layout */
+	file.version = LP_FILE_VERSION_2_1;
+	LP_CHECK(!lp_file_column_stores_bytes_as_list(&file, 0));
+	LP_CHECK(lp_field_first_column(&file, 4, &first, &err));
+	LP_CHECK_EQ_U64(first, 3);
+}

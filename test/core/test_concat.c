@@ -398,6 +398,8 @@ check_dataset_concat(const char *dataset, bool expect_struct_header)
 	static const size_t batches[] = {LP_CONCAT_DEFAULT_READ_BATCH_BYTES, 4096, 100};
 	uint8_t    *first_bytes = NULL;
 	size_t		first_len = 0;
+	/* output names: the dataset's name without its directory ("legacy/...") */
+	const char *label = strrchr(dataset, '/') != NULL ? strrchr(dataset, '/') + 1 : dataset;
 
 	if (!open_dataset(dataset, &set))
 		return;
@@ -418,7 +420,7 @@ check_dataset_concat(const char *dataset, bool expect_struct_header)
 		ConcatRun	run;
 		Part		out;
 
-		snprintf(name, sizeof(name), "%s%s-%d.lance", dataset, reverse ? "-reversed" : "", variant);
+		snprintf(name, sizeof(name), "%s%s-%d.lance", label, reverse ? "-reversed" : "", variant);
 		output_path(dir, name, path, sizeof(path));
 		run = run_concat(inputs, set.count, NULL, path, copy_from, batch);
 		LP_CHECK_MSG(run.ok, "%.100s: %.300s", name, run.err.message);
@@ -440,7 +442,7 @@ check_dataset_concat(const char *dataset, bool expect_struct_header)
 			{
 				char		kept[256];
 
-				snprintf(kept, sizeof(kept), "%s.lance", dataset);
+				snprintf(kept, sizeof(kept), "%s.lance", label);
 				keep_output(kept, inputs, set.count, &out);
 			}
 		}
@@ -473,6 +475,12 @@ LP_TEST(concat_types_2_2)
 LP_TEST(concat_types_2_3)
 {
 	check_dataset_concat("types_2_3_v2", false);
+}
+
+/* Bitpacked pages of lancedb 0.8.0 (Lance 0.15) are copied like any other. */
+LP_TEST(concat_bitpacked_2_0)
+{
+	check_dataset_concat("legacy/bitpacked_2_0", false);
 }
 
 LP_TEST(concat_multipage_2_0)
@@ -1912,4 +1920,26 @@ LP_TEST(concat_copy_from_refuses_another_store_and_falls_back)
 {
 	check_cross_store_copy("types_2_1_v2");
 	check_cross_store_copy("multipage_2_2");
+}
+
+/*
+ * Files whose strings are lists of u8 (lancedb 0.5.2) are refused by name,
+ * not taken for damaged files with more columns than their schema implies.
+ */
+LP_TEST(concat_verdict_bytes_as_lists)
+{
+	PartSet		set;
+	LpConcatVerdict v;
+	char		message[2048];
+
+	if (!open_dataset("legacy/strlist_2_0", &set))
+		return;
+	snprintf(message, sizeof(message),
+			 "part 1 (\"%s\") stores field \"s\" as a list of bytes in physical columns 1 and 2 (Lance 0.13 and earlier), which a data file's column indices cannot describe",
+			 set.parts[0].path);
+	v = expect_verdict(&set.parts[0], &set.parts[1], "bytes_as_lists", message);
+	LP_CHECK_STR(v.field_name, "s");
+	LP_CHECK_EQ_U64(v.input, 0);
+	LP_CHECK_EQ_U64(v.column, 1);
+	close_set(&set);
 }

@@ -122,7 +122,7 @@ check_dataset(const JsonValue *dataset, const char *only_field, uint64_t *files_
 	const char *error = NULL;
 	uint64_t	first_row = 0;
 
-	snprintf(rows_path, sizeof(rows_path), "%.480s/%.200s.rows.json", lp_test_data_dir, name);
+	snprintf(rows_path, sizeof(rows_path), "%.1000s", json_get(dataset, "rows_file")->text);
 	rows = json_parse_file(rows_path, &error);
 	LP_CHECK_MSG(rows != NULL && rows->kind == JSON_ARRAY, "%.100s: %.100s", rows_path,
 				 error ? error : "not an array");
@@ -194,6 +194,37 @@ check_datasets_of_version(const char *file_version)
 LP_TEST(decode_reference_2_0)
 {
 	check_datasets_of_version("2.0");
+}
+
+/*
+ * The early 2.0 files of old lancedb releases (test/reference/legacy):
+ * strings and binaries as lists of u8 (two columns a field) and Bitpacked
+ * pages, compared with the rows those releases read back.
+ */
+LP_TEST(decode_legacy_writers)
+{
+	char		manifest_path[1024];
+	JsonValue  *manifest;
+	const JsonValue *datasets;
+	const char *error = NULL;
+	uint64_t	files_checked = 0;
+	uint64_t	columns_checked = 0;
+
+	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
+	if (lp_test_data_dir == NULL)
+		return;
+	snprintf(manifest_path, sizeof(manifest_path), "%.900s/legacy/legacy.json", lp_test_data_dir);
+	manifest = json_parse_file(manifest_path, &error);
+	LP_CHECK_MSG(manifest != NULL, "%.100s: %.100s", manifest_path, error);
+	if (manifest == NULL)
+		return;
+	datasets = json_get(manifest, "datasets");
+	for (size_t i = 0; datasets && i < datasets->count; i++)
+		check_dataset(&datasets->items[i], NULL, &files_checked, &columns_checked);
+	/* strlist_2_0 and bitpacked_2_0, two files of nine fields each */
+	LP_CHECK_EQ_U64(files_checked, 4);
+	LP_CHECK_EQ_U64(columns_checked, 36);
+	json_free(manifest);
 }
 
 LP_TEST(decode_reference_2_1)

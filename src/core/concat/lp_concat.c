@@ -188,6 +188,33 @@ lp_concat_check(const LpConcatTarget *target, const LpConcatPart *parts,
 		}
 	}
 
+	/*
+	 * Strings of Lance 0.13 and earlier stored as lists of u8 take two
+	 * columns a field, which the data-file column indices of a manifest
+	 * (derived from the schema) cannot describe.
+	 */
+	for (uint32_t i = 0; i < num_parts; i++)
+	{
+		const LpFile *file = parts[i].file;
+		LpPhysicalColumn *columns;
+		uint32_t	num_columns;
+
+		if (!lp_file_physical_columns(file, &columns, &num_columns, err))
+			return false;
+		for (uint32_t c = 0; c < num_columns; c++)
+		{
+			if (columns[c].bytes_as_list)
+			{
+				set_verdict(verdict, LP_CONCAT_BYTES_AS_LISTS, i, c);
+				verdict->field_name = file->schema.fields[columns[c].field_index].name;
+				break;
+			}
+		}
+		lp_free(columns);
+		if (verdict->reason != LP_CONCAT_COMPATIBLE)
+			return true;
+	}
+
 	/* 2.0 blob v1 columns also say so in their column encoding */
 	for (uint32_t i = 0; i < num_parts; i++)
 	{
@@ -244,6 +271,8 @@ lp_concat_reason_name(LpConcatReason reason)
 			return "extra_global_buffers";
 		case LP_CONCAT_BLOB_COLUMNS:
 			return "blob_columns";
+		case LP_CONCAT_BYTES_AS_LISTS:
+			return "bytes_as_lists";
 	}
 	return "unknown";
 }
@@ -315,6 +344,11 @@ lp_concat_verdict_message(const LpConcatVerdict *verdict,
 				snprintf(buffer, buffer_len,
 						 "part %u (\"%s\") stores physical column %u as a blob, whose data cannot be relocated",
 						 i + 1, name, verdict->column);
+			return;
+		case LP_CONCAT_BYTES_AS_LISTS:
+			snprintf(buffer, buffer_len,
+					 "part %u (\"%s\") stores field \"%s\" as a list of bytes in physical columns %u and %u (Lance 0.13 and earlier), which a data file's column indices cannot describe",
+					 i + 1, name, verdict->field_name, verdict->column, verdict->column + 1);
 			return;
 	}
 	snprintf(buffer, buffer_len, "unknown concatenation verdict %d", (int) verdict->reason);

@@ -58,7 +58,8 @@ typedef enum LpConcatReason
 	LP_CONCAT_COLUMN_ENCODING_MISMATCH,
 	LP_CONCAT_COLUMN_BUFFERS,
 	LP_CONCAT_EXTRA_GLOBAL_BUFFERS,
-	LP_CONCAT_BLOB_COLUMNS
+	LP_CONCAT_BLOB_COLUMNS,
+	LP_CONCAT_BYTES_AS_LISTS
 } LpConcatReason;
 
 typedef struct LpConcatVerdict
@@ -70,7 +71,8 @@ typedef struct LpConcatVerdict
 	uint64_t	expected_count; /* columns expected, for a layout mismatch */
 	LpFileVersion actual;		/* version mismatch: the part's version */
 	LpFileVersion expected;		/* version mismatch: the target's version */
-	const char *field_name;		/* blob columns: a blob field of the target */
+	const char *field_name;		/* blob columns: a blob field of the target;
+								 * bytes as lists: the part's field */
 } LpConcatVerdict;
 
 /*

@@ -11,6 +11,7 @@
 #include "base/lp_checked.h"
 #include "codec/lp_bitpack.h"
 #include "decode/lp_decode_internal.h"
+#include "format/lp_columns.h"
 #include "base/lp_protobuf.h"
 
 #define MAX_NESTING 32
@@ -116,12 +117,34 @@ decode_flat(const Page20 *page, const Lance__Encodings__Flat *flat, uint64_t n,
 	return true;
 }
 
-/* Binary: u64 end offsets (null: previous end + null_adjustment), then bytes. */
+/*
+ * The last end offset of n Binary indices, which is how many bytes the
+ * rows hold (null rows end at the previous end + null_adjustment).
+ */
+static uint64_t
+binary_bytes_needed(const Lance__Encodings__Binary *binary, const LpBlock *indices, uint64_t n)
+{
+	uint64_t	end;
+
+	if (n == 0)
+		return 0;
+	end = lp_le64(indices->data.data + (n - 1) * 8);
+	if (binary->null_adjustment > 0 && end >= binary->null_adjustment)
+		end -= binary->null_adjustment;
+	return end;
+}
+
+/*
+ * Binary: u64 end offsets (null: previous end + null_adjustment), then
+ * bytes: Flat, or (Lance 0.15 with LANCE_USE_BITPACKING) any u8 array
+ * such as Nullable{Bitpacked}.
+ */
 static bool
 decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64_t n,
 			  LpBlock *values, LpBits *validity, int depth)
 {
 	LpBlock		indices;
+	LpBlock		bytes_block;
 	LpBits		ignored = {0};
 	const ArrayEncoding *bytes_enc = binary->bytes;
 	const uint8_t *bytes;
@@ -131,20 +154,45 @@ decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64
 	bool		ok = false;
 
 	memset(&indices, 0, sizeof(indices));
+	memset(&bytes_block, 0, sizeof(bytes_block));
 	if (binary->indices == NULL || bytes_enc == NULL)
 		return missing(page, "binary indices or bytes");
-	if (bytes_enc->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT ||
-		bytes_enc->flat->bits_per_value != 8)
-		return lp_page_unsupported(page->ctx, "binary bytes not stored flat");
 	if (!decode_array(page, binary->indices, n, &indices, &ignored, depth + 1))
 		goto done;
-	if (indices.variable || indices.bits_per_value != 64)
+	if (indices.variable || indices.bits_per_value != 64 || indices.num_values != n)
 	{
 		lp_page_fail(page->ctx, LP_ERR_CORRUPT, "binary indices are not 64-bit");
 		goto done;
 	}
-	if (!flat_bytes(page, bytes_enc->flat, &bytes, &bytes_len, &inflated))
-		goto done;
+	if (bytes_enc->array_encoding_case == LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT &&
+		bytes_enc->flat->bits_per_value == 8)
+	{
+		if (!flat_bytes(page, bytes_enc->flat, &bytes, &bytes_len, &inflated))
+			goto done;
+	}
+	else
+	{
+		Page20		bytes_page = *page;
+		LpBits		bytes_validity = {0};
+
+		bytes_page.variable = false;
+		bytes_page.bits = 8;
+		bytes_len = binary_bytes_needed(binary, &indices, n);
+		ok = decode_array(&bytes_page, bytes_enc, bytes_len, &bytes_block, &bytes_validity,
+						  depth + 1);
+		lp_buf_free(&bytes_validity.buf);
+		if (!ok)
+			goto done;
+		ok = false;
+		if (bytes_block.variable || bytes_block.bits_per_value != 8 ||
+			bytes_block.num_values != bytes_len)
+		{
+			lp_page_fail(page->ctx, LP_ERR_CORRUPT, "binary bytes are not %llu u8 values",
+						 (unsigned long long) bytes_len);
+			goto done;
+		}
+		bytes = bytes_block.data.data;
+	}
 	if (!lp_block_init_variable(values))
 	{
 		lp_page_no_memory(page->ctx);
@@ -179,6 +227,7 @@ done:
 	if (!ok)
 		lp_block_free(values);
 	lp_block_free(&indices);
+	lp_block_free(&bytes_block);
 	lp_buf_free(&ignored.buf);
 	lp_buf_free(&inflated);
 	return ok;
@@ -584,16 +633,6 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				}
 				return true;
 			}
-		case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST:
-			/*
-			 * Lance 0.13 and earlier stored strings and binaries as a list of
-			 * u8: an offsets column and a bytes column for one field, which
-			 * the schema's column layout does not foresee.
-			 */
-			if (page->variable)
-				return lp_page_unsupported(page->ctx,
-										   "list of u8 bytes (strings of Lance 0.13 and earlier)");
-			/* fall through */
 		default:
 			return lp_page_unsupported(page->ctx, lp_array_encoding_name(enc));
 	}
@@ -890,6 +929,35 @@ take_list20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
 	return ok;
 }
 
+static void
+free_list_take(List20Take *take)
+{
+	lp_buf_free(&take->offsets);
+	lp_buf_free(&take->validity.buf);
+	lp_buf_free(&take->items);
+}
+
+/* The rows' offsets and validity from a list offsets column, and the items they span. */
+static bool
+take_list_offsets20(LpFieldReader *reader, uint32_t offsets_column, const LpRowRange *ranges,
+					size_t num_ranges, uint64_t expected_rows, bool under_list, List20Take *take,
+					LpError *err)
+{
+	bool		ok;
+
+	memset(take, 0, sizeof(*take));
+	take->reader = reader;
+	take->under_list = under_list;
+	ok = list_item_starts(reader, offsets_column, &take->item_starts, err);
+	if (ok && !lp_buf_append_u64(&take->offsets, 0))
+		ok = lp_decode_no_memory(err);
+	ok = ok && lp_reader_visit_pages(reader, offsets_column, expected_rows, ranges, num_ranges,
+									 take_list20_page, take, err);
+	if (!ok)
+		free_list_take(take);
+	return ok;
+}
+
 /* A list: its offsets column, then its item column(s). */
 static bool
 take_list20(LpFieldReader *reader, const LpType *type, uint32_t *column, int depth,
@@ -900,32 +968,20 @@ take_list20(LpFieldReader *reader, const LpType *type, uint32_t *column, int dep
 	uint32_t	offsets_column = (*column)++;
 	const LpColumn *col = &file->columns[offsets_column];
 	List20Take	take;
-	LpArray    *array = NULL;
+	LpArray    *array;
 	uint64_t	rows;
 	uint64_t	items;
 	bool		ok;
 
-	memset(&take, 0, sizeof(take));
-	take.reader = reader;
-	take.under_list = under_list;
-	ok = list_item_starts(reader, offsets_column, &take.item_starts, err);
-	if (ok && !lp_buf_append_u64(&take.offsets, 0))
-		ok = lp_decode_no_memory(err);
-	ok = ok && lp_reader_visit_pages(reader, offsets_column, expected_rows, ranges, num_ranges,
-									 take_list20_page, &take, err);
-	if (ok)
-	{
-		array = lp_array_new(type);
-		if (array == NULL || (array->children = lp_alloc(sizeof(LpArray *))) == NULL)
-			ok = lp_decode_no_memory(err);
-	}
-	if (!ok)
+	if (!take_list_offsets20(reader, offsets_column, ranges, num_ranges, expected_rows,
+							 under_list, &take, err))
+		return false;
+	array = lp_array_new(type);
+	if (array == NULL || (array->children = lp_alloc(sizeof(LpArray *))) == NULL)
 	{
 		lp_array_free(array);
-		lp_buf_free(&take.offsets);
-		lp_buf_free(&take.validity.buf);
-		lp_buf_free(&take.items);
-		return false;
+		free_list_take(&take);
+		return lp_decode_no_memory(err);
 	}
 	rows = take.offsets.len / 8 - 1;
 	items = ((uint64_t *) take.offsets.data)[rows];
@@ -950,6 +1006,64 @@ take_list20(LpFieldReader *reader, const LpType *type, uint32_t *column, int dep
 					   type->name, file->name,
 					   (unsigned long long) array->children[0]->length, (unsigned long long) items);
 	}
+	*out = array;
+	return true;
+}
+
+/*
+ * A string or binary of Lance 0.13 and earlier, stored as a list of u8: the
+ * rows' offsets from the list column, their bytes from the u8 column after it.
+ */
+static bool
+take_bytes_list20(LpFieldReader *reader, const LpType *type, uint32_t *column,
+				  const LpRowRange *ranges, size_t num_ranges, uint64_t expected_rows,
+				  bool under_list, LpArray **out, LpError *err)
+{
+	static const LpType byte_type = {.id = LP_TYPE_UINT8, .name = "item", .field_id = -1};
+	const LpFile *file = reader->file;
+	uint32_t	offsets_column = (*column)++;
+	uint32_t	bytes_column = (*column)++;
+	List20Take	take;
+	LpArray    *bytes = NULL;
+	LpArray    *array;
+	uint64_t	rows;
+
+	if (!check_column(file, bytes_column, type, err) ||
+		!take_list_offsets20(reader, offsets_column, ranges, num_ranges, expected_rows,
+							 under_list, &take, err))
+		return false;
+	if (!take_leaf20(reader, &byte_type, bytes_column, (const LpRowRange *) take.items.data,
+					 take.items.len / sizeof(LpRowRange),
+					 take.item_starts[file->columns[offsets_column].num_pages], true, &bytes, err))
+	{
+		free_list_take(&take);
+		return false;
+	}
+	rows = take.offsets.len / 8 - 1;
+	if (bytes->length != ((uint64_t *) take.offsets.data)[rows] || bytes->null_count > 0)
+	{
+		lp_fail(err, LP_ERR_CORRUPT,
+				"bytes of field \"%s\" in column %u of file \"%s\" do not match their offsets",
+				type->name, bytes_column, file->name);
+		lp_array_free(bytes);
+		free_list_take(&take);
+		return false;
+	}
+	array = lp_array_new(type);
+	if (array == NULL)
+	{
+		lp_array_free(bytes);
+		free_list_take(&take);
+		return lp_decode_no_memory(err);
+	}
+	array->length = rows;
+	array->offsets = (uint64_t *) lp_buf_take(&take.offsets);
+	lp_take_validity(array, &take.validity);
+	array->data_len = bytes->length;
+	array->data = bytes->values;
+	bytes->values = NULL;
+	lp_array_free(bytes);
+	free_list_take(&take);
 	*out = array;
 	return true;
 }
@@ -1010,6 +1124,9 @@ take_field20(LpFieldReader *reader, const LpType *type, uint32_t *column, int de
 		*out = array;
 		return true;
 	}
+	if (lp_type_is_variable_width(type) && lp_file_column_stores_bytes_as_list(file, *column))
+		return take_bytes_list20(reader, type, column, ranges, num_ranges, expected_rows,
+								 under_list, out, err);
 	return take_leaf20(reader, type, (*column)++, ranges, num_ranges, expected_rows, under_list,
 					   out, err);
 }

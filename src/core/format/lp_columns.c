@@ -139,10 +139,42 @@ owns_column(LpFileVersion version, const LpField *field, const FieldPlace *place
 	return !place->has_children || is_collapsed(field);
 }
 
+static bool
+is_bytes_type(const char *logical_type)
+{
+	return strcmp(logical_type, "string") == 0 ||
+		strcmp(logical_type, "large_string") == 0 ||
+		strcmp(logical_type, "binary") == 0 ||
+		strcmp(logical_type, "large_binary") == 0;
+}
+
+/*
+ * A 2.0 string or binary field written by Lance 0.13 or earlier is a list of
+ * u8 (an offsets column with List pages, then the bytes column), which the
+ * schema cannot tell; the first page of the field's column can.
+ */
 bool
-lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
-						   LpPhysicalColumn **columns, uint32_t *num_columns,
-						   LpError *err)
+lp_file_column_stores_bytes_as_list(const LpFile *file, uint32_t column)
+{
+	const LpColumn *col;
+
+	if (file->version != LP_FILE_VERSION_2_0 || column + 1 >= file->num_columns)
+		return false;
+	col = &file->columns[column];
+	return col->num_pages > 0 && col->pages[0].layout != NULL &&
+		strcmp(col->pages[0].layout, "list") == 0;
+}
+
+static bool
+stores_bytes_as_list(const LpFile *file, const LpField *field, uint32_t column)
+{
+	return file != NULL && is_bytes_type(field->logical_type) &&
+		lp_file_column_stores_bytes_as_list(file, column);
+}
+
+static bool
+physical_columns(LpFileVersion version, const LpSchema *schema, const LpFile *file,
+				 LpPhysicalColumn **columns, uint32_t *num_columns, LpError *err)
 {
 	FieldPlace *places;
 	LpPhysicalColumn *result;
@@ -161,7 +193,8 @@ lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
 		return false;
 	}
 
-	result = lp_alloc_array(schema->num_fields, sizeof(LpPhysicalColumn));
+	/* Each field owns at most two columns (a string as a list of u8). */
+	result = lp_alloc_array((size_t) schema->num_fields * 2, sizeof(LpPhysicalColumn));
 	if (result == NULL)
 	{
 		lp_free(places);
@@ -181,11 +214,35 @@ lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
 			!is_collapsed(field);
 		column->counts_items = version == LP_FILE_VERSION_2_0 &&
 			places[i].under_list;
+		if (stores_bytes_as_list(file, field, count - 1))
+		{
+			column->bytes_as_list = true;
+			result[count] = *column;
+			result[count].bytes_as_list = false;
+			result[count].bytes_items = true;
+			result[count].counts_items = true;
+			count++;
+		}
 	}
 	lp_free(places);
 	*columns = result;
 	*num_columns = count;
 	return true;
+}
+
+bool
+lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
+						   LpPhysicalColumn **columns, uint32_t *num_columns,
+						   LpError *err)
+{
+	return physical_columns(version, schema, NULL, columns, num_columns, err);
+}
+
+bool
+lp_file_physical_columns(const LpFile *file, LpPhysicalColumn **columns,
+						 uint32_t *num_columns, LpError *err)
+{
+	return physical_columns(file->version, &file->schema, file, columns, num_columns, err);
 }
 
 bool
@@ -199,7 +256,7 @@ lp_field_first_column(const LpFile *file, uint32_t field_index, uint32_t *column
 	if (field_index >= file->schema.num_fields)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "file \"%s\" has no field number %u",
 					   file->name, field_index);
-	if (!lp_schema_physical_columns(file->version, &file->schema, &columns, &num_columns, err))
+	if (!lp_file_physical_columns(file, &columns, &num_columns, err))
 		return false;
 	/* The field itself, or (2.1+ parents) its first descendant leaf. */
 	for (uint32_t c = 0; c < num_columns && !found; c++)

@@ -6,7 +6,9 @@
  * struct gets a "header" column, a list an offsets column), 2.1 and later
  * give columns to leaves only.  A packed struct or a blob field is one
  * column in every version and its children get none; fields without an id
- * (the blob v2 pseudo-fields of file footers) get none.  Concatenation,
+ * (the blob v2 pseudo-fields of file footers) get none.  2.0 files of
+ * Lance 0.13 and earlier store a string or binary field as a list of u8
+ * (two columns), which only the file's pages tell.  Concatenation,
  * data-file column lists and the decoder all use this one rule.
  */
 #ifndef LP_COLUMNS_H
@@ -33,6 +35,15 @@ typedef struct LpPhysicalColumn
 	 * rather than rows.  Always false for 2.1 and later.
 	 */
 	bool		counts_items;
+
+	/*
+	 * 2.0 files of Lance 0.13 and earlier: a string or binary field stored as
+	 * a list of u8 owns two columns, the offsets (bytes_as_list) and the
+	 * bytes (bytes_items, counting bytes).  Only lp_file_physical_columns
+	 * sees them: the schema does not say.
+	 */
+	bool		bytes_as_list;
+	bool		bytes_items;
 } LpPhysicalColumn;
 
 /*
@@ -44,6 +55,20 @@ typedef struct LpPhysicalColumn
 bool		lp_schema_physical_columns(LpFileVersion version, const LpSchema *schema,
 									   LpPhysicalColumn **columns,
 									   uint32_t *num_columns, LpError *err);
+
+/*
+ * The physical columns of the file: those its schema implies, where a 2.0
+ * string or binary field whose column has List pages owns a second column
+ * (its bytes).  Same allocation as above.
+ */
+bool		lp_file_physical_columns(const LpFile *file, LpPhysicalColumn **columns,
+									 uint32_t *num_columns, LpError *err);
+
+/*
+ * Whether column (the first of a string or binary field of the file) is the
+ * offsets column of a list of u8, the bytes being the next column.
+ */
+bool		lp_file_column_stores_bytes_as_list(const LpFile *file, uint32_t column);
 
 /*
  * The first physical column of schema field field_index of the file: its

@@ -500,6 +500,24 @@ decode_encoding(const LpFile *file, const ProtobufCBinaryData *raw,
 
 /* ---- columns -------------------------------------------------------------- */
 
+/*
+ * A column Encoding that says there is none (2.0 writers of Lance 0.13 and
+ * earlier): the column's pages alone describe it.
+ */
+static bool
+declares_no_encoding(const ProtobufCBinaryData *raw)
+{
+	ProtobufCMessage *inner;
+	LpUnwrapResult result;
+
+	if (lp_encoding_unwrap(raw->data, raw->len, LP_ENCODING_COLUMN, &inner, &result))
+	{
+		lp_protobuf_free(inner);
+		return false;
+	}
+	return result.status == LP_UNWRAP_NONE;
+}
+
 /* Build an offset/size list after checking it against the file. */
 static bool
 copy_buffer_list(const LpFile *file, size_t n_offsets, const uint64_t *offsets,
@@ -585,8 +603,9 @@ parse_column(LpFile *file, uint32_t index, const uint8_t *metadata,
 		return false;
 	}
 	snprintf(where, sizeof(where), "column %u", index);
-	ok = decode_encoding(file, &message->encoding, LP_ENCODING_COLUMN, where,
-						 &column->kind, err);
+	ok = declares_no_encoding(&message->encoding) ||
+		decode_encoding(file, &message->encoding, LP_ENCODING_COLUMN, where,
+						&column->kind, err);
 	if (ok && !copy_bytes(&column->encoding, message->encoding.data,
 						  message->encoding.len))
 		ok = out_of_memory(file, err);

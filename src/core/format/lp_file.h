@@ -99,7 +99,8 @@ typedef struct LpColumn
 {
 	LpBufferRef metadata;		/* where the ColumnMetadata message lies */
 	LpBytes		encoding;		/* the serialized column Encoding, verbatim */
-	const char *kind;			/* ColumnEncoding variant: "values", "zone_index", "blob" */
+	const char *kind;			/* ColumnEncoding variant: "values", "zone_index", "blob";
+								 * NULL when the column declares none */
 	uint32_t	num_pages;
 	LpPage	   *pages;
 	uint32_t	num_column_buffers;

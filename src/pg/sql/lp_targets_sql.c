@@ -215,7 +215,8 @@ lp_register_part(PG_FUNCTION_ARGS)
 								  &reason);
 	if (why != NULL)
 		ereport(ERROR,
-				errcode(reason == LP_CONCAT_LEGACY_VERSION || reason == LP_CONCAT_BLOB_COLUMNS
+				errcode(reason == LP_CONCAT_LEGACY_VERSION || reason == LP_CONCAT_BLOB_COLUMNS ||
+						reason == LP_CONCAT_BYTES_AS_LISTS
 						? ERRCODE_FEATURE_NOT_SUPPORTED : ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("part \"%s\" cannot be assembled into target file \"%s\"",
 					   uri, target->file_name),
