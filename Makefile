@@ -117,7 +117,7 @@ check-s3: $(BUILD)/s3-tests
 ENCODE_APPEND_SRCS = test/tools/encode_append.c test/core/json_reader.c \
 	test/core/lp_test_files.c test/core/lp_test_store.c $(POSIX_SRCS)
 $(BUILD)/encode_append: $(ENCODE_APPEND_SRCS) $(wildcard test/core/*.h) $(CORE_LIB)
-	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(ENCODE_APPEND_SRCS) $(CORE_LIB) $(CORE_LIBS)
+	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(ENCODE_APPEND_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 
 check-core: $(BUILD)/core-tests
 	$(BUILD)/core-tests $(TESTDATA_ARG)

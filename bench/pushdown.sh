@@ -6,7 +6,7 @@
 # converted, then filtered by the executor); appended to docs/BENCHMARKS.md
 # with the command line that produced them.
 #
-#   sudo bench/pushdown.sh [--rows N] [--reps N] [--no-append]
+#   sudo bench/pushdown.sh [--rows N] [--reps N] [--workers N] [--no-append]
 #
 # Needs root (the server runs as the postgres user) and the installed
 # extension (make install).  It starts its own throwaway cluster
@@ -18,7 +18,8 @@
 # label utf8 and emb fixed_size_list<float32>[8]).  Each query is timed as
 # the median of --reps runs (default 3) through psql, session
 # start excluded (psql's \timing); count(t.*) forms every row that passes,
-# so every column of it is decoded and converted.
+# so every column of it is decoded and converted.  --workers N sets
+# max_parallel_workers_per_gather for every query (default: the server's, 2).
 #
 set -euo pipefail
 
@@ -31,14 +32,16 @@ export LANCEDB_LOG=error
 COMMAND="bench/pushdown.sh${*:+ $*}"
 ROWS=4194304
 REPS=3
+WORKERS=
 APPEND=true
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rows) ROWS=$2; shift ;;
 		--reps) REPS=$2; shift ;;
+		--workers) WORKERS=$2; shift ;;
 		--no-append) APPEND=false ;;
-		*) echo "usage: bench/pushdown.sh [--rows N] [--reps N] [--no-append]" >&2; exit 2 ;;
+		*) echo "usage: bench/pushdown.sh [--rows N] [--reps N] [--workers N] [--no-append]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -62,7 +65,7 @@ trap cleanup EXIT
 
 log() { echo "bench: $*" >&2; }
 out() { echo "$*" >>"$RESULTS"; }
-sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
+sql() { psql -X -Atq -v ON_ERROR_STOP=1 ${WORKERS:+-c "SET max_parallel_workers_per_gather = $WORKERS"} "$@"; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
 

@@ -69,13 +69,14 @@ function valueEqual(logicalType, actual, expected)
 	return JSON.stringify(actual) === JSON.stringify(expected);
 }
 
-// Every row of a foreign table (schema.table) as JSON, ordered by id.
-function readForeignTable(qualifiedTable, fields)
+// Every row of a foreign table (schema.table) as JSON, ordered by id; settings: SET commands
+// for the session, where: a clause on t (or '').
+function readForeignTable(qualifiedTable, fields, settings = '', where = '')
 {
 	const query = 'SELECT row_to_json(q) FROM (SELECT ' + fields.map(selectExpression).join(', ') +
-		' FROM ' + qualifiedTable + ' t ORDER BY t.id) q;\n';
+		' FROM ' + qualifiedTable + ' t ' + where + ' ORDER BY t.id) q;\n';
 
-	return psqlLines(SESSION + query).map((line) => canonical(JSON.parse(line)));
+	return psqlLines(SESSION + settings + query).map((line) => canonical(JSON.parse(line)));
 }
 
 // The first difference between actual and expected rows (sorted by id) over fields, or null;

@@ -9,45 +9,85 @@
 
 static const uint32_t fastlanes_order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
 
+/*
+ * One unpacker per word size T, so the lane loop has a constant trip count
+ * and constant word size: row r of every lane is bits r * W .. r * W + W - 1
+ * of the lanes' words k = r * W / T (and k + 1 where the value continues),
+ * which lie side by side, as do the row's 1024 / T output values.
+ */
+#define FASTLANES_UNPACKER(T, LOAD, STORE) \
+static void \
+fastlanes_unpack_##T(uint32_t width, const uint8_t *packed, uint8_t *out) \
+{ \
+	enum { lanes = LP_FASTLANES_BLOCK / T, bytes = T / 8 }; \
+	uint##T##_t mask = (uint##T##_t) (width == T ? ~(uint##T##_t) 0 : \
+									  (((uint##T##_t) 1 << width) - 1)); \
+\
+	for (uint32_t row = 0; row < T; row++) \
+	{ \
+		uint32_t	bit = row * width; \
+		uint32_t	shift = bit % T; \
+		const uint8_t *low = packed + (size_t) (bit / T) * lanes * bytes; \
+		uint8_t    *dst = out + (size_t) (fastlanes_order[row / 8] * 16 + (row % 8) * 128) * bytes; \
+\
+		if (shift + width > T) \
+		{ \
+			const uint8_t *high = low + lanes * bytes; \
+\
+			for (uint32_t lane = 0; lane < lanes; lane++) \
+				STORE(dst + lane * bytes, (uint##T##_t) (((LOAD(low + lane * bytes) >> shift) | \
+					(LOAD(high + lane * bytes) << (T - shift))) & mask)); \
+		} \
+		else \
+			for (uint32_t lane = 0; lane < lanes; lane++) \
+				STORE(dst + lane * bytes, (uint##T##_t) ((LOAD(low + lane * bytes) >> shift) & mask)); \
+	} \
+}
+
+static inline uint8_t
+load8(const uint8_t *p)
+{
+	return *p;
+}
+
+static inline void
+store8(uint8_t *p, uint8_t value)
+{
+	*p = value;
+}
+
+FASTLANES_UNPACKER(8, load8, store8)
+FASTLANES_UNPACKER(16, lp_le16, lp_put_le16)
+FASTLANES_UNPACKER(32, lp_le32, lp_put_le32)
+FASTLANES_UNPACKER(64, lp_le64, lp_put_le64)
+
 bool
 lp_fastlanes_unpack(uint32_t type_bits, uint32_t width, const uint8_t *packed,
 					uint8_t *out)
 {
-	uint32_t	bytes = type_bits / 8;
-	uint32_t	lanes;
-	uint64_t	mask;
-
 	if (type_bits != 8 && type_bits != 16 && type_bits != 32 && type_bits != 64)
 		return false;
 	if (width > type_bits)
 		return false;
-	lanes = LP_FASTLANES_BLOCK / type_bits;
 	if (width == 0)
 	{
-		memset(out, 0, (size_t) LP_FASTLANES_BLOCK * bytes);
+		memset(out, 0, (size_t) LP_FASTLANES_BLOCK * (type_bits / 8));
 		return true;
 	}
-	mask = width == 64 ? UINT64_MAX : (((uint64_t) 1 << width) - 1);
-
-	for (uint32_t lane = 0; lane < lanes; lane++)
+	switch (type_bits)
 	{
-		for (uint32_t row = 0; row < type_bits; row++)
-		{
-			uint32_t	bit = row * width;
-			uint32_t	word = bit / type_bits;
-			uint32_t	shift = bit % type_bits;
-			uint64_t	value;
-			uint32_t	index;
-
-			value = lp_le_uint(packed + ((size_t) word * lanes + lane) * bytes, bytes) >> shift;
-			/* The value continues in the lane's next word. */
-			if (shift + width > type_bits)
-				value |= lp_le_uint(packed + ((size_t) (word + 1) * lanes + lane) * bytes,
-									bytes) << (type_bits - shift);
-			value &= mask;
-			index = fastlanes_order[row / 8] * 16 + (row % 8) * 128 + lane;
-			lp_put_le_uint(out + (size_t) index * bytes, bytes, value);
-		}
+		case 8:
+			fastlanes_unpack_8(width, packed, out);
+			break;
+		case 16:
+			fastlanes_unpack_16(width, packed, out);
+			break;
+		case 32:
+			fastlanes_unpack_32(width, packed, out);
+			break;
+		default:
+			fastlanes_unpack_64(width, packed, out);
+			break;
 	}
 	return true;
 }

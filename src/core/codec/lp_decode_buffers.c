@@ -16,7 +16,7 @@
 #include "format/lp_values.h"
 
 bool
-lp_buf_reserve(LpBuf *buf, uint64_t extra)
+lp_buf_grow(LpBuf *buf, uint64_t extra)
 {
 	uint64_t	needed;
 	uint64_t	cap;
@@ -62,12 +62,6 @@ lp_buf_append_zeros(LpBuf *buf, uint64_t len)
 	memset(buf->data + buf->len, 0, (size_t) len);
 	buf->len += len;
 	return true;
-}
-
-bool
-lp_buf_append_u64(LpBuf *buf, uint64_t value)
-{
-	return lp_buf_append(buf, &value, sizeof(value));
 }
 
 void
@@ -491,7 +485,7 @@ lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 /* FSST over a variable block, value by value. */
 bool
 lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
-					 uint64_t table_len, LpBlock *block)
+					 uint64_t table_len, const uint8_t *selected, LpBlock *block)
 {
 	LpFsstTable table;
 	LpBlock		result;
@@ -512,7 +506,7 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		uint64_t	out_len;
 
 		/* Empty values stay empty (and the buffers may be unallocated). */
-		if (in_len == 0)
+		if (in_len == 0 || (selected != NULL && !lp_bit_get(selected, i)))
 		{
 			if (!lp_buf_append_u64(&result.offsets, result.data.len))
 			{
@@ -522,18 +516,17 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 			continue;
 		}
 		in = block->data.data + offsets[i];
-		if (!lp_fsst_decoded_length(&table, in, in_len, &out_len))
+		if (in_len > UINT64_MAX / 8 || !lp_buf_reserve(&result.data, LP_FSST_DECODE_ROOM(in_len)))
+		{
+			lp_block_free(&result);
+			return lp_page_no_memory(ctx);
+		}
+		if (!lp_fsst_decode(&table, in, in_len, result.data.data + result.data.len, &out_len))
 		{
 			lp_block_free(&result);
 			return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst value %llu is malformed",
 								(unsigned long long) i);
 		}
-		if (!lp_buf_reserve(&result.data, out_len))
-		{
-			lp_block_free(&result);
-			return lp_page_no_memory(ctx);
-		}
-		lp_fsst_decode(&table, in, in_len, result.data.data + result.data.len);
 		result.data.len += out_len;
 		if (!lp_buf_append_u64(&result.offsets, result.data.len))
 		{

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/lp_error.h"
 #include "format/lp_file.h"
@@ -23,10 +24,29 @@ typedef struct LpBuf
 	uint64_t	cap;
 } LpBuf;
 
-bool		lp_buf_reserve(LpBuf *buf, uint64_t extra);
+/* Make room for extra more bytes (lp_buf_reserve when there is none yet). */
+bool		lp_buf_grow(LpBuf *buf, uint64_t extra);
+
+/* Room for extra more bytes after len; false if out of memory. Inline: decoders call it per value. */
+static inline bool
+lp_buf_reserve(LpBuf *buf, uint64_t extra)
+{
+	return extra <= buf->cap - buf->len || lp_buf_grow(buf, extra);
+}
+
 bool		lp_buf_append(LpBuf *buf, const void *bytes, uint64_t len);
 bool		lp_buf_append_zeros(LpBuf *buf, uint64_t len);
-bool		lp_buf_append_u64(LpBuf *buf, uint64_t value);
+
+static inline bool
+lp_buf_append_u64(LpBuf *buf, uint64_t value)
+{
+	if (!lp_buf_reserve(buf, sizeof(value)))
+		return false;
+	memcpy(buf->data + buf->len, &value, sizeof(value));
+	buf->len += sizeof(value);
+	return true;
+}
+
 void		lp_buf_free(LpBuf *buf);
 /* Hand the bytes over (NULL if empty) and reset the buffer. */
 uint8_t    *lp_buf_take(LpBuf *buf);
@@ -124,8 +144,12 @@ bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 								 const LpBlock *dictionary, const uint8_t *valid,
 								 LpBlock *out);
 
-/* Expand FSST-compressed values of a variable block in place. */
+/*
+ * Expand FSST-compressed values of a variable block in place: those whose
+ * bit is set in selected (a bitmap of the block's values; NULL: all), the
+ * others become empty (a take that keeps only the selected ones).
+ */
 bool		lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
-								 uint64_t table_len, LpBlock *block);
+								 uint64_t table_len, const uint8_t *selected, LpBlock *block);
 
 #endif							/* LP_DECODE_BUFFERS_H */

@@ -37,57 +37,33 @@ lp_fsst_table_parse(const uint8_t *data, size_t len, LpFsstTable *table)
 }
 
 bool
-lp_fsst_decoded_length(const LpFsstTable *table, const uint8_t *in, size_t len,
-					   uint64_t *out_len)
+lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len, uint8_t *out,
+			   uint64_t *out_len)
 {
-	uint64_t	total = 0;
+	uint8_t    *start = out;
 	size_t		i = 0;
 
 	while (i < len)
 	{
 		uint8_t		code = in[i];
 
-		if (code == LP_FSST_ESCAPE)
+		if (code < table->num_symbols)
 		{
-			if (i + 1 >= len)
-				return false;
-			total += 1;
-			i += 2;
-		}
-		else
-		{
-			if (code >= table->num_symbols)
-				return false;
-			total += table->lengths[code];
+			/* all 8 bytes of the symbol: out has room for 8 per code */
+			memcpy(out, table->symbols[code], 8);
+			out += table->lengths[code];
 			i += 1;
 		}
-	}
-	*out_len = total;
-	return true;
-}
-
-void
-lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
-			   uint8_t *out)
-{
-	size_t		i = 0;
-
-	while (i < len)
-	{
-		uint8_t		code = in[i];
-
-		if (code == LP_FSST_ESCAPE)
+		else if (code == LP_FSST_ESCAPE && i + 1 < len)
 		{
 			*out++ = in[i + 1];
 			i += 2;
 		}
 		else
-		{
-			memcpy(out, table->symbols[code], table->lengths[code]);
-			out += table->lengths[code];
-			i += 1;
-		}
+			return false;
 	}
+	*out_len = (uint64_t) (out - start);
+	return true;
 }
 
 /* ---- compression ---------------------------------------------------------- */

@@ -31,13 +31,17 @@ typedef struct LpFsstTable
 /* Parse a symbol table; false if it is malformed. */
 bool		lp_fsst_table_parse(const uint8_t *data, size_t len, LpFsstTable *table);
 
-/* Decompressed length of in[0, len), or false if malformed. */
-bool		lp_fsst_decoded_length(const LpFsstTable *table, const uint8_t *in,
-								   size_t len, uint64_t *out_len);
+/* Room lp_fsst_decode needs for len bytes of codes: a code stands for at most 8 bytes. */
+#define LP_FSST_DECODE_ROOM(len) ((uint64_t) (len) * 8)
 
-/* Decompress in[0, len) to out, which has room for the decoded length. */
-void		lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
-						   uint8_t *out);
+/*
+ * Decompress in[0, len) to out, which has room for LP_FSST_DECODE_ROOM(len)
+ * bytes (it writes whole 8-byte symbols, so possibly beyond the decoded
+ * length); the decoded length in *out_len.  False if the codes are malformed
+ * (a code with no symbol, an escape without its byte).
+ */
+bool		lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
+						   uint8_t *out, uint64_t *out_len);
 
 /*
  * The compressing side: a symbol table built from a sample of the strings

@@ -6,9 +6,11 @@
  * file (lp_decode_field) or for chosen rows (an LpFieldReader).  A take
  * reads no page that holds none of its rows, and its working memory beyond
  * the result is bounded by the units holding the rows, per leaf column:
- *  - 2.1+ mini-block pages: one chunk at a time (at most 4096 values in
- *    2.1), plus the page's chunk metadata, dictionary and repetition index;
- *    with lists, a row spanning chunks takes the chunks it spans;
+ *  - 2.1+ mini-block pages: the stored bytes of the chunks from the first
+ *    to the last holding requested rows (read in one piece), decoded one
+ *    chunk at a time (at most 4096 values in 2.1), plus the page's chunk
+ *    metadata, dictionary and repetition index; with lists, a row spanning
+ *    chunks takes the chunks it spans;
  *  - 2.1+ full-zip pages without lists: the items of the requested rows
  *    (fixed width by stride, variable width through the repetition index);
  *  - 2.1+ constant and all-null pages without lists: values for the

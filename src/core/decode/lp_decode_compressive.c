@@ -342,7 +342,24 @@ static bool
 fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
 			LpBlock *block)
 {
-	return lp_fsst_expand_block(ctx, symbol_table->data, symbol_table->len, block);
+	return lp_fsst_expand_block(ctx, symbol_table->data, symbol_table->len, NULL, block);
+}
+
+/* An FSST chunk: its compressed values, then those selected expanded (NULL: all). */
+static bool
+fsst_chunk(const LpPageContext *ctx, const Lance__Encodings21__Fsst *fsst,
+		   const LpSlice *buffers, uint32_t num_buffers, uint64_t n,
+		   const uint8_t *selected, LpBlock *out)
+{
+	if (!lp_miniblock_decompress(ctx, fsst->values, buffers, num_buffers, n, out))
+		return false;
+	if (!lp_fsst_expand_block(ctx, fsst->symbol_table.data, fsst->symbol_table.len,
+							  selected, out))
+	{
+		lp_block_free(out);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -625,14 +642,7 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 			return decode_byte_stream_split(ctx, enc->byte_stream_split, buffers[0].data,
 											buffers[0].len, n, out);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST:
-			if (!lp_miniblock_decompress(ctx, enc->fsst->values, buffers, num_buffers, n, out))
-				return false;
-			if (!fsst_expand(ctx, &enc->fsst->symbol_table, out))
-			{
-				lp_block_free(out);
-				return false;
-			}
-			return true;
+			return fsst_chunk(ctx, enc->fsst, buffers, num_buffers, n, NULL, out);
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE:
 			if (num_buffers != 2)
 				return lp_page_fail(ctx, LP_ERR_CORRUPT, "rle chunk has %u buffers", num_buffers);
@@ -817,6 +827,16 @@ lp_miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 		return true;
 	lp_block_free(out);
 	return false;
+}
+
+bool
+lp_miniblock_decompress_selected(const LpPageContext *ctx, const LpCompressive *enc,
+								 const LpSlice *buffers, uint32_t num_buffers,
+								 uint64_t n, const uint8_t *selected, LpBlock *out)
+{
+	if (enc != NULL && enc->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST)
+		return fsst_chunk(ctx, enc->fsst, buffers, num_buffers, n, selected, out);
+	return lp_miniblock_decompress(ctx, enc, buffers, num_buffers, n, out);
 }
 
 bool

@@ -43,6 +43,16 @@ typedef struct LpSlice
 bool		lp_miniblock_decompress(const LpPageContext *ctx, const LpCompressive *encoding,
 									const LpSlice *buffers, uint32_t num_buffers,
 									uint64_t num_values, LpBlock *out);
+/*
+ * The same, for a take of the chunk's values whose bit is set in selected: FSST
+ * values are expanded only there, the others are left empty (cheaper when a
+ * take keeps a few strings of a chunk).  Other encodings decode every value.
+ */
+bool		lp_miniblock_decompress_selected(const LpPageContext *ctx,
+											 const LpCompressive *encoding,
+											 const LpSlice *buffers, uint32_t num_buffers,
+											 uint64_t num_values, const uint8_t *selected,
+											 LpBlock *out);
 /* Values of a whole buffer compressed as one block (levels, dictionaries). */
 bool		lp_block_decompress(const LpPageContext *ctx, const LpCompressive *encoding,
 								const uint8_t *data, uint64_t len, uint64_t num_values,

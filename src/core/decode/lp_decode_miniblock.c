@@ -6,12 +6,13 @@
  * has_large_chunk in 2.2+), 1 = chunks, 2 = dictionary when present, last =
  * repetition index when repetition_index_depth > 0.
  *
- * A take reads and decodes only the chunks holding requested rows, one
- * chunk at a time: without lists a chunk's value count is its row count;
- * with lists the repetition index says which rows start in each chunk, and
- * a row that spans chunks (the trailer of one, the preamble of the next)
- * takes the chunks up to where it finishes.  A page with lists but no
- * repetition index is decoded whole by the caller.
+ * A take reads the chunks from the first to the last holding requested rows
+ * in one piece and decodes only those holding them, one chunk at a time:
+ * without lists a chunk's value count is its row count (and FSST expands
+ * only the strings kept); with lists the repetition index says which rows
+ * start in each chunk, and a row that spans chunks (the trailer of one, the
+ * preamble of the next) takes the chunks up to where it finishes.  A page
+ * with lists but no repetition index is decoded whole by the caller.
  */
 #include <string.h>
 
@@ -32,6 +33,7 @@ typedef struct MiniBlockState
 	LpBuf		rep;			/* u16 levels of all chunks */
 	LpBuf		def;
 	uint64_t	num_levels;
+	const uint8_t *selected;	/* a take of one chunk: its values taken (NULL: all) */
 } MiniBlockState;
 
 static uint64_t
@@ -121,8 +123,8 @@ decode_chunk(MiniBlockState *state, const uint8_t *data, uint64_t len, uint64_t 
 	}
 	state->num_levels += num_levels;
 
-	if (!lp_miniblock_decompress(ctx, state->layout->value_compression, buffers, num_buffers,
-								 num_values, &chunk_values))
+	if (!lp_miniblock_decompress_selected(ctx, state->layout->value_compression, buffers,
+										  num_buffers, num_values, state->selected, &chunk_values))
 		return false;
 	if (chunk_values.num_values != num_values)
 	{
@@ -370,18 +372,20 @@ trim_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *la
 }
 
 /*
- * Decode chunks [first, end) - read from the file in one piece - into out,
- * holding num_rows top-level rows: values, dictionary applied, levels
- * unravelled, the parts of rows outside the run (ends) dropped.
+ * Decode chunks [first, end) - their bytes in chunks, from the first's
+ * offset on - into out, holding num_rows top-level rows: values, dictionary
+ * applied, levels unravelled, the parts of rows outside the run (ends; NULL:
+ * none) dropped.  selected (NULL: all values) is for a take of one chunk of
+ * a page without lists: a bitmap of the rows it keeps, whose values are the
+ * only ones that must be right (lp_miniblock_decompress_selected).
  */
 static bool
-decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
-				 const Lance__Encodings21__MiniBlockLayout *layout, const ChunkTable *table,
-				 uint64_t first, uint64_t end, const LpBlock *dictionary, const RunEnds *ends,
-				 uint64_t num_rows, LpColumnLevels *out)
+decode_chunk_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *layout,
+				 const ChunkTable *table, uint64_t first, uint64_t end, const uint8_t *chunks,
+				 const LpBlock *dictionary, const RunEnds *ends, uint64_t num_rows,
+				 const uint8_t *selected, LpColumnLevels *out)
 {
 	MiniBlockState state;
-	uint8_t    *chunks = NULL;
 	uint64_t	base = table->offsets[first];
 	uint16_t	max_visible = lp_max_visible_def(layout->layers, layout->n_layers);
 	LpPageLevels levels;
@@ -392,9 +396,8 @@ decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	state.layout = layout;
 	state.has_rep = layout->rep_compression != NULL;
 	state.has_def = layout->def_compression != NULL;
+	state.selected = selected;
 	lp_block_init_fixed(&state.values, 0);
-	if (!lp_read_page_buffer_range(ctx, input, page, 1, base, table->offsets[end] - base, &chunks))
-		return false;
 	for (uint64_t c = first; c < end; c++)
 		if (!decode_chunk(&state, chunks + (table->offsets[c] - base),
 						  table->offsets[c + 1] - table->offsets[c],
@@ -424,7 +427,6 @@ decode_chunk_run(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	ok = true;
 
 done:
-	lp_free(chunks);
 	lp_block_free(&state.values);
 	lp_buf_free(&state.rep);
 	lp_buf_free(&state.def);
@@ -439,6 +441,7 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	ChunkTable	table;
 	LpBlock		dictionary;
 	bool		has_dictionary = false;
+	uint8_t    *chunks = NULL;
 	bool		ok;
 
 	memset(&dictionary, 0, sizeof(dictionary));
@@ -447,8 +450,12 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 	ok = true;
 	if (layout->dictionary != NULL && layout->num_items > 0)
 		ok = has_dictionary = read_dictionary(ctx, input, page, layout, &dictionary);
-	ok = ok && decode_chunk_run(ctx, input, page, layout, &table, 0, table.num_chunks,
-								has_dictionary ? &dictionary : NULL, NULL, page->num_rows, acc);
+	ok = ok && lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[0],
+										 table.offsets[table.num_chunks] - table.offsets[0], &chunks);
+	ok = ok && decode_chunk_run(ctx, layout, &table, 0, table.num_chunks, chunks,
+								has_dictionary ? &dictionary : NULL, NULL, page->num_rows, NULL,
+								acc);
+	lp_free(chunks);
 	lp_block_free(&dictionary);
 	chunk_table_free(&table);
 	return ok;
@@ -532,15 +539,23 @@ read_row_index(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 	lp_free(data);
 	if (index->row_starts[table->num_chunks] != page->num_rows || preamble)
 	{
+		/* the message before the free: it reads the index */
+		lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index holds %llu of the page's %llu rows",
+					 (unsigned long long) index->row_starts[table->num_chunks],
+					 (unsigned long long) page->num_rows);
 		row_index_free(index);
-		return lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition index holds %llu of the page's %llu rows",
-							(unsigned long long) index->row_starts[table->num_chunks],
-							(unsigned long long) page->num_rows);
+		return false;
 	}
 	return true;
 }
 
-/* A take from a mini-block page: the chunks holding the rows, one run at a time. */
+/*
+ * A take from a mini-block page: the chunks from the first to the last
+ * holding requested rows (with lists, up to where the last of those rows
+ * finishes) are read in one piece (one read rather than one per chunk; at
+ * most the page's chunks, which a whole decode reads too), then decoded one
+ * run at a time, those without requested rows skipped.
+ */
 typedef struct ChunkTake
 {
 	const LpPageContext *ctx;
@@ -551,59 +566,140 @@ typedef struct ChunkTake
 	const RowIndex *rows;		/* pages with lists; NULL without */
 	bool		has_dictionary;
 	LpBlock		dictionary;		/* read with the first chunk that needs it */
+	bool		any_chunk;		/* the first and the end of the chunks holding requested rows */
+	uint64_t	first_chunk;
+	uint64_t	end_chunk;
+	uint8_t    *span;			/* their bytes, from the first chunk's offset on */
 	LpColumnLevels *dst;
 	uint64_t	rows_decoded;
 } ChunkTake;
 
 /*
- * The visitor of the chunk in which the rows of ranges start: decodes it,
- * and for a trailer the chunks up to where that row finishes.
+ * The chunks [chunk, *end) to decode for the rows starting in chunk, the
+ * parts of rows outside them (*ends) and the rows they hold (*rows): the
+ * chunk itself without lists; with lists, for a trailer the chunks up to
+ * where that row finishes.
+ */
+static bool
+chunk_run(const ChunkTake *take, uint64_t chunk, uint64_t *end, RunEnds *ends, uint64_t *rows)
+{
+	const ChunkTable *table = take->table;
+	const RowIndex *index = take->rows;
+
+	*end = chunk + 1;
+	ends->preamble = false;
+	ends->trailer = false;
+	*rows = table->first_values[chunk + 1] - table->first_values[chunk];
+	if (index == NULL)
+		return true;
+	if (index->trailer[chunk])
+	{
+		/* on to the first chunk where a list finishes */
+		*end = chunk + 2;
+		while (*end <= table->num_chunks && index->finished[*end - 1] == 0)
+			(*end)++;
+		if (*end > table->num_chunks)
+			return lp_page_fail(take->ctx, LP_ERR_CORRUPT,
+								"the last row of chunk %llu never finishes",
+								(unsigned long long) chunk);
+	}
+	ends->preamble = chunk > 0 && index->trailer[chunk - 1];
+	ends->trailer = index->trailer[*end - 1];
+	*rows = index->row_starts[*end] - index->row_starts[chunk] - ends->trailer;
+	return true;
+}
+
+/* The visitor of the first pass: notes the span of chunks the take reads. */
+static bool
+note_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
+{
+	ChunkTake  *take = arg;
+	uint64_t	end;
+	uint64_t	rows;
+	RunEnds		ends;
+
+	(void) ranges;
+	(void) num_ranges;
+	if (!chunk_run(take, chunk, &end, &ends, &rows))
+		return false;
+	if (!take->any_chunk)
+		take->first_chunk = chunk;
+	take->end_chunk = end;
+	take->any_chunk = true;
+	return true;
+}
+
+/*
+ * The visitor of the chunk in which the rows of ranges start: decodes its
+ * run from the span read.  Without lists, value i of the chunk is its row i
+ * (lp_take_miniblock_page), so FSST expands only the rows kept.
  */
 static bool
 take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_ranges)
 {
 	ChunkTake  *take = arg;
 	const ChunkTable *table = take->table;
-	const RowIndex *index = take->rows;
-	uint64_t	end = chunk + 1;
-	uint64_t	rows = table->first_values[chunk + 1] - table->first_values[chunk];
-	RunEnds		ends = {false, false};
+	uint64_t	end;
+	uint64_t	rows;
+	RunEnds		ends;
 	LpColumnLevels chunk_levels;
+	uint8_t    *selected = NULL;
 	bool		ok;
 
-	if (index != NULL)
-	{
-		if (index->trailer[chunk])
-		{
-			/* on to the first chunk where a list finishes */
-			end = chunk + 2;
-			while (end <= table->num_chunks && index->finished[end - 1] == 0)
-				end++;
-			if (end > table->num_chunks)
-				return lp_page_fail(take->ctx, LP_ERR_CORRUPT,
-									"the last row of chunk %llu never finishes",
-									(unsigned long long) chunk);
-		}
-		ends.preamble = chunk > 0 && index->trailer[chunk - 1];
-		ends.trailer = index->trailer[end - 1];
-		rows = index->row_starts[end] - index->row_starts[chunk] - ends.trailer;
-	}
-
+	if (!chunk_run(take, chunk, &end, &ends, &rows))
+		return false;
 	if (take->layout->dictionary != NULL && !take->has_dictionary)
 	{
 		if (!read_dictionary(take->ctx, take->input, take->page, take->layout, &take->dictionary))
 			return false;
 		take->has_dictionary = true;
 	}
+	if (take->rows == NULL)
+	{
+		selected = lp_alloc0((size_t) ((rows + 7) / 8));
+		if (selected == NULL)
+			return lp_page_no_memory(take->ctx);
+		for (size_t r = 0; r < num_ranges; r++)
+			for (uint64_t row = ranges[r].start; row < ranges[r].start + ranges[r].count; row++)
+				selected[row / 8] |= (uint8_t) (1 << (row % 8));
+	}
 	if (!lp_column_levels_init(&chunk_levels, take->dst->num_layers))
+	{
+		lp_free(selected);
 		return lp_page_no_memory(take->ctx);
-	ok = decode_chunk_run(take->ctx, take->input, take->page, take->layout, table, chunk, end,
-						  take->has_dictionary ? &take->dictionary : NULL, &ends, rows,
+	}
+	ok = decode_chunk_run(take->ctx, take->layout, table, chunk, end,
+						  take->span + (table->offsets[chunk] - table->offsets[take->first_chunk]),
+						  take->has_dictionary ? &take->dictionary : NULL, &ends, rows, selected,
 						  &chunk_levels) &&
 		lp_column_levels_take(take->ctx, &chunk_levels, ranges, num_ranges, take->dst);
 	lp_column_levels_free(&chunk_levels);
+	lp_free(selected);
 	take->rows_decoded += rows;
 	return ok;
+}
+
+/*
+ * Split ranges over the page's chunks (by the rows starting in each: starts)
+ * for visit; false (error set) if that failed.
+ */
+static bool
+split_over_chunks(const LpPageContext *ctx, const uint64_t *starts, uint64_t num_chunks,
+				  const LpRowRange *ranges, size_t num_ranges, LpUnitVisitor visit,
+				  ChunkTake *take)
+{
+	switch (lp_split_ranges(starts, num_chunks, ranges, num_ranges, visit, take))
+	{
+		case LP_SPLIT_OK:
+			return true;
+		case LP_SPLIT_VISIT_FAILED:
+			return false;
+		case LP_SPLIT_NO_MEMORY:
+			return lp_page_no_memory(ctx);
+		case LP_SPLIT_BEYOND:
+			return lp_page_fail(ctx, LP_ERR_CORRUPT, "rows lie beyond the page's chunks");
+	}
+	return false;
 }
 
 bool
@@ -616,7 +712,8 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	ChunkTable	table;
 	RowIndex	index;
 	ChunkTake	take;
-	bool		ok = false;
+	const uint64_t *starts;
+	bool		ok;
 
 	/* Without lists every item is a row: chunk value counts are row counts. */
 	if (!lists && layout->num_items != page->num_rows)
@@ -638,22 +735,16 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	take.layout = layout;
 	take.table = &table;
 	take.dst = dst;
-	switch (lp_split_ranges(lists ? index.row_starts : table.first_values, table.num_chunks,
-							ranges, num_ranges, take_from_chunk, &take))
-	{
-		case LP_SPLIT_OK:
-			ok = true;
-			break;
-		case LP_SPLIT_VISIT_FAILED:
-			break;
-		case LP_SPLIT_NO_MEMORY:
-			lp_page_no_memory(ctx);
-			break;
-		case LP_SPLIT_BEYOND:
-			lp_page_fail(ctx, LP_ERR_CORRUPT, "rows lie beyond the page's chunks");
-			break;
-	}
+	starts = lists ? index.row_starts : table.first_values;
+	ok = split_over_chunks(ctx, starts, table.num_chunks, ranges, num_ranges, note_chunk, &take);
+	if (ok && take.any_chunk)
+		ok = lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[take.first_chunk],
+									   table.offsets[take.end_chunk] -
+									   table.offsets[take.first_chunk], &take.span) &&
+			split_over_chunks(ctx, starts, table.num_chunks, ranges, num_ranges,
+							  take_from_chunk, &take);
 	*rows_decoded += take.rows_decoded;
+	lp_free(take.span);
 	lp_block_free(&take.dictionary);
 	if (lists)
 		row_index_free(&index);

@@ -78,7 +78,7 @@ canonical_field(const LpPageContext *ctx,
 					return lp_page_no_memory(ctx);
 				}
 				ok = lp_fsst_expand_block(ctx, value->fsst->symbol_table.data,
-										  value->fsst->symbol_table.len, &one);
+										  value->fsst->symbol_table.len, NULL, &one);
 				if (ok && (!lp_buf_append_u64(out, one.data.len) ||
 						   !lp_buf_append(out, one.data.data, one.data.len)))
 					ok = lp_page_no_memory(ctx);

@@ -578,7 +578,7 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 			if (!decode_array(page, enc->fsst->binary, n, values, validity, depth + 1))
 				return false;
 			if (!lp_fsst_expand_block(page->ctx, enc->fsst->symbol_table.data,
-									  enc->fsst->symbol_table.len, values))
+									  enc->fsst->symbol_table.len, NULL, values))
 			{
 				lp_block_free(values);
 				return false;

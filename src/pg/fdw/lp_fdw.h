@@ -263,8 +263,23 @@ extern List *lp_fdw_import_schema(struct ImportForeignSchemaStmt *stmt, Oid serv
 extern void lp_fdw_mapped_type(const LpType *type, Oid *typid, int32 *typmod);
 
 /* How values of one Lance column become values of one PostgreSQL column. */
+/*
+ * How a converter builds its values: the common types of the mapped type
+ * straight from the array (set up once per reader), the others through the
+ * general conversion.
+ */
+typedef enum LpFdwConversion
+{
+	LP_FDW_CONVERT_GENERAL,
+	LP_FDW_CONVERT_INT64,		/* int64 to bigint */
+	LP_FDW_CONVERT_DOUBLE,		/* float64 to double precision */
+	LP_FDW_CONVERT_TEXT,		/* utf8 to text */
+	LP_FDW_CONVERT_FIXED_ARRAY	/* list of int16/32/64, float32/64 to its array: the items' bytes */
+} LpFdwConversion;
+
 typedef struct LpFdwConverter
 {
+	LpFdwConversion conversion;
 	Oid			mapped_typid;	/* lp_fdw_mapped_type */
 	int32		mapped_typmod;
 	Oid			target_typid;	/* the column's declared type */

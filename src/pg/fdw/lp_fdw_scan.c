@@ -13,7 +13,8 @@
  * the fragment, until the scan moves to another fragment.  A unit is read in
  * batches of lance_parts.fdw_batch_rows rows: the batch's
  * live rows (those the deletion file does not list), then, with a filter of
- * pushed clauses, the filter's columns of those rows, evaluated row by row,
+ * pushed clauses, the filter's columns of those rows, converted column by
+ * column and tested row by row,
  * and the other columns only for the rows that match (a batch without a
  * match decodes nothing more); without a filter, every column of the live
  * rows.  A batch's arrays are freed when the next batch is read, so memory
@@ -66,6 +67,8 @@ typedef struct ScanColumn
 	LpFdwConverter converter;
 	/* for the current batch */
 	LpArray    *array;			/* the batch's rows: live rows (filter columns) or output rows */
+	Datum	   *filter_datums;	/* filter columns: the live rows' values, converted */
+	bool	   *filter_isnull;
 } ScanColumn;
 
 /* A data file open for the current fragment. */
@@ -215,6 +218,11 @@ lp_fdw_scan_set_filter(LpFdwScan *state, LpFdwFilter *filter)
 
 		column->in_filter = list_member_int(lp_fdw_filter_columns(filter), column->attnum);
 		column->filter_value = lp_fdw_filter_needs_value(filter, column->attnum);
+		if (column->in_filter)
+		{
+			column->filter_datums = palloc(sizeof(Datum) * state->batch_rows);
+			column->filter_isnull = palloc(sizeof(bool) * state->batch_rows);
+		}
 	}
 }
 
@@ -464,6 +472,21 @@ take_rows(LpFdwScan *state, ScanColumn *column, const uint64 *rows, uint64 n)
 	state->current_file = NULL;
 }
 
+/*
+ * The row context holds the values of the rows returned since it was last
+ * reset (and, while a batch is filtered, the filter's values of the batch).
+ * Most rows allocate a few small values or none, so it is reset once it holds
+ * this much rather than for every row.
+ */
+#define ROW_CONTEXT_RESET_BYTES (256 * 1024)
+
+static void
+reset_row_context(LpFdwScan *state)
+{
+	if (MemoryContextMemAllocated(state->row_context, false) >= ROW_CONTEXT_RESET_BYTES)
+		MemoryContextReset(state->row_context);
+}
+
 static bool
 value_is_null(const ScanColumn *column, uint64 index)
 {
@@ -471,33 +494,58 @@ value_is_null(const ScanColumn *column, uint64 index)
 		!lp_array_is_valid(column->array, index);
 }
 
-/* The filter's verdict on live row live_index of the batch. */
-static bool
-filter_row(LpFdwScan *state, uint64 live_index)
+/*
+ * The filter's verdicts on the batch's live rows: the rows that match and
+ * their indexes among the live rows in output_rows and output_live.  The
+ * filter columns are converted column by column, then the rows tested; the
+ * converted values live in the row context until the batch's verdicts are
+ * in (the rows of the batch before were all returned).
+ */
+static void
+filter_batch(LpFdwScan *state)
 {
 	MemoryContext old;
-	bool		matches;
 
-	state->row = state->live_rows[live_index];
 	MemoryContextReset(state->row_context);
 	old = MemoryContextSwitchTo(state->row_context);
 	for (int c = 0; c < state->num_columns; c++)
 	{
 		ScanColumn *column = &state->columns[c];
-		int			i = column->attnum - 1;
 
 		if (!column->in_filter)
 			continue;
-		state->filter_nulls[i] = value_is_null(column, live_index);
-		if (state->filter_nulls[i] || !column->filter_value)
-			continue;
 		state->current_column = column;
-		state->filter_values[i] = lp_fdw_convert(&column->converter, column->array, live_index);
+		for (uint64 i = 0; i < state->num_live; i++)
+		{
+			column->filter_isnull[i] = value_is_null(column, i);
+			if (column->filter_isnull[i] || !column->filter_value)
+				continue;
+			state->row = state->live_rows[i];
+			column->filter_datums[i] = lp_fdw_convert(&column->converter, column->array, i);
+		}
 	}
 	state->current_column = NULL;
-	matches = lp_fdw_filter_matches(state->filter, state->filter_values, state->filter_nulls);
+	for (uint64 i = 0; i < state->num_live; i++)
+	{
+		for (int c = 0; c < state->num_columns; c++)
+		{
+			const ScanColumn *column = &state->columns[c];
+			int			a = column->attnum - 1;
+
+			if (!column->in_filter)
+				continue;
+			state->filter_nulls[a] = column->filter_isnull[i];
+			if (!column->filter_isnull[i] && column->filter_value)
+				state->filter_values[a] = column->filter_datums[i];
+		}
+		state->row = state->live_rows[i];
+		if (lp_fdw_filter_matches(state->filter, state->filter_values, state->filter_nulls))
+		{
+			state->output_rows[state->num_output] = state->live_rows[i];
+			state->output_live[state->num_output++] = i;
+		}
+	}
 	MemoryContextSwitchTo(old);
-	return matches;
 }
 
 /*
@@ -536,14 +584,7 @@ read_batch(LpFdwScan *state)
 		for (int c = 0; c < state->num_columns; c++)
 			if (state->columns[c].in_filter)
 				take_rows(state, &state->columns[c], state->live_rows, state->num_live);
-		for (uint64 i = 0; i < state->num_live; i++)
-		{
-			if (filter_row(state, i))
-			{
-				state->output_rows[state->num_output] = state->live_rows[i];
-				state->output_live[state->num_output++] = i;
-			}
-		}
+		filter_batch(state);
 		state->filtered_rows += state->num_live - state->num_output;
 		if (state->num_output == 0)
 			continue;
@@ -598,7 +639,7 @@ lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
-	MemoryContextReset(state->row_context);
+	reset_row_context(state);
 	old = MemoryContextSwitchTo(state->row_context);
 	memset(isnull, true, sizeof(bool) * state->natts);
 	for (int c = 0; c < state->num_columns; c++)

@@ -700,7 +700,90 @@ array_datum(const LpFdwConverter *converter, const LpArray *array, uint64 row)
 											  converter->element_align));
 }
 
+/* Lance list items that have the bytes of the PostgreSQL array's elements. */
+static bool
+items_have_element_bytes(LpTypeId items, Oid element_typid)
+{
+	switch (items)
+	{
+		case LP_TYPE_INT16:
+			return element_typid == INT2OID;
+		case LP_TYPE_INT32:
+			return element_typid == INT4OID;
+		case LP_TYPE_INT64:
+			return element_typid == INT8OID;
+		case LP_TYPE_FLOAT:
+			return element_typid == FLOAT4OID;
+		case LP_TYPE_DOUBLE:
+			return element_typid == FLOAT8OID;
+		default:
+			return false;
+	}
+}
+
+/*
+ * A non-empty list without null items as the array construct_md_array would
+ * build (same bytes): the header, then the items' bytes as they are.  Other
+ * lists take array_datum.
+ */
+static Datum
+fixed_array_datum(const LpFdwConverter *converter, const LpArray *array, uint64 row)
+{
+	const LpArray *items = array->children[0];
+	uint64		start;
+	uint64		end;
+	int			count;
+	Size		nbytes;
+	ArrayType  *result;
+
+	list_range(array, row, &start, &end);
+	if (start == end || end - start > (uint64) MaxArraySize)
+		return array_datum(converter, array, row);
+	if (items->validity != NULL)
+		for (uint64 i = start; i < end; i++)
+			if (!lp_array_is_valid(items, i))
+				return array_datum(converter, array, row);
+	count = (int) (end - start);
+	nbytes = ARR_OVERHEAD_NONULLS(1) + (Size) count * converter->element_len;
+	result = palloc0(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = converter->element_typid;
+	ARR_DIMS(result)[0] = count;
+	ARR_LBOUND(result)[0] = 1;
+	memcpy(ARR_DATA_PTR(result), items->values + start * converter->element_len,
+		   (Size) count * converter->element_len);
+	return PointerGetDatum(result);
+}
+
 /* ---- converters ------------------------------------------------------------------ */
+
+static LpFdwConversion
+direct_conversion(const LpFdwConverter *converter, const LpType *type)
+{
+	if (converter->through_text)
+		return LP_FDW_CONVERT_GENERAL;
+	switch (type->id)
+	{
+		case LP_TYPE_INT64:
+			return LP_FDW_CONVERT_INT64;
+		case LP_TYPE_DOUBLE:
+			return LP_FDW_CONVERT_DOUBLE;
+		case LP_TYPE_STRING:
+		case LP_TYPE_LARGE_STRING:
+			return LP_FDW_CONVERT_TEXT;
+		case LP_TYPE_FIXED_SIZE_LIST:
+		case LP_TYPE_LIST:
+		case LP_TYPE_LARGE_LIST:
+			if (OidIsValid(converter->element_typid) &&
+				items_have_element_bytes(type->children[0]->id, converter->element_typid))
+				return LP_FDW_CONVERT_FIXED_ARRAY;
+			return LP_FDW_CONVERT_GENERAL;
+		default:
+			return LP_FDW_CONVERT_GENERAL;
+	}
+}
 
 void
 lp_fdw_converter_init(LpFdwConverter *converter, const LpType *type,
@@ -734,6 +817,7 @@ lp_fdw_converter_init(LpFdwConverter *converter, const LpType *type,
 			fmgr_info(output, &converter->mapped_output);
 		}
 	}
+	converter->conversion = direct_conversion(converter, type);
 }
 
 static Datum
@@ -757,6 +841,29 @@ lp_fdw_convert(const LpFdwConverter *converter, const LpArray *array, uint64 row
 {
 	char	   *text;
 
+	switch (converter->conversion)
+	{
+		case LP_FDW_CONVERT_INT64:
+			{
+				int64		v;
+
+				fixed_value(array, row, &v, 8);
+				return Int64GetDatum(v);
+			}
+		case LP_FDW_CONVERT_DOUBLE:
+			{
+				double		v;
+
+				fixed_value(array, row, &v, 8);
+				return Float8GetDatum(v);
+			}
+		case LP_FDW_CONVERT_TEXT:
+			return text_datum(array, row);
+		case LP_FDW_CONVERT_FIXED_ARRAY:
+			return fixed_array_datum(converter, array, row);
+		case LP_FDW_CONVERT_GENERAL:
+			break;
+	}
 	if (!converter->through_text)
 		return mapped_datum(converter, array, row);
 	if (converter->mapped_is_jsonb_text)
