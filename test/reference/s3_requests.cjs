@@ -1,7 +1,7 @@
 'use strict';
 // s3_requests.cjs - the few S3 requests the tests make themselves, to see what lance_parts
 // left on the server and to change it under its feet: ListObjectsV2 and ListMultipartUploads
-// of a prefix, DeleteObject, signed with SigV4 here (node's crypto and fetch), independently
+// of a prefix, DeleteObject, GetObject (for a digest), signed with SigV4 here (node's crypto and fetch), independently
 // of the extension's own signer.
 const crypto = require('node:crypto');
 
@@ -22,8 +22,8 @@ function encode(text)
 }
 
 // A request on the bucket (key '') or on one of its keys, with the query (an object of
-// strings; '' for a valueless one), path style; the answer's body.
-async function request(settings, method, key, query)
+// strings; '' for a valueless one), path style; the answer's body, as text or (binary) a Buffer.
+async function request(settings, method, key, query, binary = false)
 {
 	const url = new URL(settings.LP_S3_ENDPOINT);
 	const now = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
@@ -52,11 +52,11 @@ async function request(settings, method, key, query)
 				', SignedHeaders=' + signedHeaders + ', Signature=' + signature,
 		},
 	});
-	const body = await response.text();
+	const body = Buffer.from(await response.arrayBuffer());
 
 	if (!response.ok)
-		throw new Error('S3 ' + method + ' ' + canonicalPath + '?' + canonicalQuery + ': ' + response.status + ' ' + body);
-	return body;
+		throw new Error('S3 ' + method + ' ' + canonicalPath + '?' + canonicalQuery + ': ' + response.status + ' ' + body.toString('utf8'));
+	return binary ? body : body.toString('utf8');
 }
 
 function tagValues(xml, tag)
@@ -101,4 +101,10 @@ async function deleteKey(settings, key)
 	await request(settings, 'DELETE', key, {});
 }
 
-module.exports = { listKeys, listUploads, deleteKey };
+// The SHA-256 (hex) of the object at key.
+async function objectSha256(settings, key)
+{
+	return crypto.createHash('sha256').update(await request(settings, 'GET', key, {}, true)).digest('hex');
+}
+
+module.exports = { listKeys, listUploads, deleteKey, objectSha256 };

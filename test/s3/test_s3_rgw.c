@@ -404,6 +404,71 @@ LP_TEST(s3_rgw_output_multipart_and_server_side_copy)
 	server_close(&server);
 }
 
+/*
+ * Parts by number, as parallel workers write them: part 3 sent first, part 2
+ * copied through a second store (another process's), part 1 sent last; the
+ * object holds them in number order.  A refused copy aborts nothing; the
+ * output's abort does.
+ */
+LP_TEST(s3_rgw_output_parts_by_number)
+{
+	Server		server;
+	Server		other;
+	LpError		err;
+	char		source[512];
+	char		target[512];
+	char		etag[LP_S3_PART_ETAG_MAX];
+	size_t		len = 6 << 20;
+	uint8_t    *data = pattern(len, 7);
+	uint8_t    *expected = malloc(2 * len + 10);
+	LpOutput   *output;
+	LpInput    *input;
+	LpInput    *other_input;
+	const char *upload_id;
+
+	if (!server_open(&server, NULL) || !server_open(&other, NULL))
+		return;
+	uri(&server, "numbered-source.bin", source, sizeof(source));
+	LP_CHECK_MSG(server.store->ops->put(server.store, source, data, len, &err), "put: %.300s", err.message);
+	uri(&server, "numbered.bin", target, sizeof(target));
+	output = server.store->ops->create_output(server.store, target, &err);
+	input = server.store->ops->open_input(server.store, source, &err);
+	other_input = other.store->ops->open_input(other.store, source, &err);
+	LP_CHECK(output && input && other_input);
+	LP_CHECK(lp_s3_output_copies_on_server(output, other_input));
+	upload_id = lp_s3_output_start_parts(output, &err);
+	LP_CHECK_MSG(upload_id != NULL, "start: %.300s", err.message);
+	/* the output is no longer written front to back */
+	LP_CHECK(!output->ops->write_at(output, 0, data, 1, &err) && err.code == LP_ERR_INTERNAL);
+	LP_CHECK_MSG(lp_s3_output_send_part(output, 3, data, 10, &err), "send 3: %.300s", err.message);
+	LP_CHECK_MSG(lp_s3_store_copy_part(other.store, target, upload_id, 2, other_input, 0, len,
+									   etag, sizeof(etag), &err), "copy 2: %.300s", err.message);
+	LP_CHECK_MSG(lp_s3_output_add_part(output, 2, etag, &err), "add 2: %.300s", err.message);
+	LP_CHECK_MSG(lp_s3_output_send_part(output, 1, data + 1, len, &err), "send 1: %.300s", err.message);
+	/* a copy beyond the source's end is refused before any request */
+	LP_CHECK(!lp_s3_store_copy_part(other.store, target, upload_id, 4, other_input, 1, len,
+									etag, sizeof(etag), &err) && err.code == LP_ERR_CORRUPT);
+	LP_CHECK_MSG(output->ops->publish(output, &err), "publish: %.300s", err.message);
+	memcpy(expected, data + 1, len);
+	memcpy(expected + len, data, len);
+	memcpy(expected + 2 * len, data, 10);
+	check_object(&server, target, expected, 2 * len + 10);
+
+	/* an output aborted after its parts started leaves no upload */
+	uri(&server, "numbered-aborted.bin", target, sizeof(target));
+	output = server.store->ops->create_output(server.store, target, &err);
+	LP_CHECK(output && lp_s3_output_start_parts(output, &err) != NULL);
+	LP_CHECK(output && lp_s3_output_send_part(output, 1, data, len, &err));
+	output->ops->abort(output);
+	LP_CHECK_EQ_U64(open_uploads(&server), 0);
+	lp_input_close(input);
+	lp_input_close(other_input);
+	free(data);
+	free(expected);
+	server_close(&other);
+	server_close(&server);
+}
+
 LP_TEST(s3_rgw_remove_tree_and_file)
 {
 	Server		server;

@@ -12,6 +12,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -190,7 +191,7 @@ next_part_allowed(LpS3Multipart *upload, LpError *err)
 }
 
 static bool
-add_part(LpS3Multipart *upload, const char *etag, LpError *err)
+add_part(LpS3Multipart *upload, uint32_t part_number, const char *etag, LpError *err)
 {
 	char	   *copy = lp_strdup(etag);
 
@@ -199,14 +200,36 @@ add_part(LpS3Multipart *upload, const char *etag, LpError *err)
 		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the part list of a multipart upload");
 		return fail_and_abort(upload);
 	}
-	upload->parts[upload->num_parts].part_number = upload->num_parts + 1;
+	upload->parts[upload->num_parts].part_number = part_number;
 	upload->parts[upload->num_parts].etag = copy;
 	upload->num_parts++;
 	return true;
 }
 
+/* Check that part_number may be added next; false with err (the upload aborted) if not. */
+static bool
+numbered_part_allowed(LpS3Multipart *upload, uint32_t part_number, LpError *err)
+{
+	if (part_number == 0 || part_number > LP_S3_MAX_PARTS)
+	{
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "part number %" PRIu32 " is not one S3 allows",
+				part_number);
+		return fail_and_abort(upload);
+	}
+	return next_part_allowed(upload, err);
+}
+
 bool
-lp_s3_multipart_upload_part(LpS3Multipart *upload, const void *data, size_t len, LpError *err)
+lp_s3_multipart_add_part(LpS3Multipart *upload, uint32_t part_number, const char *etag,
+						 LpError *err)
+{
+	return numbered_part_allowed(upload, part_number, err) &&
+		add_part(upload, part_number, etag, err);
+}
+
+bool
+lp_s3_multipart_upload_part_number(LpS3Multipart *upload, uint32_t number, const void *data,
+								   size_t len, LpError *err)
 {
 	char		part_number[16];
 	LpS3Pair	query[2];
@@ -214,14 +237,14 @@ lp_s3_multipart_upload_part(LpS3Multipart *upload, const void *data, size_t len,
 	LpS3HttpResponse response;
 	bool		ok;
 
-	if (!next_part_allowed(upload, err))
+	if (!numbered_part_allowed(upload, number, err))
 		return false;
 	if ((uint64_t) len > LP_S3_MAX_PART_SIZE)
 	{
 		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "part of %zu bytes is larger than S3 allows", len);
 		return fail_and_abort(upload);
 	}
-	snprintf(part_number, sizeof(part_number), "%" PRIu32, upload->num_parts + 1);
+	snprintf(part_number, sizeof(part_number), "%" PRIu32, number);
 	query[0] = (LpS3Pair) {"partNumber", part_number};
 	query[1] = (LpS3Pair) {"uploadId", upload->upload_id};
 	call = (LpS3Call) {
@@ -242,14 +265,21 @@ lp_s3_multipart_upload_part(LpS3Multipart *upload, const void *data, size_t len,
 		lp_s3_http_response_clear(&response);
 		return fail_and_abort(upload);
 	}
-	ok = add_part(upload, response.etag, err);
+	ok = add_part(upload, number, response.etag, err);
 	lp_s3_http_response_clear(&response);
 	return ok;
 }
 
 bool
-lp_s3_multipart_copy_part(LpS3Multipart *upload, const char *source_bucket,
-						  const char *source_key, uint64_t offset, uint64_t len, LpError *err)
+lp_s3_multipart_upload_part(LpS3Multipart *upload, const void *data, size_t len, LpError *err)
+{
+	return lp_s3_multipart_upload_part_number(upload, upload->num_parts + 1, data, len, err);
+}
+
+bool
+lp_s3_copy_part(LpS3Client *client, const char *bucket, const char *key, const char *upload_id,
+				uint32_t number, const char *source_bucket, const char *source_key,
+				uint64_t offset, uint64_t len, char *etag, size_t etag_capacity, LpError *err)
 {
 	char		part_number[16];
 	char		range[64];
@@ -263,39 +293,31 @@ lp_s3_multipart_copy_part(LpS3Multipart *upload, const char *source_bucket,
 	LpS3Document *document = NULL;
 	bool		ok;
 
-	if (!next_part_allowed(upload, err))
-		return false;
+	if (number == 0 || number > LP_S3_MAX_PARTS)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "part number %" PRIu32 " is not one S3 allows",
+					   number);
 	if (len == 0 || len > LP_S3_MAX_PART_SIZE || offset > UINT64_MAX - len)
-	{
-		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "copied part of %" PRIu64 " bytes at offset %" PRIu64 " is not one S3 allows",
-				len, offset);
-		return fail_and_abort(upload);
-	}
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "copied part of %" PRIu64 " bytes at offset %" PRIu64 " is not one S3 allows",
+					   len, offset);
 	source_len = strlen(source_bucket) + strlen(source_key) + 3;
 	source_path = lp_alloc(source_len);
 	if (source_path == NULL)
-	{
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a copied part");
-		return fail_and_abort(upload);
-	}
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a copied part");
 	snprintf(source_path, source_len, "/%s/%s", source_bucket, source_key);
 	source = lp_s3_encode_path(source_path);
 	lp_free(source_path);
 	if (source == NULL)
-	{
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a copied part");
-		return fail_and_abort(upload);
-	}
-	snprintf(part_number, sizeof(part_number), "%" PRIu32, upload->num_parts + 1);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a copied part");
+	snprintf(part_number, sizeof(part_number), "%" PRIu32, number);
 	snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, offset, offset + len - 1);
 	query[0] = (LpS3Pair) {"partNumber", part_number};
-	query[1] = (LpS3Pair) {"uploadId", upload->upload_id};
+	query[1] = (LpS3Pair) {"uploadId", upload_id};
 	headers[0] = (LpS3Pair) {"x-amz-copy-source", source};
 	headers[1] = (LpS3Pair) {"x-amz-copy-source-range", range};
 	call = (LpS3Call) {
 		.method = "PUT",
-		.bucket = upload->bucket,
-		.key = upload->key,
+		.bucket = bucket,
+		.key = key,
 		.query = query,
 		.query_count = 2,
 		.headers = headers,
@@ -304,18 +326,42 @@ lp_s3_multipart_copy_part(LpS3Multipart *upload, const char *source_bucket,
 		.body_len = 0,
 		.error_body_on_success = true,
 	};
-	ok = lp_s3_call_checked(upload->client, &call, "copy a part into", &response, err);
+	ok = lp_s3_call_checked(client, &call, "copy a part into", &response, err);
 	lp_free(source);
 	if (!ok)
-		return fail_and_abort(upload);
+	{
+		if (err->detail[0] == '\0')
+			lp_error_detail(err, "Part %s is bytes %" PRIu64 " to %" PRIu64 " of \"s3://%s/%s\".",
+							part_number, offset, offset + len - 1, source_bucket, source_key);
+		return false;
+	}
 	ok = lp_s3_xml_parse(response.body ? response.body : "", response.body_len,
 						 LP_S3_COPY_PART, &document, err);
 	lp_s3_http_response_clear(&response);
 	if (!ok)
-		return fail_and_abort(upload);
-	ok = add_part(upload, document->copy.etag, err);
+		return false;
+	if (strlen(document->copy.etag) >= etag_capacity)
+		ok = lp_fail(err, LP_ERR_IO, "could not copy part %s into \"s3://%s/%s\": the server's ETag is longer than %zu bytes",
+					 part_number, bucket, key, etag_capacity - 1);
+	else
+		strcpy(etag, document->copy.etag);
 	lp_s3_xml_free(document);
 	return ok;
+}
+
+bool
+lp_s3_multipart_copy_part(LpS3Multipart *upload, const char *source_bucket,
+						  const char *source_key, uint64_t offset, uint64_t len, LpError *err)
+{
+	char		etag[LP_S3_PART_ETAG_MAX];
+
+	if (!next_part_allowed(upload, err))
+		return false;
+	if (!lp_s3_copy_part(upload->client, upload->bucket, upload->key, upload->upload_id,
+						 upload->num_parts + 1, source_bucket, source_key, offset, len,
+						 etag, sizeof(etag), err))
+		return fail_and_abort(upload);
+	return add_part(upload, upload->num_parts + 1, etag, err);
 }
 
 /*
@@ -380,6 +426,15 @@ completed_as_this_upload(LpS3Multipart *upload)
 	return same;
 }
 
+static int
+compare_part_numbers(const void *a, const void *b)
+{
+	uint32_t	x = ((const LpS3Part *) a)->part_number;
+	uint32_t	y = ((const LpS3Part *) b)->part_number;
+
+	return (x > y) - (x < y);
+}
+
 bool
 lp_s3_multipart_complete(LpS3Multipart *upload, bool if_absent, LpError *err)
 {
@@ -394,6 +449,8 @@ lp_s3_multipart_complete(LpS3Multipart *upload, bool if_absent, LpError *err)
 	if (upload->state != UPLOAD_OPEN)
 		return lp_fail(err, LP_ERR_INTERNAL, "multipart upload of \"s3://%s/%s\" is no longer open",
 					   upload->bucket, upload->key);
+	/* parts added by number (lp_s3_multipart_add_part) may have come in any order */
+	qsort(upload->parts, upload->num_parts, sizeof(LpS3Part), compare_part_numbers);
 	if (!lp_s3_xml_complete_request(upload->parts, upload->num_parts, &body, &body_len, err))
 		return fail_and_abort(upload);
 	call = (LpS3Call) {

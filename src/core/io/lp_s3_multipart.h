@@ -49,6 +49,34 @@ bool		lp_s3_multipart_copy_part(LpS3Multipart *upload, const char *source_bucket
 									  LpError *err);
 
 /*
+ * Parts numbered by the caller, for an upload whose parts several processes
+ * write at once: upload data as part number (1..LP_S3_MAX_PARTS), or record
+ * the ETag another process got for it (lp_s3_copy_part).  The numbers may
+ * come in any order; the caller gives each once, and completion lists them
+ * sorted.  Not to be mixed with the two calls above.
+ */
+bool		lp_s3_multipart_upload_part_number(LpS3Multipart *upload, uint32_t number,
+											   const void *data, size_t len, LpError *err);
+bool		lp_s3_multipart_add_part(LpS3Multipart *upload, uint32_t number, const char *etag,
+									 LpError *err);
+
+/* Room for a part's ETag, quotes and the terminating NUL included. */
+#define LP_S3_PART_ETAG_MAX 256
+
+/*
+ * UploadPartCopy of len (1..LP_S3_MAX_PART_SIZE) bytes of
+ * source_bucket/source_key at offset as part number of the open upload
+ * upload_id of bucket/key, by any process holding a client of the account:
+ * the part's ETag into etag (etag_capacity bytes).  Stateless: a failure
+ * aborts nothing, the upload's owner does.
+ */
+bool		lp_s3_copy_part(LpS3Client *client, const char *bucket, const char *key,
+							const char *upload_id, uint32_t number,
+							const char *source_bucket, const char *source_key,
+							uint64_t offset, uint64_t len, char *etag, size_t etag_capacity,
+							LpError *err);
+
+/*
  * Complete the upload: the object appears with the parts' bytes in order.
  * With if_absent the request carries "If-None-Match: *", so a server that
  * supports conditional completion (AWS) refuses to replace an existing key

@@ -63,10 +63,12 @@ typedef struct S3Output
 	uint64_t	copy_source_size;
 	uint64_t	copy_offset;
 	uint64_t	copy_len;
+	bool		numbered;		/* parts go by number (lp_s3_output_start_parts) */
 } S3Output;
 
 static const LpInputOps s3_input_ops;
 static const LpOutputOps s3_output_ops;
+static const LpStoreOps s3_store_ops;
 
 static bool get_range(S3Store *store, const char *bucket, const char *key, uint64_t size,
 					  uint64_t offset, void *buffer, size_t len, LpError *err);
@@ -1109,6 +1111,9 @@ flush_copy(S3Output *output, bool last, LpError *err)
 static bool
 check_front_to_back(S3Output *output, uint64_t offset, LpError *err)
 {
+	if (output->numbered)
+		return lp_fail(err, LP_ERR_INTERNAL,
+					   "S3 output \"%s\" is written by part number", output->name);
 	if (offset != output->written)
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "S3 output \"%s\" is written front to back: a write at offset %" PRIu64 " follows %" PRIu64 " bytes",
@@ -1128,6 +1133,15 @@ s3_write_at(LpOutput *base, uint64_t offset, const void *data, size_t len, LpErr
 	return true;
 }
 
+/* Stores made per lookup of one endpoint and account may copy from each other. */
+static bool
+copies_on_server(S3Store *store, LpInput *input)
+{
+	return input->ops == &s3_input_ops &&
+		(((S3Input *) input)->store == store ||
+		 lp_s3_client_same_account(((S3Input *) input)->store->client, store->client));
+}
+
 static bool
 s3_copy_from(LpOutput *base, uint64_t output_offset, LpInput *input_base,
 			 uint64_t input_offset, uint64_t len, LpError *err)
@@ -1135,10 +1149,7 @@ s3_copy_from(LpOutput *base, uint64_t output_offset, LpInput *input_base,
 	S3Output   *output = (S3Output *) base;
 	S3Input    *input = (S3Input *) input_base;
 
-	/* stores made per lookup of one endpoint and account may copy from each other */
-	if (input_base->ops != &s3_input_ops ||
-		(input->store != output->store &&
-		 !lp_s3_client_same_account(input->store->client, output->store->client)))
+	if (!copies_on_server(output->store, input_base))
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "S3 output \"%s\" cannot copy from \"%s\" on the server",
 					   output->name, input_base->name);
@@ -1296,6 +1307,81 @@ s3_create_output(LpStore *store, const char *path, LpError *err)
 	output->bucket = bucket;
 	output->key = key;
 	return &output->base;
+}
+
+/* ---- parts written by several processes --------------------------------- */
+
+bool
+lp_s3_output_copies_on_server(LpOutput *output, LpInput *input)
+{
+	return output->ops == &s3_output_ops && copies_on_server(((S3Output *) output)->store, input);
+}
+
+const char *
+lp_s3_output_start_parts(LpOutput *base, LpError *err)
+{
+	S3Output   *output = (S3Output *) base;
+
+	if (base->ops != &s3_output_ops || output->written > 0 || output->upload != NULL)
+	{
+		lp_fail(err, LP_ERR_INTERNAL, "\"%s\" is no S3 output still unwritten", base->name);
+		return NULL;
+	}
+	if (!start_upload(output, err))
+		return NULL;
+	output->numbered = true;
+	return lp_s3_multipart_upload_id(output->upload);
+}
+
+static bool
+check_numbered(LpOutput *base, LpError *err)
+{
+	if (base->ops != &s3_output_ops || !((S3Output *) base)->numbered)
+		return lp_fail(err, LP_ERR_INTERNAL, "\"%s\" is not written by part number", base->name);
+	return true;
+}
+
+bool
+lp_s3_output_send_part(LpOutput *base, uint32_t number, const void *data, size_t len,
+					   LpError *err)
+{
+	return check_numbered(base, err) &&
+		lp_s3_multipart_upload_part_number(((S3Output *) base)->upload, number, data, len, err);
+}
+
+bool
+lp_s3_output_add_part(LpOutput *base, uint32_t number, const char *etag, LpError *err)
+{
+	return check_numbered(base, err) &&
+		lp_s3_multipart_add_part(((S3Output *) base)->upload, number, etag, err);
+}
+
+bool
+lp_s3_store_copy_part(LpStore *base, const char *output_uri, const char *upload_id,
+					  uint32_t number, LpInput *input, uint64_t offset, uint64_t len,
+					  char *etag, size_t etag_capacity, LpError *err)
+{
+	S3Store    *store = (S3Store *) base;
+	char	   *bucket;
+	char	   *key;
+	bool		ok;
+
+	if (base->ops != &s3_store_ops || !copies_on_server(store, input))
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "S3 output \"%s\" cannot copy from \"%s\" on the server",
+					   output_uri, input->name);
+	if (offset > input->size || len > input->size - offset)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "copy of %" PRIu64 " bytes at offset %" PRIu64 " is beyond the end of \"%s\" (%" PRIu64 " bytes)",
+					   len, offset, input->name, input->size);
+	if (!lp_s3_split_uri(output_uri, &bucket, &key, err))
+		return false;
+	ok = lp_s3_copy_part(store->client, bucket, key, upload_id, number,
+						 ((S3Input *) input)->bucket, ((S3Input *) input)->key, offset, len,
+						 etag, etag_capacity, err);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
 }
 
 /* ---- the store ------------------------------------------------------------- */

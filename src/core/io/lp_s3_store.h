@@ -17,7 +17,7 @@
  * objects of this store, or of another store of the same endpoint and
  * account (lp_s3_client_same_account), become UploadPartCopy parts (server-side, when
  * the copied run is at least LP_S3_MIN_PART_SIZE; smaller runs are read and
- * uploaded).  Publication never replaces an object: a single PUT is
+ * uploaded), or by part number from several processes (below).  Publication never replaces an object: a single PUT is
  * conditional; a multipart upload checks with a HEAD and completes with
  * "If-None-Match: *", which servers without conditional completion (Ceph RGW
  * 16) ignore, leaving a window between the HEAD and the completion.  The
@@ -43,6 +43,38 @@ LpStore    *lp_s3_store_create(const LpS3Config *config, LpS3Transport *transpor
 
 /* Free a store whose inputs and outputs are all closed. */
 void		lp_s3_store_free(LpStore *store);
+
+/*
+ * An S3 output whose parts several processes write at once (parallel
+ * server-side assembly).  lp_s3_output_start_parts starts the multipart
+ * upload of an S3 output nothing was written to and returns its upload id
+ * (owned by the output); from then on only the calls below write it.  The
+ * caller uploads parts itself with lp_s3_output_send_part and records with
+ * lp_s3_output_add_part the ETags other processes got with
+ * lp_s3_store_copy_part; publish completes with the parts sorted by number,
+ * abort (or any failure of these calls) aborts the upload.  NULL with
+ * LP_ERR_INTERNAL for any other output.
+ */
+const char *lp_s3_output_start_parts(LpOutput *output, LpError *err);
+bool		lp_s3_output_send_part(LpOutput *output, uint32_t number, const void *data,
+								   size_t len, LpError *err);
+bool		lp_s3_output_add_part(LpOutput *output, uint32_t number, const char *etag,
+								  LpError *err);
+
+/* Whether output is an S3 output whose copy_from copies input on the server. */
+bool		lp_s3_output_copies_on_server(LpOutput *output, LpInput *input);
+
+/*
+ * UploadPartCopy of len bytes of input at offset as part number of upload
+ * upload_id of output_uri, through store (any S3 store of the output's
+ * account, e.g. one a parallel worker opened): the ETag into etag
+ * (LP_S3_PART_ETAG_MAX bytes suffice).  LP_ERR_UNSUPPORTED when store is no
+ * S3 store or cannot copy input on the server.  Aborts nothing.
+ */
+bool		lp_s3_store_copy_part(LpStore *store, const char *output_uri,
+								  const char *upload_id, uint32_t number, LpInput *input,
+								  uint64_t offset, uint64_t len, char *etag,
+								  size_t etag_capacity, LpError *err);
 
 /*
  * Split "s3://bucket/key" into lp_alloc'd bucket and key (trailing '/'

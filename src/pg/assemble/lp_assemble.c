@@ -106,7 +106,8 @@ first_region_clones(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *
  * output's part limits; the caller then copies as for any output.
  */
 static bool
-write_upload_parts(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *output)
+write_upload_parts(const LpConcatPlan *plan, const char *const *paths, LpInput *const *inputs,
+				   LpOutput *output)
 {
 	LpUploadParts *parts;
 	LpError		err;
@@ -120,10 +121,13 @@ write_upload_parts(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *o
 				errmsg_internal("no upload layout for \"%s\": %s", output->name, err.message));
 		return false;
 	}
-	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
-	if (!lp_concat_write_upload_parts(plan, parts, inputs, output,
-									  (size_t) lp_read_batch_bytes, &err))
-		lp_raise(&err);
+	if (!lp_copy_upload_parts(plan, parts, paths, inputs, output))
+	{
+		lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
+		if (!lp_concat_write_upload_parts(plan, parts, inputs, output,
+										  (size_t) lp_read_batch_bytes, &err))
+			lp_raise(&err);
+	}
 	for (size_t p = 0; p < parts->num_parts; p++)
 		if (parts->parts[p].kind == LP_UPLOAD_PART_SEND)
 			sent += parts->parts[p].length;
@@ -269,7 +273,7 @@ lp_assemble_file(const char *output_path, List *parts,
 			errmsg_internal("validated and planned %d parts of \"%s\" in %.3f ms",
 							num_parts, output_path, INSTR_TIME_GET_MILLISEC(elapsed)));
 
-	if (output->multipart == NULL || !write_upload_parts(plan, inputs, output))
+	if (output->multipart == NULL || !write_upload_parts(plan, paths, inputs, output))
 	{
 		lp_copy_data_region(plan, paths, inputs, output);
 		lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,

@@ -17,6 +17,18 @@
  * are gone (AtEOXact_Parallel precedes the portal's memory cleanup).
  * Parallel mode only forbids catalog writes and XID assignment, neither of
  * which copying needs.
+ *
+ * On S3 (lp_copy_upload_parts) the copiers claim the upload parts of
+ * lp_concat_upload_parts instead: part k is part number k + 1 of the
+ * multipart upload the leader started, a copy part one UploadPartCopy, whose
+ * ETag the copier leaves in shared memory for the leader's completion.  The
+ * leader sends the send parts (the tail, short parts) before it claims copy
+ * parts.  A worker takes the S3 settings and credentials from the catalog
+ * (the lance_fdw server and user mapping, as the leader did, as the leader's
+ * user and within its transaction), so no secret passes through shared
+ * memory.  Any ERROR in the leader or a worker (a worker's is re-raised in
+ * the leader) aborts the upload after the workers are gone, through the
+ * output's memory-context callback.
  */
 #include "postgres.h"
 
@@ -32,11 +44,15 @@
 #include "utils/guc.h"
 
 #include "assemble/lp_copy.h"
+#include "io/lp_s3_multipart.h"
+#include "io/lp_s3_store.h"
 #include "lp_pg_error.h"
+#include "storage/lp_pg_s3.h"
 #include "storage/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 
 PGDLLEXPORT void lp_copy_worker_main(dsm_segment *seg, shm_toc *toc);
+PGDLLEXPORT void lp_copy_upload_worker_main(dsm_segment *seg, shm_toc *toc);
 
 int			lp_read_batch_bytes = 16 * 1024 * 1024;
 int			lp_max_copy_workers = 2;
@@ -59,7 +75,7 @@ LpCopyInit(void)
 
 	DefineCustomIntVariable("lance_parts.max_copy_workers",
 							gettext_noop("Largest number of parallel workers that copy part data during one assembly."),
-							gettext_noop("The leader copies too. 0 copies in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
+							gettext_noop("On object storage they issue the server-side part copies. The leader copies too. 0 copies in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
 							&lp_max_copy_workers,
 							2, 0, MAX_COPY_WORKERS_LIMIT,
 							PGC_USERSET, 0,
@@ -72,6 +88,12 @@ LpCopyInit(void)
 #define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)	/* the parts', then the output's */
 #define COPY_KEY_QUERY		UINT64CONST(0x4C50000000000005)
 #define COPY_KEY_OUTPUT		UINT64CONST(0x4C50000000000006)
+#define UPLOAD_KEY_SHARED	UINT64CONST(0x4C50000000000011)
+#define UPLOAD_KEY_PARTS	UINT64CONST(0x4C50000000000012)
+#define UPLOAD_KEY_ETAGS	UINT64CONST(0x4C50000000000013)	/* LP_S3_PART_ETAG_MAX per part */
+#define UPLOAD_KEY_SIZES	UINT64CONST(0x4C50000000000014)
+#define UPLOAD_KEY_NAMES	UINT64CONST(0x4C50000000000015)	/* the parts', the output's, the upload id */
+#define UPLOAD_KEY_QUERY	UINT64CONST(0x4C50000000000016)
 
 /* State shared by every copier of one region. */
 typedef struct CopyShared
@@ -418,4 +440,303 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	output->ops->abort(output);
 	for (uint32 i = 0; i < shared->num_inputs; i++)
 		lp_input_close(inputs[i]);
+}
+
+/* ---- upload parts copied on the S3 server ------------------------------- */
+
+/* State shared by every copier of one multipart upload. */
+typedef struct UploadShared
+{
+	uint64		num_parts;
+	uint64		num_copies;		/* copy parts among them */
+	uint32		num_inputs;
+	pg_atomic_uint64 next_part; /* the next part to claim */
+	pg_atomic_uint64 copies_done;
+	pg_atomic_uint64 bytes_done;
+	pg_atomic_uint32 failed;	/* a copier failed: the others stop claiming */
+} UploadShared;
+
+/* What a copier of upload parts works with, in the leader or a worker. */
+typedef struct UploadCopier
+{
+	UploadShared *shared;
+	const LpUploadPart *parts;
+	char	   *etags;			/* LP_S3_PART_ETAG_MAX bytes per part */
+	LpStore    *store;			/* the core's S3 store of the output's account */
+	LpInput   **inputs;
+	const char *output_name;
+	const char *upload_id;
+} UploadCopier;
+
+/*
+ * Claim parts and copy the copy parts among them until none is left or
+ * another copier failed.  False, with err, when this copier failed.
+ */
+static bool
+copy_upload_parts(UploadCopier *copier, LpError *err)
+{
+	UploadShared *shared = copier->shared;
+
+	for (;;)
+	{
+		const LpUploadPart *part;
+		uint64		p;
+
+		CHECK_FOR_INTERRUPTS();
+		if (pg_atomic_read_u32(&shared->failed) != 0)
+			return true;
+		p = pg_atomic_fetch_add_u64(&shared->next_part, 1);
+		if (p >= shared->num_parts)
+			return true;
+		part = &copier->parts[p];
+		if (part->kind != LP_UPLOAD_PART_COPY)
+			continue;
+		if (!lp_s3_store_copy_part(copier->store, copier->output_name, copier->upload_id,
+								   (uint32) (p + 1), copier->inputs[part->input],
+								   part->source_offset, part->length,
+								   copier->etags + p * LP_S3_PART_ETAG_MAX,
+								   LP_S3_PART_ETAG_MAX, err))
+		{
+			pg_atomic_write_u32(&shared->failed, 1);
+			return false;
+		}
+		pg_atomic_fetch_add_u64(&shared->bytes_done, part->length);
+		pg_atomic_fetch_add_u64(&shared->copies_done, 1);
+		lp_progress_update(0, (int64) pg_atomic_read_u64(&shared->bytes_done));
+	}
+}
+
+static void
+leader_copy_upload_parts(UploadCopier *copier)
+{
+	LpError		err;
+
+	if (!copy_upload_parts(copier, &err))
+		lp_raise(&err);
+}
+
+/* Upload the send parts from the leader, each read into one buffer. */
+static void
+send_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
+				  LpInput *const *inputs, LpOutput *core_output)
+{
+	for (size_t p = 0; p < parts->num_parts; p++)
+	{
+		const LpUploadPart *part = &parts->parts[p];
+		void	   *buffer;
+		LpError		err;
+
+		if (part->kind != LP_UPLOAD_PART_SEND)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buffer = palloc((Size) part->length);
+		if (!lp_concat_output_bytes(plan, inputs, part->dest_offset, buffer,
+									(size_t) part->length, &err) ||
+			!lp_s3_output_send_part(core_output, (uint32) (p + 1), buffer,
+									(size_t) part->length, &err))
+			lp_raise(&err);
+		pfree(buffer);
+	}
+}
+
+/*
+ * Whether the parts can be written by number: every copy part's input is
+ * copied on the server, every send part fits in one buffer.
+ */
+static bool
+parts_by_number_fit(const LpUploadParts *parts, LpInput *const *inputs, LpOutput *core_output,
+					uint64 *num_copies)
+{
+	uint64		largest_send = Max((uint64) lp_read_batch_bytes,
+								   2 * core_output->multipart->min_part_bytes);
+
+	*num_copies = 0;
+	for (size_t p = 0; p < parts->num_parts; p++)
+	{
+		const LpUploadPart *part = &parts->parts[p];
+
+		if (part->kind == LP_UPLOAD_PART_COPY)
+		{
+			if (!lp_s3_output_copies_on_server(core_output, inputs[part->input]))
+				return false;
+			(*num_copies)++;
+		}
+		else if (part->length > largest_send)
+			return false;
+	}
+	return true;
+}
+
+bool
+lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
+					 const char *const *paths, LpInput *const *inputs, LpOutput *output)
+{
+	LpOutput   *core_output = lp_pg_s3_core_output(output);
+	ParallelContext *pcxt;
+	UploadCopier copier;
+	UploadShared *shared;
+	LpUploadPart *shared_parts;
+	uint64	   *sizes;
+	char	   *names;
+	const char *upload_id;
+	Size		names_size = 0;
+	Size		query_size = debug_query_string ? strlen(debug_query_string) + 1 : 0;
+	uint64		num_copies;
+	int			nworkers = lp_max_copy_workers;
+	LpError		err;
+
+	if (nworkers == 0 || core_output == NULL ||
+		!parts_by_number_fit(parts, inputs, core_output, &num_copies) || num_copies == 0)
+		return false;
+	if ((uint64) nworkers > num_copies)
+		nworkers = (int) num_copies;
+
+	upload_id = lp_s3_output_start_parts(core_output, &err);
+	if (upload_id == NULL)
+		lp_raise(&err);
+	for (uint32 i = 0; i < plan->num_inputs; i++)
+		names_size = add_size(names_size, strlen(paths[i]) + 1);
+	names_size = add_size(names_size, strlen(output->name) + 1);
+	names_size = add_size(names_size, strlen(upload_id) + 1);
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("lance_parts", "lp_copy_upload_worker_main", nworkers);
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(UploadShared));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(LpUploadPart), parts->num_parts));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(uint64), plan->num_inputs));
+	shm_toc_estimate_chunk(&pcxt->estimator, names_size);
+	shm_toc_estimate_keys(&pcxt->estimator, 5);
+	if (query_size > 0)
+	{
+		shm_toc_estimate_chunk(&pcxt->estimator, query_size);
+		shm_toc_estimate_keys(&pcxt->estimator, 1);
+	}
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg != NULL)
+	{
+		shared = shm_toc_allocate(pcxt->toc, sizeof(UploadShared));
+		shm_toc_insert(pcxt->toc, UPLOAD_KEY_SHARED, shared);
+		shared_parts = shm_toc_allocate(pcxt->toc,
+										mul_size(sizeof(LpUploadPart), parts->num_parts));
+		memcpy(shared_parts, parts->parts, sizeof(LpUploadPart) * parts->num_parts);
+		shm_toc_insert(pcxt->toc, UPLOAD_KEY_PARTS, shared_parts);
+		copier.etags = shm_toc_allocate(pcxt->toc, mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
+		shm_toc_insert(pcxt->toc, UPLOAD_KEY_ETAGS, copier.etags);
+		sizes = shm_toc_allocate(pcxt->toc, mul_size(sizeof(uint64), plan->num_inputs));
+		memcpy(sizes, plan->input_sizes, sizeof(uint64) * plan->num_inputs);
+		shm_toc_insert(pcxt->toc, UPLOAD_KEY_SIZES, sizes);
+		names = shm_toc_allocate(pcxt->toc, names_size);
+		shm_toc_insert(pcxt->toc, UPLOAD_KEY_NAMES, names);
+		for (uint32 i = 0; i < plan->num_inputs; i++)
+			names = stpcpy(names, paths[i]) + 1;
+		names = stpcpy(names, output->name) + 1;
+		strcpy(names, upload_id);
+		if (query_size > 0)
+		{
+			char	   *query = shm_toc_allocate(pcxt->toc, query_size);
+
+			memcpy(query, debug_query_string, query_size);
+			shm_toc_insert(pcxt->toc, UPLOAD_KEY_QUERY, query);
+		}
+	}
+	else
+	{
+		shared = palloc(sizeof(UploadShared));
+		copier.etags = palloc(mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
+	}
+	shared->num_parts = parts->num_parts;
+	shared->num_copies = num_copies;
+	shared->num_inputs = plan->num_inputs;
+	pg_atomic_init_u64(&shared->next_part, 0);
+	pg_atomic_init_u64(&shared->copies_done, 0);
+	pg_atomic_init_u64(&shared->bytes_done, 0);
+	pg_atomic_init_u32(&shared->failed, 0);
+	if (pcxt->seg != NULL)
+		LaunchParallelWorkers(pcxt);
+	if (pcxt->seg == NULL || pcxt->nworkers_launched == 0)
+		ereport(NOTICE,
+				errmsg("no parallel workers could be started to copy parts into \"%s\", copying serially",
+					   output->name),
+				errhint("Raise max_worker_processes or max_parallel_workers, or set lance_parts.max_copy_workers to 0."));
+	else
+		ereport(DEBUG1,
+				errmsg_internal("copying " UINT64_FORMAT " of %zu upload parts of \"%s\" with %d parallel workers",
+								num_copies, parts->num_parts, output->name,
+								pcxt->nworkers_launched));
+	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size,
+					  pcxt->nworkers_launched);
+
+	copier.shared = shared;
+	copier.parts = parts->parts;
+	copier.store = lp_pg_s3_core_store(lp_store_for_uri(output->name, NULL));
+	copier.inputs = (LpInput **) inputs;
+	copier.output_name = output->name;
+	copier.upload_id = upload_id;
+	send_upload_parts(plan, parts, inputs, core_output);
+	if (parallel_leader_participation || pcxt->nworkers_launched == 0)
+		leader_copy_upload_parts(&copier);
+	while (pg_atomic_read_u64(&shared->copies_done) < num_copies &&
+		   !all_workers_stopped(pcxt))
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 LP_PROGRESS_INTERVAL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		lp_progress_update(0, (int64) pg_atomic_read_u64(&shared->bytes_done));
+	}
+	/* raises a worker's error, if any */
+	WaitForParallelWorkersToFinish(pcxt);
+	/* parts no worker got to (workers that could not start) are the leader's */
+	leader_copy_upload_parts(&copier);
+	if (pg_atomic_read_u64(&shared->copies_done) != num_copies)
+		elog(ERROR, "parallel copy into \"%s\" ended with " UINT64_FORMAT " of " UINT64_FORMAT " parts copied",
+			 output->name, pg_atomic_read_u64(&shared->copies_done), num_copies);
+	for (size_t p = 0; p < parts->num_parts; p++)
+		if (parts->parts[p].kind == LP_UPLOAD_PART_COPY &&
+			!lp_s3_output_add_part(core_output, (uint32) (p + 1),
+								   copier.etags + p * LP_S3_PART_ETAG_MAX, &err))
+			lp_raise(&err);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return true;
+}
+
+void
+lp_copy_upload_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	UploadShared *shared = shm_toc_lookup(toc, UPLOAD_KEY_SHARED, false);
+	uint64	   *sizes = shm_toc_lookup(toc, UPLOAD_KEY_SIZES, false);
+	const char *names = shm_toc_lookup(toc, UPLOAD_KEY_NAMES, false);
+	char	   *query = shm_toc_lookup(toc, UPLOAD_KEY_QUERY, true);
+	UploadCopier copier;
+	LpError		err;
+
+	if (query != NULL)
+	{
+		debug_query_string = query;
+		pgstat_report_activity(STATE_RUNNING, debug_query_string);
+	}
+	copier.shared = shared;
+	copier.parts = shm_toc_lookup(toc, UPLOAD_KEY_PARTS, false);
+	copier.etags = shm_toc_lookup(toc, UPLOAD_KEY_ETAGS, false);
+	copier.inputs = palloc(sizeof(LpInput *) * shared->num_inputs);
+	for (uint32 i = 0; i < shared->num_inputs; i++)
+	{
+		char	   *key;
+		LpStore    *store = lp_store_for_uri(names, &key);
+
+		copier.inputs[i] = store->ops->open_input_lazily(store, key, sizes[i], &err);
+		if (copier.inputs[i] == NULL)
+			lp_raise(&err);
+		names += strlen(names) + 1;
+	}
+	copier.output_name = names;
+	copier.upload_id = names + strlen(names) + 1;
+	/* the output's server and user mapping, looked up as the leader did */
+	copier.store = lp_pg_s3_core_store(lp_store_for_uri(copier.output_name, NULL));
+	if (!copy_upload_parts(&copier, &err))
+		lp_raise(&err);
+	for (uint32 i = 0; i < shared->num_inputs; i++)
+		lp_input_close(copier.inputs[i]);
 }

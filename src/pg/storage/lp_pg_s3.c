@@ -216,6 +216,19 @@ static const LpStoreOps pg_s3_store_ops = {
 	.create_output = pg_s3_create_output,
 };
 
+LpStore *
+lp_pg_s3_core_store(LpStore *store)
+{
+	return store->ops == &pg_s3_store_ops ? CORE(store) : NULL;
+}
+
+LpOutput *
+lp_pg_s3_core_output(LpOutput *output)
+{
+	return output->ops == &pg_s3_output_ops && !((PgS3Output *) output)->finished
+		? CORE_OUTPUT(output) : NULL;
+}
+
 bool
 lp_pg_s3_name_is_canonical(const char *uri)
 {
