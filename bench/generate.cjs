@@ -15,7 +15,7 @@
 // Prints a JSON summary; the data files are DIR/NAME.lance/data/*.lance.
 
 const arrow = require('apache-arrow');
-const lancedb = require('@lancedb/lancedb');
+const { connect } = require('./connect.cjs');
 
 let DIM = 128;
 
@@ -104,7 +104,7 @@ async function main()
 	const fragments = Number(fragmentsArg);
 	const rows = mode === 'text' ? Number(bytesArg) : Math.max(1, Math.round(Number(bytesArg) / rowBytes()));
 	const makeBatch = mode === 'text' ? textBatch : batch;
-	const db = await lancedb.connect(dir);
+	const db = await connect(dir);
 	let table = null;
 
 	for (let f = 0; f < fragments; f++)

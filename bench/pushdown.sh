@@ -8,10 +8,8 @@
 #
 #   sudo bench/pushdown.sh [--rows N] [--reps N] [--workers N] [--no-append]
 #
-# Needs root (the server runs as the postgres user) and the installed
-# extension (make install).  It starts its own throwaway cluster
-# (test/cluster.sh, port LP_BENCH_PORT, default 55491) and works in a
-# directory under LP_BENCH_TMPDIR (default /var/tmp), removed afterwards.
+# Needs root (the server runs as the postgres user).  The set-up (what is
+# installed, the throwaway cluster, the work directory) is bench/common.sh's.
 #
 # Data: --rows (default 4,194,304) rows in 4 fragments written by npm
 # lancedb (bench/generate.cjs: id int64, value float64 uniform in [0, 1),
@@ -23,17 +21,12 @@
 #
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
-export LP_PG_BINDIR=$PG_BINDIR
-export PATH=$PG_BINDIR:$PATH
-export NODE_PATH=$ROOT/test/reference/node_modules
-export LANCEDB_LOG=error
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 COMMAND="bench/pushdown.sh${*:+ $*}"
 ROWS=4194304
 REPS=3
 WORKERS=
-APPEND=true
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -45,29 +38,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench/pushdown.sh: must run as root (the server runs as the postgres user)" >&2
-	exit 1
-fi
-
-WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/lp-pushdown.XXXXXX")
-chmod 755 "$WORK"
-RESULTS=$WORK/results.md
-export LP_CLUSTER_DIR=$WORK/cluster
-export LP_PGPORT=${LP_BENCH_PORT:-55491}
-
-cleanup()
-{
-	"$ROOT/test/cluster.sh" stop >/dev/null 2>&1 || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-log() { echo "bench: $*" >&2; }
-out() { echo "$*" >>"$RESULTS"; }
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 ${WORKERS:+-c "SET max_parallel_workers_per_gather = $WORKERS"} "$@"; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
 
 # seconds SETTING QUERY - seconds of QUERY with lance_parts.fdw_pushdown = SETTING, as psql's
 # \timing reports it (planning and execution, without the session's start)
@@ -77,11 +48,7 @@ seconds()
 		sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' | awk '{ printf "%.3f", $1 / 1000 }'
 }
 
-log "cluster"
-"$ROOT/test/cluster.sh" start >/dev/null
-# shellcheck source=/dev/null
-. "$LP_CLUSTER_DIR/env"
-sql -c "CREATE EXTENSION lance_parts"
+bench_start lp-pushdown
 
 log "generating $ROWS rows with npm lancedb"
 mkdir -p "$WORK/data"
@@ -93,10 +60,7 @@ sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw" \
 # the data files in the page cache before anything is timed
 sql -c "SELECT count(t.*) FROM scan t" >/dev/null
 
-out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-out ""
-out "Command: \`$COMMAND\` (times are medians of $REPS runs, in seconds, as psql's \`\\timing\` reports them: without the session's start)."
-out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(psql --version | head -1)."
+bench_header " (times are medians of $REPS runs, in seconds, as psql's \`\\timing\` reports them: without the session's start)."
 out ""
 out "### Filter pushdown, $SCAN_ROWS rows, ext4"
 out ""
@@ -130,8 +94,4 @@ sql -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(t.*) 
 out '```'
 out ""
 
-cat "$RESULTS"
-if $APPEND; then
-	cat "$RESULTS" >>"$ROOT/docs/BENCHMARKS.md"
-	log "appended to docs/BENCHMARKS.md"
-fi
+bench_finish

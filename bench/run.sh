@@ -5,10 +5,8 @@
 #
 #   sudo bench/run.sh [--size-mb N] [--reps N] [--only SECTION[,SECTION...]] [--no-append]
 #
-# Needs root (it mounts a loop XFS with reflink) and the installed extension
-# (make install).  It starts its own throwaway cluster (test/cluster.sh, port
-# LP_BENCH_PORT, default 55491) and works in a directory under
-# LP_BENCH_TMPDIR (default /var/tmp, the normal disk), removed afterwards.
+# Needs root (it mounts a loop XFS with reflink).  The set-up (what is
+# installed, the throwaway cluster, the work directory) is bench/common.sh's.
 #
 # Measured, each with the median of --reps runs (default 3):
 #   1. assembling --size-mb (default 1024) of parts (10 data files written by
@@ -30,16 +28,11 @@
 #
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
-export LP_PG_BINDIR=$PG_BINDIR
-export PATH=$PG_BINDIR:$PATH
-export NODE_PATH=$ROOT/test/reference/node_modules
-export LANCEDB_LOG=error
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 COMMAND="bench/run.sh${*:+ $*}"
 SIZE_MB=1024
 REPS=3
-APPEND=true
 ONLY=assembly,memory,compaction,parts,scan
 
 while [ $# -gt 0 ]; do
@@ -52,31 +45,11 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench/run.sh: must run as root (it mounts a loop XFS)" >&2
-	exit 1
-fi
-
-WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/lp-bench.XXXXXX")
-chmod 755 "$WORK"
+bench_start lp-bench
 XFS=$WORK/xfs
-RESULTS=$WORK/results.md
-export LP_CLUSTER_DIR=$WORK/cluster
-export LP_PGPORT=${LP_BENCH_PORT:-55491}
+bench_on_exit 'if mountpoint -q "$XFS"; then umount "$XFS"; fi'
 
-cleanup()
-{
-	"$ROOT/test/cluster.sh" stop >/dev/null 2>&1 || true
-	if mountpoint -q "$XFS"; then
-		umount "$XFS"
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-log() { echo "bench: $*" >&2; }
 section() { [[ ",$ONLY," == *",$1,"* ]]; }
-out() { echo "$*" >>"$RESULTS"; }
 
 # seconds CMD... - wall-clock seconds of CMD, 3 decimals
 seconds()
@@ -88,24 +61,7 @@ seconds()
 	echo "$start $end" | awk '{ printf "%.3f", $2 - $1 }'
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
-mbps() { awk -v mb="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", mb / s; else print "-" }'; }
-
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
-
-# array_sql FILE... - an SQL text[] of the paths
-array_sql()
-{
-	local first=true f
-	printf "ARRAY["
-	for f in "$@"; do
-		$first || printf ","
-		first=false
-		printf "'%s'" "$f"
-	done
-	printf "]::text[]"
-}
 
 concat_files()
 {
@@ -124,12 +80,6 @@ copy_files()
 }
 
 # ---- set-up ----------------------------------------------------------------------
-
-log "cluster"
-"$ROOT/test/cluster.sh" start >/dev/null
-# shellcheck source=/dev/null
-. "$LP_CLUSTER_DIR/env"
-sql -c "CREATE EXTENSION lance_parts"
 
 mkdir -p "$WORK/ext4"
 chown postgres: "$WORK/ext4"
@@ -153,10 +103,7 @@ if section assembly || section memory || section compaction; then
 	mapfile -t XFS_PARTS < <(ls "$XFS/parts/"*.lance)
 fi
 
-out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-out ""
-out "Command: \`$COMMAND\` (sizes in MB of 2^20 bytes; times are medians of $REPS runs, in seconds)."
-out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(psql --version | head -1)."
+bench_header " (sizes in MB of 2^20 bytes; times are medians of $REPS runs, in seconds)."
 if section assembly || section memory || section compaction; then
 	out "Data: 10 data files (one per fragment) written by npm lancedb $(node -p "require('$NODE_PATH/@lancedb/lancedb/package.json').version"), file version 2.1, rows of int64, float64, utf8 and a 128-float32 vector; $PARTS_MB MB in all."
 fi
@@ -383,8 +330,4 @@ if section scan; then
 	out ""
 fi
 
-cat "$RESULTS"
-if $APPEND; then
-	cat "$RESULTS" >>"$ROOT/docs/BENCHMARKS.md"
-	log "appended to docs/BENCHMARKS.md"
-fi
+bench_finish

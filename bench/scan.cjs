@@ -5,12 +5,12 @@
 
 'use strict';
 
-const lancedb = require('@lancedb/lancedb');
+const { connect } = require('./connect.cjs');
 
 async function main()
 {
 	const [dir, name] = process.argv.slice(2);
-	const db = await lancedb.connect(dir);
+	const db = await connect(dir);
 	const table = await db.openTable(name);
 	const started = process.hrtime.bigint();
 	const data = await table.query().toArrow();

@@ -22,7 +22,8 @@
 # Environment (defaults in brackets): LP_S3_DIR [/tmp/lance_parts-s3-$UID],
 # LP_S3_PORT, the gateway's port [7480], LP_S3_MON_PORT [6789],
 # LP_S3_OSD_PORTS, first of eight consecutive ports of the OSD [6800]: one
-# cluster per set of ports on a machine.  The daemons run as the invoking
+# cluster per set of ports on a machine; LP_S3_MEMSTORE_BYTES, the room for
+# objects, in memory [1073741824] (bench/s3.sh needs more).  The daemons run as the invoking
 # user.
 set -euo pipefail
 
@@ -30,6 +31,7 @@ DIR=${LP_S3_DIR:-/tmp/lance_parts-s3-$(id -u)}
 PORT=${LP_S3_PORT:-7480}
 MON_PORT=${LP_S3_MON_PORT:-6789}
 OSD_PORTS=${LP_S3_OSD_PORTS:-6800}
+MEMSTORE_BYTES=${LP_S3_MEMSTORE_BYTES:-1073741824}
 BUCKET=${LP_S3_BUCKET:-lance-parts-test}
 # Test keys, known to every test; the cluster listens on loopback only.
 ACCESS_KEY=lance_parts_test_access
@@ -131,7 +133,7 @@ public addrv = v1:127.0.0.1:$MON_PORT
 [osd.0]
 osd data = $DIR/osd
 osd objectstore = memstore
-memstore device bytes = 1073741824
+memstore device bytes = $MEMSTORE_BYTES
 osd class load list = *
 osd class default list = *
 [client.rgw.r]

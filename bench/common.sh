@@ -1,0 +1,100 @@
+# common.sh - the set-up every benchmark script shares; sourced by bench/run.sh,
+# bench/pushdown.sh and bench/s3.sh before they parse their options.
+#
+#   bench_start NAME   after the options: checks root, installs what is missing
+#                      (scripts/setup.sh: Debian packages, npm modules, the
+#                      extension built and installed into LP_PG_BINDIR's server;
+#                      idempotent, skipped with LP_BENCH_SETUP=0), makes the work
+#                      directory $WORK under LP_BENCH_TMPDIR (default /var/tmp,
+#                      the normal disk), starts a throwaway cluster there
+#                      (test/cluster.sh, port LP_BENCH_PORT, default 55491) with
+#                      the extension, and removes it all at exit
+#   bench_on_exit CMD  run CMD at exit, before the cluster stops and $WORK goes
+#                      (in the reverse order of registration)
+#   bench_header TEXT  the results' heading: date, commit, the command line
+#                      ($COMMAND) with TEXT after it, and the machine
+#   bench_finish       print the results, append them to docs/BENCHMARKS.md
+#                      unless $APPEND is false
+# and the helpers log, out, median, ratio, mbps, array_sql.
+# shellcheck shell=bash
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
+export LP_PG_BINDIR=$PG_BINDIR
+export PATH=$PG_BINDIR:$PATH
+export NODE_PATH=$ROOT/test/reference/node_modules
+export LANCEDB_LOG=error
+APPEND=true
+BENCH_EXIT_COMMANDS=()
+
+log() { echo "bench: $*" >&2; }
+out() { echo "$*" >>"$RESULTS"; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+mbps() { awk -v mb="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", mb / s; else print "-" }'; }
+
+# array_sql ITEM... - an SQL text[] of the items
+array_sql()
+{
+	local first=true f
+	printf "ARRAY["
+	for f in "$@"; do
+		$first || printf ","
+		first=false
+		printf "'%s'" "$f"
+	done
+	printf "]::text[]"
+}
+
+bench_on_exit() { BENCH_EXIT_COMMANDS=("$1" "${BENCH_EXIT_COMMANDS[@]}"); }
+
+bench_cleanup()
+{
+	local command
+	for command in "${BENCH_EXIT_COMMANDS[@]}"; do
+		eval "$command" || true
+	done
+	"$ROOT/test/cluster.sh" stop >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+}
+
+bench_start()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "$1: must run as root (packages, the cluster's postgres user)" >&2
+		exit 1
+	fi
+	if [ "${LP_BENCH_SETUP:-1}" != 0 ]; then
+		log "set-up (scripts/setup.sh)"
+		bash "$ROOT/scripts/setup.sh" >"${LP_BENCH_TMPDIR:-/var/tmp}/lp-bench-setup.log" 2>&1 ||
+			{ cat "${LP_BENCH_TMPDIR:-/var/tmp}/lp-bench-setup.log" >&2; exit 1; }
+	fi
+	WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/$1.XXXXXX")
+	chmod 755 "$WORK"
+	RESULTS=$WORK/results.md
+	export LP_CLUSTER_DIR=$WORK/cluster
+	export LP_PGPORT=${LP_BENCH_PORT:-55491}
+	trap bench_cleanup EXIT
+	log "cluster"
+	"$ROOT/test/cluster.sh" start >/dev/null
+	# shellcheck source=/dev/null
+	. "$LP_CLUSTER_DIR/env"
+	psql -X -Atq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION lance_parts"
+}
+
+bench_header()
+{
+	out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	out ""
+	out "Command: \`$COMMAND\`$1"
+	out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(psql --version | head -1)."
+}
+
+bench_finish()
+{
+	cat "$RESULTS"
+	if $APPEND; then
+		cat "$RESULTS" >>"$ROOT/docs/BENCHMARKS.md"
+		log "appended to docs/BENCHMARKS.md"
+	fi
+}
