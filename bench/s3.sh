@@ -15,17 +15,19 @@
 # each: one data file per fragment of a dataset npm lancedb writes on the
 # server (bench/generate.cjs: id int64, value float64, label utf8 and a
 # 128-float32 vector, barely compressible).  Measured, each the median of
-# --reps runs (default 3), wall-clock through psql:
+# --reps runs (default 3):
 #   1. concat_files of every part into one file on the server, with 0 and 2
-#      copy workers, and the bytes PostgreSQL's processes sent to and received
-#      from the server meanwhile (bench/socket_bytes.py: the kernel's counters
-#      of every connection to the server's port, including those of workers
-#      that exited); against a server-side CopyObject of every part (the same
+#      copy workers (psql's \timing: without the session's start), and the
+#      bytes PostgreSQL's processes sent to and received from the server
+#      meanwhile (bench/socket_bytes.py: the kernel's counters of every
+#      connection to the server's port, including those of workers that
+#      exited); against a server-side CopyObject of every part (the same
 #      bytes, 3 requests at a time, as the backend and 2 workers issue their
 #      copies) and lancedb optimize() of the dataset (once, at the end: it
 #      rewrites the dataset).
 #   2. a full scan through lance_fdw (SELECT count(t.*): every column decoded
-#      and converted) against lancedb reading every column of the dataset.
+#      and converted; psql's \timing) against lancedb reading every column
+#      of the same dataset.
 #
 set -euo pipefail
 
@@ -49,7 +51,6 @@ done
 bench_start lp-s3
 
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
-seconds_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 log "S3 server"
 export LP_S3_DIR=$WORK/s3
@@ -76,19 +77,21 @@ PARTS=$(array_sql "${PART_KEYS[@]/#/s3://$LP_S3_BUCKET/}")
 PARTS_BYTES=$(sql -c "SELECT sum(size_bytes) FROM unnest($PARTS) AS p(uri), lance_parts.file_info(p.uri)")
 PARTS_MB=$(awk -v b="$PARTS_BYTES" 'BEGIN { printf "%.0f", b / 1048576 }')
 
-# assemble WORKERS REP - concat_files of every part into bench/out.lance; "seconds sent received
-# size", the output removed afterwards
+# assemble WORKERS - concat_files of every part into bench/out.lance with WORKERS copy workers;
+# "seconds sent received size": the call's time as psql's \timing reports it (without the
+# session's start) and the bytes of bench/socket_bytes.py; the output removed afterwards
 assemble()
 {
-	local start end bytes size
-	start=$(date +%s.%N)
-	bytes=$(python3 "$ROOT/bench/socket_bytes.py" "$S3_PORT" psql -X -Atq -v ON_ERROR_STOP=1 \
-		-c "SET lance_parts.max_copy_workers = $1" \
+	local output seconds bytes size
+	output=$(python3 "$ROOT/bench/socket_bytes.py" "$S3_PORT" psql -X -Atq -v ON_ERROR_STOP=1 \
+		-c "SET lance_parts.max_copy_workers = $1" -c '\timing on' \
 		-c "SELECT status FROM lance_parts.concat_files('$BASE/out.lance', $PARTS)")
-	end=$(date +%s.%N)
+	grep -qx written <<<"$output"
+	seconds=$(sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' <<<"$output" | awk '{ printf "%.3f", $1 / 1000 }')
+	bytes=$(tail -n 1 <<<"$output")
 	size=$(sql -c "SELECT size_bytes FROM lance_parts.file_info('$BASE/out.lance')")
 	node "$ROOT/bench/s3_objects.cjs" delete bench/out.lance
-	echo "$(seconds_of "$start" "$end") $bytes $size"
+	echo "$seconds $bytes $size"
 }
 
 declare -A times=() traffic=()
@@ -113,10 +116,9 @@ scan_times=""
 ref_times=""
 for rep in $(seq "$REPS"); do
 	log "scans: run $rep of $REPS"
-	start=$(date +%s.%N)
-	scanned=$(sql -c "SET max_parallel_workers_per_gather = 0" -c "SELECT count(t.*) FROM big t")
-	end=$(date +%s.%N)
-	scan_times+="$(seconds_of "$start" "$end") "
+	output=$(sql -c "SET max_parallel_workers_per_gather = 0" -c '\timing on' -c "SELECT count(t.*) FROM big t")
+	scanned=$(head -n 1 <<<"$output")
+	scan_times+="$(sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' <<<"$output" | awk '{ printf "%.3f", $1 / 1000 }') "
 	ref_times+="$(node "$ROOT/bench/scan.cjs" "$BASE" big | node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
 done
 scan_times=$(echo "$scan_times" | median)
@@ -126,7 +128,7 @@ log "lancedb optimize()"
 opt_json=$(node "$ROOT/bench/optimize.cjs" "$BASE" big)
 opt_time=$(node -p "JSON.parse(process.argv[1]).seconds.toFixed(3)" "$opt_json")
 
-bench_header " (sizes in MB of 2^20 bytes; times are medians of $REPS runs, in seconds, wall-clock)."
+bench_header " (sizes in MB of 2^20 bytes; times are medians of $REPS runs, in seconds)."
 out "Data: $FRAGMENTS data files (one per fragment) of about $PART_MB MB written on the S3 server by npm lancedb $(node -p "require('$NODE_PATH/@lancedb/lancedb/package.json').version"), file version 2.1, rows of int64, float64, utf8 and a 128-float32 vector; $PARTS_MB MB in all. Server: Ceph RGW $(radosgw --version 2>/dev/null | awk '{ print $3; exit }') on loopback, objects in memory (memstore), one OSD (scripts/s3-server.sh)."
 out ""
 out "### Assembling $PARTS_MB MB of parts on S3"
@@ -136,7 +138,9 @@ out "ranges of the parts' data regions, issued by the backend alone (0 workers) 
 out "backend; only the metadata tail is uploaded. Bytes: what PostgreSQL's processes (backend and workers) sent to"
 out "and received from the server during the call, from the kernel's counters of their TCP connections"
 out "(\`bench/socket_bytes.py\`), of the last run. CopyObject: a server-side copy of every part (the same bytes), 3"
-out "requests at a time. lancedb \`optimize()\` compacts the same dataset on the server (run once, as it rewrites it:"
+out "requests at a time; RGW copies a whole object by reference (only its first 4 MiB are rewritten, the rest of its"
+out "data is shared), whereas an \`UploadPartCopy\` range is read and written, so this is a lower bound no ranged copy"
+out "reaches on RGW. lancedb \`optimize()\` compacts the same dataset on the server (run once, as it rewrites it:"
 out "$opt_json)."
 out ""
 out "| operation | seconds | MB/s | time / CopyObject | bytes sent + received | of the output |"
@@ -152,7 +156,7 @@ out ""
 out "### Full scan of $SCAN_ROWS rows on S3"
 out ""
 out "lance_fdw: \`SELECT count(t.*) FROM big t\` through psql (every column decoded and converted to PostgreSQL values;"
-out "session start included; \`max_parallel_workers_per_gather\` 0). Reference: lancedb \`table.query().toArrow()\` of"
+out "psql's \`\\timing\`, without the session's start; \`max_parallel_workers_per_gather\` 0). Reference: lancedb \`table.query().toArrow()\` of"
 out "every column of the same dataset on the same server (timed inside node)."
 out ""
 out "| reader | rows | seconds | MB/s | speed / reference |"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""socket_bytes.py PORT COMMAND... - run COMMAND and print the bytes sent and received
-(one line: "SENT RECEIVED") over the TCP connections that processes of this machine
+"""socket_bytes.py PORT COMMAND... - run COMMAND (its output passes through) and print
+after it the bytes sent and received (one line: "SENT RECEIVED") over the TCP connections that processes of this machine
 opened to 127.0.0.1:PORT while it ran: for connections still open at the end, what
 they carried since the start (ss -ti before and after); for connections closed
 meanwhile, their totals as the kernel reported them when they went (ss -tiE, socket
@@ -9,6 +9,7 @@ talks to the S3 server during an assembly."""
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 COUNTER = re.compile(r"\bbytes_(sent|received):(\d+)")
@@ -39,12 +40,17 @@ def snapshot(port):
 def main():
     port = int(sys.argv[1])
     before = snapshot(port)
-    events = subprocess.Popen(["ss", "-tinEH"], stdout=subprocess.PIPE, text=True)
-    time.sleep(0.2)  # the monitor is listening before the command starts
-    status = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL).returncode
-    time.sleep(0.2)
-    events.terminate()
-    closed = parse(events.communicate()[0], port)
+    # the monitor writes line-buffered into a file, so nothing is lost when it is stopped
+    with tempfile.TemporaryFile(mode="w+") as log:
+        events = subprocess.Popen(["stdbuf", "-oL", "ss", "-tinEH"], stdout=log)
+        time.sleep(0.5)  # listening before the command starts
+        sys.stdout.flush()
+        status = subprocess.run(sys.argv[2:]).returncode
+        time.sleep(0.5)
+        events.terminate()
+        events.wait()
+        log.seek(0)
+        closed = parse(log.read(), port)
     after = snapshot(port)
     sent = received = 0
     for local, (s, r) in list(closed.items()) + list(after.items()):
