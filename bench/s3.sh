@@ -30,6 +30,7 @@
 #      of the same dataset.
 #
 set -euo pipefail
+shopt -s inherit_errexit	# a failure inside $(...) ends the run too
 
 # shellcheck source=bench/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -77,6 +78,14 @@ PARTS=$(array_sql "${PART_KEYS[@]/#/s3://$LP_S3_BUCKET/}")
 PARTS_BYTES=$(sql -c "SELECT sum(size_bytes) FROM unnest($PARTS) AS p(uri), lance_parts.file_info(p.uri)")
 PARTS_MB=$(awk -v b="$PARTS_BYTES" 'BEGIN { printf "%.0f", b / 1048576 }')
 
+# remove PREFIX - delete every object under PREFIX and have RGW free their data now (its
+# garbage collection would keep it for hours, and the objects are in memory)
+remove()
+{
+	node "$ROOT/bench/s3_objects.cjs" delete "$1"
+	CEPH_CONF=$LP_S3_DIR/ceph.conf radosgw-admin gc process --include-all >/dev/null 2>&1
+}
+
 # assemble WORKERS - concat_files of every part into bench/out.lance with WORKERS copy workers;
 # "seconds sent received size": the call's time as psql's \timing reports it (without the
 # session's start) and the bytes of bench/socket_bytes.py; the output removed afterwards
@@ -90,7 +99,7 @@ assemble()
 	seconds=$(sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' <<<"$output" | awk '{ printf "%.3f", $1 / 1000 }')
 	bytes=$(tail -n 1 <<<"$output")
 	size=$(sql -c "SELECT size_bytes FROM lance_parts.file_info('$BASE/out.lance')")
-	node "$ROOT/bench/s3_objects.cjs" delete bench/out.lance
+	remove bench/out.lance
 	echo "$seconds $bytes $size"
 }
 
@@ -99,14 +108,15 @@ copy_times=""
 for rep in $(seq "$REPS"); do
 	for workers in 0 2; do
 		log "assembly with $workers workers: run $rep of $REPS"
-		read -r t sent received size < <(assemble "$workers")
+		result=$(assemble "$workers")
+		read -r t sent received size <<<"$result"
 		times[$workers]+="$t "
 		traffic[$workers]="$sent $received $size"
 	done
 	log "CopyObject of every part: run $rep of $REPS"
 	copy_times+="$(node "$ROOT/bench/s3_objects.cjs" copy bench/big.lance/data/ bench/copies/ 3 |
 		node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
-	node "$ROOT/bench/s3_objects.cjs" delete bench/copies/
+	remove bench/copies/
 done
 copy_times=$(echo "$copy_times" | median)
 
