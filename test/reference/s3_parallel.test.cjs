@@ -3,9 +3,9 @@
 // are on the S3 server (Ceph RGW, started here with scripts/s3-server.sh and stopped by PID at
 // the end) are issued by parallel workers. The file assembled with 2 workers is the one
 // assembled by the backend alone (0 workers) and the one of the serial fallback when no worker
-// can start, byte for byte; the reference reads every row of a dataset assembled that way; and
-// a worker's failure (a part removed while the workers copy) is the statement's ERROR and
-// leaves no multipart upload and no object. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
+// can start, byte for byte; the reference reads every row of a dataset assembled that way; a
+// cancel while the workers copy, and a worker's failure (a part removed meanwhile), end the
+// statement and leave no multipart upload and no object. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
 // choose the server's ports.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -119,30 +119,55 @@ test('parts copied on the server by 2 parallel workers make the same file as the
 	assert.equal(await assembled.countRows(), expected.length + 10);
 });
 
+// Start concat_files of parts into output with the workers, in a session named application;
+// once its upload is open on the server, call whenOpen(), then resolve with the end of the
+// call ({ status, messages }) and whether the upload was seen open.
+async function whileUploading(output, parts, application, whenOpen)
+{
+	const run = concat(output, parts, "SET application_name = '" + application + "'; " + PARALLEL);
+	let seen = false;
+
+	for (let i = 0; i < 3000 && !seen; i++)
+	{
+		if ((await s3.listUploads(settings, keyOf(output))).length > 0)
+		{
+			await whenOpen();
+			seen = true;
+		}
+		else
+			await new Promise((resolve) => setTimeout(resolve, 5));
+	}
+	return { end: await run, seen };
+}
+
+test('a cancel while the workers copy ends the assembly and leaves no upload and no object', async () => {
+	const db = await remote();
+
+	await db.createTable('kept', vectorRows(0, 6000), { schema: vectorSchema, mode: 'overwrite' });
+	const [part] = await dataFileUris('kept');
+	const output = ROOT + '/aborted/canceled.lance';
+	const application = 'lp-parallel-cancel';
+	const { end, seen } = await whileUploading(output, Array(40).fill(part), application, () =>
+		psqlLines("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = '" + application +
+			"' AND backend_type = 'client backend';\n"));
+
+	assert.ok(seen, 'the upload was seen open: ' + end.messages);
+	assert.match(end.messages, /ERROR: {2}57014: canceling statement due to user request/);
+	assert.deepEqual(await s3.listUploads(settings, PREFIX + '/aborted/'), [], 'no upload left after the cancel');
+	assert.deepEqual(await s3.listKeys(settings, PREFIX + '/aborted/'), [], 'no object after the cancel');
+});
+
 test('a worker whose copy fails ends the assembly with its ERROR and leaves no upload and no object', async () => {
 	const db = await remote();
 
 	await db.createTable('source', vectorRows(0, 6000), { schema: vectorSchema, mode: 'overwrite' });
 	const [part] = await dataFileUris('source');
 	const output = ROOT + '/aborted/failed.lance';
-	const application = 'lp-parallel-failure';
-	const run = concat(output, Array(40).fill(part), "SET application_name = '" + application + "'; " + PARALLEL);
-	let deleted = false;
-
 	// remove the part once the upload is open: the workers' next copies find it gone
-	for (let i = 0; i < 3000 && !deleted; i++)
-	{
-		if ((await s3.listUploads(settings, keyOf(output))).length > 0)
-		{
-			await s3.deleteKey(settings, keyOf(part));
-			deleted = true;
-		}
-		else
-			await new Promise((resolve) => setTimeout(resolve, 5));
-	}
-	const end = await run;
+	const { end, seen } = await whileUploading(output, Array(40).fill(part), 'lp-parallel-failure',
+		() => s3.deleteKey(settings, keyOf(part)));
 
-	assert.ok(deleted, 'the upload was seen open: ' + end.messages);
+	assert.ok(seen, 'the upload was seen open: ' + end.messages);
 	assert.match(end.messages, /ERROR: {2}58P01: could not copy a part into ".*failed\.lance": .*NoSuchKey/);
 	assert.match(end.messages, /DETAIL: {2}Part \d+ is bytes 0 to \d+ of ".*source\.lance.*"\./);
 	assert.match(end.messages, /CONTEXT: {2}parallel worker/);
