@@ -26,8 +26,8 @@
 #      copies) and lancedb optimize() of the dataset (once, at the end: it
 #      rewrites the dataset).
 #   2. a full scan through lance_fdw (SELECT count(t.*): every column decoded
-#      and converted; psql's \timing) against lancedb reading every column
-#      of the same dataset.
+#      and converted; psql's \timing) with 0 and 2 parallel workers, against
+#      lancedb reading every column of the same dataset.
 #
 set -euo pipefail
 shopt -s inherit_errexit	# a failure inside $(...) ends the run too
@@ -122,16 +122,18 @@ copy_times=$(echo "$copy_times" | median)
 
 log "full scans"
 sql -c "CREATE FOREIGN TABLE big (id bigint, value double precision, label text, emb real[]) SERVER bench_s3 OPTIONS (uri '$BASE/big.lance')"
-scan_times=""
+declare -A scan_times=()
 ref_times=""
 for rep in $(seq "$REPS"); do
-	log "scans: run $rep of $REPS"
-	output=$(sql -c "SET max_parallel_workers_per_gather = 0" -c '\timing on' -c "SELECT count(t.*) FROM big t")
-	scanned=$(head -n 1 <<<"$output")
-	scan_times+="$(sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' <<<"$output" | awk '{ printf "%.3f", $1 / 1000 }') "
+	for workers in 0 2; do
+		log "scan with $workers workers: run $rep of $REPS"
+		output=$(sql -c "SET max_parallel_workers_per_gather = $workers" -c '\timing on' -c "SELECT count(t.*) FROM big t")
+		scanned=$(head -n 1 <<<"$output")
+		scan_times[$workers]+="$(sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' <<<"$output" | awk '{ printf "%.3f", $1 / 1000 }') "
+	done
+	log "lancedb scan: run $rep of $REPS"
 	ref_times+="$(node "$ROOT/bench/scan.cjs" "$BASE" big | node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
 done
-scan_times=$(echo "$scan_times" | median)
 ref_times=$(echo "$ref_times" | median)
 
 log "lancedb optimize()"
@@ -166,12 +168,16 @@ out ""
 out "### Full scan of $SCAN_ROWS rows on S3"
 out ""
 out "lance_fdw: \`SELECT count(t.*) FROM big t\` through psql (every column decoded and converted to PostgreSQL values;"
-out "psql's \`\\timing\`, without the session's start; \`max_parallel_workers_per_gather\` 0). Reference: lancedb \`table.query().toArrow()\` of"
+out "psql's \`\\timing\`, without the session's start) with \`max_parallel_workers_per_gather\` 0 and 2; the ranges a"
+out "scan needs are fetched one after the other, without read-ahead. Reference: lancedb \`table.query().toArrow()\` of"
 out "every column of the same dataset on the same server (timed inside node)."
 out ""
 out "| reader | rows | seconds | MB/s | speed / reference |"
 out "|---|---:|---:|---:|---:|"
-out "| lance_fdw | $scanned | $scan_times | $(mbps "$PARTS_MB" "$scan_times") | $(ratio "$ref_times" "$scan_times") |"
+for workers in 0 2; do
+	t=$(echo "${scan_times[$workers]}" | median)
+	out "| lance_fdw, $workers workers | $scanned | $t | $(mbps "$PARTS_MB" "$t") | $(ratio "$ref_times" "$t") |"
+done
 out "| lancedb (reference) | $SCAN_ROWS | $ref_times | $(mbps "$PARTS_MB" "$ref_times") | 1.00 |"
 out ""
 bench_finish
