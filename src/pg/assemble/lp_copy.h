@@ -1,6 +1,6 @@
 /*
- * lp_copy.h - writing the data region of an assembly, in parallel when
- * workers are available.
+ * lp_copy.h - writing the data region of an assembly (on S3: its upload
+ * parts), in parallel when workers are available.
  */
 #ifndef LP_COPY_H
 #define LP_COPY_H
