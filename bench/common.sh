@@ -64,17 +64,16 @@ bench_start()
 		echo "$1: must run as root (packages, the cluster's postgres user)" >&2
 		exit 1
 	fi
-	if [ "${LP_BENCH_SETUP:-1}" != 0 ]; then
-		log "set-up (scripts/setup.sh)"
-		bash "$ROOT/scripts/setup.sh" >"${LP_BENCH_TMPDIR:-/var/tmp}/lp-bench-setup.log" 2>&1 ||
-			{ cat "${LP_BENCH_TMPDIR:-/var/tmp}/lp-bench-setup.log" >&2; exit 1; }
-	fi
 	WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/$1.XXXXXX")
 	chmod 755 "$WORK"
 	RESULTS=$WORK/results.md
 	export LP_CLUSTER_DIR=$WORK/cluster
 	export LP_PGPORT=${LP_BENCH_PORT:-55491}
 	trap bench_cleanup EXIT
+	if [ "${LP_BENCH_SETUP:-1}" != 0 ]; then
+		log "set-up (scripts/setup.sh)"
+		bash "$ROOT/scripts/setup.sh" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
+	fi
 	log "cluster"
 	"$ROOT/test/cluster.sh" start >/dev/null
 	# shellcheck source=/dev/null
