@@ -61,7 +61,7 @@ bench_cleanup()
 bench_start()
 {
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "$1: must run as root (packages, the cluster's postgres user)" >&2
+		echo "bench: must run as root (it installs packages and runs the cluster as the postgres user)" >&2
 		exit 1
 	fi
 	WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/$1.XXXXXX")
