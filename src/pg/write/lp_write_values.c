@@ -66,6 +66,7 @@ typedef struct FieldBuilder
 typedef struct ColumnPlan
 {
 	int			attno;			/* 0-based column of the rows */
+	bool		nullable;		/* the field's */
 	Oid			input_typid;
 	CastKind	cast;
 	FmgrInfo	cast_function;
@@ -395,6 +396,7 @@ lp_row_batch_create(TupleDesc desc, const LpSchema *schema, const char *what)
 						   &batch->types[batch->num_columns], &err))
 			lp_raise(&err);
 		plan->attno = attno;
+		plan->nullable = field->nullable;
 		plan->input_typid = input_type_for(batch->types[batch->num_columns], attr->atttypid);
 		if (!OidIsValid(plan->input_typid))
 			ereport(ERROR,
@@ -868,18 +870,40 @@ cast_value(ColumnPlan *plan, Datum value)
 	pg_unreachable();
 }
 
+/* Errors of casts and values say which column they are about. */
+static void
+column_error_context(void *arg)
+{
+	const ColumnPlan *plan = arg;
+
+	errcontext("column \"%s\" of the query", plan->builder.column);
+}
+
 void
 lp_row_batch_add(LpRowBatch *batch, const Datum *values, const bool *isnull)
 {
+	ErrorContextCallback context;
+
+	context.callback = column_error_context;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
 	for (int c = 0; c < batch->num_columns; c++)
 	{
 		ColumnPlan *plan = &batch->columns[c];
 
+		context.arg = plan;
+
+		if (isnull[plan->attno] && !plan->nullable)
+			ereport(ERROR,
+					errcode(ERRCODE_NOT_NULL_VIOLATION),
+					errmsg("null value in column \"%s\", whose Lance field is not nullable",
+						   plan->builder.column));
 		if (isnull[plan->attno])
 			append_null(&plan->builder);
 		else
 			append_value(&plan->builder, cast_value(plan, values[plan->attno]));
 	}
+	error_context_stack = context.previous;
 	batch->rows++;
 }
 
