@@ -23,6 +23,7 @@
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_progress.h"
+#include "base/lp_alloc.h"
 #include "base/lp_path.h"
 #include "dataset/lp_commit.h"
 #include "dataset/lp_dataset.h"
@@ -434,6 +435,81 @@ new_fragments(const WriteSink *sink, const LpSchema *schema)
 	return fragments;
 }
 
+/* The rows of query into the sink's files, then the commit of the mode. */
+static void
+write_and_commit(const char *query, WriteSink *sink, const char *root, LpWriteMode mode,
+				 const LpManifest *latest, LpManifestNaming naming, LpWriteResult *result)
+{
+	LpCommitRequest request = {0};
+	LpCommitOptions options;
+	LpCommitResult commit;
+	LpError		err;
+	bool		ok;
+
+	write_query(query, sink);
+
+	result->num_rows = sink->total_rows;
+	result->fragments = list_length(sink->files);
+	if (mode == LP_WRITE_APPEND && sink->files == NIL)
+	{
+		/* nothing to add: Lance makes no version for an empty append either */
+		result->dataset_version = lp_manifest_version(latest);
+		lp_progress_end();
+		return;
+	}
+
+	lp_progress_phase(LP_PHASE_COMMITTING, list_length(sink->files), 0, 0, 0);
+	request.kind = mode == LP_WRITE_APPEND ? LP_COMMIT_APPEND : LP_COMMIT_OVERWRITE;
+	request.fragments = new_fragments(sink, sink->schema);
+	request.n_fragments = list_length(sink->files);
+	request.schema = sink->schema;
+	request.data_version = sink->version;
+	lp_commit_options(&options);
+	if (latest == NULL)
+		ok = lp_commit_create(sink->store, root, &request, naming, &options, &commit, &err);
+	else
+	{
+		request.read_version = lp_manifest_version(latest);
+		request.read_manifest = latest;
+		request.read_naming = naming;
+		ok = lp_commit(sink->store, root, &request, &options, &commit, &err);
+	}
+	if (!ok)
+	{
+		if (err.code == LP_ERR_ALREADY_EXISTS)
+			ereport(ERROR,
+					errcode(ERRCODE_DUPLICATE_OBJECT),
+					errmsg("dataset \"%s\" already exists", root),
+					errdetail("Another writer created it while the rows were written; the files written were removed."));
+		lp_raise(&err);
+	}
+	lp_progress_end();
+	result->dataset_version = commit.version;
+}
+
+/*
+ * Remove the data files a failed write_dataset published (never through a
+ * symlink: from the root down); what cannot be removed is left to
+ * cleanup_orphans, since an error is already on its way.
+ */
+static void
+remove_written_files(const WriteSink *sink, const char *root)
+{
+	ListCell   *cell;
+
+	foreach(cell, sink->files)
+	{
+		WrittenFile *file = lfirst(cell);
+		char	   *relative = lp_path_join(LP_DATA_DIR, file->name);
+		bool		removed;
+		LpError		err;
+
+		if (relative != NULL)
+			(void) sink->store->ops->remove_file(sink->store, root, relative, &removed, &err);
+		lp_free(relative);
+	}
+}
+
 void
 lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
 					 LpFileVersion version, int64 max_rows_per_file, LpWriteResult *result)
@@ -443,11 +519,7 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	LpManifest *latest;
 	LpManifestNaming naming = (LpManifestNaming) new_dataset_naming;
 	LpSchema	dataset_schema;
-	LpCommitRequest request = {0};
-	LpCommitOptions options;
-	LpCommitResult commit;
 	LpError		err;
-	bool		ok;
 
 	if (max_rows_per_file < 1 || max_rows_per_file > (int64) UINT32_MAX)
 		ereport(ERROR,
@@ -495,45 +567,18 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 			lp_raise(&err);
 		sink.schema = &dataset_schema;
 	}
-	write_query(query, &sink);
 
-	result->num_rows = sink.total_rows;
-	result->fragments = list_length(sink.files);
-	if (mode == LP_WRITE_APPEND && sink.files == NIL)
+	/* an ERROR or a cancel before the commit removes the files published so far */
+	PG_TRY();
 	{
-		/* nothing to add: Lance makes no version for an empty append either */
-		result->dataset_version = lp_manifest_version(latest);
-		lp_progress_end();
-		return;
+		write_and_commit(query, &sink, root, mode, latest, naming, result);
 	}
-
-	lp_progress_phase(LP_PHASE_COMMITTING, list_length(sink.files), 0, 0, 0);
-	request.kind = mode == LP_WRITE_APPEND ? LP_COMMIT_APPEND : LP_COMMIT_OVERWRITE;
-	request.fragments = new_fragments(&sink, sink.schema);
-	request.n_fragments = list_length(sink.files);
-	request.schema = sink.schema;
-	request.data_version = sink.version;
-	lp_commit_options(&options);
-	if (latest == NULL)
-		ok = lp_commit_create(sink.store, root, &request, naming, &options, &commit, &err);
-	else
+	PG_CATCH();
 	{
-		request.read_version = lp_manifest_version(latest);
-		request.read_manifest = latest;
-		request.read_naming = naming;
-		ok = lp_commit(sink.store, root, &request, &options, &commit, &err);
+		remove_written_files(&sink, root);
+		PG_RE_THROW();
 	}
-	if (!ok)
-	{
-		if (err.code == LP_ERR_ALREADY_EXISTS)
-			ereport(ERROR,
-					errcode(ERRCODE_DUPLICATE_OBJECT),
-					errmsg("dataset \"%s\" already exists", root),
-					errdetail("Another writer created it while the rows were written; the files written are left for cleanup_orphans."));
-		lp_raise(&err);
-	}
-	lp_progress_end();
-	result->dataset_version = commit.version;
+	PG_END_TRY();
 }
 
 Datum
