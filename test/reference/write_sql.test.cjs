@@ -303,3 +303,74 @@ test('write_part from two sessions, registered in caller order, into a dataset l
 	}
 	await h.lancedbModifies(table);
 });
+
+// ---- on S3 (Ceph RGW, started here with scripts/s3-server.sh, stopped by PID at the end;
+// LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS choose its ports) ------------------------
+test('on S3: write_dataset creates and appends, write_part parts are committed; lancedb reads every row', async (t) => {
+	const { execFileSync } = require('node:child_process');
+	const s3 = require('./s3_requests.cjs');
+	const script = path.join(process.env.LP_SRCDIR, 'scripts', 's3-server.sh');
+	const env = { ...process.env, LP_S3_DIR: path.join(process.env.LP_SCRATCH, 's3-write-sql-server') };
+	const s3Server = (command) => execFileSync('bash', [script, command], { env, encoding: 'utf8' });
+	const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
+
+	t.after(() => s3Server('stop'));
+	const root = 's3://' + settings.LP_S3_BUCKET + '/write-sql';
+	const storageOptions = {
+		aws_endpoint: settings.LP_S3_ENDPOINT,
+		aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
+		aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
+		aws_region: settings.LP_S3_REGION,
+		allow_http: 'true',
+		aws_virtual_hosted_style_request: 'false',
+	};
+	psqlLines(`DROP SERVER IF EXISTS write_sql_s3 CASCADE;
+CREATE SERVER write_sql_s3 FOREIGN DATA WRAPPER lance_fdw
+  OPTIONS (root ${literal(root)}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
+           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
+CREATE USER MAPPING FOR CURRENT_USER SERVER write_sql_s3
+  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
+           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+`);
+	const dataset = root + '/types.lance';
+
+	// every mapped type, two fragments, then an append of 100 rows in one more
+	assert.deepEqual(writeDataset(dataset, 'SELECT * FROM write_types ORDER BY id', 'create', '2.2', ROWS_PER_FILE),
+					 { dataset_version: 1, fragments: 2, num_rows: ROWS });
+	const db = await lancedb.connect(root, { storageOptions });
+
+	await assertTableMatches(await db.openTable('types'), 'S3');
+	assert.deepEqual(writeDataset(dataset, 'SELECT * FROM write_types WHERE id <= 100', 'append', '2.2'),
+					 { dataset_version: 2, fragments: 1, num_rows: 100 });
+	assert.equal(await (await db.openTable('types')).countRows(), ROWS + 100);
+	assert.equal((await s3.listKeys(settings, 'write-sql/types.lance/data/')).length, 3, 'three data files');
+
+	// an ERROR in the middle of an append, after two files were published, leaves no object and no upload
+	assert.throws(() => writeDataset(dataset, 'SELECT * FROM write_types WHERE 1 / (id - 25000) IS NOT NULL',
+									 'append', '2.2', 10000), /division by zero/);
+	assert.equal((await s3.listKeys(settings, 'write-sql/types.lance/data/')).length, 3, 'no data file of the failed append');
+	assert.deepEqual(await s3.listUploads(settings, 'write-sql/'), [], 'no multipart upload left');
+
+	// write_part on S3, from two sessions, committed in caller order
+	const target = h.createTarget(dataset);
+	const partQuery = (from, to) => `SELECT * FROM write_types WHERE id BETWEEN ${from} AND ${to} ORDER BY id`;
+	const writePart = (from, to) => psqlAsync('SELECT uri FROM lance_parts.write_part(' +
+		h.sqlJsonb(target) + ', ' + literal(partQuery(from, to)) + ');\n');
+	const [second, first] = await Promise.all([writePart(20001, ROWS), writePart(1, 20000)]);
+	const parts = [first[0], second[0]];
+
+	for (const part of parts)
+		assert.ok(part.startsWith(dataset + '/data/_parts/' + target.file_name + '/'), 'part in the staging prefix: ' + part);
+	const committed = h.sqlRows(`SELECT c.* FROM lance_parts.assemble(${h.sqlJsonb(target)}, ${h.sqlTextArray(parts)}) a,
+		LATERAL lance_parts.commit(${h.sqlJsonb(target)}) c WHERE a.status = 'written'`);
+
+	assert.equal(committed.length, 1, 'assembled and committed');
+	assert.equal(Number(committed[0].dataset_version), 3);
+	const table = await db.openTable('types');
+	const rows = await table.query().select(['id']).withRowId().toArray();
+
+	rows.sort((a, b) => (a._rowid < b._rowid ? -1 : 1));
+	assert.deepEqual(rows.slice(ROWS + 100).map((r) => r.id), Array.from({ length: ROWS }, (_, i) => i + 1),
+					 'the parts in caller order');
+	assert.deepEqual(await s3.listUploads(settings, 'write-sql/'), [], 'no multipart upload left');
+});
