@@ -8,9 +8,11 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "parser/parse_coerce.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -36,7 +38,7 @@ typedef struct ByteBuffer
 	uint64		capacity;
 } ByteBuffer;
 
-/* How a query column becomes a field's input type. */
+/* How a value becomes a value of the field's input type. */
 typedef enum CastKind
 {
 	CAST_NONE,					/* already the input type (or binary-compatible) */
@@ -44,36 +46,48 @@ typedef enum CastKind
 	CAST_IO						/* output function, then the input type's input */
 } CastKind;
 
-/* The values of one field (and of the items of a fixed-size list). */
+typedef struct CastPlan
+{
+	CastKind	kind;
+	FmgrInfo	function;
+	int			nargs;
+	FmgrInfo	io_output;
+	FmgrInfo	io_input;
+	Oid			io_param;
+} CastPlan;
+
+/*
+ * The values of one field: a leaf, a fixed-size list or list (one child: the
+ * items) or a struct (a child per member).
+ */
 typedef struct FieldBuilder
 {
 	const LpType *type;
-	const char *column;			/* for messages */
-	Oid			input_typid;	/* uuid or bytea for fixed-size binary */
+	const char *column;			/* column or member ("c.m"), for messages */
+	bool		nullable;		/* the field's */
+	Oid			input_typid;	/* leaves: what values are cast to */
+	CastPlan	cast;
 	LpArray		array;
 	ByteBuffer	validity;
 	ByteBuffer	values;
-	ByteBuffer	offsets;		/* uint64 each, variable width */
+	ByteBuffer	offsets;		/* uint64 each: variable width and lists */
 	ByteBuffer	data;
-	struct FieldBuilder *items; /* fixed-size list */
-	LpArray    *item_pointer;
-	Oid			item_typid;		/* element type of the input array */
-	int16		item_len;
-	bool		item_byval;
-	char		item_align;
+	uint32		num_children;
+	struct FieldBuilder *children;
+	LpArray   **child_pointers;
+	/* lists: the element type of the input array */
+	Oid			element_typid;
+	int16		element_len;
+	bool		element_byval;
+	char		element_align;
+	/* structs: the composite type's descriptor, the attribute of each member */
+	TupleDesc	member_desc;
+	int		   *member_attnos;
 } FieldBuilder;
 
 typedef struct ColumnPlan
 {
 	int			attno;			/* 0-based column of the rows */
-	bool		nullable;		/* the field's */
-	Oid			input_typid;
-	CastKind	cast;
-	FmgrInfo	cast_function;
-	int			cast_nargs;
-	FmgrInfo	io_output;
-	FmgrInfo	io_input;
-	Oid			io_param;
 	FieldBuilder builder;
 } ColumnPlan;
 
@@ -81,7 +95,6 @@ struct LpRowBatch
 {
 	int			num_columns;
 	ColumnPlan *columns;
-	LpType	  **types;
 	const LpArray **arrays;
 	uint64		rows;
 };
@@ -191,13 +204,6 @@ lance_schema_type(Oid typid, int32 typmod, const char *column, int32 *legacy_enc
 					errhint("Cast the column to vector(n) to write it as a fixed-size list of n floats."));
 		return psprintf("fixed_size_list:float:%d", typmod);
 	}
-	if (OidIsValid(get_element_type(base)) || type_is_rowtype(base))
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("column \"%s\" has type %s: arrays and composite types cannot be written yet",
-					   column, format_type_be(typid)),
-				errdetail("The encoder writes flat columns; lists and structs are not supported yet."),
-				errhint("Cast the column to text or jsonb to write it as a string."));
 	ereport(ERROR,
 			errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			errmsg("column \"%s\" has type %s, which has no Lance type", column, format_type_be(typid)),
@@ -205,35 +211,100 @@ lance_schema_type(Oid typid, int32 typmod, const char *column, int32 *legacy_enc
 	pg_unreachable();
 }
 
+/* Room for one more field in schema (its fields array holds *capacity). */
+static LpField *
+new_field(LpSchema *schema, uint32 *capacity)
+{
+	if (schema->num_fields == *capacity)
+	{
+		*capacity *= 2;
+		schema->fields = repalloc(schema->fields, sizeof(LpField) * *capacity);
+	}
+	memset(&schema->fields[schema->num_fields], 0, sizeof(LpField));
+	return &schema->fields[schema->num_fields++];
+}
+
+/*
+ * Add the field of a value of type typid/typmod named name under parent_id,
+ * and its children: a composite type is a struct of its attributes, an
+ * array a list of its elements (a list.struct for composite elements).
+ */
+static void
+add_field(LpSchema *schema, uint32 *capacity, const char *name, Oid typid, int32 typmod,
+		  int32 parent_id, const char *column, int depth)
+{
+	Oid			base = getBaseTypeAndTypmod(typid, &typmod);
+	Oid			element = get_element_type(base);
+	int32		id = (int32) schema->num_fields;
+	LpField    *field;
+
+	check_stack_depth();
+	if (depth > 32)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("column \"%s\" nests types too deeply", column));
+	field = new_field(schema, capacity);
+	field->id = id;
+	field->parent_id = parent_id;
+	field->name = pstrdup(name);
+	field->nullable = true;
+	field->extension_name = pstrdup("");
+	if (OidIsValid(element) && !is_pgvector(base))
+	{
+		field->logical_type = pstrdup(type_is_rowtype(getBaseType(element)) ? "list.struct" : "list");
+		add_field(schema, capacity, "item", element, typmod, id, column, depth + 1);
+	}
+	else if (type_is_rowtype(base))
+	{
+		TupleDesc	desc;
+
+		if (base == RECORDOID && typmod < 0)
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("column \"%s\" is a row of an anonymous record type", column),
+					errhint("Cast the row to a composite type, e.g. ROW(1, 2)::my_type, to write it as a struct."));
+		desc = lookup_rowtype_tupdesc_copy(base, typmod);
+
+		field->logical_type = pstrdup("struct");
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				add_field(schema, capacity, NameStr(TupleDescAttr(desc, i)->attname),
+						  TupleDescAttr(desc, i)->atttypid, TupleDescAttr(desc, i)->atttypmod, id,
+						  psprintf("%s.%s", column, NameStr(TupleDescAttr(desc, i)->attname)),
+						  depth + 1);
+	}
+	else
+	{
+		field->logical_type = pstrdup(lance_schema_type(typid, typmod, column,
+														&field->legacy_encoding));
+	}
+}
+
 void
 lp_write_schema_for_columns(TupleDesc desc, LpSchema *schema)
 {
+	uint32		capacity = Max(desc->natts, 1) * 2;
+	uint32		top_level = 0;
+
 	memset(schema, 0, sizeof(*schema));
-	schema->fields = palloc0(sizeof(LpField) * Max(desc->natts, 1));
+	schema->fields = palloc0(sizeof(LpField) * capacity);
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(desc, i);
-		LpField    *field = &schema->fields[schema->num_fields];
 		const char *name = NameStr(attr->attname);
 
 		if (attr->attisdropped)
 			continue;
 		for (uint32 j = 0; j < schema->num_fields; j++)
-			if (strcmp(schema->fields[j].name, name) == 0)
+			if (schema->fields[j].parent_id == -1 && strcmp(schema->fields[j].name, name) == 0)
 				ereport(ERROR,
 						errcode(ERRCODE_DUPLICATE_COLUMN),
 						errmsg("the query has two columns named \"%s\"", name),
 						errhint("Give every column of the query its own name."));
-		field->id = (int32) schema->num_fields;
-		field->parent_id = -1;
-		field->name = pstrdup(name);
-		field->logical_type = pstrdup(lance_schema_type(attr->atttypid, attr->atttypmod, name,
-														&field->legacy_encoding));
-		field->nullable = true;
-		field->extension_name = pstrdup("");
-		schema->num_fields++;
+		add_field(schema, &capacity, name, attr->atttypid, attr->atttypmod, -1, name, 0);
+		top_level++;
 	}
-	if (schema->num_fields == 0)
+	if (top_level == 0)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("the query has no columns"),
@@ -277,27 +348,29 @@ input_type_for(const LpType *type, Oid source_typid)
 	return typid;
 }
 
+/* How a value of source_typid becomes one of the builder's input type; ERROR if it cannot. */
 static void
-plan_cast(ColumnPlan *plan, Oid source_typid, const char *column, const LpField *field)
+plan_cast(FieldBuilder *builder, Oid source_typid, const char *what)
 {
+	CastPlan   *plan = &builder->cast;
 	Oid			funcid = InvalidOid;
 	CoercionPathType path;
 
-	if (getBaseType(source_typid) == plan->input_typid)
+	if (getBaseType(source_typid) == builder->input_typid)
 	{
-		plan->cast = CAST_NONE;
+		plan->kind = CAST_NONE;
 		return;
 	}
-	path = find_coercion_pathway(plan->input_typid, source_typid, COERCION_EXPLICIT, &funcid);
+	path = find_coercion_pathway(builder->input_typid, source_typid, COERCION_EXPLICIT, &funcid);
 	switch (path)
 	{
 		case COERCION_PATH_RELABELTYPE:
-			plan->cast = CAST_NONE;
+			plan->kind = CAST_NONE;
 			return;
 		case COERCION_PATH_FUNC:
-			plan->cast = CAST_FUNCTION;
-			fmgr_info(funcid, &plan->cast_function);
-			plan->cast_nargs = get_func_nargs(funcid);
+			plan->kind = CAST_FUNCTION;
+			fmgr_info(funcid, &plan->function);
+			plan->nargs = get_func_nargs(funcid);
 			return;
 		case COERCION_PATH_COERCEVIAIO:
 			{
@@ -305,26 +378,118 @@ plan_cast(ColumnPlan *plan, Oid source_typid, const char *column, const LpField 
 				Oid			input;
 				bool		varlena;
 
-				plan->cast = CAST_IO;
+				plan->kind = CAST_IO;
 				getTypeOutputInfo(source_typid, &output, &varlena);
 				fmgr_info(output, &plan->io_output);
-				getTypeInputInfo(plan->input_typid, &input, &plan->io_param);
+				getTypeInputInfo(builder->input_typid, &input, &plan->io_param);
 				fmgr_info(input, &plan->io_input);
 				return;
 			}
 		default:
 			ereport(ERROR,
 					errcode(ERRCODE_DATATYPE_MISMATCH),
-					errmsg("column \"%s\" has type %s, which cannot be cast to %s for field \"%s\" of Lance type \"%s\"",
-						   column, format_type_be(source_typid), format_type_be(plan->input_typid),
-						   field->name, field->logical_type),
+					errmsg("column \"%s\" has type %s, which cannot be cast to %s for field \"%s\" (Lance type %s) of %s",
+						   builder->column, format_type_be(source_typid),
+						   format_type_be(builder->input_typid), builder->type->name,
+						   lp_type_id_name(builder->type->id), what),
 					errhint("Cast the column in the query."));
 	}
 }
 
+static void plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid,
+					   int32 source_typmod, const char *column, const char *what, int depth);
+
 static void
-builder_init(FieldBuilder *builder, const LpType *type, const char *column)
+alloc_children(FieldBuilder *builder, uint32 n)
 {
+	builder->num_children = n;
+	builder->children = palloc0(sizeof(FieldBuilder) * Max(n, 1));
+	builder->child_pointers = palloc0(sizeof(LpArray *) * Max(n, 1));
+	builder->array.num_children = n;
+	builder->array.children = builder->child_pointers;
+	for (uint32 i = 0; i < n; i++)
+		builder->child_pointers[i] = &builder->children[i].array;
+}
+
+/* Lists and fixed-size lists: the items from the elements of an array of source_typid. */
+static void
+plan_items(FieldBuilder *builder, const LpType *type, Oid array_typid, const char *what, int depth)
+{
+	Oid			element = get_element_type(getBaseType(array_typid));
+
+	if (!OidIsValid(element))
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("column \"%s\" has type %s, which is not an array for the list field of %s",
+					   builder->column, format_type_be(array_typid), what),
+				errhint("Give an array of the items' type."));
+	builder->element_typid = element;
+	get_typlenbyvalalign(element, &builder->element_len, &builder->element_byval,
+						 &builder->element_align);
+	alloc_children(builder, 1);
+	plan_field(&builder->children[0], type->children[0], element, -1, builder->column, what, depth + 1);
+}
+
+/* Structs: each member from the attribute of its name of a composite source_typid. */
+static void
+plan_members(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 source_typmod,
+			 const char *what, int depth)
+{
+	Oid			base = getBaseTypeAndTypmod(source_typid, &source_typmod);
+	TupleDesc	desc;
+
+	if (!type_is_rowtype(base))
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("column \"%s\" has type %s, which is not a composite type for the struct field of %s",
+					   builder->column, format_type_be(source_typid), what),
+				errhint("Give a composite type (a row) with the struct's members."));
+	desc = lookup_rowtype_tupdesc_copy(base, source_typmod);
+	builder->member_desc = desc;
+	builder->member_attnos = palloc(sizeof(int) * Max(type->num_children, 1));
+	alloc_children(builder, type->num_children);
+	for (uint32 i = 0; i < type->num_children; i++)
+	{
+		const char *name = type->children[i]->name;
+		int			attno = -1;
+
+		for (int a = 0; a < desc->natts && attno < 0; a++)
+			if (!TupleDescAttr(desc, a)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, a)->attname), name) == 0)
+				attno = a;
+		if (attno < 0)
+			ereport(ERROR,
+					errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("column \"%s\" has no member \"%s\" for the struct field of %s",
+						   builder->column, name, what));
+		builder->member_attnos[i] = attno;
+		plan_field(&builder->children[i], type->children[i], TupleDescAttr(desc, attno)->atttypid,
+				   TupleDescAttr(desc, attno)->atttypmod,
+				   psprintf("%s.%s", builder->column, name), what, depth + 1);
+	}
+	for (int a = 0; a < desc->natts; a++)
+	{
+		bool		used = TupleDescAttr(desc, a)->attisdropped;
+
+		for (uint32 i = 0; i < type->num_children && !used; i++)
+			used = builder->member_attnos[i] == a;
+		if (!used)
+			ereport(ERROR,
+					errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("member \"%s\" of column \"%s\" is not a member of its struct field of %s",
+						   NameStr(TupleDescAttr(desc, a)->attname), builder->column, what));
+	}
+}
+
+/*
+ * Set up the builder of a field of type (its buffers in the current memory
+ * context) for values of source_typid.
+ */
+static void
+plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 source_typmod,
+		   const char *column, const char *what, int depth)
+{
+	check_stack_depth();
 	memset(builder, 0, sizeof(*builder));
 	builder->validity.context = CurrentMemoryContext;
 	builder->values.context = CurrentMemoryContext;
@@ -332,96 +497,104 @@ builder_init(FieldBuilder *builder, const LpType *type, const char *column)
 	builder->data.context = CurrentMemoryContext;
 	builder->type = type;
 	builder->column = column;
+	builder->nullable = type->nullable;
 	builder->array.type = type;
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
+	if (depth > 32)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("column \"%s\" nests types too deeply", column));
+	switch (type->id)
 	{
-		Oid			element;
-		int32		typmod;
-
-		builder->items = palloc(sizeof(FieldBuilder));
-		builder_init(builder->items, type->children[0], column);
-		builder->item_pointer = &builder->items->array;
-		builder->array.num_children = 1;
-		builder->array.children = &builder->item_pointer;
-		lp_fdw_mapped_type(type->children[0], &element, &typmod);
-		builder->item_typid = element;
-		get_typlenbyvalalign(element, &builder->item_len, &builder->item_byval,
-							 &builder->item_align);
+		case LP_TYPE_STRUCT:
+			if (type->packed)
+				break;
+			plan_members(builder, type, source_typid, source_typmod, what, depth);
+			return;
+		case LP_TYPE_LIST:
+		case LP_TYPE_LARGE_LIST:
+			if (type->num_children != 1)
+				break;
+			plan_items(builder, type, source_typid, what, depth);
+			return;
+		default:
+			break;
 	}
+	builder->input_typid = input_type_for(type, source_typid);
+	if (!OidIsValid(builder->input_typid))
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("column \"%s\" is written to a field of %s of Lance type %s, which cannot be written yet",
+					   column, what, lp_type_id_name(type->id)),
+				errdetail("Half floats, dictionaries and packed structs are not supported yet."));
+	plan_cast(builder, source_typid, what);
+	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
+		plan_items(builder, type, builder->input_typid, what, depth);
 }
 
 LpRowBatch *
 lp_row_batch_create(TupleDesc desc, const LpSchema *schema, const char *what)
 {
 	LpRowBatch *batch = palloc0(sizeof(LpRowBatch));
+	LpFile		view;
 	int			n = 0;
 
 	for (uint32 i = 0; i < schema->num_fields; i++)
 		if (schema->fields[i].parent_id == -1)
 			n++;
 	batch->columns = palloc0(sizeof(ColumnPlan) * Max(n, 1));
-	batch->types = palloc0(sizeof(LpType *) * Max(n, 1));
 	batch->arrays = palloc0(sizeof(LpArray *) * Max(n, 1));
+	/* the types of the fields with their children, read as those of a file's schema */
+	memset(&view, 0, sizeof(view));
+	view.name = (char *) what;
+	view.schema = *schema;
 	for (uint32 i = 0; i < schema->num_fields; i++)
 	{
 		const LpField *field = &schema->fields[i];
 		ColumnPlan *plan = &batch->columns[batch->num_columns];
 		int			attno = -1;
-		Form_pg_attribute attr;
+		LpType	   *type;
 		LpError		err;
 
 		if (field->parent_id != -1)
 			continue;
-		{
-			for (int a = 0; a < desc->natts; a++)
-				if (!TupleDescAttr(desc, a)->attisdropped &&
-					strcmp(NameStr(TupleDescAttr(desc, a)->attname), field->name) == 0)
-				{
-					if (attno >= 0)
-						ereport(ERROR,
-								errcode(ERRCODE_DUPLICATE_COLUMN),
-								errmsg("the query has two columns named \"%s\"", field->name),
-								errhint("Give every column of the query its own name."));
-					attno = a;
-				}
-			if (attno < 0)
-				ereport(ERROR,
-						errcode(ERRCODE_UNDEFINED_COLUMN),
-						errmsg("the query has no column \"%s\" for field \"%s\" of %s",
-							   field->name, field->name, what),
-						errhint("Name the query's columns as the fields of the schema."));
-		}
-		attr = TupleDescAttr(desc, attno);
-		if (!lp_type_parse(field->logical_type, what, field->name,
-						   &batch->types[batch->num_columns], &err))
-			lp_raise(&err);
-		plan->attno = attno;
-		plan->nullable = field->nullable;
-		plan->input_typid = input_type_for(batch->types[batch->num_columns], attr->atttypid);
-		if (!OidIsValid(plan->input_typid))
+		for (int a = 0; a < desc->natts; a++)
+			if (!TupleDescAttr(desc, a)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, a)->attname), field->name) == 0)
+			{
+				if (attno >= 0)
+					ereport(ERROR,
+							errcode(ERRCODE_DUPLICATE_COLUMN),
+							errmsg("the query has two columns named \"%s\"", field->name),
+							errhint("Give every column of the query its own name."));
+				attno = a;
+			}
+		if (attno < 0)
 			ereport(ERROR,
-					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("field \"%s\" of %s has Lance type \"%s\", which cannot be written yet",
-						   field->name, what, field->logical_type),
-					errdetail("The encoder writes flat columns; lists, structs, dictionaries and half floats are not supported yet."));
-		plan_cast(plan, attr->atttypid, NameStr(attr->attname), field);
-		builder_init(&plan->builder, batch->types[batch->num_columns], field->name);
-		plan->builder.input_typid = plan->input_typid;
+					errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("the query has no column \"%s\" for field \"%s\" of %s",
+						   field->name, field->name, what),
+					errhint("Name the query's columns as the fields of the schema."));
+		if (!lp_type_from_field(&view, i, &type, &err))
+			lp_raise(&err);
+		type->nullable = field->nullable;
+		plan->attno = attno;
+		plan_field(&plan->builder, type, TupleDescAttr(desc, attno)->atttypid,
+				   TupleDescAttr(desc, attno)->atttypmod, field->name, what, 0);
 		batch->num_columns++;
 	}
 	for (int a = 0; a < desc->natts; a++)
-		{
-			bool		used = TupleDescAttr(desc, a)->attisdropped;
+	{
+		bool		used = TupleDescAttr(desc, a)->attisdropped;
 
-			for (int c = 0; c < batch->num_columns && !used; c++)
-				used = batch->columns[c].attno == a;
-			if (!used)
-				ereport(ERROR,
-						errcode(ERRCODE_UNDEFINED_COLUMN),
-						errmsg("column \"%s\" of the query is not a field of %s",
-							   NameStr(TupleDescAttr(desc, a)->attname), what),
-						errhint("Select exactly the fields of the schema."));
-		}
+		for (int c = 0; c < batch->num_columns && !used; c++)
+			used = batch->columns[c].attno == a;
+		if (!used)
+			ereport(ERROR,
+					errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("column \"%s\" of the query is not a field of %s",
+						   NameStr(TupleDescAttr(desc, a)->attname), what),
+					errhint("Select exactly the fields of the schema."));
+	}
 	return batch;
 }
 
@@ -648,6 +821,19 @@ append_zero(FieldBuilder *builder)
 	builder->array.length++;
 }
 
+/* The end offset of the list just added: its items so far (after the leading 0 of the first). */
+static void
+append_list_end(FieldBuilder *builder)
+{
+	static const uint64 zero_offset = 0;
+	uint64		end = builder->children[0].array.length;
+
+	if (builder->offsets.len == 0)
+		buffer_append(&builder->offsets, &zero_offset, sizeof(uint64));
+	buffer_append(&builder->offsets, &end, sizeof(uint64));
+}
+
+/* A null slot (also under a null parent, whatever the field's nullability). */
 static void
 append_null(FieldBuilder *builder)
 {
@@ -657,16 +843,33 @@ append_null(FieldBuilder *builder)
 	bitmap_append(&builder->validity, row, false);
 	builder->array.null_count++;
 	builder->array.length++;
-	if (type->id == LP_TYPE_BOOL)
-		bitmap_append(&builder->values, row, false);
-	else if (lp_type_is_variable_width(type))
-		append_end_offset(builder);
-	else if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-		for (int32 i = 0; i < type->fixed_size; i++)
-			append_zero(builder->items);
-	else
-		buffer_zero(&builder->values, lp_type_byte_width(type));
+	switch (type->id)
+	{
+		case LP_TYPE_BOOL:
+			bitmap_append(&builder->values, row, false);
+			break;
+		case LP_TYPE_STRUCT:
+			for (uint32 i = 0; i < builder->num_children; i++)
+				append_null(&builder->children[i]);
+			break;
+		case LP_TYPE_LIST:
+		case LP_TYPE_LARGE_LIST:
+			append_list_end(builder);
+			break;
+		case LP_TYPE_FIXED_SIZE_LIST:
+			for (int32 i = 0; i < type->fixed_size; i++)
+				append_zero(&builder->children[0]);
+			break;
+		default:
+			if (lp_type_is_variable_width(type))
+				append_end_offset(builder);
+			else
+				buffer_zero(&builder->values, lp_type_byte_width(type));
+			break;
+	}
 }
+
+static void append_datum(FieldBuilder *builder, Datum value, bool isnull);
 
 /* Append a value of the field's input type. */
 static void
@@ -820,25 +1023,20 @@ append_value(FieldBuilder *builder, Datum value)
 				bool	   *nulls;
 				int			count;
 
-				if (ARR_ELEMTYPE(array) != builder->item_typid || ARR_NDIM(array) > 1)
+				if (ARR_NDIM(array) > 1)
 					ereport(ERROR,
 							errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-							errmsg("value of column \"%s\" is not a one-dimensional %s",
-								   builder->column, format_type_be(get_array_type(builder->item_typid))));
-				deconstruct_array(array, builder->item_typid, builder->item_len,
-								  builder->item_byval, builder->item_align, &items, &nulls, &count);
+							errmsg("value of column \"%s\" is an array of %d dimensions, not a list",
+								   builder->column, ARR_NDIM(array)));
+				deconstruct_array(array, builder->element_typid, builder->element_len,
+								  builder->element_byval, builder->element_align, &items, &nulls, &count);
 				if (count != type->fixed_size)
 					ereport(ERROR,
 							errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 							errmsg("value of column \"%s\" has %d items, but its Lance type holds %d",
 								   builder->column, count, type->fixed_size));
 				for (int i = 0; i < count; i++)
-				{
-					if (nulls[i])
-						append_null(builder->items);
-					else
-						append_value(builder->items, items[i]);
-				}
+					append_datum(&builder->children[0], items[i], nulls[i]);
 				pfree(items);
 				pfree(nulls);
 				break;
@@ -848,26 +1046,105 @@ append_value(FieldBuilder *builder, Datum value)
 	}
 }
 
-static Datum
-cast_value(ColumnPlan *plan, Datum value)
+/* A struct's members from a composite value. */
+static void
+append_members(FieldBuilder *builder, Datum value)
 {
-	switch (plan->cast)
+	HeapTupleHeader header = DatumGetHeapTupleHeader(value);
+	HeapTupleData tuple;
+	int			natts = builder->member_desc->natts;
+	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(natts, 1));
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = header;
+	heap_deform_tuple(&tuple, builder->member_desc, values, nulls);
+	for (uint32 i = 0; i < builder->num_children; i++)
+		append_datum(&builder->children[i], values[builder->member_attnos[i]],
+					 nulls[builder->member_attnos[i]]);
+	pfree(values);
+	pfree(nulls);
+}
+
+/* A list's items from a one-dimensional array. */
+static void
+append_items(FieldBuilder *builder, Datum value)
+{
+	ArrayType  *array = DatumGetArrayTypeP(value);
+	Datum	   *items;
+	bool	   *nulls;
+	int			count;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("value of column \"%s\" is an array of %d dimensions, not a list",
+					   builder->column, ARR_NDIM(array)));
+	deconstruct_array(array, builder->element_typid, builder->element_len,
+					  builder->element_byval, builder->element_align, &items, &nulls, &count);
+	for (int i = 0; i < count; i++)
+		append_datum(&builder->children[0], items[i], nulls[i]);
+	pfree(items);
+	pfree(nulls);
+}
+
+static Datum
+cast_value(const CastPlan *plan, Datum value)
+{
+	switch (plan->kind)
 	{
 		case CAST_NONE:
 			return value;
 		case CAST_FUNCTION:
-			if (plan->cast_nargs >= 3)
-				return FunctionCall3(&plan->cast_function, value, Int32GetDatum(-1),
-									 BoolGetDatum(true));
-			if (plan->cast_nargs == 2)
-				return FunctionCall2(&plan->cast_function, value, Int32GetDatum(-1));
-			return FunctionCall1(&plan->cast_function, value);
+			if (plan->nargs >= 3)
+				return FunctionCall3(unconstify(FmgrInfo *, &plan->function), value,
+									 Int32GetDatum(-1), BoolGetDatum(true));
+			if (plan->nargs == 2)
+				return FunctionCall2(unconstify(FmgrInfo *, &plan->function), value,
+									 Int32GetDatum(-1));
+			return FunctionCall1(unconstify(FmgrInfo *, &plan->function), value);
 		case CAST_IO:
-			return InputFunctionCall(&plan->io_input,
-									 OutputFunctionCall(&plan->io_output, value),
+			return InputFunctionCall(unconstify(FmgrInfo *, &plan->io_input),
+									 OutputFunctionCall(unconstify(FmgrInfo *, &plan->io_output), value),
 									 plan->io_param, -1);
 	}
 	pg_unreachable();
+}
+
+/* Append a value of the source type of the builder, or a null. */
+static void
+append_datum(FieldBuilder *builder, Datum value, bool isnull)
+{
+	if (isnull)
+	{
+		if (!builder->nullable)
+			ereport(ERROR,
+					errcode(ERRCODE_NOT_NULL_VIOLATION),
+					errmsg("null value in column \"%s\", whose Lance field is not nullable",
+						   builder->column));
+		append_null(builder);
+		return;
+	}
+	switch (builder->type->id)
+	{
+		case LP_TYPE_STRUCT:
+			bitmap_append(&builder->validity, builder->array.length, true);
+			builder->array.length++;
+			append_members(builder, value);
+			break;
+		case LP_TYPE_LIST:
+		case LP_TYPE_LARGE_LIST:
+			bitmap_append(&builder->validity, builder->array.length, true);
+			builder->array.length++;
+			append_items(builder, value);
+			append_list_end(builder);
+			break;
+		default:
+			append_value(builder, cast_value(&builder->cast, value));
+			break;
+	}
 }
 
 /* Errors of casts and values say which column they are about. */
@@ -892,16 +1169,7 @@ lp_row_batch_add(LpRowBatch *batch, const Datum *values, const bool *isnull)
 		ColumnPlan *plan = &batch->columns[c];
 
 		context.arg = plan;
-
-		if (isnull[plan->attno] && !plan->nullable)
-			ereport(ERROR,
-					errcode(ERRCODE_NOT_NULL_VIOLATION),
-					errmsg("null value in column \"%s\", whose Lance field is not nullable",
-						   plan->builder.column));
-		if (isnull[plan->attno])
-			append_null(&plan->builder);
-		else
-			append_value(&plan->builder, cast_value(plan, values[plan->attno]));
+		append_datum(&plan->builder, values[plan->attno], isnull[plan->attno]);
 	}
 	error_context_stack = context.previous;
 	batch->rows++;
@@ -916,8 +1184,11 @@ lp_row_batch_rows(const LpRowBatch *batch)
 static uint64
 builder_bytes(const FieldBuilder *builder)
 {
-	return builder->values.len + builder->data.len + builder->offsets.len +
-		(builder->items != NULL ? builder_bytes(builder->items) : 0);
+	uint64		bytes = builder->values.len + builder->data.len + builder->offsets.len;
+
+	for (uint32 i = 0; i < builder->num_children; i++)
+		bytes += builder_bytes(&builder->children[i]);
+	return bytes;
 }
 
 uint64
@@ -937,7 +1208,8 @@ builder_finish(FieldBuilder *builder)
 	LpArray    *array = &builder->array;
 
 	array->validity = array->null_count > 0 ? builder->validity.data : NULL;
-	if (lp_type_is_variable_width(builder->type))
+	if (lp_type_is_variable_width(builder->type) || builder->type->id == LP_TYPE_LIST ||
+		builder->type->id == LP_TYPE_LARGE_LIST)
 	{
 		if (builder->offsets.len == 0)
 			buffer_append(&builder->offsets, &zero_offset, sizeof(uint64));
@@ -947,8 +1219,8 @@ builder_finish(FieldBuilder *builder)
 	}
 	else
 		array->values = builder->values.data;
-	if (builder->items != NULL)
-		builder_finish(builder->items);
+	for (uint32 i = 0; i < builder->num_children; i++)
+		builder_finish(&builder->children[i]);
 }
 
 const LpArray *const *
@@ -972,8 +1244,8 @@ builder_reset(FieldBuilder *builder)
 	builder->data.len = 0;
 	builder->array.length = 0;
 	builder->array.null_count = 0;
-	if (builder->items != NULL)
-		builder_reset(builder->items);
+	for (uint32 i = 0; i < builder->num_children; i++)
+		builder_reset(&builder->children[i]);
 }
 
 void

@@ -7,7 +7,9 @@
  * lance_fdw maps that Lance type to (lp_fdw_mapped_type; uuid for 16-byte
  * fixed-size binary); a query column of another type is cast to it first
  * (varchar, enums, jsonb and char(n) to text, pgvector's vector to real[]).
- * Values that do not fit the Lance type exactly are errors, never changed.
+ * Composite types are structs of their attributes, arrays lists of their
+ * elements (the file writer decides which it can encode).  Values that do
+ * not fit the Lance type exactly are errors, never changed.
  */
 #ifndef LP_WRITE_VALUES_H
 #define LP_WRITE_VALUES_H
@@ -21,9 +23,10 @@
 typedef struct LpRowBatch LpRowBatch;
 
 /*
- * The Lance schema of the columns of desc (field ids 0.. in pre-order):
- * ERROR naming the column for a type without a mapping (0A000, also
- * numeric without precision and scale, asking for a cast).
+ * The Lance schema of the columns of desc (field ids 0.. in pre-order, the
+ * members of structs and items of lists after their parent): ERROR naming
+ * the column for a type without a mapping (0A000, also numeric without
+ * precision and scale, asking for a cast).
  */
 extern void lp_write_schema_for_columns(TupleDesc desc, LpSchema *schema);
 
