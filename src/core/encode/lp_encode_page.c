@@ -47,8 +47,8 @@ typedef struct Chunk
 	uint32_t	log_num_values; /* 0 for the last chunk */
 	uint64_t	value_start;
 	uint64_t	value_len;
-	uint64_t	second_start;	/* RLE run lengths, or list items after their validity */
-	uint64_t	second_len;
+	uint64_t	second_start;	/* in the second buffer: RLE run lengths, or the items */
+	uint64_t	second_len;		/* of fixed-size lists after their validity */
 } Chunk;
 
 typedef struct ChunkList
@@ -65,7 +65,8 @@ no_memory(LpError *err)
 }
 
 static bool
-chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t start, uint64_t len)
+chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t start, uint64_t len,
+		  uint64_t second_start, uint64_t second_len)
 {
 	if (list->count == list->capacity)
 	{
@@ -80,7 +81,7 @@ chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t st
 		list->chunks = grown;
 		list->capacity = capacity;
 	}
-	list->chunks[list->count++] = (Chunk) {first, n, log, start, len, 0, 0};
+	list->chunks[list->count++] = (Chunk) {first, n, log, start, len, second_start, second_len};
 	return true;
 }
 
@@ -472,54 +473,88 @@ bytes_per_value(const LpLeafShape *shape)
 }
 
 /*
+ * One way of storing a page's values in mini-block chunks: how many values
+ * the chunk starting at a value holds, and how they are written, to the
+ * chunk's value buffer and, for two-buffer encodings, its second buffer.
+ * write_chunks() cuts every page through one of these.
+ */
+typedef struct ChunkWriter ChunkWriter;
+struct ChunkWriter
+{
+	uint64_t	(*chunk_values) (const ChunkWriter *writer, uint64_t first);
+	bool		(*write) (const ChunkWriter *writer, uint64_t first, uint64_t count,
+						  LpBuf *values, LpBuf *second);
+	const LpLeafShape *shape;
+	const LpPageValues *page;
+	const Strings *strings;
+	uint64_t	values_per_chunk;	/* flat kinds: every chunk but the last */
+};
+
+/*
+ * Every chunk of the page: all but the last hold a power of two of values,
+ * which the chunk's metadata word records as its log (0 for the last).
+ */
+static bool
+write_chunks(const ChunkWriter *writer, ChunkList *chunks, LpBuf *values, LpBuf *second)
+{
+	uint64_t	n = writer->page->num_values;
+
+	for (uint64_t first = 0; first < n;)
+	{
+		uint64_t	count = writer->chunk_values(writer, first);
+		uint64_t	values_start = values->len;
+		uint64_t	second_start = second->len;
+		bool		last = first + count == n;
+
+		if (!writer->write(writer, first, count, values, second) ||
+			!chunk_add(chunks, first, count, last ? 0 : (uint32_t) __builtin_ctzll(count),
+					   values_start, values->len - values_start,
+					   second_start, second->len - second_start))
+			return false;
+		first += count;
+	}
+	return true;
+}
+
+/* The fixed number of values per chunk, the last chunk taking the rest. */
+static uint64_t
+fixed_chunk_values(const ChunkWriter *writer, uint64_t first)
+{
+	uint64_t	left = writer->page->num_values - first;
+
+	return left < writer->values_per_chunk ? left : writer->values_per_chunk;
+}
+
+/*
  * Lance's ValueEncoder: the largest power-of-two number of values (at most
  * 4096) whose bytes stay under MAX_MINIBLOCK_BYTES, counted in words of
  * one value (whole bytes) or 8 values (bitmaps).
  */
 static uint64_t
-flat_values_per_chunk(uint64_t bytes_per_word, bool bitmap, uint32_t *log)
+flat_values_per_chunk(uint64_t bytes_per_word, bool bitmap)
 {
 	uint64_t	size = 2 * bytes_per_word;
 	uint64_t	n_per_chunk = bitmap ? 8 : 2;
 
-	*log = bitmap ? 3 : 1;
 	while (2 * size < MAX_MINIBLOCK_BYTES && 2 * n_per_chunk <= MAX_MINIBLOCK_VALUES)
 	{
-		(*log)++;
 		size *= 2;
 		n_per_chunk *= 2;
 	}
 	return n_per_chunk;
 }
 
+/* Flat values: their bytes, or their bits (chunks start on whole bytes). */
 static bool
-chunk_flat(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks, LpBuf *values)
+write_flat(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values, LpBuf *second)
 {
-	bool		bitmap = shape->kind == LP_LEAF_BOOL;
-	uint64_t	bytes_per_word = bitmap ? 1 : bytes_per_value(shape);
-	uint32_t	log;
-	uint64_t	n_per_chunk = flat_values_per_chunk(bytes_per_word, bitmap, &log);
-	uint64_t	n = page->num_values;
-	uint64_t	pos = 0;
+	const LpPageValues *page = writer->page;
+	uint32_t	bytes = bytes_per_value(writer->shape);
 
-	if (bitmap)
-	{
-		if (!lp_buf_append(values, page->bits.buf.data, (n + 7) / 8))
-			return false;
-	}
-	else if (!lp_buf_append(values, page->values.data, n * bytes_per_word))
-		return false;
-	for (uint64_t first = 0; first < n; first += n_per_chunk)
-	{
-		uint64_t	count = n - first < n_per_chunk ? n - first : n_per_chunk;
-		uint64_t	len = bitmap ? (count + 7) / 8 : count * bytes_per_word;
-		bool		last = first + count == n;
-
-		if (!chunk_add(chunks, first, count, last ? 0 : log, pos, len))
-			return false;
-		pos += len;
-	}
-	return true;
+	(void) second;
+	if (writer->shape->kind == LP_LEAF_BOOL)
+		return lp_buf_append(values, page->bits.buf.data + first / 8, (count + 7) / 8);
+	return lp_buf_append(values, page->values.data + first * bytes, count * bytes);
 }
 
 /* Some item of a fixed-size list of the page is null. */
@@ -535,68 +570,41 @@ has_item_nulls(const LpLeafShape *shape, const LpPageValues *page)
  * with the validity bytes of a row.
  */
 static bool
-chunk_fixed_size_list_validity(const LpLeafShape *shape, const LpPageValues *page,
-							   ChunkList *chunks, LpBuf *validity, LpBuf *items)
+write_fixed_size_list_validity(const ChunkWriter *writer, uint64_t first, uint64_t count,
+							   LpBuf *validity, LpBuf *items)
 {
-	uint64_t	dim = shape->dimension;
-	uint64_t	row_bytes = bytes_per_value(shape);
-	uint32_t	log;
-	uint64_t	n_per_chunk = flat_values_per_chunk((dim + 7) / 8 + row_bytes, false, &log);
-	uint64_t	n = page->num_values;
+	uint64_t	dim = writer->shape->dimension;
+	uint64_t	row_bytes = bytes_per_value(writer->shape);
+	LpBits		bits = {0};
+	bool		ok;
 
-	for (uint64_t first = 0; first < n; first += n_per_chunk)
-	{
-		uint64_t	count = n - first < n_per_chunk ? n - first : n_per_chunk;
-		uint64_t	validity_start = validity->len;
-		uint64_t	items_start = items->len;
-		LpBits		bits = {0};
-		bool		ok;
-
-		ok = lp_bits_append_bitmap(&bits, page->item_validity.buf.data, first * dim, count * dim) &&
-			lp_buf_append(validity, bits.buf.data, (count * dim + 7) / 8) &&
-			lp_buf_append(items, page->values.data + first * row_bytes, count * row_bytes) &&
-			chunk_add(chunks, first, count, first + count == n ? 0 : log, validity_start,
-					  validity->len - validity_start);
-		lp_buf_free(&bits.buf);
-		if (!ok)
-			return false;
-		chunks->chunks[chunks->count - 1].second_start = items_start;
-		chunks->chunks[chunks->count - 1].second_len = items->len - items_start;
-	}
-	return true;
+	ok = lp_bits_append_bitmap(&bits, writer->page->item_validity.buf.data, first * dim, count * dim) &&
+		lp_buf_append(validity, bits.buf.data, (count * dim + 7) / 8) &&
+		lp_buf_append(items, writer->page->values.data + first * row_bytes, count * row_bytes);
+	lp_buf_free(&bits.buf);
+	return ok;
 }
 
 /* InlineBitpacking: blocks of 1024 values, each its width word and FastLanes words. */
 static bool
-chunk_bitpacked(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks,
-				LpBuf *values)
+write_bitpacked(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values,
+				LpBuf *second)
 {
-	uint32_t	bytes = shape->bits / 8;
-	uint64_t	n = page->num_values;
-	uint8_t    *block = lp_alloc((size_t) LP_FASTLANES_BLOCK * bytes);
-	uint8_t    *packed = lp_alloc((size_t) LP_FASTLANES_BLOCK * bytes);
-	bool		ok = block != NULL && packed != NULL;
+	uint32_t	type_bits = writer->shape->bits;
+	uint32_t	bytes = type_bits / 8;
+	uint64_t	block[LP_FASTLANES_BLOCK];
+	uint64_t	packed[LP_FASTLANES_BLOCK];
+	uint32_t	width;
+	uint8_t		word[8];
 
-	for (uint64_t first = 0; ok && first < n; first += LP_FASTLANES_BLOCK)
-	{
-		uint64_t	count = n - first < LP_FASTLANES_BLOCK ? n - first : LP_FASTLANES_BLOCK;
-		uint64_t	start = values->len;
-		uint32_t	width;
-		uint8_t		word[8];
-
-		memset(block, 0, (size_t) LP_FASTLANES_BLOCK * bytes);
-		memcpy(block, page->values.data + first * bytes, count * bytes);
-		width = lp_bit_width(shape->bits, block, count);
-		lp_put_le_uint(word, bytes, width);
-		lp_fastlanes_pack(shape->bits, width, block, packed);
-		ok = lp_buf_append(values, word, bytes) &&
-			lp_buf_append(values, packed, lp_fastlanes_packed_bytes(width)) &&
-			chunk_add(chunks, first, count, first + count == n ? 0 : 10, start,
-					  values->len - start);
-	}
-	lp_free(block);
-	lp_free(packed);
-	return ok;
+	(void) second;
+	memset(block, 0, sizeof(block));
+	memcpy(block, writer->page->values.data + first * bytes, count * bytes);
+	width = lp_bit_width(type_bits, (const uint8_t *) block, count);
+	lp_put_le_uint(word, bytes, width);
+	lp_fastlanes_pack(type_bits, width, (const uint8_t *) block, (uint8_t *) packed);
+	return lp_buf_append(values, word, bytes) &&
+		lp_buf_append(values, packed, lp_fastlanes_packed_bytes(width));
 }
 
 /*
@@ -607,8 +615,11 @@ chunk_bitpacked(const LpLeafShape *shape, const LpPageValues *page, ChunkList *c
  * padded to the offset width.
  */
 static uint64_t
-next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t width)
+variable_chunk_values(const ChunkWriter *writer, uint64_t start)
 {
+	const uint64_t *offsets = writer->strings->offsets;
+	uint64_t	n = writer->page->num_values;
+	uint32_t	width = writer->shape->offset_bits / 8;
 	uint64_t	count = 1;
 	uint64_t	next = 2;
 
@@ -617,8 +628,8 @@ next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t wid
 		if (start + next >= n + 1)
 		{
 			if (offsets[n] - offsets[start] + (n + 1 - start) * width <= AIM_MINICHUNK_SIZE)
-				return n;
-			return start + count;
+				return n - start;
+			return count;
 		}
 		if (offsets[start + next] - offsets[start] + (next + 1) * width > AIM_MINICHUNK_SIZE)
 			break;
@@ -626,45 +637,31 @@ next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t wid
 		next *= 2;
 	}
 	/* As Lance does: the first doubling that no longer fits ends the chunk. */
-	return start + next;
+	return next;
 }
 
 static bool
-chunk_variable(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings,
-			   ChunkList *chunks, LpBuf *values)
+write_variable(const ChunkWriter *writer, uint64_t start, uint64_t count, LpBuf *values,
+			   LpBuf *second)
 {
-	const uint64_t *offsets = strings->offsets;
-	uint32_t	width = shape->offset_bits / 8;
-	uint64_t	n = page->num_values;
-	uint64_t	start = 0;
+	const uint64_t *offsets = writer->strings->offsets;
+	uint32_t	width = writer->shape->offset_bits / 8;
+	uint64_t	end = start + count;
+	uint64_t	table = (count + 1) * width;
 
-	while (start < n)
+	(void) second;
+	for (uint64_t i = start; i <= end; i++)
 	{
-		uint64_t	end = next_chunk_end(offsets, n, start, width);
-		uint64_t	count;
-		uint64_t	chunk_start = values->len;
-		uint64_t	table;
+		uint8_t		word[8];
 
-		count = end - start;
-		table = (count + 1) * width;
-		for (uint64_t i = start; i <= end; i++)
-		{
-			uint8_t		word[8];
-
-			lp_put_le_uint(word, width, offsets[i] - offsets[start] + table);
-			if (!lp_buf_append(values, word, width))
-				return false;
-		}
-		if ((offsets[end] > offsets[start] &&
-			 !lp_buf_append(values, strings->data + offsets[start], offsets[end] - offsets[start])) ||
-			!pad_to(values, width, VARIABLE_FILL_BYTE) ||
-			!chunk_add(chunks, start, count,
-					   end == n ? 0 : (uint32_t) __builtin_ctzll(count), chunk_start,
-					   values->len - chunk_start))
+		lp_put_le_uint(word, width, offsets[i] - offsets[start] + table);
+		if (!lp_buf_append(values, word, width))
 			return false;
-		start = end;
 	}
-	return true;
+	return (offsets[end] == offsets[start] ||
+			lp_buf_append(values, writer->strings->data + offsets[start],
+						  offsets[end] - offsets[start])) &&
+		pad_to(values, width, VARIABLE_FILL_BYTE);
 }
 
 /*
@@ -692,53 +689,49 @@ rle_chunk_bytes(const uint8_t *values, uint32_t bytes, uint64_t first, uint64_t 
 	return total;
 }
 
+static uint64_t
+rle_chunk_values(const ChunkWriter *writer, uint64_t first)
+{
+	uint64_t	left = writer->page->num_values - first;
+	uint64_t	count = left < 2048 ? left : 2048;
+
+	while (count > 1 &&
+		   rle_chunk_bytes(writer->page->values.data, writer->shape->bits / 8, first, count) >
+		   MAX_MINIBLOCK_BYTES)
+	{
+		uint64_t	power = 1;
+
+		while (power * 2 < count)
+			power *= 2;
+		count = power;
+	}
+	return count;
+}
+
 static bool
-chunk_rle(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks, LpBuf *values,
+write_rle(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values,
 		  LpBuf *lengths)
 {
-	uint32_t	bytes = shape->bits / 8;
-	uint64_t	n = page->num_values;
-	const uint8_t *data = page->values.data;
+	uint32_t	bytes = writer->shape->bits / 8;
+	const uint8_t *data = writer->page->values.data;
 
-	for (uint64_t first = 0; first < n;)
+	for (uint64_t i = first; i < first + count;)
 	{
-		uint64_t	count = n - first < 2048 ? n - first : 2048;
-		uint64_t	values_start = values->len;
-		uint64_t	lengths_start = lengths->len;
+		uint64_t	run = 1;
 
-		while (count > 1 && rle_chunk_bytes(data, bytes, first, count) > MAX_MINIBLOCK_BYTES)
+		while (i + run < first + count &&
+			   memcmp(data + (i + run) * bytes, data + i * bytes, bytes) == 0)
+			run++;
+		for (uint64_t left = run; left > 0;)
 		{
-			uint64_t	power = 1;
+			uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
 
-			while (power * 2 < count)
-				power *= 2;
-			count = power;
+			if (!lp_buf_append(values, data + i * bytes, bytes) ||
+				!lp_buf_append(lengths, &length, 1))
+				return false;
+			left -= length;
 		}
-		for (uint64_t i = first; i < first + count;)
-		{
-			uint64_t	run = 1;
-
-			while (i + run < first + count &&
-				   memcmp(data + (i + run) * bytes, data + i * bytes, bytes) == 0)
-				run++;
-			for (uint64_t left = run; left > 0;)
-			{
-				uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
-
-				if (!lp_buf_append(values, data + i * bytes, bytes) ||
-					!lp_buf_append(lengths, &length, 1))
-					return false;
-				left -= length;
-			}
-			i += run;
-		}
-		if (!chunk_add(chunks, first, count,
-					   first + count == n ? 0 : (uint32_t) __builtin_ctzll(count),
-					   values_start, values->len - values_start))
-			return false;
-		chunks->chunks[chunks->count - 1].second_start = lengths_start;
-		chunks->chunks[chunks->count - 1].second_len = lengths->len - lengths_start;
-		first += count;
+		i += run;
 	}
 	return true;
 }
@@ -784,16 +777,66 @@ prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
 	return true;
 }
 
+/*
+ * The value compression Lance chooses for a mini-block page, as the chunk
+ * writer that stores it, its encoding and its number of value buffers.
+ */
+static CE *
+choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValues *page,
+						const Strings *strings, ChunkWriter *writer, uint32_t *num_value_buffers)
+{
+	CE		   *encoding;
+
+	*writer = (ChunkWriter) {fixed_chunk_values, write_flat, shape, page, strings, 0};
+	*num_value_buffers = 1;
+	if (shape->kind == LP_LEAF_VARIABLE)
+	{
+		writer->chunk_values = variable_chunk_values;
+		writer->write = write_variable;
+		return strings_encoding(m, strings, shape->offset_bits);
+	}
+	if (prefers_rle(shape, page))
+	{
+		writer->chunk_values = rle_chunk_values;
+		writer->write = write_rle;
+		*num_value_buffers = 2;
+		return rle_encoding(m, shape->bits);
+	}
+	if (prefers_bitpacking(shape, page))
+	{
+		writer->write = write_bitpacked;
+		writer->values_per_chunk = LP_FASTLANES_BLOCK;
+		return inline_bitpacking_encoding(m, shape->bits);
+	}
+	if (has_item_nulls(shape, page))
+	{
+		uint64_t	dim = shape->dimension;
+
+		writer->write = write_fixed_size_list_validity;
+		writer->values_per_chunk = flat_values_per_chunk((dim + 7) / 8 + bytes_per_value(shape), false);
+		*num_value_buffers = 2;
+		encoding = fixed_size_list_encoding(m, dim, shape->bits);
+		encoding->fixed_size_list->has_validity = true;
+		return encoding;
+	}
+	writer->values_per_chunk = shape->kind == LP_LEAF_BOOL ? flat_values_per_chunk(1, true) :
+		flat_values_per_chunk(bytes_per_value(shape), false);
+	return shape->kind == LP_LEAF_FIXED_SIZE_LIST ?
+		fixed_size_list_encoding(m, shape->dimension, shape->bits) :
+		flat_encoding(m, shape->bits);
+}
+
 static bool
 encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
 				 const Strings *strings, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
+	ChunkWriter writer;
 	ChunkList	chunks = {0};
 	LpBuf		values = {0};
 	LpBuf		second = {0};	/* the chunks' second buffers */
 	LpBuf		levels = {0};
-	uint32_t	num_value_buffers = 1;
+	uint32_t	num_value_buffers;
 	LpBuf	   *meta = &out->buffers[0];
 	LpBuf	   *data = &out->buffers[1];
 	bool		has_def = page->null_count > 0;
@@ -807,37 +850,8 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	bool		ok = false;
 
 	memset(&m, 0, sizeof(m));
-	if (shape->kind == LP_LEAF_VARIABLE)
-	{
-		value_encoding = strings_encoding(&m, strings, shape->offset_bits);
-		ok = chunk_variable(shape, page, strings, &chunks, &values);
-	}
-	else if (prefers_rle(shape, page))
-	{
-		value_encoding = rle_encoding(&m, shape->bits);
-		num_value_buffers = 2;
-		ok = chunk_rle(shape, page, &chunks, &values, &second);
-	}
-	else if (prefers_bitpacking(shape, page))
-	{
-		value_encoding = inline_bitpacking_encoding(&m, shape->bits);
-		ok = chunk_bitpacked(shape, page, &chunks, &values);
-	}
-	else if (has_item_nulls(shape, page))
-	{
-		value_encoding = fixed_size_list_encoding(&m, shape->dimension, shape->bits);
-		value_encoding->fixed_size_list->has_validity = true;
-		num_value_buffers = 2;
-		ok = chunk_fixed_size_list_validity(shape, page, &chunks, &values, &second);
-	}
-	else
-	{
-		value_encoding = shape->kind == LP_LEAF_FIXED_SIZE_LIST ?
-			fixed_size_list_encoding(&m, shape->dimension, shape->bits) :
-			flat_encoding(&m, shape->bits);
-		ok = chunk_flat(shape, page, &chunks, &values);
-	}
-	if (!ok)
+	value_encoding = choose_miniblock_values(&m, shape, page, strings, &writer, &num_value_buffers);
+	if (!write_chunks(&writer, &chunks, &values, &second))
 		goto no_memory;
 	if (has_def)
 		level_compression = choose_level_compression(version, page);
