@@ -133,6 +133,12 @@ $(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(BUILD)/fuzz/liblpcore.a
 	clang $(CORE_TEST_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $< $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
 
+# The encoder's fuzzer shares its round trips with the unit tests.
+$(BUILD)/fuzz_encode: test/fuzz/fuzz_encode.c test/core/lp_encode_round_trip.c \
+		test/core/lp_encode_round_trip.h $(BUILD)/fuzz/liblpcore.a
+	clang $(CORE_TEST_CFLAGS) -Itest/core -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ test/fuzz/fuzz_encode.c test/core/lp_encode_round_trip.c $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
+
 fuzz: $(BUILD)/$(FUZZ_TARGET)
 	@mkdir -p $(BUILD)/fuzz-corpus-$(FUZZ_TARGET)
 	$(BUILD)/$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \

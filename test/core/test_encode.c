@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_encode_round_trip.h"
 #include "lp_test.h"
 
 #include "base/lp_alloc.h"
@@ -175,46 +176,6 @@ make_array(const LpType *type, const ColumnSpec *spec, uint64_t rows)
 	return array;
 }
 
-/* Row i of both arrays is the same value (or both null). */
-static bool
-rows_equal(const LpType *type, const LpArray *a, const LpArray *b, uint64_t i)
-{
-	uint32_t	width = lp_type_byte_width(type);
-
-	if (lp_array_is_valid(a, i) != lp_array_is_valid(b, i))
-		return false;
-	if (!lp_array_is_valid(a, i))
-		return true;
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		uint64_t	dim = (uint64_t) type->fixed_size;
-		uint32_t	item = lp_type_byte_width(type->children[0]);
-		const LpArray *x = a->children[0];
-		const LpArray *y = b->num_children == 1 ? b->children[0] : NULL;
-
-		if (y == NULL)
-			return false;
-		for (uint64_t j = i * dim; j < (i + 1) * dim; j++)
-		{
-			if (lp_array_is_valid(x, j) != lp_array_is_valid(y, j))
-				return false;
-			if (lp_array_is_valid(x, j) && memcmp(x->values + j * item, y->values + j * item, item) != 0)
-				return false;
-		}
-		return true;
-	}
-	if (lp_type_is_variable_width(type))
-	{
-		uint64_t	len = a->offsets[i + 1] - a->offsets[i];
-
-		return b->offsets[i + 1] - b->offsets[i] == len &&
-			(len == 0 || memcmp(a->data + a->offsets[i], b->data + b->offsets[i], len) == 0);
-	}
-	if (type->id == LP_TYPE_BOOL)
-		return lp_bit_get(a->values, i) == lp_bit_get(b->values, i);
-	return memcmp(a->values + i * width, b->values + i * width, width) == 0;
-}
-
 /*
  * Whether every valid row equals the first valid one and one is valid: from
  * 2.2 on such pages are constant pages, as Lance 12 writes them.
@@ -265,98 +226,28 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 	LpSchema	schema = make_schema(specs, n);
 	LpType	  **types = calloc(n, sizeof(LpType *));
 	LpArray   **arrays = calloc(n, sizeof(LpArray *));
-	LpArray   **slices = calloc(n, sizeof(LpArray *));
-	LpOutput   *output = lp_memory_output_open("memory.lance");
-	LpFileWriter *writer;
 	LpError		err;
 	uint64_t	size = 0;
-	uint64_t	len;
 	uint8_t    *bytes = NULL;
-	LpInput    *input;
+	LpInput    *input = NULL;
 	LpFile	   *file = NULL;
+	bool		encoded;
 
 	for (uint32_t c = 0; c < n; c++)
 	{
 		LP_CHECK(lp_type_parse(specs[c].logical_type, "memory.lance", specs[c].name, &types[c], &err));
 		arrays[c] = make_array(types[c], &specs[c], rows);
 	}
-	writer = lp_file_writer_open(output, &schema, version, &err);
-	LP_CHECK_MSG(writer != NULL, "open: %.300s", err.message);
-	for (uint64_t start = 0; writer != NULL && start < rows; start += batch_rows)
+	encoded = lp_round_trip_encode(&schema, version, types, arrays, n, rows, batch_rows,
+								   &bytes, &size, &err);
+	LP_CHECK_MSG(encoded, "encode %s, %llu rows: %.300s", lp_file_version_name(version),
+				 (unsigned long long) rows, err.message);
+	if (encoded)
 	{
-		uint64_t	count = rows - start < batch_rows ? rows - start : batch_rows;
-		bool		ok;
-
-		/* Batches are slices: the same buffers, shifted (validity and bools re-based). */
-		for (uint32_t c = 0; c < n; c++)
-		{
-			LpArray    *slice = lp_array_new(types[c]);
-			const LpArray *whole = arrays[c];
-			uint32_t	width = lp_type_byte_width(types[c]);
-
-			slice->length = count;
-			if (whole->validity)
-			{
-				slice->validity = lp_alloc0(count / 8 + 1);
-				for (uint64_t i = 0; i < count; i++)
-					lp_bit_set(slice->validity, i, lp_bit_get(whole->validity, start + i));
-			}
-			if (types[c]->id == LP_TYPE_BOOL)
-			{
-				slice->values = lp_alloc0(count / 8 + 1);
-				for (uint64_t i = 0; i < count; i++)
-					lp_bit_set(slice->values, i, lp_bit_get(whole->values, start + i));
-			}
-			else if (lp_type_is_variable_width(types[c]))
-			{
-				slice->offsets = lp_alloc((count + 1) * sizeof(uint64_t));
-				memcpy(slice->offsets, whole->offsets + start, (count + 1) * sizeof(uint64_t));
-				slice->data = lp_memdup(whole->data, whole->data_len);
-				slice->data_len = whole->data_len;
-			}
-			else if (types[c]->id == LP_TYPE_FIXED_SIZE_LIST)
-			{
-				uint64_t	row = (uint64_t) types[c]->fixed_size * lp_type_byte_width(types[c]->children[0]);
-				LpArray    *items = lp_array_new(types[c]->children[0]);
-
-				items->length = count * types[c]->fixed_size;
-				items->values = lp_memdup(whole->children[0]->values + start * row, count * row);
-				if (whole->children[0]->validity)
-				{
-					items->validity = lp_alloc0(items->length / 8 + 1);
-					for (uint64_t i = 0; i < items->length; i++)
-						lp_bit_set(items->validity, i,
-								   lp_bit_get(whole->children[0]->validity,
-											  start * types[c]->fixed_size + i));
-				}
-				slice->num_children = 1;
-				slice->children = lp_alloc(sizeof(LpArray *));
-				slice->children[0] = items;
-			}
-			else
-				slice->values = lp_memdup(whole->values + start * width, count * width);
-			slices[c] = slice;
-		}
-		ok = lp_file_writer_write(writer, (const LpArray *const *) slices, n, &err);
-		LP_CHECK_MSG(ok, "write: %.300s", err.message);
-		for (uint32_t c = 0; c < n; c++)
-			lp_array_free(slices[c]);
-		if (!ok)
-			break;
+		input = lp_memory_input_open("memory.lance", bytes, size);
+		file = lp_file_open(input, &err);
+		LP_CHECK_MSG(file != NULL, "reopen: %.300s", err.message);
 	}
-	if (writer != NULL)
-	{
-		LP_CHECK_MSG(lp_file_writer_finish(writer, &size, &err), "finish: %.300s", err.message);
-		lp_file_writer_free(writer);
-	}
-	bytes = malloc(size + 1);
-	memcpy(bytes, lp_memory_output_data(output, &len), size);
-	LP_CHECK_EQ_U64(len, size);
-	output->ops->abort(output);
-
-	input = lp_memory_input_open("memory.lance", bytes, size);
-	file = lp_file_open(input, &err);
-	LP_CHECK_MSG(file != NULL, "reopen: %.300s", err.message);
 	if (file != NULL)
 	{
 		LP_CHECK_EQ_U64(file->num_rows, rows);
@@ -364,20 +255,14 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 		LP_CHECK_EQ_U64(file->num_columns, n);
 		for (uint32_t c = 0; c < n && c < file->num_columns; c++)
 		{
-			LpType	   *decoded_type;
-			LpArray    *decoded;
-			uint64_t	bad = UINT64_MAX;
+			uint64_t	bad;
 
-			if (!lp_decode_field(input, file, c, &decoded_type, &decoded, &err))
+			if (!lp_round_trip_compare(input, file, c, types[c], arrays[c], &bad, &err))
 			{
 				LP_CHECK_MSG(false, "decode %.100s (%llu rows): %.300s", specs[c].name,
 							 (unsigned long long) rows, err.message);
 				continue;
 			}
-			LP_CHECK_EQ_U64(decoded->length, rows);
-			for (uint64_t i = 0; i < rows && i < decoded->length && bad == UINT64_MAX; i++)
-				if (!rows_equal(types[c], arrays[c], decoded, i))
-					bad = i;
 			LP_CHECK_MSG(bad == UINT64_MAX, "%s %s, %llu rows: row %llu differs",
 						 lp_file_version_name(version), specs[c].name,
 						 (unsigned long long) rows, (unsigned long long) bad);
@@ -398,11 +283,10 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 							 file->columns[c].num_pages ? file->columns[c].pages[0].layout : "none",
 							 expected);
 			}
-			lp_array_free(decoded);
-			lp_type_free(decoded_type);
 		}
 	}
-	lp_input_close(input);
+	if (input != NULL)
+		lp_input_close(input);
 	for (uint32_t c = 0; c < n; c++)
 	{
 		lp_array_free(arrays[c]);
@@ -410,12 +294,11 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 	}
 	free(types);
 	free(arrays);
-	free(slices);
 	free(schema.fields);
 	if (bytes_out)
 		*bytes_out = bytes;
 	else
-		free(bytes);
+		lp_free(bytes);
 	return file;
 }
 
@@ -550,7 +433,7 @@ LP_TEST(encode_miniblock_chunks_follow_lance)
 		LP_CHECK_EQ_U64(lp_le16(chunk + 2), 128);
 		LP_CHECK_EQ_U64(lp_le16(chunk + 4), 8 + 1024 * 7 / 8);
 		lp_file_free(file);
-		free(bytes);
+		lp_free(bytes);
 	}
 	/* In 2.2 the words and value sizes are u32 (has_large_chunk). */
 	file = round_trip(LP_FILE_VERSION_2_2, spec, 1, 5000, 5000, &bytes);
@@ -562,7 +445,7 @@ LP_TEST(encode_miniblock_chunks_follow_lance)
 		LP_CHECK_EQ_U64(page->buffers[0].size, 5 * 4);
 		LP_CHECK_EQ_U64(lp_le32(chunk + 4), 8 + 1024 * 7 / 8);
 		lp_file_free(file);
-		free(bytes);
+		lp_free(bytes);
 	}
 }
 

@@ -4,15 +4,16 @@
  * pattern, null items in fixed-size lists of 2.1+), the row count, the
  * batch size and, cycling through its remaining bytes, every value, string
  * length and null; the file the encoder writes must decode to exactly those
- * values.  Any refusal or difference is a crash.
+ * values, compared as the unit tests compare them
+ * (test/core/lp_encode_round_trip.h).  Any refusal or difference is a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_encode_round_trip.h"
+
 #include "base/lp_alloc.h"
-#include "decode/lp_decode.h"
-#include "encode/lp_file_writer.h"
 #include "format/lp_file.h"
 
 #define MAX_COLUMNS 4
@@ -117,90 +118,6 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows
 	return array;
 }
 
-static bool
-rows_equal(const LpType *type, const LpArray *a, const LpArray *b, uint64_t i)
-{
-	uint32_t	width = lp_type_byte_width(type);
-
-	if (lp_array_is_valid(a, i) != lp_array_is_valid(b, i))
-		return false;
-	if (!lp_array_is_valid(a, i))
-		return true;
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		uint64_t	dim = (uint64_t) type->fixed_size;
-		uint32_t	item = lp_type_byte_width(type->children[0]);
-		const LpArray *x = a->children[0];
-		const LpArray *y = b->children[0];
-
-		for (uint64_t j = i * dim; j < (i + 1) * dim; j++)
-			if (lp_array_is_valid(x, j) != lp_array_is_valid(y, j) ||
-				(lp_array_is_valid(x, j) && memcmp(x->values + j * item, y->values + j * item, item) != 0))
-				return false;
-		return true;
-	}
-	if (lp_type_is_variable_width(type))
-	{
-		uint64_t	len = a->offsets[i + 1] - a->offsets[i];
-
-		return b->offsets[i + 1] - b->offsets[i] == len &&
-			(len == 0 || memcmp(a->data + a->offsets[i], b->data + b->offsets[i], len) == 0);
-	}
-	if (type->id == LP_TYPE_BOOL)
-		return lp_bit_get(a->values, i) == lp_bit_get(b->values, i);
-	return memcmp(a->values + i * width, b->values + i * width, width) == 0;
-}
-
-/* A batch of rows [start, start + count) of array, sharing nothing with it. */
-static LpArray *
-slice_array(const LpType *type, const LpArray *whole, uint64_t start, uint64_t count)
-{
-	LpArray    *slice = lp_array_new(type);
-	uint32_t	width = lp_type_byte_width(type);
-
-	slice->length = count;
-	if (whole->validity)
-	{
-		slice->validity = lp_alloc0(count / 8 + 1);
-		for (uint64_t i = 0; i < count; i++)
-			lp_bit_set(slice->validity, i, lp_bit_get(whole->validity, start + i));
-	}
-	if (type->id == LP_TYPE_BOOL)
-	{
-		slice->values = lp_alloc0(count / 8 + 1);
-		for (uint64_t i = 0; i < count; i++)
-			lp_bit_set(slice->values, i, lp_bit_get(whole->values, start + i));
-	}
-	else if (lp_type_is_variable_width(type))
-	{
-		slice->offsets = lp_alloc((count + 1) * sizeof(uint64_t));
-		memcpy(slice->offsets, whole->offsets + start, (count + 1) * sizeof(uint64_t));
-		slice->data = lp_memdup(whole->data, whole->data_len);
-		slice->data_len = whole->data_len;
-	}
-	else if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		uint64_t	row = (uint64_t) type->fixed_size * lp_type_byte_width(type->children[0]);
-		LpArray    *items = lp_array_new(type->children[0]);
-
-		items->length = count * type->fixed_size;
-		items->values = lp_memdup(whole->children[0]->values + start * row, count * row);
-		if (whole->children[0]->validity)
-		{
-			items->validity = lp_alloc0(items->length / 8 + 1);
-			for (uint64_t i = 0; i < items->length; i++)
-				lp_bit_set(items->validity, i,
-						   lp_bit_get(whole->children[0]->validity, start * type->fixed_size + i));
-		}
-		slice->num_children = 1;
-		slice->children = lp_alloc(sizeof(LpArray *));
-		slice->children[0] = items;
-	}
-	else
-		slice->values = lp_memdup(whole->values + start * width, count * width);
-	return slice;
-}
-
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -212,18 +129,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	LpSchema	schema;
 	LpType	   *column_types[MAX_COLUMNS];
 	LpArray    *arrays[MAX_COLUMNS];
-	LpArray    *slices[MAX_COLUMNS];
 	uint8_t		null_modes[MAX_COLUMNS];
 	Source		source;
 	LpFileVersion version;
 	uint32_t	n;
 	uint64_t	rows;
 	uint64_t	batch;
-	LpOutput   *output;
-	LpFileWriter *writer;
 	LpError		err;
 	uint64_t	file_size;
-	uint64_t	len;
 	uint8_t    *bytes;
 	LpInput    *input;
 	LpFile	   *file;
@@ -259,46 +172,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							   (null_modes[c] & 4) != 0 && version != LP_FILE_VERSION_2_0, rows, &source);
 	}
 
-	output = lp_memory_output_open("fuzz.lance");
-	writer = lp_file_writer_open(output, &schema, version, &err);
-	if (writer == NULL)
+	if (!lp_round_trip_encode(&schema, version, column_types, arrays, n, rows, batch,
+							  &bytes, &file_size, &err))
 		abort();
-	for (uint64_t start = 0; start < rows; start += batch)
-	{
-		uint64_t	count = rows - start < batch ? rows - start : batch;
-		bool		ok;
-
-		for (uint32_t c = 0; c < n; c++)
-			slices[c] = slice_array(column_types[c], arrays[c], start, count);
-		ok = lp_file_writer_write(writer, (const LpArray *const *) slices, n, &err);
-		for (uint32_t c = 0; c < n; c++)
-			lp_array_free(slices[c]);
-		if (!ok)
-			abort();
-	}
-	if (!lp_file_writer_finish(writer, &file_size, &err))
-		abort();
-	lp_file_writer_free(writer);
-	bytes = lp_memdup(lp_memory_output_data(output, &len), file_size);
-	output->ops->abort(output);
-
 	input = lp_memory_input_open("fuzz.lance", bytes, file_size);
 	file = lp_file_open(input, &err);
 	if (file == NULL || file->num_rows != rows)
 		abort();
 	for (uint32_t c = 0; c < n; c++)
 	{
-		LpType	   *decoded_type;
-		LpArray    *decoded;
+		uint64_t	bad;
 
-		if (!lp_decode_field(input, file, c, &decoded_type, &decoded, &err) ||
-			decoded->length != rows)
+		if (!lp_round_trip_compare(input, file, c, column_types[c], arrays[c], &bad, &err) ||
+			bad != UINT64_MAX)
 			abort();
-		for (uint64_t i = 0; i < rows; i++)
-			if (!rows_equal(column_types[c], arrays[c], decoded, i))
-				abort();
-		lp_array_free(decoded);
-		lp_type_free(decoded_type);
 		lp_array_free(arrays[c]);
 		lp_type_free(column_types[c]);
 	}
