@@ -29,7 +29,11 @@ typedef struct LpLeafShape
 	uint32_t	bits;			/* fixed: per value; list: per item; bool: 1 */
 	uint32_t	dimension;		/* fixed-size list: items per value */
 	uint32_t	offset_bits;	/* variable: 32 (string, binary) or 64 (large kinds) */
+	uint32_t	num_layers;		/* 2.1+ repdef layers: the leaf and its struct ancestors */
 } LpLeafShape;
+
+/* Struct ancestors a leaf may have, plus one (a layer fits a u8 in null_layers). */
+#define LP_ENCODE_MAX_LAYERS 64
 
 /* The values of one page of a leaf column, accumulated from batches. */
 typedef struct LpPageValues
@@ -42,6 +46,14 @@ typedef struct LpPageValues
 	LpBuf		data;			/* variable: the bytes */
 	LpBits		validity;		/* one bit per value, 1 = valid */
 	LpBits		item_validity;	/* fixed-size lists: one bit per item */
+
+	/*
+	 * Leaves under structs (num_layers > 1): one byte per value, 0 when the
+	 * value and its ancestors are valid, else 1 + the outermost layer at
+	 * which it is null (0 the leaf, 1 its parent, ...); validity then says
+	 * whether the value is valid at every layer.
+	 */
+	LpBuf		null_layers;
 	uint64_t	max_length;		/* variable: longest value */
 } LpPageValues;
 
@@ -69,5 +81,8 @@ void		lp_encoded_page_free(LpEncodedPage *page);
 /* The same for a 2.0 file (lp_encode_v20.c): an ArrayEncoding and its buffers. */
 bool		lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page,
 							   LpEncodedPage *out, LpError *err);
+
+/* The page of a 2.0 struct's header column: SimpleStruct without buffers. */
+bool		lp_encode_v20_struct_header(LpEncodedPage *out, LpError *err);
 
 #endif							/* LP_ENCODE_INTERNAL_H */

@@ -13,9 +13,11 @@
  *    and bytes in chunks of about 4 KiB;
  *  - wider values: full-zip, each value after its control word (and its
  *    length when variable), with a repetition index for variable widths.
- * Definition levels (1 = null) go into every chunk or control word when the
- * page has nulls, compressed as Lance compresses levels: bit-packed when
- * every block of 1024 levels holds a null, else flat.
+ * Definition levels go into every chunk or control word when the page has
+ * nulls, one repdef layer for the leaf and one for each struct above it
+ * (a null takes the level of its outermost null layer), compressed as
+ * Lance compresses levels: bit-packed at the width of the highest level,
+ * run-length encoded from 2.2 on when nulls are rare, flat for tiny pages.
  */
 #include <string.h>
 
@@ -98,6 +100,72 @@ static bool
 is_null(const LpPageValues *page, uint64_t index)
 {
 	return page->null_count > 0 && !lp_bit_get(page->validity.buf.data, index);
+}
+
+typedef Lance__Encodings21__RepDefLayer Layer;
+
+/*
+ * The definition levels of a page and the repdef layers they follow,
+ * innermost (the leaf) first, as Lance's RepDefBuilder serializes them: a
+ * layer with a null in the page is NULLABLE_ITEM and takes the next level
+ * (the leaf 1, its parent the next, ...), a layer without is ALL_VALID_ITEM
+ * and takes none; a value's level is that of its outermost null layer.
+ */
+typedef struct Levels
+{
+	uint16_t   *def;			/* one per value; NULL when every value is valid */
+	uint16_t	max_def;
+	uint32_t	width;			/* bits of max_def */
+	uint32_t	num_layers;
+	Layer		layers[LP_ENCODE_MAX_LAYERS];
+} Levels;
+
+/* The outermost layer at which value i is null, plus one; 0 when it is valid. */
+static uint32_t
+null_layer(const LpLeafShape *shape, const LpPageValues *page, uint64_t i)
+{
+	if (shape->num_layers > 1)
+		return page->null_layers.data[i];
+	return is_null(page, i) ? 1 : 0;
+}
+
+static bool
+levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
+{
+	bool		nullable[LP_ENCODE_MAX_LAYERS] = {false};
+	uint16_t	level_of[LP_ENCODE_MAX_LAYERS];
+	uint64_t	n = page->num_values;
+
+	memset(levels, 0, sizeof(*levels));
+	levels->num_layers = shape->num_layers;
+	for (uint64_t i = 0; page->null_count > 0 && i < n; i++)
+	{
+		uint32_t	k = null_layer(shape, page, i);
+
+		if (k > 0)
+			nullable[k - 1] = true;
+	}
+	for (uint32_t k = 0; k < levels->num_layers; k++)
+	{
+		levels->layers[k] = nullable[k] ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
+			LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+		if (nullable[k])
+			levels->max_def++;
+		level_of[k] = levels->max_def;
+	}
+	if (levels->max_def == 0)
+		return true;
+	levels->width = 32 - (uint32_t) __builtin_clz(levels->max_def);
+	levels->def = lp_alloc_array(n + 1, sizeof(uint16_t));
+	if (levels->def == NULL)
+		return false;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint32_t	k = null_layer(shape, page, i);
+
+		levels->def[i] = k > 0 ? level_of[k - 1] : 0;
+	}
+	return true;
 }
 
 /*
@@ -322,7 +390,7 @@ typedef enum LevelCompression
 
 /* Bytes of the levels [first, first + count) as RLE runs (u16 values, u8 lengths). */
 static uint64_t
-level_rle_bytes(const LpPageValues *page, uint64_t first, uint64_t count)
+level_rle_bytes(const Levels *levels, uint64_t first, uint64_t count)
 {
 	uint64_t	bytes = 0;
 
@@ -330,7 +398,7 @@ level_rle_bytes(const LpPageValues *page, uint64_t first, uint64_t count)
 	{
 		uint64_t	run = 1;
 
-		while (i + run < first + count && is_null(page, i + run) == is_null(page, i))
+		while (i + run < first + count && levels->def[i + run] == levels->def[i])
 			run++;
 		bytes += (run + 254) / 255 * 3;
 		i += run;
@@ -341,42 +409,42 @@ level_rle_bytes(const LpPageValues *page, uint64_t first, uint64_t count)
 /*
  * Lance 12 picks the levels' compression from the whole page: flat when the
  * page is so small that one packed block outweighs it; from 2.2 on RLE
- * when its runs take fewer bytes than 1-bit packing (rare nulls); else
- * bit-packing, inline for at most 1024 levels and out of line (one width,
- * 1 bit) beyond.
+ * when its runs take fewer bytes than bit-packing (rare nulls); else
+ * bit-packing at the width of the highest level, inline for at most 1024
+ * levels and out of line (one width) beyond.
  */
 static LevelCompression
-choose_level_compression(LpFileVersion version, const LpPageValues *page)
+choose_level_compression(LpFileVersion version, const Levels *levels, uint64_t n)
 {
-	uint64_t	n = page->num_values;
+	uint64_t	block_bytes = lp_fastlanes_packed_bytes(levels->width);
 
-	if (n <= LP_FASTLANES_BLOCK && lp_fastlanes_packed_bytes(1) >= n * 2)
+	if (n <= LP_FASTLANES_BLOCK && block_bytes >= n * 2)
 		return LEVELS_FLAT;
 	if (version >= LP_FILE_VERSION_2_2 &&
-		level_rle_bytes(page, 0, n) <
-		(n + LP_FASTLANES_BLOCK - 1) / LP_FASTLANES_BLOCK * lp_fastlanes_packed_bytes(1))
+		level_rle_bytes(levels, 0, n) <
+		(n + LP_FASTLANES_BLOCK - 1) / LP_FASTLANES_BLOCK * block_bytes)
 		return LEVELS_RLE;
 	return n <= LP_FASTLANES_BLOCK ? LEVELS_INLINE : LEVELS_OUT_OF_LINE;
 }
 
 /* Pack 1024 u16 levels (zero-padded) of [first, first + count) at width. */
 static bool
-pack_level_block(const LpPageValues *page, uint64_t first, uint64_t count, uint32_t width,
+pack_level_block(const Levels *levels, uint64_t first, uint64_t count, uint32_t width,
 				 LpBuf *out)
 {
-	uint16_t	levels[LP_FASTLANES_BLOCK];
+	uint16_t	block[LP_FASTLANES_BLOCK];
 	uint8_t		packed[LP_FASTLANES_BLOCK * 2];
 
-	memset(levels, 0, sizeof(levels));
+	memset(block, 0, sizeof(block));
 	for (uint64_t i = 0; i < count; i++)
-		lp_put_le16((uint8_t *) &levels[i], is_null(page, first + i) ? 1 : 0);
-	lp_fastlanes_pack(LEVEL_BITS, width, (const uint8_t *) levels, packed);
+		lp_put_le16((uint8_t *) &block[i], levels->def[first + i]);
+	lp_fastlanes_pack(LEVEL_BITS, width, (const uint8_t *) block, packed);
 	return lp_buf_append(out, packed, lp_fastlanes_packed_bytes(width));
 }
 
 /* The definition levels of chunk [first, first + count), compressed, appended to out. */
 static bool
-compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t first,
+compress_levels(const Levels *levels, LevelCompression compression, uint64_t first,
 				uint64_t count, LpBuf *out)
 {
 	switch (compression)
@@ -384,7 +452,7 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 		case LEVELS_RLE:
 			{
 				/* A block: u64 size of the run values, the values (u16), the lengths (u8). */
-				uint64_t	runs_bytes = level_rle_bytes(page, first, count);
+				uint64_t	runs_bytes = level_rle_bytes(levels, first, count);
 				uint64_t	start = out->len;
 				uint8_t		word[8];
 
@@ -395,13 +463,13 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 				{
 					uint64_t	run = 1;
 
-					while (i + run < first + count && is_null(page, i + run) == is_null(page, i))
+					while (i + run < first + count && levels->def[i + run] == levels->def[i])
 						run++;
 					for (uint64_t left = run; left > 0; r++)
 					{
 						uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
 
-						lp_put_le16(out->data + start + 8 + r * 2, is_null(page, i) ? 1 : 0);
+						lp_put_le16(out->data + start + 8 + r * 2, levels->def[i]);
 						out->data[start + 8 + n_runs * 2 + r] = length;
 						left -= length;
 					}
@@ -414,7 +482,7 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 			{
 				uint8_t		level[2];
 
-				lp_put_le16(level, is_null(page, first + i) ? 1 : 0);
+				lp_put_le16(level, levels->def[first + i]);
 				if (!lp_buf_append(out, level, 2))
 					return false;
 			}
@@ -423,8 +491,10 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 			{
 				uint8_t		width[2];
 
-				lp_put_le16(width, 1);
-				return lp_buf_append(out, width, 2) && pack_level_block(page, first, count, 1, out);
+				/* Inline levels are a single chunk, whose widest level is the page's. */
+				lp_put_le16(width, (uint16_t) levels->width);
+				return lp_buf_append(out, width, 2) &&
+					pack_level_block(levels, first, count, levels->width, out);
 			}
 		case LEVELS_OUT_OF_LINE:
 			{
@@ -432,15 +502,16 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 				uint64_t	tail = count % LP_FASTLANES_BLOCK;
 
 				for (uint64_t b = 0; b < whole; b++)
-					if (!pack_level_block(page, first + b * LP_FASTLANES_BLOCK,
-										  LP_FASTLANES_BLOCK, 1, out))
+					if (!pack_level_block(levels, first + b * LP_FASTLANES_BLOCK,
+										  LP_FASTLANES_BLOCK, levels->width, out))
 						return false;
 				if (tail == 0)
 					return true;
 				/* Pad and pack the tail only when that is smaller than raw levels. */
-				if (1 * (LP_FASTLANES_BLOCK - tail) < (LEVEL_BITS - 1) * tail)
-					return pack_level_block(page, first + whole * LP_FASTLANES_BLOCK, tail, 1, out);
-				return compress_levels(page, LEVELS_FLAT, first + whole * LP_FASTLANES_BLOCK,
+				if (levels->width * (LP_FASTLANES_BLOCK - tail) < (LEVEL_BITS - levels->width) * tail)
+					return pack_level_block(levels, first + whole * LP_FASTLANES_BLOCK, tail,
+											levels->width, out);
+				return compress_levels(levels, LEVELS_FLAT, first + whole * LP_FASTLANES_BLOCK,
 									   tail, out);
 			}
 	}
@@ -448,7 +519,7 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 }
 
 static CE *
-level_encoding(Messages *m, LevelCompression compression)
+level_encoding(Messages *m, LevelCompression compression, uint32_t width)
 {
 	switch (compression)
 	{
@@ -457,7 +528,7 @@ level_encoding(Messages *m, LevelCompression compression)
 		case LEVELS_INLINE:
 			return inline_bitpacking_encoding(m, LEVEL_BITS);
 		case LEVELS_OUT_OF_LINE:
-			return out_of_line_encoding(m, LEVEL_BITS, 1);
+			return out_of_line_encoding(m, LEVEL_BITS, width);
 		default:
 			return flat_encoding(m, LEVEL_BITS);
 	}
@@ -828,24 +899,23 @@ choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValue
 
 static bool
 encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
-				 const Strings *strings, LpEncodedPage *out, LpError *err)
+				 const Levels *levels, const Strings *strings, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	ChunkWriter writer;
 	ChunkList	chunks = {0};
 	LpBuf		values = {0};
 	LpBuf		second = {0};	/* the chunks' second buffers */
-	LpBuf		levels = {0};
+	LpBuf		chunk_levels = {0};
 	uint32_t	num_value_buffers;
 	LpBuf	   *meta = &out->buffers[0];
 	LpBuf	   *data = &out->buffers[1];
-	bool		has_def = page->null_count > 0;
+	bool		has_def = levels->def != NULL;
 	bool		large = version >= LP_FILE_VERSION_2_2;
 	uint32_t	size_bytes = large ? 4 : 2;
 	LevelCompression level_compression = LEVELS_FLAT;
 	Lance__Encodings21__MiniBlockLayout layout = LANCE__ENCODINGS21__MINI_BLOCK_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer;
 	CE		   *value_encoding;
 	bool		ok = false;
 
@@ -854,7 +924,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	if (!write_chunks(&writer, &chunks, &values, &second))
 		goto no_memory;
 	if (has_def)
-		level_compression = choose_level_compression(version, page);
+		level_compression = choose_level_compression(version, levels, page->num_values);
 
 	out->num_buffers = 2;
 	for (uint64_t c = 0; c < chunks.count; c++)
@@ -865,16 +935,16 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		uint64_t	word;
 		uint8_t		header[8];
 
-		levels.len = 0;
-		if (has_def && !compress_levels(page, level_compression, chunk->first_value,
-										chunk->num_values, &levels))
+		chunk_levels.len = 0;
+		if (has_def && !compress_levels(levels, level_compression, chunk->first_value,
+										chunk->num_values, &chunk_levels))
 			goto no_memory;
 		lp_put_le16(header, has_def ? (uint16_t) chunk->num_values : 0);
 		if (!lp_buf_append(data, header, 2))
 			goto no_memory;
 		if (has_def)
 		{
-			lp_put_le16(header, (uint16_t) levels.len);
+			lp_put_le16(header, (uint16_t) chunk_levels.len);
 			if (!lp_buf_append(data, header, 2))
 				goto no_memory;
 		}
@@ -885,7 +955,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		if ((num_value_buffers == 2 && !lp_buf_append(data, header, size_bytes)) ||
 			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
 			goto no_memory;
-		if (has_def && (!lp_buf_append(data, levels.data, levels.len) ||
+		if (has_def && (!lp_buf_append(data, chunk_levels.data, chunk_levels.len) ||
 						!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
 			goto no_memory;
 		if (!lp_buf_append(data, values.data + chunk->value_start, chunk->value_len) ||
@@ -908,12 +978,10 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 			goto no_memory;
 	}
 
-	layer = has_def ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
-	layout.def_compression = has_def ? level_encoding(&m, level_compression) : NULL;
+	layout.def_compression = has_def ? level_encoding(&m, level_compression, levels->width) : NULL;
 	layout.value_compression = value_encoding;
-	layout.n_layers = 1;
-	layout.layers = &layer;
+	layout.n_layers = levels->num_layers;
+	layout.layers = (Layer *) levels->layers;
 	layout.num_buffers = num_value_buffers;
 	layout.num_items = page->num_values;
 	layout.has_large_chunk = large;
@@ -929,7 +997,7 @@ done:
 	lp_free(chunks.chunks);
 	lp_buf_free(&values);
 	lp_buf_free(&second);
-	lp_buf_free(&levels);
+	lp_buf_free(&chunk_levels);
 	return ok;
 }
 
@@ -948,14 +1016,13 @@ bytepack_width(uint64_t max_value)
 }
 
 static bool
-encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings,
-			   LpEncodedPage *out, LpError *err)
+encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels *levels,
+			   const Strings *strings, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	Lance__Encodings21__FullZipLayout layout = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer;
-	bool		has_def = page->null_count > 0;
+	bool		has_def = levels->def != NULL;
 	bool		variable = shape->kind == LP_LEAF_VARIABLE;
 	uint64_t	n = page->num_values;
 	LpBuf	   *zipped = &out->buffers[0];
@@ -988,7 +1055,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 		}
 		if (has_def)
 		{
-			word[0] = null ? 1 : 0;
+			word[0] = (uint8_t) levels->def[i];
 			if (!lp_buf_append(zipped, word, 1))
 				return no_memory(err);
 		}
@@ -1031,9 +1098,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 		out->num_buffers = 2;
 	}
 
-	layer = has_def ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
-	layout.bits_def = has_def ? 1 : 0;
+	layout.bits_def = levels->width;
 	if (variable)
 	{
 		layout.details_case = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET;
@@ -1052,8 +1117,8 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 	}
 	layout.num_items = (uint32_t) n;
 	layout.num_visible_items = (uint32_t) n;
-	layout.n_layers = 1;
-	layout.layers = &layer;
+	layout.n_layers = levels->num_layers;
+	layout.layers = (Layer *) levels->layers;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT;
 	page_layout.full_zip_layout = &layout;
 	out->layout = "full_zip";
@@ -1062,18 +1127,43 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 
 /* ---- all null ------------------------------------------------------------- */
 
+/* The page's definition levels as raw u16 into def (constant and all-null pages). */
 static bool
-encode_all_null(LpEncodedPage *out, LpError *err)
+append_raw_levels(const Levels *levels, uint64_t n, LpBuf *def)
+{
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint8_t		level[2];
+
+		lp_put_le16(level, levels->def[i]);
+		if (!lp_buf_append(def, level, 2))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every value null: without buffers when they are null at one layer (the
+ * reader takes that layer's level), else, as Lance's complex all-null
+ * pages, an empty repetition buffer and the definition levels as raw u16.
+ */
+static bool
+encode_all_null(const LpPageValues *page, const Levels *levels, LpEncodedPage *out, LpError *err)
 {
 	Lance__Encodings21__ConstantLayout layout = LANCE__ENCODINGS21__CONSTANT_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer = LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM;
 
-	layout.n_layers = 1;
-	layout.layers = &layer;
+	layout.n_layers = levels->num_layers;
+	layout.layers = (Layer *) levels->layers;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
 	page_layout.constant_layout = &layout;
 	out->num_buffers = 0;
+	if (levels->max_def > 1)
+	{
+		if (!append_raw_levels(levels, page->num_values, &out->buffers[1]))
+			return no_memory(err);
+		out->num_buffers = 2;
+	}
 	out->layout = "constant";
 	return wrap_layout(&page_layout, out, err);
 }
@@ -1159,14 +1249,11 @@ scalar_value_buffer(const LpLeafShape *shape, const LpPageValues *page, uint64_t
  * levels as raw u16.
  */
 static bool
-encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t index,
-				LpEncodedPage *out, LpError *err)
+encode_constant(const LpLeafShape *shape, const LpPageValues *page, const Levels *levels,
+				uint64_t index, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer = page->null_count > 0 ?
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
 	Lance__Encodings21__ConstantLayout *layout = &m.constant;
 	uint8_t		inline_value[MAX_INLINE_VALUE_BYTES];
 	bool		inline_ok = shape->kind == LP_LEAF_BOOL ||
@@ -1175,8 +1262,8 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t ind
 
 	memset(&m, 0, sizeof(m));
 	lance__encodings21__constant_layout__init(layout);
-	layout->n_layers = 1;
-	layout->layers = &layer;
+	layout->n_layers = levels->num_layers;
+	layout->layers = (Layer *) levels->layers;
 	if (inline_ok)
 	{
 		size_t		len = shape->kind == LP_LEAF_BOOL ? 1 : bytes_per_value(shape);
@@ -1192,19 +1279,12 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t ind
 	}
 	else if (!scalar_value_buffer(shape, page, index, &out->buffers[next++]))
 		return no_memory(err);
-	if (page->null_count > 0)
+	if (levels->def != NULL)
 	{
-		LpBuf	   *def = &out->buffers[next + 1];
-
-		next += 2;				/* the repetition buffer stays empty */
-		for (uint64_t i = 0; i < page->num_values; i++)
-		{
-			uint8_t		level[2];
-
-			lp_put_le16(level, is_null(page, i) ? 1 : 0);
-			if (!lp_buf_append(def, level, 2))
-				return no_memory(err);
-		}
+		/* the repetition buffer stays empty */
+		if (!append_raw_levels(levels, page->num_values, &out->buffers[next + 1]))
+			return no_memory(err);
+		next += 2;
 	}
 	out->num_buffers = next;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
@@ -1228,16 +1308,21 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 {
 	bool		ok;
 	uint64_t	first_valid;
+	Levels		levels;
 
 	memset(out, 0, sizeof(*out));
 	if (version < LP_FILE_VERSION_2_1)
 		return lp_fail(err, LP_ERR_INTERNAL, "structural pages requested for a %s file",
 					   lp_file_version_name(version));
+	if (shape->num_layers < 1 || shape->num_layers > LP_ENCODE_MAX_LAYERS)
+		return lp_fail(err, LP_ERR_INTERNAL, "leaf column of %u repdef layers", shape->num_layers);
+	if (!levels_build(shape, page, &levels))
+		return no_memory(err);
 	if (page->null_count == page->num_values)
-		ok = encode_all_null(out, err);
+		ok = encode_all_null(page, &levels, out, err);
 	else if (version >= LP_FILE_VERSION_2_2 && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
 			 valid_values_equal(shape, page, &first_valid))
-		ok = encode_constant(shape, page, first_valid, out, err);
+		ok = encode_constant(shape, page, &levels, first_valid, out, err);
 	else
 	{
 		Strings		strings;
@@ -1246,11 +1331,12 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 		if (shape->kind == LP_LEAF_VARIABLE && !strings_prepare(page, &strings))
 			ok = no_memory(err);
 		else if (is_narrow(shape, page))
-			ok = encode_miniblock(version, shape, page, &strings, out, err);
+			ok = encode_miniblock(version, shape, page, &levels, &strings, out, err);
 		else
-			ok = encode_fullzip(shape, page, &strings, out, err);
+			ok = encode_fullzip(shape, page, &levels, &strings, out, err);
 		strings_free(&strings);
 	}
+	lp_free(levels.def);
 	if (!ok)
 		lp_encoded_page_free(out);
 	return ok;
