@@ -1143,9 +1143,11 @@ append_raw_levels(const Levels *levels, uint64_t n, LpBuf *def)
 }
 
 /*
- * Every value null: without buffers when they are null at one layer (the
- * reader takes that layer's level), else, as Lance's complex all-null
- * pages, an empty repetition buffer and the definition levels as raw u16.
+ * Every value null: a leaf without structs above it gets a page without
+ * buffers (Lance's simple all-null page, the only kind its reader takes
+ * for a single NULLABLE_ITEM layer); under structs, as Lance's complex
+ * all-null pages, an empty repetition buffer and the definition levels as
+ * raw u16.
  */
 static bool
 encode_all_null(const LpPageValues *page, const Levels *levels, LpEncodedPage *out, LpError *err)
@@ -1158,7 +1160,7 @@ encode_all_null(const LpPageValues *page, const Levels *levels, LpEncodedPage *o
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
 	page_layout.constant_layout = &layout;
 	out->num_buffers = 0;
-	if (levels->max_def > 1)
+	if (levels->num_layers > 1)
 	{
 		if (!append_raw_levels(levels, page->num_values, &out->buffers[1]))
 			return no_memory(err);
