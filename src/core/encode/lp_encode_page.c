@@ -104,68 +104,126 @@ is_null(const LpPageValues *page, uint64_t index)
 
 typedef Lance__Encodings21__RepDefLayer Layer;
 
+/* Levels of one kind (definition or repetition), one per level of the page. */
+typedef struct LevelSeq
+{
+	uint16_t   *v;				/* NULL when every level is 0 */
+	uint16_t	max;
+	uint32_t	width;			/* bits of max */
+} LevelSeq;
+
 /*
- * The definition levels of a page and the repdef layers they follow,
- * innermost (the leaf) first, as Lance's RepDefBuilder serializes them: a
- * layer with a null in the page is NULLABLE_ITEM and takes the next level
- * (the leaf 1, its parent the next, ...), a layer without is ALL_VALID_ITEM
- * and takes none; a value's level is that of its outermost null layer.
+ * The levels of a page and the repdef layers they follow, innermost (the
+ * leaf) first, as Lance's RepDefBuilder serializes them: a layer with a
+ * null in the page is NULLABLE_ITEM (a list NULLABLE_LIST, EMPTYABLE_LIST
+ * with empty lists, NULL_AND_EMPTY_LIST with both) and takes the next
+ * definition levels (null before empty), a layer without is ALL_VALID_ITEM
+ * (ALL_VALID_LIST) and takes none; a level's definition level is that of
+ * its outermost null or empty layer.  Levels are one per value without
+ * lists; with lists the levels of nulls and empty lists above the values
+ * hold no value (their definition level is above max_visible).
  */
 typedef struct Levels
 {
-	uint16_t   *def;			/* one per value; NULL when every value is valid */
-	uint16_t	max_def;
-	uint32_t	width;			/* bits of max_def */
+	LevelSeq	def;
+	LevelSeq	rep;			/* v NULL without lists */
+	uint64_t	num_levels;
+	uint16_t	max_visible;	/* highest definition level that holds a value */
 	uint32_t	num_layers;
 	Layer		layers[LP_ENCODE_MAX_LAYERS];
 } Levels;
 
-/* The outermost layer at which value i is null, plus one; 0 when it is valid. */
+/* The null or empty layer of level i (see null_layers), 0 when it is valid. */
 static uint32_t
-null_layer(const LpLeafShape *shape, const LpPageValues *page, uint64_t i)
+level_code(const LpLeafShape *shape, const LpPageValues *page, uint64_t i)
 {
 	if (shape->num_layers > 1)
 		return page->null_layers.data[i];
 	return is_null(page, i) ? 1 : 0;
 }
 
+static uint32_t
+bits_of(uint16_t max)
+{
+	return max == 0 ? 0 : 32 - (uint32_t) __builtin_clz(max);
+}
+
+static Layer
+layer_kind(bool list, bool nullable, bool emptyable)
+{
+	if (!list)
+		return nullable ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
+			LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+	if (nullable && emptyable)
+		return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULL_AND_EMPTY_LIST;
+	if (nullable)
+		return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_LIST;
+	if (emptyable)
+		return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_EMPTYABLE_LIST;
+	return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_LIST;
+}
+
 static bool
 levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 {
 	bool		nullable[LP_ENCODE_MAX_LAYERS] = {false};
-	uint16_t	level_of[LP_ENCODE_MAX_LAYERS];
-	uint64_t	n = page->num_values;
+	bool		emptyable[LP_ENCODE_MAX_LAYERS] = {false};
+	uint16_t	null_level[LP_ENCODE_MAX_LAYERS];
+	uint16_t	empty_level[LP_ENCODE_MAX_LAYERS];
+	uint64_t	n = shape->num_lists > 0 ? page->num_levels : page->num_values;
+	bool		inside_lists = false;
 
 	memset(levels, 0, sizeof(*levels));
 	levels->num_layers = shape->num_layers;
-	for (uint64_t i = 0; page->null_count > 0 && i < n; i++)
+	levels->num_levels = n;
+	for (uint64_t i = 0; (page->null_count > 0 || shape->num_layers > 1) && i < n; i++)
 	{
-		uint32_t	k = null_layer(shape, page, i);
+		uint32_t	code = level_code(shape, page, i);
 
-		if (k > 0)
-			nullable[k - 1] = true;
+		if (code & LP_LEVEL_EMPTY)
+			emptyable[(code & ~LP_LEVEL_EMPTY) - 1] = true;
+		else if (code > 0)
+			nullable[code - 1] = true;
 	}
 	for (uint32_t k = 0; k < levels->num_layers; k++)
 	{
-		levels->layers[k] = nullable[k] ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
-			LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
-		if (nullable[k])
-			levels->max_def++;
-		level_of[k] = levels->max_def;
+		levels->layers[k] = layer_kind(shape->list_layer[k], nullable[k], emptyable[k]);
+		null_level[k] = nullable[k] ? ++levels->def.max : 0;
+		empty_level[k] = emptyable[k] ? ++levels->def.max : 0;
+		inside_lists = inside_lists || shape->list_layer[k];
+		if (!inside_lists)
+			levels->max_visible = levels->def.max;
 	}
-	if (levels->max_def == 0)
-		return true;
-	levels->width = 32 - (uint32_t) __builtin_clz(levels->max_def);
-	levels->def = lp_alloc_array(n + 1, sizeof(uint16_t));
-	if (levels->def == NULL)
-		return false;
-	for (uint64_t i = 0; i < n; i++)
+	levels->def.width = bits_of(levels->def.max);
+	if (levels->def.max > 0)
 	{
-		uint32_t	k = null_layer(shape, page, i);
+		levels->def.v = lp_alloc_array(n + 1, sizeof(uint16_t));
+		if (levels->def.v == NULL)
+			return false;
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint32_t	code = level_code(shape, page, i);
 
-		levels->def[i] = k > 0 ? level_of[k - 1] : 0;
+			levels->def.v[i] = code == 0 ? 0 : (code & LP_LEVEL_EMPTY) ?
+				empty_level[(code & ~LP_LEVEL_EMPTY) - 1] : null_level[code - 1];
+		}
+	}
+	if (shape->num_lists > 0)
+	{
+		levels->rep.max = (uint16_t) shape->num_lists;
+		levels->rep.width = bits_of(levels->rep.max);
+		levels->rep.v = lp_memdup(page->rep.data, n * sizeof(uint16_t) + 1);
+		if (levels->rep.v == NULL)
+			return false;
 	}
 	return true;
+}
+
+static void
+levels_free(Levels *levels)
+{
+	lp_free(levels->def.v);
+	lp_free(levels->rep.v);
 }
 
 /*
@@ -239,18 +297,20 @@ strings_free(Strings *strings)
 /* The messages of one page's encoding trees (values and levels), on the stack. */
 typedef struct Messages
 {
-	CE			ce[6];
-	Lance__Encodings21__Flat flat[4];
-	Lance__Encodings21__InlineBitpacking inline_bitpacking[2];
-	Lance__Encodings21__OutOfLineBitpacking out_of_line;
+	CE			ce[12];
+	Lance__Encodings21__Flat flat[8];
+	Lance__Encodings21__InlineBitpacking inline_bitpacking[3];
+	Lance__Encodings21__OutOfLineBitpacking out_of_line[2];
 	Lance__Encodings21__Variable variable;
 	Lance__Encodings21__FixedSizeList fixed_size_list;
-	Lance__Encodings21__Rle rle;
+	Lance__Encodings21__Rle rle[3];
 	Lance__Encodings21__Fsst fsst;
 	Lance__Encodings21__ConstantLayout constant;
 	int			used_ce;
 	int			used_flat;
 	int			used_inline;
+	int			used_out_of_line;
+	int			used_rle;
 } Messages;
 
 static CE *
@@ -287,13 +347,14 @@ out_of_line_encoding(Messages *m, uint64_t bits, uint64_t width)
 {
 	CE		   *values = flat_encoding(m, width);
 	CE		   *ce = &m->ce[m->used_ce++];
+	Lance__Encodings21__OutOfLineBitpacking *out_of_line = &m->out_of_line[m->used_out_of_line++];
 
 	lance__encodings21__compressive_encoding__init(ce);
-	lance__encodings21__out_of_line_bitpacking__init(&m->out_of_line);
-	m->out_of_line.uncompressed_bits_per_value = bits;
-	m->out_of_line.values = values;
+	lance__encodings21__out_of_line_bitpacking__init(out_of_line);
+	out_of_line->uncompressed_bits_per_value = bits;
+	out_of_line->values = values;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING;
-	ce->out_of_line_bitpacking = &m->out_of_line;
+	ce->out_of_line_bitpacking = out_of_line;
 	return ce;
 }
 
@@ -332,13 +393,14 @@ rle_encoding(Messages *m, uint64_t bits)
 	CE		   *values = flat_encoding(m, bits);
 	CE		   *lengths = flat_encoding(m, 8);
 	CE		   *ce = &m->ce[m->used_ce++];
+	Lance__Encodings21__Rle *rle = &m->rle[m->used_rle++];
 
 	lance__encodings21__compressive_encoding__init(ce);
-	lance__encodings21__rle__init(&m->rle);
-	m->rle.values = values;
-	m->rle.run_lengths = lengths;
+	lance__encodings21__rle__init(rle);
+	rle->values = values;
+	rle->run_lengths = lengths;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
-	ce->rle = &m->rle;
+	ce->rle = rle;
 	return ce;
 }
 
@@ -390,7 +452,7 @@ typedef enum LevelCompression
 
 /* Bytes of the levels [first, first + count) as RLE runs (u16 values, u8 lengths). */
 static uint64_t
-level_rle_bytes(const Levels *levels, uint64_t first, uint64_t count)
+level_rle_bytes(const LevelSeq *levels, uint64_t first, uint64_t count)
 {
 	uint64_t	bytes = 0;
 
@@ -398,7 +460,7 @@ level_rle_bytes(const Levels *levels, uint64_t first, uint64_t count)
 	{
 		uint64_t	run = 1;
 
-		while (i + run < first + count && levels->def[i + run] == levels->def[i])
+		while (i + run < first + count && levels->v[i + run] == levels->v[i])
 			run++;
 		bytes += (run + 254) / 255 * 3;
 		i += run;
@@ -414,7 +476,7 @@ level_rle_bytes(const Levels *levels, uint64_t first, uint64_t count)
  * levels and out of line (one width) beyond.
  */
 static LevelCompression
-choose_level_compression(LpFileVersion version, const Levels *levels, uint64_t n)
+choose_level_compression(LpFileVersion version, const LevelSeq *levels, uint64_t n)
 {
 	uint64_t	block_bytes = lp_fastlanes_packed_bytes(levels->width);
 
@@ -429,7 +491,7 @@ choose_level_compression(LpFileVersion version, const Levels *levels, uint64_t n
 
 /* Pack 1024 u16 levels (zero-padded) of [first, first + count) at width. */
 static bool
-pack_level_block(const Levels *levels, uint64_t first, uint64_t count, uint32_t width,
+pack_level_block(const LevelSeq *levels, uint64_t first, uint64_t count, uint32_t width,
 				 LpBuf *out)
 {
 	uint16_t	block[LP_FASTLANES_BLOCK];
@@ -437,14 +499,14 @@ pack_level_block(const Levels *levels, uint64_t first, uint64_t count, uint32_t 
 
 	memset(block, 0, sizeof(block));
 	for (uint64_t i = 0; i < count; i++)
-		lp_put_le16((uint8_t *) &block[i], levels->def[first + i]);
+		lp_put_le16((uint8_t *) &block[i], levels->v[first + i]);
 	lp_fastlanes_pack(LEVEL_BITS, width, (const uint8_t *) block, packed);
 	return lp_buf_append(out, packed, lp_fastlanes_packed_bytes(width));
 }
 
 /* The definition levels of chunk [first, first + count), compressed, appended to out. */
 static bool
-compress_levels(const Levels *levels, LevelCompression compression, uint64_t first,
+compress_levels(const LevelSeq *levels, LevelCompression compression, uint64_t first,
 				uint64_t count, LpBuf *out)
 {
 	switch (compression)
@@ -463,13 +525,13 @@ compress_levels(const Levels *levels, LevelCompression compression, uint64_t fir
 				{
 					uint64_t	run = 1;
 
-					while (i + run < first + count && levels->def[i + run] == levels->def[i])
+					while (i + run < first + count && levels->v[i + run] == levels->v[i])
 						run++;
 					for (uint64_t left = run; left > 0; r++)
 					{
 						uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
 
-						lp_put_le16(out->data + start + 8 + r * 2, levels->def[i]);
+						lp_put_le16(out->data + start + 8 + r * 2, levels->v[i]);
 						out->data[start + 8 + n_runs * 2 + r] = length;
 						left -= length;
 					}
@@ -482,7 +544,7 @@ compress_levels(const Levels *levels, LevelCompression compression, uint64_t fir
 			{
 				uint8_t		level[2];
 
-				lp_put_le16(level, levels->def[first + i]);
+				lp_put_le16(level, levels->v[first + i]);
 				if (!lp_buf_append(out, level, 2))
 					return false;
 			}
@@ -491,7 +553,7 @@ compress_levels(const Levels *levels, LevelCompression compression, uint64_t fir
 			{
 				uint8_t		width[2];
 
-				/* Inline levels are a single chunk, whose widest level is the page's. */
+				/* At the width of the page's widest level, which every chunk can take. */
 				lp_put_le16(width, (uint16_t) levels->width);
 				return lp_buf_append(out, width, 2) &&
 					pack_level_block(levels, first, count, levels->width, out);
@@ -897,6 +959,85 @@ choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValue
 		flat_encoding(m, shape->bits);
 }
 
+/*
+ * Lance's RepDefSlicer: a chunk takes the levels up to and with its last
+ * value; levels without a value after it (null and empty lists) go to the
+ * next chunk, the rest of the page to the last.
+ */
+static uint64_t
+chunk_levels_end(const Levels *levels, uint64_t start, uint64_t num_values, bool last)
+{
+	uint64_t	end = start;
+
+	if (last)
+		return levels->num_levels;
+	if (levels->rep.v == NULL)
+		return start + num_values;
+	while (num_values > 0)
+	{
+		if (levels->def.v == NULL || levels->def.v[end] <= levels->max_visible)
+			num_values--;
+		end++;
+	}
+	return end;
+}
+
+/*
+ * The repetition index entry of a chunk as Lance computes it: the rows
+ * that finish in the chunk (a row start after its first level, plus the
+ * last row in the last chunk) and the levels left over after the last row
+ * start (0 in the last chunk); a chunk that starts a row turns the
+ * previous chunk's leftovers into a finished row.
+ */
+static bool
+add_repetition_index(const Levels *levels, uint64_t start, uint64_t end, bool first, bool last,
+					 LpBuf *index)
+{
+	uint16_t	row_start = levels->rep.max;
+	uint64_t	finished = 0;
+	uint64_t	leftovers = end - start;
+	uint8_t		word[8];
+
+	for (uint64_t i = start + 1; i < end; i++)
+		finished += levels->rep.v[i] == row_start;
+	for (uint64_t i = end; i > start; i--)
+		if (levels->rep.v[i - 1] == row_start)
+		{
+			leftovers = end - (i - 1);
+			break;
+		}
+	if (last)
+	{
+		finished++;
+		leftovers = 0;
+	}
+	if (!first && end > start && levels->rep.v[start] == row_start &&
+		lp_le64(index->data + index->len - 8) != 0)
+	{
+		lp_put_le64(index->data + index->len - 16, lp_le64(index->data + index->len - 16) + 1);
+		lp_put_le64(index->data + index->len - 8, 0);
+	}
+	lp_put_le64(word, finished);
+	if (!lp_buf_append(index, word, 8))
+		return false;
+	lp_put_le64(word, leftovers);
+	return lp_buf_append(index, word, 8);
+}
+
+/* The compressed levels [start, end) of a chunk, and their u16 size in its header. */
+static bool
+chunk_level_buffer(const LevelSeq *levels, LevelCompression compression, uint64_t start,
+				   uint64_t end, LpBuf *out, LpBuf *header)
+{
+	uint8_t		size[2];
+
+	out->len = 0;
+	if (!compress_levels(levels, compression, start, end - start, out))
+		return false;
+	lp_put_le16(size, (uint16_t) out->len);
+	return lp_buf_append(header, size, 2);
+}
+
 static bool
 encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
 				 const Levels *levels, const Strings *strings, LpEncodedPage *out, LpError *err)
@@ -906,14 +1047,19 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	ChunkList	chunks = {0};
 	LpBuf		values = {0};
 	LpBuf		second = {0};	/* the chunks' second buffers */
-	LpBuf		chunk_levels = {0};
+	LpBuf		chunk_rep = {0};
+	LpBuf		chunk_def = {0};
 	uint32_t	num_value_buffers;
 	LpBuf	   *meta = &out->buffers[0];
 	LpBuf	   *data = &out->buffers[1];
-	bool		has_def = levels->def != NULL;
+	LpBuf	   *repetition_index = &out->buffers[2];
+	bool		has_def = levels->def.v != NULL;
+	bool		has_rep = levels->rep.v != NULL;
 	bool		large = version >= LP_FILE_VERSION_2_2;
 	uint32_t	size_bytes = large ? 4 : 2;
-	LevelCompression level_compression = LEVELS_FLAT;
+	LevelCompression def_compression = LEVELS_FLAT;
+	LevelCompression rep_compression = LEVELS_FLAT;
+	uint64_t	level_start = 0;
 	Lance__Encodings21__MiniBlockLayout layout = LANCE__ENCODINGS21__MINI_BLOCK_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
 	CE		   *value_encoding;
@@ -924,30 +1070,37 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	if (!write_chunks(&writer, &chunks, &values, &second))
 		goto no_memory;
 	if (has_def)
-		level_compression = choose_level_compression(version, levels, page->num_values);
+		def_compression = choose_level_compression(version, &levels->def, levels->num_levels);
+	if (has_rep)
+		rep_compression = choose_level_compression(version, &levels->rep, levels->num_levels);
 
-	out->num_buffers = 2;
+	out->num_buffers = has_rep ? 3 : 2;
 	for (uint64_t c = 0; c < chunks.count; c++)
 	{
 		const Chunk *chunk = &chunks.chunks[c];
+		bool		last = c + 1 == chunks.count;
+		uint64_t	level_end = chunk_levels_end(levels, level_start, chunk->num_values, last);
 		uint64_t	chunk_start = data->len;
 		uint64_t	chunk_bytes;
 		uint64_t	word;
 		uint8_t		header[8];
 
-		chunk_levels.len = 0;
-		if (has_def && !compress_levels(levels, level_compression, chunk->first_value,
-										chunk->num_values, &chunk_levels))
-			goto no_memory;
-		lp_put_le16(header, has_def ? (uint16_t) chunk->num_values : 0);
-		if (!lp_buf_append(data, header, 2))
-			goto no_memory;
-		if (has_def)
+		if ((has_rep || has_def) && level_end - level_start > UINT16_MAX)
 		{
-			lp_put_le16(header, (uint16_t) chunk_levels.len);
-			if (!lp_buf_append(data, header, 2))
-				goto no_memory;
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"a mini-block chunk would hold %llu levels, more than its header can count",
+					(unsigned long long) (level_end - level_start));
+			goto done;
 		}
+		lp_put_le16(header, has_rep || has_def ? (uint16_t) (level_end - level_start) : 0);
+		if (!lp_buf_append(data, header, 2) ||
+			(has_rep && !chunk_level_buffer(&levels->rep, rep_compression, level_start, level_end,
+											&chunk_rep, data)) ||
+			(has_def && !chunk_level_buffer(&levels->def, def_compression, level_start, level_end,
+											&chunk_def, data)) ||
+			(has_rep && !add_repetition_index(levels, level_start, level_end, c == 0, last,
+											  repetition_index)))
+			goto no_memory;
 		lp_put_le_uint(header, size_bytes, chunk->value_len);
 		if (!lp_buf_append(data, header, size_bytes))
 			goto no_memory;
@@ -955,7 +1108,10 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		if ((num_value_buffers == 2 && !lp_buf_append(data, header, size_bytes)) ||
 			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
 			goto no_memory;
-		if (has_def && (!lp_buf_append(data, chunk_levels.data, chunk_levels.len) ||
+		if (has_rep && (!lp_buf_append(data, chunk_rep.data, chunk_rep.len) ||
+						!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
+			goto no_memory;
+		if (has_def && (!lp_buf_append(data, chunk_def.data, chunk_def.len) ||
 						!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
 			goto no_memory;
 		if (!lp_buf_append(data, values.data + chunk->value_start, chunk->value_len) ||
@@ -976,14 +1132,17 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		lp_put_le_uint(header, size_bytes, word);
 		if (!lp_buf_append(meta, header, size_bytes))
 			goto no_memory;
+		level_start = level_end;
 	}
 
-	layout.def_compression = has_def ? level_encoding(&m, level_compression, levels->width) : NULL;
+	layout.rep_compression = has_rep ? level_encoding(&m, rep_compression, levels->rep.width) : NULL;
+	layout.def_compression = has_def ? level_encoding(&m, def_compression, levels->def.width) : NULL;
 	layout.value_compression = value_encoding;
 	layout.n_layers = levels->num_layers;
 	layout.layers = (Layer *) levels->layers;
 	layout.num_buffers = num_value_buffers;
 	layout.num_items = page->num_values;
+	layout.repetition_index_depth = has_rep ? 1 : 0;
 	layout.has_large_chunk = large;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
 	page_layout.mini_block_layout = &layout;
@@ -997,7 +1156,8 @@ done:
 	lp_free(chunks.chunks);
 	lp_buf_free(&values);
 	lp_buf_free(&second);
-	lp_buf_free(&chunk_levels);
+	lp_buf_free(&chunk_rep);
+	lp_buf_free(&chunk_def);
 	return ok;
 }
 
@@ -1022,7 +1182,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 	Messages	m;
 	Lance__Encodings21__FullZipLayout layout = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	bool		has_def = levels->def != NULL;
+	bool		has_def = levels->def.v != NULL;
 	bool		variable = shape->kind == LP_LEAF_VARIABLE;
 	uint64_t	n = page->num_values;
 	LpBuf	   *zipped = &out->buffers[0];
@@ -1055,7 +1215,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 		}
 		if (has_def)
 		{
-			word[0] = (uint8_t) levels->def[i];
+			word[0] = (uint8_t) levels->def.v[i];
 			if (!lp_buf_append(zipped, word, 1))
 				return no_memory(err);
 		}
@@ -1098,7 +1258,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 		out->num_buffers = 2;
 	}
 
-	layout.bits_def = levels->width;
+	layout.bits_def = levels->def.width;
 	if (variable)
 	{
 		layout.details_case = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET;
@@ -1127,16 +1287,16 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 
 /* ---- all null ------------------------------------------------------------- */
 
-/* The page's definition levels as raw u16 into def (constant and all-null pages). */
+/* Levels as raw u16 into out (constant and all-null pages); nothing when all are 0. */
 static bool
-append_raw_levels(const Levels *levels, uint64_t n, LpBuf *def)
+append_raw_levels(const LevelSeq *levels, uint64_t n, LpBuf *out)
 {
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t i = 0; levels->v != NULL && i < n; i++)
 	{
 		uint8_t		level[2];
 
-		lp_put_le16(level, levels->def[i]);
-		if (!lp_buf_append(def, level, 2))
+		lp_put_le16(level, levels->v[i]);
+		if (!lp_buf_append(out, level, 2))
 			return false;
 	}
 	return true;
@@ -1150,7 +1310,7 @@ append_raw_levels(const Levels *levels, uint64_t n, LpBuf *def)
  * raw u16.
  */
 static bool
-encode_all_null(const LpPageValues *page, const Levels *levels, LpEncodedPage *out, LpError *err)
+encode_all_null(const Levels *levels, LpEncodedPage *out, LpError *err)
 {
 	Lance__Encodings21__ConstantLayout layout = LANCE__ENCODINGS21__CONSTANT_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
@@ -1162,7 +1322,8 @@ encode_all_null(const LpPageValues *page, const Levels *levels, LpEncodedPage *o
 	out->num_buffers = 0;
 	if (levels->num_layers > 1)
 	{
-		if (!append_raw_levels(levels, page->num_values, &out->buffers[1]))
+		if (!append_raw_levels(&levels->rep, levels->num_levels, &out->buffers[0]) ||
+			!append_raw_levels(&levels->def, levels->num_levels, &out->buffers[1]))
 			return no_memory(err);
 		out->num_buffers = 2;
 	}
@@ -1281,10 +1442,10 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, const Levels
 	}
 	else if (!scalar_value_buffer(shape, page, index, &out->buffers[next++]))
 		return no_memory(err);
-	if (levels->def != NULL)
+	if (levels->def.v != NULL)
 	{
-		/* the repetition buffer stays empty */
-		if (!append_raw_levels(levels, page->num_values, &out->buffers[next + 1]))
+		/* the repetition buffer stays empty: constant pages have no lists */
+		if (!append_raw_levels(&levels->def, page->num_values, &out->buffers[next + 1]))
 			return no_memory(err);
 		next += 2;
 	}
@@ -1319,11 +1480,14 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 	if (shape->num_layers < 1 || shape->num_layers > LP_ENCODE_MAX_LAYERS)
 		return lp_fail(err, LP_ERR_INTERNAL, "leaf column of %u repdef layers", shape->num_layers);
 	if (!levels_build(shape, page, &levels))
+	{
+		levels_free(&levels);
 		return no_memory(err);
+	}
 	if (page->null_count == page->num_values)
-		ok = encode_all_null(page, &levels, out, err);
+		ok = encode_all_null(&levels, out, err);
 	else if (version >= LP_FILE_VERSION_2_2 && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
-			 valid_values_equal(shape, page, &first_valid))
+			 levels.rep.v == NULL && valid_values_equal(shape, page, &first_valid))
 		ok = encode_constant(shape, page, &levels, first_valid, out, err);
 	else
 	{
@@ -1334,11 +1498,14 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 			ok = no_memory(err);
 		else if (is_narrow(shape, page))
 			ok = encode_miniblock(version, shape, page, &levels, &strings, out, err);
+		else if (levels.rep.v != NULL)
+			ok = lp_fail(err, LP_ERR_UNSUPPORTED,
+						 "list items of 256 bytes or more (full-zip pages with repetition levels) cannot be encoded yet");
 		else
 			ok = encode_fullzip(shape, page, &levels, &strings, out, err);
 		strings_free(&strings);
 	}
-	lp_free(levels.def);
+	levels_free(&levels);
 	if (!ok)
 		lp_encoded_page_free(out);
 	return ok;

@@ -29,6 +29,7 @@ typedef struct WriterColumn
 	uint32_t	path[LP_ENCODE_MAX_LAYERS]; /* child index at each struct, from the top */
 	LpLeafShape shape;
 	LpPageValues page;
+	uint64_t	page_rows;		/* rows in page (values count items under lists) */
 	uint64_t	rows_flushed;
 	LpPage	   *pages;
 	uint32_t	num_pages;
@@ -64,7 +65,10 @@ leaf_shape(const LpType *type, LpLeafShape *shape)
 {
 	uint32_t	width;
 
-	memset(shape, 0, sizeof(*shape));
+	/* the layers stay as field_path() set them */
+	shape->bits = 0;
+	shape->dimension = 0;
+	shape->offset_bits = 0;
 	switch (type->id)
 	{
 		case LP_TYPE_BOOL:
@@ -117,8 +121,9 @@ field_index_of(const LpSchema *schema, int32_t field_id, uint32_t before)
 
 /*
  * Where field index lies: its top-level field and its child index at each
- * struct on the way down.  Refuses ancestors the encoder cannot write yet
- * (lists, packed structs, blobs).
+ * struct on the way down (0 under a list), and which of its layers are
+ * lists.  Refuses ancestors the encoder cannot write (packed structs,
+ * blobs).
  */
 static bool
 field_path(const LpSchema *schema, uint32_t index, const char *file_name, WriterColumn *column,
@@ -127,6 +132,7 @@ field_path(const LpSchema *schema, uint32_t index, const char *file_name, Writer
 	uint32_t	chain[LP_ENCODE_MAX_LAYERS];
 	uint32_t	depth = 0;
 	uint32_t	at = index;
+	bool		is_list;
 
 	while (schema->fields[at].parent_id != -1)
 	{
@@ -138,13 +144,15 @@ field_path(const LpSchema *schema, uint32_t index, const char *file_name, Writer
 						   "field \"%s\" of file \"%s\" has no parent before it",
 						   schema->fields[at].name, file_name);
 		field = &schema->fields[parent];
-		if (strcmp(field->logical_type, "struct") != 0 || lp_field_is_packed(field) ||
-			lp_field_is_blob(field))
+		is_list = strcmp(field->logical_type, "list") == 0 ||
+			strcmp(field->logical_type, "large_list") == 0;
+		if ((!is_list && strcmp(field->logical_type, "struct") != 0) ||
+			lp_field_is_packed(field) || lp_field_is_blob(field))
 		{
 			lp_fail(err, LP_ERR_UNSUPPORTED,
 					"field \"%s\" of file \"%s\" lies in field \"%s\" of type \"%s\", which the encoder cannot write",
 					schema->fields[index].name, file_name, field->name, field->logical_type);
-			lp_error_detail(err, "The encoder writes structs of leaves and structs; lists of other than fixed size are not supported yet.");
+			lp_error_detail(err, "The encoder writes lists and structs (not packed) of leaves, lists and structs.");
 			return false;
 		}
 		if (depth + 1 >= LP_ENCODE_MAX_LAYERS)
@@ -153,6 +161,8 @@ field_path(const LpSchema *schema, uint32_t index, const char *file_name, Writer
 						   schema->fields[index].name, file_name, LP_ENCODE_MAX_LAYERS - 1);
 		chain[depth++] = at;
 		at = (uint32_t) parent;
+		column->shape.list_layer[depth] = is_list;
+		column->shape.num_lists += is_list;
 	}
 	column->depth = depth;
 	column->top = 0;
@@ -189,6 +199,8 @@ page_reset(LpPageValues *page)
 	page->item_validity.num_bits = 0;
 	page->item_validity.num_unset = 0;
 	page->null_layers.len = 0;
+	page->num_levels = 0;
+	page->rep.len = 0;
 	page->max_length = 0;
 }
 
@@ -202,6 +214,7 @@ page_free(LpPageValues *page)
 	lp_buf_free(&page->validity.buf);
 	lp_buf_free(&page->item_validity.buf);
 	lp_buf_free(&page->null_layers);
+	lp_buf_free(&page->rep);
 }
 
 /* Bytes the page's values take in memory, as Lance measures what it accumulates. */
@@ -212,7 +225,7 @@ page_bytes(const WriterColumn *column)
 
 	/* Item validity only counts when some item is null (Arrow has no bitmap otherwise). */
 	return page->values.len + page->bits.buf.len + page->data.len + page->validity.buf.len +
-		(page->item_validity.num_unset > 0 ? page->item_validity.buf.len : 0) +
+		(page->item_validity.num_unset > 0 ? page->item_validity.buf.len : 0) + page->rep.len +
 		page->num_values * (column->shape.offset_bits / 8);
 }
 
@@ -272,6 +285,14 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 			goto fail;
 		}
 		column->shape.num_layers = column->depth + 1;
+		if (column->shape.num_lists > 0 && version == LP_FILE_VERSION_2_0)
+		{
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"field \"%s\" of file \"%s\" lies in a list, which the encoder cannot write in a 2.0 file",
+					field->name, output->name);
+			lp_error_detail(err, "The encoder writes lists in files of version 2.1 and later.");
+			goto fail;
+		}
 		if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
 			goto no_memory;
 	}
@@ -321,7 +342,7 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	LpEncodedPage encoded;
 	LpPage	   *page;
 	bool		ok = true;
-	uint64_t	num_rows = column->struct_header ? writer->rows : column->page.num_values;
+	uint64_t	num_rows = column->struct_header ? writer->rows : column->page_rows;
 
 	if (num_rows == 0 || (column->struct_header && !writer->done))
 		return true;
@@ -373,6 +394,7 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	lp_encoded_page_free(&encoded);
 	column->num_pages++;
 	column->rows_flushed += num_rows;
+	column->page_rows = 0;
 	page_reset(&column->page);
 	if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
 		return no_memory(err);
@@ -381,8 +403,9 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 
 /*
  * The arrays from the column's top-level array down to its leaf: chain[0]
- * the leaf, chain[depth] the top-level array.  NULL when the batch's
- * arrays do not have the schema's structs (a message in err).
+ * the leaf, chain[depth] the top-level array; a list's items are its
+ * child, whose length its offsets bound.  false when the batch's arrays
+ * do not have the schema's lists and structs (a message in err).
  */
 static bool
 array_chain(const LpFileWriter *writer, const WriterColumn *column, const LpArray *const *arrays,
@@ -393,18 +416,38 @@ array_chain(const LpFileWriter *writer, const WriterColumn *column, const LpArra
 	for (uint32_t d = 0; d <= column->depth; d++)
 	{
 		bool		leaf = d == column->depth;
+		bool		list = !leaf && column->shape.list_layer[column->depth - d];
+		LpTypeId	expected = leaf ? column->type->id : list ? LP_TYPE_LIST : LP_TYPE_STRUCT;
+		bool		ok = array != NULL && array->type != NULL && array->length == length;
 
-		if (array == NULL || array->type == NULL || array->length != length ||
-			(leaf ? array->type->id != column->type->id :
-			 array->type->id != LP_TYPE_STRUCT || column->path[d] >= array->num_children))
+		if (ok && list)
+			ok = (array->type->id == LP_TYPE_LIST || array->type->id == LP_TYPE_LARGE_LIST) &&
+				array->num_children == 1 && array->children[0] != NULL &&
+				(length == 0 || array->offsets != NULL);
+		else if (ok)
+			ok = array->type->id == expected &&
+				(leaf || column->path[d] < array->num_children);
+		if (!ok)
 			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 						   "batch for file \"%s\" has no array of %llu rows of type %s for field \"%s\"",
 						   writer->output->name, (unsigned long long) length,
-						   lp_type_id_name(leaf ? column->type->id : LP_TYPE_STRUCT),
-						   column->name);
+						   lp_type_id_name(expected), column->name);
 		chain[column->depth - d] = array;
-		if (!leaf)
-			array = array->children[column->path[d]];
+		if (leaf)
+			break;
+		if (list)
+		{
+			const LpArray *items = array->children[0];
+
+			for (uint64_t i = 0; i < length; i++)
+				if (array->offsets[i] > array->offsets[i + 1] ||
+					array->offsets[i + 1] > items->length)
+					return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+								   "list offsets above field \"%s\" are out of order or range at row %llu",
+								   column->name, (unsigned long long) i);
+			length = items->length;
+		}
+		array = array->children[column->path[d]];
 	}
 	return true;
 }
@@ -417,6 +460,7 @@ check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArra
 	const LpLeafShape *shape = &column->shape;
 	const LpArray *array = chain[0];
 
+	length = array->length;
 	if (length == 0)
 		return true;
 	/* Lance 2.0 has no place for a null struct. */
@@ -486,6 +530,109 @@ append_struct_validity(LpPageValues *page, const LpArray *const *chain, uint32_t
 	return true;
 }
 
+/* One value of the leaf, index of array or (array NULL) a null one, to the page. */
+static bool
+append_value(WriterColumn *column, const LpArray *array, uint64_t index)
+{
+	LpPageValues *page = &column->page;
+	const LpLeafShape *shape = &column->shape;
+	bool		valid = array != NULL;
+	uint32_t	bytes = shape->bits / 8;
+
+	if (!lp_bits_append(&page->validity, valid))
+		return false;
+	switch (shape->kind)
+	{
+		case LP_LEAF_BOOL:
+			if (!lp_bits_append(&page->bits, valid && lp_bit_get(array->values, index)))
+				return false;
+			break;
+		case LP_LEAF_FIXED:
+			if (valid ? !lp_buf_append(&page->values, array->values + index * bytes, bytes) :
+				!lp_buf_append_zeros(&page->values, bytes))
+				return false;
+			break;
+		case LP_LEAF_FIXED_SIZE_LIST:
+			{
+				uint64_t	row_bytes = (uint64_t) shape->dimension * bytes;
+				const LpArray *items = valid ? array->children[0] : NULL;
+
+				if (valid ? !lp_buf_append(&page->values, items->values + index * row_bytes, row_bytes) :
+					!lp_buf_append_zeros(&page->values, row_bytes))
+					return false;
+				if (items == NULL || items->validity == NULL ?
+					!lp_bits_append_n(&page->item_validity, true, shape->dimension) :
+					!lp_bits_append_bitmap(&page->item_validity, items->validity,
+										   index * shape->dimension, shape->dimension))
+					return false;
+				break;
+			}
+		case LP_LEAF_VARIABLE:
+			{
+				uint64_t	len = valid ? array->offsets[index + 1] - array->offsets[index] : 0;
+
+				if ((len > 0 && !lp_buf_append(&page->data, array->data + array->offsets[index], len)) ||
+					!lp_buf_append_u64(&page->offsets, page->data.len))
+					return false;
+				if (len > page->max_length)
+					page->max_length = len;
+				break;
+			}
+	}
+	page->num_values++;
+	page->null_count = page->validity.num_unset;
+	return true;
+}
+
+static bool
+append_level(LpPageValues *page, uint16_t rep, uint8_t code)
+{
+	uint8_t		word[2];
+
+	lp_put_le16(word, rep);
+	page->num_levels++;
+	return lp_buf_append(&page->rep, word, 2) && lp_buf_append(&page->null_layers, &code, 1);
+}
+
+/*
+ * The levels and values of element index of layer k (chain[k]) of a leaf
+ * under lists, its first level at repetition level rep: a null (the
+ * outermost) ends the descent, as does an empty list; a list's items
+ * after the first continue it (the repetition level of its layer, counted
+ * from the inside, less one).  Levels below the innermost list hold a
+ * value, null or not.
+ */
+static bool
+append_element(WriterColumn *column, const LpArray *const *chain, uint32_t k, uint64_t index,
+			   uint16_t rep, uint32_t innermost_list)
+{
+	const LpArray *array = chain[k];
+	LpPageValues *page = &column->page;
+
+	if (array->validity != NULL && !lp_bit_get(array->validity, index))
+		return append_level(page, rep, (uint8_t) (k + 1)) &&
+			(k >= innermost_list || append_value(column, NULL, 0));
+	if (k == 0)
+		return append_level(page, rep, 0) && append_value(column, array, index);
+	if (column->shape.list_layer[k])
+	{
+		uint64_t	first = array->offsets[index];
+		uint64_t	end = array->offsets[index + 1];
+		uint16_t	continued = 0;
+
+		if (first == end)
+			return append_level(page, rep, (uint8_t) (k + 1) | LP_LEVEL_EMPTY);
+		for (uint32_t j = 1; j < k; j++)
+			continued += column->shape.list_layer[j];
+		for (uint64_t j = first; j < end; j++)
+			if (!append_element(column, chain, k - 1, j, j == first ? rep : continued,
+								innermost_list))
+				return false;
+		return true;
+	}
+	return append_element(column, chain, k - 1, index, rep, innermost_list);
+}
+
 /* Append rows [start, start + count) of the leaf (chain[0]) to the column's page. */
 static bool
 append_rows(WriterColumn *column, const LpArray *const *chain, uint64_t start, uint64_t count)
@@ -495,6 +642,19 @@ append_rows(WriterColumn *column, const LpArray *const *chain, uint64_t start, u
 	const LpArray *array = chain[0];
 	uint64_t	first_value = page->num_values;
 
+	column->page_rows += count;
+	if (shape->num_lists > 0)
+	{
+		uint32_t	innermost_list = 1;
+
+		while (!shape->list_layer[innermost_list])
+			innermost_list++;
+		for (uint64_t row = start; row < start + count; row++)
+			if (!append_element(column, chain, column->depth, row, (uint16_t) shape->num_lists,
+								innermost_list))
+				return false;
+		return true;
+	}
 	if (column->depth > 0)
 	{
 		if (!append_struct_validity(page, chain, column->depth, start, count))
