@@ -10,6 +10,9 @@
 //    make the versions Lance makes.
 //  - parts written by write_part from two sessions at once into a dataset lancedb created,
 //    registered in caller order, assembled and committed: lancedb reads the rows in that order.
+//  - composite types as structs (structs in structs, nulls at every level from 2.1 on), read back
+//    by lancedb exactly as PostgreSQL's to_jsonb() shows the rows; arrays as lists (2.1+: null
+//    and empty lists, null items), refused for 2.0.
 //  - manifest naming: lance_parts.manifest_naming chooses the scheme of created datasets.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -105,38 +108,73 @@ function uuidText(bytes)
 	return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join('-');
 }
 
-// Every value of an arrow column in the encoding of EXPECTED, read from the raw buffers
+// Value i of a chunk of arrow data in the encoding of EXPECTED, read from the raw buffers
 // where arrow's getters would round (64-bit integers and times, decimals).
+function dataValue(data, type, i)
+{
+	const at = data.offset + i;
+
+	if (!data.getValid(i))
+		return null;
+	if (arrow.DataType.isTimestamp(type) || arrow.DataType.isTime(type) ||
+		arrow.DataType.isDuration(type) || (arrow.DataType.isInt(type) && type.bitWidth === 64))
+		return data.values[at].toString();
+	if (arrow.DataType.isDecimal(type))
+	{
+		const words = type.bitWidth / 32;
+
+		return decimalText(data.values.subarray(at * words, (at + 1) * words), type.scale);
+	}
+	if (arrow.DataType.isDate(type) || arrow.DataType.isFloat(type) || arrow.DataType.isInt(type))
+		return data.values[at];
+	if (arrow.DataType.isBool(type))
+		return ((data.values[at >> 3] >> (at & 7)) & 1) === 1;
+	if (arrow.DataType.isFixedSizeBinary(type))
+		return uuidText(data.values.subarray(at * 16, at * 16 + 16));
+	const bytes = Buffer.from(data.values.subarray(data.valueOffsets[at], data.valueOffsets[at + 1]));
+
+	if (arrow.DataType.isBinary(type))
+		return bytes.toString('hex');
+	if (arrow.DataType.isUtf8(type))
+		return bytes.toString('utf8');
+	throw new Error('no value encoding for arrow type ' + type);
+}
+
 function columnValues(vector)
 {
 	const out = [];
-	const type = vector.type;
 
 	for (const data of vector.data)
 		for (let i = 0; i < data.length; i++)
+			out.push(dataValue(data, vector.type, i));
+	return out;
+}
+
+// Every list of a list column, its items in the encoding of dataValue.
+function listValues(vector)
+{
+	const out = [];
+	const itemType = vector.type.children[0].type;
+
+	for (const data of vector.data)
+	{
+		const items = data.children[0];
+
+		for (let i = 0; i < data.length; i++)
 		{
 			const at = data.offset + i;
+			const list = [];
 
 			if (!data.getValid(i))
-				out.push(null);
-			else if (arrow.DataType.isTimestamp(type) || arrow.DataType.isTime(type) ||
-					 arrow.DataType.isDuration(type) || (arrow.DataType.isInt(type) && type.bitWidth === 64))
-				out.push(data.values[at].toString());
-			else if (arrow.DataType.isDecimal(type))
 			{
-				const words = type.bitWidth / 32;
-
-				out.push(decimalText(data.values.subarray(at * words, (at + 1) * words), type.scale));
+				out.push(null);
+				continue;
 			}
-			else if (arrow.DataType.isDate(type) || arrow.DataType.isFloat(type) || arrow.DataType.isInt(type))
-				out.push(data.values[at]);
-			else if (arrow.DataType.isFixedSizeBinary(type))
-				out.push(uuidText(data.values.subarray(at * 16, at * 16 + 16)));
-			else if (arrow.DataType.isBinary(type))
-				out.push(Buffer.from(data.values.subarray(data.valueOffsets[at], data.valueOffsets[at + 1])).toString('hex'));
-			else
-				out.push(vector.get(out.length));
+			for (let j = data.valueOffsets[at]; j < data.valueOffsets[at + 1]; j++)
+				list.push(dataValue(items, itemType, j - items.offset));
+			out.push(list);
 		}
+	}
 	return out;
 }
 
@@ -211,6 +249,107 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 		await h.lancedbModifies(table);
 	});
 }
+
+psqlLines(`
+DROP TABLE IF EXISTS write_structs;
+DROP TYPE IF EXISTS write_outer;
+DROP TYPE IF EXISTS write_pair;
+CREATE TYPE write_pair AS (a integer, b text);
+CREATE TYPE write_outer AS (p write_pair, d double precision, v varchar(8), big text);
+CREATE TABLE write_structs AS
+SELECT g AS id,
+       CASE WHEN g % 5 = 0 THEN NULL ELSE ROW(CASE WHEN g % 4 = 0 THEN NULL ELSE g END,
+                                              CASE WHEN g % 3 = 0 THEN NULL ELSE 'b' || g END)::write_pair END AS p,
+       CASE WHEN g % 7 = 0 THEN NULL
+            ELSE ROW(CASE WHEN g % 2 = 0 THEN NULL ELSE ROW(g * 2, '')::write_pair END, g / 2.0,
+                     'v' || g % 10, CASE WHEN g % 11 = 0 THEN NULL ELSE repeat(md5(g::text), 10) END)::write_outer END AS o,
+       ROW(g, 'always')::write_pair AS never_null
+FROM generate_series(1, ${ROWS}) g;
+`);
+
+// The structs as JSON, nulls at every level: PostgreSQL's rows, lancedb's read.
+const STRUCT_ROWS = h.sqlRows('SELECT id, to_jsonb(p) AS p, to_jsonb(o) AS o, to_jsonb(never_null) AS never_null FROM write_structs ORDER BY id');
+
+for (const version of ['2.0', '2.1', '2.2', '2.3'])
+{
+	test(`write_dataset of composite types as structs, file version ${version}: lancedb reads every value`, async () => {
+		const datasetPath = path.join(dir, 'structs_' + version.replace('.', '_') + '.lance');
+		// 2.0 has no place for a null struct: its rows have none
+		const query = version === '2.0' ? 'SELECT id, never_null FROM write_structs ORDER BY id' :
+			'SELECT * FROM write_structs ORDER BY id';
+		const result = writeDataset(datasetPath, query, 'create', version, ROWS_PER_FILE);
+
+		assert.deepEqual(result, { dataset_version: 1, fragments: 2, num_rows: ROWS });
+		const table = await h.openTable(datasetPath);
+		const arrowTable = await table.query().toArrow();
+
+		assert.deepEqual(arrowTable.schema.fields.map((f) => f.name + ':' + f.type),
+			version === '2.0' ? ['id:Int32', 'never_null:Struct<{a:Int32, b:Utf8}>'] :
+				['id:Int32', 'p:Struct<{a:Int32, b:Utf8}>',
+					'o:Struct<{p:Struct<{a:Int32, b:Utf8}>, d:Float64, v:Utf8, big:Utf8}>',
+					'never_null:Struct<{a:Int32, b:Utf8}>']);
+		const rows = JSON.parse(JSON.stringify(await table.query().toArray()))
+			.sort((a, b) => a.id - b.id);
+
+		assert.equal(rows.length, STRUCT_ROWS.length);
+		for (let i = 0; i < rows.length; i++)
+		{
+			const expected = version === '2.0' ?
+				{ id: STRUCT_ROWS[i].id, never_null: STRUCT_ROWS[i].never_null } : STRUCT_ROWS[i];
+
+			assert.deepStrictEqual(rows[i], expected, 'row ' + (i + 1));
+		}
+		await h.lancedbModifies(table);
+	});
+}
+
+psqlLines(`
+DROP TABLE IF EXISTS write_lists;
+CREATE TABLE write_lists AS
+SELECT g AS id,
+       CASE WHEN g % 6 = 0 THEN NULL WHEN g % 6 = 1 THEN '{}'::integer[]
+            ELSE ARRAY(SELECT CASE WHEN (g + k) % 5 = 0 THEN NULL ELSE g * k END FROM generate_series(1, g % 9) k) END AS ints,
+       CASE WHEN g % 7 = 0 THEN NULL
+            ELSE ARRAY['t' || g, '', NULL, repeat('x', g % 40)]::varchar(64)[] END AS texts,
+       ARRAY[g::bigint * 1000000007, -g]::bigint[] AS pair,
+       (CASE WHEN g % 4 = 0 THEN NULL ELSE ARRAY[g / 8.0, NULL] END)::numeric(9,3)[] AS decs
+FROM generate_series(1, ${ROWS}) g;
+`);
+const LIST_ROWS = h.sqlRows(`SELECT id, ints, texts::text[] AS texts, array_to_json(pair::text[]) AS pair,
+	array_to_json(decs::text[]) AS decs FROM write_lists ORDER BY id`);
+
+for (const version of ['2.1', '2.2', '2.3'])
+{
+	test(`write_dataset of arrays as lists, file version ${version}: lancedb reads every value`, async () => {
+		const datasetPath = path.join(dir, 'lists_' + version.replace('.', '_') + '.lance');
+		const result = writeDataset(datasetPath, 'SELECT * FROM write_lists ORDER BY id', 'create', version, ROWS_PER_FILE);
+
+		assert.deepEqual(result, { dataset_version: 1, fragments: 2, num_rows: ROWS });
+		const table = await h.openTable(datasetPath);
+		const data = await table.query().toArrow();
+
+		assert.deepEqual(data.schema.fields.map((f) => f.name + ':' + f.type),
+			['id:Int32', 'ints:List<Int32>', 'texts:List<Utf8>', 'pair:List<Int64>', 'decs:List<Decimal[9e+3]>']);
+		const order = columnValues(data.getChild('id')).map((id, i) => [id, i]).sort((a, b) => a[0] - b[0]).map(([, i]) => i);
+		const lists = {};
+
+		for (const name of ['ints', 'texts', 'pair', 'decs'])
+			lists[name] = listValues(data.getChild(name));
+		for (let k = 0; k < order.length; k++)
+			for (const name of ['ints', 'texts', 'pair', 'decs'])
+				assert.deepStrictEqual(lists[name][order[k]], LIST_ROWS[k][name], `row ${k + 1}, column ${name}`);
+		await h.lancedbModifies(table);
+	});
+}
+
+test('write_dataset of arrays into a 2.0 file is refused (0A000), leaving nothing', () => {
+	const datasetPath = path.join(dir, 'lists_2_0.lance');
+
+	assert.throws(() => writeDataset(datasetPath, 'SELECT * FROM write_lists', 'create', '2.0'),
+				  /has type "list", which the encoder cannot write/);
+	assert.ok(!fs.existsSync(path.join(datasetPath, '_versions')), 'no version');
+	assert.deepEqual(fs.existsSync(path.join(datasetPath, 'data')) ? fs.readdirSync(path.join(datasetPath, 'data')) : [], []);
+});
 
 test('write_dataset append and overwrite make the versions Lance makes', async () => {
 	const datasetPath = path.join(dir, 'modes.lance');

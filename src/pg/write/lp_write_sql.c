@@ -213,6 +213,10 @@ write_query(const char *query, WriteSink *sink)
 	bool	   *nulls;
 	uint64		bytes_done = 0;
 
+	/* in the caller's memory context: the record outlives the SPI connection, until the commit */
+	lp_progress_begin(sink->progress_dataset, sink->fixed_path ? sink->fixed_path : sink->data_dir,
+					  LP_PHASE_ENCODING, 0);
+	lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	plan = SPI_prepare(query, 0, NULL);
@@ -246,9 +250,6 @@ write_query(const char *query, WriteSink *sink)
 	values = palloc(sizeof(Datum) * Max(portal->tupDesc->natts, 1));
 	nulls = palloc(sizeof(bool) * Max(portal->tupDesc->natts, 1));
 
-	lp_progress_begin(sink->progress_dataset, sink->fixed_path ? sink->fixed_path : sink->data_dir,
-					  LP_PHASE_ENCODING, 0);
-	lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, 0);
 	if (sink->fixed_path != NULL)
 		open_file(sink, &open, results);
 	for (;;)
