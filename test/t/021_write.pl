@@ -93,7 +93,7 @@ for (my $i = 0; $i < 2000 && $seen eq ''; $i++)
 like($seen, qr/^\..*\.tmp$/, "write_part is under way ($seen in the staging directory)");
 is( $node->safe_psql('postgres',
 		"SELECT phase || ' ' || (dataset = '$dataset') FROM lance_parts.progress WHERE pid = $pid"),
-	'encoding t',
+	'encoding true',
 	'lance_parts.progress shows the write in phase encoding');
 is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', 'pg_cancel_backend');
 $session->query('SELECT 1');
