@@ -312,11 +312,13 @@ SELECT g AS id,
        CASE WHEN g % 7 = 0 THEN NULL
             ELSE ARRAY['t' || g, '', NULL, repeat('x', g % 40)]::varchar(64)[] END AS texts,
        ARRAY[g::bigint * 1000000007, -g]::bigint[] AS pair,
-       (CASE WHEN g % 4 = 0 THEN NULL ELSE ARRAY[g / 8.0, NULL] END)::numeric(9,3)[] AS decs
+       (CASE WHEN g % 4 = 0 THEN NULL ELSE ARRAY[g / 8.0, NULL] END)::numeric(9,3)[] AS decs,
+       CASE WHEN g % 8 = 0 THEN NULL WHEN g % 8 = 1 THEN '{}'::write_pair[]
+            ELSE ARRAY[ROW(g, 'p' || g)::write_pair, NULL, ROW(NULL, NULL)::write_pair] END AS pairs
 FROM generate_series(1, ${ROWS}) g;
 `);
 const LIST_ROWS = h.sqlRows(`SELECT id, ints, texts::text[] AS texts, array_to_json(pair::text[]) AS pair,
-	array_to_json(decs::text[]) AS decs FROM write_lists ORDER BY id`);
+	array_to_json(decs::text[]) AS decs, to_jsonb(pairs) AS pairs FROM write_lists ORDER BY id`);
 
 for (const version of ['2.1', '2.2', '2.3'])
 {
@@ -329,7 +331,8 @@ for (const version of ['2.1', '2.2', '2.3'])
 		const data = await table.query().toArrow();
 
 		assert.deepEqual(data.schema.fields.map((f) => f.name + ':' + f.type),
-			['id:Int32', 'ints:List<Int32>', 'texts:List<Utf8>', 'pair:List<Int64>', 'decs:List<Decimal[9e+3]>']);
+			['id:Int32', 'ints:List<Int32>', 'texts:List<Utf8>', 'pair:List<Int64>', 'decs:List<Decimal[9e+3]>',
+				'pairs:List<Struct<{a:Int32, b:Utf8}>>']);
 		const order = columnValues(data.getChild('id')).map((id, i) => [id, i]).sort((a, b) => a[0] - b[0]).map(([, i]) => i);
 		const lists = {};
 
@@ -338,6 +341,12 @@ for (const version of ['2.1', '2.2', '2.3'])
 		for (let k = 0; k < order.length; k++)
 			for (const name of ['ints', 'texts', 'pair', 'decs'])
 				assert.deepStrictEqual(lists[name][order[k]], LIST_ROWS[k][name], `row ${k + 1}, column ${name}`);
+		// lists of structs, as to_jsonb() shows them
+		const pairs = JSON.parse(JSON.stringify(await table.query().select(['id', 'pairs']).toArray()))
+			.sort((a, b) => a.id - b.id);
+
+		for (let k = 0; k < pairs.length; k++)
+			assert.deepStrictEqual(pairs[k].pairs, LIST_ROWS[k].pairs, `row ${k + 1}, column pairs`);
 		await h.lancedbModifies(table);
 	});
 }

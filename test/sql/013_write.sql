@@ -83,9 +83,14 @@ SELECT field_id, parent_id, name, logical_type FROM lance_parts.file_schema(:'li
 CREATE FOREIGN TABLE written_lists (id integer, ints integer[], texts text[], decs numeric[])
     SERVER write_srv OPTIONS (uri :'lists_file');
 SELECT * FROM written_lists ORDER BY id;
--- lists of structs (Lance's list.struct) are refused by the encoder for now
-SELECT lp_test.outcome(format('SELECT * FROM lance_parts.write_file(%L, %L)', :'work' || '/v.lance',
-                              'SELECT ARRAY[ROW(1, ''x'')::pg_temp.pair] AS pairs'));
+-- lists of composite types are lists of structs (Lance's list.struct)
+\set pairs_file :work/pairs.lance
+SELECT num_rows FROM lance_parts.write_file(:'pairs_file',
+    $$SELECT ARRAY[ROW(1, 'x')::pg_temp.pair, NULL, ROW(NULL, '')::pg_temp.pair] AS pairs
+      UNION ALL SELECT '{}' UNION ALL SELECT NULL$$, '2.1');
+SELECT field_id, parent_id, name, logical_type FROM lance_parts.file_schema(:'pairs_file') ORDER BY field_id;
+CREATE FOREIGN TABLE written_pairs (pairs jsonb) SERVER write_srv OPTIONS (uri :'pairs_file');
+SELECT * FROM written_pairs;
 
 -- ---- write_file: errors ----------------------------------------------------
 SELECT lp_test.outcome(format('SELECT * FROM lance_parts.write_file(%L, %L)', :'work' || '/types.lance', 'SELECT 1 AS x'));
