@@ -515,7 +515,8 @@ void
 lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
 					 LpFileVersion version, int64 max_rows_per_file, LpWriteResult *result)
 {
-	WriteSink	sink = {0};
+	/* on the heap: PG_CATCH reads what write_and_commit put in it */
+	WriteSink  *sink = palloc0(sizeof(WriteSink));
 	char	   *root;
 	LpManifest *latest;
 	LpManifestNaming naming = (LpManifestNaming) new_dataset_naming;
@@ -527,13 +528,13 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("max_rows_per_file must be between 1 and %u", UINT32_MAX),
 				errdetail("A fragment holds at most %u rows.", UINT32_MAX));
-	sink.store = lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
+	sink->store = lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
 	lp_check_write_privilege_for(root);
 	lp_check_read_privilege_for(root);
 	while (strlen(root) > 1 && root[strlen(root) - 1] == '/')
 		root[strlen(root) - 1] = '\0';
 
-	latest = lp_dataset_read_latest(sink.store, root, &naming, &err);
+	latest = lp_dataset_read_latest(sink->store, root, &naming, &err);
 	if (latest == NULL && err.code != LP_ERR_NOT_FOUND)
 		lp_raise(&err);
 	if (latest == NULL && mode == LP_WRITE_APPEND)
@@ -549,16 +550,16 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	if (latest != NULL && !lp_manifest_check_flags(latest, &err))
 		lp_raise(&err);
 
-	sink.what = psprintf("dataset \"%s\"", root);
-	sink.progress_dataset = root;
-	sink.data_dir = lp_require_memory(lp_path_join(root, LP_DATA_DIR));
-	sink.max_rows_per_file = (uint64) max_rows_per_file;
-	sink.version = version;
+	sink->what = psprintf("dataset \"%s\"", root);
+	sink->progress_dataset = root;
+	sink->data_dir = lp_require_memory(lp_path_join(root, LP_DATA_DIR));
+	sink->max_rows_per_file = (uint64) max_rows_per_file;
+	sink->version = version;
 	if (mode == LP_WRITE_APPEND)
 	{
 		/* appended files have the dataset's storage format and schema */
-		if (!lp_manifest_data_version(latest, &sink.version) ||
-			sink.version == LP_FILE_VERSION_LEGACY)
+		if (!lp_manifest_data_version(latest, &sink->version) ||
+			sink->version == LP_FILE_VERSION_LEGACY)
 			ereport(ERROR,
 					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					errmsg("dataset \"%s\" has data storage format %s, which cannot be written",
@@ -566,17 +567,17 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 					errdetail("Only Lance 2.0 to 2.3 files are written."));
 		if (!lp_manifest_schema(latest, &dataset_schema, &err))
 			lp_raise(&err);
-		sink.schema = &dataset_schema;
+		sink->schema = &dataset_schema;
 	}
 
 	/* an ERROR or a cancel before the commit removes the files published so far */
 	PG_TRY();
 	{
-		write_and_commit(query, &sink, root, mode, latest, naming, result);
+		write_and_commit(query, sink, root, mode, latest, naming, result);
 	}
 	PG_CATCH();
 	{
-		remove_written_files(&sink, root);
+		remove_written_files(sink, root);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
