@@ -251,7 +251,7 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 }
 
 psqlLines(`
-DROP TABLE IF EXISTS write_structs;
+DROP TABLE IF EXISTS write_structs, write_lists;
 DROP TYPE IF EXISTS write_outer;
 DROP TYPE IF EXISTS write_pair;
 CREATE TYPE write_pair AS (a integer, b text);
