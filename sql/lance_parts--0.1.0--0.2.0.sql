@@ -54,3 +54,53 @@ LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.s3_settings_for(text) IS
 'The lance_fdw server and user mapping an s3:// URI uses, and its non-secret settings (never a credential)';
+
+-- Writing Lance from SQL: a raw file, a part of a target, a whole dataset.
+-- Rows are read from a query; files are published only once complete.
+
+CREATE FUNCTION @extschema@.write_file(
+    uri text,
+    query text,
+    file_version text DEFAULT '2.2',
+    OUT path text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_write_file'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.write_file(text, text, text) IS
+'Write the rows of a query as one Lance file (never replacing a file)';
+
+CREATE FUNCTION @extschema@.write_part(
+    target jsonb,
+    query text,
+    expected_rows bigint DEFAULT NULL,
+    OUT uri text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_write_part'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.write_part(jsonb, text, bigint) IS
+'Write the rows of a query as one part of the target (its version and schema) in its staging directory, for register_part';
+
+CREATE FUNCTION @extschema@.write_dataset(
+    dataset_uri text,
+    query text,
+    mode text DEFAULT 'create',
+    file_version text DEFAULT '2.2',
+    max_rows_per_file bigint DEFAULT 1048576,
+    OUT dataset_version bigint,
+    OUT fragments integer,
+    OUT num_rows bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_write_dataset'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.write_dataset(text, text, text, text, bigint) IS
+'Write the rows of a query as a new dataset (create), new fragments (append) or new contents (overwrite); committed when the call returns';
+
+COMMENT ON FUNCTION @extschema@.progress_entries() IS
+'One row per running assembly, commit or write: phase (validating, copying, finalizing, committing, encoding), parts and bytes done, workers';

@@ -17,6 +17,8 @@
 #include "base/lp_interrupt.h"
 #include "fdw/lp_fdw.h"
 #include "storage/lp_pg_s3_config.h"
+#include "write/lp_copy_to.h"
+#include "write/lp_write_sql.h"
 
 PG_MODULE_MAGIC;
 
@@ -60,6 +62,8 @@ _PG_init(void)
 	LpFdwPushdownInit();
 	LpFdwParallelInit();
 	LpS3ConfigInit();
+	LpWriteInit();
+	LpCopyToInit();
 
 	MarkGUCPrefixReserved("lance_parts");
 }

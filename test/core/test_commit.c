@@ -576,6 +576,7 @@ static void
 publish_overwrite(const char *root, const LpManifest *latest, LpManifestNaming naming)
 {
 	Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+	Lance__Table__Transaction__Overwrite overwrite = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
 	Lance__Table__Manifest m = *latest->proto;
 	uint8_t		txn_data[256];
 	size_t		txn_len;
@@ -588,6 +589,7 @@ publish_overwrite(const char *root, const LpManifest *latest, LpManifestNaming n
 	txn.read_version = latest->proto->version;
 	txn.uuid = "00000000-0000-4000-8000-000000000000";
 	txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
+	txn.overwrite = &overwrite;
 	txn_len = protobuf_c_message_pack((const ProtobufCMessage *) &txn, txn_data);
 	m.version = latest->proto->version + 1;
 	m.transaction_file = (char *) protobuf_c_empty_string;
@@ -1156,6 +1158,150 @@ LP_TEST(commit_referenced_since_reads_newer_versions)
 		LP_CHECK_EQ_U64(lp_test_store_opens - opens, 3);
 		lp_manifest_free(latest);
 	}
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * Overwrite (Lance's Overwrite transaction) on top of a dataset, an append of
+ * two fragments in one version, and lp_commit_create making version 1 of a
+ * new dataset under each naming scheme; the reference reads them all, then
+ * appends, indexes and compacts on top.
+ */
+LP_TEST(commit_overwrite_append_fragments_create)
+{
+	char		work[1024];
+	char		root[1200];
+	char		original[1200];
+	char		names[4][LP_DATA_FILE_NAME_SIZE];
+	char		pairs[6000];
+	uint64_t	seed = 0x5eed;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	LpManifest *appended;
+	LpSchema	schema;
+	LpNewFragment fragments[2];
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+	uint64_t	rows;
+	uint8_t    *transaction;
+	size_t		transaction_len;
+	ProtobufCMessage *message = NULL;
+
+	before = copy_and_read_latest("types_2_2_v1", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	snprintf(original, sizeof(original), "%s/types_2_2_v1.lance", lp_test_data_dir);
+	LP_CHECK(lp_manifest_schema(before, &schema, &err));
+
+	/* overwrite: two copies of fragment 0 replace everything */
+	memset(&request, 0, sizeof(request));
+	for (int i = 0; i < 2; i++)
+	{
+		LP_CHECK(stage_copy(root, before, 0, &seed, names[i], &fragments[i].file, &rows));
+		fragments[i].physical_rows = rows;
+	}
+	request.kind = LP_COMMIT_OVERWRITE;
+	request.read_version = before->proto->version;
+	request.fragments = fragments;
+	request.n_fragments = 2;
+	request.schema = &schema;
+	request.data_version = fragments[0].file.version;
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, before->proto->version + 1);
+	LP_CHECK(result.new_fragment_ids != NULL && result.new_fragment_ids[0] == 0 &&
+			 result.new_fragment_ids[1] == 1);
+	lp_free(result.new_fragment_ids);
+	after = read_latest(root, &naming);
+	if (after != NULL)
+	{
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 2);
+		LP_CHECK_EQ_U64(after->proto->fragments[1]->id, 1);
+		LP_CHECK_EQ_U64(after->proto->max_fragment_id, 1);
+		LP_CHECK(after->index_section == NULL);
+		LP_CHECK_EQ_U64(after->proto->n_fields, before->proto->n_fields);
+		check_transaction_file(root, after);
+		LP_CHECK(lp_dataset_read_transaction(lp_test_store(), root, after, &transaction,
+											 &transaction_len, &err));
+		LP_CHECK(lp_protobuf_unpack(&lance__table__transaction__descriptor, transaction,
+									transaction_len, &message) == LP_UNPACK_OK);
+		LP_CHECK(message != NULL &&
+				 ((Lance__Table__Transaction *) message)->operation_case ==
+				 LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE &&
+				 ((Lance__Table__Transaction *) message)->overwrite->n_fragments == 2 &&
+				 ((Lance__Table__Transaction *) message)->overwrite->n_schema == before->proto->n_fields);
+		lp_protobuf_free(message);
+		lp_free(transaction);
+		lp_manifest_free(after);
+	}
+
+	/* two more copies appended as two fragments of one version */
+	appended = read_latest(root, &naming);
+	if (appended == NULL)
+		return;
+	for (int i = 0; i < 2; i++)
+		LP_CHECK(stage_copy(root, appended, 0, &seed, names[2 + i], &fragments[i].file,
+							&fragments[i].physical_rows));
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = appended->proto->version;
+	request.fragments = fragments;
+	request.n_fragments = 2;
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, appended->proto->version + 1);
+	LP_CHECK(result.new_fragment_ids != NULL && result.new_fragment_ids[0] == 2 &&
+			 result.new_fragment_ids[1] == 3);
+	lp_free(result.new_fragment_ids);
+	snprintf(pairs, sizeof(pairs), "0=%s:0 1=%s:0 2=%s:0 3=%s:0", original, original, original, original);
+	reference_check(root, 4 * rows, pairs, true);
+
+	/* version 1 of new datasets, one per naming scheme, from a copy of the same file (its fields are appended's) */
+	for (int scheme = LP_NAMING_V1; scheme <= LP_NAMING_V2; scheme++)
+	{
+		char		created[1300];
+		char		from[1400];
+		char		to[1400];
+		char		manifest_name[LP_MANIFEST_NAME_SIZE];
+		char		manifest_path[1400];
+
+		snprintf(created, sizeof(created), "%s/created_v%d.lance", work, scheme);
+		LP_CHECK(lp_generate_data_file_name(lp_test_random, &seed, names[0], &err));
+		snprintf(from, sizeof(from), "%s/data/%s", root, names[2]);
+		snprintf(to, sizeof(to), "%s/data/%s", created, names[0]);
+		LP_CHECK(mkdir(created, 0700) == 0);
+		snprintf(manifest_path, sizeof(manifest_path), "%s/data", created);
+		LP_CHECK(mkdir(manifest_path, 0700) == 0);
+		snprintf(manifest_path, sizeof(manifest_path), "%s/_versions", created);
+		LP_CHECK(mkdir(manifest_path, 0700) == 0);
+		snprintf(manifest_path, sizeof(manifest_path), "%s/_transactions", created);
+		LP_CHECK(mkdir(manifest_path, 0700) == 0);
+		LP_CHECK(copy_file(from, to));
+		fragments[0].file.path = names[0];
+		memset(&request, 0, sizeof(request));
+		request.kind = LP_COMMIT_OVERWRITE;
+		request.fragments = fragments;
+		request.n_fragments = 1;
+		request.schema = &schema;
+		request.data_version = fragments[0].file.version;
+		LP_CHECK_MSG(lp_commit_create(lp_test_store(), created, &request, (LpManifestNaming) scheme,
+									  &options, &result, &err), "%.300s", err.message);
+		LP_CHECK_EQ_U64(result.version, 1);
+		lp_free(result.new_fragment_ids);
+		lp_manifest_name((LpManifestNaming) scheme, 1, manifest_name);
+		snprintf(manifest_path, sizeof(manifest_path), "%s/_versions/%s", created, manifest_name);
+		LP_CHECK_MSG(file_size(manifest_path) > 0, "%.300s", manifest_path);
+		snprintf(pairs, sizeof(pairs), "0=%s:0", original);
+		reference_check(created, rows, pairs, true);
+		/* a second creation finds version 1 */
+		LP_CHECK(!lp_commit_create(lp_test_store(), created, &request, (LpManifestNaming) scheme,
+								   &options, &result, &err));
+		LP_CHECK(err.code == LP_ERR_ALREADY_EXISTS);
+	}
+	lp_schema_free(&schema);
+	lp_manifest_free(appended);
 	lp_manifest_free(before);
 	lp_test_remove_tree(work);
 }

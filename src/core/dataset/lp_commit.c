@@ -17,6 +17,7 @@
 #include "dataset/lp_manifest_internal.h"
 #include "base/lp_path.h"
 #include "base/lp_protobuf.h"
+#include "format/lp_file_tail.h"
 #include "rowids.pb-c.h"
 #include "transaction.pb-c.h"
 
@@ -137,6 +138,79 @@ next_fragment_id(const Lance__Table__Manifest *m, uint64_t *id, LpError *err)
 	return true;
 }
 
+/*
+ * The new fragments of an append or an overwrite; a plain append's one
+ * file becomes *single.
+ */
+static const LpNewFragment *
+request_fragments(const LpCommitRequest *request, LpNewFragment *single, size_t *n)
+{
+	if (request->kind == LP_COMMIT_APPEND && request->n_fragments == 0)
+	{
+		single->file = request->file;
+		single->physical_rows = request->physical_rows;
+		*n = 1;
+		return single;
+	}
+	*n = request->n_fragments;
+	return request->fragments;
+}
+
+/* How many new fragments a request makes (one per group for a rewrite). */
+static bool
+count_new_fragments(const LpCommitRequest *request, size_t *n, LpError *err)
+{
+	LpNewFragment single;
+
+	switch (request->kind)
+	{
+		case LP_COMMIT_REPLACE:
+			*n = 1;
+			return true;
+		case LP_COMMIT_REWRITE:
+			*n = request->n_groups;
+			if (*n == 0 || *n > LP_COMMIT_MAX_GROUPS)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
+			return true;
+		case LP_COMMIT_APPEND:
+		case LP_COMMIT_OVERWRITE:
+			(void) request_fragments(request, &single, n);
+			if (*n > LP_COMMIT_MAX_GROUPS)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "a commit adds at most %d fragments", LP_COMMIT_MAX_GROUPS);
+			if (request->kind == LP_COMMIT_OVERWRITE && request->schema == NULL)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an overwrite needs a schema");
+			return true;
+	}
+	return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "unknown commit kind %d", (int) request->kind);
+}
+
+/*
+ * The protobuf fields of a schema: its FileDescriptor packed and read back,
+ * so the one encoding of LpSchema as lance.file.Field lives in lp_file_tail.
+ */
+static Lance__File__FileDescriptor *
+schema_message(const LpSchema *schema, LpError *err)
+{
+	LpBytes		packed;
+	ProtobufCMessage *message = NULL;
+	LpUnpackResult unpacked;
+
+	if (!lp_file_descriptor_build(schema, 0, &packed, err))
+		return NULL;
+	unpacked = lp_protobuf_unpack(&lance__file__file_descriptor__descriptor,
+								  packed.data, packed.len, &message);
+	lp_free(packed.data);
+	if (unpacked != LP_UNPACK_OK)
+	{
+		lp_fail(err, unpacked == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_INTERNAL,
+				"could not encode the new schema: %s", lp_unpack_result_text(unpacked));
+		return NULL;
+	}
+	return (Lance__File__FileDescriptor *) message;
+}
+
 /* ---- transactions -------------------------------------------------------- */
 
 bool
@@ -150,6 +224,11 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	Lance__Table__Transaction__DataReplacementGroup replacement_group;
 	Lance__Table__Transaction__DataReplacementGroup *replacement_groups[1];
 	Lance__Table__Transaction__Rewrite rewrite;
+	Lance__Table__Transaction__Overwrite overwrite;
+	Lance__File__FileDescriptor *descriptor = NULL;
+	LpNewFragment single;
+	size_t		n_listed;
+	const LpNewFragment *fragments = request_fragments(request, &single, &n_listed);
 	Lance__Table__Transaction__Rewrite__RewriteGroup *groups = NULL;
 	Lance__Table__Transaction__Rewrite__RewriteGroup **group_pointers = NULL;
 	Lance__Table__DataFragment *new_fragments = NULL;
@@ -157,22 +236,21 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	Lance__Table__DataFile *new_files = NULL;
 	Lance__Table__DataFile **new_file_pointers = NULL;
 	Lance__Table__DataFragment ***old_fragments = NULL;
-	size_t		n_new = request->kind == LP_COMMIT_REWRITE ? request->n_groups : 1;
+	size_t		n_new;
 	size_t		len;
 	bool		ok = false;
 
-	if (n_new == 0 || n_new > LP_COMMIT_MAX_GROUPS)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
+	if (!count_new_fragments(request, &n_new, err))
+		return false;
 
 	lance__table__transaction__init(&txn);
 	txn.read_version = request->read_version;
 	txn.uuid = (char *) uuid;
 
-	new_files = lp_alloc_array(n_new, sizeof(Lance__Table__DataFile));
-	new_file_pointers = lp_alloc_array(n_new, sizeof(Lance__Table__DataFile *));
-	new_fragments = lp_alloc_array(n_new, sizeof(Lance__Table__DataFragment));
-	new_fragment_pointers = lp_alloc_array(n_new, sizeof(Lance__Table__DataFragment *));
+	new_files = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFile));
+	new_file_pointers = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFile *));
+	new_fragments = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFragment));
+	new_fragment_pointers = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFragment *));
 	if (new_files == NULL || new_file_pointers == NULL ||
 		new_fragments == NULL || new_fragment_pointers == NULL)
 	{
@@ -182,7 +260,8 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	for (size_t i = 0; i < n_new; i++)
 	{
 		const LpNewDataFile *file = request->kind == LP_COMMIT_REWRITE ?
-			&request->groups[i].file : &request->file;
+			&request->groups[i].file : request->kind == LP_COMMIT_REPLACE ?
+			&request->file : &fragments[i].file;
 
 		init_data_file(&new_files[i], file);
 		new_file_pointers[i] = &new_files[i];
@@ -191,7 +270,8 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 		new_fragments[i].n_files = 1;
 		new_fragments[i].files = &new_file_pointers[i];
 		new_fragments[i].physical_rows = request->kind == LP_COMMIT_REWRITE ?
-			request->groups[i].physical_rows : request->physical_rows;
+			request->groups[i].physical_rows : request->kind == LP_COMMIT_REPLACE ?
+			request->physical_rows : fragments[i].physical_rows;
 		new_fragment_pointers[i] = &new_fragments[i];
 	}
 
@@ -199,7 +279,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	{
 		case LP_COMMIT_APPEND:
 			lance__table__transaction__append__init(&append);
-			append.n_fragments = 1;
+			append.n_fragments = n_new;
 			append.fragments = new_fragment_pointers;
 			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_APPEND;
 			txn.append = &append;
@@ -266,6 +346,22 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
 			txn.rewrite = &rewrite;
 			break;
+		case LP_COMMIT_OVERWRITE:
+			descriptor = schema_message(request->schema, err);
+			if (descriptor == NULL)
+				goto done;
+			lance__table__transaction__overwrite__init(&overwrite);
+			overwrite.n_fragments = n_new;
+			overwrite.fragments = new_fragment_pointers;
+			overwrite.n_schema = descriptor->schema->n_fields;
+			overwrite.schema = descriptor->schema->fields;
+			/* both are map<string, bytes>: the same entries on the wire */
+			overwrite.n_schema_metadata = descriptor->schema->n_metadata;
+			overwrite.schema_metadata = (Lance__Table__Transaction__Overwrite__SchemaMetadataEntry **)
+				descriptor->schema->metadata;
+			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
+			txn.overwrite = &overwrite;
+			break;
 	}
 
 	len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) &txn);
@@ -280,6 +376,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	ok = true;
 
 done:
+	lp_protobuf_free((ProtobufCMessage *) descriptor);
 	if (old_fragments != NULL)
 		for (size_t i = 0; i < n_new; i++)
 			lp_free(old_fragments[i]);
@@ -374,6 +471,9 @@ static bool
 operations_conflict(const LpCommitRequest *request,
 					const Lance__Table__Transaction *theirs)
 {
+	/* an overwrite replaces everything, whatever came in between */
+	if (request->kind == LP_COMMIT_OVERWRITE)
+		return false;
 	switch (theirs->operation_case)
 	{
 		case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
@@ -456,6 +556,9 @@ typedef struct ManifestBuild
 	Lance__Table__DataFile **replaced_files;
 	uint8_t    *row_ids;
 	uint8_t    *row_versions;
+	Lance__File__FileDescriptor *descriptor;	/* overwrite: the new schema */
+	Lance__Table__Manifest__DataStorageFormat data_format;
+	bool		drop_indexes;	/* overwrite */
 } ManifestBuild;
 
 static void
@@ -468,6 +571,7 @@ free_build(ManifestBuild *build)
 	lp_free(build->replaced_files);
 	lp_free(build->row_ids);
 	lp_free(build->row_versions);
+	lp_protobuf_free((ProtobufCMessage *) build->descriptor);
 }
 
 static uint8_t *
@@ -557,43 +661,160 @@ build_append(ManifestBuild *build, const LpManifest *base,
 			 LpError *err)
 {
 	const Lance__Table__Manifest *m = base->proto;
+	LpNewFragment single;
+	size_t		n;
+	const LpNewFragment *fragments = request_fragments(request, &single, &n);
 	uint64_t	id;
 
-	if (!check_new_file(base, &request->file, err) ||
-		!check_rows(request->physical_rows, err) ||
-		!next_fragment_id(m, &id, err))
+	if (n == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an append needs a fragment");
+	for (size_t i = 0; i < n; i++)
+		if (!check_new_file(base, &fragments[i].file, err) ||
+			!check_rows(fragments[i].physical_rows, err))
+			return false;
+	if (!next_fragment_id(m, &id, err))
 		return false;
+	if (id + n - 1 > UINT32_MAX)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every fragment id");
+	/* one range of row ids per commit (assign_row_ids) */
+	if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) && n > 1)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "appends of several fragments to datasets with stable row ids are not supported");
 
-	build->fragments = lp_alloc_array(m->n_fragments + 1, sizeof(*build->fragments));
-	build->new_fragments = lp_alloc0(sizeof(*build->new_fragments));
-	build->new_files = lp_alloc0(sizeof(*build->new_files));
-	build->new_file_pointers = lp_alloc0(sizeof(*build->new_file_pointers));
+	build->fragments = lp_alloc_array(m->n_fragments + n, sizeof(*build->fragments));
+	build->new_fragments = lp_alloc_array(n, sizeof(*build->new_fragments));
+	build->new_files = lp_alloc_array(n, sizeof(*build->new_files));
+	build->new_file_pointers = lp_alloc_array(n, sizeof(*build->new_file_pointers));
 	if (build->fragments == NULL || build->new_fragments == NULL ||
 		build->new_files == NULL || build->new_file_pointers == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 
-	init_data_file(build->new_files, &request->file);
-	build->new_file_pointers[0] = build->new_files;
-	lance__table__data_fragment__init(build->new_fragments);
-	build->new_fragments->id = id;
-	build->new_fragments->n_files = 1;
-	build->new_fragments->files = build->new_file_pointers;
-	build->new_fragments->physical_rows = request->physical_rows;
-	if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) &&
-		!assign_row_ids(build, build->new_fragments, request->physical_rows,
-						m->version + 1, err))
-		return false;
-
 	if (m->n_fragments > 0)
 		memcpy(build->fragments, m->fragments, m->n_fragments * sizeof(*build->fragments));
-	build->fragments[m->n_fragments] = build->new_fragments;
-	build->manifest.n_fragments = m->n_fragments + 1;
+	for (size_t i = 0; i < n; i++)
+	{
+		Lance__Table__DataFragment *fragment = &build->new_fragments[i];
+
+		init_data_file(&build->new_files[i], &fragments[i].file);
+		build->new_file_pointers[i] = &build->new_files[i];
+		lance__table__data_fragment__init(fragment);
+		fragment->id = id + i;
+		fragment->n_files = 1;
+		fragment->files = &build->new_file_pointers[i];
+		fragment->physical_rows = fragments[i].physical_rows;
+		if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) &&
+			!assign_row_ids(build, fragment, fragments[i].physical_rows,
+							m->version + 1, err))
+			return false;
+		build->fragments[m->n_fragments + i] = fragment;
+		if (new_fragment_ids != NULL)
+			new_fragment_ids[i] = id + i;
+	}
+	build->manifest.n_fragments = m->n_fragments + n;
 	build->manifest.fragments = build->fragments;
 	build->manifest.max_fragment_id_present_case =
 		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID;
-	build->manifest.max_fragment_id = (uint32_t) id;
-	if (new_fragment_ids != NULL)
-		new_fragment_ids[0] = id;
+	build->manifest.max_fragment_id = (uint32_t) (id + n - 1);
+	return true;
+}
+
+/* A file of an overwrite: checked against the new schema and format. */
+static bool
+check_overwrite_file(const LpCommitRequest *request, const LpNewFragment *fragment,
+					 LpError *err)
+{
+	const LpNewDataFile *file = &fragment->file;
+
+	if (file->path == NULL || file->path[0] == '\0' ||
+		strchr(file->path, '/') != NULL || strcmp(file->path, "..") == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file name \"%s\" is not a plain file name",
+					   file->path ? file->path : "");
+	if (file->version != request->data_version)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file \"%s\" has format version %s but the overwrite stores version %s",
+					   file->path, lp_file_version_name(file->version),
+					   lp_file_version_name(request->data_version));
+	if (file->size_bytes == 0 || file->n_fields == 0 ||
+		file->fields == NULL || file->column_indices == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "data file \"%s\" has no size or no fields", file->path);
+	if (file->has_base_id)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "an overwrite writes its data files in the dataset root");
+	for (size_t i = 0; i < file->n_fields; i++)
+		if (lp_schema_find_field(request->schema, file->fields[i]) < 0)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "field id %d of data file \"%s\" is not in the new schema",
+						   file->fields[i], file->path);
+	return check_rows(fragment->physical_rows, err);
+}
+
+/*
+ * Lance's Overwrite: the new schema and fragments (ids from 0), the data
+ * storage format of the new files; indexes go, config and bases stay.
+ */
+static bool
+build_overwrite(ManifestBuild *build, const LpManifest *base,
+				const LpCommitRequest *request, uint64_t *new_fragment_ids,
+				LpError *err)
+{
+	size_t		n = request->n_fragments;
+
+	if (request->schema == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an overwrite needs a schema");
+	if (request->data_version == LP_FILE_VERSION_LEGACY)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "an overwrite cannot write legacy (v1) files");
+	if (base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "overwriting datasets with stable row ids is not supported");
+	for (size_t i = 0; i < n; i++)
+		if (!check_overwrite_file(request, &request->fragments[i], err))
+			return false;
+	build->descriptor = schema_message(request->schema, err);
+	if (build->descriptor == NULL)
+		return false;
+	build->fragments = lp_alloc_array(n + 1, sizeof(*build->fragments));
+	build->new_fragments = lp_alloc_array(n + 1, sizeof(*build->new_fragments));
+	build->new_files = lp_alloc_array(n + 1, sizeof(*build->new_files));
+	build->new_file_pointers = lp_alloc_array(n + 1, sizeof(*build->new_file_pointers));
+	if (build->fragments == NULL || build->new_fragments == NULL ||
+		build->new_files == NULL || build->new_file_pointers == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	for (size_t i = 0; i < n; i++)
+	{
+		Lance__Table__DataFragment *fragment = &build->new_fragments[i];
+
+		init_data_file(&build->new_files[i], &request->fragments[i].file);
+		build->new_file_pointers[i] = &build->new_files[i];
+		lance__table__data_fragment__init(fragment);
+		fragment->id = i;
+		fragment->n_files = 1;
+		fragment->files = &build->new_file_pointers[i];
+		fragment->physical_rows = request->fragments[i].physical_rows;
+		build->fragments[i] = fragment;
+		if (new_fragment_ids != NULL)
+			new_fragment_ids[i] = i;
+	}
+	build->manifest.n_fragments = n;
+	build->manifest.fragments = build->fragments;
+	build->manifest.max_fragment_id_present_case = n > 0 ?
+		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID :
+		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT__NOT_SET;
+	build->manifest.max_fragment_id = n > 0 ? (uint32_t) (n - 1) : 0;
+	build->manifest.n_fields = build->descriptor->schema->n_fields;
+	build->manifest.fields = build->descriptor->schema->fields;
+	build->manifest.n_schema_metadata = build->descriptor->schema->n_metadata;
+	build->manifest.schema_metadata = (Lance__Table__Manifest__SchemaMetadataEntry **)
+		build->descriptor->schema->metadata;
+	build->manifest.next_row_id = 0;
+	lance__table__manifest__data_storage_format__init(&build->data_format);
+	build->data_format.file_format = (char *) "lance";
+	build->data_format.version = (char *) lp_file_version_name(request->data_version);
+	build->manifest.data_format = &build->data_format;
+	build->manifest.index_section_present_case =
+		LANCE__TABLE__MANIFEST__INDEX_SECTION_PRESENT__NOT_SET;
+	build->drop_indexes = true;
 	return true;
 }
 
@@ -853,6 +1074,16 @@ static bool
 check_files_are_new(const LpManifest *base, const LpCommitRequest *request,
 					LpError *err)
 {
+	if (request->kind == LP_COMMIT_APPEND && request->n_fragments > 0)
+	{
+		for (size_t f = 0; f < request->n_fragments; f++)
+			if (!check_file_is_new(base, &request->fragments[f].file, err))
+				return false;
+		return true;
+	}
+	/* an overwrite drops every fragment of the base */
+	if (request->kind == LP_COMMIT_OVERWRITE)
+		return true;
 	if (request->kind != LP_COMMIT_REWRITE)
 		return check_file_is_new(base, &request->file, err);
 	for (size_t g = 0; g < request->n_groups; g++)
@@ -890,6 +1121,9 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 		case LP_COMMIT_REWRITE:
 			ok = build_rewrite(&build, base, request, new_fragment_ids, err);
 			break;
+		case LP_COMMIT_OVERWRITE:
+			ok = build_overwrite(&build, base, request, new_fragment_ids, err);
+			break;
 		default:
 			ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "unknown commit kind %d",
 						 (int) request->kind);
@@ -914,7 +1148,8 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 		m->writer_version = &build.writer_version;
 		m->transaction_file = (char *) transaction_file;
 		lp_manifest_compute_flags(m, &m->reader_feature_flags, &m->writer_feature_flags);
-		ok = lp_manifest_serialize(m, base->index_section, base->index_section_len,
+		ok = lp_manifest_serialize(m, build.drop_indexes ? NULL : base->index_section,
+								   build.drop_indexes ? 0 : base->index_section_len,
 								   transaction, transaction_len, out, out_len, err);
 	}
 	free_build(&build);
@@ -1026,7 +1261,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 	size_t		transaction_len = 0;
 	uint64_t	checked = request->read_version;
 	uint64_t   *new_ids;
-	size_t		n_new_ids = request->kind == LP_COMMIT_REWRITE ? request->n_groups : 1;
+	size_t		n_new_ids;
 	bool		ok = false;
 
 	/* The retry loop needs to see the code of a failed publication. */
@@ -1041,16 +1276,15 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 					   "the manifest given for read version %llu holds version %llu",
 					   (unsigned long long) request->read_version,
 					   (unsigned long long) request->read_manifest->proto->version);
-	if (n_new_ids == 0 || n_new_ids > LP_COMMIT_MAX_GROUPS)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
+	if (!count_new_fragments(request, &n_new_ids, err))
+		return false;
 	if (!options->random(options->random_arg, uuid_bytes, sizeof(uuid_bytes), err))
 		return false;
 	lp_uuid_v4(uuid_bytes);
 	lp_uuid_format(uuid_bytes, uuid);
 	snprintf(transaction_file, sizeof(transaction_file), "%" PRIu64 "-%s.txn",
 			 request->read_version, uuid);
-	new_ids = lp_alloc_array(n_new_ids, sizeof(uint64_t));
+	new_ids = lp_alloc_array(n_new_ids + 1, sizeof(uint64_t));
 	if (new_ids == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 
@@ -1126,9 +1360,9 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 			result->attempts = attempt;
 			if (request->kind == LP_COMMIT_APPEND)
 				result->fragment_id = new_ids[0];
-			else if (request->kind == LP_COMMIT_REPLACE)
+			if (request->kind == LP_COMMIT_REPLACE)
 				result->fragment_id = request->fragment_id;
-			else
+			else if (request->kind != LP_COMMIT_APPEND || request->n_fragments > 0)
 			{
 				result->new_fragment_ids = new_ids;
 				new_ids = NULL;
@@ -1145,6 +1379,70 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 
 done:
 	lp_free(transaction);
+	lp_free(new_ids);
+	return ok;
+}
+
+bool
+lp_commit_create(LpStore *store, const char *root, const LpCommitRequest *request,
+				 LpManifestNaming naming, const LpCommitOptions *options,
+				 LpCommitResult *result, LpError *err)
+{
+	Lance__Table__Manifest empty;
+	LpManifest	base;
+	uint8_t		uuid_bytes[16];
+	char		uuid[LP_UUID_STRING_SIZE];
+	char		transaction_file[64];
+	uint8_t    *transaction = NULL;
+	size_t		transaction_len = 0;
+	uint8_t    *manifest_data = NULL;
+	size_t		manifest_len = 0;
+	size_t		n_new;
+	uint64_t   *new_ids = NULL;
+	bool		ok = false;
+
+	memset(result, 0, sizeof(*result));
+	if (request->kind != LP_COMMIT_OVERWRITE || request->read_version != 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "a new dataset is created by an overwrite of version 0");
+	if (!count_new_fragments(request, &n_new, err))
+		return false;
+	/* version 0: nothing, Lance's base for the Overwrite that creates a dataset */
+	lance__table__manifest__init(&empty);
+	memset(&base, 0, sizeof(base));
+	base.name = (char *) root;
+	base.proto = &empty;
+	if (!options->random(options->random_arg, uuid_bytes, sizeof(uuid_bytes), err))
+		return false;
+	lp_uuid_v4(uuid_bytes);
+	lp_uuid_format(uuid_bytes, uuid);
+	snprintf(transaction_file, sizeof(transaction_file), "0-%s.txn", uuid);
+	new_ids = lp_alloc_array(n_new + 1, sizeof(uint64_t));
+	if (new_ids == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	if (!lp_transaction_build(request, &base, uuid, &transaction, &transaction_len, err) ||
+		!lp_commit_build_manifest(&base, request, transaction, transaction_len,
+								  transaction_file, now_nanos(), &manifest_data,
+								  &manifest_len, new_ids, err) ||
+		!write_transaction(store, root, transaction_file, transaction, transaction_len, err))
+		goto done;
+	if (!publish_manifest(store, root, naming, 1, manifest_data, manifest_len, err))
+	{
+		if (err != NULL && err->code == LP_ERR_ALREADY_EXISTS)
+			lp_fail(err, LP_ERR_ALREADY_EXISTS, "dataset \"%s\" already exists", root);
+		goto done;
+	}
+	result->version = 1;
+	result->naming = naming;
+	result->attempts = 1;
+	result->new_fragment_ids = new_ids;
+	new_ids = NULL;
+	write_version_hint(store, root, 1);
+	ok = true;
+
+done:
+	lp_free(transaction);
+	lp_free(manifest_data);
 	lp_free(new_ids);
 	return ok;
 }

@@ -14,7 +14,10 @@
  *             new file's fields in a fragment is swapped for it (or the file
  *             is added when no file holds any of those fields);
  *  - rewrite: compaction - groups of adjacent fragments each replaced by one
- *             new fragment holding the same rows.
+ *             new fragment holding the same rows;
+ *  - overwrite: Lance's Overwrite - a new schema and new fragments replace
+ *             the whole dataset (indexes dropped, fragment ids from 0);
+ *             lp_commit_create publishes it as version 1 of a new dataset.
  */
 #ifndef LP_COMMIT_H
 #define LP_COMMIT_H
@@ -25,6 +28,7 @@
 #include "dataset/lp_dataset.h"
 #include "base/lp_error.h"
 #include "format/lp_file.h"
+#include "format/lp_schema.h"
 #include "dataset/lp_manifest.h"
 #include "io/lp_storage.h"
 
@@ -52,11 +56,19 @@ typedef struct LpRewriteGroup
 	uint64_t	physical_rows;
 } LpRewriteGroup;
 
+/* A new fragment of one data file (appends of several files, overwrites). */
+typedef struct LpNewFragment
+{
+	LpNewDataFile file;
+	uint64_t	physical_rows;
+} LpNewFragment;
+
 typedef enum LpCommitKind
 {
 	LP_COMMIT_APPEND,
 	LP_COMMIT_REPLACE,
-	LP_COMMIT_REWRITE
+	LP_COMMIT_REWRITE,
+	LP_COMMIT_OVERWRITE
 } LpCommitKind;
 
 typedef struct LpCommitRequest
@@ -68,6 +80,17 @@ typedef struct LpCommitRequest
 	uint64_t	fragment_id;	/* replace */
 	const LpRewriteGroup *groups;	/* rewrite */
 	size_t		n_groups;
+
+	/*
+	 * append with n_fragments > 0: these fragments instead of file and
+	 * physical_rows; overwrite: the new fragments (none is allowed), the
+	 * new schema (fields with their ids, pre-order) and the data storage
+	 * format (every fragment's file version).
+	 */
+	const LpNewFragment *fragments;
+	size_t		n_fragments;
+	const LpSchema *schema;
+	LpFileVersion data_version;
 
 	/*
 	 * Optional: the manifest of read_version as the caller read it (the
@@ -94,9 +117,10 @@ typedef struct LpCommitResult
 	uint64_t	version;		/* the version created */
 	LpManifestNaming naming;
 	int			attempts;		/* 1 when no other writer interfered */
-	/* append: the new fragment; replace: the fragment given; rewrite: unused */
+	/* append: the (first) new fragment; replace: the fragment given */
 	uint64_t	fragment_id;
-	uint64_t   *new_fragment_ids;	/* rewrite: one per group (lp_alloc'd) */
+	/* rewrite, overwrite, append of fragments: one per new fragment (lp_alloc'd) */
+	uint64_t   *new_fragment_ids;
 } LpCommitResult;
 
 /*
@@ -143,5 +167,16 @@ bool		lp_commit(LpStore *store, const char *root,
 					  const LpCommitRequest *request,
 					  const LpCommitOptions *options,
 					  LpCommitResult *result, LpError *err);
+
+/*
+ * Create a new dataset at root: an overwrite request (read_version 0) is
+ * published as version 1 under the given naming scheme.
+ * LP_ERR_ALREADY_EXISTS when root already holds version 1.
+ */
+bool		lp_commit_create(LpStore *store, const char *root,
+							 const LpCommitRequest *request,
+							 LpManifestNaming naming,
+							 const LpCommitOptions *options,
+							 LpCommitResult *result, LpError *err);
 
 #endif							/* LP_COMMIT_H */

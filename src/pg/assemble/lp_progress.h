@@ -10,7 +10,8 @@ typedef enum LpProgressPhase
 	LP_PHASE_VALIDATING,
 	LP_PHASE_COPYING,
 	LP_PHASE_FINALIZING,
-	LP_PHASE_COMMITTING
+	LP_PHASE_COMMITTING,
+	LP_PHASE_ENCODING			/* write_file, write_part, write_dataset */
 } LpProgressPhase;
 
 /*

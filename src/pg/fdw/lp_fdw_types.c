@@ -31,11 +31,7 @@
 
 #include "base/lp_bytes.h"
 #include "fdw/lp_fdw.h"
-
-/* Days and microseconds between the Unix epoch and PostgreSQL's (2000-01-01). */
-#define EPOCH_DIFF_DAYS (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)
-#define EPOCH_DIFF_USECS ((int64) EPOCH_DIFF_DAYS * USECS_PER_DAY)
-#define MSECS_PER_DAY INT64CONST(86400000)
+#include "lp_pg_types.h"
 
 /* ---- the mapping ------------------------------------------------------------ */
 

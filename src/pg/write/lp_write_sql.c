@@ -1,0 +1,613 @@
+/*
+ * lp_write_sql.c - writing Lance from SQL: write_file (a raw file),
+ * write_part (one part of a target, for register_part) and write_dataset
+ * (create, append or overwrite a dataset), and what COPY ... TO with format
+ * 'lance' runs (write/lp_copy_to.c).
+ *
+ * A query's rows are read through an SPI cursor in batches, converted to
+ * LpArrays (write/lp_write_values.c) and encoded by the core's file writer
+ * into outputs of the URI's store.  Outputs are written under a temporary
+ * name and published only once complete, so an ERROR or a cancel leaves no
+ * partial file; a dataset's new files are committed through the core's
+ * commit code (core/dataset/lp_commit.c) once all are published.
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "assemble/lp_progress.h"
+#include "base/lp_alloc.h"
+#include "base/lp_path.h"
+#include "dataset/lp_commit.h"
+#include "dataset/lp_dataset.h"
+#include "encode/lp_file_writer.h"
+#include "lp_pg_error.h"
+#include "sql/lp_commit_sql.h"
+#include "storage/lp_pg_storage.h"
+#include "target/lp_target.h"
+#include "write/lp_write_sql.h"
+#include "write/lp_write_values.h"
+
+PG_FUNCTION_INFO_V1(lp_write_file);
+PG_FUNCTION_INFO_V1(lp_write_part);
+PG_FUNCTION_INFO_V1(lp_write_dataset);
+
+/* Rows fetched from the cursor at a time, and the size of a batch for the writer. */
+#define FETCH_ROWS 1000
+#define BATCH_MAX_ROWS 8192
+#define BATCH_MAX_BYTES (4 * 1024 * 1024)
+
+static int	new_dataset_naming = LP_NAMING_V2;
+
+static const struct config_enum_entry naming_options[] = {
+	{"v1", LP_NAMING_V1, false},
+	{"v2", LP_NAMING_V2, false},
+	{NULL, 0, false}
+};
+
+void
+LpWriteInit(void)
+{
+	DefineCustomEnumVariable("lance_parts.manifest_naming",
+							 gettext_noop("Manifest naming scheme of datasets created by write_dataset and COPY TO."),
+							 gettext_noop("v2 (Lance's default) names manifests by the complement of their version, v1 by the version."),
+							 &new_dataset_naming,
+							 LP_NAMING_V2, naming_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+}
+
+/* A file a write published. */
+typedef struct WrittenFile
+{
+	char	   *name;			/* file name (in the data directory for datasets) */
+	char	   *path;			/* key in the store */
+	uint64		rows;
+	uint64		size_bytes;
+} WrittenFile;
+
+/* Where a write puts its files. */
+typedef struct WriteSink
+{
+	LpStore    *store;
+	LpFileVersion version;
+	LpSchema   *schema;			/* NULL: the query's columns (write_file, create) */
+	const char *what;			/* for messages: "dataset \"...\"", ... */
+	const char *progress_dataset;
+	/* one file at fixed_path (written even without rows), or files in data_dir */
+	const char *fixed_path;
+	const char *data_dir;
+	uint64		max_rows_per_file;
+	bool		has_expected_rows;
+	uint64		expected_rows;
+
+	/* results, in the caller's memory context */
+	List	   *files;			/* WrittenFile * */
+	uint64		total_rows;
+} WriteSink;
+
+/* The file being written. */
+typedef struct OpenFile
+{
+	LpOutput   *output;
+	LpFileWriter *writer;
+	WrittenFile *file;
+} OpenFile;
+
+LpFileVersion
+lp_write_file_version(const char *name)
+{
+	LpFileVersion version;
+
+	if (!lp_file_version_parse(name, &version) || version == LP_FILE_VERSION_LEGACY)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("unknown Lance file version \"%s\"", name),
+				errhint("Use 2.0, 2.1, 2.2 or 2.3."));
+	return version;
+}
+
+static void
+open_file(WriteSink *sink, OpenFile *open, MemoryContext results)
+{
+	MemoryContext old = MemoryContextSwitchTo(results);
+	WrittenFile *file = palloc0(sizeof(WrittenFile));
+	LpError		err;
+	LpStat		st;
+
+	if (sink->fixed_path != NULL)
+	{
+		file->path = pstrdup(sink->fixed_path);
+		file->name = file->path;
+	}
+	else
+	{
+		char		name[LP_DATA_FILE_NAME_SIZE];
+
+		if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
+			lp_raise(&err);
+		file->name = pstrdup(name);
+		file->path = lp_require_memory(lp_path_join(sink->data_dir, name));
+	}
+	MemoryContextSwitchTo(old);
+
+	/* a path that cannot be examined is left to create_output to report */
+	if (sink->store->ops->stat(sink->store, file->path, false, &st, &err) &&
+		st.kind != LP_OBJECT_ABSENT)
+		ereport(ERROR,
+				errcode(ERRCODE_DUPLICATE_FILE),
+				errmsg("file \"%s\" already exists", file->path),
+				errhint("Writing never replaces a file; choose another path or remove it."));
+	open->output = sink->store->ops->create_output(sink->store, file->path, &err);
+	if (open->output == NULL)
+		lp_raise(&err);
+	open->writer = lp_file_writer_open(open->output, sink->schema, sink->version, &err);
+	if (open->writer == NULL)
+		lp_raise(&err);
+	open->file = file;
+}
+
+/* Encode the batch into the open file. */
+static void
+write_batch(OpenFile *open, LpRowBatch *batch)
+{
+	uint32		num_arrays;
+	const LpArray *const *arrays = lp_row_batch_arrays(batch, &num_arrays);
+	LpError		err;
+
+	if (lp_row_batch_rows(batch) == 0)
+		return;
+	if (!lp_file_writer_write(open->writer, arrays, num_arrays, &err))
+		lp_raise(&err);
+	open->file->rows += lp_row_batch_rows(batch);
+	lp_row_batch_reset(batch);
+}
+
+/* Finish and publish the open file, unless its row count is not the expected one. */
+static void
+close_file(WriteSink *sink, OpenFile *open, MemoryContext results)
+{
+	LpError		err;
+	MemoryContext old;
+
+	if (sink->has_expected_rows && open->file->rows != sink->expected_rows)
+		ereport(ERROR,
+				errcode(ERRCODE_CARDINALITY_VIOLATION),
+				errmsg("the query returned " UINT64_FORMAT " rows for %s, not the " UINT64_FORMAT " expected",
+					   open->file->rows, sink->what, sink->expected_rows),
+				errdetail("Nothing was written."));
+	if (!lp_file_writer_finish(open->writer, &open->file->size_bytes, &err))
+		lp_raise(&err);
+	lp_file_writer_free(open->writer);
+	if (!open->output->ops->publish(open->output, &err))
+		lp_raise(&err);
+	old = MemoryContextSwitchTo(results);
+	sink->files = lappend(sink->files, open->file);
+	MemoryContextSwitchTo(old);
+	sink->total_rows += open->file->rows;
+	memset(open, 0, sizeof(*open));
+}
+
+/*
+ * Run query and write its rows to the sink's files.  Without a schema the
+ * sink gets the query's (in the caller's memory context).
+ */
+static void
+write_query(const char *query, WriteSink *sink)
+{
+	MemoryContext results = CurrentMemoryContext;
+	MemoryContext batch_context;
+	MemoryContext row_context;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	LpRowBatch *batch;
+	OpenFile	open = {0};
+	Datum	   *values;
+	bool	   *nulls;
+	uint64		bytes_done = 0;
+
+	/* in the caller's memory context: the record outlives the SPI connection, until the commit */
+	lp_progress_begin(sink->progress_dataset, sink->fixed_path ? sink->fixed_path : sink->data_dir,
+					  LP_PHASE_ENCODING, 0);
+	lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg("the query of %s returns no rows", sink->what),
+				errhint("Give a SELECT, VALUES or TABLE query."));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+
+	if (sink->schema == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(results);
+
+		sink->schema = palloc(sizeof(LpSchema));
+		lp_write_schema_for_columns(portal->tupDesc, sink->schema);
+		MemoryContextSwitchTo(old);
+	}
+	batch_context = AllocSetContextCreate(CurrentMemoryContext, "lance_parts write batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	row_context = AllocSetContextCreate(CurrentMemoryContext, "lance_parts write rows",
+										ALLOCSET_DEFAULT_SIZES);
+	{
+		MemoryContext old = MemoryContextSwitchTo(batch_context);
+
+		batch = lp_row_batch_create(portal->tupDesc, sink->schema, sink->what);
+		MemoryContextSwitchTo(old);
+	}
+	values = palloc(sizeof(Datum) * Max(portal->tupDesc->natts, 1));
+	nulls = palloc(sizeof(bool) * Max(portal->tupDesc->natts, 1));
+
+	if (sink->fixed_path != NULL)
+		open_file(sink, &open, results);
+	for (;;)
+	{
+		SPITupleTable *table;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		table = SPI_tuptable;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			MemoryContext old = MemoryContextSwitchTo(row_context);
+
+			heap_deform_tuple(table->vals[i], table->tupdesc, values, nulls);
+			lp_row_batch_add(batch, values, nulls);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(row_context);
+
+			if (open.writer == NULL)
+				open_file(sink, &open, results);
+			if (lp_row_batch_rows(batch) >= BATCH_MAX_ROWS ||
+				lp_row_batch_bytes(batch) >= BATCH_MAX_BYTES ||
+				(sink->max_rows_per_file > 0 &&
+				 open.file->rows + lp_row_batch_rows(batch) >= sink->max_rows_per_file))
+			{
+				bytes_done += lp_row_batch_bytes(batch);
+				write_batch(&open, batch);
+				if (sink->max_rows_per_file > 0 && open.file->rows >= sink->max_rows_per_file)
+					close_file(sink, &open, results);
+				lp_progress_update(list_length(sink->files), (int64) bytes_done);
+			}
+		}
+		SPI_freetuptable(table);
+	}
+	if (open.writer != NULL)
+	{
+		write_batch(&open, batch);
+		close_file(sink, &open, results);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+/* ---- write_file --------------------------------------------------------------- */
+
+static void
+check_text_arg(FunctionCallInfo fcinfo, int arg, const char *what)
+{
+	if (PG_ARGISNULL(arg))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("%s must not be NULL", what));
+}
+
+Datum
+lp_write_file(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WriteSink	sink = {0};
+	char	   *key;
+	WrittenFile *file;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	check_text_arg(fcinfo, 0, "file URI");
+	check_text_arg(fcinfo, 1, "query");
+	check_text_arg(fcinfo, 2, "file version");
+	InitMaterializedSRF(fcinfo, 0);
+	sink.store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)), "a Lance file", &key);
+	lp_check_write_privilege_for(key);
+	sink.version = lp_write_file_version(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	sink.fixed_path = key;
+	sink.what = psprintf("file \"%s\"", key);
+	write_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), &sink);
+	lp_progress_end();
+
+	file = linitial(sink.files);
+	values[0] = CStringGetTextDatum(file->path);
+	values[1] = Int64GetDatum((int64) file->rows);
+	values[2] = Int64GetDatum((int64) file->size_bytes);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* ---- write_part --------------------------------------------------------------- */
+
+Datum
+lp_write_part(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LpTarget   *target;
+	LpManifestNaming naming;
+	WriteSink	sink = {0};
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	WrittenFile *file;
+	LpError		err;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("target must not be NULL"));
+	check_text_arg(fcinfo, 1, "query");
+	if (!PG_ARGISNULL(2) && PG_GETARG_INT64(2) < 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("expected row count must not be negative"));
+	InitMaterializedSRF(fcinfo, 0);
+	target = lp_target_from_jsonb(PG_GETARG_JSONB_P(0));
+	lp_target_check_privileges(target, true);
+	(void) lp_target_check_binding(target, &naming);
+
+	/* a part's name only has to be new: a data file name is drawn the same way */
+	if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
+		lp_raise(&err);
+	sink.store = lp_store_for_uri(target->base_path, NULL);
+	sink.version = target->file_version;
+	sink.schema = &target->schema;
+	sink.fixed_path = lp_require_memory(lp_path_join(lp_target_staging_dir(target), name));
+	sink.what = psprintf("target file \"%s\"", target->file_name);
+	sink.progress_dataset = target->dataset;
+	sink.has_expected_rows = !PG_ARGISNULL(2);
+	sink.expected_rows = PG_ARGISNULL(2) ? 0 : (uint64) PG_GETARG_INT64(2);
+	write_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), &sink);
+	lp_progress_end();
+
+	file = linitial(sink.files);
+	values[0] = CStringGetTextDatum(file->path);
+	values[1] = Int64GetDatum((int64) file->rows);
+	values[2] = Int64GetDatum((int64) file->size_bytes);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* ---- write_dataset ------------------------------------------------------------ */
+
+LpWriteMode
+lp_write_mode(const char *mode)
+{
+	if (strcmp(mode, "create") == 0)
+		return LP_WRITE_CREATE;
+	if (strcmp(mode, "append") == 0)
+		return LP_WRITE_APPEND;
+	if (strcmp(mode, "overwrite") == 0)
+		return LP_WRITE_OVERWRITE;
+	ereport(ERROR,
+			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			errmsg("unknown write mode \"%s\"", mode),
+			errhint("Use create, append or overwrite."));
+	pg_unreachable();
+}
+
+/* The new fragments of the files written, for a commit. */
+static LpNewFragment *
+new_fragments(const WriteSink *sink, const LpSchema *schema)
+{
+	LpNewFragment *fragments = palloc0(sizeof(LpNewFragment) * Max(list_length(sink->files), 1));
+	int32_t    *field_ids;
+	int32_t    *column_indices;
+	size_t		n_columns;
+	LpError		err;
+	ListCell   *cell;
+	int			i = 0;
+
+	if (!lp_data_file_columns(schema, NULL, 0, sink->version, &field_ids, &column_indices,
+							  &n_columns, &err))
+		lp_raise(&err);
+	foreach(cell, sink->files)
+	{
+		WrittenFile *file = lfirst(cell);
+		LpNewFragment *fragment = &fragments[i++];
+
+		fragment->file.path = file->name;
+		fragment->file.fields = field_ids;
+		fragment->file.column_indices = column_indices;
+		fragment->file.n_fields = n_columns;
+		fragment->file.version = sink->version;
+		fragment->file.size_bytes = file->size_bytes;
+		fragment->physical_rows = file->rows;
+	}
+	return fragments;
+}
+
+/* The rows of query into the sink's files, then the commit of the mode. */
+static void
+write_and_commit(const char *query, WriteSink *sink, const char *root, LpWriteMode mode,
+				 const LpManifest *latest, LpManifestNaming naming, LpWriteResult *result)
+{
+	LpCommitRequest request = {0};
+	LpCommitOptions options;
+	LpCommitResult commit;
+	LpError		err;
+	bool		ok;
+
+	write_query(query, sink);
+
+	result->num_rows = sink->total_rows;
+	result->fragments = list_length(sink->files);
+	if (mode == LP_WRITE_APPEND && sink->files == NIL)
+	{
+		/* nothing to add: Lance makes no version for an empty append either */
+		result->dataset_version = lp_manifest_version(latest);
+		lp_progress_end();
+		return;
+	}
+
+	lp_progress_phase(LP_PHASE_COMMITTING, list_length(sink->files), 0, 0, 0);
+	request.kind = mode == LP_WRITE_APPEND ? LP_COMMIT_APPEND : LP_COMMIT_OVERWRITE;
+	request.fragments = new_fragments(sink, sink->schema);
+	request.n_fragments = list_length(sink->files);
+	request.schema = sink->schema;
+	request.data_version = sink->version;
+	lp_commit_options(&options);
+	if (latest == NULL)
+		ok = lp_commit_create(sink->store, root, &request, naming, &options, &commit, &err);
+	else
+	{
+		request.read_version = lp_manifest_version(latest);
+		request.read_manifest = latest;
+		request.read_naming = naming;
+		ok = lp_commit(sink->store, root, &request, &options, &commit, &err);
+	}
+	if (!ok)
+	{
+		if (err.code == LP_ERR_ALREADY_EXISTS)
+			ereport(ERROR,
+					errcode(ERRCODE_DUPLICATE_OBJECT),
+					errmsg("dataset \"%s\" already exists", root),
+					errdetail("Another writer created it while the rows were written; the files written were removed."));
+		lp_raise(&err);
+	}
+	lp_progress_end();
+	result->dataset_version = commit.version;
+}
+
+/*
+ * Remove the data files a failed write_dataset published (never through a
+ * symlink: from the root down); what cannot be removed is left to
+ * cleanup_orphans, since an error is already on its way.
+ */
+static void
+remove_written_files(const WriteSink *sink, const char *root)
+{
+	ListCell   *cell;
+
+	foreach(cell, sink->files)
+	{
+		WrittenFile *file = lfirst(cell);
+		char	   *relative = lp_path_join(LP_DATA_DIR, file->name);
+		bool		removed;
+		LpError		err;
+
+		if (relative != NULL)
+			(void) sink->store->ops->remove_file(sink->store, root, relative, &removed, &err);
+		lp_free(relative);
+	}
+}
+
+void
+lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
+					 LpFileVersion version, int64 max_rows_per_file, LpWriteResult *result)
+{
+	/* on the heap: PG_CATCH reads what write_and_commit put in it */
+	WriteSink  *sink = palloc0(sizeof(WriteSink));
+	char	   *root;
+	LpManifest *latest;
+	LpManifestNaming naming = (LpManifestNaming) new_dataset_naming;
+	LpSchema	dataset_schema;
+	LpError		err;
+
+	if (max_rows_per_file < 1 || max_rows_per_file > (int64) UINT32_MAX)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("max_rows_per_file must be between 1 and %u", UINT32_MAX),
+				errdetail("A fragment holds at most %u rows.", UINT32_MAX));
+	sink->store = lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
+	lp_check_write_privilege_for(root);
+	lp_check_read_privilege_for(root);
+	while (strlen(root) > 1 && root[strlen(root) - 1] == '/')
+		root[strlen(root) - 1] = '\0';
+
+	latest = lp_dataset_read_latest(sink->store, root, &naming, &err);
+	if (latest == NULL && err.code != LP_ERR_NOT_FOUND)
+		lp_raise(&err);
+	if (latest == NULL && mode == LP_WRITE_APPEND)
+		ereport(ERROR,
+				errcode(ERRCODE_UNDEFINED_OBJECT),
+				errmsg("dataset \"%s\" does not exist", root),
+				errhint("Use mode create to make it."));
+	if (latest != NULL && mode == LP_WRITE_CREATE)
+		ereport(ERROR,
+				errcode(ERRCODE_DUPLICATE_OBJECT),
+				errmsg("dataset \"%s\" already exists", root),
+				errhint("Use mode append or overwrite."));
+	if (latest != NULL && !lp_manifest_check_flags(latest, &err))
+		lp_raise(&err);
+
+	sink->what = psprintf("dataset \"%s\"", root);
+	sink->progress_dataset = root;
+	sink->data_dir = lp_require_memory(lp_path_join(root, LP_DATA_DIR));
+	sink->max_rows_per_file = (uint64) max_rows_per_file;
+	sink->version = version;
+	if (mode == LP_WRITE_APPEND)
+	{
+		/* appended files have the dataset's storage format and schema */
+		if (!lp_manifest_data_version(latest, &sink->version) ||
+			sink->version == LP_FILE_VERSION_LEGACY)
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("dataset \"%s\" has data storage format %s, which cannot be written",
+						   root, lp_manifest_data_format(latest) ? lp_manifest_data_format(latest) : "(none)"),
+					errdetail("Only Lance 2.0 to 2.3 files are written."));
+		if (!lp_manifest_schema(latest, &dataset_schema, &err))
+			lp_raise(&err);
+		sink->schema = &dataset_schema;
+	}
+
+	/* an ERROR or a cancel before the commit removes the files published so far */
+	PG_TRY();
+	{
+		write_and_commit(query, sink, root, mode, latest, naming, result);
+	}
+	PG_CATCH();
+	{
+		remove_written_files(sink, root);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+Datum
+lp_write_dataset(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LpWriteResult result;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	check_text_arg(fcinfo, 0, "dataset URI");
+	check_text_arg(fcinfo, 1, "query");
+	check_text_arg(fcinfo, 2, "mode");
+	check_text_arg(fcinfo, 3, "file version");
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("max_rows_per_file must not be NULL"));
+	InitMaterializedSRF(fcinfo, 0);
+	lp_write_dataset_run(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+						 text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						 lp_write_mode(text_to_cstring(PG_GETARG_TEXT_PP(2))),
+						 lp_write_file_version(text_to_cstring(PG_GETARG_TEXT_PP(3))),
+						 PG_GETARG_INT64(4), &result);
+	values[0] = Int64GetDatum((int64) result.dataset_version);
+	values[1] = Int32GetDatum(result.fragments);
+	values[2] = Int64GetDatum((int64) result.num_rows);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}

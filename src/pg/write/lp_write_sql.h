@@ -1,0 +1,45 @@
+/*
+ * lp_write_sql.h - what the SQL functions that write Lance share with
+ * COPY ... TO (format 'lance').
+ */
+#ifndef LP_WRITE_SQL_H
+#define LP_WRITE_SQL_H
+
+#include "format/lp_file.h"
+
+typedef enum LpWriteMode
+{
+	LP_WRITE_CREATE,
+	LP_WRITE_APPEND,
+	LP_WRITE_OVERWRITE
+} LpWriteMode;
+
+typedef struct LpWriteResult
+{
+	uint64		dataset_version;
+	int			fragments;
+	uint64		num_rows;
+} LpWriteResult;
+
+/* Define the GUC lance_parts.manifest_naming (from _PG_init). */
+extern void LpWriteInit(void);
+
+/* "create", "append", "overwrite"; ERROR (22023) otherwise. */
+extern LpWriteMode lp_write_mode(const char *mode);
+
+/* "2.0" to "2.3"; ERROR (22023) otherwise. */
+extern LpFileVersion lp_write_file_version(const char *name);
+
+/*
+ * write_dataset: the rows of query into the dataset at dataset_uri.  A new
+ * dataset (create, or overwrite of a missing one) is version 1 of Lance's
+ * Overwrite transaction under lance_parts.manifest_naming; append adds one
+ * fragment per file (of at most max_rows_per_file rows) in the dataset's
+ * storage format and schema (matched by column name); overwrite replaces
+ * schema and data.
+ */
+extern void lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
+								 LpFileVersion version, int64 max_rows_per_file,
+								 LpWriteResult *result);
+
+#endif							/* LP_WRITE_SQL_H */
