@@ -992,7 +992,7 @@ LP_TEST(commit_stable_row_ids)
 	/* rewriting fragments of such a dataset is refused */
 	{
 		uint64_t	old[1] = {0};
-		LpRewriteGroup group = {old, 1, file, 300};
+		LpRewriteGroup group = {old, 1, file, 300, NULL};
 
 		request.kind = LP_COMMIT_REWRITE;
 		request.groups = &group;

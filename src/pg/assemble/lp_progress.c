@@ -69,7 +69,8 @@ static const char *const phase_names[] = {
 	[LP_PHASE_VALIDATING] = "validating",
 	[LP_PHASE_COPYING] = "copying",
 	[LP_PHASE_FINALIZING] = "finalizing",
-	[LP_PHASE_COMMITTING] = "committing"
+	[LP_PHASE_COMMITTING] = "committing",
+	[LP_PHASE_REENCODING] = "reencoding"
 };
 
 static ProgressRecord current;
@@ -264,7 +265,7 @@ read_record(const char *path, int pid, ProgressRecord *record)
 	CloseTransientFile(fd);
 	return ok && record->magic == PROGRESS_MAGIC &&
 		record->record_size == sizeof(ProgressRecord) && record->pid == pid &&
-		record->phase >= LP_PHASE_VALIDATING && record->phase <= LP_PHASE_COMMITTING;
+		record->phase >= LP_PHASE_VALIDATING && record->phase <= LP_PHASE_REENCODING;
 }
 
 Datum

@@ -10,7 +10,8 @@ typedef enum LpProgressPhase
 	LP_PHASE_VALIDATING,
 	LP_PHASE_COPYING,
 	LP_PHASE_FINALIZING,
-	LP_PHASE_COMMITTING
+	LP_PHASE_COMMITTING,
+	LP_PHASE_REENCODING			/* bytes: of the parts re-encoded, pro rata of their rows */
 } LpProgressPhase;
 
 /*
