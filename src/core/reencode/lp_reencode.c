@@ -147,6 +147,37 @@ lp_reencode_check(const LpFile *file, const LpSchema *schema, LpError *err)
 }
 
 /*
+ * Items of null fixed-size-list rows hold no value, whatever validity the
+ * decoder gave them: mark them valid, so that only nulls inside valid rows
+ * remain (which 2.0 files cannot store), and drop an item bitmap left with
+ * no null.
+ */
+static void
+clear_items_of_null_rows(LpArray *array)
+{
+	LpArray    *items;
+	uint64_t	dimension;
+
+	if (array->type->id != LP_TYPE_FIXED_SIZE_LIST || array->validity == NULL ||
+		array->num_children != 1 || array->children[0]->validity == NULL)
+		return;
+	items = array->children[0];
+	dimension = (uint64_t) array->type->fixed_size;
+	for (uint64_t row = 0; row < array->length; row++)
+		if (!lp_bit_get(array->validity, row))
+			for (uint64_t i = row * dimension; i < (row + 1) * dimension && i < items->length; i++)
+				lp_bit_set(items->validity, i, true);
+	items->null_count = 0;
+	for (uint64_t i = 0; i < items->length; i++)
+		items->null_count += !lp_bit_get(items->validity, i);
+	if (items->null_count == 0)
+	{
+		lp_free(items->validity);
+		items->validity = NULL;
+	}
+}
+
+/*
  * The next at most batch_rows live rows at or after *cursor into rows;
  * *cursor moves past them.
  */
@@ -225,6 +256,7 @@ lp_reencode(const LpReencodeSource *source, const LpSchema *schema, LpFileVersio
 				t++;
 			if (!lp_field_reader_take(readers[f], batch, n, &arrays[f], err))
 				goto done;
+			clear_items_of_null_rows(arrays[f]);
 			if (!schema->fields[t].nullable && arrays[f]->null_count > 0)
 			{
 				lp_fail(err, LP_ERR_INVALID_ARGUMENT,

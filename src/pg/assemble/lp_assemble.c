@@ -193,9 +193,13 @@ typedef struct ReencodedFiles
 	MemoryContextCallback callback;
 	LpStore    *store;
 	List	   *paths;
+	const char *dir;			/* removed too (when empty), or NULL */
 } ReencodedFiles;
 
-/* Remove the re-encoded files; problems are WARNINGs (this also runs during abort). */
+/*
+ * Remove the re-encoded files (and the owned directory); problems are
+ * WARNINGs (this also runs during abort).
+ */
 static void
 remove_reencoded_files(void *arg)
 {
@@ -213,6 +217,16 @@ remove_reencoded_files(void *arg)
 						   (char *) lfirst(cell), err.message));
 	}
 	files->paths = NIL;
+	if (files->dir != NULL)
+	{
+		LpError		err;
+
+		if (!files->store->ops->remove(files->store, files->dir, &err) &&
+			err.code != LP_ERR_NOT_FOUND)
+			ereport(WARNING,
+					errmsg("could not remove directory \"%s\": %s", files->dir, err.message));
+		files->dir = NULL;
+	}
 }
 
 typedef struct ReencodeProgress
@@ -379,6 +393,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	{
 		files = palloc0(sizeof(ReencodedFiles));
 		files->store = lp_store_for_uri(target->reencode_dir, NULL);
+		files->dir = target->reencode_dir_owned ? target->reencode_dir : NULL;
 		files->callback.func = remove_reencoded_files;
 		files->callback.arg = files;
 		MemoryContextRegisterResetCallback(CurrentMemoryContext, &files->callback);
@@ -601,7 +616,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 {
 	char	   *output_path;
 	List	   *parts;
-	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL, NULL};
+	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL, NULL, false};
 	LpAssembleResult result;
 
 	InitMaterializedSRF(fcinfo, 0);

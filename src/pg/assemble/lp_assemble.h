@@ -29,8 +29,9 @@ typedef struct LpAssemblePart
  * refuse, the default of the SQL functions) is the directory where parts
  * that cannot be joined by page copy are re-encoded before they are joined
  * (lp_concat_reason_reencodable); those files are removed again when the
- * assembly ends, and lie where cleanup_target or cleanup_orphans finds them
- * after a crash.
+ * assembly ends (also after an ERROR), with the directory itself when
+ * reencode_dir_owned, and lie where cleanup_target or cleanup_orphans finds
+ * them after a crash.
  */
 typedef struct LpAssembleTarget
 {
@@ -38,6 +39,7 @@ typedef struct LpAssembleTarget
 	const LpSchema *schema;
 	const char *dataset;
 	const char *reencode_dir;
+	bool		reencode_dir_owned;
 } LpAssembleTarget;
 
 /* The outcome of an assembly, as the SQL functions return it. */

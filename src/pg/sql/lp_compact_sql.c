@@ -91,7 +91,7 @@ read_deletions(const LpCompactCandidate *candidate, const char *root)
  * deletion files its live rows were read through.
  */
 static int
-write_group_files(LpCompactPlan *plan, LpStore *store, const char *root, const char *data_dir,
+write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 				  LpAssembleResult *results, char **file_names, LpRewriteDeletions **deletions)
 {
 	int			num_written = 0;
@@ -101,7 +101,7 @@ write_group_files(LpCompactPlan *plan, LpStore *store, const char *root, const c
 		const LpCompactGroup *group = &plan->groups[g];
 		List	   *parts = NIL;
 		char		name[LP_DATA_FILE_NAME_SIZE];
-		LpAssembleTarget no_target = {plan->version, NULL, root, NULL};
+		LpAssembleTarget no_target = {plan->version, NULL, root, NULL, true};
 		LpError		err;
 
 		for (size_t k = group->first; k < group->first + group->count; k++)
@@ -135,11 +135,6 @@ write_group_files(LpCompactPlan *plan, LpStore *store, const char *root, const c
 											  (int) strcspn(name, "."), name);
 		lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
 						 &results[g]);
-		if (no_target.reencode_dir != NULL &&
-			!store->ops->remove(store, no_target.reencode_dir, &err))
-			ereport(WARNING,
-					errmsg("could not remove directory \"%s\": %s", no_target.reencode_dir,
-						   err.message));
 		if (strcmp(results[g].status, "written") != 0)
 			lp_compact_plan_skip_group(plan, g, results[g].reason);
 		else
@@ -256,8 +251,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	results = palloc0(sizeof(LpAssembleResult) * Max(plan.n_groups, 1));
 	file_names = palloc0(sizeof(char *) * Max(plan.n_groups, 1));
 	deletions = palloc0(sizeof(LpRewriteDeletions *) * Max(plan.n_groups, 1));
-	num_written = write_group_files(&plan, store, root, data_dir, results, file_names,
-									deletions);
+	num_written = write_group_files(&plan, root, data_dir, results, file_names, deletions);
 	memset(&result, 0, sizeof(result));
 	if (num_written > 0)
 		commit_rewrite(&plan, manifest, naming, store, root, data_dir, results, file_names,

@@ -271,6 +271,7 @@ assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts, bool
 	assemble_target.schema = &target->schema;
 	assemble_target.dataset = target->dataset;
 	assemble_target.reencode_dir = reencode ? lp_target_staging_dir(target) : NULL;
+	assemble_target.reencode_dir_owned = false;
 	lp_assemble_file(lp_target_data_file_path(target), parts, &assemble_target,
 					 false, &result);
 	lp_assemble_emit(fcinfo, &result);
