@@ -527,3 +527,97 @@ LP_TEST(concat_verdicts_that_reencoding_resolves)
 		LP_CHECK(!lp_concat_reason_reencodable(&verdict));
 	}
 }
+
+/*
+ * Items under null fixed-size-list rows carry no value: a 2.1 file whose
+ * null rows have null items becomes a 2.0 file (which cannot store null
+ * items inside valid rows), with the valid rows' items intact.
+ */
+LP_TEST(reencode_null_fixed_size_list_rows_into_2_0)
+{
+	const uint64_t rows = 1000;
+	LpField		field = {.id = 0, .parent_id = -1, .name = "vec",
+	.logical_type = "fixed_size_list:float:2", .nullable = true, .legacy_encoding = 1};
+	LpSchema	schema = {.num_fields = 1, .fields = &field};
+	LpOutput   *output = lp_memory_output_open("vec.lance");
+	LpType	   *type;
+	LpArray    *array;
+	LpArray    *items;
+	LpFileWriter *writer;
+	LpError		err;
+	uint64_t	size = 0;
+	uint64_t	len;
+	uint8_t    *source;
+	uint8_t    *result;
+	uint64_t	written;
+	uint64_t	out_size;
+
+	LP_CHECK(lp_type_parse(field.logical_type, "vec.lance", "vec", &type, &err));
+	array = lp_array_new(type);
+	items = lp_array_new(type->children[0]);
+	array->length = rows;
+	array->validity = lp_alloc0(rows / 8 + 1);
+	items->length = rows * 2;
+	items->values = lp_alloc0(rows * 2 * sizeof(float));
+	items->validity = lp_alloc0(rows * 2 / 8 + 1);
+	for (uint64_t r = 0; r < rows; r++)
+	{
+		bool		valid = r % 5 != 2;
+
+		lp_bit_set(array->validity, r, valid);
+		array->null_count += !valid;
+		for (uint64_t i = 2 * r; i < 2 * r + 2; i++)
+		{
+			((float *) items->values)[i] = valid ? (float) i : 0.0f;
+			lp_bit_set(items->validity, i, valid);
+			items->null_count += !valid;
+		}
+	}
+	array->num_children = 1;
+	array->children = lp_alloc(sizeof(LpArray *));
+	array->children[0] = items;
+	writer = lp_file_writer_open(output, &schema, LP_FILE_VERSION_2_1, &err);
+	LP_CHECK(writer != NULL);
+	LP_CHECK(writer != NULL && lp_file_writer_write(writer, (const LpArray *const *) &array, 1, &err));
+	LP_CHECK(writer != NULL && lp_file_writer_finish(writer, &size, &err));
+	lp_file_writer_free(writer);
+	source = malloc(size);
+	memcpy(source, lp_memory_output_data(output, &len), size);
+	output->ops->abort(output);
+
+	result = reencode_bytes(source, size, NULL, &schema, LP_FILE_VERSION_2_0, NULL, &written,
+							&out_size, &err);
+	LP_CHECK_MSG(result != NULL, "%.300s", err.message);
+	if (result != NULL)
+	{
+		LpInput    *input = lp_memory_input_open("target.lance", result, out_size);
+		LpFile	   *file = lp_file_open(input, &err);
+		LpType	   *got_type;
+		LpArray    *got;
+		uint64_t	mismatches = 0;
+
+		LP_CHECK(file != NULL && file->version == LP_FILE_VERSION_2_0);
+		if (file != NULL && lp_decode_field(input, file, 0, &got_type, &got, &err))
+		{
+			LP_CHECK_EQ_U64(got->length, rows);
+			for (uint64_t r = 0; r < rows && got->length == rows; r++)
+			{
+				bool		valid = r % 5 != 2;
+
+				mismatches += lp_array_is_valid(got, r) != valid;
+				if (valid)
+					mismatches += memcmp(got->children[0]->values + 2 * r * sizeof(float),
+										 items->values + 2 * r * sizeof(float), 2 * sizeof(float)) != 0;
+			}
+			LP_CHECK_EQ_U64(mismatches, 0);
+			lp_array_free(got);
+			lp_type_free(got_type);
+		}
+		lp_file_free(file);
+		lp_input_close(input);
+	}
+	free(result);
+	free(source);
+	lp_array_free(array);
+	lp_type_free(type);
+}
