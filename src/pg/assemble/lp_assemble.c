@@ -252,11 +252,10 @@ report_reencode_progress(void *arg, uint64_t rows_done, uint64_t rows_total)
  * files for removal.
  */
 static char *
-reencode_part(const char *output_path, const char *source_path, const LpFile *file,
+reencode_part(const char *source_path, const LpFile *file,
 			  const LpDeletions *deletions, const LpConcatTarget *target, int index,
 			  ReencodedFiles *files, const char *dir, ReencodeProgress *progress)
 {
-	const char *base = strrchr(output_path, '/');
 	char	   *path;
 	char	   *source_key;
 	LpStore    *source_store = lp_store_for_uri(source_path, &source_key);
@@ -265,12 +264,16 @@ reencode_part(const char *output_path, const char *source_path, const LpFile *fi
 	LpOutput   *output;
 	LpInput    *input;
 	LpError		err;
+	LpStat		st;
 	uint64		rows;
 	uint64		size;
 
-	path = psprintf("%s/%.*s-reencoded-%d.lance", dir,
-					(int) strcspn(base != NULL ? base + 1 : output_path, "."),
-					base != NULL ? base + 1 : output_path, index + 1);
+	/* a name nothing in the directory has (a part, or what a crash left) */
+	path = psprintf("%s/reencoded-%d.lance", dir, index + 1);
+	for (int attempt = 1;
+		 files->store->ops->stat(files->store, path, false, &st, &err) && st.kind != LP_OBJECT_ABSENT;
+		 attempt++)
+		path = psprintf("%s/reencoded-%d-%d.lance", dir, index + 1, attempt);
 	input = source_store->ops->open_input(source_store, source_key, &err);
 	if (input == NULL)
 		lp_raise(&err);
@@ -418,7 +421,7 @@ lp_assemble_file(const char *output_path, List *parts,
 							   part->expected_rows));
 			lp_progress_phase(LP_PHASE_REENCODING, reencode_progress.parts_done,
 							  reencode_progress.bytes_before, 0, 0);
-			paths[i] = reencode_part(output_path, part->path, concat_parts[i].file,
+			paths[i] = reencode_part(part->path, concat_parts[i].file,
 									 part->deletions, &concat_target, i, files,
 									 target->reencode_dir, &reencode_progress);
 			concat_parts[i].file = lp_read_lance_file(paths[i]);
@@ -455,7 +458,7 @@ lp_assemble_file(const char *output_path, List *parts,
 		}
 		lp_progress_phase(LP_PHASE_REENCODING, reencode_progress.parts_done,
 						  reencode_progress.bytes_before, 0, 0);
-		paths[r] = reencode_part(output_path, paths[r], concat_parts[r].file, NULL,
+		paths[r] = reencode_part(paths[r], concat_parts[r].file, NULL,
 								 &concat_target, r, files, target->reencode_dir,
 								 &reencode_progress);
 		concat_parts[r].file = lp_read_lance_file(paths[r]);

@@ -5,8 +5,8 @@
  * concatenation without decoding and commits them as one Lance Rewrite.
  * With rewrite_deletions, fragments with deletion files take part: their
  * deletion files are read and their live rows re-encoded into the group's
- * file (lp_assemble_file, in a staging directory of the new file that is
- * removed again), and the Rewrite records which deletion file each was read
+ * file (lp_assemble_file, in the staging directory a target of the new
+ * file would have, removed again), and the Rewrite records which deletion file each was read
  * through, so that a concurrent delete makes the commit a conflict.
  * Everything not rewritten is reported as skipped, with the reason.
  */
@@ -131,8 +131,7 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 			lp_raise(&err);
 		file_names[g] = pstrdup(name);
 		if (deletions[g] != NULL)
-			no_target.reencode_dir = psprintf("%s/_parts/%.*s", data_dir,
-											  (int) strcspn(name, "."), name);
+			no_target.reencode_dir = psprintf("%s/_parts/%s", data_dir, name);
 		lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
 						 &results[g]);
 		if (strcmp(results[g].status, "written") != 0)
