@@ -139,3 +139,6 @@ $$;
 
 COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[], text) IS
 'Create a target, assemble the given parts into it (re-encoding those that need it with on_unsupported => ''reencode'') and commit it as a new fragment, in one call';
+
+COMMENT ON FUNCTION @extschema@.progress_entries() IS
+'One row per running assembly or commit: phase (validating, reencoding, copying, finalizing, committing), parts and bytes done, workers';

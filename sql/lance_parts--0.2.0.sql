@@ -181,7 +181,7 @@ AS 'MODULE_PATHNAME', 'lp_progress'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 10;
 
 COMMENT ON FUNCTION @extschema@.progress_entries() IS
-'One row per running assembly or commit: phase (validating, copying, finalizing, committing), parts and bytes done, workers';
+'One row per running assembly or commit: phase (validating, reencoding, copying, finalizing, committing), parts and bytes done, workers';
 
 CREATE VIEW @extschema@.progress AS
     SELECT * FROM @extschema@.progress_entries();
