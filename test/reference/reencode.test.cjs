@@ -11,6 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const arrow = require('apache-arrow');
 const h = require('./harness.cjs');
+const { psqlAsync } = require('./pg.cjs');
 
 const dir = h.scratchDir('reencode');
 const VERSIONS = ['2.0', '2.1', '2.2', '2.3'];
@@ -156,6 +157,39 @@ test('ingest with on_unsupported => reencode', async () => {
 	const { schema, fragments } = await h.readFragments(await h.openTable(dataset));
 
 	h.assertRowsEqual(schema, fragments.get(Number(row.fragment_id)), parts.flatMap((p) => p.rows), 'ingested fragment');
+});
+
+test('a cancelled re-encode leaves no file behind, and the progress view shows it', async () => {
+	const { dataset } = await writeDataset('cancel_target', '2.2', [rowsOf(0, 10)]);
+	const part = await writePart('cancel_part', '2.1', 0, 400000);
+	const target = h.createTarget(dataset);
+	const staging = path.join(dataset, 'data', '_parts', target.file_name);
+	const call = 'SELECT * FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ' +
+		h.sqlTextArray([part.path]) + ", on_unsupported => 'reencode');\n";
+	const phases = new Set();
+	const running = psqlAsync("SET application_name = 'reencode_cancel';\n" + call, true);
+
+	// watch the phase, then cancel the call while it re-encodes
+	for (let i = 0; i < 400 && !phases.has('reencoding'); i++)
+	{
+		for (const row of h.sqlRows("SELECT phase FROM lance_parts.progress WHERE target_file LIKE '%" + target.file_name + "'"))
+			phases.add(row.phase);
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+	h.sqlRows("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'reencode_cancel'");
+	const { err } = await running;
+
+	assert.ok(phases.has('reencoding'), 'phase reencoding seen: ' + [...phases].join(', '));
+	assert.match(err.join('\n'), /canceling statement due to user request/);
+	assert.deepEqual(fs.existsSync(staging) ? fs.readdirSync(staging) : [], [], 'no re-encoded file left');
+	assert.ok(!fs.existsSync(path.join(dataset, 'data', target.file_name)), 'no data file');
+	assert.deepEqual(fs.readdirSync(path.join(dataset, 'data')).filter((f) => f.endsWith('.tmp') || f.startsWith('.')), []);
+
+	// the same call, not cancelled, writes the file
+	const [row] = h.sqlRows(call.replace(/;\n$/, ''));
+
+	assert.equal(row.status, 'written');
+	assert.equal(Number(row.num_rows), 400000);
 });
 
 test('parts whose rows do not fit the target stay unsupported', async () => {
