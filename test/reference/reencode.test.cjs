@@ -142,6 +142,42 @@ for (const version of VERSIONS)
 	});
 }
 
+// Files of lancedb 0.5.2 (2.0, strings stored as lists of u8 in two columns: bytes_as_lists,
+// which lancedb 0.39 no longer reads) re-encoded into 2.0 and 2.2 datasets lancedb 0.39
+// wrote with their schema; lancedb 0.39 reads the rows 0.5.2 read from them.
+test('lancedb 0.5.2 parts (bytes_as_lists) re-encoded into 2.0 and 2.2 datasets', async () => {
+	const legacy = JSON.parse(fs.readFileSync(path.join(h.TESTDATA, 'legacy', 'legacy.json'), 'utf8'))
+		.datasets.find((d) => d.name === 'strlist_2_0');
+	const rows = JSON.parse(fs.readFileSync(legacy.rows_file, 'utf8'));
+	const parts = legacy.data_files.slice().sort((a, b) => a.fragment_id - b.fragment_id)
+		.map((f) => ({ path: path.join(legacy.path, 'data', f.file) }));
+	const f = (name, type, nullable) => new arrow.Field(name, type, nullable);
+	const schema = new arrow.Schema([f('id', new arrow.Int64(), false), f('s', new arrow.Utf8(), true),
+		f('ls', new arrow.LargeUtf8(), true), f('bin', new arrow.Binary(), true),
+		f('lbin', new arrow.LargeBinary(), true), f('small_u32', new arrow.Uint32(), false),
+		f('small_i64', new arrow.Int64(), false), f('u8', new arrow.Uint8(), false), f('n_i32', new arrow.Int32(), true)]);
+	const one = new arrow.Table(schema, arrow.makeData({ type: new arrow.Struct(schema.fields), length: 1,
+		children: schema.fields.map((field) => arrow.vectorFromArray(
+			[/int64/i.test(String(field.type)) ? -1n : /binary/i.test(String(field.type)) ? new Uint8Array([7]) :
+				/utf8/i.test(String(field.type)) ? 'x' : 7], field.type).data[0]) }));
+
+	for (const version of ['2.0', '2.2'])
+	{
+		const { dataset } = await writeDataset('strlist_into_' + version.replace('.', '_'), version, [one]);
+		const target = h.createTarget(dataset);
+
+		assert.equal(assemble(target, parts).reason, 'bytes_as_lists');
+		const written = assemble(target, parts, "on_unsupported => 'reencode'");
+
+		assert.equal(written.status, 'written', JSON.stringify(written));
+		assert.deepEqual(written.reencoded_parts, [1, 2]);
+		const committed = commit(target);
+		const read = await h.readFragments(await h.openTable(dataset));
+
+		h.assertRowsEqual(read.schema, read.fragments.get(Number(committed.fragment_id)), rows, dataset);
+	}
+});
+
 test('ingest with on_unsupported => reencode', async () => {
 	const { dataset } = await writeDataset('ingest_target', '2.2', [rowsOf(0, 50)]);
 	const parts = [await writePart('ingest_a', '2.0', 100, 30), await writePart('ingest_b', '2.2', 200, 40)];
