@@ -3,8 +3,8 @@
 // again by assemble(..., on_unsupported => 'reencode') and ingest, joined in caller order with
 // parts copied page by page, and lancedb reads the new fragment exactly; compact(...,
 // rewrite_deletions => true) rewrites fragments lancedb deleted rows from, and lancedb reads
-// exactly the live rows and keeps working on the result.  Nested columns are refused with a
-// clear error until the encoder writes lists and structs.
+// exactly the live rows and keeps working on the result.  Nested columns (lists, structs) are
+// re-encoded from 2.1 on; a 2.0 target refuses lists with a clear error.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -245,12 +245,43 @@ test('parts whose rows do not fit the target stay unsupported', async () => {
 	assert.deepEqual(result.reencoded_parts, []);
 });
 
-test('nested columns are refused with a clear error', () => {
-	const target = h.createTarget(h.copyDataset('types_2_2_v2', dir));
+// Nested columns (lists, structs, nulls at every level) of every version re-encoded into
+// the 2.1+ reference datasets; the rows are those the generator wrote.
+for (const version of ['2_1', '2_2', '2_3'])
+{
+	test('types_' + version + '_v2: nested parts of the other versions re-encoded, in caller order', async () => {
+		const dataset = h.copyDataset('types_' + version + '_v2', h.scratchDir('reencode-types'));
+		const sources = ['2_0', '2_1', '2_2', '2_3'].filter((v) => v !== version).map((v) => 'types_' + v + '_v2');
+		const parts = sources.map((name) => {
+			const file = h.dataFiles(name)[1];
+
+			return { path: path.join(h.TESTDATA, name + '.lance', 'data', file.file),
+				rows: h.expectedFragments(name).get(file.fragment_id) };
+		});
+		const target = h.createTarget(dataset);
+		const written = assemble(target, parts, "on_unsupported => 'reencode'");
+
+		assert.equal(written.status, 'written', JSON.stringify(written));
+		assert.deepEqual(written.reencoded_parts, [1, 2, 3]);
+		const committed = commit(target);
+		const table = await h.openTable(dataset);
+		const { schema, fragments } = await h.readFragments(table);
+
+		h.assertRowsEqual(schema, fragments.get(Number(committed.fragment_id)), parts.flatMap((p) => p.rows), 'new fragment');
+		await h.lancedbModifies(table);
+	});
+}
+
+test('lists in a 2.0 target are refused with a clear error', () => {
+	const dataset = h.copyDataset('types_2_0_v2', h.scratchDir('reencode-2_0'));
+	const target = h.createTarget(dataset);
 	const part = { path: path.join(h.TESTDATA, 'types_2_1_v2.lance', 'data', h.dataFiles('types_2_1_v2')[0].file) };
 
 	assert.throws(() => assemble(target, [part], "on_unsupported => 'reencode'"),
 		/part 1 \(.*\) cannot be re-encoded: field "li" of file .* has type "list", which the encoder cannot write/);
+	const staging = path.join(dataset, 'data', '_parts', target.file_name);
+
+	assert.deepEqual(fs.existsSync(staging) ? fs.readdirSync(staging) : [], [], 'no re-encoded file left');
 });
 
 // lancedb writes three fragments and deletes rows from the first and the last.
@@ -296,12 +327,20 @@ for (const version of VERSIONS)
 	});
 }
 
-test('compact rewrite_deletions refuses nested columns with a clear error', () => {
+test('compact rewrite_deletions on deleted_2_2 (nested columns): lancedb reads exactly the live rows', async () => {
 	const dataset = h.copyDataset('deleted_2_2', h.scratchDir('reencode-nested'));
+	const expected = h.expectedFragments('deleted_2_2');
+	const live = [...expected.keys()].sort((a, b) => a - b).flatMap((id) => expected.get(id));
+	const result = h.sqlRows('SELECT * FROM lance_parts.compact(' + h.literal(dataset) +
+		', rewrite_deletions => true)');
 
-	assert.throws(() => h.sqlRows('SELECT * FROM lance_parts.compact(' + h.literal(dataset) +
-		', rewrite_deletions => true)'), /cannot be re-encoded: field "li" of file .* has type "list", which the encoder cannot write/);
+	assert.deepEqual(result.map((r) => [Number(r.fragment_id), r.action]),
+		[[0, 'rewritten'], [1, 'rewritten'], [2, 'rewritten']]);
+	const table = await h.openTable(dataset);
+	const after = await h.readFragments(table);
+
+	assert.deepEqual([...after.fragments.keys()], [Number(result[0].new_fragment_id)]);
+	h.assertRowsEqual(after.schema, after.fragments.get(Number(result[0].new_fragment_id)), live, 'live rows');
 	assert.deepEqual(fs.readdirSync(path.join(dataset, 'data', '_parts')), [], 'no re-encode directory left');
-	assert.ok(fs.readdirSync(path.join(dataset, 'data')).filter((f) => f.endsWith('.lance')).length === 3,
-		'no new data file');
+	await h.lancedbModifies(table);
 });

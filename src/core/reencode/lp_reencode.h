@@ -60,7 +60,7 @@ bool		lp_reencode_check(const LpFile *file, const LpSchema *schema, LpError *err
  * rows and bytes written.  The output stays the caller's: publish or abort
  * it.  Fails with the checks of lp_reencode_check, the decoder's and the
  * writer's errors (LP_ERR_UNSUPPORTED for what the encoder cannot write,
- * such as nested fields), LP_ERR_INVALID_ARGUMENT for a null in a field the
+ * such as lists in a 2.0 file), LP_ERR_INVALID_ARGUMENT for a null in a field the
  * target declares non-nullable, and LP_ERR_CANCELED.
  */
 bool		lp_reencode(const LpReencodeSource *source, const LpSchema *schema,
