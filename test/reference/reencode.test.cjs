@@ -195,7 +195,7 @@ test('ingest with on_unsupported => reencode', async () => {
 	h.assertRowsEqual(schema, fragments.get(Number(row.fragment_id)), parts.flatMap((p) => p.rows), 'ingested fragment');
 });
 
-test('a cancelled re-encode leaves no file behind, and the progress view shows it', async () => {
+test('a cancelled re-encode leaves no file behind; the progress view shows its phase and bytes', async () => {
 	const { dataset } = await writeDataset('cancel_target', '2.2', [rowsOf(0, 10)]);
 	const part = await writePart('cancel_part', '2.1', 0, 400000);
 	const target = h.createTarget(dataset);
@@ -203,19 +203,26 @@ test('a cancelled re-encode leaves no file behind, and the progress view shows i
 	const call = 'SELECT * FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ' +
 		h.sqlTextArray([part.path]) + ", on_unsupported => 'reencode');\n";
 	const phases = new Set();
+	let bytesDone = 0;
 	const running = psqlAsync("SET application_name = 'reencode_cancel';\n" + call, true);
 
-	// watch the phase, then cancel the call while it re-encodes
-	for (let i = 0; i < 400 && !phases.has('reencoding'); i++)
+	// watch the phase and the source bytes re-encoded, then cancel the call while it re-encodes
+	for (let i = 0; i < 400 && bytesDone === 0; i++)
 	{
-		for (const row of h.sqlRows("SELECT phase FROM lance_parts.progress WHERE target_file LIKE '%" + target.file_name + "'"))
+		for (const row of h.sqlRows("SELECT phase, bytes_done FROM lance_parts.progress WHERE target_file LIKE '%" +
+			target.file_name + "'"))
+		{
 			phases.add(row.phase);
+			if (row.phase === 'reencoding')
+				bytesDone = Number(row.bytes_done);
+		}
 		await new Promise((resolve) => setTimeout(resolve, 10));
 	}
 	h.sqlRows("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'reencode_cancel'");
 	const { err } = await running;
 
 	assert.ok(phases.has('reencoding'), 'phase reencoding seen: ' + [...phases].join(', '));
+	assert.ok(bytesDone > 0 && bytesDone <= fs.statSync(part.path).size, 'bytes re-encoded: ' + bytesDone);
 	assert.match(err.join('\n'), /canceling statement due to user request/);
 	assert.deepEqual(fs.existsSync(staging) ? fs.readdirSync(staging) : [], [], 'no re-encoded file left');
 	assert.ok(!fs.existsSync(path.join(dataset, 'data', target.file_name)), 'no data file');

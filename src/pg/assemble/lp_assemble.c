@@ -229,10 +229,11 @@ remove_reencoded_files(void *arg)
 	}
 }
 
+/* Progress of re-encoding: source bytes, pro rata of the rows written. */
 typedef struct ReencodeProgress
 {
 	int64		bytes_before;	/* bytes of the parts re-encoded before this one */
-	uint64		file_size;
+	uint64		file_size;		/* bytes of the part being re-encoded */
 	int			parts_done;
 } ReencodeProgress;
 
@@ -283,6 +284,7 @@ reencode_part(const char *source_path, const LpFile *file,
 	source.input = input;
 	source.file = file;
 	source.deletions = deletions;
+	progress->file_size = file->file_size;
 	if (!lp_reencode(&source, target->schema, target->version, output, &options, &rows,
 					 &size, &err))
 	{
