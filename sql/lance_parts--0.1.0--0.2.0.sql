@@ -102,5 +102,90 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
 COMMENT ON FUNCTION @extschema@.write_dataset(text, text, text, text, bigint) IS
 'Write the rows of a query as a new dataset (create), new fragments (append) or new contents (overwrite); committed when the call returns';
 
+-- The re-encode fallback: assemble and ingest take on_unsupported and say
+-- which parts were re-encoded; compact can rewrite fragments with deletion
+-- files.  New signatures, so the 0.1.0 functions are replaced.
+
+DROP FUNCTION @extschema@.ingest(text, text[], bigint[]);
+DROP FUNCTION @extschema@.assemble(jsonb, text[], bigint[]);
+DROP FUNCTION @extschema@.compact(text, bigint[], bigint);
+
+-- on_unsupported => 'reencode': parts that cannot be joined by page copy are
+-- decoded and encoded again in the target's version and schema first;
+-- reencoded_parts lists their positions (1-based).
+
+CREATE FUNCTION @extschema@.assemble(
+    target jsonb,
+    parts text[],
+    expected_rows bigint[] DEFAULT NULL,
+    on_unsupported text DEFAULT 'refuse',
+    OUT status text,
+    OUT reason text,
+    OUT path text,
+    OUT version text,
+    OUT num_rows bigint,
+    OUT size_bytes bigint,
+    OUT reencoded_parts integer[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lp_assemble_parts'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.assemble(jsonb, text[], bigint[], text) IS
+'Write the target''s data file from the given parts, in order (for pg_cron jobs and pooled connections); on_unsupported => ''reencode'' re-encodes parts that cannot be joined by page copy';
+
+-- rewrite_deletions => true: fragments with deletion files take part too;
+-- their live rows are decoded and encoded into the new fragment.
+
+CREATE FUNCTION @extschema@.compact(
+    dataset_uri text,
+    fragment_ids bigint[] DEFAULT NULL,
+    target_rows_per_fragment bigint DEFAULT 1048576,
+    rewrite_deletions boolean DEFAULT false)
+RETURNS TABLE(fragment_id bigint, action text, reason text,
+              new_fragment_id bigint, dataset_version bigint)
+AS 'MODULE_PATHNAME', 'lp_compact'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint, boolean) IS
+'Merge adjacent small fragments by copying their encoded pages, committed as a Lance Rewrite; rewrite_deletions => true re-encodes the live rows of fragments with deletion files';
+
+CREATE FUNCTION @extschema@.ingest(
+    dataset_uri text,
+    parts text[],
+    expected_rows bigint[] DEFAULT NULL,
+    on_unsupported text DEFAULT 'refuse')
+RETURNS TABLE(dataset_version bigint, fragment_id bigint, num_rows bigint, path text,
+              reencoded_parts integer[])
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    target jsonb := @extschema@.create_target(dataset_uri);
+    assembled record;
+BEGIN
+    SELECT * INTO assembled
+        FROM @extschema@.assemble(target, parts, expected_rows, on_unsupported);
+    IF assembled.status <> 'written' THEN
+        RAISE EXCEPTION 'parts cannot be assembled into dataset "%"', dataset_uri
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = format('The compatibility check answered %s.', assembled.reason),
+                  HINT = 'Parts must be complete Lance files of the dataset''s schema and file version, or re-encodable with on_unsupported => ''reencode''.';
+    END IF;
+    BEGIN
+        RETURN QUERY
+            SELECT c.dataset_version, c.fragment_id, assembled.num_rows, assembled.path,
+                   assembled.reencoded_parts
+            FROM @extschema@.commit(target) c;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM @extschema@.cleanup_target(target);
+        RAISE;
+    END;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[], text) IS
+'Create a target, assemble the given parts into it (re-encoding those that need it with on_unsupported => ''reencode'') and commit it as a new fragment, in one call';
+
 COMMENT ON FUNCTION @extschema@.progress_entries() IS
-'One row per running assembly, commit or write: phase (validating, copying, finalizing, committing, encoding), parts and bytes done, workers';
+'One row per running assembly, commit or write: phase (validating, reencoding, copying, finalizing, committing, encoding), parts and bytes done, workers';

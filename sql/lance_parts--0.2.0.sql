@@ -121,22 +121,28 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 1;
 COMMENT ON FUNCTION @extschema@.assemble(jsonb) IS
 'Write the target''s data file from the parts registered in this session';
 
+-- on_unsupported => 'reencode': parts that cannot be joined by page copy are
+-- decoded and encoded again in the target's version and schema first;
+-- reencoded_parts lists their positions (1-based).
+
 CREATE FUNCTION @extschema@.assemble(
     target jsonb,
     parts text[],
     expected_rows bigint[] DEFAULT NULL,
+    on_unsupported text DEFAULT 'refuse',
     OUT status text,
     OUT reason text,
     OUT path text,
     OUT version text,
     OUT num_rows bigint,
-    OUT size_bytes bigint)
+    OUT size_bytes bigint,
+    OUT reencoded_parts integer[])
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'lp_assemble_parts'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
 
-COMMENT ON FUNCTION @extschema@.assemble(jsonb, text[], bigint[]) IS
-'Write the target''s data file from the given parts, in order (for pg_cron jobs and pooled connections)';
+COMMENT ON FUNCTION @extschema@.assemble(jsonb, text[], bigint[], text) IS
+'Write the target''s data file from the given parts, in order (for pg_cron jobs and pooled connections); on_unsupported => ''reencode'' re-encodes parts that cannot be joined by page copy';
 
 CREATE FUNCTION @extschema@.concat_files(
     output_uri text,
@@ -175,7 +181,7 @@ AS 'MODULE_PATHNAME', 'lp_progress'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 10;
 
 COMMENT ON FUNCTION @extschema@.progress_entries() IS
-'One row per running assembly, commit or write: phase (validating, copying, finalizing, committing, encoding), parts and bytes done, workers';
+'One row per running assembly, commit or write: phase (validating, reencoding, copying, finalizing, committing, encoding), parts and bytes done, workers';
 
 CREATE VIEW @extschema@.progress AS
     SELECT * FROM @extschema@.progress_entries();
@@ -225,17 +231,21 @@ COMMENT ON FUNCTION @extschema@.cleanup_orphans(text, interval, boolean) IS
 -- Compaction by page copy: adjacent small fragments are concatenated without
 -- decoding and committed as one Lance Rewrite.  One row per fragment.
 
+-- rewrite_deletions => true: fragments with deletion files take part too;
+-- their live rows are decoded and encoded into the new fragment.
+
 CREATE FUNCTION @extschema@.compact(
     dataset_uri text,
     fragment_ids bigint[] DEFAULT NULL,
-    target_rows_per_fragment bigint DEFAULT 1048576)
+    target_rows_per_fragment bigint DEFAULT 1048576,
+    rewrite_deletions boolean DEFAULT false)
 RETURNS TABLE(fragment_id bigint, action text, reason text,
               new_fragment_id bigint, dataset_version bigint)
 AS 'MODULE_PATHNAME', 'lp_compact'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint) IS
-'Merge adjacent small fragments by copying their encoded pages, committed as a Lance Rewrite';
+COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint, boolean) IS
+'Merge adjacent small fragments by copying their encoded pages, committed as a Lance Rewrite; rewrite_deletions => true re-encodes the live rows of fragments with deletion files';
 
 -- A whole ingest in one call (for pg_cron jobs and one-statement ETL
 -- clients): target, assembly of the given parts in order, commit.  If the
@@ -244,8 +254,10 @@ COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint) IS
 CREATE FUNCTION @extschema@.ingest(
     dataset_uri text,
     parts text[],
-    expected_rows bigint[] DEFAULT NULL)
-RETURNS TABLE(dataset_version bigint, fragment_id bigint, num_rows bigint, path text)
+    expected_rows bigint[] DEFAULT NULL,
+    on_unsupported text DEFAULT 'refuse')
+RETURNS TABLE(dataset_version bigint, fragment_id bigint, num_rows bigint, path text,
+              reencoded_parts integer[])
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -254,16 +266,18 @@ DECLARE
     target jsonb := @extschema@.create_target(dataset_uri);
     assembled record;
 BEGIN
-    SELECT * INTO assembled FROM @extschema@.assemble(target, parts, expected_rows);
+    SELECT * INTO assembled
+        FROM @extschema@.assemble(target, parts, expected_rows, on_unsupported);
     IF assembled.status <> 'written' THEN
         RAISE EXCEPTION 'parts cannot be assembled into dataset "%"', dataset_uri
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = format('The compatibility check answered %s.', assembled.reason),
-                  HINT = 'Parts must be complete Lance files of the dataset''s schema and file version.';
+                  HINT = 'Parts must be complete Lance files of the dataset''s schema and file version, or re-encodable with on_unsupported => ''reencode''.';
     END IF;
     BEGIN
         RETURN QUERY
-            SELECT c.dataset_version, c.fragment_id, assembled.num_rows, assembled.path
+            SELECT c.dataset_version, c.fragment_id, assembled.num_rows, assembled.path,
+                   assembled.reencoded_parts
             FROM @extschema@.commit(target) c;
     EXCEPTION WHEN OTHERS THEN
         PERFORM @extschema@.cleanup_target(target);
@@ -272,8 +286,8 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[]) IS
-'Create a target, assemble the given parts into it and commit it as a new fragment, in one call';
+COMMENT ON FUNCTION @extschema@.ingest(text, text[], bigint[], text) IS
+'Create a target, assemble the given parts into it (re-encoding those that need it with on_unsupported => ''reencode'') and commit it as a new fragment, in one call';
 
 -- lance_fdw: foreign tables over Lance datasets and data files.  The wrapper
 -- is created by the extension; servers, user mappings and tables are the

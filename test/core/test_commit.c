@@ -791,6 +791,80 @@ LP_TEST(commit_rewrite_reference)
 	lp_test_remove_tree(work);
 }
 
+/*
+ * A rewrite that materializes deletions: the group names the deletion file
+ * its live rows were read through; another deletion file is a conflict, and
+ * without one the fragment is refused as before.  The new fragment has no
+ * deletion file and the live rows as its physical rows.
+ */
+LP_TEST(commit_rewrite_materializes_deletions)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 77;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	LpFragment	fragment;
+	LpRewriteGroup group;
+	LpRewriteDeletions deletions;
+	uint64_t	old[1] = {0};
+	uint64_t	physical;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitResult result;
+	LpError		err;
+
+	before = copy_and_read_latest("deleted_2_2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	lp_manifest_fragment(before, 0, &fragment);
+	LP_CHECK(fragment.has_deletion_file);
+	memset(&group, 0, sizeof(group));
+	group.old_fragment_ids = old;
+	group.n_old = 1;
+	stage_copy(root, before, 0, &seed, name, &group.file, &physical);
+	/* ids 3, 13, ..., 113 of the first 120 were deleted */
+	deletions.has_deletion_file = true;
+	deletions.read_version = fragment.deletion_file.read_version;
+	deletions.id = fragment.deletion_file.id + 1;
+	deletions.live_rows = physical - 12;
+	group.physical_rows = physical - 12;
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_REWRITE;
+	request.read_version = before->proto->version;
+	request.groups = &group;
+	request.n_groups = 1;
+
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "has deleted rows") != NULL);
+	group.deletions = &deletions;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_CONFLICT && strstr(err.message, "deletion file of fragment 0 changed") != NULL);
+	deletions.id = fragment.deletion_file.id;
+	deletions.live_rows = physical;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "replaces") != NULL);
+	deletions.live_rows = physical - 12;
+
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	after = read_latest(root, &naming);
+	if (after != NULL && result.new_fragment_ids != NULL)
+	{
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 3);
+		LP_CHECK_EQ_U64(after->proto->fragments[0]->id, result.new_fragment_ids[0]);
+		LP_CHECK(after->proto->fragments[0]->deletion_file == NULL);
+		LP_CHECK_EQ_U64(after->proto->fragments[0]->physical_rows, physical - 12);
+		LP_CHECK(after->proto->fragments[2]->deletion_file != NULL);
+	}
+	lp_free(result.new_fragment_ids);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
 /* Entries of a directory (0 if it cannot be opened). */
 static uint64_t
 count_entries(const char *path)
@@ -994,7 +1068,7 @@ LP_TEST(commit_stable_row_ids)
 	/* rewriting fragments of such a dataset is refused */
 	{
 		uint64_t	old[1] = {0};
-		LpRewriteGroup group = {old, 1, file, 300};
+		LpRewriteGroup group = {old, 1, file, 300, NULL};
 
 		request.kind = LP_COMMIT_REWRITE;
 		request.groups = &group;

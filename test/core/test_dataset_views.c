@@ -237,7 +237,7 @@ LP_TEST(compact_plan_reference)
 	if (manifest == NULL)
 		return;
 	/* 300 + 170 + 45 rows fit one fragment of 1000 */
-	LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 1000, &plan, &err));
+	LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 1000, false, &plan, &err));
 	check_plan(&plan, (const char *const[]) {"rewritten", "rewritten", "rewritten"}, 3);
 	LP_CHECK_EQ_U64(plan.read_version, 3);
 	LP_CHECK(plan.version == LP_FILE_VERSION_2_2);
@@ -256,23 +256,23 @@ LP_TEST(compact_plan_reference)
 	lp_compact_plan_free(&plan);
 
 	/* 300 + 170 > 400: fragment 0 has no partner, 1 and 2 do */
-	LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 400, &plan, &err));
+	LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 400, false, &plan, &err));
 	check_plan(&plan, (const char *const[]) {LP_COMPACT_NO_ADJACENT, "rewritten", "rewritten"}, 3);
 	LP_CHECK_EQ_U64(plan.n_groups, 1);
 	lp_compact_plan_free(&plan);
 
 	/* at 100 rows, 300 and 170 are large enough and 45 is alone */
-	LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 100, &plan, &err));
+	LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 100, false, &plan, &err));
 	check_plan(&plan, (const char *const[]) {LP_COMPACT_LARGE_ENOUGH, LP_COMPACT_LARGE_ENOUGH,
 				   LP_COMPACT_NO_ADJACENT}, 3);
 	LP_CHECK_EQ_U64(plan.n_groups, 0);
 	lp_compact_plan_free(&plan);
 
 	/* only the selected fragments */
-	LP_CHECK(lp_compact_plan(manifest, root, (const uint64_t[]) {0, 1}, 2, 1000, &plan, &err));
+	LP_CHECK(lp_compact_plan(manifest, root, (const uint64_t[]) {0, 1}, 2, 1000, false, &plan, &err));
 	check_plan(&plan, (const char *const[]) {"rewritten", "rewritten", LP_COMPACT_NOT_SELECTED}, 3);
 	lp_compact_plan_free(&plan);
-	LP_CHECK(lp_compact_plan(manifest, root, (const uint64_t[]) {0}, 0, 1000, &plan, &err));
+	LP_CHECK(lp_compact_plan(manifest, root, (const uint64_t[]) {0}, 0, 1000, false, &plan, &err));
 	check_plan(&plan, (const char *const[]) {LP_COMPACT_NOT_SELECTED, LP_COMPACT_NOT_SELECTED,
 				   LP_COMPACT_NOT_SELECTED}, 3);
 	lp_compact_plan_free(&plan);
@@ -282,9 +282,24 @@ LP_TEST(compact_plan_reference)
 	manifest = read_reference("deleted_2_2", root, sizeof(root));
 	if (manifest != NULL)
 	{
-		LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 1000, &plan, &err));
+		LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 1000, false, &plan, &err));
 		check_plan(&plan, (const char *const[]) {LP_COMPACT_DELETION_FILE, LP_COMPACT_NO_ADJACENT,
 					   LP_COMPACT_DELETION_FILE}, 3);
+		lp_compact_plan_free(&plan);
+
+		/* rewrite_deletions: all three in one group, counted by their live rows */
+		LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 1000, true, &plan, &err));
+		check_plan(&plan, (const char *const[]) {"rewritten", "rewritten", "rewritten"}, 3);
+		LP_CHECK_EQ_U64(plan.n_groups, 1);
+		LP_CHECK(plan.candidates[0].has_deletion_file && !plan.candidates[1].has_deletion_file &&
+				 plan.candidates[2].has_deletion_file);
+		lp_compact_plan_free(&plan);
+
+		/* at 2 rows a target, each fragment with deletions is rewritten alone */
+		LP_CHECK(lp_compact_plan(manifest, root, NULL, 0, 2, true, &plan, &err));
+		check_plan(&plan, (const char *const[]) {"rewritten", LP_COMPACT_LARGE_ENOUGH,
+					   "rewritten"}, 3);
+		LP_CHECK_EQ_U64(plan.n_groups, 2);
 		lp_compact_plan_free(&plan);
 		lp_manifest_free(manifest);
 	}
@@ -293,7 +308,7 @@ LP_TEST(compact_plan_reference)
 	manifest = read_reference("types_legacy_v2", root, sizeof(root));
 	if (manifest != NULL)
 	{
-		LP_CHECK(!lp_compact_plan(manifest, root, NULL, 0, 1000, &plan, &err));
+		LP_CHECK(!lp_compact_plan(manifest, root, NULL, 0, 1000, false, &plan, &err));
 		LP_CHECK(err.code == LP_ERR_UNSUPPORTED && strstr(err.message, "\"0.1\"") != NULL);
 		lp_manifest_free(manifest);
 	}

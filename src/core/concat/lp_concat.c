@@ -248,6 +248,29 @@ lp_concat_check(const LpConcatTarget *target, const LpConcatPart *parts,
 	return true;
 }
 
+bool
+lp_concat_reason_reencodable(const LpConcatVerdict *verdict)
+{
+	if (verdict->input == LP_CONCAT_NONE)
+		return false;
+	switch (verdict->reason)
+	{
+		case LP_CONCAT_VERSION_MISMATCH:
+		case LP_CONCAT_SCHEMA_MISMATCH:
+		case LP_CONCAT_COLUMN_LAYOUT_MISMATCH:
+		case LP_CONCAT_COLUMN_ENCODING_MISMATCH:
+		case LP_CONCAT_COLUMN_BUFFERS:
+		case LP_CONCAT_EXTRA_GLOBAL_BUFFERS:
+		case LP_CONCAT_BYTES_AS_LISTS:
+			return true;
+		case LP_CONCAT_COMPATIBLE:
+		case LP_CONCAT_LEGACY_VERSION:
+		case LP_CONCAT_BLOB_COLUMNS:
+			return false;
+	}
+	return false;
+}
+
 const char *
 lp_concat_reason_name(LpConcatReason reason)
 {

@@ -111,6 +111,17 @@ bool		lp_concat_check(const LpConcatTarget *target,
 							const LpConcatPart *parts, uint32_t num_parts,
 							LpConcatVerdict *verdict, LpError *err);
 
+/*
+ * Whether decoding the part a verdict names and encoding its rows again as
+ * a file of the target's version and schema (reencode/lp_reencode.h) can
+ * resolve the verdict: version, schema (fields matched by name), column
+ * layout and encoding mismatches, column and extra global buffers, and
+ * strings stored as lists of bytes.  Legacy v1 files (the decoder reads
+ * none) and blob columns (their values live outside the page buffers) are
+ * not; neither is a verdict that names no part.
+ */
+bool		lp_concat_reason_reencodable(const LpConcatVerdict *verdict);
+
 /* "compatible", "legacy_version", "version_mismatch", ... */
 const char *lp_concat_reason_name(LpConcatReason reason);
 

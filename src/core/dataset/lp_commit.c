@@ -983,14 +983,29 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 				goto fail;
 			}
 			old = m->fragments[first + j];
-			if (old->deletion_file != NULL)
+			if (group->deletions != NULL && group->deletions[j].has_deletion_file)
+			{
+				const LpRewriteDeletions *read = &group->deletions[j];
+
+				if (old->deletion_file == NULL || old->deletion_file->id != read->id ||
+					old->deletion_file->read_version != read->read_version)
+				{
+					lp_fail(err, LP_ERR_CONFLICT,
+							"the deletion file of fragment %llu changed in version %llu",
+							(unsigned long long) old->id, (unsigned long long) m->version);
+					goto fail;
+				}
+				rows += read->live_rows;
+			}
+			else if (old->deletion_file != NULL)
 			{
 				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 						"fragment %llu has deleted rows and cannot be rewritten by copying",
 						(unsigned long long) old->id);
 				goto fail;
 			}
-			rows += old->physical_rows;
+			else
+				rows += old->physical_rows;
 			/* the first fragment of the group holds its index, the rest a marker */
 			group_start[first + j] = j == 0 ? g : SIZE_MAX - 1;
 		}

@@ -48,12 +48,33 @@ typedef struct LpNewDataFile
 	uint32_t	base_id;
 } LpNewDataFile;
 
+/*
+ * An old fragment of a rewrite group whose deleted rows the new file leaves
+ * out (materialized deletions, as Lance's compaction does): the deletion
+ * file the live rows were read through and how many there were.
+ */
+typedef struct LpRewriteDeletions
+{
+	bool		has_deletion_file;	/* false: the fragment had none; all its rows */
+	uint64_t	read_version;	/* DeletionFile.read_version */
+	uint64_t	id;				/* DeletionFile.id */
+	uint64_t	live_rows;
+} LpRewriteDeletions;
+
 typedef struct LpRewriteGroup
 {
 	const uint64_t *old_fragment_ids;	/* adjacent fragments, in dataset order */
 	size_t		n_old;
-	LpNewDataFile file;			/* their rows, in the same order */
+	LpNewDataFile file;			/* their (live) rows, in the same order */
 	uint64_t	physical_rows;
+
+	/*
+	 * n_old entries, or NULL when no old fragment has a deletion file.  A
+	 * fragment with a deletion file other than the one given here (deleted
+	 * from since it was read) is LP_ERR_CONFLICT; one with a deletion file
+	 * not given here is refused (its rows were copied whole).
+	 */
+	const LpRewriteDeletions *deletions;
 } LpRewriteGroup;
 
 /* A new fragment of one data file (appends of several files, overwrites). */

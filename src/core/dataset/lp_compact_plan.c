@@ -10,13 +10,15 @@
 static bool
 skip_reason(const LpManifest *manifest, const LpFragment *fragment,
 			const LpDataFileRef *file, LpFileVersion version, uint64_t target_rows,
-			const char **reason, LpError *err)
+			bool rewrite_deletions, const char **reason, LpError *err)
 {
 	bool		indexed;
 
 	*reason = NULL;
-	if (fragment->has_deletion_file)
+	if (fragment->has_deletion_file && !rewrite_deletions)
 		*reason = LP_COMPACT_DELETION_FILE;
+	else if (fragment->has_deletion_file && fragment->deletion_file.has_base_id)
+		*reason = LP_COMPACT_EXTERNAL_BASE;
 	else if (fragment->num_files != 1)
 		*reason = LP_COMPACT_SEVERAL_FILES;
 	else if (!lp_data_file_has_version(file, version))
@@ -29,7 +31,8 @@ skip_reason(const LpManifest *manifest, const LpFragment *fragment,
 			return false;
 		if (indexed)
 			*reason = LP_COMPACT_INDEXED;
-		else if (fragment->physical_rows == 0 || fragment->physical_rows >= target_rows)
+		else if (!fragment->has_deletion_file &&
+				 (fragment->physical_rows == 0 || fragment->physical_rows >= target_rows))
 			*reason = LP_COMPACT_LARGE_ENOUGH;
 	}
 	return true;
@@ -46,7 +49,20 @@ is_selected(uint64_t id, const uint64_t *selected, size_t n_selected)
 	return false;
 }
 
-/* Greedy runs of adjacent eligible candidates with the same file layout. */
+/* The rows a candidate brings into a group: its live rows where known. */
+static uint64_t
+group_rows(const LpCompactCandidate *candidate)
+{
+	if (candidate->has_deletion_file &&
+		candidate->deletion_file.num_deleted_rows <= candidate->physical_rows)
+		return candidate->physical_rows - candidate->deletion_file.num_deleted_rows;
+	return candidate->physical_rows;
+}
+
+/*
+ * Greedy runs of adjacent eligible candidates with the same file layout; a
+ * candidate with a deletion file forms a group even alone.
+ */
 static bool
 form_groups(LpCompactPlan *plan, uint64_t target_rows, LpError *err)
 {
@@ -56,12 +72,16 @@ form_groups(LpCompactPlan *plan, uint64_t target_rows, LpError *err)
 	{
 		size_t		j = i;
 		uint64_t	rows = 0;
+		bool		deletions = false;
 
 		while (j < plan->n_candidates && c[j].skip_reason == NULL &&
-			   rows + c[j].physical_rows <= target_rows &&
+			   (j == i || rows + group_rows(&c[j]) <= target_rows) &&
 			   lp_data_file_same_columns(&c[i].file, &c[j].file))
-			rows += c[j++].physical_rows;
-		if (j - i >= 2)
+		{
+			deletions |= c[j].has_deletion_file;
+			rows += group_rows(&c[j++]);
+		}
+		if (j - i >= 2 || (j - i == 1 && deletions))
 		{
 			LpCompactGroup *group = &plan->groups[plan->n_groups];
 
@@ -109,7 +129,7 @@ lp_compact_check_dataset(const LpManifest *manifest, const char *dataset,
 bool
 lp_compact_plan(const LpManifest *manifest, const char *dataset,
 				const uint64_t *selected, size_t n_selected, uint64_t target_rows,
-				LpCompactPlan *plan, LpError *err)
+				bool rewrite_deletions, LpCompactPlan *plan, LpError *err)
 {
 	size_t		n_fragments = lp_manifest_num_fragments(manifest);
 
@@ -137,13 +157,15 @@ lp_compact_plan(const LpManifest *manifest, const char *dataset,
 		memset(candidate, 0, sizeof(*candidate));
 		candidate->fragment_id = fragment.id;
 		candidate->physical_rows = fragment.physical_rows;
+		candidate->has_deletion_file = fragment.has_deletion_file;
+		candidate->deletion_file = fragment.deletion_file;
 		candidate->group = -1;
 		if (fragment.num_files == 1)
 			lp_fragment_data_file(manifest, &fragment, 0, &candidate->file);
 		if (!is_selected(fragment.id, selected, n_selected))
 			candidate->skip_reason = LP_COMPACT_NOT_SELECTED;
 		else if (!skip_reason(manifest, &fragment, &candidate->file, plan->version,
-							  target_rows, &candidate->skip_reason, err))
+							  target_rows, rewrite_deletions, &candidate->skip_reason, err))
 		{
 			lp_compact_plan_free(plan);
 			return false;

@@ -8,7 +8,11 @@
  * pointing at fragments that no longer exist), and smaller than the target.
  * Groups are greedy runs of adjacent such fragments whose data files hold
  * the same fields in the same columns, at least two per group and at most
- * target_rows rows.  The plan is computed before anything is written; the
+ * target_rows rows.  With rewrite_deletions, fragments with a deletion file
+ * take part too, whatever their size, counted by their live rows: their
+ * live rows are re-encoded into the group's file (as Lance's compaction
+ * materializes deletions), so such a fragment is rewritten even alone.
+ * The plan is computed before anything is written; the
  * caller then writes each group's file and commits them as one Rewrite
  * (lp_commit).
  */
@@ -40,6 +44,8 @@ typedef struct LpCompactCandidate
 	uint64_t	fragment_id;
 	uint64_t	physical_rows;
 	LpDataFileRef file;			/* its data file (when it has exactly one) */
+	bool		has_deletion_file;	/* rewritten: its live rows only */
+	LpDeletionFileRef deletion_file;	/* when has_deletion_file */
 	const char *skip_reason;	/* NULL: rewritten by group `group` */
 	int64_t		group;			/* -1: not in a group */
 } LpCompactCandidate;
@@ -49,7 +55,7 @@ typedef struct LpCompactGroup
 {
 	size_t		first;
 	size_t		count;
-	uint64_t	rows;
+	uint64_t	rows;			/* physical rows; live rows where deletion files record them */
 	uint64_t   *fragment_ids;	/* the candidates' fragment ids, in order */
 	bool		skipped;		/* lp_compact_plan_skip_group */
 } LpCompactGroup;
@@ -75,7 +81,7 @@ bool		lp_compact_check_dataset(const LpManifest *manifest, const char *dataset,
 
 /*
  * Plan the compaction of the version manifest describes into fragments of at
- * most target_rows rows.  selected lists the fragment ids to consider (NULL:
+ * most target_rows rows (rewrite_deletions: see above).  selected lists the fragment ids to consider (NULL:
  * every fragment; callers check the ids with lp_manifest_has_fragment, to
  * word their own message).  The dataset is checked first
  * (lp_compact_check_dataset).  Free the plan with lp_compact_plan_free; it points
@@ -83,7 +89,8 @@ bool		lp_compact_check_dataset(const LpManifest *manifest, const char *dataset,
  */
 bool		lp_compact_plan(const LpManifest *manifest, const char *dataset,
 							const uint64_t *selected, size_t n_selected,
-							uint64_t target_rows, LpCompactPlan *plan, LpError *err);
+							uint64_t target_rows, bool rewrite_deletions,
+							LpCompactPlan *plan, LpError *err);
 
 /*
  * Take group g out of the plan (its file could not be written): its

@@ -9,6 +9,13 @@
  * ERROR unwinds past it).  The data region is copied by lp_copy (parallel
  * workers); the leader writes the tail last.
  *
+ * With a re-encode directory, a part that cannot be joined by page copy
+ * (a verdict lp_concat_reason_reencodable accepts) or that has deletions is
+ * decoded and written again as a file of the target's version and schema
+ * in that directory (reencode/lp_reencode.h), and the assembly joins that
+ * file instead; the re-encoded files are removed when the assembly ends,
+ * also after an ERROR.
+ *
  * When the destination filesystem shares extents (XFS with reflink, btrfs)
  * and every part lives on it, each part's data region is placed at a block
  * boundary so that the kernel clones it instead of copying: assembly then
@@ -25,7 +32,10 @@
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
+#include "miscadmin.h"
+
 #include "assemble/lp_assemble.h"
+#include "base/lp_interrupt.h"
 #include "concat/lp_concat.h"
 #include "concat/lp_concat_parts.h"
 #include "format/lp_file_tail.h"
@@ -34,16 +44,29 @@
 #include "storage/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 #include "lp_sql_args.h"
+#include "reencode/lp_reencode.h"
 
 PG_FUNCTION_INFO_V1(lp_concat_files);
+
+bool
+lp_parse_on_unsupported(const char *value)
+{
+	if (strcmp(value, "reencode") == 0)
+		return true;
+	if (strcmp(value, "refuse") != 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("on_unsupported must be 'refuse' or 'reencode', not \"%s\"", value));
+	return false;
+}
 
 void
 lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		has_size = strcmp(result->status, "unsupported") != 0;
-	Datum		values[6];
-	bool		nulls[6] = {false, result->reason == NULL, false, false, !has_size, !has_size};
+	Datum		values[7];
+	bool		nulls[7] = {false, result->reason == NULL, false, false, !has_size, !has_size, false};
 
 	if (result->message != NULL)
 		ereport(NOTICE,
@@ -55,6 +78,17 @@ lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result)
 	values[3] = CStringGetTextDatum(lp_file_version_name(result->version));
 	values[4] = Int64GetDatum((int64) result->num_rows);
 	values[5] = Int64GetDatum((int64) result->size_bytes);
+	if (rsinfo->setDesc->natts > 6)
+	{
+		int			n = list_length(result->reencoded);
+		Datum	   *positions = palloc(sizeof(Datum) * Max(n, 1));
+		int			k = 0;
+		ListCell   *cell;
+
+		foreach(cell, result->reencoded)
+			positions[k++] = Int32GetDatum(lfirst_int(cell));
+		values[6] = PointerGetDatum(construct_array(positions, n, INT4OID, 4, true, TYPALIGN_INT));
+	}
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -157,6 +191,147 @@ plan_or_raise(const LpConcatTarget *target, const LpConcatPart *parts, int num_p
 	return plan;
 }
 
+/* The re-encoded files of an assembly, removed when it ends. */
+typedef struct ReencodedFiles
+{
+	MemoryContextCallback callback;
+	LpStore    *store;
+	List	   *paths;
+	const char *dir;			/* removed too (when empty), or NULL */
+} ReencodedFiles;
+
+/*
+ * Remove the re-encoded files (and the owned directory); problems are
+ * WARNINGs (this also runs during abort).
+ */
+static void
+remove_reencoded_files(void *arg)
+{
+	ReencodedFiles *files = arg;
+	ListCell   *cell;
+
+	foreach(cell, files->paths)
+	{
+		LpError		err;
+
+		if (!files->store->ops->remove(files->store, lfirst(cell), &err) &&
+			err.code != LP_ERR_NOT_FOUND)
+			ereport(WARNING,
+					errmsg("could not remove re-encoded part \"%s\": %s",
+						   (char *) lfirst(cell), err.message));
+	}
+	files->paths = NIL;
+	if (files->dir != NULL)
+	{
+		LpError		err;
+
+		if (!files->store->ops->remove(files->store, files->dir, &err) &&
+			err.code != LP_ERR_NOT_FOUND)
+			ereport(WARNING,
+					errmsg("could not remove directory \"%s\": %s", files->dir, err.message));
+		files->dir = NULL;
+	}
+}
+
+/* Progress of re-encoding: source bytes, pro rata of the rows written. */
+typedef struct ReencodeProgress
+{
+	int64		bytes_before;	/* bytes of the parts re-encoded before this one */
+	uint64		file_size;		/* bytes of the part being re-encoded */
+	int			parts_done;
+} ReencodeProgress;
+
+static void
+report_reencode_progress(void *arg, uint64_t rows_done, uint64_t rows_total)
+{
+	ReencodeProgress *progress = arg;
+	double		fraction = rows_total > 0 ? (double) rows_done / rows_total : 1.0;
+
+	lp_progress_update(progress->parts_done,
+					   progress->bytes_before + (int64) (fraction * progress->file_size));
+}
+
+/*
+ * Re-encode part `index` (its file, at source_path) as a file of the target
+ * into the re-encode directory; returns the new file's path, registered in
+ * files for removal.
+ */
+static char *
+reencode_part(const char *source_path, const LpFile *file,
+			  const LpDeletions *deletions, const LpConcatTarget *target, int index,
+			  ReencodedFiles *files, const char *dir, ReencodeProgress *progress)
+{
+	char	   *path;
+	char	   *source_key;
+	LpStore    *source_store = lp_store_for_uri(source_path, &source_key);
+	LpReencodeSource source;
+	LpReencodeOptions options = {0, report_reencode_progress, progress};
+	LpOutput   *output;
+	LpInput    *input;
+	LpError		err;
+	LpStat		st;
+	uint64		rows;
+	uint64		size;
+
+	/* a name nothing in the directory has (a part, or what a crash left) */
+	path = psprintf("%s/reencoded-%d.lance", dir, index + 1);
+	for (int attempt = 1;
+		 files->store->ops->stat(files->store, path, false, &st, &err) && st.kind != LP_OBJECT_ABSENT;
+		 attempt++)
+		path = psprintf("%s/reencoded-%d-%d.lance", dir, index + 1, attempt);
+	input = source_store->ops->open_input(source_store, source_key, &err);
+	if (input == NULL)
+		lp_raise(&err);
+	output = files->store->ops->create_output(files->store, path, &err);
+	if (output == NULL)
+		lp_raise(&err);
+	source.input = input;
+	source.file = file;
+	source.deletions = deletions;
+	progress->file_size = file->file_size;
+	if (!lp_reencode(&source, target->schema, target->version, output, &options, &rows,
+					 &size, &err))
+	{
+		LpError		named;
+
+		output->ops->abort(output);
+		lp_input_close(input);
+		lp_fail(&named, err.code, "part %d (\"%s\") cannot be re-encoded: %s", index + 1,
+				source_path, err.message);
+		if (err.detail[0] != '\0')
+			lp_error_detail(&named, "%s", err.detail);
+		lp_raise(&named);
+	}
+	lp_input_close(input);
+	/* registered before it can exist, so that an ERROR from here on removes it */
+	files->paths = lappend(files->paths, path);
+	if (!output->ops->publish(output, &err))
+		lp_raise(&err);
+	progress->bytes_before += (int64) file->file_size;
+	progress->parts_done++;
+	ereport(DEBUG1,
+			errmsg_internal("re-encoded part %d (\"%s\") as \"%s\": " UINT64_FORMAT " rows, " UINT64_FORMAT " bytes",
+							index + 1, source_path, path, rows, size));
+	return path;
+}
+
+/*
+ * The part to re-encode for a verdict: the part it names, or when that one
+ * was re-encoded already (its encoding differs from part 0's, which is
+ * another writer's), the first part not re-encoded yet; -1 when every part
+ * was.
+ */
+static int
+part_to_reencode(const LpConcatVerdict *verdict, const bool *reencoded, int num_parts)
+{
+	if (!reencoded[verdict->input])
+		return (int) verdict->input;
+	for (int i = 0; i < num_parts; i++)
+		if (!reencoded[i])
+			return i;
+	return -1;
+}
+
 void
 lp_assemble_file(const char *output_path, List *parts,
 				 const LpAssembleTarget *target, bool allow_reuse,
@@ -177,6 +352,10 @@ lp_assemble_file(const char *output_path, List *parts,
 	LpStat		st;
 	instr_time	started;
 	instr_time	elapsed;
+	bool	   *reencoded;
+	ReencodedFiles *files = NULL;
+	ReencodeProgress reencode_progress = {0, 0, 0};
+	uint64		alignment;
 
 	if (num_parts == 0)
 		ereport(ERROR,
@@ -215,24 +394,99 @@ lp_assemble_file(const char *output_path, List *parts,
 		concat_target.schema = &concat_parts[0].file->schema;
 	}
 
-	plan = plan_or_raise(&concat_target, concat_parts, num_parts,
-						 clone_alignment(store, output_path, paths, num_parts),
-						 &verdict);
 	memset(result, 0, sizeof(*result));
 	result->path = output_path;
 	result->version = concat_target.version;
+	reencoded = palloc0(sizeof(bool) * num_parts);
+	if (target->reencode_dir != NULL)
+	{
+		files = palloc0(sizeof(ReencodedFiles));
+		files->store = lp_store_for_uri(target->reencode_dir, NULL);
+		files->dir = target->reencode_dir_owned ? target->reencode_dir : NULL;
+		files->callback.func = remove_reencoded_files;
+		files->callback.arg = files;
+		MemoryContextRegisterResetCallback(CurrentMemoryContext, &files->callback);
+	}
+
+	/* parts with deletions: their live rows only */
+	i = 0;
+	foreach(cell, parts)
+	{
+		LpAssemblePart *part = lfirst(cell);
+
+		if (part->deletions != NULL)
+		{
+			if (files == NULL)
+				elog(ERROR, "part with deletions assembled without a re-encode directory");
+			if (part->has_expected_rows &&
+				concat_parts[i].file->num_rows != (uint64) part->expected_rows)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("part %d (\"%s\") has " UINT64_FORMAT " rows, but " INT64_FORMAT " were expected",
+							   i + 1, part->path, concat_parts[i].file->num_rows,
+							   part->expected_rows));
+			lp_progress_phase(LP_PHASE_REENCODING, reencode_progress.parts_done,
+							  reencode_progress.bytes_before, 0, 0);
+			paths[i] = reencode_part(part->path, concat_parts[i].file,
+									 part->deletions, &concat_target, i, files,
+									 target->reencode_dir, &reencode_progress);
+			concat_parts[i].file = lp_read_lance_file(paths[i]);
+			concat_parts[i].has_expected_rows = false;
+			reencoded[i] = true;
+			result->reencoded = lappend_int(result->reencoded, i + 1);
+		}
+		i++;
+	}
+
+	/* plan; with a re-encode directory, re-encode the part each verdict names until none is left */
+	for (;;)
+	{
+		int			r;
+
+		alignment = clone_alignment(store, output_path, paths, num_parts);
+		plan = plan_or_raise(&concat_target, concat_parts, num_parts, alignment, &verdict);
+		if (verdict.reason == LP_CONCAT_COMPATIBLE || files == NULL ||
+			!lp_concat_reason_reencodable(&verdict) ||
+			(r = part_to_reencode(&verdict, reencoded, num_parts)) < 0)
+			break;
+		if (!lp_reencode_check(concat_parts[r].file, concat_target.schema, &err))
+		{
+			char		message[1024];
+
+			/* rows that do not fit the schema stay unsupported, with the reason */
+			lp_concat_verdict_message(&verdict, concat_parts, message, sizeof(message));
+			result->message = psprintf("%s; it cannot be re-encoded: %s", message, err.message);
+			result->status = "unsupported";
+			result->reason = lp_concat_reason_name(verdict.reason);
+			remove_reencoded_files(files);
+			lp_progress_end();
+			return;
+		}
+		lp_progress_phase(LP_PHASE_REENCODING, reencode_progress.parts_done,
+						  reencode_progress.bytes_before, 0, 0);
+		paths[r] = reencode_part(paths[r], concat_parts[r].file, NULL,
+								 &concat_target, r, files, target->reencode_dir,
+								 &reencode_progress);
+		concat_parts[r].file = lp_read_lance_file(paths[r]);
+		concat_parts[r].has_expected_rows = false;
+		reencoded[r] = true;
+		result->reencoded = lappend_int(result->reencoded, r + 1);
+	}
+	list_sort(result->reencoded, list_int_cmp);
 	if (verdict.reason != LP_CONCAT_COMPATIBLE)
 	{
 		result->message = palloc(1024);
 		lp_concat_verdict_message(&verdict, concat_parts, result->message, 1024);
 		result->status = "unsupported";
 		result->reason = lp_concat_reason_name(verdict.reason);
+		if (files != NULL)
+			remove_reencoded_files(files);
 		lp_progress_end();
 		return;
 	}
 	result->num_rows = plan->num_rows;
 
-	if (allow_reuse && num_parts == 1 && lp_store_for_uri(paths[0], NULL) == store &&
+	if (allow_reuse && num_parts == 1 && !reencoded[0] && lp_store_for_uri(paths[0], NULL) == store &&
 		store->ops->same_object(store, paths[0], output_path))
 	{
 		result->status = "reused";
@@ -293,6 +547,8 @@ lp_assemble_file(const char *output_path, List *parts,
 	for (i = 0; i < num_parts; i++)
 		lp_input_close(inputs[i]);
 	lp_concat_plan_free(plan);
+	if (files != NULL)
+		remove_reencoded_files(files);
 }
 
 char *
@@ -369,7 +625,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 {
 	char	   *output_path;
 	List	   *parts;
-	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL};
+	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL, NULL, false};
 	LpAssembleResult result;
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -7,25 +7,39 @@
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 
+#include "format/lp_deletion.h"
 #include "format/lp_file.h"
 
-/* One input of an assembly. */
+/*
+ * One input of an assembly.  A part with deletions (compaction of a
+ * fragment with a deletion file) contributes its live rows only, so it is
+ * always re-encoded; expected_rows then counts its physical rows.
+ */
 typedef struct LpAssemblePart
 {
 	char	   *path;
 	bool		has_expected_rows;
 	int64		expected_rows;
+	const LpDeletions *deletions;	/* NULL: every row */
 } LpAssemblePart;
 
 /*
  * What the output must be; NULL schema: part 0's version and schema.
- * dataset (or NULL) is what progress reports show.
+ * dataset (or NULL) is what progress reports show.  reencode_dir (or NULL:
+ * refuse, the default of the SQL functions) is the directory where parts
+ * that cannot be joined by page copy are re-encoded before they are joined
+ * (lp_concat_reason_reencodable); those files are removed again when the
+ * assembly ends (also after an ERROR), with the directory itself when
+ * reencode_dir_owned, and lie where cleanup_target or cleanup_orphans finds
+ * them after a crash.
  */
 typedef struct LpAssembleTarget
 {
 	LpFileVersion version;
 	const LpSchema *schema;
 	const char *dataset;
+	const char *reencode_dir;
+	bool		reencode_dir_owned;
 } LpAssembleTarget;
 
 /* The outcome of an assembly, as the SQL functions return it. */
@@ -38,6 +52,7 @@ typedef struct LpAssembleResult
 	LpFileVersion version;
 	uint64_t	num_rows;		/* written and reused only */
 	uint64_t	size_bytes;
+	List	   *reencoded;		/* 1-based positions of the parts re-encoded (int) */
 } LpAssembleResult;
 
 /*
@@ -50,7 +65,16 @@ extern void lp_assemble_file(const char *output_path, List *parts,
 							 const LpAssembleTarget *target, bool allow_reuse,
 							 LpAssembleResult *result);
 
-/* Emit result as the one row of an assembly function (materialized SRF). */
+/*
+ * The on_unsupported argument of the SQL functions: true for 'reencode',
+ * false for 'refuse'; anything else is an ERROR.
+ */
+extern bool lp_parse_on_unsupported(const char *value);
+
+/*
+ * Emit result as the one row of an assembly function (materialized SRF);
+ * functions with a seventh column get the re-encoded parts' positions there.
+ */
 extern void lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result);
 
 /*

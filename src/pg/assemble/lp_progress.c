@@ -70,7 +70,8 @@ static const char *const phase_names[] = {
 	[LP_PHASE_COPYING] = "copying",
 	[LP_PHASE_FINALIZING] = "finalizing",
 	[LP_PHASE_COMMITTING] = "committing",
-	[LP_PHASE_ENCODING] = "encoding"
+	[LP_PHASE_ENCODING] = "encoding",
+	[LP_PHASE_REENCODING] = "reencoding"
 };
 
 static ProgressRecord current;
@@ -265,7 +266,7 @@ read_record(const char *path, int pid, ProgressRecord *record)
 	CloseTransientFile(fd);
 	return ok && record->magic == PROGRESS_MAGIC &&
 		record->record_size == sizeof(ProgressRecord) && record->pid == pid &&
-		record->phase >= LP_PHASE_VALIDATING && record->phase <= LP_PHASE_ENCODING;
+		record->phase >= LP_PHASE_VALIDATING && record->phase <= LP_PHASE_REENCODING;
 }
 
 Datum

@@ -11,7 +11,8 @@ typedef enum LpProgressPhase
 	LP_PHASE_COPYING,
 	LP_PHASE_FINALIZING,
 	LP_PHASE_COMMITTING,
-	LP_PHASE_ENCODING			/* write_file, write_part, write_dataset */
+	LP_PHASE_ENCODING,			/* write_file, write_part, write_dataset */
+	LP_PHASE_REENCODING			/* bytes: of the parts re-encoded, pro rata of their rows */
 } LpProgressPhase;
 
 /*

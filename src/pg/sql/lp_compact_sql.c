@@ -3,6 +3,11 @@
  * plans which fragments are rewritten in which groups (lp_compact_plan.h
  * says which fragments take part), this file writes each group's file by
  * concatenation without decoding and commits them as one Lance Rewrite.
+ * With rewrite_deletions, fragments with deletion files take part: their
+ * deletion files are read and their live rows re-encoded into the group's
+ * file (lp_assemble_file, in the staging directory a target of the new
+ * file would have, removed again), and the Rewrite records which deletion file each was read
+ * through, so that a concurrent delete makes the commit a conflict.
  * Everything not rewritten is reported as skipped, with the reason.
  */
 #include "postgres.h"
@@ -14,10 +19,12 @@
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_assemble.h"
+#include "base/lp_alloc.h"
 #include "dataset/lp_commit.h"
 #include "sql/lp_commit_sql.h"
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
+#include "format/lp_deletion.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
@@ -56,14 +63,36 @@ selected_fragments(FunctionCallInfo fcinfo, const LpManifest *manifest, const ch
 	return selected;
 }
 
+/* The deleted rows of a candidate, read from its deletion file in the dataset root. */
+static LpDeletions *
+read_deletions(const LpCompactCandidate *candidate, const char *root)
+{
+	char	   *relative = lp_require_memory(lp_deletion_file_path(candidate->fragment_id,
+																	  candidate->deletion_file.read_version,
+																	  candidate->deletion_file.id,
+																	  candidate->deletion_file.form));
+	LpInput    *input = lp_open_input_for_uri(psprintf("%s/%s", root, relative));
+	LpDeletions *deletions = palloc0(sizeof(LpDeletions));
+	LpError		err;
+
+	if (!lp_deletions_read(input, candidate->deletion_file.form, candidate->physical_rows,
+						   deletions, &err))
+		lp_raise(&err);
+	lp_input_close(input);
+	lp_free(relative);
+	return deletions;
+}
+
 /*
  * Write the file of every group of the plan into data_dir; a group whose
  * parts cannot be concatenated is taken out of the plan with the verdict.
- * Returns how many were written; results[g] tells about group g.
+ * Returns how many were written; results[g] tells about group g, and
+ * deletions[g] (NULL when no fragment of the group has a deletion file) the
+ * deletion files its live rows were read through.
  */
 static int
 write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
-				  LpAssembleResult *results, char **file_names)
+				  LpAssembleResult *results, char **file_names, LpRewriteDeletions **deletions)
 {
 	int			num_written = 0;
 
@@ -72,21 +101,37 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 		const LpCompactGroup *group = &plan->groups[g];
 		List	   *parts = NIL;
 		char		name[LP_DATA_FILE_NAME_SIZE];
-		LpAssembleTarget no_target = {plan->version, NULL, root};
+		LpAssembleTarget no_target = {plan->version, NULL, root, NULL, true};
 		LpError		err;
 
 		for (size_t k = group->first; k < group->first + group->count; k++)
 		{
+			const LpCompactCandidate *candidate = &plan->candidates[k];
 			LpAssemblePart *part = palloc0(sizeof(LpAssemblePart));
 
-			part->path = psprintf("%s/%s", data_dir, plan->candidates[k].file.path);
+			part->path = psprintf("%s/%s", data_dir, candidate->file.path);
 			part->has_expected_rows = true;
-			part->expected_rows = (int64) plan->candidates[k].physical_rows;
+			part->expected_rows = (int64) candidate->physical_rows;
+			if (candidate->has_deletion_file)
+			{
+				LpRewriteDeletions *read;
+
+				if (deletions[g] == NULL)
+					deletions[g] = palloc0(sizeof(LpRewriteDeletions) * group->count);
+				part->deletions = read_deletions(candidate, root);
+				read = &deletions[g][k - group->first];
+				read->has_deletion_file = true;
+				read->read_version = candidate->deletion_file.read_version;
+				read->id = candidate->deletion_file.id;
+				read->live_rows = candidate->physical_rows - part->deletions->num_deleted;
+			}
 			parts = lappend(parts, part);
 		}
 		if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
 			lp_raise(&err);
 		file_names[g] = pstrdup(name);
+		if (deletions[g] != NULL)
+			no_target.reencode_dir = psprintf("%s/_parts/%s", data_dir, name);
 		lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
 						 &results[g]);
 		if (strcmp(results[g].status, "written") != 0)
@@ -101,8 +146,8 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 static void
 commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifestNaming naming,
 			   LpStore *store, const char *root, const char *data_dir,
-			   const LpAssembleResult *results, char **file_names, int num_written,
-			   LpCommitResult *result)
+			   const LpAssembleResult *results, char **file_names,
+			   LpRewriteDeletions *const *deletions, int num_written, LpCommitResult *result)
 {
 	LpRewriteGroup *rewrite = palloc0(sizeof(LpRewriteGroup) * num_written);
 	LpCommitRequest request;
@@ -125,7 +170,8 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 		rewrite[n].file.n_fields = first->n_fields;
 		rewrite[n].file.version = plan->version;
 		rewrite[n].file.size_bytes = results[g].size_bytes;
-		rewrite[n].physical_rows = group->rows;
+		rewrite[n].physical_rows = results[g].num_rows;
+		rewrite[n].deletions = deletions[g];
 		n++;
 	}
 	memset(&request, 0, sizeof(request));
@@ -167,16 +213,19 @@ lp_compact(PG_FUNCTION_ARGS)
 	LpCompactPlan plan;
 	LpAssembleResult *results;
 	char	  **file_names;
+	LpRewriteDeletions **deletions;
+	bool		rewrite_deletions;
 	int			num_written;
 	LpCommitResult result;
 	LpError		err;
 	char	   *data_dir;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("dataset and target_rows_per_fragment must not be NULL"));
+				errmsg("dataset, target_rows_per_fragment and rewrite_deletions must not be NULL"));
+	rewrite_deletions = PG_GETARG_BOOL(3);
 	lp_check_read_privilege_for(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	lp_check_write_privilege_for(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
@@ -194,17 +243,18 @@ lp_compact(PG_FUNCTION_ARGS)
 		lp_raise(&err);
 	selected = selected_fragments(fcinfo, manifest, root, &n_selected);
 	if (!lp_compact_plan(manifest, root, selected, n_selected, (uint64_t) target_rows,
-						 &plan, &err))
+						 rewrite_deletions, &plan, &err))
 		lp_raise(&err);
 
 	data_dir = lp_require_memory(lp_base_data_dir(root, true));
 	results = palloc0(sizeof(LpAssembleResult) * Max(plan.n_groups, 1));
 	file_names = palloc0(sizeof(char *) * Max(plan.n_groups, 1));
-	num_written = write_group_files(&plan, root, data_dir, results, file_names);
+	deletions = palloc0(sizeof(LpRewriteDeletions *) * Max(plan.n_groups, 1));
+	num_written = write_group_files(&plan, root, data_dir, results, file_names, deletions);
 	memset(&result, 0, sizeof(result));
 	if (num_written > 0)
 		commit_rewrite(&plan, manifest, naming, store, root, data_dir, results, file_names,
-					   num_written, &result);
+					   deletions, num_written, &result);
 
 	for (int64_t i = 0, n = -1, last_group = -1; i < (int64_t) plan.n_candidates; i++)
 	{

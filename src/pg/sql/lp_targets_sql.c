@@ -259,8 +259,9 @@ lp_clear_parts(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(lp_registry_clear(lp_target_key(target)));
 }
 
+/* reencode: parts that need it are re-encoded in the target's staging directory */
 static void
-assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts)
+assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts, bool reencode)
 {
 	LpAssembleTarget assemble_target;
 	LpAssembleResult result;
@@ -269,6 +270,8 @@ assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts)
 	assemble_target.version = target->file_version;
 	assemble_target.schema = &target->schema;
 	assemble_target.dataset = target->dataset;
+	assemble_target.reencode_dir = reencode ? lp_target_staging_dir(target) : NULL;
+	assemble_target.reencode_dir_owned = false;
 	lp_assemble_file(lp_target_data_file_path(target), parts, &assemble_target,
 					 false, &result);
 	lp_assemble_emit(fcinfo, &result);
@@ -299,7 +302,7 @@ lp_assemble_registered(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("no parts are registered for target file \"%s\"", target->file_name),
 				errhint("Register parts with lance_parts.register_part in this session, or pass them to lance_parts.assemble(target, parts)."));
-	assemble_for_target(fcinfo, target, parts);
+	assemble_for_target(fcinfo, target, parts, false);
 	return (Datum) 0;
 }
 
@@ -314,9 +317,14 @@ lp_assemble_parts(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("part list must not be NULL"));
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("on_unsupported must not be NULL"));
 	assemble_for_target(fcinfo, target,
 						lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
-											 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2)));
+											 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2)),
+						lp_parse_on_unsupported(text_to_cstring(PG_GETARG_TEXT_PP(3))));
 	return (Datum) 0;
 }
 
