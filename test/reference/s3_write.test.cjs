@@ -13,40 +13,19 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync, spawn } = require('node:child_process');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
+const { startS3Server } = require('./s3_server.cjs');
 const { encodeRows } = require('./values.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const h = require('./harness.cjs');
 const s3 = require('./s3_requests.cjs');
 
-const SRCDIR = process.env.LP_SRCDIR;
-const S3_DIR = path.join(process.env.LP_SCRATCH, 's3-write-server');
-const SCRIPT = path.join(SRCDIR, 'scripts', 's3-server.sh');
 const PREFIX = 'writes';
 const APPENDS_PER_SESSION = 20;
 
-function s3Server(command)
-{
-	return execFileSync('bash', [SCRIPT, command], {
-		env: { ...process.env, LP_S3_DIR: S3_DIR },
-		encoding: 'utf8',
-	});
-}
-
-const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
-test.after(() => s3Server('stop'));
-
-const storageOptions = {
-	aws_endpoint: settings.LP_S3_ENDPOINT,
-	aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
-	aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
-	aws_region: settings.LP_S3_REGION,
-	allow_http: 'true',
-	aws_virtual_hosted_style_request: 'false',
-};
-const ROOT = 's3://' + settings.LP_S3_BUCKET + '/' + PREFIX;
+const { settings, storageOptions, root } = startS3Server('s3-write-server');
+const ROOT = root(PREFIX);
 const PORT = new URL(settings.LP_S3_ENDPOINT).port;
 const scratch = h.scratchDir('s3-write');
 
