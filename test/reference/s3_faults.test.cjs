@@ -219,6 +219,51 @@ test('an assembly that fails after the retries leaves no upload and no object', 
 	}
 });
 
+// The multipart_upload rows of cleanup_orphans of dataset, as [path, action].
+function uploadRows(dataset, olderThan, dryRun)
+{
+	return h.sqlRows('SELECT path, action FROM lance_parts.cleanup_orphans(' + literal(dataset) + ', ' +
+		literal(olderThan) + ', ' + dryRun + ") WHERE kind = 'multipart_upload'").map((r) => [r.path, r.action]);
+}
+
+test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUpload answer, a failed abort', async () => {
+	const { dataset, target } = await freshDataset('orphaned');
+
+	// the server starts an upload whose id never reaches the backend, which starts another
+	setRules([{ method: 'POST', path: '\\?uploads$', faults: ['lose'] }]);
+	const [lost, version] = psqlLines(RETRIES + 'SELECT path FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ' +
+		h.sqlTextArray(localParts) + ');\n' + 'SELECT dataset_version FROM lance_parts.commit(' + h.sqlJsonb(target) + ');\n');
+
+	assert.equal(version, '2');
+
+	// an assembly whose part fails and whose abort is dropped
+	const second = h.createTarget(dataset);
+
+	setRules([
+		{ method: 'PUT', path: 'partNumber=1&', faults: [], then: '500' },
+		{ method: 'DELETE', path: '\\?uploadId=', faults: [], then: 'drop' },
+	]);
+	const { err } = await psqlAsync(RETRIES + 'SELECT path FROM lance_parts.assemble(' + h.sqlJsonb(second) + ', ' +
+		h.sqlTextArray(localParts) + ');\n', true);
+
+	setRules([]);
+	assert.match(err.join('\n'), /ERROR: {2}58030: /);
+	const abandoned = dataset + '/data/' + second.file_name;
+	const expected = [[lost, 'would_remove'], [abandoned, 'would_remove']].sort();
+
+	assert.deepEqual((await s3.listUploads(settings, keyOf(dataset) + '/')).sort(), [keyOf(lost), keyOf(abandoned)].sort(),
+		'the lost upload and the one whose abort failed are left');
+	assert.deepEqual(uploadRows(dataset, '1 hour', true), [], 'uploads younger than older_than are left alone');
+	assert.deepEqual(uploadRows(dataset, '0 s', true), expected, 'the dry run lists both');
+	assert.equal((await s3.listUploads(settings, keyOf(dataset) + '/')).length, 2, 'and aborts none');
+	assert.deepEqual(uploadRows(dataset, '0 s', false), expected.map(([p]) => [p, 'removed']));
+	assert.deepEqual(await s3.listUploads(settings, keyOf(dataset) + '/'), [], 'cleanup_orphans aborted both');
+	assert.deepEqual(uploadRows(dataset, '0 s', false), [], 'nothing is left to abort');
+	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('orphaned');
+
+	assert.equal(await table.countRows(), 10 + 2 * ROWS_PER_PART, 'the committed file at the key of the lost upload stays whole');
+});
+
 // Start the script in a session of its own; resolve, once the proxy has taken action on a
 // request of method matching pattern, with the session's pid and the promise of its end.
 async function startUntil(script, method, pattern, action)

@@ -1298,6 +1298,73 @@ s3_create_output(LpStore *store, const char *path, LpError *err)
 	return &output->base;
 }
 
+/* ---- uploads in progress --------------------------------------------------- */
+
+typedef struct UploadListing
+{
+	const char *bucket;
+	LpUploadCallback callback;
+	void	   *arg;
+} UploadListing;
+
+static bool
+report_upload(void *arg, const LpS3Upload *upload, LpError *err)
+{
+	UploadListing *listing = arg;
+	char	   *uri = canonical_uri(listing->bucket, upload->key);
+	bool		ok;
+
+	if (uri == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing of multipart uploads");
+	ok = listing->callback(listing->arg, uri, upload->upload_id, upload->initiated.seconds, err);
+	lp_free(uri);
+	return ok;
+}
+
+static bool
+s3_list_uploads(LpStore *store, const char *directory, LpUploadCallback callback, void *arg,
+				LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	char	   *prefix;
+	bool		ok;
+
+	if (!lp_s3_split_uri(directory, &bucket, &key, err))
+		return false;
+	prefix = key[0] ? prefix_of(key) : lp_strdup("");
+	if (prefix == NULL)
+		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing of multipart uploads");
+	else
+	{
+		UploadListing listing = {bucket, callback, arg};
+
+		ok = lp_s3_multipart_list(((S3Store *) store)->client, bucket, prefix, report_upload,
+								  &listing, err);
+	}
+	lp_free(prefix);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+static bool
+s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	bool		ok;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return false;
+	ok = key[0] != '\0'
+		? lp_s3_multipart_abort(((S3Store *) store)->client, bucket, key, upload_id, err)
+		: lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" names no object", path);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
 /* ---- the store ------------------------------------------------------------- */
 
 static const LpStoreOps s3_store_ops = {
@@ -1313,6 +1380,8 @@ static const LpStoreOps s3_store_ops = {
 	.remove_tree = s3_remove_tree,
 	.remove_file = s3_remove_file,
 	.create_output = s3_create_output,
+	.list_uploads = s3_list_uploads,
+	.abort_upload = s3_abort_upload,
 };
 
 LpStore *

@@ -201,6 +201,19 @@ pg_s3_create_output(LpStore *store, const char *path, LpError *err)
 	return &pg->base;
 }
 
+static bool
+pg_s3_list_uploads(LpStore *store, const char *directory, LpUploadCallback callback, void *arg,
+				   LpError *err)
+{
+	return CORE(store)->ops->list_uploads(CORE(store), directory, callback, arg, err);
+}
+
+static bool
+pg_s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpError *err)
+{
+	return CORE(store)->ops->abort_upload(CORE(store), path, upload_id, err);
+}
+
 static const LpStoreOps pg_s3_store_ops = {
 	.open_input = pg_s3_open_input,
 	.open_input_lazily = pg_s3_open_input_lazily,
@@ -214,6 +227,8 @@ static const LpStoreOps pg_s3_store_ops = {
 	.remove_tree = pg_s3_remove_tree,
 	.remove_file = pg_s3_remove_file,
 	.create_output = pg_s3_create_output,
+	.list_uploads = pg_s3_list_uploads,
+	.abort_upload = pg_s3_abort_upload,
 };
 
 bool
