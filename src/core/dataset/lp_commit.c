@@ -1133,7 +1133,8 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 				result->new_fragment_ids = new_ids;
 				new_ids = NULL;
 			}
-			write_version_hint(store, root, new_version);
+			if (!options->no_version_hint)
+				write_version_hint(store, root, new_version);
 			goto done;
 		}
 		if (err->code != LP_ERR_ALREADY_EXISTS)
