@@ -219,6 +219,38 @@ test('an assembly that fails after the retries leaves no upload and no object', 
 	}
 });
 
+test('a commit on S3: a lost manifest PUT answer still lands once, a lost race rebases or is 40001', async () => {
+	const { dataset } = await freshDataset('committed');
+	const manifestPut = '/_versions/[0-9]+\\.manifest$';
+	const ingest = 'SELECT dataset_version FROM lance_parts.ingest(' + literal(dataset) + ', ' + h.sqlTextArray([part]) + ');\n';
+	const versions = async () => (await s3.listKeys(settings, keyOf(dataset) + '/_versions/')).length;
+	let mark = proxyLog().length;
+
+	// the server stores the manifest, its answer is lost: the retried PUT meets its own object
+	setRules([{ method: 'PUT', path: manifestPut, faults: ['lose'] }]);
+	assert.deepEqual(psqlLines(RETRIES + ingest), ['2']);
+	assert.deepEqual(actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['lose', 'pass']);
+	assert.equal(await versions(), 2, 'one manifest more');
+
+	// another writer's manifest won the conditional PUT: rebase and retry
+	mark = proxyLog().length;
+	setRules([{ method: 'PUT', path: manifestPut, faults: ['412'] }]);
+	assert.deepEqual(psqlLines(RETRIES + ingest), ['3']);
+	assert.deepEqual(actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['412', 'pass']);
+
+	// without commit retries the lost race is a serialization failure
+	setRules([{ method: 'PUT', path: manifestPut, faults: ['412'] }]);
+	const { err } = await psqlAsync(RETRIES + 'SET lance_parts.commit_retries = 0;\n' + ingest, true);
+
+	setRules([]);
+	assert.match(err.join('\n'), /ERROR: {2}40001: could not commit to dataset/);
+	assert.equal(await versions(), 3, 'no manifest for the lost race');
+	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('committed');
+
+	assert.equal(await table.version(), 3);
+	assert.equal(await table.countRows(), 10 + 2 * partRows);
+});
+
 // The multipart_upload rows of cleanup_orphans of dataset, as [path, action].
 function uploadRows(dataset, olderThan, dryRun)
 {

@@ -24,6 +24,8 @@ The first rule whose method and path match decides; faults:
               connection without passing the answer back (a lost answer)
     500       answer 500 InternalError with an S3 XML error body
     503       answer 503 SlowDown with an S3 XML error body
+    412       answer 412 PreconditionFailed (another writer's object won a
+              conditional write) with an S3 XML error body
     hang      read the request and answer nothing until the client leaves
 
 --log gets a line per request, "METHOD PATH-AND-QUERY ACTION" (ACTION is
@@ -43,6 +45,8 @@ import threading
 ERROR_BODIES = {
     '500': (500, 'Internal Server Error', 'InternalError', 'We encountered an internal error. Please try again.'),
     '503': (503, 'Slow Down', 'SlowDown', 'Please reduce your request rate.'),
+    '412': (412, 'Precondition Failed', 'PreconditionFailed',
+            'At least one of the pre-conditions you specified did not hold.'),
 }
 MAX_HEAD = 64 * 1024
 
