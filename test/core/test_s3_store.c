@@ -60,29 +60,6 @@ pattern(size_t len, unsigned seed)
 	return data;
 }
 
-LP_TEST(s3_store_parses_uris)
-{
-	char	   *bucket;
-	char	   *key;
-	LpError		err;
-
-	LP_CHECK(lp_s3_split_uri("s3://b/dir/file.lance", &bucket, &key, &err));
-	LP_CHECK_STR(bucket, "b");
-	LP_CHECK_STR(key, "dir/file.lance");
-	lp_free(bucket);
-	lp_free(key);
-	LP_CHECK(lp_s3_split_uri("s3://b/dir//", &bucket, &key, &err));
-	LP_CHECK_STR(key, "dir");
-	lp_free(bucket);
-	lp_free(key);
-	LP_CHECK(lp_s3_split_uri("s3://b", &bucket, &key, &err));
-	LP_CHECK_STR(key, "");
-	lp_free(bucket);
-	lp_free(key);
-	LP_CHECK(!lp_s3_split_uri("s3:///key", &bucket, &key, &err) && err.code == LP_ERR_INVALID_ARGUMENT);
-	LP_CHECK(!lp_s3_split_uri("/local/path", &bucket, &key, &err) && err.code == LP_ERR_INVALID_ARGUMENT);
-}
-
 LP_TEST(s3_store_coalesces_nearby_reads)
 {
 	Fixture		f;

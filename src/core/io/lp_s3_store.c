@@ -18,10 +18,9 @@
 #include "io/lp_s3_client.h"
 #include "io/lp_s3_multipart.h"
 #include "io/lp_s3_store.h"
+#include "io/lp_s3_uri.h"
 #include "io/lp_s3_xml.h"
 
-#define URI_SCHEME "s3://"
-#define URI_SCHEME_LEN 5
 /* objects listed per ListObjectsV2 page */
 #define LIST_PAGE_KEYS "1000"
 
@@ -92,49 +91,6 @@ join_key(const char *a, const char *b)
 	if (joined)
 		snprintf(joined, len, "%s%s%s", a, a[0] && b[0] ? "/" : "", b);
 	return joined;
-}
-
-bool
-lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err)
-{
-	const char *rest;
-	const char *slash;
-	size_t		key_len;
-
-	*bucket = NULL;
-	*key = NULL;
-	if (strncmp(uri, URI_SCHEME, URI_SCHEME_LEN) != 0)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not an s3:// URI", uri);
-	rest = uri + URI_SCHEME_LEN;
-	slash = strchr(rest, '/');
-	if (slash == rest || *rest == '\0')
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "URI \"%s\" names no bucket", uri);
-	*bucket = slash ? lp_memdup(rest, (size_t) (slash - rest) + 1) : lp_strdup(rest);
-	if (*bucket == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 URI");
-	if (slash)
-		(*bucket)[slash - rest] = '\0';
-	rest = slash ? slash + 1 : "";
-	key_len = strlen(rest);
-	while (key_len > 0 && rest[key_len - 1] == '/')
-		key_len--;
-	*key = lp_memdup(rest, key_len + 1);
-	if (*key == NULL)
-	{
-		lp_free(*bucket);
-		*bucket = NULL;
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 URI");
-	}
-	(*key)[key_len] = '\0';
-	if (key_len > LP_S3_MAX_KEY_LEN)
-	{
-		lp_free(*bucket);
-		lp_free(*key);
-		*bucket = *key = NULL;
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "key of URI \"%.100s...\" is longer than %d bytes",
-					   uri, LP_S3_MAX_KEY_LEN);
-	}
-	return true;
 }
 
 /* ---- objects and prefixes ------------------------------------------------ */
@@ -350,11 +306,11 @@ s3_stat(LpStore *store, const char *path, bool follow_symlinks, LpStat *result, 
 static char *
 canonical_uri(const char *bucket, const char *key)
 {
-	size_t		len = URI_SCHEME_LEN + strlen(bucket) + strlen(key) + 2;
+	size_t		len = LP_S3_URI_SCHEME_LEN + strlen(bucket) + strlen(key) + 2;
 	char	   *uri = lp_alloc(len);
 
 	if (uri)
-		snprintf(uri, len, URI_SCHEME "%s%s%s", bucket, key[0] ? "/" : "", key);
+		snprintf(uri, len, LP_S3_URI_SCHEME "%s%s%s", bucket, key[0] ? "/" : "", key);
 	return uri;
 }
 

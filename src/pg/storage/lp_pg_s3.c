@@ -28,6 +28,7 @@
 
 #include "base/lp_alloc.h"
 #include "io/lp_s3_store.h"
+#include "io/lp_s3_uri.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_s3.h"
 #include "storage/lp_pg_s3_config.h"
@@ -239,16 +240,12 @@ lp_pg_s3_name_is_canonical(const char *uri)
 	LpError		err;
 	bool		canonical;
 
+	/* the split refuses "." and ".." segments and drops trailing '/' */
 	if (!lp_s3_split_uri(uri, &bucket, &key, &err))
 		return false;
 	canonical = key[0] != '\0' &&
 		strcmp(uri, psprintf("s3://%s/%s", bucket, key)) == 0 &&
-		strstr(key, "//") == NULL &&
-		strcmp(key, ".") != 0 && strcmp(key, "..") != 0 &&
-		strncmp(key, "./", 2) != 0 && strncmp(key, "../", 3) != 0 &&
-		strstr(key, "/./") == NULL && strstr(key, "/../") == NULL &&
-		!(strlen(key) >= 2 && strcmp(key + strlen(key) - 2, "/.") == 0) &&
-		!(strlen(key) >= 3 && strcmp(key + strlen(key) - 3, "/..") == 0);
+		strstr(key, "//") == NULL;
 	lp_free(bucket);
 	lp_free(key);
 	return canonical;
