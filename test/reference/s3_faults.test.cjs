@@ -31,6 +31,7 @@ const RETRIES = 'SET lance_parts.s3_max_retries = 3;\nSET lance_parts.s3_retry_b
 const ROWS_PER_PART = 1000000;
 
 const keyOf = (uri) => uri.slice(('s3://' + settings.LP_S3_BUCKET + '/').length);
+const uriOf = (key) => 's3://' + settings.LP_S3_BUCKET + '/' + key;
 const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 let proxy = null;
@@ -288,9 +289,14 @@ test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUplo
 	assert.deepEqual(uploadRows(dataset, '1 hour', true), [], 'uploads younger than older_than are left alone');
 	assert.deepEqual(uploadRows(dataset, '0 s', true), expected, 'the dry run lists both');
 	assert.equal((await s3.listUploads(settings, keyOf(dataset) + '/')).length, 2, 'and aborts none');
-	assert.deepEqual(uploadRows(dataset, '0 s', false), expected.map(([p]) => [p, 'removed']));
-	assert.deepEqual(await s3.listUploads(settings, keyOf(dataset) + '/'), [], 'cleanup_orphans aborted both');
-	assert.deepEqual(uploadRows(dataset, '0 s', false), [], 'nothing is left to abort');
+	// an upload at a key no s3:// URI names exactly (a trailing '/') is reported, not aborted
+	const unnamed = keyOf(dataset) + '/data/directory/';
+
+	await s3.startUpload(settings, unnamed);
+	assert.deepEqual(uploadRows(dataset, '0 s', false), [...expected.map(([p]) => [p, 'removed']),
+		[uriOf(unnamed), 'skipped']].sort());
+	assert.deepEqual(await s3.listUploads(settings, keyOf(dataset) + '/'), [unnamed], 'cleanup_orphans aborted both');
+	assert.deepEqual(uploadRows(dataset, '0 s', false), [[uriOf(unnamed), 'skipped']], 'nothing else is left to abort');
 	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('orphaned');
 
 	assert.equal(await table.countRows(), 10 + 2 * ROWS_PER_PART, 'the committed file at the key of the lost upload stays whole');

@@ -1,7 +1,7 @@
 'use strict';
 // s3_requests.cjs - the few S3 requests the tests make themselves, to see what lance_parts
 // left on the server and to change it under its feet: ListObjectsV2 and ListMultipartUploads
-// of a prefix, DeleteObject, signed with SigV4 here (node's crypto and fetch), independently
+// of a prefix, CreateMultipartUpload, DeleteObject, signed with SigV4 here (node's crypto and fetch), independently
 // of the extension's own signer.
 const crypto = require('node:crypto');
 
@@ -95,10 +95,16 @@ async function listUploads(settings, prefix)
 	return tagValues(await request(settings, 'GET', '', { uploads: '', prefix }), 'Key');
 }
 
+// Start a multipart upload at key (CreateMultipartUpload), left for the test to find.
+async function startUpload(settings, key)
+{
+	await request(settings, 'POST', key, { uploads: '' });
+}
+
 // Remove the object at key.
 async function deleteKey(settings, key)
 {
 	await request(settings, 'DELETE', key, {});
 }
 
-module.exports = { listKeys, listUploads, deleteKey };
+module.exports = { listKeys, listUploads, startUpload, deleteKey };

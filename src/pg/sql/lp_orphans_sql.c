@@ -362,7 +362,13 @@ examine_uploads(OrphanScan *scan)
 			upload->initiated >= scan->cutoff)
 			continue;
 		relative = upload->path + root_len + 1;
-		if (scan->dry_run)
+		/* an abort names the key by its URI, which must say exactly that key */
+		if (!lp_name_is_canonical(upload->path))
+		{
+			action = "skipped";
+			reason = pstrdup("its key has empty, \".\" or \"..\" segments or a trailing '/', which an s3:// URI cannot name exactly");
+		}
+		else if (scan->dry_run)
 			action = "would_remove";
 		else if (scan->store->ops->abort_upload(scan->store, upload->path, upload->upload_id, &err))
 			action = "removed";
