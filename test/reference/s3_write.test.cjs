@@ -199,19 +199,21 @@ test('local parts into an S3 dataset, and S3 parts into a local dataset', async 
 	const expected = await rowsOf(source);
 	const localParts = h.dataFiles(name).map((f) => path.join(process.env.LP_TESTDATA, name + '.lance', 'data', f.file));
 	const db = await remote();
+	// a dataset of its own on S3 (the assembly tests above wrote one named as the source)
+	const mixed = name + '_mixed';
 
-	await db.createTable(name, await source.query().toArrow(), {
+	await db.createTable(mixed, await source.query().toArrow(), {
 		mode: 'overwrite',
 		storageOptions: { new_table_data_storage_version: '2.2', new_table_enable_v2_manifest_paths: 'true' },
 	});
-	const onS3 = ROOT + '/' + name + '.lance';
+	const onS3 = ROOT + '/' + mixed + '.lance';
 	const intoS3 = sqlRow('SELECT * FROM lance_parts.ingest(' + literal(onS3) + ', ' + h.sqlTextArray(localParts) + ')');
 
 	assert.equal(Number(intoS3.num_rows), info.num_rows);
-	assert.deepEqual(await rowsOf(await (await remote()).openTable(name)), [...expected, ...expected].sort());
+	assert.deepEqual(await rowsOf(await (await remote()).openTable(mixed)), [...expected, ...expected].sort());
 
 	const local = h.copyDataset(name, scratch);
-	const s3Parts = await dataFileUris(name);
+	const s3Parts = await dataFileUris(mixed);
 	const intoLocal = sqlRow('SELECT * FROM lance_parts.ingest(' + literal(local) + ', ' + h.sqlTextArray(s3Parts) + ')');
 
 	assert.equal(Number(intoLocal.num_rows), 2 * info.num_rows);
