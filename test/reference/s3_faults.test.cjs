@@ -220,7 +220,7 @@ test('an assembly that fails after the retries leaves no upload and no object', 
 	}
 });
 
-test('a commit on S3: a lost manifest PUT answer still lands once, a lost race rebases or is 40001', async () => {
+test('a commit on S3: a lost manifest PUT answer still lands once, a lost race (412, 409) rebases or is 40001', async () => {
 	const { dataset } = await freshDataset('committed');
 	const manifestPut = '/_versions/[0-9]+\\.manifest$';
 	const ingest = 'SELECT dataset_version FROM lance_parts.ingest(' + literal(dataset) + ', ' + h.sqlTextArray([part]) + ');\n';
@@ -239,17 +239,23 @@ test('a commit on S3: a lost manifest PUT answer still lands once, a lost race r
 	assert.deepEqual(psqlLines(RETRIES + ingest), ['3']);
 	assert.deepEqual(actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['412', 'pass']);
 
+	// a conditional write of the same manifest in progress, every attempt of the PUT: rebase too
+	mark = proxyLog().length;
+	setRules([{ method: 'PUT', path: manifestPut, faults: ['409', '409', '409', '409'] }]);
+	assert.deepEqual(psqlLines(RETRIES + ingest), ['4']);
+	assert.deepEqual(actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['409', '409', '409', '409', 'pass']);
+
 	// without commit retries the lost race is a serialization failure
 	setRules([{ method: 'PUT', path: manifestPut, faults: ['412'] }]);
 	const { err } = await psqlAsync(RETRIES + 'SET lance_parts.commit_retries = 0;\n' + ingest, true);
 
 	setRules([]);
 	assert.match(err.join('\n'), /ERROR: {2}40001: could not commit to dataset/);
-	assert.equal(await versions(), 3, 'no manifest for the lost race');
+	assert.equal(await versions(), 4, 'no manifest for the lost race');
 	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('committed');
 
-	assert.equal(await table.version(), 3);
-	assert.equal(await table.countRows(), 10 + 2 * partRows);
+	assert.equal(await table.version(), 4);
+	assert.equal(await table.countRows(), 10 + 3 * partRows);
 });
 
 // The multipart_upload rows of cleanup_orphans of dataset, as [path, action].

@@ -26,6 +26,8 @@ The first rule whose method and path match decides; faults:
     503       answer 503 SlowDown with an S3 XML error body
     412       answer 412 PreconditionFailed (another writer's object won a
               conditional write) with an S3 XML error body
+    409       answer 409 ConditionalRequestConflict (a conditional write of
+              the key in progress) with an S3 XML error body
     hang      read the request and answer nothing until the client leaves
 
 --log gets a line per request, "METHOD PATH-AND-QUERY ACTION" (ACTION is
@@ -47,6 +49,8 @@ ERROR_BODIES = {
     '503': (503, 'Slow Down', 'SlowDown', 'Please reduce your request rate.'),
     '412': (412, 'Precondition Failed', 'PreconditionFailed',
             'At least one of the pre-conditions you specified did not hold.'),
+    '409': (409, 'Conflict', 'ConditionalRequestConflict',
+            'A conflicting conditional operation is currently in progress against this resource.'),
 }
 MAX_HEAD = 64 * 1024
 

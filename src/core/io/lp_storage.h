@@ -228,7 +228,11 @@ typedef struct LpStoreOps
 	bool		(*list) (LpStore *store, const char *directory,
 						 LpListCallback callback, void *arg, LpError *err);
 
-	/* Create path with data, durably; LP_ERR_ALREADY_EXISTS if it exists (atomic) */
+	/*
+	 * Create path with data, durably; LP_ERR_ALREADY_EXISTS if it exists
+	 * (atomic), LP_ERR_CONFLICT while another conditional write of path
+	 * holds it up (S3's 409 ConditionalRequestConflict, after the retries)
+	 */
 	bool		(*put_if_absent) (LpStore *store, const char *path,
 								  const void *data, size_t len, LpError *err);
 
