@@ -17,7 +17,7 @@ AS 'MODULE_PATHNAME', 'lp_cleanup_orphans'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE ROWS 10;
 
 COMMENT ON FUNCTION @extschema@.cleanup_orphans(text, interval, boolean) IS
-'List (dry_run) or remove the entries of a dataset that no version references and that are older than older_than: temporary files, transaction files, data files, sidecar and staging directories';
+'List (dry_run) or remove the entries of a dataset that no version references and that are older than older_than: temporary files, transaction files, data files, sidecar and staging directories, and on S3 multipart uploads in progress';
 
 -- Object storage: a lance_fdw server whose root is s3://bucket[/prefix] holds
 -- the endpoint, region, URL style and whether plain HTTP is allowed; its user

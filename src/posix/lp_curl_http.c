@@ -11,13 +11,16 @@
  * cancel hook every LP_CURL_POLL_INTERVAL_MS whatever the network does
  * (libcurl's progress callback slows to one call a second while nothing
  * arrives), and removing the handle stops the transfer at once.  Failures
- * are LpError values: nothing here raises or exits.
+ * are LpError values: nothing here raises or exits.  Sockets are opened
+ * close-on-exec, so a program the backend starts (COPY FROM PROGRAM, an
+ * archive command) does not inherit the connection to the S3 server.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 
@@ -304,6 +307,15 @@ build_headers(const LpS3HttpRequest *request, struct curl_slist **list, LpError 
 	return true;
 }
 
+/* CURLOPT_OPENSOCKETFUNCTION: libcurl's socket, close-on-exec from its creation */
+static curl_socket_t
+open_socket(void *unused, curlsocktype purpose, struct curl_sockaddr *address)
+{
+	(void) unused;
+	(void) purpose;
+	return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
 static void
 set_options(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request, Exchange *exchange,
 			struct curl_slist *headers, char *error_buffer)
@@ -323,6 +335,7 @@ set_options(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request, Excha
 	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
 	/* PostgreSQL owns SIGALRM and the other signals */
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
 	curl_easy_setopt(easy, CURLOPT_USERAGENT, "lance_parts");
 	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);

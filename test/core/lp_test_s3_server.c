@@ -617,6 +617,68 @@ serve_complete(LpTestS3Server *server, const Received *request, LpS3HttpResponse
 	return true;
 }
 
+static int
+compare_uploads(const void *a, const void *b)
+{
+	const Upload *x = *(const Upload *const *) a;
+	const Upload *y = *(const Upload *const *) b;
+	int			by_key = strcmp(x->key, y->key);
+
+	return by_key != 0 ? by_key : strcmp(x->id, y->id);
+}
+
+/*
+ * ListMultipartUploads of the open uploads under prefix, ordered by key and
+ * id, in pages of at most 2 (so that every listing needs markers).
+ */
+static bool
+serve_list_uploads(LpTestS3Server *server, const Received *request, LpS3HttpResponse *response)
+{
+	const char *prefix = query_value(request, "prefix", NULL);
+	const char *key_marker = query_value(request, "key-marker", NULL);
+	const char *id_marker = query_value(request, "upload-id-marker", NULL);
+	const Upload *listed[MAX_UPLOADS];
+	int			num_listed = 0;
+	int			emitted = 0;
+	char	   *body = malloc(1 << 16);
+	size_t		used;
+	const Upload *last = NULL;
+
+	server->counts.lists++;
+	for (int i = 0; i < server->num_uploads; i++)
+		if (server->uploads[i].open && strncmp(server->uploads[i].key, prefix ? prefix : "",
+											   prefix ? strlen(prefix) : 0) == 0)
+			listed[num_listed++] = &server->uploads[i];
+	qsort(listed, (size_t) num_listed, sizeof(listed[0]), compare_uploads);
+	used = (size_t) snprintf(body, 1 << 16, "<?xml version=\"1.0\"?><ListMultipartUploadsResult><Bucket>%s</Bucket>",
+							 request->bucket);
+	for (int i = 0; i < num_listed; i++)
+	{
+		int			by_key = key_marker ? strcmp(listed[i]->key, key_marker) : 1;
+
+		/* after the markers: a later key, or the marker's key with a later id */
+		if (by_key < 0 || (by_key == 0 && (id_marker == NULL || strcmp(listed[i]->id, id_marker) <= 0)))
+			continue;
+		if (emitted == 2)
+			break;
+		emitted++;
+		last = listed[i];
+		used += (size_t) snprintf(body + used, (1 << 16) - used,
+								  "<Upload><Key>%s</Key><UploadId>%s</UploadId><Initiated>2026-01-02T03:04:05.000Z</Initiated></Upload>",
+								  listed[i]->key, listed[i]->id);
+	}
+	if (last != NULL && last != listed[num_listed - 1])
+		snprintf(body + used, (1 << 16) - used,
+				 "<IsTruncated>true</IsTruncated><NextKeyMarker>%s</NextKeyMarker><NextUploadIdMarker>%s</NextUploadIdMarker></ListMultipartUploadsResult>",
+				 last->key, last->id);
+	else
+		snprintf(body + used, (1 << 16) - used, "<IsTruncated>false</IsTruncated></ListMultipartUploadsResult>");
+	response->status = 200;
+	set_body(response, body);
+	free(body);
+	return true;
+}
+
 static bool
 serve(LpTestS3Server *server, const Received *request, LpS3HttpResponse *response, LpError *err)
 {
@@ -627,6 +689,8 @@ serve(LpTestS3Server *server, const Received *request, LpS3HttpResponse *respons
 
 	query_value(request, "uploads", &uploads);
 	query_value(request, "uploadId", &has_upload_id);
+	if (request->key[0] == '\0' && strcmp(method, "GET") == 0 && uploads)
+		return serve_list_uploads(server, request, response);
 	if (request->key[0] == '\0' && strcmp(method, "GET") == 0)
 		return serve_list(server, request, response);
 	if (strcmp(method, "GET") == 0)

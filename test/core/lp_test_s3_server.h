@@ -3,7 +3,7 @@
  * LpS3Transport: enough of S3 to test the client and the store without a
  * network (objects, ranged GET, HEAD, conditional PUT, DELETE,
  * ListObjectsV2 with continuation, multipart uploads with UploadPartCopy and
- * the 5 MiB minimum), checking on every request that it is signed (the
+ * the 5 MiB minimum, ListMultipartUploads with markers), checking on every request that it is signed (the
  * signature recomputed from what was received), and answering with injected
  * faults where a test asks for them.
  */

@@ -198,7 +198,7 @@ LP_TEST(commit_append_reference)
 		LpManifest *before;
 		LpManifest *after;
 		LpCommitRequest request;
-		LpCommitOptions options = {3, lp_test_random, &seed};
+		LpCommitOptions options = {3, lp_test_random, &seed, false};
 		LpCommitResult result;
 		LpError		err;
 		FILE	   *hint_file;
@@ -297,7 +297,7 @@ racing_put_if_absent(LpStore *store, const char *path, const void *data,
 	if (!racing->raced && strstr(path, "/_versions/") != NULL)
 	{
 		uint64_t	seed = 42;
-		LpCommitOptions options = {0, lp_test_random, &seed};
+		LpCommitOptions options = {0, lp_test_random, &seed, false};
 		LpCommitResult result;
 		LpError		competitor_err;
 
@@ -383,10 +383,15 @@ LP_TEST(commit_conflict_rebases)
 	LpManifest *after;
 	RacingStore store;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	/* as on object stores: no version hint (the competitor writes one) */
+	LpCommitOptions options = {3, lp_test_random, &seed, true};
 	LpCommitResult result;
 	LpError		err;
 	int			conflicts_before = lp_test_store_conflicts;
+	char		hint[PATH_MAX];
+	char		expected_hint[64];
+	uint8_t    *hint_text = NULL;
+	size_t		hint_len = 0;
 
 	/* both read version 3 */
 	before = start_racing_append(work, sizeof(work), root, sizeof(root), &seed, name_ours,
@@ -405,6 +410,15 @@ LP_TEST(commit_conflict_rebases)
 	LP_CHECK_EQ_U64(result.attempts, 2);
 	LP_CHECK_EQ_U64(lp_test_store_conflicts, conflicts_before + 1);
 	LP_CHECK_EQ_U64(result.fragment_id, store.competitor_fragment + 1);
+	/* the hint names the competitor's version, not ours */
+	snprintf(hint, sizeof(hint), "%s/_versions/latest_version_hint.json", root);
+	snprintf(expected_hint, sizeof(expected_hint), "{\"version\":%llu}",
+			 (unsigned long long) store.competitor_version);
+	LP_CHECK(lp_test_file_read_all(hint, &hint_text, &hint_len));
+	LP_CHECK_MSG(hint_len == strlen(expected_hint) && memcmp(hint_text, expected_hint, hint_len) == 0,
+				 "version hint \"%.*s\", not \"%s\"", (int) hint_len, hint_text ? (char *) hint_text : "",
+				 expected_hint);
+	free(hint_text);
 
 	after = read_latest(root, &naming);
 	if (after != NULL)
@@ -438,7 +452,7 @@ LP_TEST(commit_lost_race_is_conflict)
 	LpManifest *after;
 	RacingStore store;
 	LpCommitRequest request;
-	LpCommitOptions options = {0, lp_test_random, &seed};
+	LpCommitOptions options = {0, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 
@@ -477,7 +491,7 @@ LP_TEST(commit_same_file_twice)
 	LpManifest *after;
 	RacingStore store;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 
@@ -535,7 +549,7 @@ LP_TEST(commit_concurrent_processes)
 				LpManifest *latest = lp_dataset_read_latest(lp_test_store(), root, &naming, NULL);
 				char		name[LP_DATA_FILE_NAME_SIZE];
 				LpCommitRequest request;
-				LpCommitOptions options = {50, lp_test_random, &seed};
+				LpCommitOptions options = {50, lp_test_random, &seed, false};
 				LpCommitResult result;
 				LpError		err;
 
@@ -610,7 +624,7 @@ LP_TEST(commit_conflicts_with_overwrite)
 	LpManifest *before;
 	LpManifest *after;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 
@@ -654,7 +668,7 @@ LP_TEST(commit_replace_reference)
 	LpManifest *before;
 	LpManifest *after;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 	int32_t		partial_fields[2];
@@ -739,7 +753,7 @@ LP_TEST(commit_rewrite_reference)
 	uint64_t	old_last[1] = {2};
 	uint64_t	old_bad[2] = {0, 2};
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 
@@ -892,7 +906,7 @@ LP_TEST(commit_refusals)
 	LpManifest *base;
 	LpCommitRequest request;
 	LpCommitRequest bad;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 	uint8_t    *out;
@@ -1095,7 +1109,7 @@ LP_TEST(commit_reuses_read_manifest)
 	LpManifestNaming naming;
 	LpManifest *before;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 	int			lists;
@@ -1172,7 +1186,7 @@ LP_TEST(commit_referenced_since_reads_newer_versions)
 	LpManifest *before;
 	LpManifest *latest;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 	int			opens;

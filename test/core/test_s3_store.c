@@ -60,29 +60,6 @@ pattern(size_t len, unsigned seed)
 	return data;
 }
 
-LP_TEST(s3_store_parses_uris)
-{
-	char	   *bucket;
-	char	   *key;
-	LpError		err;
-
-	LP_CHECK(lp_s3_split_uri("s3://b/dir/file.lance", &bucket, &key, &err));
-	LP_CHECK_STR(bucket, "b");
-	LP_CHECK_STR(key, "dir/file.lance");
-	lp_free(bucket);
-	lp_free(key);
-	LP_CHECK(lp_s3_split_uri("s3://b/dir//", &bucket, &key, &err));
-	LP_CHECK_STR(key, "dir");
-	lp_free(bucket);
-	lp_free(key);
-	LP_CHECK(lp_s3_split_uri("s3://b", &bucket, &key, &err));
-	LP_CHECK_STR(key, "");
-	lp_free(bucket);
-	lp_free(key);
-	LP_CHECK(!lp_s3_split_uri("s3:///key", &bucket, &key, &err) && err.code == LP_ERR_INVALID_ARGUMENT);
-	LP_CHECK(!lp_s3_split_uri("/local/path", &bucket, &key, &err) && err.code == LP_ERR_INVALID_ARGUMENT);
-}
-
 LP_TEST(s3_store_coalesces_nearby_reads)
 {
 	Fixture		f;
@@ -375,4 +352,75 @@ LP_TEST(s3_store_output_failures_abort_the_upload)
 	LP_CHECK(lp_test_s3_get(f.server, "out/big", &len) == NULL);
 	fixture_close(&f);
 	free(data);
+}
+
+/* LpUploadCallback: "path upload_id initiated;" per upload, into a text */
+static bool
+note_upload(void *arg, const char *path, const char *upload_id, int64_t initiated, LpError *err)
+{
+	char	   *text = arg;
+	size_t		used = strlen(text);
+
+	(void) err;
+	snprintf(text + used, 1024 - used, "%s %s %lld;", path, upload_id, (long long) initiated);
+	return true;
+}
+
+/*
+ * Start an output of uri whose CreateMultipartUpload answer is lost, then
+ * abort it: the upload it retried into is aborted, the one whose id it never
+ * received stays on the server.
+ */
+static void
+leave_lost_upload(Fixture *f, const char *uri)
+{
+	size_t		chunk = 1 << 20;
+	uint8_t    *data = pattern(chunk, 5);
+	LpError		err;
+	LpOutput   *output = f->store->ops->create_output(f->store, uri, &err);
+
+	lp_test_s3_server_fault(f->server, "POST", LP_TEST_S3_DROP_ANSWER, 1);
+	for (size_t i = 0; i < 14; i++)
+		LP_CHECK(output->ops->write_at(output, i * chunk, data, chunk, &err));
+	output->ops->abort(output);
+	free(data);
+}
+
+LP_TEST(s3_store_lists_and_aborts_uploads_left_behind)
+{
+	Fixture		f;
+	LpError		err;
+	char		listed[1024] = "";
+
+	fixture_open(&f);
+	leave_lost_upload(&f, URI("ds/data/a.lance"));
+	leave_lost_upload(&f, URI("ds/data/b.lance"));
+	leave_lost_upload(&f, URI("ds/_versions/c"));
+	leave_lost_upload(&f, URI("dsx/d"));
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 4);
+
+	/* every page (2 uploads each), only under the directory; a retried listing */
+	lp_test_s3_server_fault(f.server, "GET", LP_TEST_S3_SLOW_DOWN, 1);
+	LP_CHECK_MSG(f.store->ops->list_uploads(f.store, URI("ds"), note_upload, listed, &err),
+				 "%.300s", err.message);
+	CHECK_TEXT(listed, URI("ds/_versions/c") " upload-5 1767323045;"
+			   URI("ds/data/a.lance") " upload-1 1767323045;"
+			   URI("ds/data/b.lance") " upload-3 1767323045;");
+
+	/* aborted; again, it is gone: not an error */
+	LP_CHECK(f.store->ops->abort_upload(f.store, URI("ds/data/a.lance"), "upload-1", &err));
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 3);
+	LP_CHECK(f.store->ops->abort_upload(f.store, URI("ds/data/a.lance"), "upload-1", &err));
+
+	/* a server that keeps failing: the error after the retries */
+	lp_test_s3_server_fault(f.server, "DELETE", LP_TEST_S3_INTERNAL_ERROR, 4);
+	LP_CHECK(!f.store->ops->abort_upload(f.store, URI("ds/data/b.lance"), "upload-3", &err));
+	LP_CHECK_MSG(err.code == LP_ERR_IO && strstr(err.message, "abort the multipart upload of") != NULL &&
+				 strstr(err.message, "InternalError") != NULL, "%.300s", err.message);
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 3);
+
+	listed[0] = '\0';
+	LP_CHECK(f.store->ops->list_uploads(f.store, URI("dsx"), note_upload, listed, &err));
+	CHECK_TEXT(listed, URI("dsx/d") " upload-7 1767323045;");
+	fixture_close(&f);
 }

@@ -10,42 +10,21 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
 const lancedb = require('@lancedb/lancedb');
+const { startS3Server } = require('./s3_server.cjs');
 const { encodeRows } = require('./values.cjs');
 const { psqlLines, literal } = require('./pg.cjs');
 const { readForeignTable, firstDifference, sortById } = require('./fdw_values.cjs');
 
 const TESTDATA = process.env.LP_TESTDATA;
-const SRCDIR = process.env.LP_SRCDIR;
-const S3_DIR = path.join(process.env.LP_SCRATCH, 's3-server');
-const SCRIPT = path.join(SRCDIR, 'scripts', 's3-server.sh');
 const PREFIX = 'reference';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(TESTDATA, 'manifest.json'), 'utf8'));
 const datasets = manifest.datasets.filter((d) => d.name.startsWith('types_') &&
 	['2.0', '2.1', '2.2', '2.3'].includes(d.file_version));
 
-function s3Server(command)
-{
-	return execFileSync('bash', [SCRIPT, command], {
-		env: { ...process.env, LP_S3_DIR: S3_DIR },
-		encoding: 'utf8',
-	});
-}
-
-const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
-test.after(() => s3Server('stop'));
-
-const storageOptions = {
-	aws_endpoint: settings.LP_S3_ENDPOINT,
-	aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
-	aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
-	aws_region: settings.LP_S3_REGION,
-	allow_http: 'true',
-	aws_virtual_hosted_style_request: 'false',
-};
-const ROOT = 's3://' + settings.LP_S3_BUCKET + '/' + PREFIX;
+const { settings, storageOptions, root } = startS3Server('s3-server');
+const ROOT = root(PREFIX);
 
 // Each dataset written to S3 by the reference, and its rows as the reference reads them there.
 const expectedRows = {};

@@ -1,7 +1,7 @@
 'use strict';
 // s3_requests.cjs - the few S3 requests the tests make themselves, to see what lance_parts
 // left on the server and to change it under its feet: ListObjectsV2 and ListMultipartUploads
-// of a prefix, DeleteObject, GetObject (for a digest), CopyObject (benchmarks), signed with SigV4 here (node's crypto and fetch), independently
+// of a prefix, CreateMultipartUpload, DeleteObject, GetObject (for a digest), CopyObject (benchmarks), signed with SigV4 here (node's crypto and fetch), independently
 // of the extension's own signer.
 const crypto = require('node:crypto');
 
@@ -97,39 +97,16 @@ async function listUploads(settings, prefix)
 	return tagValues(await request(settings, 'GET', '', { uploads: '', prefix }), 'Key');
 }
 
+// Start a multipart upload at key (CreateMultipartUpload), left for the test to find.
+async function startUpload(settings, key)
+{
+	await request(settings, 'POST', key, { uploads: '' });
+}
+
 // Remove the object at key.
 async function deleteKey(settings, key)
 {
 	await request(settings, 'DELETE', key, {});
 }
 
-// The SHA-256 (hex) of the object at key.
-async function objectSha256(settings, key)
-{
-	return crypto.createHash('sha256').update(await request(settings, 'GET', key, {}, true)).digest('hex');
-}
-
-// CopyObject of the object at sourceKey to destKey, on the server.
-async function copyKey(settings, sourceKey, destKey)
-{
-	await request(settings, 'PUT', destKey, {}, false, {
-		'x-amz-copy-source': '/' + settings.LP_S3_BUCKET + '/' + sourceKey.split('/').map(encode).join('/'),
-	});
-}
-
-// SQL that adds to the temporary table io (label text, sent bigint, received bigint) the bytes
-// the backend running it has sent to and received from the S3 server on port, over its TCP
-// connections there, measured by the backend itself (ss, run by COPY FROM PROGRAM, whose
-// shell's parent is the backend). The difference of two such rows is what the statements
-// between them exchanged, when they kept their connections open.
-function backendTrafficSql(label, port)
-{
-	const awk = 'index($0, pid) { own = 1; next } ' +
-		'own { for (i = 1; i <= NF; i++) { split($i, kv, ":"); if (kv[1] == "bytes_sent") s += kv[2]; if (kv[1] == "bytes_received") r += kv[2] } own = 0 } ' +
-		'END { print label "\\t" s + 0 "\\t" r + 0 }';
-
-	return 'COPY io FROM PROGRAM $cmd$ss -tinpH state established "( dport = :' + port + ' )" | awk -v pid="pid=$PPID," -v label=' +
-		label + " '" + awk + "'$cmd$;\n";
-}
-
-module.exports = { listKeys, listUploads, deleteKey, objectSha256, copyKey, backendTrafficSql };
+// of a prefix, CreateMultipartUpload, DeleteObject, GetObject (for a digest), CopyObject (benchmarks), signed with SigV4 here (node's crypto and fetch), independently

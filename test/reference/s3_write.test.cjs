@@ -3,7 +3,8 @@
 // stopped by PID at the end) where the reference implementation writes datasets and the
 // datasets whose data files are the parts. lance_parts assembles the parts there (both
 // forms), commits (append and replace) and compacts, and the reference reads every row
-// back, for Lance 2.1 and 2.3 in both manifest naming schemes; local parts go into an S3
+// back, for Lance 2.0-2.3 in both manifest naming schemes (no version hint written, as Lance writes
+// none on S3); local parts go into an S3
 // dataset and S3 parts into a local one; parts of 6 MiB and more are assembled on the
 // server (UploadPartCopy), so that the bytes the backend exchanges with the server are
 // a small fraction of the file; two sessions append to one dataset at once; and a cancel
@@ -13,40 +14,19 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync, spawn } = require('node:child_process');
 const lancedb = require('@lancedb/lancedb');
+const { startS3Server } = require('./s3_server.cjs');
 const { encodeRows } = require('./values.cjs');
 const { vectorSchema, vectorRows, vectorDigests } = require('./vectors.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const h = require('./harness.cjs');
 const s3 = require('./s3_requests.cjs');
 
-const SRCDIR = process.env.LP_SRCDIR;
-const S3_DIR = path.join(process.env.LP_SCRATCH, 's3-write-server');
-const SCRIPT = path.join(SRCDIR, 'scripts', 's3-server.sh');
 const PREFIX = 'writes';
 const APPENDS_PER_SESSION = 20;
 
-function s3Server(command)
-{
-	return execFileSync('bash', [SCRIPT, command], {
-		env: { ...process.env, LP_S3_DIR: S3_DIR },
-		encoding: 'utf8',
-	});
-}
-
-const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
-test.after(() => s3Server('stop'));
-
-const storageOptions = {
-	aws_endpoint: settings.LP_S3_ENDPOINT,
-	aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
-	aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
-	aws_region: settings.LP_S3_REGION,
-	allow_http: 'true',
-	aws_virtual_hosted_style_request: 'false',
-};
-const ROOT = 's3://' + settings.LP_S3_BUCKET + '/' + PREFIX;
+const { settings, storageOptions, root } = startS3Server('s3-write-server');
+const ROOT = root(PREFIX);
 const PORT = new URL(settings.LP_S3_ENDPOINT).port;
 const scratch = h.scratchDir('s3-write');
 
@@ -93,7 +73,7 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER s3_write_server
 `);
 });
 
-for (const [version, scheme] of [['2.1', 'v1'], ['2.1', 'v2'], ['2.3', 'v1'], ['2.3', 'v2']])
+for (const [version, scheme] of ['2.0', '2.1', '2.2', '2.3'].flatMap((v) => [[v, 'v1'], [v, 'v2']]))
 {
 	const name = 'types_' + version.replace('.', '_') + '_' + scheme;
 
@@ -161,11 +141,11 @@ for (const [version, scheme] of [['2.1', 'v1'], ['2.1', 'v2'], ['2.3', 'v1'], ['
 		assert.deepEqual(await rowsOf(table), [...expected, ...expected, ...expected].sort(),
 			'the compacted dataset holds the same rows');
 
-		// the dataset's own naming scheme, found by listing _versions/
-		const manifests = (await s3.listKeys(settings, PREFIX + '/' + name + '.lance/_versions/'))
-			.map((k) => path.basename(k)).filter((k) => k.endsWith('.manifest'));
+		// the dataset's own naming scheme, found by listing _versions/; no version hint, as
+		// Lance writes none on object stores (its readers list _versions/ there)
+		const versions = (await s3.listKeys(settings, PREFIX + '/' + name + '.lance/_versions/')).map((k) => path.basename(k));
 
-		assert.deepEqual(manifests.sort(), [1, 2, 3, 4].map((v) => h.manifestName(v, scheme)).sort());
+		assert.deepEqual(versions.sort(), [1, 2, 3, 4].map((v) => h.manifestName(v, scheme)).sort());
 	});
 }
 
@@ -176,19 +156,21 @@ test('local parts into an S3 dataset, and S3 parts into a local dataset', async 
 	const expected = await rowsOf(source);
 	const localParts = h.dataFiles(name).map((f) => path.join(process.env.LP_TESTDATA, name + '.lance', 'data', f.file));
 	const db = await remote();
+	// a dataset of its own on S3 (the assembly tests above wrote one named as the source)
+	const mixed = name + '_mixed';
 
-	await db.createTable(name, await source.query().toArrow(), {
+	await db.createTable(mixed, await source.query().toArrow(), {
 		mode: 'overwrite',
 		storageOptions: { new_table_data_storage_version: '2.2', new_table_enable_v2_manifest_paths: 'true' },
 	});
-	const onS3 = ROOT + '/' + name + '.lance';
+	const onS3 = ROOT + '/' + mixed + '.lance';
 	const intoS3 = sqlRow('SELECT * FROM lance_parts.ingest(' + literal(onS3) + ', ' + h.sqlTextArray(localParts) + ')');
 
 	assert.equal(Number(intoS3.num_rows), info.num_rows);
-	assert.deepEqual(await rowsOf(await (await remote()).openTable(name)), [...expected, ...expected].sort());
+	assert.deepEqual(await rowsOf(await (await remote()).openTable(mixed)), [...expected, ...expected].sort());
 
 	const local = h.copyDataset(name, scratch);
-	const s3Parts = await dataFileUris(name);
+	const s3Parts = await dataFileUris(mixed);
 	const intoLocal = sqlRow('SELECT * FROM lance_parts.ingest(' + literal(local) + ', ' + h.sqlTextArray(s3Parts) + ')');
 
 	assert.equal(Number(intoLocal.num_rows), 2 * info.num_rows);

@@ -16,7 +16,6 @@
 #include "io/lp_s3_client.h"
 #include "io/lp_s3_multipart.h"
 #include "io/lp_s3_store.h"
-#include "io/lp_s3_xml.h"
 #include "lp_test.h"
 #include "lp_test_curl.h"
 
@@ -225,28 +224,82 @@ LP_TEST(s3_rgw_conditional_put_loses)
 }
 
 /* Uploads in progress under the run's prefix (ListMultipartUploads). */
+/* What list_uploads gives: the uploads' count, and the last one's path, id and start. */
+typedef struct ListedUploads
+{
+	size_t		count;
+	char		path[512];
+	char		upload_id[256];
+	int64_t		initiated;
+} ListedUploads;
+
+static bool
+count_upload(void *arg, const char *path, const char *upload_id, int64_t initiated, LpError *err)
+{
+	ListedUploads *listed = arg;
+
+	(void) err;
+	listed->count++;
+	snprintf(listed->path, sizeof(listed->path), "%s", path);
+	snprintf(listed->upload_id, sizeof(listed->upload_id), "%s", upload_id);
+	listed->initiated = initiated;
+	return true;
+}
+
+/* The uploads in progress under the run's prefix (ListMultipartUploads through the store). */
+static ListedUploads
+list_uploads(Server *server)
+{
+	ListedUploads listed = {0};
+	LpError		err;
+
+	if (!server->store->ops->list_uploads(server->store, server->root, count_upload, &listed, &err))
+	{
+		LP_CHECK_MSG(false, "list uploads: %.300s", err.message);
+		listed.count = SIZE_MAX;
+	}
+	return listed;
+}
+
 static size_t
 open_uploads(Server *server)
 {
-	LpS3Client *client;
-	LpS3Pair	query[] = {{"uploads", NULL}, {"prefix", server->prefix}};
-	LpS3Call	call = {.method = "GET", .bucket = server->bucket, .key = "", .query = query, .query_count = 2};
-	LpS3HttpResponse response;
-	LpS3Document *doc = NULL;
-	LpError		err;
-	size_t		count = SIZE_MAX;
+	return list_uploads(server).count;
+}
 
-	client = lp_s3_client_create(&server->config, server->transport, &err);
-	if (client && lp_s3_call_checked(client, &call, "list uploads of", &response, &err))
-	{
-		if (lp_s3_xml_parse(response.body, response.body_len, LP_S3_LIST_MULTIPART_UPLOADS, &doc, &err))
-			count = doc->list_uploads.num_uploads;
-		lp_s3_xml_free(doc);
-		lp_s3_http_response_clear(&response);
-	}
-	LP_CHECK_MSG(count != SIZE_MAX, "list uploads: %.300s", err.message);
+LP_TEST(s3_rgw_uploads_left_behind_are_listed_and_aborted)
+{
+	Server		server;
+	LpS3Client *client;
+	LpS3Multipart *upload;
+	LpError		err;
+	char		key[256];
+	char		path[512];
+	ListedUploads listed;
+	int64_t		now = (int64_t) time(NULL);
+
+	if (!server_open(&server, NULL))
+		return;
+	client = lp_s3_client_create(&server.config, server.transport, &err);
+	snprintf(key, sizeof(key), "%s/left/behind.lance", server.prefix);
+	upload = lp_s3_multipart_start(client, server.bucket, key, &err);
+	LP_CHECK_MSG(upload != NULL, "start: %.300s", err.message);
+	uri(&server, "left/behind.lance", path, sizeof(path));
+	listed = list_uploads(&server);
+	LP_CHECK_EQ_U64(listed.count, 1);
+	LP_CHECK_MSG(strcmp(listed.path, path) == 0, "listed \"%.200s\"", listed.path);
+	LP_CHECK_MSG(upload != NULL && strcmp(listed.upload_id, lp_s3_multipart_upload_id(upload)) == 0,
+				 "listed id \"%.200s\"", listed.upload_id);
+	LP_CHECK_MSG(listed.initiated >= now - 120 && listed.initiated <= now + 120,
+				 "initiated %lld, now %lld", (long long) listed.initiated, (long long) now);
+	LP_CHECK_MSG(server.store->ops->abort_upload(server.store, path, listed.upload_id, &err),
+				 "abort: %.300s", err.message);
+	LP_CHECK_EQ_U64(open_uploads(&server), 0);
+	/* gone already: not an error */
+	LP_CHECK(server.store->ops->abort_upload(server.store, path, listed.upload_id, &err));
+	lp_s3_multipart_end(upload);
 	lp_s3_client_free(client);
-	return count;
+	server_close(&server);
 }
 
 LP_TEST(s3_rgw_multipart_minimum_part_size_refused_and_aborted)

@@ -1,5 +1,10 @@
 # S3 credentials never reach the server log: with log_min_messages = debug1,
-# log_statement = all and the default log_min_error_statement (error).  The
+# log_statement = all and the default log_min_error_statement (error), for
+# the options' validation and for reads and writes on a real S3 server (Ceph
+# RGW, scripts/s3-server.sh, stopped by PID at the end): create_target,
+# staging_dir, register_part, assemble, concat_files, commit, ingest,
+# compact, cleanup_target and cleanup_orphans, some of them failing, and a
+# mapping with a wrong secret (28000).  The
 # statements that carry secrets run, as the README advises, after SET
 # log_statement = none; those that fail the lance_fdw validator over a user
 # mapping's secrets, or over credentials written into an endpoint, a root or
@@ -10,9 +15,40 @@
 use strict;
 use warnings;
 
+use File::Find;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use LanceParts qw(reference_data);
+
+my ($testdata) = reference_data();
+my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
+my $s3_dir = PostgreSQL::Test::Utils::tempdir('s3');
+my $started = `LP_S3_DIR='$s3_dir' bash '$script' start`;
+$? == 0 or BAIL_OUT("the S3 server did not start: $started");
+my %s3 = map { split /=/, $_, 2 } split /\n/, $started;
+END { system("LP_S3_DIR='$s3_dir' bash '$script' stop") if %s3; }
+my $secret = $s3{LP_S3_SECRET_ACCESS_KEY};
+my $bucket = "s3://$s3{LP_S3_BUCKET}";
+
+# Copy a local dataset to key (a dataset directory), file by file, with curl's own signer.
+sub upload_dataset
+{
+	my ($local, $key) = @_;
+	my @files;
+	find({ wanted => sub { push @files, $File::Find::name if -f $_ }, no_chdir => 1 }, $local);
+	for my $file (@files)
+	{
+		my $relative = substr($file, length($local) + 1);
+		system('curl', '-sS', '-f', '-o', '/dev/null', '--max-time', '30', '-T', $file,
+			'--aws-sigv4', "aws:amz:$s3{LP_S3_REGION}:s3",
+			'--user', "$s3{LP_S3_ACCESS_KEY_ID}:$secret",
+			'-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD',
+			"$s3{LP_S3_ENDPOINT}/$s3{LP_S3_BUCKET}/$key/$relative") == 0
+		  or die "could not upload $file";
+	}
+}
 
 my $node = PostgreSQL::Test::Cluster->new('s3_secrets');
 $node->init;
@@ -79,14 +115,66 @@ SELECT * FROM lance_parts.s3_settings_for('s3://lp-bucket/data/t.lance');
 like($stderr, qr/no user mapping for role "regress_s3_stranger" or PUBLIC on foreign server "rgw"/,
 	'another role has no mapping');
 
+# writes on S3, every statement logged; the mapping is made without logging
+$node->safe_psql('postgres', qq{
+SET log_statement = none;
+CREATE SERVER lab FOREIGN DATA WRAPPER lance_fdw
+    OPTIONS (root '$bucket/tap', endpoint '$s3{LP_S3_ENDPOINT}', allow_http 'true', region '$s3{LP_S3_REGION}');
+CREATE USER MAPPING FOR CURRENT_USER SERVER lab
+    OPTIONS (access_key_id '$s3{LP_S3_ACCESS_KEY_ID}', secret_access_key '$secret');
+CREATE ROLE regress_s3_wrong;
+GRANT USAGE ON SCHEMA lance_parts TO regress_s3_wrong;
+GRANT USAGE ON FOREIGN SERVER lab TO regress_s3_wrong;
+CREATE USER MAPPING FOR regress_s3_wrong SERVER lab
+    OPTIONS (access_key_id '$s3{LP_S3_ACCESS_KEY_ID}', secret_access_key 'TAP-SECRET-10');
+});
+upload_dataset("$testdata/types_2_1_v2.lance", 'tap/s3.lance');
+my $dataset = "$bucket/tap/s3.lance";
+my ($local_part) = glob("$testdata/types_2_1_v2.lance/data/*.lance");
+my $s3_part = "$dataset/data/" . (split m{/}, $local_part)[-1];
+my $writes = $node->safe_psql('postgres', qq{
+SET client_min_messages = warning;
+CREATE TEMP TABLE t AS SELECT lance_parts.create_target('$dataset') AS target;
+SELECT lance_parts.staging_dir(target) IS NOT NULL FROM t;
+SELECT status FROM t, lance_parts.assemble(t.target, ARRAY['$s3_part', '$local_part']);
+SELECT dataset_version FROM t, lance_parts.commit(t.target);
+SELECT lance_parts.register_part(target, '$s3_part', NULL) FROM (SELECT lance_parts.create_target('$dataset') AS target) r;
+CREATE TEMP TABLE u AS SELECT lance_parts.create_target('$dataset') AS target;
+SELECT lance_parts.register_part(target, '$s3_part', NULL) FROM u;
+SELECT status FROM u, lance_parts.assemble(u.target);
+SELECT lance_parts.cleanup_target(target) FROM u;
+SELECT status FROM lance_parts.concat_files('$bucket/tap/concat.lance', ARRAY['$s3_part', '$s3_part']);
+SELECT dataset_version FROM lance_parts.ingest('$dataset', ARRAY['$s3_part']);
+SELECT count(*) FROM lance_parts.compact('$dataset');
+SELECT count(*) >= 0 FROM lance_parts.cleanup_orphans('$dataset', '0 s', true);
+SELECT count(*) >= 0 FROM lance_parts.cleanup_orphans('$dataset', '0 s', false);
+});
+is($writes, join("\n", 't', 'written', '4', '1', '1', 'written', 't', 'written', '5', '5', 't', 't'),
+	'the writes on S3 succeed');
+my @failing_writes = (
+	[ "SELECT * FROM lance_parts.ingest('$dataset', ARRAY['$dataset/data/missing.lance'])", '58P01' ],
+	[ "SELECT * FROM lance_parts.concat_files('$bucket/tap/concat.lance', ARRAY['$s3_part'])", '58P02' ],
+	[ "SET ROLE regress_s3_wrong; SELECT * FROM lance_parts.ingest('$dataset', ARRAY['$s3_part'])", '28000' ],
+	[ "SET ROLE regress_s3_wrong; SELECT * FROM lance_parts.cleanup_orphans('$dataset', '0 s', false)", '28000' ],
+);
+for my $case (@failing_writes)
+{
+	my ($statement, $state) = @$case;
+	my ($rc, $stdout, $stderr) = $node->psql('postgres', "\\set VERBOSITY verbose\n$statement;");
+	like($stderr, qr/ERROR:  $state: /, "a failing write on S3: $state");
+	unlike($stderr, qr/\Q$secret\E|TAP-SECRET/, "its error holds no secret ($state)");
+}
+
 $node->stop;
 my $log = slurp_file($node->logfile);
+like($log, qr/statement: SELECT dataset_version FROM lance_parts\.ingest/, 'the log holds the writes');
+like($log, qr/ERROR:  28000: /, 'and the rejected signature');
 for my $case (@failing)
 {
 	like($log, qr/\Q$case->[1]\E/, "the log holds the error: $case->[1]");
 }
 like($log, qr/no user mapping for role "regress_s3_stranger"/, 'the log holds the lookup error');
-my @leaks = grep { /TAP[- ]SECRET/ } split /\n/, $log;
+my @leaks = grep { /TAP[- ]SECRET|\Q$secret\E/ } split /\n/, $log;
 is(scalar(@leaks), 0, 'no secret in the server log') or diag(join("\n", @leaks));
 
 done_testing();

@@ -300,7 +300,7 @@ main(int argc, char **argv)
 	int32_t    *column_indices;
 	size_t		n_columns;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, urandom, NULL};
+	LpCommitOptions options = {3, urandom, NULL, false};
 	LpCommitResult result;
 
 	if (argc < 3 || batch == 0)

@@ -1225,7 +1225,10 @@ write_transaction(LpStore *store, const char *root, const char *file_name,
 	return ok;
 }
 
-/* Create the manifest of a version; LP_ERR_ALREADY_EXISTS if another writer did. */
+/*
+ * Create the manifest of a version; LP_ERR_ALREADY_EXISTS if another writer
+ * did, LP_ERR_CONFLICT while another writer's was being written.
+ */
 static bool
 publish_manifest(LpStore *store, const char *root, LpManifestNaming naming,
 				 uint64_t version, const uint8_t *data, size_t len, LpError *err)
@@ -1382,10 +1385,12 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 				result->new_fragment_ids = new_ids;
 				new_ids = NULL;
 			}
-			write_version_hint(store, root, new_version);
+			if (!options->no_version_hint)
+				write_version_hint(store, root, new_version);
 			goto done;
 		}
-		if (err->code != LP_ERR_ALREADY_EXISTS)
+		/* another writer's manifest won, or was being written at once: rebase */
+		if (err->code != LP_ERR_ALREADY_EXISTS && err->code != LP_ERR_CONFLICT)
 			goto done;
 	}
 	lp_fail(err, LP_ERR_CONFLICT,

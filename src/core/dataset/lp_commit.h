@@ -129,6 +129,13 @@ typedef struct LpCommitOptions
 	int			max_retries;	/* rebuilds after losing the race; >= 0 */
 	LpRandomFunction random;	/* for the transaction UUID */
 	void	   *random_arg;
+
+	/*
+	 * No _versions/latest_version_hint.json: Lance writes it on local file
+	 * systems only; on object stores its readers list _versions/ and it
+	 * writes none, so a hint written there would go stale at its next commit.
+	 */
+	bool		no_version_hint;
 } LpCommitOptions;
 
 #define LP_COMMIT_MAX_GROUPS 65536

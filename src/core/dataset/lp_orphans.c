@@ -156,6 +156,8 @@ lp_orphan_kind_name(LpOrphanKind kind)
 			return "sidecar_directory";
 		case LP_ORPHAN_STAGING_DIRECTORY:
 			return "staging_directory";
+		case LP_ORPHAN_MULTIPART_UPLOAD:
+			return "multipart_upload";
 	}
 	return "unknown";
 }
@@ -451,6 +453,7 @@ lp_orphan_target_file(LpOrphanKind kind, const char *entry_name)
 			}
 		case LP_ORPHAN_TEMPORARY_FILE:
 		case LP_ORPHAN_TRANSACTION_FILE:
+		case LP_ORPHAN_MULTIPART_UPLOAD:
 			break;
 	}
 	return NULL;

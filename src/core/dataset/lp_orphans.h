@@ -41,7 +41,8 @@ typedef enum LpOrphanKind
 	LP_ORPHAN_TRANSACTION_FILE,
 	LP_ORPHAN_DATA_FILE,
 	LP_ORPHAN_SIDECAR_DIRECTORY,
-	LP_ORPHAN_STAGING_DIRECTORY
+	LP_ORPHAN_STAGING_DIRECTORY,
+	LP_ORPHAN_MULTIPART_UPLOAD	/* an upload of a store's list_uploads, not an entry */
 } LpOrphanKind;
 
 /* The staging root below the data directory, one directory per target. */

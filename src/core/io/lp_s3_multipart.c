@@ -489,3 +489,95 @@ lp_s3_multipart_end(LpS3Multipart *upload)
 	abort_upload(upload);
 	free_upload(upload);
 }
+
+bool
+lp_s3_multipart_list(LpS3Client *client, const char *bucket, const char *prefix,
+					 LpS3UploadCallback callback, void *arg, LpError *err)
+{
+	char	   *key_marker = NULL;
+	char	   *upload_id_marker = NULL;
+	bool		ok = true;
+	bool		more;
+
+	do
+	{
+		LpS3Pair	query[4];
+		size_t		n = 0;
+		LpS3Call	call;
+		LpS3HttpResponse response;
+		LpS3Document *document = NULL;
+		const LpS3ListUploads *page;
+
+		query[n++] = (LpS3Pair) {"uploads", NULL};
+		query[n++] = (LpS3Pair) {"prefix", prefix};
+		if (key_marker)
+			query[n++] = (LpS3Pair) {"key-marker", key_marker};
+		if (upload_id_marker)
+			query[n++] = (LpS3Pair) {"upload-id-marker", upload_id_marker};
+		call = (LpS3Call) {.method = "GET", .bucket = bucket, .key = "",
+		.query = query, .query_count = n};
+		if (!lp_s3_call_checked(client, &call, "list the multipart uploads of", &response, err))
+		{
+			ok = false;
+			break;
+		}
+		ok = lp_s3_xml_parse(response.body ? response.body : "", response.body_len,
+							 LP_S3_LIST_MULTIPART_UPLOADS, &document, err);
+		lp_s3_http_response_clear(&response);
+		if (!ok)
+			break;
+		if (document->kind != LP_S3_LIST_MULTIPART_UPLOADS)
+		{
+			lp_s3_xml_free(document);
+			ok = lp_fail(err, LP_ERR_IO, "could not list the multipart uploads of \"s3://%s/%s\": the server answered an Error",
+						 bucket, prefix);
+			break;
+		}
+		page = &document->list_uploads;
+		for (size_t i = 0; ok && i < page->num_uploads; i++)
+			ok = callback(arg, &page->uploads[i], err);
+		lp_free(key_marker);
+		lp_free(upload_id_marker);
+		key_marker = upload_id_marker = NULL;
+		more = ok && page->is_truncated;
+		if (more)
+		{
+			/* a page that does not advance would be asked for again and again */
+			if (page->num_uploads == 0)
+				ok = lp_fail(err, LP_ERR_CORRUPT, "listing of the multipart uploads of \"s3://%s/%s\" is truncated after no upload",
+							 bucket, prefix);
+			else if ((key_marker = lp_strdup(page->next_key_marker)) == NULL ||
+					 (page->next_upload_id_marker &&
+					  (upload_id_marker = lp_strdup(page->next_upload_id_marker)) == NULL))
+				ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing of multipart uploads");
+		}
+		lp_s3_xml_free(document);
+	} while (ok && more);
+	lp_free(key_marker);
+	lp_free(upload_id_marker);
+	return ok;
+}
+
+bool
+lp_s3_multipart_abort(LpS3Client *client, const char *bucket, const char *key,
+					  const char *upload_id, LpError *err)
+{
+	LpS3Pair	query[] = {{"uploadId", upload_id}};
+	LpS3Call	call = {
+		.method = "DELETE",
+		.bucket = bucket,
+		.key = key,
+		.query = query,
+		.query_count = 1,
+	};
+	LpS3HttpResponse response;
+	bool		ok;
+
+	if (!lp_s3_call(client, &call, &response, err))
+		return false;
+	/* a 404 (NoSuchUpload): completed or aborted meanwhile */
+	ok = lp_s3_succeeded(&call, &response) || response.status == 404 ||
+		lp_s3_fail(client, &call, &response, "abort the multipart upload of", err);
+	lp_s3_http_response_clear(&response);
+	return ok;
+}

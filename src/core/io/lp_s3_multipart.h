@@ -19,6 +19,7 @@
 
 #include "base/lp_error.h"
 #include "io/lp_s3_client.h"
+#include "io/lp_s3_xml.h"
 
 #define LP_S3_MIN_PART_SIZE ((uint64_t) 5 << 20)
 #define LP_S3_MAX_PART_SIZE ((uint64_t) 5 << 30)
@@ -87,5 +88,23 @@ bool		lp_s3_multipart_complete(LpS3Multipart *upload, bool if_absent, LpError *e
 
 /* Abort the upload unless it completed or was aborted already, and free it. */
 void		lp_s3_multipart_end(LpS3Multipart *upload);
+
+/* Called by lp_s3_multipart_list for each upload in progress. */
+typedef bool (*LpS3UploadCallback) (void *arg, const LpS3Upload *upload, LpError *err);
+
+/*
+ * The multipart uploads in progress at keys starting with prefix
+ * (ListMultipartUploads, every page), whoever started them: uploads of
+ * other writers, and those whose id their writer never received, too.
+ */
+bool		lp_s3_multipart_list(LpS3Client *client, const char *bucket, const char *prefix,
+								 LpS3UploadCallback callback, void *arg, LpError *err);
+
+/*
+ * Abort the upload of key with that id (AbortMultipartUpload); one already
+ * gone (NoSuchUpload) is not an error.
+ */
+bool		lp_s3_multipart_abort(LpS3Client *client, const char *bucket, const char *key,
+								  const char *upload_id, LpError *err);
 
 #endif							/* LP_S3_MULTIPART_H */

@@ -18,10 +18,9 @@
 #include "io/lp_s3_client.h"
 #include "io/lp_s3_multipart.h"
 #include "io/lp_s3_store.h"
+#include "io/lp_s3_uri.h"
 #include "io/lp_s3_xml.h"
 
-#define URI_SCHEME "s3://"
-#define URI_SCHEME_LEN 5
 /* objects listed per ListObjectsV2 page */
 #define LIST_PAGE_KEYS "1000"
 
@@ -94,49 +93,6 @@ join_key(const char *a, const char *b)
 	if (joined)
 		snprintf(joined, len, "%s%s%s", a, a[0] && b[0] ? "/" : "", b);
 	return joined;
-}
-
-bool
-lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err)
-{
-	const char *rest;
-	const char *slash;
-	size_t		key_len;
-
-	*bucket = NULL;
-	*key = NULL;
-	if (strncmp(uri, URI_SCHEME, URI_SCHEME_LEN) != 0)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not an s3:// URI", uri);
-	rest = uri + URI_SCHEME_LEN;
-	slash = strchr(rest, '/');
-	if (slash == rest || *rest == '\0')
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "URI \"%s\" names no bucket", uri);
-	*bucket = slash ? lp_memdup(rest, (size_t) (slash - rest) + 1) : lp_strdup(rest);
-	if (*bucket == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 URI");
-	if (slash)
-		(*bucket)[slash - rest] = '\0';
-	rest = slash ? slash + 1 : "";
-	key_len = strlen(rest);
-	while (key_len > 0 && rest[key_len - 1] == '/')
-		key_len--;
-	*key = lp_memdup(rest, key_len + 1);
-	if (*key == NULL)
-	{
-		lp_free(*bucket);
-		*bucket = NULL;
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 URI");
-	}
-	(*key)[key_len] = '\0';
-	if (key_len > LP_S3_MAX_KEY_LEN)
-	{
-		lp_free(*bucket);
-		lp_free(*key);
-		*bucket = *key = NULL;
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "key of URI \"%.100s...\" is longer than %d bytes",
-					   uri, LP_S3_MAX_KEY_LEN);
-	}
-	return true;
 }
 
 /* ---- objects and prefixes ------------------------------------------------ */
@@ -352,11 +308,11 @@ s3_stat(LpStore *store, const char *path, bool follow_symlinks, LpStat *result, 
 static char *
 canonical_uri(const char *bucket, const char *key)
 {
-	size_t		len = URI_SCHEME_LEN + strlen(bucket) + strlen(key) + 2;
+	size_t		len = LP_S3_URI_SCHEME_LEN + strlen(bucket) + strlen(key) + 2;
 	char	   *uri = lp_alloc(len);
 
 	if (uri)
-		snprintf(uri, len, URI_SCHEME "%s%s%s", bucket, key[0] ? "/" : "", key);
+		snprintf(uri, len, LP_S3_URI_SCHEME "%s%s%s", bucket, key[0] ? "/" : "", key);
 	return uri;
 }
 
@@ -1384,6 +1340,73 @@ lp_s3_store_copy_part(LpStore *base, const char *output_uri, const char *upload_
 	return ok;
 }
 
+/* ---- uploads in progress --------------------------------------------------- */
+
+typedef struct UploadListing
+{
+	const char *bucket;
+	LpUploadCallback callback;
+	void	   *arg;
+} UploadListing;
+
+static bool
+report_upload(void *arg, const LpS3Upload *upload, LpError *err)
+{
+	UploadListing *listing = arg;
+	char	   *uri = canonical_uri(listing->bucket, upload->key);
+	bool		ok;
+
+	if (uri == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing of multipart uploads");
+	ok = listing->callback(listing->arg, uri, upload->upload_id, upload->initiated.seconds, err);
+	lp_free(uri);
+	return ok;
+}
+
+static bool
+s3_list_uploads(LpStore *store, const char *directory, LpUploadCallback callback, void *arg,
+				LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	char	   *prefix;
+	bool		ok;
+
+	if (!lp_s3_split_uri(directory, &bucket, &key, err))
+		return false;
+	prefix = key[0] ? prefix_of(key) : lp_strdup("");
+	if (prefix == NULL)
+		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a listing of multipart uploads");
+	else
+	{
+		UploadListing listing = {bucket, callback, arg};
+
+		ok = lp_s3_multipart_list(((S3Store *) store)->client, bucket, prefix, report_upload,
+								  &listing, err);
+	}
+	lp_free(prefix);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
+static bool
+s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpError *err)
+{
+	char	   *bucket;
+	char	   *key;
+	bool		ok;
+
+	if (!lp_s3_split_uri(path, &bucket, &key, err))
+		return false;
+	ok = key[0] != '\0'
+		? lp_s3_multipart_abort(((S3Store *) store)->client, bucket, key, upload_id, err)
+		: lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" names no object", path);
+	lp_free(bucket);
+	lp_free(key);
+	return ok;
+}
+
 /* ---- the store ------------------------------------------------------------- */
 
 static const LpStoreOps s3_store_ops = {
@@ -1399,6 +1422,8 @@ static const LpStoreOps s3_store_ops = {
 	.remove_tree = s3_remove_tree,
 	.remove_file = s3_remove_file,
 	.create_output = s3_create_output,
+	.list_uploads = s3_list_uploads,
+	.abort_upload = s3_abort_upload,
 };
 
 LpStore *

@@ -1,7 +1,7 @@
 /*
  * lp_s3_store.h - an LpStore over an S3 bucket, through io/lp_s3_client.
  *
- * Paths are URIs "s3://bucket/key".  The ops map onto S3: stat is a HEAD (a
+ * Paths are URIs "s3://bucket/key" (io/lp_s3_uri: any other is refused).  The ops map onto S3: stat is a HEAD (a
  * one-key listing for a prefix, which is a directory; never a symlink),
  * list a ListObjectsV2 with delimiter "/" and continuation, put_if_absent a
  * PUT with "If-None-Match: *" (412: LP_ERR_ALREADY_EXISTS, unless the object
@@ -75,12 +75,5 @@ bool		lp_s3_store_copy_part(LpStore *store, const char *output_uri,
 								  const char *upload_id, uint32_t number, LpInput *input,
 								  uint64_t offset, uint64_t len, char *etag,
 								  size_t etag_capacity, LpError *err);
-
-/*
- * Split "s3://bucket/key" into lp_alloc'd bucket and key (trailing '/'
- * removed; "" for the bucket itself); LP_ERR_INVALID_ARGUMENT when uri is
- * not of that form.
- */
-bool		lp_s3_split_uri(const char *uri, char **bucket, char **key, LpError *err);
 
 #endif							/* LP_S3_STORE_H */

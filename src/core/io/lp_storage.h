@@ -150,6 +150,13 @@ typedef struct LpStat
 /* Called once per entry name (not a path) of a listed directory. */
 typedef bool (*LpListCallback) (void *arg, const char *entry_name, LpError *err);
 
+/*
+ * Called for each upload list_uploads finds: the path it would publish, the
+ * store's id of the upload and when it began (seconds since 1970).
+ */
+typedef bool (*LpUploadCallback) (void *arg, const char *path, const char *upload_id,
+								  int64_t initiated, LpError *err);
+
 /* What remove_tree did; see there. */
 typedef enum LpTreeRemovalOutcome
 {
@@ -221,7 +228,11 @@ typedef struct LpStoreOps
 	bool		(*list) (LpStore *store, const char *directory,
 						 LpListCallback callback, void *arg, LpError *err);
 
-	/* Create path with data, durably; LP_ERR_ALREADY_EXISTS if it exists (atomic) */
+	/*
+	 * Create path with data, durably; LP_ERR_ALREADY_EXISTS if it exists
+	 * (atomic), LP_ERR_CONFLICT while another conditional write of path
+	 * holds it up (S3's 409 ConditionalRequestConflict, after the retries)
+	 */
 	bool		(*put_if_absent) (LpStore *store, const char *path,
 								  const void *data, size_t len, LpError *err);
 
@@ -275,6 +286,23 @@ typedef struct LpStoreOps
 	 */
 	LpOutput   *(*open_shared_output) (LpStore *store, const void *token, size_t len,
 									   LpError *err);
+
+	/*
+	 * The uploads begun at paths below directory that were neither
+	 * published nor aborted (S3 multipart uploads: their parts stay stored,
+	 * and billed, until an abort), in no particular order.  Also those whose
+	 * writer never learned the id, its answer lost.  NULL when a store's
+	 * outputs leave nothing behind but their files.
+	 */
+	bool		(*list_uploads) (LpStore *store, const char *directory,
+								 LpUploadCallback callback, void *arg, LpError *err);
+
+	/*
+	 * Abort one upload list_uploads gave; one already gone is not an error.
+	 * NULL exactly when list_uploads is.
+	 */
+	bool		(*abort_upload) (LpStore *store, const char *path, const char *upload_id,
+								 LpError *err);
 } LpStoreOps;
 
 struct LpStore

@@ -26,6 +26,7 @@
 #include "concat/lp_concat.h"
 #include "base/lp_path.h"
 #include "lp_pg_error.h"
+#include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 #include "format/lp_schema.h"
@@ -57,11 +58,12 @@ lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
 }
 
 void
-lp_commit_options(LpCommitOptions *options)
+lp_commit_options(LpCommitOptions *options, const char *uri)
 {
 	options->max_retries = commit_retries;
 	options->random = lp_random_bytes;
 	options->random_arg = NULL;
+	options->no_version_hint = lp_is_s3_uri(uri);
 }
 
 /* The target's fields must still exist in the dataset, unchanged. */
@@ -323,7 +325,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	request.file.base_id = (uint32_t) target->base_id;
 	request.physical_rows = file->num_rows;
 
-	lp_commit_options(&options);
+	lp_commit_options(&options, target->dataset);
 	if (!lp_commit(lp_store_for_uri(target->dataset, NULL), target->dataset, &request, &options,
 				   &result, &err))
 		lp_raise(&err);

@@ -16,7 +16,10 @@ extern void LpCommitInit(void);
  */
 extern bool lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err);
 
-/* Commit options from the settings: retries, strong random bytes. */
-extern void lp_commit_options(LpCommitOptions *options);
+/*
+ * Commit options for the dataset at uri from the settings: retries, strong
+ * random bytes, and the version hint where Lance writes one (not on S3).
+ */
+extern void lp_commit_options(LpCommitOptions *options, const char *uri);
 
 #endif							/* LP_COMMIT_SQL_H */

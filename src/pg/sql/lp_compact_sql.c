@@ -181,7 +181,7 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 	request.read_naming = naming;
 	request.groups = rewrite;
 	request.n_groups = num_written;
-	lp_commit_options(&options);
+	lp_commit_options(&options, root);
 	/* several files may be committed: progress names their directory */
 	lp_progress_begin(root, data_dir, LP_PHASE_COMMITTING, 0);
 	if (!lp_commit(store, root, &request, &options, result, &err))

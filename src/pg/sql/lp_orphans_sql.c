@@ -8,7 +8,10 @@
  * young), and removes old ones through the store's removal operations,
  * which never follow a symlink and never leave the dataset root.  An entry
  * that is itself a symlink (or a FIFO, socket, device) is reported as
- * skipped, never followed or removed.
+ * skipped, never followed or removed.  On a store whose outputs can leave
+ * uploads behind (S3 multipart uploads: their writer failed to abort them,
+ * or never learned their id), the uploads under the dataset begun before
+ * the cutoff are aborted too.
  */
 #include "postgres.h"
 
@@ -294,6 +297,92 @@ examine_area(OrphanScan *scan, LpDatasetArea area)
 	}
 }
 
+/* An upload begun under the dataset and neither completed nor aborted. */
+typedef struct PendingUpload
+{
+	char	   *path;
+	char	   *upload_id;
+	TimestampTz initiated;
+} PendingUpload;
+
+/* LpUploadCallback: collect every upload. */
+static bool
+collect_upload(void *arg, const char *path, const char *upload_id, int64_t initiated,
+			   LpError *err)
+{
+	List	  **uploads = arg;
+	PendingUpload *upload = palloc(sizeof(PendingUpload));
+
+	upload->path = pstrdup(path);
+	upload->upload_id = pstrdup(upload_id);
+	upload->initiated = time_t_to_timestamptz((pg_time_t) initiated);
+	*uploads = lappend(*uploads, upload);
+	return true;
+}
+
+static int
+compare_uploads(const ListCell *a, const ListCell *b)
+{
+	const PendingUpload *x = lfirst(a);
+	const PendingUpload *y = lfirst(b);
+	int			by_path = strcmp(x->path, y->path);
+
+	return by_path != 0 ? by_path : strcmp(x->upload_id, y->upload_id);
+}
+
+/*
+ * Abort the uploads under the dataset begun before the cutoff, in path
+ * order; a row for each (its bytes are not listed: 0).  An upload is young
+ * while an assembly may still be writing it, which is why older_than must
+ * exceed the longest assembly.
+ */
+static void
+examine_uploads(OrphanScan *scan)
+{
+	List	   *uploads = NIL;
+	ListCell   *cell;
+	LpError		err;
+	size_t		root_len = strlen(scan->root);
+
+	if (scan->store->ops->list_uploads == NULL)
+		return;
+	if (!scan->store->ops->list_uploads(scan->store, scan->root, collect_upload, &uploads, &err))
+		lp_raise(&err);
+	list_sort(uploads, compare_uploads);
+	foreach(cell, uploads)
+	{
+		PendingUpload *upload = lfirst(cell);
+		const char *relative;
+		const char *action;
+		char	   *reason = NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		/* listed under the root, so its path is the root, "/" and more */
+		if (strncmp(upload->path, scan->root, root_len) != 0 || upload->path[root_len] != '/' ||
+			upload->initiated >= scan->cutoff)
+			continue;
+		relative = upload->path + root_len + 1;
+		/* an abort names the key by its URI, which must say exactly that key */
+		if (!lp_name_is_canonical(upload->path))
+		{
+			action = "skipped";
+			reason = pstrdup("its key has empty, \".\" or \"..\" segments or a trailing '/', which an s3:// URI cannot name exactly");
+		}
+		else if (scan->dry_run)
+			action = "would_remove";
+		else if (scan->store->ops->abort_upload(scan->store, upload->path, upload->upload_id, &err))
+			action = "removed";
+		else
+		{
+			if (err.code == LP_ERR_CANCELED)
+				lp_raise(&err);
+			action = "failed";
+			reason = pstrdup(err.message);
+		}
+		put_row(scan, relative, LP_ORPHAN_MULTIPART_UPLOAD, 0, action, reason);
+	}
+}
+
 Datum
 lp_cleanup_orphans(PG_FUNCTION_ARGS)
 {
@@ -338,6 +427,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 
 	for (int i = 0; i < LP_NUM_AREAS; i++)
 		examine_area(&scan, areas[i]);
+	examine_uploads(&scan);
 	lp_references_free(scan.refs);
 	return (Datum) 0;
 }

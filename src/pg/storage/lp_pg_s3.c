@@ -28,6 +28,7 @@
 
 #include "base/lp_alloc.h"
 #include "io/lp_s3_store.h"
+#include "io/lp_s3_uri.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_s3.h"
 #include "storage/lp_pg_s3_config.h"
@@ -201,6 +202,19 @@ pg_s3_create_output(LpStore *store, const char *path, LpError *err)
 	return &pg->base;
 }
 
+static bool
+pg_s3_list_uploads(LpStore *store, const char *directory, LpUploadCallback callback, void *arg,
+				   LpError *err)
+{
+	return CORE(store)->ops->list_uploads(CORE(store), directory, callback, arg, err);
+}
+
+static bool
+pg_s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpError *err)
+{
+	return CORE(store)->ops->abort_upload(CORE(store), path, upload_id, err);
+}
+
 static const LpStoreOps pg_s3_store_ops = {
 	.open_input = pg_s3_open_input,
 	.open_input_lazily = pg_s3_open_input_lazily,
@@ -214,6 +228,8 @@ static const LpStoreOps pg_s3_store_ops = {
 	.remove_tree = pg_s3_remove_tree,
 	.remove_file = pg_s3_remove_file,
 	.create_output = pg_s3_create_output,
+	.list_uploads = pg_s3_list_uploads,
+	.abort_upload = pg_s3_abort_upload,
 };
 
 LpStore *
@@ -237,16 +253,12 @@ lp_pg_s3_name_is_canonical(const char *uri)
 	LpError		err;
 	bool		canonical;
 
+	/* the split refuses "." and ".." segments and drops trailing '/' */
 	if (!lp_s3_split_uri(uri, &bucket, &key, &err))
 		return false;
 	canonical = key[0] != '\0' &&
 		strcmp(uri, psprintf("s3://%s/%s", bucket, key)) == 0 &&
-		strstr(key, "//") == NULL &&
-		strcmp(key, ".") != 0 && strcmp(key, "..") != 0 &&
-		strncmp(key, "./", 2) != 0 && strncmp(key, "../", 3) != 0 &&
-		strstr(key, "/./") == NULL && strstr(key, "/../") == NULL &&
-		!(strlen(key) >= 2 && strcmp(key + strlen(key) - 2, "/.") == 0) &&
-		!(strlen(key) >= 3 && strcmp(key + strlen(key) - 3, "/..") == 0);
+		strstr(key, "//") == NULL;
 	lp_free(bucket);
 	lp_free(key);
 	return canonical;

@@ -27,13 +27,9 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
+#include "io/lp_s3_uri.h"
 #include "storage/lp_pg_s3_config.h"
 
-#define S3_SCHEME "s3://"
-#define S3_SCHEME_LEN 5
-#define S3_BUCKET_MIN 3
-#define S3_BUCKET_MAX 63
-#define S3_KEY_MAX 1024			/* bytes of a key, as S3 limits them */
 #define S3_REGION_MAX 63		/* LP_S3_SCOPE_NAME_MAX of the signer */
 #define S3_DEFAULT_REGION "us-east-1"
 
@@ -86,7 +82,7 @@ LpS3ConfigInit(void)
 bool
 lp_is_s3_uri(const char *uri)
 {
-	return strncmp(uri, S3_SCHEME, S3_SCHEME_LEN) == 0;
+	return strncmp(uri, LP_S3_URI_SCHEME, LP_S3_URI_SCHEME_LEN) == 0;
 }
 
 static bool
@@ -95,127 +91,53 @@ is_lower_alnum(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-/* Four dot-separated decimal numbers: S3 refuses such bucket names. */
-static bool
-looks_like_ipv4(const char *name, size_t len)
-{
-	int			dots = 0;
-
-	for (size_t i = 0; i < len; i++)
-	{
-		if (name[i] == '.')
-			dots++;
-		else if (name[i] < '0' || name[i] > '9')
-			return false;
-	}
-	return dots == 3;
-}
-
 /*
- * S3's rules for bucket names: 3 to 63 lowercase letters, digits, dots and
- * hyphens, beginning and ending with a letter or digit, no two adjacent dots,
- * not an IPv4 address.  The name becomes part of a host name in
- * virtual-hosted-style requests, so these rules also keep it a DNS name.
+ * Split an s3:// URI of form into bucket and key with io/lp_s3_uri, the one
+ * parser of them; the problem it found otherwise.
  */
-static const char *
-bucket_name_problem(const char *name, size_t len)
+static LpS3UriProblem
+split_s3_uri(const char *uri, LpS3UriForm form, LpS3Location *location, const char **detail)
 {
-	if (len < S3_BUCKET_MIN || len > S3_BUCKET_MAX)
-		return "A bucket name has 3 to 63 characters.";
-	for (size_t i = 0; i < len; i++)
-		if (!is_lower_alnum(name[i]) && name[i] != '.' && name[i] != '-')
-			return "A bucket name consists of lowercase letters, digits, dots and hyphens.";
-	if (!is_lower_alnum(name[0]) || !is_lower_alnum(name[len - 1]))
-		return "A bucket name begins and ends with a letter or digit.";
-	for (size_t i = 0; i + 1 < len; i++)
-		if (name[i] == '.' && name[i + 1] == '.')
-			return "A bucket name has no two adjacent dots.";
-	if (looks_like_ipv4(name, len))
-		return "A bucket name is not an IP address.";
-	return NULL;
-}
+	LpS3UriParts parts;
+	LpS3UriProblem problem = lp_s3_uri_check(uri, form, &parts);
 
-/*
- * Split an s3:// URI into bucket and key; false with a problem (a sentence)
- * when it is not valid.  A root (for_root) may end in one '/' and has no
- * empty segments; a key of an object may have empty segments, as S3 keys do.
- * Neither may have "." or ".." segments: S3 takes them literally, HTTP
- * clients and proxies may not, so a URI's scope would depend on who reads it.
- */
-static bool
-split_s3_uri(const char *uri, bool for_root, LpS3Location *location, const char **problem)
-{
-	const char *bucket = uri + S3_SCHEME_LEN;
-	const char *slash = strchr(bucket, '/');
-	size_t		bucket_len = slash ? (size_t) (slash - bucket) : strlen(bucket);
-	const char *key = slash ? slash + 1 : "";
-	size_t		key_len = strlen(key);
-
-	Assert(lp_is_s3_uri(uri));
-	*problem = bucket_name_problem(bucket, bucket_len);
-	if (*problem != NULL)
-		return false;
-	if (for_root && key_len > 1 && key[key_len - 1] == '/')
-		key_len--;
-	if (key_len > S3_KEY_MAX)
+	*detail = parts.detail;
+	if (problem == LP_S3_URI_VALID)
 	{
-		*problem = "An S3 key has at most 1024 bytes.";
-		return false;
+		location->bucket = pnstrdup(parts.bucket, parts.bucket_len);
+		location->key = pnstrdup(parts.key, parts.key_len);
 	}
-	for (const char *segment = key; key_len > 0;)
-	{
-		const char *end = memchr(segment, '/', key + key_len - segment);
-		size_t		len = (end ? end : key + key_len) - segment;
-
-		if ((len == 1 && segment[0] == '.') || (len == 2 && segment[0] == '.' && segment[1] == '.'))
-		{
-			*problem = "A key has no \".\" or \"..\" segments.";
-			return false;
-		}
-		if (for_root && len == 0)
-		{
-			*problem = "The prefix of a root has no empty segments.";
-			return false;
-		}
-		if (end == NULL)
-			break;
-		segment = end + 1;
-	}
-	location->bucket = pnstrdup(bucket, bucket_len);
-	location->key = pnstrdup(key, key_len);
-	return true;
-}
-
-/* '@' before the path would be user information: credentials in a URI. */
-static bool
-has_user_info(const char *authority)
-{
-	const char *end = authority + strcspn(authority, "/?#");
-	const char *at = strchr(authority, '@');
-
-	return at != NULL && at < end;
+	return problem;
 }
 
 void
 lp_s3_parse_location(const char *uri, LpS3Location *location)
 {
-	const char *problem;
+	const char *detail;
 
-	if (!lp_is_s3_uri(uri))
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("\"%s\" is not an s3:// URI", uri));
-	if (has_user_info(uri + S3_SCHEME_LEN))
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("an s3:// URI must not contain credentials"),
-				errhint("Put credentials in a user mapping of the lance_fdw server whose root covers the URI."),
-				errhidestmt(true));
-	if (!split_s3_uri(uri, false, location, &problem))
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("invalid s3:// URI \"%s\"", uri),
-				errdetail_internal("%s", problem));
+	switch (split_s3_uri(uri, LP_S3_URI_OBJECT, location, &detail))
+	{
+		case LP_S3_URI_VALID:
+			break;
+		case LP_S3_URI_NOT_S3:
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("\"%s\" is not an s3:// URI", uri));
+			break;
+		case LP_S3_URI_CREDENTIALS:
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("an s3:// URI must not contain credentials"),
+					errhint("Put credentials in a user mapping of the lance_fdw server whose root covers the URI."),
+					errhidestmt(true));
+			break;
+		case LP_S3_URI_INVALID:
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("invalid s3:// URI \"%s\"", uri),
+					errdetail_internal("%s", detail));
+			break;
+	}
 }
 
 /* ---- the validator's checks --------------------------------------------------- */
@@ -387,16 +309,17 @@ lp_s3_check_server_options(List *options)
 	if (root != NULL && lp_is_s3_uri(root))
 	{
 		LpS3Location location;
-		const char *problem;
+		const char *detail;
+		LpS3UriProblem problem = split_s3_uri(root, LP_S3_URI_ROOT, &location, &detail);
 
-		if (has_user_info(root + S3_SCHEME_LEN))
+		if (problem == LP_S3_URI_CREDENTIALS)
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("option \"%s\" must not contain credentials", "root"),
 					errhint("Put credentials in a user mapping (options access_key_id and secret_access_key)."),
 					errhidestmt(true));
-		if (!split_s3_uri(root, true, &location, &problem))
-			invalid_value("root", root, problem);
+		if (problem != LP_S3_URI_VALID)
+			invalid_value("root", root, detail);
 	}
 	else if (s3_option != NULL)
 		ereport(ERROR,
@@ -541,12 +464,12 @@ server_covering(const char *uri, const LpS3Location *location)
 		ForeignServer *server = GetForeignServer(((Form_pg_foreign_server) GETSTRUCT(tuple))->oid);
 		const char *root = option_value(server->options, "root");
 		LpS3Location root_location;
-		const char *problem;
+		const char *detail;
 		size_t		len;
 
 		/* roots are checked when set; one that is not valid covers nothing */
 		if (root == NULL || !lp_is_s3_uri(root) ||
-			!split_s3_uri(root, true, &root_location, &problem) ||
+			split_s3_uri(root, LP_S3_URI_ROOT, &root_location, &detail) != LP_S3_URI_VALID ||
 			!root_covers(&root_location, location))
 			continue;
 		len = strlen(root_location.key);

@@ -54,11 +54,9 @@ extern void LpS3ConfigInit(void);
 extern bool lp_is_s3_uri(const char *uri);
 
 /*
- * Split an s3://bucket[/key] URI for the lookup of its server; ERROR (22023)
- * naming it when the bucket is not a valid bucket name or a key segment is
- * "." or "..".  Stricter than the store's split (io/lp_s3_store's
- * lp_s3_split_uri), which takes any bucket: a URI whose scope is checked
- * here reaches the store valid.
+ * Split an s3://bucket[/key] URI (io/lp_s3_uri, the one parser of them) for
+ * the lookup of its server; ERROR (22023) naming it and the rule it breaks
+ * when it is not valid, without naming it when it holds credentials.
  */
 extern void lp_s3_parse_location(const char *uri, LpS3Location *location);
 

@@ -465,7 +465,7 @@ write_and_commit(const char *query, WriteSink *sink, const char *root, LpWriteMo
 	request.n_fragments = list_length(sink->files);
 	request.schema = sink->schema;
 	request.data_version = sink->version;
-	lp_commit_options(&options);
+	lp_commit_options(&options, root);
 	if (latest == NULL)
 		ok = lp_commit_create(sink->store, root, &request, naming, &options, &commit, &err);
 	else
