@@ -1,0 +1,104 @@
+-- Blob v2 from SQL: blob-id leases claimed durably in a target's staging
+-- area, and the sidecar writers (packed, dedicated, dedicated from a file)
+-- with their rules; every refusal leaves nothing behind.
+\set VERBOSITY terse
+\getenv testdata LP_TESTDATA
+\getenv scratch LP_SCRATCH
+\set work :scratch/017
+SET lance_parts_test.scratch = :'scratch';
+SET lance_parts_test.testdata = :'testdata';
+
+SELECT lp_test.sh(format('rm -rf %1$s && mkdir -p %1$s && cd %2$s && cp -r blob_2_2.lance %1$s/blob.lance '
+                         '&& cp -r types_2_2_v2.lance %1$s/plain.lance',
+                         :'work', :'testdata'));
+
+SELECT lance_parts.create_target(:'work' || '/blob.lance') AS t,
+       lance_parts.create_target(:'work' || '/blob.lance') AS t2,
+       lance_parts.create_target(:'work' || '/plain.lance') AS t_plain \gset
+SELECT rtrim(lance_parts.staging_dir(:'t'), '/') || '/blob_leases' AS leases,
+       (:'t'::jsonb->>'data_dir') || '/' || replace(:'t'::jsonb->>'file_name', '.lance', '') AS sidecars
+\gset
+-- outcomes with the (random) sidecar directory name made stable
+CREATE FUNCTION pg_temp.outcome(statement text) RETURNS text
+LANGUAGE sql AS $$
+    SELECT regexp_replace(lp_test.outcome(statement), '/[01]{24}[0-9a-f]{26}/', '/$STEM/', 'g')
+$$;
+
+-- ---- leases ----------------------------------------------------------------
+
+-- consecutive, half-open, from 1; another target of the same dataset has its own
+SELECT lance_parts.lease_blob_ids(:'t', 3) AS first,
+       lance_parts.lease_blob_ids(:'t', 2) AS second,
+       lance_parts.lease_blob_ids(:'t', 1000) AS third,
+       lance_parts.lease_blob_ids(:'t2', 1) AS other_target;
+-- one durable record per lease
+SELECT lp_test.entries(:'leases') AS records;
+SELECT f, pg_read_file(:'leases' || '/' || f) AS lease
+FROM unnest(lp_test.entries(:'leases')) f ORDER BY f;
+-- refused: no ids, NULL count or target, a forged target
+SELECT pg_temp.outcome(format('SELECT lance_parts.lease_blob_ids(%L, 0)', :'t')) AS zero,
+       pg_temp.outcome(format('SELECT lance_parts.lease_blob_ids(%L, -5)', :'t')) AS negative,
+       pg_temp.outcome(format('SELECT lance_parts.lease_blob_ids(%L, NULL)', :'t')) AS null_count,
+       pg_temp.outcome('SELECT lance_parts.lease_blob_ids(NULL, 1)') AS null_target;
+SELECT pg_temp.outcome(format('SELECT lance_parts.lease_blob_ids(%L, 1)',
+                              jsonb_set(:'t'::jsonb, '{file_name}',
+                                        to_jsonb('0000000000000000000000000000000000000000000000000.lance'::text)))) AS forged;
+SELECT array_length(lp_test.entries(:'leases'), 1) AS records_after_refusals;
+
+-- ---- write_packed_blobs ----------------------------------------------------
+
+-- one pack file under id 1: NULL gives a NULL descriptor, '' a zero-length Packed one
+SELECT d FROM unnest(lance_parts.write_packed_blobs(:'t', 1,
+           ARRAY['\x0102'::bytea, NULL, '', '\x030405', repeat('x', 1024)::bytea])) d;
+SELECT lp_test.entries(:'sidecars') AS sidecar_files;
+SELECT length(b) AS bytes, substring(b FROM 1 FOR 5) AS head
+FROM pg_read_binary_file(:'sidecars' || '/10000000000000000000000000000000.blob') b;
+
+-- refused, nothing written: the id written already, ids outside every lease,
+-- a payload over the column's dedicated threshold (1024), no payloads, a
+-- two-dimensional array, a target without Blob v2 columns
+SELECT pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 1, ARRAY[''\x01''::bytea])', :'t')) AS written_id,
+       pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 1006, ARRAY[''\x01''::bytea])', :'t')) AS unleased,
+       pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 0, ARRAY[''\x01''::bytea])', :'t')) AS id_zero,
+       pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 4294967295, ARRAY[''\x01''::bytea])', :'t')) AS id_max;
+SELECT pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 2, ARRAY[repeat(''x'', 1025)::bytea])', :'t')) AS over_threshold,
+       pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 2, ''{}''::bytea[])', :'t')) AS empty,
+       pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 2, ARRAY[[''\x01''::bytea], [''\x02''::bytea]])', :'t')) AS two_dims,
+       pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 2, NULL)', :'t')) AS null_payloads;
+SELECT pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 1, ARRAY[''\x01''::bytea])', :'t_plain')) AS no_blob_column;
+-- the ids of another target's lease are not this target's
+SELECT pg_temp.outcome(format('SELECT lance_parts.write_packed_blobs(%L, 2, ARRAY[''\x01''::bytea])', :'t2')) AS t2_id_2;
+SELECT lp_test.entries(:'sidecars') AS sidecar_files_after_refusals,
+       lp_test.entries(:'t2'::jsonb->>'data_dir') @> ARRAY[replace(:'t2'::jsonb->>'file_name', '.lance', '')] AS t2_has_sidecars;
+
+-- ---- write_dedicated_blob and write_dedicated_blob_from ---------------------
+
+SELECT lance_parts.write_dedicated_blob(:'t', 2, repeat('y', 5000)::bytea) AS dedicated;
+SELECT lance_parts.write_dedicated_blob(:'t', 3, '') AS dedicated_empty;
+SELECT pg_temp.part AS part_file FROM (SELECT (:'t'::jsonb->>'dataset') || '/data/' || f AS part
+    FROM pg_ls_dir((:'t'::jsonb->>'dataset') || '/data') f WHERE f LIKE '%.lance' ORDER BY f LIMIT 1) pg_temp \gset
+SELECT lance_parts.write_dedicated_blob_from(:'t', 4, :'part_file') - 'size' AS copied,
+       (lance_parts.write_dedicated_blob_from(:'t', 5, :'part_file')->>'size')::bigint
+           = (pg_stat_file(:'part_file')).size AS size_ok;
+SELECT md5(pg_read_binary_file(:'sidecars' || '/00100000000000000000000000000000.blob'))
+           = md5(pg_read_binary_file(:'part_file')) AS copy_equal,
+       length(pg_read_binary_file(:'sidecars' || '/01000000000000000000000000000000.blob')) AS dedicated_bytes;
+-- refused, nothing written
+SELECT pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob(%L, 2, ''\x01'')', :'t')) AS written_id,
+       pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob(%L, 6, NULL)', :'t')) AS null_payload,
+       pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob(%L, 5000, ''\x01'')', :'t')) AS unleased;
+SELECT pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob_from(%L, 6, %L)', :'t', :'work' || '/missing')) AS missing_source,
+       pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob_from(%L, 6, %L)', :'t', :'work')) AS directory_source,
+       pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob_from(%L, 6, NULL)', :'t')) AS null_source;
+SELECT lp_test.entries(:'sidecars') AS sidecar_files_at_end;
+
+-- ---- once the target's file exists -----------------------------------------
+
+SELECT lp_test.put((:'t'::jsonb->>'data_dir') || '/' || (:'t'::jsonb->>'file_name'), '\x00') IS NOT NULL AS placed;
+SELECT pg_temp.outcome(format('SELECT lance_parts.lease_blob_ids(%L, 1)', :'t')) AS lease_after_file,
+       pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob(%L, 6, ''\x01'')', :'t')) AS write_after_file;
+
+-- cleanup_target removes the sidecars and the lease records with the staging area
+SELECT lance_parts.cleanup_target(:'t') AS removed;
+SELECT lp_test.entries(:'sidecars') AS sidecars_after_cleanup,
+       lp_test.entries(:'leases') AS leases_after_cleanup;
