@@ -229,10 +229,14 @@ write_or_raise(LpOutput *output, uint64 offset, const void *data, size_t len)
 	}
 }
 
+/* Descriptor kinds as stored (and as lance_fdw shows descriptors) */
+#define BLOB_KIND_PACKED 1
+#define BLOB_KIND_DEDICATED 2
+
 static Jsonb *
-descriptor(const char *kind, uint64 position, uint64 size, uint32 blob_id)
+descriptor(int kind, uint64 position, uint64 size, uint32 blob_id)
 {
-	char	   *text = psprintf("{\"kind\": \"%s\", \"position\": " UINT64_FORMAT
+	char	   *text = psprintf("{\"kind\": %d, \"position\": " UINT64_FORMAT
 								", \"size\": " UINT64_FORMAT ", \"blob_id\": %u, \"blob_uri\": \"\"}",
 								kind, position, size, blob_id);
 
@@ -352,7 +356,7 @@ lp_write_packed_blobs(PG_FUNCTION_ARGS)
 		}
 		size = VARSIZE_ANY_EXHDR(DatumGetPointer(values[i]));
 		write_or_raise(output, offset, VARDATA_ANY(DatumGetPointer(values[i])), (size_t) size);
-		descriptors[i] = JsonbPGetDatum(descriptor("packed", offset, size, blob_id));
+		descriptors[i] = JsonbPGetDatum(descriptor(BLOB_KIND_PACKED, offset, size, blob_id));
 		offset += size;
 	}
 	publish_sidecar(store, output, path, offset);
@@ -391,7 +395,7 @@ lp_write_dedicated_blob(PG_FUNCTION_ARGS)
 	output = create_sidecar(store, path);
 	write_or_raise(output, 0, VARDATA_ANY(payload), (size_t) size);
 	publish_sidecar(store, output, path, size);
-	PG_RETURN_JSONB_P(descriptor("dedicated", 0, size, blob_id));
+	PG_RETURN_JSONB_P(descriptor(BLOB_KIND_DEDICATED, 0, size, blob_id));
 }
 
 /*
@@ -472,5 +476,5 @@ lp_write_dedicated_blob_from(PG_FUNCTION_ARGS)
 	copy_source(output, input);
 	lp_input_close(input);
 	publish_sidecar(store, output, path, size);
-	PG_RETURN_JSONB_P(descriptor("dedicated", 0, size, blob_id));
+	PG_RETURN_JSONB_P(descriptor(BLOB_KIND_DEDICATED, 0, size, blob_id));
 }
