@@ -103,6 +103,19 @@ SELECT lance_parts.cleanup_target(:'t') AS removed;
 SELECT lp_test.entries(:'sidecars') AS sidecars_after_cleanup,
        lp_test.entries(:'leases') AS leases_after_cleanup;
 
+-- cleanup_orphans removes the sidecars and leases of a target never assembled
+SELECT lance_parts.create_target(:'work' || '/blob.lance') AS t3 \gset
+SELECT lance_parts.lease_blob_ids(:'t3', 2) AS t3_lease,
+       lance_parts.write_dedicated_blob(:'t3', 1, '\x0102') IS NOT NULL AS t3_written;
+SELECT pg_sleep(1.1);
+SELECT kind, action, replace(replace(replace(path, :'work', '$WORK'), :'t3'::jsonb->>'file_name', 'T3.lance'),
+                             replace(:'t3'::jsonb->>'file_name', '.lance', ''), 'T3') AS path_of_t3
+FROM lance_parts.cleanup_orphans(:'work' || '/blob.lance', older_than => '1 second', dry_run => false)
+WHERE path LIKE '%' || replace(:'t3'::jsonb->>'file_name', '.lance', '') || '%'
+ORDER BY kind;
+SELECT lp_test.entries((:'t3'::jsonb->>'data_dir') || '/' || replace(:'t3'::jsonb->>'file_name', '.lance', '')) AS t3_sidecars,
+       lp_test.entries(rtrim(lance_parts.staging_dir(:'t3'), '/')) AS t3_staging;
+
 -- ---- lance_fdw: payloads instead of descriptors ------------------------------
 
 CREATE SERVER blob_srv FOREIGN DATA WRAPPER lance_fdw;
