@@ -23,7 +23,8 @@ function encode(text)
 
 // A request on the bucket (key '') or on one of its keys, with the query (an object of
 // strings; '' for a valueless one), path style; the answer's body.
-async function request(settings, method, key, query)
+// The response body as text, or as a Buffer when binary.
+async function request(settings, method, key, query, binary = false)
 {
 	const url = new URL(settings.LP_S3_ENDPOINT);
 	const now = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
@@ -52,7 +53,7 @@ async function request(settings, method, key, query)
 				', SignedHeaders=' + signedHeaders + ', Signature=' + signature,
 		},
 	});
-	const body = await response.text();
+	const body = binary && response.ok ? Buffer.from(await response.arrayBuffer()) : await response.text();
 
 	if (!response.ok)
 		throw new Error('S3 ' + method + ' ' + canonicalPath + '?' + canonicalQuery + ': ' + response.status + ' ' + body);
@@ -101,4 +102,10 @@ async function deleteKey(settings, key)
 	await request(settings, 'DELETE', key, {});
 }
 
-module.exports = { listKeys, listUploads, deleteKey };
+// The bytes of an object.
+async function getObject(settings, key)
+{
+	return request(settings, 'GET', key, {}, true);
+}
+
+module.exports = { listKeys, listUploads, deleteKey, getObject };
