@@ -2,7 +2,7 @@
 // Blob v2 on S3 (Ceph RGW, started here with scripts/s3-server.sh and stopped by PID at the
 // end): blob-id leases claimed by two sessions at once with conditional PUTs never overlap;
 // packed, dedicated and copied sidecars land under the target's sidecar prefix with exactly
-// the bytes given; and lance_fdw reads every payload of a dataset the reference wrote on S3
+// the bytes given (a large copied object is copied on the server); and lance_fdw reads every payload of a dataset the reference wrote on S3
 // as the reference's blob API returns it. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
 // choose the server's ports.
 const test = require('node:test');
@@ -41,6 +41,7 @@ const storageOptions = {
 };
 const ROOT = 's3://' + settings.LP_S3_BUCKET + '/' + PREFIX;
 const keyOf = (uri) => uri.slice(('s3://' + settings.LP_S3_BUCKET + '/').length);
+const PORT = new URL(settings.LP_S3_ENDPOINT).port;
 
 test.before(() => {
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
@@ -126,6 +127,23 @@ SELECT lance_parts.write_dedicated_blob_from(${literal(target)}, 3, ${literal('s
 	const again = await psqlAsync(`SELECT lance_parts.write_dedicated_blob(${literal(target)}, 2, '\\x00');\n`, true);
 	assert.match(again.err.join('\n'), /already exists/);
 	assert.deepEqual(await object('01000000000000000000000000000000.blob'), dedicated);
+
+	// a large object is copied on the server (UploadPartCopy): its bytes do not pass through PostgreSQL
+	const big = 12 * 1024 * 1024;
+	psqlLines(`SELECT lance_parts.write_dedicated_blob(${literal(target)}, 4, convert_to(repeat('q', ${big}), 'UTF8')) IS NOT NULL;\n`);
+	const bigUri = 's3://' + settings.LP_S3_BUCKET + '/' + sidecars + '00100000000000000000000000000000.blob';
+	const io = psqlLines('CREATE TEMP TABLE io (label text, sent bigint, received bigint);\n' +
+		`SELECT lance_parts.lease_blob_ids(${literal(target)}, 1) IS NOT NULL;\n` +
+		s3.measuredIo(PORT, 'before') +
+		`SELECT lance_parts.write_dedicated_blob_from(${literal(target)}, 5, ${literal(bigUri)})->>'size';\n` +
+		s3.measuredIo(PORT, 'after') +
+		"SELECT a.sent - b.sent, a.received - b.received FROM io a, io b WHERE a.label = 'after' AND b.label = 'before';\n");
+	const [sent, received] = io[2].split('|').map(Number);
+
+	assert.equal(Number(io[1]), big);
+	assert.ok(sent + received > 0, 'the measurement sees the requests');
+	assert.ok(sent + received < big / 100, 'the backend sent ' + sent + ' and received ' + received + ' bytes for ' + big);
+	assert.equal(sha256(await object('10100000000000000000000000000000.blob')), sha256(await object('00100000000000000000000000000000.blob')));
 
 	// cleanup_target removes the sidecars and the lease records
 	assert.deepEqual(psqlLines(`SELECT lance_parts.cleanup_target(${literal(target)});\n`), ['t']);

@@ -108,4 +108,18 @@ async function getObject(settings, key)
 	return request(settings, 'GET', key, {}, true);
 }
 
-module.exports = { listKeys, listUploads, deleteKey, getObject };
+// A psql line that records in the temporary table io (label text, sent bigint, received
+// bigint) the bytes the backend running the script has sent to and received from the S3
+// server at port, over its TCP connections there, measured by the backend itself (ss, run
+// by COPY FROM PROGRAM, whose shell's parent is the backend).
+function measuredIo(port, label)
+{
+	const awk = 'index($0, pid) { own = 1; next } ' +
+		'own { for (i = 1; i <= NF; i++) { split($i, kv, ":"); if (kv[1] == "bytes_sent") s += kv[2]; if (kv[1] == "bytes_received") r += kv[2] } own = 0 } ' +
+		'END { print label "\\t" s + 0 "\\t" r + 0 }';
+
+	return 'COPY io FROM PROGRAM $cmd$ss -tinpH state established "( dport = :' + port + ' )" | awk -v pid="pid=$PPID," -v label=' +
+		label + " '" + awk + "'$cmd$;\n";
+}
+
+module.exports = { listKeys, listUploads, deleteKey, getObject, measuredIo };
