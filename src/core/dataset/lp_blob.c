@@ -135,6 +135,7 @@ read_record(LpStore *store, const char *lease_dir, uint64_t sequence,
 	char		text[RECORD_MAX + 1];
 	const char *cursor = text;
 	LpInput    *input;
+	uint64_t	size;
 	bool		ok;
 
 	if (path == NULL)
@@ -145,15 +146,16 @@ read_record(LpStore *store, const char *lease_dir, uint64_t sequence,
 		lp_free(path);
 		return false;
 	}
-	if (input->size == 0 || input->size > RECORD_MAX)
+	size = input->size;
+	if (size == 0 || size > RECORD_MAX)
 		ok = lp_fail(err, LP_ERR_CORRUPT, "blob lease record \"%s\" has %" PRIu64 " bytes",
-					 path, input->size);
+					 path, size);
 	else
-		ok = lp_input_read(input, 0, text, (size_t) input->size, err);
+		ok = lp_input_read(input, 0, text, (size_t) size, err);
 	input->ops->close(input);
 	if (ok)
 	{
-		text[input->size] = '\0';
+		text[size] = '\0';
 		if (!parse_u32(&cursor, ' ', &lease->start) || !parse_u32(&cursor, '\n', &lease->end) ||
 			*cursor != '\0' || lease->start == 0 || lease->start >= lease->end ||
 			lease->end > LP_BLOB_ID_LIMIT)
@@ -170,6 +172,7 @@ lp_blob_leases_read(LpStore *store, const char *lease_dir, LpBlobLease **leases,
 	SequenceList list;
 	LpBlobLease *result = NULL;
 
+	lp_error_clear(err);
 	*leases = NULL;
 	*count = 0;
 	if (!list_records(store, lease_dir, &list, err))
