@@ -142,6 +142,7 @@ static uint32
 leased_blob_id(FunctionCallInfo fcinfo, const LpTarget *target)
 {
 	int64		id;
+	char	   *dir;
 	LpBlobLease *leases;
 	uint64_t	count;
 	LpError		err;
@@ -156,8 +157,8 @@ leased_blob_id(FunctionCallInfo fcinfo, const LpTarget *target)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("blob id " INT64_FORMAT " is out of range", id),
 				errdetail("Blob ids are between 1 and %u.", LP_BLOB_ID_LIMIT - 1));
-	if (!lp_blob_leases_read(lp_store_for_uri(lease_dir(target), NULL), lease_dir(target),
-							 &leases, &count, &err))
+	dir = lease_dir(target);
+	if (!lp_blob_leases_read(lp_store_for_uri(dir, NULL), dir, &leases, &count, &err))
 		lp_raise(&err);
 	if (!lp_blob_lease_holds(leases, count, (uint32) id))
 		ereport(ERROR,
@@ -379,6 +380,7 @@ lp_write_dedicated_blob(PG_FUNCTION_ARGS)
 	LpStore    *store;
 	LpOutput   *output;
 
+	/* a dedicated sidecar holds a payload of any size; the target needs a Blob v2 column */
 	blob_limits(target, &dedicated_threshold, &pack_file_threshold);
 	blob_id = leased_blob_id(fcinfo, target);
 	check_not_assembled(target);
@@ -458,6 +460,7 @@ lp_write_dedicated_blob_from(PG_FUNCTION_ARGS)
 	LpStore    *store;
 	LpOutput   *output;
 
+	/* a dedicated sidecar holds a payload of any size; the target needs a Blob v2 column */
 	blob_limits(target, &dedicated_threshold, &pack_file_threshold);
 	blob_id = leased_blob_id(fcinfo, target);
 	check_not_assembled(target);
