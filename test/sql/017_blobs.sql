@@ -33,8 +33,11 @@ SELECT lance_parts.lease_blob_ids(:'t', 3) AS first,
        lance_parts.lease_blob_ids(:'t2', 1) AS other_target;
 -- one durable record per lease
 SELECT lp_test.entries(:'leases') AS records;
-SELECT f, pg_read_file(:'leases' || '/' || f) AS lease
-FROM unnest(lp_test.entries(:'leases')) f ORDER BY f;
+-- "<start> <end> <claimer>": the claimer is random, one per claim
+SELECT f, substring(r FROM '^\d+ \d+') AS lease, r ~ '^\d+ \d+ [0-9a-f]{32}\n$' AS claimer_ok
+FROM unnest(lp_test.entries(:'leases')) f, pg_read_file(:'leases' || '/' || f) r ORDER BY f;
+SELECT count(DISTINCT substring(pg_read_file(:'leases' || '/' || f) FROM '[0-9a-f]{32}')) AS claimers
+FROM unnest(lp_test.entries(:'leases')) f;
 -- refused: no ids, NULL count or target, a forged target
 SELECT pg_temp.outcome(format('SELECT lance_parts.lease_blob_ids(%L, 0)', :'t')) AS zero,
        pg_temp.outcome(format('SELECT lance_parts.lease_blob_ids(%L, -5)', :'t')) AS negative,

@@ -12,8 +12,8 @@
 #include "dataset/lp_blob.h"
 
 #define SEQUENCE_DIGITS 20
-/* "<u32> <u32>\n" at most */
-#define RECORD_MAX 32
+/* "<u32> <u32> <claimer>\n" at most */
+#define RECORD_MAX (2 * 10 + LP_BLOB_CLAIMER_LEN + 3)
 
 /* Whether name is a lease record's name; its sequence number in *sequence. */
 static bool
@@ -156,13 +156,23 @@ read_record(LpStore *store, const char *lease_dir, uint64_t sequence,
 	if (ok)
 	{
 		text[size] = '\0';
-		if (!parse_u32(&cursor, ' ', &lease->start) || !parse_u32(&cursor, '\n', &lease->end) ||
-			*cursor != '\0' || lease->start == 0 || lease->start >= lease->end ||
-			lease->end > LP_BLOB_ID_LIMIT)
+		if (!parse_u32(&cursor, ' ', &lease->start) || !parse_u32(&cursor, ' ', &lease->end) ||
+			!lp_blob_claimer_valid(cursor, LP_BLOB_CLAIMER_LEN) ||
+			strcmp(cursor + LP_BLOB_CLAIMER_LEN, "\n") != 0 ||
+			lease->start == 0 || lease->start >= lease->end || lease->end > LP_BLOB_ID_LIMIT)
 			ok = lp_fail(err, LP_ERR_CORRUPT, "blob lease record \"%s\" is not a valid lease", path);
 	}
 	lp_free(path);
 	return ok;
+}
+
+bool
+lp_blob_claimer_valid(const char *claimer, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!((claimer[i] >= '0' && claimer[i] <= '9') || (claimer[i] >= 'a' && claimer[i] <= 'f')))
+			return false;
+	return true;
 }
 
 bool
@@ -212,11 +222,14 @@ lp_blob_leases_read(LpStore *store, const char *lease_dir, LpBlobLease **leases,
 
 bool
 lp_blob_lease_claim(LpStore *store, const char *lease_dir, uint32_t count,
-					LpBlobLease *lease, LpError *err)
+					const char *claimer, LpBlobLease *lease, LpError *err)
 {
 	lp_error_clear(err);
 	if (count == 0)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a blob id lease must hold at least one id");
+	if (strlen(claimer) != LP_BLOB_CLAIMER_LEN || !lp_blob_claimer_valid(claimer, LP_BLOB_CLAIMER_LEN))
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a blob lease claimer is %d lowercase hex digits",
+					   LP_BLOB_CLAIMER_LEN);
 
 	/* every lost race means another claimer progressed; stop only on cancel */
 	for (;;)
@@ -243,7 +256,8 @@ lp_blob_lease_claim(LpStore *store, const char *lease_dir, uint32_t count,
 						   count, previous.end, lease_dir);
 		lease->start = previous.end;
 		lease->end = previous.end + count;
-		len = snprintf(text, sizeof(text), "%" PRIu32 " %" PRIu32 "\n", lease->start, lease->end);
+		len = snprintf(text, sizeof(text), "%" PRIu32 " %" PRIu32 " %s\n", lease->start, lease->end,
+					   claimer);
 		path = record_path(lease_dir, last + 1);
 		if (path == NULL)
 			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory claiming a blob lease");

@@ -5,11 +5,14 @@
  * file's sidecar directory, named by blob id, so the ids of different writers
  * must never collide.  A lease is a half-open range [start, end) of ids,
  * start >= 1, claimed durably in the target's lease directory: lease records
- * "<sequence number, 20 digits>" hold "<start> <end>\n", record n + 1 starts
- * where record n ends, and each record is created with put_if_absent, so two
- * claimers (sessions, clusters) can never both create the same record and
- * therefore never receive overlapping ranges.  The same on any store that
- * has an atomic put_if_absent and a complete listing (local files, S3).
+ * "<sequence number, 20 digits>" hold "<start> <end> <claimer>\n", record
+ * n + 1 starts where record n ends, and each record is created with
+ * put_if_absent, so two claimers (sessions, clusters) can never both create
+ * the same record and therefore never receive overlapping ranges.  The
+ * claimer, random per claim, makes the bytes of two claimers' records differ:
+ * a store may take a conflict over exactly its own bytes for its own retried
+ * attempt (S3's conditional PUT does).  The same on any store that has an
+ * atomic put_if_absent and a complete listing (local files, S3).
  */
 #ifndef LP_BLOB_H
 #define LP_BLOB_H
@@ -26,6 +29,9 @@
 /* Blob ids are u32; 0 is reserved and u32::MAX is never handed out. */
 #define LP_BLOB_ID_LIMIT UINT32_MAX
 
+/* Lowercase hex digits of a claimer token. */
+#define LP_BLOB_CLAIMER_LEN 32
+
 typedef struct LpBlobLease
 {
 	uint32_t	start;			/* first id, >= 1 */
@@ -33,13 +39,17 @@ typedef struct LpBlobLease
 } LpBlobLease;
 
 /*
- * Claim the next count ids of lease_dir (created as needed) as *lease.
- * LP_ERR_INVALID_ARGUMENT for count 0 or when the id space would be
- * exhausted, LP_ERR_CORRUPT for a damaged lease record, LP_ERR_CANCELED
- * when a cancel is pending between attempts.
+ * Claim the next count ids of lease_dir (created as needed) as *lease;
+ * claimer is LP_BLOB_CLAIMER_LEN random lowercase hex digits, new for each
+ * claim.  LP_ERR_INVALID_ARGUMENT for count 0, a malformed claimer or when
+ * the id space would be exhausted, LP_ERR_CORRUPT for a damaged lease
+ * record, LP_ERR_CANCELED when a cancel is pending between attempts.
  */
 bool		lp_blob_lease_claim(LpStore *store, const char *lease_dir, uint32_t count,
-								LpBlobLease *lease, LpError *err);
+								const char *claimer, LpBlobLease *lease, LpError *err);
+
+/* Whether claimer[0..len) are lowercase hex digits. */
+bool		lp_blob_claimer_valid(const char *claimer, size_t len);
 
 /*
  * The leases claimed in lease_dir so far, in claim order (lp_alloc'ed,

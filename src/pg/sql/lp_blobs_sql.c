@@ -24,6 +24,7 @@
 #include "dataset/lp_dataset.h"
 #include "format/lp_columns.h"
 #include "lp_pg_error.h"
+#include "sql/lp_commit_sql.h"
 #include "lp_sql_args.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
@@ -255,6 +256,8 @@ lp_lease_blob_ids(PG_FUNCTION_ARGS)
 	RangeBound	lower;
 	RangeBound	upper;
 	int32		count;
+	uint8		random[LP_BLOB_CLAIMER_LEN / 2];
+	char		claimer[LP_BLOB_CLAIMER_LEN + 1];
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -266,8 +269,12 @@ lp_lease_blob_ids(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("blob id count must be at least 1"));
 	check_not_assembled(target);
+	if (!lp_random_bytes(NULL, random, sizeof(random), &err))
+		lp_raise(&err);
+	for (size_t i = 0; i < sizeof(random); i++)
+		snprintf(claimer + 2 * i, 3, "%02x", random[i]);
 	dir = lease_dir(target);
-	if (!lp_blob_lease_claim(lp_store_for_uri(dir, NULL), dir, (uint32) count, &lease, &err))
+	if (!lp_blob_lease_claim(lp_store_for_uri(dir, NULL), dir, (uint32) count, claimer, &lease, &err))
 		lp_raise(&err);
 
 	typcache = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
