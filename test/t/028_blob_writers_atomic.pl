@@ -19,8 +19,12 @@ my ($data_dir, $index) = reference_data();
 my ($reference) = grep { $_->{name} eq 'blob_2_2' } @{ $index->{datasets} };
 
 my $small = $ENV{LP_SMALL_FS_DIR};
-BAIL_OUT('LP_SMALL_FS_DIR must name a writable directory on a small filesystem')
-  unless $small && -d $small && -w $small;
+unless ($small && -d $small && -w $small)
+{
+	fail('LP_SMALL_FS_DIR names a writable directory on a small filesystem');
+	done_testing();
+	exit;
+}
 my $work = "$small/028-" . time() . "-$$";
 mkdir $work or die "cannot create $work: $!";
 my $dataset = "$work/blob.lance";
