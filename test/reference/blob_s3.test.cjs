@@ -113,12 +113,12 @@ SELECT lance_parts.write_dedicated_blob_from(${literal(target)}, 3, ${literal('s
 `);
 	assert.equal(descriptors.length, 3);
 	const sidecars = keyOf(t.data_dir) + '/' + t.file_name.replace(/\.lance$/, '') + '/';
-	const object = (name) => s3.getObject(settings, sidecars + name);
+	const object = (name) => s3.objectSha256(settings, sidecars + name);
 
-	assert.deepEqual(await object('10000000000000000000000000000000.blob'), Buffer.concat(packed));
-	assert.deepEqual(await object('01000000000000000000000000000000.blob'), dedicated);
-	assert.equal(sha256(await object('11000000000000000000000000000000.blob')), sha256(await s3.getObject(settings, source)));
-	assert.equal(JSON.parse(descriptors[2]).size, (await s3.getObject(settings, source)).length);
+	assert.equal(await object('10000000000000000000000000000000.blob'), sha256(Buffer.concat(packed)));
+	assert.equal(await object('01000000000000000000000000000000.blob'), sha256(dedicated));
+	assert.equal(await object('11000000000000000000000000000000.blob'), await s3.objectSha256(settings, source));
+	assert.equal(JSON.parse(descriptors[1]).size, dedicated.length);
 	assert.deepEqual((await s3.listKeys(settings, sidecars)).sort(), [
 		sidecars + '01000000000000000000000000000000.blob',
 		sidecars + '10000000000000000000000000000000.blob',
@@ -128,7 +128,7 @@ SELECT lance_parts.write_dedicated_blob_from(${literal(target)}, 3, ${literal('s
 	// an id written already is refused, and nothing replaces the sidecar
 	const again = await psqlAsync(`SELECT lance_parts.write_dedicated_blob(${literal(target)}, 2, '\\x00');\n`, true);
 	assert.match(again.err.join('\n'), /already exists/);
-	assert.deepEqual(await object('01000000000000000000000000000000.blob'), dedicated);
+	assert.equal(await object('01000000000000000000000000000000.blob'), sha256(dedicated));
 
 	// a large object is copied on the server (UploadPartCopy): its bytes do not pass through PostgreSQL
 	const big = 12 * 1024 * 1024;
@@ -136,16 +136,16 @@ SELECT lance_parts.write_dedicated_blob_from(${literal(target)}, 3, ${literal('s
 	const bigUri = 's3://' + settings.LP_S3_BUCKET + '/' + sidecars + '00100000000000000000000000000000.blob';
 	const io = psqlLines('CREATE TEMP TABLE io (label text, sent bigint, received bigint);\n' +
 		`SELECT lance_parts.lease_blob_ids(${literal(target)}, 1) IS NOT NULL;\n` +
-		s3.measuredIo(PORT, 'before') +
+		s3.backendTrafficSql('before', PORT) +
 		`SELECT lance_parts.write_dedicated_blob_from(${literal(target)}, 5, ${literal(bigUri)})->>'size';\n` +
-		s3.measuredIo(PORT, 'after') +
+		s3.backendTrafficSql('after', PORT) +
 		"SELECT a.sent - b.sent, a.received - b.received FROM io a, io b WHERE a.label = 'after' AND b.label = 'before';\n");
 	const [sent, received] = io[2].split('|').map(Number);
 
 	assert.equal(Number(io[1]), big);
 	assert.ok(sent + received > 0, 'the measurement sees the requests');
 	assert.ok(sent + received < big / 100, 'the backend sent ' + sent + ' and received ' + received + ' bytes for ' + big);
-	assert.equal(sha256(await object('10100000000000000000000000000000.blob')), sha256(await object('00100000000000000000000000000000.blob')));
+	assert.equal(await object('10100000000000000000000000000000.blob'), await object('00100000000000000000000000000000.blob'));
 
 	// cleanup_target removes the sidecars and the lease records
 	assert.deepEqual(psqlLines(`SELECT lance_parts.cleanup_target(${literal(target)});\n`), ['t']);

@@ -1,7 +1,7 @@
 'use strict';
 // s3_requests.cjs - the few S3 requests the tests make themselves, to see what lance_parts
 // left on the server and to change it under its feet: ListObjectsV2 and ListMultipartUploads
-// of a prefix, DeleteObject, signed with SigV4 here (node's crypto and fetch), independently
+// of a prefix, DeleteObject, GetObject (for a digest), CopyObject (benchmarks), signed with SigV4 here (node's crypto and fetch), independently
 // of the extension's own signer.
 const crypto = require('node:crypto');
 
@@ -22,9 +22,9 @@ function encode(text)
 }
 
 // A request on the bucket (key '') or on one of its keys, with the query (an object of
-// strings; '' for a valueless one), path style; the answer's body.
-// The response body as text, or as a Buffer when binary.
-async function request(settings, method, key, query, binary = false)
+// strings; '' for a valueless one) and extra headers (signed; lowercase names), path style;
+// the answer's body, as text or (binary) a Buffer.
+async function request(settings, method, key, query, binary = false, extraHeaders = {})
 {
 	const url = new URL(settings.LP_S3_ENDPOINT);
 	const now = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
@@ -32,7 +32,7 @@ async function request(settings, method, key, query, binary = false)
 	const canonicalQuery = Object.keys(query).sort().map((k) => encode(k) + '=' + encode(query[k])).join('&');
 	const payloadHash = sha256Hex('');
 	const canonicalPath = '/' + settings.LP_S3_BUCKET + (key === '' ? '' : '/' + key.split('/').map(encode).join('/'));
-	const headers = { host: url.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': now };
+	const headers = { ...extraHeaders, host: url.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': now };
 	const signedHeaders = Object.keys(headers).sort().join(';');
 	const canonicalRequest = [method, canonicalPath, canonicalQuery,
 		Object.keys(headers).sort().map((k) => k + ':' + headers[k] + '\n').join(''),
@@ -47,17 +47,18 @@ async function request(settings, method, key, query, binary = false)
 	const response = await fetch(url.origin + canonicalPath + '?' + canonicalQuery, {
 		method,
 		headers: {
+			...extraHeaders,
 			'x-amz-content-sha256': payloadHash,
 			'x-amz-date': now,
 			authorization: 'AWS4-HMAC-SHA256 Credential=' + settings.LP_S3_ACCESS_KEY_ID + '/' + scope +
 				', SignedHeaders=' + signedHeaders + ', Signature=' + signature,
 		},
 	});
-	const body = binary && response.ok ? Buffer.from(await response.arrayBuffer()) : await response.text();
+	const body = Buffer.from(await response.arrayBuffer());
 
 	if (!response.ok)
-		throw new Error('S3 ' + method + ' ' + canonicalPath + '?' + canonicalQuery + ': ' + response.status + ' ' + body);
-	return body;
+		throw new Error('S3 ' + method + ' ' + canonicalPath + '?' + canonicalQuery + ': ' + response.status + ' ' + body.toString('utf8'));
+	return binary ? body : body.toString('utf8');
 }
 
 function tagValues(xml, tag)
@@ -102,17 +103,26 @@ async function deleteKey(settings, key)
 	await request(settings, 'DELETE', key, {});
 }
 
-// The bytes of an object.
-async function getObject(settings, key)
+// The SHA-256 (hex) of the object at key.
+async function objectSha256(settings, key)
 {
-	return request(settings, 'GET', key, {}, true);
+	return crypto.createHash('sha256').update(await request(settings, 'GET', key, {}, true)).digest('hex');
 }
 
-// A psql line that records in the temporary table io (label text, sent bigint, received
-// bigint) the bytes the backend running the script has sent to and received from the S3
-// server at port, over its TCP connections there, measured by the backend itself (ss, run
-// by COPY FROM PROGRAM, whose shell's parent is the backend).
-function measuredIo(port, label)
+// CopyObject of the object at sourceKey to destKey, on the server.
+async function copyKey(settings, sourceKey, destKey)
+{
+	await request(settings, 'PUT', destKey, {}, false, {
+		'x-amz-copy-source': '/' + settings.LP_S3_BUCKET + '/' + sourceKey.split('/').map(encode).join('/'),
+	});
+}
+
+// SQL that adds to the temporary table io (label text, sent bigint, received bigint) the bytes
+// the backend running it has sent to and received from the S3 server on port, over its TCP
+// connections there, measured by the backend itself (ss, run by COPY FROM PROGRAM, whose
+// shell's parent is the backend). The difference of two such rows is what the statements
+// between them exchanged, when they kept their connections open.
+function backendTrafficSql(label, port)
 {
 	const awk = 'index($0, pid) { own = 1; next } ' +
 		'own { for (i = 1; i <= NF; i++) { split($i, kv, ":"); if (kv[1] == "bytes_sent") s += kv[2]; if (kv[1] == "bytes_received") r += kv[2] } own = 0 } ' +
@@ -122,4 +132,4 @@ function measuredIo(port, label)
 		label + " '" + awk + "'$cmd$;\n";
 }
 
-module.exports = { listKeys, listUploads, deleteKey, getObject, measuredIo };
+module.exports = { listKeys, listUploads, deleteKey, objectSha256, copyKey, backendTrafficSql };

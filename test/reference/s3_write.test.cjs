@@ -238,8 +238,18 @@ test('local parts into an S3 dataset, and S3 parts into a local dataset', async 
 	assert.deepEqual(await rowsOf(await h.openTable(local)), [...expected, ...expected, ...expected].sort());
 });
 
-// The bytes the backend has exchanged with the S3 server so far, into the temporary table io.
-const measured = (label) => s3.measuredIo(PORT, label);
+// The bytes the backend running script's statements has sent to and received from the S3
+// server, over its TCP connections there, measured by the backend itself (ss, run by COPY
+// FROM PROGRAM, whose shell's parent is the backend) and left in the temporary table io.
+function measured(label)
+{
+	const awk = 'index($0, pid) { own = 1; next } ' +
+		'own { for (i = 1; i <= NF; i++) { split($i, kv, ":"); if (kv[1] == "bytes_sent") s += kv[2]; if (kv[1] == "bytes_received") r += kv[2] } own = 0 } ' +
+		'END { print label "\\t" s + 0 "\\t" r + 0 }';
+
+	return 'COPY io FROM PROGRAM $cmd$ss -tinpH state established "( dport = :' + PORT + ' )" | awk -v pid="pid=$PPID," -v label=' +
+		label + " '" + awk + "'$cmd$;\n";
+}
 
 test('parts on the same S3 server are assembled there: their bytes do not pass through PostgreSQL', async () => {
 	const db = await remote();
