@@ -74,6 +74,41 @@ LANGUAGE C STRICT STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.staging_dir(jsonb) IS
 'Directory under the target''s base where part writers put their files';
 
+-- Blob v2 sidecars written from SQL: payloads go straight into the target's
+-- sidecar directory, named by blob ids of leases claimed for the target.
+
+CREATE FUNCTION @extschema@.lease_blob_ids(target jsonb, count integer)
+RETURNS int8range
+AS 'MODULE_PATHNAME', 'lp_lease_blob_ids'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.lease_blob_ids(jsonb, integer) IS
+'Claim count blob ids of the target, durably in its staging area: a range no other lease of the target overlaps, whoever asks';
+
+CREATE FUNCTION @extschema@.write_packed_blobs(target jsonb, blob_id bigint, payloads bytea[])
+RETURNS jsonb[]
+AS 'MODULE_PATHNAME', 'lp_write_packed_blobs'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.write_packed_blobs(jsonb, bigint, bytea[]) IS
+'Write the payloads into one packed sidecar of the target under a leased blob id; one Packed descriptor per payload (NULL for NULL)';
+
+CREATE FUNCTION @extschema@.write_dedicated_blob(target jsonb, blob_id bigint, payload bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lp_write_dedicated_blob'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.write_dedicated_blob(jsonb, bigint, bytea) IS
+'Write the payload as a dedicated sidecar of the target under a leased blob id; its Dedicated descriptor';
+
+CREATE FUNCTION @extschema@.write_dedicated_blob_from(target jsonb, blob_id bigint, source_uri text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lp_write_dedicated_blob_from'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.write_dedicated_blob_from(jsonb, bigint, text) IS
+'Copy an existing file or object into a dedicated sidecar of the target under a leased blob id (server-side where the store can); its Dedicated descriptor';
+
 -- The session registry of parts, per target.  Registrations roll back with
 -- the transaction that made them.
 

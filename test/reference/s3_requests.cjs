@@ -109,4 +109,33 @@ async function deleteKey(settings, key)
 	await request(settings, 'DELETE', key, {});
 }
 
-// of a prefix, CreateMultipartUpload, DeleteObject, GetObject (for a digest), CopyObject (benchmarks), signed with SigV4 here (node's crypto and fetch), independently
+// The SHA-256 (hex) of the object at key.
+async function objectSha256(settings, key)
+{
+	return crypto.createHash('sha256').update(await request(settings, 'GET', key, {}, true)).digest('hex');
+}
+
+// CopyObject of the object at sourceKey to destKey, on the server.
+async function copyKey(settings, sourceKey, destKey)
+{
+	await request(settings, 'PUT', destKey, {}, false, {
+		'x-amz-copy-source': '/' + settings.LP_S3_BUCKET + '/' + sourceKey.split('/').map(encode).join('/'),
+	});
+}
+
+// SQL that adds to the temporary table io (label text, sent bigint, received bigint) the bytes
+// the backend running it has sent to and received from the S3 server on port, over its TCP
+// connections there, measured by the backend itself (ss, run by COPY FROM PROGRAM, whose
+// shell's parent is the backend). The difference of two such rows is what the statements
+// between them exchanged, when they kept their connections open.
+function backendTrafficSql(label, port)
+{
+	const awk = 'index($0, pid) { own = 1; next } ' +
+		'own { for (i = 1; i <= NF; i++) { split($i, kv, ":"); if (kv[1] == "bytes_sent") s += kv[2]; if (kv[1] == "bytes_received") r += kv[2] } own = 0 } ' +
+		'END { print label "\\t" s + 0 "\\t" r + 0 }';
+
+	return 'COPY io FROM PROGRAM $cmd$ss -tinpH state established "( dport = :' + port + ' )" | awk -v pid="pid=$PPID," -v label=' +
+		label + " '" + awk + "'$cmd$;\n";
+}
+
+module.exports = { listKeys, listUploads, startUpload, deleteKey, objectSha256, copyKey, backendTrafficSql };

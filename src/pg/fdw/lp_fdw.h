@@ -12,6 +12,7 @@
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
  *                    fragments, data files and deletion files) or one file
  * lp_fdw_types.c     Lance types to PostgreSQL types and values
+ * lp_fdw_blob.c      payloads of Blob v2 columns (column option blob 'payload')
  * lp_fdw_import.c    IMPORT FOREIGN SCHEMA
  */
 #ifndef LP_FDW_H
@@ -53,6 +54,13 @@ extern char *lp_fdw_location(const char *uri, const char *root);
 
 /* The Lance field name of a column: its column_name option, or its name. */
 extern char *lp_fdw_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
+
+/*
+ * Whether a column reads the payloads of a Blob v2 field as bytea (column
+ * option blob 'payload') rather than its descriptors (blob 'descriptor', the
+ * default).
+ */
+extern bool lp_fdw_column_reads_payload(Oid relid, AttrNumber attnum);
 
 /* ERROR unless the user may read server files, naming what needed it. */
 extern void lp_fdw_check_path_privilege(const char *what);
@@ -302,5 +310,28 @@ extern void lp_fdw_converter_init(LpFdwConverter *converter, const LpType *type,
 /* The value of row of array as a Datum of the converter's target type. */
 extern Datum lp_fdw_convert(const LpFdwConverter *converter, const LpArray *array,
 							uint64 row);
+
+/* ---- Blob v2 payloads (lp_fdw_blob.c) ---- */
+
+/* Where the payloads of one data file's Blob v2 column are. */
+typedef struct LpFdwBlobReader
+{
+	const char *data_file;		/* its key: sidecars are beside it */
+	LpInput    *data_input;		/* Inline payloads; owned by the scan */
+	MemoryContext context;		/* lives as long as data_input: holds the sidecar's input */
+	char	   *sidecar_path;	/* the sidecar open last, kept for the next payloads */
+	LpInput    *sidecar;
+} LpFdwBlobReader;
+
+/*
+ * The payload of row of a batch of descriptors as a bytea; false for a NULL
+ * descriptor.  ERROR for an unknown kind, a damaged descriptor, a payload
+ * beyond its file's end and External payloads (not read).
+ */
+extern bool lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descriptors,
+								uint64 row, Datum *payload);
+
+/* Close the sidecar kept open. */
+extern void lp_fdw_blob_reader_close(LpFdwBlobReader *reader);
 
 #endif							/* LP_FDW_H */

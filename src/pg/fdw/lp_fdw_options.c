@@ -48,6 +48,7 @@ static const LpFdwOption valid_options[] = {
 	{"uri", ForeignTableRelationId, true},
 	{"version", ForeignTableRelationId, false},
 	{"column_name", AttributeRelationId, false},
+	{"blob", AttributeRelationId, false},
 	{NULL, InvalidOid, false}
 };
 
@@ -154,6 +155,12 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("option \"%s\" must not be empty", "column_name"));
+		else if (strcmp(def->defname, "blob") == 0 &&
+				 strcmp(value, "payload") != 0 && strcmp(value, "descriptor") != 0)
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("invalid value for option \"%s\": \"%s\"", "blob", value),
+					errhint("Valid values are \"payload\" and \"descriptor\"."));
 	}
 	if (catalog == ForeignServerRelationId)
 		lp_s3_check_server_options(options);
@@ -240,4 +247,19 @@ lp_fdw_column_field_name(Oid relid, AttrNumber attnum, const char *attname)
 			return defGetString(def);
 	}
 	return pstrdup(attname);
+}
+
+bool
+lp_fdw_column_reads_payload(Oid relid, AttrNumber attnum)
+{
+	ListCell   *cell;
+
+	foreach(cell, GetForeignColumnOptions(relid, attnum))
+	{
+		DefElem    *def = (DefElem *) lfirst(cell);
+
+		if (strcmp(def->defname, "blob") == 0)
+			return strcmp(defGetString(def), "payload") == 0;
+	}
+	return false;
 }

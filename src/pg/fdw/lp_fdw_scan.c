@@ -23,12 +23,14 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "decode/lp_decode.h"
+#include "format/lp_columns.h"
 #include "fdw/lp_fdw.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
@@ -61,10 +63,12 @@ typedef struct ScanColumn
 	int32		typmod;
 	bool		in_filter;		/* the filter tests it */
 	bool		filter_value;	/* the filter needs its values, not only its NULLs */
+	bool		reads_payload;	/* a Blob v2 field read as its payloads (column option blob) */
 	/* for the current unit */
 	LpFieldReader *reader;		/* NULL: no data file of the fragment holds it */
 	const char *file;			/* the data file it comes from */
 	LpFdwConverter converter;
+	LpFdwBlobReader blob;		/* reads_payload: where the payloads are */
 	/* for the current batch */
 	LpArray    *array;			/* the batch's rows: live rows (filter columns) or output rows */
 	Datum	   *filter_datums;	/* filter columns: the live rows' values, converted */
@@ -185,6 +189,22 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *
 						   state->source->single_file ? "file" : "dataset", state->source->path),
 					errhint("Name the field with the column option \"column_name\"."));
 		column->field_id = field_index < 0 ? -1 : state->source->schema.fields[field_index].id;
+		column->reads_payload = lp_fdw_column_reads_payload(relid, attr->attnum);
+		if (column->reads_payload && field_index >= 0)
+		{
+			const LpField *field = &state->source->schema.fields[field_index];
+
+			if (!lp_field_is_blob(field) || strcmp(field->logical_type, "struct") != 0)
+				ereport(ERROR,
+						errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+						errmsg("column \"%s\" of foreign table \"%s\" reads blob payloads, but field \"%s\" is not a Blob v2 column",
+							   column->attname, state->relname, column->field_name));
+			if (column->typid != BYTEAOID)
+				ereport(ERROR,
+						errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+						errmsg("column \"%s\" of foreign table \"%s\" reads blob payloads and must be of type bytea",
+							   column->attname, state->relname));
+		}
 		if (field_index >= 0 &&
 			!lp_schema_subtree(&state->source->schema, (uint32) field_index,
 							   &column->field_ids, &column->n_field_ids))
@@ -318,8 +338,15 @@ open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 		if (!lp_field_reader_open(open->input, open->file, (uint32) index, &column->reader, &err))
 			lp_raise(&err);
 		column->file = path;
-		lp_fdw_converter_init(&column->converter, lp_field_reader_type(column->reader),
-							  column->typid, column->typmod);
+		if (column->reads_payload)
+		{
+			column->blob.data_file = path;
+			column->blob.data_input = open->input;
+			column->blob.context = state->fragment_context;
+		}
+		else
+			lp_fdw_converter_init(&column->converter, lp_field_reader_type(column->reader),
+								  column->typid, column->typmod);
 	}
 }
 
@@ -371,6 +398,7 @@ close_fragment(LpFdwScan *state)
 		ScanColumn *column = &state->columns[c];
 		LpDecodeStats stats;
 
+		lp_fdw_blob_reader_close(&column->blob);
 		if (column->reader == NULL)
 			continue;
 		lp_field_reader_stats(column->reader, &stats);
@@ -653,8 +681,13 @@ lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
 		if (value_is_null(column, index))
 			continue;
 		state->current_column = column;
-		values[i] = lp_fdw_convert(&column->converter, column->array, index);
-		isnull[i] = false;
+		if (column->reads_payload)
+			isnull[i] = !lp_fdw_blob_payload(&column->blob, column->array, index, &values[i]);
+		else
+		{
+			values[i] = lp_fdw_convert(&column->converter, column->array, index);
+			isnull[i] = false;
+		}
 	}
 	state->current_column = NULL;
 	MemoryContextSwitchTo(old);
