@@ -84,7 +84,7 @@ sql -c "CREATE UNLOGGED TABLE bench_rows AS
 	       'label ' || g || ' ' || (g % 97) AS label,
 	       (SELECT array_agg((((g * 131 + j * 17) % 10007)::float8 / 10007)::real ORDER BY j)
 	        FROM generate_series(0, $((DIM - 1))) j)::$EMB_TYPE AS emb
-	FROM generate_series(1, $MAX) g" -c "VACUUM ANALYZE bench_rows"
+	FROM generate_series(1, $MAX::bigint) g" -c "VACUUM ANALYZE bench_rows"
 # the table in the page cache before anything is timed
 sql -c "SELECT count(t.*) FROM bench_rows t" >/dev/null
 mkdir -p "$WORK/out"
