@@ -56,6 +56,15 @@ else
 	echo "setup.sh: Debian packages already installed"
 fi
 
+# pgvector (the vector(n) tests of test/reference/write_vector.test.cjs skip
+# without it), where the distribution packages it: Debian 12 does not.  apt's
+# lists are there once the packages above were installed.
+if [ "$(dpkg-query -W -f='${Status}' postgresql-15-pgvector 2>/dev/null || true)" != "install ok installed" ] &&
+	apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then
+	echo "setup.sh: installing postgresql-15-pgvector"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15-pgvector </dev/null
+fi
+
 cd "$ROOT"
 
 # The reference implementation (npm lancedb) writes the test data.  The

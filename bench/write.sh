@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+#
+# write.sh - writing Lance from SQL: lance_parts.write_dataset of a query's
+# rows, against npm lancedb writing the same rows from Arrow data already in
+# memory (bench/write_lancedb.cjs), and against COPY (the same query) TO a
+# file (PostgreSQL's own export floor); appended to docs/BENCHMARKS.md with
+# the command line that produced them.
+#
+#   sudo bench/write.sh [--sizes "N ..."] [--version V] [--no-append]
+#
+# Needs root (the server runs as the postgres user).  The set-up (what is
+# installed, the throwaway cluster, the work directory) is bench/common.sh's.
+#
+# Rows (--sizes, default "100000 1000000"; the table is made once, of the
+# largest size): id bigint, k integer, x double precision, y real, label text
+# and emb, 128 floats: pgvector's vector(128) (a fixed-size list of float32)
+# where pgvector is installed, else real[] (a list of float32).  Each size is
+# written once by each writer, file version --version (default 2.2), in
+# one backend: write_dataset has no parallel encoding workers, so these are
+# serial numbers.  Times are psql's \timing (lancedb's: createTable alone).
+# Peak backend memory is the largest RssAnon (the backend's private memory;
+# shared buffers excluded) of the backend, sampled every 20 ms.
+#
+set -euo pipefail
+
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+COMMAND="bench/write.sh${*:+ $*}"
+SIZES="100000 1000000"
+VERSION=2.2
+DIM=128
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--sizes) SIZES=$2; shift ;;
+		--version) VERSION=$2; shift ;;
+		--no-append) APPEND=false ;;
+		*) echo "usage: bench/write.sh [--sizes \"N ...\"] [--version V] [--no-append]" >&2; exit 2 ;;
+	esac
+	shift
+done
+sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
+
+# timed_backend NAME SQL - run SQL in a session of its own with \timing, sampling its
+# backend's RssAnon meanwhile; sets SECONDS_TAKEN and PEAK_KB
+timed_backend()
+{
+	local app=lp_bench_$1 log=$WORK/$1.log psql_pid backend_pid="" rss
+	PGAPPNAME=$app psql -X -Atq -v ON_ERROR_STOP=1 -c '\timing on' -c "$2" >"$log" 2>&1 &
+	psql_pid=$!
+	PEAK_KB=0
+	while kill -0 "$psql_pid" 2>/dev/null; do
+		if [ -z "$backend_pid" ]; then
+			backend_pid=$(sql -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app'" 2>/dev/null || true)
+		fi
+		if [ -n "$backend_pid" ]; then
+			rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$backend_pid/status" 2>/dev/null || true)
+			[ -n "$rss" ] && [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
+		fi
+		sleep 0.02
+	done
+	wait "$psql_pid" || { cat "$log" >&2; exit 1; }
+	SECONDS_TAKEN=$(sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' "$log" | tail -n 1 | awk '{ printf "%.2f", $1 / 1000 }')
+}
+
+bytes_of() { du -sb --apparent-size "$1" | awk '{ print $1 }'; }
+
+bench_start lp-write
+
+MAX=$(echo "$SIZES" | tr ' ' '\n' | sort -n | tail -n 1)
+if [ "$(sql -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 1 ]; then
+	sql -c "CREATE EXTENSION vector"
+	EMB_TYPE="vector($DIM)"
+	EMB_LANCE="fixed_size_list<float32>[$DIM] (pgvector's vector($DIM))"
+else
+	EMB_TYPE="real[]"
+	EMB_LANCE="list<float32> of $DIM items (real[]: pgvector is not installed)"
+fi
+log "making the table of $MAX rows (emb $EMB_TYPE)"
+sql -c "CREATE UNLOGGED TABLE bench_rows AS
+	SELECT g::bigint AS id, (g % 1000)::integer AS k,
+	       (g * 7919 % 100003)::float8 / 100003 AS x,
+	       ((g * 104729 % 65521)::float8 / 256)::real AS y,
+	       'label ' || g || ' ' || (g % 97) AS label,
+	       (SELECT array_agg((((g * 131 + j * 17) % 10007)::float8 / 10007)::real ORDER BY j)
+	        FROM generate_series(0, $((DIM - 1))) j)::$EMB_TYPE AS emb
+	FROM generate_series(1, $MAX::bigint) g" -c "VACUUM ANALYZE bench_rows"
+# the table in the page cache before anything is timed
+sql -c "SELECT count(t.*) FROM bench_rows t" >/dev/null
+mkdir -p "$WORK/out"
+chown postgres: "$WORK/out"
+
+bench_header " (one run of each writer per size; file version $VERSION)."
+out ""
+out "### Writing Lance from SQL: write_dataset against lancedb and COPY TO, ext4"
+out ""
+out "Rows: id int64, k int32, x float64, y float32, label utf8 and emb $EMB_LANCE, made by one formula in both"
+out "writers. write_dataset and COPY read \`SELECT id, k, x, y, label, emb FROM bench_rows WHERE id <= N\` from an"
+out "unlogged table in the page cache; lancedb (npm 0.39, \`createTable\` timed alone) writes Arrow data already in"
+out "memory. COPY writes PostgreSQL's text format. write_dataset encodes in the calling backend (there are no parallel"
+out "encoding workers): serial numbers. Peak memory is the backend's largest RssAnon (private memory, shared buffers"
+out "excluded), sampled every 20 ms; lancedb runs in its own process and is not sampled. The machine is shared with"
+out "other jobs, so times vary."
+out ""
+out "| rows | write_dataset, s | rows/s | lancedb, s | rows/s | COPY TO, s | rows/s | Lance bytes | lancedb bytes | size ratio | COPY bytes | write_dataset peak RssAnon, MiB | COPY peak RssAnon, MiB |"
+out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for rows in $SIZES; do
+	query="SELECT id, k, x, y, label, emb FROM bench_rows WHERE id <= $rows"
+	log "$rows rows: write_dataset"
+	timed_backend "write_$rows" "SELECT * FROM lance_parts.write_dataset('$WORK/out/pg_$rows.lance', \$q\$$query\$q\$, file_version => '$VERSION')"
+	write_s=$SECONDS_TAKEN
+	write_peak=$PEAK_KB
+	write_bytes=$(bytes_of "$WORK/out/pg_$rows.lance/data")
+
+	log "$rows rows: COPY TO"
+	timed_backend "copy_$rows" "COPY ($query) TO '$WORK/out/copy_$rows.txt'"
+	copy_s=$SECONDS_TAKEN
+	copy_peak=$PEAK_KB
+	copy_bytes=$(bytes_of "$WORK/out/copy_$rows.txt")
+	rm -f "$WORK/out/copy_$rows.txt"
+
+	log "$rows rows: lancedb"
+	mkdir -p "$WORK/lancedb_$rows"
+	lancedb_json=$(node "$ROOT/bench/write_lancedb.cjs" "$WORK/lancedb_$rows" "$rows" "$DIM" "$VERSION")
+	lancedb_s=$(node -p "JSON.parse(process.argv[1]).seconds.toFixed(2)" "$lancedb_json")
+	lancedb_bytes=$(node -p "JSON.parse(process.argv[1]).bytes" "$lancedb_json")
+	rm -rf "$WORK/lancedb_$rows" "$WORK/out/pg_$rows.lance"
+
+	out "| $rows | $write_s | $(mbps "$rows" "$write_s") | $lancedb_s | $(mbps "$rows" "$lancedb_s") | $copy_s | $(mbps "$rows" "$copy_s") | $write_bytes | $lancedb_bytes | $(ratio "$write_bytes" "$lancedb_bytes") | $copy_bytes | $(awk -v k="$write_peak" 'BEGIN { printf "%.1f", k / 1024 }') | $(awk -v k="$copy_peak" 'BEGIN { printf "%.1f", k / 1024 }') |"
+done
+out ""
+
+bench_finish

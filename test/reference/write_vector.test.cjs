@@ -1,0 +1,131 @@
+'use strict';
+// pgvector's vector(n) written from SQL and read back by the reference implementation
+// (npm lancedb 0.39), and read by lance_fdw into a vector(n) column.
+//
+//  - write_dataset of a table with a vector(8) column (nulls included) for file versions
+//    2.0 to 2.3: lancedb reads a FixedSizeList<Float32>[8] column holding every value exactly.
+//  - write_part of vector rows from two sessions into a dataset lancedb wrote with a
+//    FixedSizeList<float32, 8> column, registered, assembled and committed in caller order.
+//  - a foreign table declaring the column vector(8) over the datasets above returns the
+//    table's vectors.
+//
+// pgvector is not packaged for every distribution (Debian 12 has no postgresql-15-pgvector;
+// scripts/setup.sh installs it where it is): without the extension these tests are skipped.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const arrow = require('apache-arrow');
+const lancedb = require('@lancedb/lancedb');
+const h = require('./harness.cjs');
+const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
+
+const HAVE_PGVECTOR = psqlLines("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector';\n")[0] === '1';
+const skip = HAVE_PGVECTOR ? false : 'pgvector (extension "vector") is not installed';
+const dir = h.scratchDir('write-vector');
+const ROWS = 20000;
+const DIM = 8;
+
+// Values exact in float32 (multiples of 1/4 below 2^22), negative ones, zeros, and nulls
+// (every 7th row); enough rows for several pages.
+if (HAVE_PGVECTOR)
+	psqlLines(`
+CREATE EXTENSION IF NOT EXISTS vector;
+DROP TABLE IF EXISTS write_vectors;
+CREATE TABLE write_vectors (id bigint, emb vector(${DIM}));
+INSERT INTO write_vectors
+SELECT g, CASE WHEN g % 7 = 0 THEN NULL
+               ELSE (SELECT array_agg(((g * ${DIM} + i) % 100003 - 50000) / 4.0 ORDER BY i)
+                     FROM generate_series(0, ${DIM - 1}) i)::vector(${DIM}) END
+FROM generate_series(1, ${ROWS}) g;
+`);
+
+// The rows of `query` (id, emb) as [id, array of float8 or null], in id order.
+function pgVectors(query)
+{
+	return h.sqlRows(`SELECT id, emb::real[]::float8[] AS emb FROM (${query}) q ORDER BY id`)
+		.map((r) => [Number(r.id), r.emb]);
+}
+
+// lancedb's rows of a table as [id, array of numbers or null], in id order; the column must be
+// a nullable FixedSizeList<Float32>[DIM].
+async function lancedbVectors(table)
+{
+	const batch = await table.query().toArrow();
+	const field = batch.schema.fields.find((f) => f.name === 'emb');
+
+	assert.ok(arrow.DataType.isFixedSizeList(field.type), 'emb is a fixed-size list: ' + field.type);
+	assert.equal(field.type.listSize, DIM);
+	assert.ok(arrow.DataType.isFloat(field.type.children[0].type) &&
+		field.type.children[0].type.precision === arrow.Precision.SINGLE, 'of float32: ' + field.type);
+	const ids = batch.getChild('id');
+	const embs = batch.getChild('emb');
+	const rows = [];
+
+	for (let i = 0; i < batch.numRows; i++)
+	{
+		const v = embs.get(i);
+
+		rows.push([Number(ids.get(i)), v === null ? null : Array.from(v.toArray())]);
+	}
+	rows.sort((a, b) => a[0] - b[0]);
+	return rows;
+}
+
+for (const version of ['2.0', '2.1', '2.2', '2.3'])
+{
+	test(`write_dataset of vector(${DIM}) with nulls, file version ${version}: lancedb reads every vector`, { skip }, async () => {
+		const datasetPath = path.join(dir, `vectors_${version.replace('.', '_')}.lance`);
+		const written = h.sqlRows(`SELECT * FROM lance_parts.write_dataset(${literal(datasetPath)},
+			'SELECT id, emb FROM write_vectors ORDER BY id', file_version => ${literal(version)})`)[0];
+
+		assert.equal(Number(written.num_rows), ROWS);
+		const table = await h.openTable(datasetPath);
+
+		assert.equal(await table.countRows(), ROWS);
+		assert.equal(await table.countRows('emb IS NULL'), Math.floor(ROWS / 7));
+		assert.deepEqual(await lancedbVectors(table), pgVectors('SELECT id, emb FROM write_vectors'));
+	});
+}
+
+test(`write_part of vector rows from two sessions into a dataset lancedb wrote with FixedSizeList<float32, ${DIM}>`, { skip }, async () => {
+	const db = await lancedb.connect(dir);
+	const schema = new arrow.Schema([
+		new arrow.Field('id', new arrow.Int64(), true),
+		new arrow.Field('emb', new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true)), true),
+	]);
+	const base = [
+		{ id: 1, emb: [0.5, -1, 2, 3, 4, 5, 6, 7.25] },
+		{ id: 2, emb: null },
+	];
+
+	await db.createTable('vector_parts', base, { schema, storageOptions: { newTableDataStorageVersion: '2.1' } });
+	const datasetPath = path.join(dir, 'vector_parts.lance');
+	const target = h.createTarget(datasetPath);
+	const partQuery = (from, to) => `SELECT id, emb FROM write_vectors WHERE id BETWEEN ${from} AND ${to} ORDER BY id`;
+	const writePart = (from, to) => psqlAsync('SELECT uri, num_rows FROM lance_parts.write_part(' +
+		h.sqlJsonb(target) + ', ' + literal(partQuery(from, to)) + ');\n');
+	const [late, early] = await Promise.all([writePart(9001, ROWS), writePart(3, 9000)]);
+	const parts = [early[0].split('|')[0], late[0].split('|')[0]];
+
+	assert.deepEqual([early[0].split('|')[1], late[0].split('|')[1]], [String(9000 - 2), String(ROWS - 9000)]);
+	const committed = h.sqlRows(`SELECT c.* FROM lance_parts.assemble(${h.sqlJsonb(target)}, ${h.sqlTextArray(parts)}) a,
+		LATERAL lance_parts.commit(${h.sqlJsonb(target)}) c WHERE a.status = 'written'`);
+
+	assert.equal(committed.length, 1, 'assembled and committed');
+	const table = await h.openTable(datasetPath);
+	const rows = await table.query().withRowId().toArray();
+
+	rows.sort((a, b) => (a._rowid < b._rowid ? -1 : 1));
+	assert.deepEqual(rows.map((r) => Number(r.id)), Array.from({ length: ROWS }, (_, i) => i + 1), 'caller order');
+	const expected = [[1, base[0].emb], [2, null]].concat(pgVectors(partQuery(3, ROWS)));
+
+	assert.deepEqual(await lancedbVectors(table), expected);
+
+	// lance_fdw reads the fixed-size lists (lancedb's and ours) into a vector(8) column
+	psqlLines(`DROP SERVER IF EXISTS write_vector_server CASCADE;
+		CREATE SERVER write_vector_server FOREIGN DATA WRAPPER lance_fdw;
+		CREATE FOREIGN TABLE write_vector_parts (id bigint, emb vector(${DIM}))
+			SERVER write_vector_server OPTIONS (uri ${literal(datasetPath)});\n`);
+	assert.deepEqual(pgVectors('SELECT id, emb FROM write_vector_parts'), expected);
+	psqlLines('DROP SERVER write_vector_server CASCADE;\n');
+});
