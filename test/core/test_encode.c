@@ -1090,6 +1090,7 @@ LP_TEST(encode_refuses_lists_in_2_0)
 	LP_CHECK(!lp_round_trip_encode(&columns.schema, LP_FILE_VERSION_2_0, columns.top_types,
 								   columns.top_arrays, columns.num_top, 100, 100, &bytes, &size, &err));
 	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
-	LP_CHECK(strstr(err.message, "2.0") != NULL);
+	/* a 2.0 list owns a column of its own, which the encoder cannot write */
+	LP_CHECK(strstr(err.message, "has type \"list\"") != NULL);
 	nested_free(&columns);
 }

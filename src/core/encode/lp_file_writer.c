@@ -278,16 +278,6 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 		if (column->name == NULL)
 			goto no_memory;
 		column->struct_header = physical[c].struct_header;
-		if (version == LP_FILE_VERSION_2_0 &&
-			(column->shape.num_lists > 0 || column->type->id == LP_TYPE_LIST ||
-			 column->type->id == LP_TYPE_LARGE_LIST))
-		{
-			lp_fail(err, LP_ERR_UNSUPPORTED,
-					"field \"%s\" of file \"%s\" is or lies in a list, which the encoder cannot write in a 2.0 file",
-					field->name, output->name);
-			lp_error_detail(err, "The encoder writes lists in files of version 2.1 and later.");
-			goto fail;
-		}
 		if (column->struct_header)
 			continue;
 		if (lp_field_is_packed(field) || lp_field_is_blob(field) || column->type->dictionary ||
@@ -299,6 +289,14 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 			goto fail;
 		}
 		column->shape.num_layers = column->depth + 1;
+		if (column->shape.num_lists > 0 && version == LP_FILE_VERSION_2_0)
+		{
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"field \"%s\" of file \"%s\" lies in a list, which the encoder cannot write in a 2.0 file",
+					field->name, output->name);
+			lp_error_detail(err, "The encoder writes lists in files of version 2.1 and later.");
+			goto fail;
+		}
 		if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
 			goto no_memory;
 	}
