@@ -12,7 +12,14 @@
  *    stored flat in chunks of about 4 KiB; strings and binaries as offsets
  *    and bytes in chunks of about 4 KiB;
  *  - wider values: full-zip, each value after its control word (and its
- *    length when variable), with a repetition index for variable widths.
+ *    length when variable), with a repetition index for variable widths;
+ *  - low-cardinality pages (lp_encode_dictionary.c, checked first): a
+ *    mini-block page of u32 indices, compressed as above, and the
+ *    dictionary in page buffer 2.
+ * Field metadata lance-encoding:compression "none" turns RLE, bit-packing
+ * and FSST off, "fsst" forces FSST, and "lz4"/"zstd" store strings without
+ * FSST and compress each mini-block chunk's values (Lance's
+ * GeneralMiniBlockCompressor: when the values reach 4 KiB and shrink).
  * Definition levels (1 = null) go into every chunk or control word when the
  * page has nulls, compressed as Lance compresses levels: bit-packed when
  * every block of 1024 levels holds a null, else flat.
@@ -119,16 +126,20 @@ typedef struct Strings
 #define FSST_LEAST_INPUT_MAX_LENGTH 5
 
 static bool
-strings_prepare(const LpPageValues *page, Strings *strings)
+strings_prepare(const LpLeafShape *shape, const LpPageValues *page, Strings *strings)
 {
 	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+	LpCompressionRequest request = shape->compression.request;
 	LpFsstEncoder *encoder;
 
 	memset(strings, 0, sizeof(*strings));
 	strings->offsets = offsets;
 	strings->data = page->data.data;
 	strings->data_len = page->data.len;
-	if (page->max_length < FSST_LEAST_INPUT_MAX_LENGTH || page->data.len < FSST_LEAST_INPUT_SIZE)
+	if (request == LP_COMPRESSION_NONE || lp_compression_is_general(&shape->compression))
+		return true;
+	if (request != LP_COMPRESSION_FSST &&
+		(page->max_length < FSST_LEAST_INPUT_MAX_LENGTH || page->data.len < FSST_LEAST_INPUT_SIZE))
 		return true;
 	encoder = lp_fsst_encoder_build(page->data.data, offsets, page->num_values);
 	if (encoder == NULL || !lp_buf_reserve(&strings->compressed_data, 2 * page->data.len) ||
@@ -170,7 +181,7 @@ strings_free(Strings *strings)
 /* The messages of one page's encoding trees (values and levels), on the stack. */
 typedef struct Messages
 {
-	CE			ce[6];
+	CE			ce[8];
 	Lance__Encodings21__Flat flat[4];
 	Lance__Encodings21__InlineBitpacking inline_bitpacking[2];
 	Lance__Encodings21__OutOfLineBitpacking out_of_line;
@@ -179,6 +190,8 @@ typedef struct Messages
 	Lance__Encodings21__Rle rle;
 	Lance__Encodings21__Fsst fsst;
 	Lance__Encodings21__ConstantLayout constant;
+	Lance__Encodings21__General general;
+	Lance__Encodings21__BufferCompression buffer_compression;
 	int			used_ce;
 	int			used_flat;
 	int			used_inline;
@@ -625,8 +638,8 @@ next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t wid
 		count = next;
 		next *= 2;
 	}
-	/* As Lance does: the first doubling that no longer fits ends the chunk. */
-	return start + next;
+	/* lancedb 0.39 ends the chunk at the last doubling that fits. */
+	return start + count;
 }
 
 static bool
@@ -744,25 +757,6 @@ chunk_rle(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks,
 }
 
 /*
- * Lance's choice for 8/16/32/64-bit values: RLE when there are fewer runs
- * than half the values (Lance 12 leaves pages with nulls to bit-packing).
- */
-static bool
-prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
-{
-	uint32_t	bytes = shape->bits / 8;
-	uint64_t	runs = 1;
-
-	if (shape->kind != LP_LEAF_FIXED || page->null_count > 0 ||
-		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
-		return false;
-	for (uint64_t i = 1; i < page->num_values; i++)
-		if (memcmp(page->values.data + i * bytes, page->values.data + (i - 1) * bytes, bytes) != 0)
-			runs++;
-	return runs * 2 < page->num_values;
-}
-
-/*
  * Bit-packed when that saves bits: Lance 12 stores values flat when their
  * widest block needs every bit of the type, and when a single block would
  * outweigh the values (its "too small").
@@ -773,7 +767,7 @@ prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
 	uint64_t	bytes = shape->bits / 8;
 	uint32_t	width;
 
-	if (shape->kind != LP_LEAF_FIXED ||
+	if (shape->kind != LP_LEAF_FIXED || shape->compression.request == LP_COMPRESSION_NONE ||
 		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
 		return false;
 	width = lp_bit_width(shape->bits, page->values.data, page->num_values);
@@ -784,9 +778,115 @@ prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
 	return true;
 }
 
+/* Bytes of page's values bit-packed in blocks of 1024, each with its width word. */
+static uint64_t
+bitpacked_bytes(const LpLeafShape *shape, const LpPageValues *page)
+{
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	total = 0;
+
+	for (uint64_t first = 0; first < page->num_values; first += LP_FASTLANES_BLOCK)
+	{
+		uint64_t	count = page->num_values - first < LP_FASTLANES_BLOCK ?
+			page->num_values - first : LP_FASTLANES_BLOCK;
+
+		total += bytes + lp_fastlanes_packed_bytes(lp_bit_width(shape->bits,
+																page->values.data + first * bytes,
+																count));
+	}
+	return total;
+}
+
+/*
+ * lancedb 0.39's choice for 8/16/32/64-bit values, nulls or not: RLE when
+ * its runs take fewer bytes than the values bit-packed (or flat).
+ */
+static bool
+prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
+{
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	other;
+
+	if (shape->kind != LP_LEAF_FIXED || shape->compression.request == LP_COMPRESSION_NONE ||
+		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
+		return false;
+	other = prefers_bitpacking(shape, page) ? bitpacked_bytes(shape, page) :
+		page->num_values * bytes;
+	return rle_chunk_bytes(page->values.data, bytes, 0, page->num_values) < other;
+}
+
+#define GENERAL_LEAST_VALUE_BYTES 4096
+
+/*
+ * Lance's GeneralMiniBlockCompressor: each chunk's values (its first value
+ * buffer) compressed on their own, kept only when the page's values reach
+ * GENERAL_LEAST_VALUE_BYTES and shrink; *value_encoding is then wrapped in
+ * General.  False when out of memory.
+ */
+static bool
+compress_chunks(const LpColumnCompression *compression, Messages *m, ChunkList *chunks,
+				LpBuf *values, CE **value_encoding)
+{
+	LpBuf		compressed = {0};
+	uint64_t   *sizes;
+	CE		   *ce;
+
+	if (values->len < GENERAL_LEAST_VALUE_BYTES)
+		return true;
+	sizes = lp_alloc_array(chunks->count, sizeof(uint64_t));
+	if (sizes == NULL)
+		return false;
+	for (uint64_t c = 0; c < chunks->count; c++)
+	{
+		const Chunk *chunk = &chunks->chunks[c];
+		uint64_t	start = compressed.len;
+
+		if (!lp_general_compress(compression, values->data + chunk->value_start, chunk->value_len,
+								 &compressed))
+		{
+			lp_free(sizes);
+			lp_buf_free(&compressed);
+			return false;
+		}
+		sizes[c] = compressed.len - start;
+	}
+	if (compressed.len < values->len)
+	{
+		uint64_t	start = 0;
+
+		for (uint64_t c = 0; c < chunks->count; c++)
+		{
+			chunks->chunks[c].value_start = start;
+			chunks->chunks[c].value_len = sizes[c];
+			start += sizes[c];
+		}
+		lp_buf_free(values);
+		*values = compressed;
+		ce = &m->ce[m->used_ce++];
+		lance__encodings21__compressive_encoding__init(ce);
+		lp_buffer_compression_init(compression, &m->buffer_compression);
+		lance__encodings21__general__init(&m->general);
+		m->general.compression = &m->buffer_compression;
+		m->general.values = *value_encoding;
+		ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+		ce->general = &m->general;
+		*value_encoding = ce;
+	}
+	else
+		lp_buf_free(&compressed);
+	lp_free(sizes);
+	return true;
+}
+
+/*
+ * A mini-block page of page's values; with dictionary (its items counted
+ * in num_dictionary_items) the values are its indices and its buffer
+ * becomes page buffer 2.
+ */
 static bool
 encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
-				 const Strings *strings, LpEncodedPage *out, LpError *err)
+				 const Strings *strings, LpDictionaryBlock *dictionary,
+				 uint64_t num_dictionary_items, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	ChunkList	chunks = {0};
@@ -839,10 +939,22 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	}
 	if (!ok)
 		goto no_memory;
+	/* Lance leaves fixed-size lists uncompressed. */
+	if (lp_compression_is_general(&shape->compression) && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
+		!compress_chunks(&shape->compression, &m, &chunks, &values, &value_encoding))
+		goto no_memory;
 	if (has_def)
 		level_compression = choose_level_compression(version, page);
 
 	out->num_buffers = 2;
+	if (dictionary != NULL)
+	{
+		out->buffers[2] = dictionary->buffer;
+		memset(&dictionary->buffer, 0, sizeof(dictionary->buffer));
+		out->num_buffers = 3;
+		layout.dictionary = dictionary->encoding;
+		layout.num_dictionary_items = num_dictionary_items;
+	}
 	for (uint64_t c = 0; c < chunks.count; c++)
 	{
 		const Chunk *chunk = &chunks.chunks[c];
@@ -1199,6 +1311,34 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t ind
 	return wrap_layout(&page_layout, out, err);
 }
 
+/*
+ * A dictionary page: the indices, with the page's validity and the
+ * column's compression, as a mini-block page of 32-bit values.
+ */
+static bool
+encode_dictionary(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
+				  const LpDictionary *dictionary, LpEncodedPage *out, LpError *err)
+{
+	LpLeafShape index_shape = {LP_LEAF_FIXED, 32, 0, 0, false, shape->compression};
+	LpPageValues indices;
+	LpDictionaryBlock block;
+	Strings		no_strings;
+	bool		ok;
+
+	memset(&indices, 0, sizeof(indices));
+	memset(&no_strings, 0, sizeof(no_strings));
+	indices.num_values = page->num_values;
+	indices.null_count = page->null_count;
+	indices.values = dictionary->indices;
+	indices.validity = page->validity;
+	if (!lp_dictionary_block_encode(version, shape, dictionary, &block))
+		return no_memory(err);
+	ok = encode_miniblock(version, &index_shape, &indices, &no_strings, &block,
+						  dictionary->num_items, out, err);
+	lp_buf_free(&block.buffer);
+	return ok;
+}
+
 /* Lance's is_narrow: the longest value is under 256 bytes. */
 static bool
 is_narrow(const LpLeafShape *shape, const LpPageValues *page)
@@ -1227,14 +1367,21 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 	else
 	{
 		Strings		strings;
+		LpDictionary dictionary;
+		bool		use_dictionary;
 
 		memset(&strings, 0, sizeof(strings));
-		if (shape->kind == LP_LEAF_VARIABLE && !strings_prepare(page, &strings))
+		if (!lp_dictionary_plan(version, shape, page, &dictionary, &use_dictionary))
+			ok = no_memory(err);
+		else if (use_dictionary)
+			ok = encode_dictionary(version, shape, page, &dictionary, out, err);
+		else if (shape->kind == LP_LEAF_VARIABLE && !strings_prepare(shape, page, &strings))
 			ok = no_memory(err);
 		else if (is_narrow(shape, page))
-			ok = encode_miniblock(version, shape, page, &strings, out, err);
+			ok = encode_miniblock(version, shape, page, &strings, NULL, 0, out, err);
 		else
 			ok = encode_fullzip(shape, page, &strings, out, err);
+		lp_dictionary_free(&dictionary);
 		strings_free(&strings);
 	}
 	if (!ok)
