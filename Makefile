@@ -115,7 +115,7 @@ check-s3: $(BUILD)/s3-tests
 # reference reads it back in test/reference/encode.test.cjs):
 #   $(BUILD)/encode_append DATASET_DIR ROWS.json [BATCH_ROWS]
 ENCODE_APPEND_SRCS = test/tools/encode_append.c test/core/json_reader.c \
-	test/core/lp_test_files.c test/core/lp_test_store.c $(POSIX_SRCS)
+	test/core/lp_encode_round_trip.c test/core/lp_test_files.c test/core/lp_test_store.c $(POSIX_SRCS)
 $(BUILD)/encode_append: $(ENCODE_APPEND_SRCS) $(wildcard test/core/*.h) $(CORE_LIB)
 	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(ENCODE_APPEND_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 
@@ -132,6 +132,12 @@ FUZZ_TARGET ?= fuzz_file_metadata
 $(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(BUILD)/fuzz/liblpcore.a
 	clang $(CORE_TEST_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $< $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
+
+# The encoder's fuzzer shares its round trips with the unit tests.
+$(BUILD)/fuzz_encode: test/fuzz/fuzz_encode.c test/core/lp_encode_round_trip.c \
+		test/core/lp_encode_round_trip.h $(BUILD)/fuzz/liblpcore.a
+	clang $(CORE_TEST_CFLAGS) -Itest/core -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ test/fuzz/fuzz_encode.c test/core/lp_encode_round_trip.c $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
 
 fuzz: $(BUILD)/$(FUZZ_TARGET)
 	@mkdir -p $(BUILD)/fuzz-corpus-$(FUZZ_TARGET)

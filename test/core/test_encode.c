@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_encode_round_trip.h"
 #include "lp_test.h"
 
 #include "base/lp_alloc.h"
@@ -175,46 +176,6 @@ make_array(const LpType *type, const ColumnSpec *spec, uint64_t rows)
 	return array;
 }
 
-/* Row i of both arrays is the same value (or both null). */
-static bool
-rows_equal(const LpType *type, const LpArray *a, const LpArray *b, uint64_t i)
-{
-	uint32_t	width = lp_type_byte_width(type);
-
-	if (lp_array_is_valid(a, i) != lp_array_is_valid(b, i))
-		return false;
-	if (!lp_array_is_valid(a, i))
-		return true;
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		uint64_t	dim = (uint64_t) type->fixed_size;
-		uint32_t	item = lp_type_byte_width(type->children[0]);
-		const LpArray *x = a->children[0];
-		const LpArray *y = b->num_children == 1 ? b->children[0] : NULL;
-
-		if (y == NULL)
-			return false;
-		for (uint64_t j = i * dim; j < (i + 1) * dim; j++)
-		{
-			if (lp_array_is_valid(x, j) != lp_array_is_valid(y, j))
-				return false;
-			if (lp_array_is_valid(x, j) && memcmp(x->values + j * item, y->values + j * item, item) != 0)
-				return false;
-		}
-		return true;
-	}
-	if (lp_type_is_variable_width(type))
-	{
-		uint64_t	len = a->offsets[i + 1] - a->offsets[i];
-
-		return b->offsets[i + 1] - b->offsets[i] == len &&
-			(len == 0 || memcmp(a->data + a->offsets[i], b->data + b->offsets[i], len) == 0);
-	}
-	if (type->id == LP_TYPE_BOOL)
-		return lp_bit_get(a->values, i) == lp_bit_get(b->values, i);
-	return memcmp(a->values + i * width, b->values + i * width, width) == 0;
-}
-
 /*
  * Whether every valid row equals the first valid one and one is valid: from
  * 2.2 on such pages are constant pages, as Lance 12 writes them.
@@ -265,98 +226,28 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 	LpSchema	schema = make_schema(specs, n);
 	LpType	  **types = calloc(n, sizeof(LpType *));
 	LpArray   **arrays = calloc(n, sizeof(LpArray *));
-	LpArray   **slices = calloc(n, sizeof(LpArray *));
-	LpOutput   *output = lp_memory_output_open("memory.lance");
-	LpFileWriter *writer;
 	LpError		err;
 	uint64_t	size = 0;
-	uint64_t	len;
 	uint8_t    *bytes = NULL;
-	LpInput    *input;
+	LpInput    *input = NULL;
 	LpFile	   *file = NULL;
+	bool		encoded;
 
 	for (uint32_t c = 0; c < n; c++)
 	{
 		LP_CHECK(lp_type_parse(specs[c].logical_type, "memory.lance", specs[c].name, &types[c], &err));
 		arrays[c] = make_array(types[c], &specs[c], rows);
 	}
-	writer = lp_file_writer_open(output, &schema, version, &err);
-	LP_CHECK_MSG(writer != NULL, "open: %.300s", err.message);
-	for (uint64_t start = 0; writer != NULL && start < rows; start += batch_rows)
+	encoded = lp_round_trip_encode(&schema, version, types, arrays, n, rows, batch_rows,
+								   &bytes, &size, &err);
+	LP_CHECK_MSG(encoded, "encode %s, %llu rows: %.300s", lp_file_version_name(version),
+				 (unsigned long long) rows, err.message);
+	if (encoded)
 	{
-		uint64_t	count = rows - start < batch_rows ? rows - start : batch_rows;
-		bool		ok;
-
-		/* Batches are slices: the same buffers, shifted (validity and bools re-based). */
-		for (uint32_t c = 0; c < n; c++)
-		{
-			LpArray    *slice = lp_array_new(types[c]);
-			const LpArray *whole = arrays[c];
-			uint32_t	width = lp_type_byte_width(types[c]);
-
-			slice->length = count;
-			if (whole->validity)
-			{
-				slice->validity = lp_alloc0(count / 8 + 1);
-				for (uint64_t i = 0; i < count; i++)
-					lp_bit_set(slice->validity, i, lp_bit_get(whole->validity, start + i));
-			}
-			if (types[c]->id == LP_TYPE_BOOL)
-			{
-				slice->values = lp_alloc0(count / 8 + 1);
-				for (uint64_t i = 0; i < count; i++)
-					lp_bit_set(slice->values, i, lp_bit_get(whole->values, start + i));
-			}
-			else if (lp_type_is_variable_width(types[c]))
-			{
-				slice->offsets = lp_alloc((count + 1) * sizeof(uint64_t));
-				memcpy(slice->offsets, whole->offsets + start, (count + 1) * sizeof(uint64_t));
-				slice->data = lp_memdup(whole->data, whole->data_len);
-				slice->data_len = whole->data_len;
-			}
-			else if (types[c]->id == LP_TYPE_FIXED_SIZE_LIST)
-			{
-				uint64_t	row = (uint64_t) types[c]->fixed_size * lp_type_byte_width(types[c]->children[0]);
-				LpArray    *items = lp_array_new(types[c]->children[0]);
-
-				items->length = count * types[c]->fixed_size;
-				items->values = lp_memdup(whole->children[0]->values + start * row, count * row);
-				if (whole->children[0]->validity)
-				{
-					items->validity = lp_alloc0(items->length / 8 + 1);
-					for (uint64_t i = 0; i < items->length; i++)
-						lp_bit_set(items->validity, i,
-								   lp_bit_get(whole->children[0]->validity,
-											  start * types[c]->fixed_size + i));
-				}
-				slice->num_children = 1;
-				slice->children = lp_alloc(sizeof(LpArray *));
-				slice->children[0] = items;
-			}
-			else
-				slice->values = lp_memdup(whole->values + start * width, count * width);
-			slices[c] = slice;
-		}
-		ok = lp_file_writer_write(writer, (const LpArray *const *) slices, n, &err);
-		LP_CHECK_MSG(ok, "write: %.300s", err.message);
-		for (uint32_t c = 0; c < n; c++)
-			lp_array_free(slices[c]);
-		if (!ok)
-			break;
+		input = lp_memory_input_open("memory.lance", bytes, size);
+		file = lp_file_open(input, &err);
+		LP_CHECK_MSG(file != NULL, "reopen: %.300s", err.message);
 	}
-	if (writer != NULL)
-	{
-		LP_CHECK_MSG(lp_file_writer_finish(writer, &size, &err), "finish: %.300s", err.message);
-		lp_file_writer_free(writer);
-	}
-	bytes = malloc(size + 1);
-	memcpy(bytes, lp_memory_output_data(output, &len), size);
-	LP_CHECK_EQ_U64(len, size);
-	output->ops->abort(output);
-
-	input = lp_memory_input_open("memory.lance", bytes, size);
-	file = lp_file_open(input, &err);
-	LP_CHECK_MSG(file != NULL, "reopen: %.300s", err.message);
 	if (file != NULL)
 	{
 		LP_CHECK_EQ_U64(file->num_rows, rows);
@@ -364,20 +255,14 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 		LP_CHECK_EQ_U64(file->num_columns, n);
 		for (uint32_t c = 0; c < n && c < file->num_columns; c++)
 		{
-			LpType	   *decoded_type;
-			LpArray    *decoded;
-			uint64_t	bad = UINT64_MAX;
+			uint64_t	bad;
 
-			if (!lp_decode_field(input, file, c, &decoded_type, &decoded, &err))
+			if (!lp_round_trip_compare(input, file, c, types[c], arrays[c], &bad, &err))
 			{
 				LP_CHECK_MSG(false, "decode %.100s (%llu rows): %.300s", specs[c].name,
 							 (unsigned long long) rows, err.message);
 				continue;
 			}
-			LP_CHECK_EQ_U64(decoded->length, rows);
-			for (uint64_t i = 0; i < rows && i < decoded->length && bad == UINT64_MAX; i++)
-				if (!rows_equal(types[c], arrays[c], decoded, i))
-					bad = i;
 			LP_CHECK_MSG(bad == UINT64_MAX, "%s %s, %llu rows: row %llu differs",
 						 lp_file_version_name(version), specs[c].name,
 						 (unsigned long long) rows, (unsigned long long) bad);
@@ -405,11 +290,10 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 							 file->columns[c].num_pages ? file->columns[c].pages[0].layout : "none",
 							 expected);
 			}
-			lp_array_free(decoded);
-			lp_type_free(decoded_type);
 		}
 	}
-	lp_input_close(input);
+	if (input != NULL)
+		lp_input_close(input);
 	for (uint32_t c = 0; c < n; c++)
 	{
 		lp_array_free(arrays[c]);
@@ -417,12 +301,11 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 	}
 	free(types);
 	free(arrays);
-	free(slices);
 	free(schema.fields);
 	if (bytes_out)
 		*bytes_out = bytes;
 	else
-		free(bytes);
+		lp_free(bytes);
 	return file;
 }
 
@@ -557,7 +440,7 @@ LP_TEST(encode_miniblock_chunks_follow_lance)
 		LP_CHECK_EQ_U64(lp_le16(chunk + 2), 128);
 		LP_CHECK_EQ_U64(lp_le16(chunk + 4), 8 + 1024 * 7 / 8);
 		lp_file_free(file);
-		free(bytes);
+		lp_free(bytes);
 	}
 	/*
 	 * In 2.2 the words and value sizes are u32 (has_large_chunk); the 100
@@ -573,7 +456,7 @@ LP_TEST(encode_miniblock_chunks_follow_lance)
 		LP_CHECK_EQ_U64(page->num_buffers, 3);
 		LP_CHECK_EQ_U64(lp_le32(chunk + 4), 4 + 1024 * 7 / 8);
 		lp_file_free(file);
-		free(bytes);
+		lp_free(bytes);
 	}
 }
 
@@ -784,4 +667,413 @@ LP_TEST(encode_levels_follow_lance)
 		LP_CHECK_EQ_U64(levels, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE);
 		lp_file_free(file);
 	}
+}
+
+/* ---- structs ----------------------------------------------------------------- */
+
+/*
+ * A field of a nested schema, in pre-order; structs are "struct" with their
+ * members after them, lists "list" or "large_list" with their item.
+ */
+typedef struct NestedSpec
+{
+	int			parent;			/* index of the parent struct or list, -1 at the top */
+	ColumnSpec	column;			/* leaves: as above; others: name, type, nullable */
+	uint32_t	null_period;	/* structs and lists: every null_period-th row (from 2) null, 0: none */
+} NestedSpec;
+
+/* Items of list row r: 0 to 4, 0 (empty) every 5th row. */
+#define LIST_LENGTH(r) ((uint64_t) ((r) * 7 + 3) % 5)
+
+typedef struct NestedColumns
+{
+	LpSchema	schema;
+	LpType	  **types;			/* one per field, struct members attached to their struct */
+	LpArray   **arrays;			/* one per field, the same */
+	uint32_t	num_top;
+	LpType	  **top_types;
+	LpArray   **top_arrays;
+	uint32_t   *top_fields;		/* schema index of each top-level field */
+} NestedColumns;
+
+static void
+nested_build(const NestedSpec *specs, uint32_t n, uint64_t top_rows, NestedColumns *out)
+{
+	LpError		err;
+	uint64_t   *rows_of = calloc(n, sizeof(uint64_t));	/* rows of each field's array */
+
+	memset(out, 0, sizeof(*out));
+	out->schema.num_fields = n;
+	out->schema.fields = calloc(n, sizeof(LpField));
+	out->types = calloc(n, sizeof(LpType *));
+	out->arrays = calloc(n, sizeof(LpArray *));
+	out->top_types = calloc(n, sizeof(LpType *));
+	out->top_arrays = calloc(n, sizeof(LpArray *));
+	out->top_fields = calloc(n, sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+	{
+		const ColumnSpec *column = &specs[i].column;
+		LpField    *field = &out->schema.fields[i];
+		bool		is_struct = strcmp(column->logical_type, "struct") == 0;
+		bool		is_list = strstr(column->logical_type, "list") != NULL &&
+			strstr(column->logical_type, "fixed") == NULL;
+		int			parent = specs[i].parent;
+
+		/* a list's item has a row per item of the list, a member one per struct row */
+		uint64_t	rows = parent < 0 ? top_rows :
+			strcmp(specs[parent].column.logical_type, "struct") == 0 ? rows_of[parent] :
+			out->arrays[parent]->offsets[rows_of[parent]];
+
+		rows_of[i] = rows;
+		field->id = (int32_t) i;
+		field->parent_id = specs[i].parent;
+		field->name = (char *) column->name;
+		field->logical_type = (char *) column->logical_type;
+		field->nullable = column->nullable;
+		field->legacy_encoding = strstr(column->logical_type, "string") ||
+			strstr(column->logical_type, "binary") ? 2 : 1;
+		LP_CHECK(lp_type_parse(column->logical_type, "memory.lance", column->name, &out->types[i], &err));
+		if (is_struct || is_list)
+		{
+			LpArray    *array = lp_array_new(out->types[i]);
+
+			array->length = rows;
+			if (specs[i].null_period > 0)
+			{
+				array->validity = lp_alloc0(rows / 8 + 1);
+				for (uint64_t r = 0; r < rows; r++)
+				{
+					bool		valid = r % specs[i].null_period != 2 % specs[i].null_period;
+
+					lp_bit_set(array->validity, r, valid);
+					array->null_count += !valid;
+				}
+			}
+			if (is_list)
+			{
+				array->offsets = lp_alloc((rows + 1) * sizeof(uint64_t));
+				array->offsets[0] = 0;
+				for (uint64_t r = 0; r < rows; r++)
+					array->offsets[r + 1] = array->offsets[r] +
+						(lp_array_is_valid(array, r) ? LIST_LENGTH(r) : 0);
+			}
+			out->types[i]->children = lp_alloc0(n * sizeof(LpType *));
+			array->children = lp_alloc0(n * sizeof(LpArray *));
+			out->arrays[i] = array;
+		}
+		else
+			out->arrays[i] = make_array(out->types[i], column, rows);
+		if (specs[i].parent < 0)
+		{
+			out->top_types[out->num_top] = out->types[i];
+			out->top_arrays[out->num_top] = out->arrays[i];
+			out->top_fields[out->num_top++] = i;
+		}
+		else
+		{
+			LpType	   *parent_type = out->types[specs[i].parent];
+			LpArray    *parent_array = out->arrays[specs[i].parent];
+
+			parent_type->children[parent_type->num_children++] = out->types[i];
+			parent_array->children[parent_array->num_children++] = out->arrays[i];
+		}
+	}
+	free(rows_of);
+}
+
+static void
+nested_free(NestedColumns *columns)
+{
+	for (uint32_t t = 0; t < columns->num_top; t++)
+	{
+		lp_array_free(columns->top_arrays[t]);
+		lp_type_free(columns->top_types[t]);
+	}
+	free(columns->schema.fields);
+	free(columns->types);
+	free(columns->arrays);
+	free(columns->top_types);
+	free(columns->top_arrays);
+	free(columns->top_fields);
+}
+
+/*
+ * Write rows of the nested columns in batches, decode every top-level field
+ * and compare at every level; returns the file (caller frees).
+ */
+static LpFile *
+nested_round_trip(LpFileVersion version, const NestedSpec *specs, uint32_t n, uint64_t rows,
+				  uint64_t batch_rows)
+{
+	NestedColumns columns;
+	LpError		err;
+	uint8_t    *bytes = NULL;
+	uint64_t	size = 0;
+	LpInput    *input;
+	LpFile	   *file = NULL;
+	bool		encoded;
+
+	nested_build(specs, n, rows, &columns);
+	encoded = lp_round_trip_encode(&columns.schema, version, columns.top_types, columns.top_arrays,
+								   columns.num_top, rows, batch_rows, &bytes, &size, &err);
+	LP_CHECK_MSG(encoded, "encode %s, %llu rows: %.300s", lp_file_version_name(version),
+				 (unsigned long long) rows, err.message);
+	if (!encoded)
+	{
+		nested_free(&columns);
+		return NULL;
+	}
+	input = lp_memory_input_open("memory.lance", bytes, size);
+	file = lp_file_open(input, &err);
+	LP_CHECK_MSG(file != NULL, "reopen: %.300s", err.message);
+	for (uint32_t t = 0; file != NULL && t < columns.num_top; t++)
+	{
+		uint64_t	bad;
+		bool		decoded = lp_round_trip_compare(input, file, columns.top_fields[t],
+													columns.top_types[t], columns.top_arrays[t],
+													&bad, &err);
+
+		LP_CHECK_MSG(decoded, "decode %s %s: %.300s", lp_file_version_name(version),
+					 specs[columns.top_fields[t]].column.name, err.message);
+		LP_CHECK_MSG(!decoded || bad == UINT64_MAX, "%s %s, %llu rows: row %llu differs",
+					 lp_file_version_name(version), specs[columns.top_fields[t]].column.name,
+					 (unsigned long long) rows, (unsigned long long) bad);
+	}
+	lp_input_close(input);
+	lp_free(bytes);
+	nested_free(&columns);
+	return file;
+}
+
+/*
+ * Structs of every kind of leaf, structs in structs, with nulls at the
+ * struct, the member and both levels (and none), an all-null struct,
+ * members wide enough for full-zip pages, constant members: 2.1+ carry
+ * one repdef layer per struct in every page layout.
+ */
+static const NestedSpec struct_schema[] = {
+	{-1, {"id", "int64", false, RANDOM, NULL}, 0},
+	{-1, {"s", "struct", true, RANDOM, NULL}, 5},
+	{1, {"a", "int32", true, RANDOM, NULL}, 0},
+	{1, {"b", "string", true, RANDOM, NULL}, 0},
+	{1, {"inner", "struct", true, RANDOM, NULL}, 11},
+	{4, {"c", "double", true, SMALL, NULL}, 0},
+	{4, {"v", "fixed_size_list:float:4", false, RANDOM, NULL}, 0},
+	{4, {"deep", "struct", true, RANDOM, NULL}, 3},
+	{7, {"d", "int16", false, RANDOM, NULL}, 0},
+	{1, {"flag", "bool", true, RANDOM, NULL}, 0},
+	{1, {"const", "int64", false, CONSTANT, NULL}, 0},
+	{1, {"nulls", "int32", true, ALL_NULL, NULL}, 0},
+	{-1, {"valid", "struct", false, RANDOM, NULL}, 0},
+	{12, {"long", "large_binary", true, LONG_STRINGS, NULL}, 0},
+	{12, {"vec", "fixed_size_list:float:80", true, RANDOM, NULL}, 0},
+	{12, {"rare", "int32", true, RARE_NULLS, NULL}, 0},
+	{-1, {"gone", "struct", true, RANDOM, NULL}, 1},
+	{16, {"x", "string", true, RANDOM, NULL}, 0},
+	{16, {"y", "int32", false, RANDOM, NULL}, 0},
+};
+
+#define N_STRUCT_SCHEMA ((uint32_t) (sizeof(struct_schema) / sizeof(struct_schema[0])))
+
+LP_TEST(encode_structs_round_trip)
+{
+	static const uint64_t counts[] = {0, 1, 3, 1024, 1025, 5000};
+
+	rng_state = 11;
+	for (size_t v = 1; v < N_VERSIONS; v++)
+		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		{
+			LpFile	   *file = nested_round_trip(versions[v], struct_schema, N_STRUCT_SCHEMA,
+												 counts[i], 700);
+
+			/* 2.1+ give columns to the leaves only. */
+			if (file != NULL)
+				LP_CHECK_EQ_U64(file->num_columns, 14);
+			lp_file_free(file);
+		}
+}
+
+LP_TEST(encode_structs_fill_pages)
+{
+	/* 250-400 byte members under a struct with nulls: several 8 MiB pages, split anywhere. */
+	static const NestedSpec specs[] = {
+		{-1, {"s", "struct", true, RANDOM, NULL}, 6},
+		{0, {"long", "string", true, LONG_STRINGS, NULL}, 0},
+		{0, {"i", "int32", true, RANDOM, NULL}, 0},
+	};
+
+	rng_state = 12;
+	for (size_t v = 0; v < N_VERSIONS; v++)
+	{
+		/* 2.0 cannot store a null struct: its struct here has none. */
+		NestedSpec	version_specs[3];
+		LpFile	   *file;
+
+		memcpy(version_specs, specs, sizeof(specs));
+		if (versions[v] == LP_FILE_VERSION_2_0)
+			version_specs[0].null_period = 0;
+		file = nested_round_trip(versions[v], version_specs, 3, 60000, 6999);
+		if (file != NULL)
+			LP_CHECK(file->columns[versions[v] == LP_FILE_VERSION_2_0 ? 1 : 0].num_pages >= 2);
+		lp_file_free(file);
+	}
+}
+
+LP_TEST(encode_structs_2_0)
+{
+	/* 2.0: a header column per struct (one SimpleStruct page of every row), members' nulls only. */
+	static const NestedSpec specs[] = {
+		{-1, {"s", "struct", false, RANDOM, NULL}, 0},
+		{0, {"a", "int32", true, RANDOM, NULL}, 0},
+		{0, {"inner", "struct", false, RANDOM, NULL}, 0},
+		{2, {"b", "string", true, RANDOM, NULL}, 0},
+		{2, {"v", "fixed_size_list:float:4", true, RANDOM, NULL}, 0},
+		{-1, {"id", "int64", false, RANDOM, NULL}, 0},
+	};
+	static const NestedSpec null_struct[] = {
+		{-1, {"s", "struct", true, RANDOM, NULL}, 4},
+		{0, {"a", "int32", true, RANDOM, NULL}, 0},
+	};
+	NestedColumns columns;
+	LpFile	   *file;
+	LpError		err;
+	uint8_t    *bytes = NULL;
+	uint64_t	size;
+
+	rng_state = 13;
+	file = nested_round_trip(LP_FILE_VERSION_2_0, specs, 6, 3000, 1000);
+	if (file != NULL)
+	{
+		LP_CHECK_EQ_U64(file->num_columns, 6);
+		LP_CHECK_EQ_U64(file->columns[0].num_pages, 1);
+		LP_CHECK_EQ_U64(file->columns[0].pages[0].num_rows, 3000);
+		LP_CHECK_EQ_U64(file->columns[0].pages[0].num_buffers, 0);
+		LP_CHECK_STR(file->columns[0].pages[0].layout, "struct");
+		LP_CHECK_STR(file->columns[2].pages[0].layout, "struct");
+	}
+	lp_file_free(file);
+
+	/* A null struct is refused in 2.0, before anything of the batch is taken. */
+	nested_build(null_struct, 2, 100, &columns);
+	LP_CHECK(!lp_round_trip_encode(&columns.schema, LP_FILE_VERSION_2_0, columns.top_types,
+								   columns.top_arrays, columns.num_top, 100, 100, &bytes, &size, &err));
+	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+	LP_CHECK(strstr(err.message, "2.0") != NULL);
+	nested_free(&columns);
+}
+
+/* ---- lists ------------------------------------------------------------------- */
+
+/*
+ * Lists (and large lists) of every kind of leaf, lists of lists, lists of
+ * structs with lists in them, lists in structs: null lists, empty lists,
+ * null items, null structs inside and outside lists, all-null and all-empty
+ * lists; 2.1+ write repetition levels in mini-block chunks with a
+ * repetition index.
+ */
+static const NestedSpec list_schema[] = {
+	{-1, {"id", "int64", false, RANDOM, NULL}, 0},
+	{-1, {"li", "list", true, RANDOM, NULL}, 6},
+	{1, {"item", "int32", true, RANDOM, NULL}, 0},
+	{-1, {"ls", "large_list", false, RANDOM, NULL}, 0},
+	{3, {"item", "string", true, RANDOM, NULL}, 0},
+	{-1, {"lb", "list", true, RANDOM, NULL}, 4},
+	{5, {"item", "bool", false, RANDOM, NULL}, 0},
+	{-1, {"lv", "list", true, RANDOM, NULL}, 9},
+	{7, {"item", "fixed_size_list:float:4", true, ITEM_NULLS, NULL}, 0},
+	{-1, {"ll", "list", true, RANDOM, NULL}, 7},
+	{9, {"inner", "list", true, RANDOM, NULL}, 3},
+	{10, {"item", "double", true, SMALL, NULL}, 0},
+	{-1, {"lst", "list", true, RANDOM, NULL}, 5},
+	{12, {"item", "struct", true, RANDOM, NULL}, 4},
+	{13, {"a", "int16", true, RANDOM, NULL}, 0},
+	{13, {"tags", "list", true, RANDOM, NULL}, 6},
+	{15, {"item", "binary", true, RANDOM, NULL}, 0},
+	{-1, {"st", "struct", true, RANDOM, NULL}, 8},
+	{17, {"nums", "list", true, RANDOM, NULL}, 3},
+	{18, {"item", "uint8", false, SMALL, NULL}, 0},
+	{17, {"x", "int32", true, RANDOM, NULL}, 0},
+	{-1, {"gone", "list", true, RANDOM, NULL}, 1},
+	{21, {"item", "int32", true, RANDOM, NULL}, 0},
+	{-1, {"runs", "list", false, RANDOM, NULL}, 0},
+	{23, {"item", "int64", false, RUNS, NULL}, 0},
+};
+
+#define N_LIST_SCHEMA ((uint32_t) (sizeof(list_schema) / sizeof(list_schema[0])))
+
+LP_TEST(encode_lists_round_trip)
+{
+	static const uint64_t counts[] = {0, 1, 2, 5, 1023, 3000, 12000};
+
+	rng_state = 21;
+	for (size_t v = 1; v < N_VERSIONS; v++)
+		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		{
+			LpFile	   *file = nested_round_trip(versions[v], list_schema, N_LIST_SCHEMA,
+												 counts[i], 997);
+
+			if (file != NULL && counts[i] >= 1023)
+			{
+				/* lists of narrow items: mini-block pages with a repetition index */
+				LP_CHECK_STR(file->columns[1].pages[0].layout, "mini_block");
+				LP_CHECK_EQ_U64(file->columns[1].pages[0].num_buffers, 3);
+			}
+			lp_file_free(file);
+		}
+}
+
+LP_TEST(encode_lists_fill_pages)
+{
+	/* Enough rows for several 8 MiB pages, which split on row boundaries. */
+	static const NestedSpec specs[] = {
+		{-1, {"l", "list", true, RANDOM, NULL}, 7},
+		{0, {"item", "fixed_size_list:float:16", true, RANDOM, NULL}, 0},
+		{-1, {"s", "list", true, RANDOM, NULL}, 5},
+		{2, {"item", "string", true, RANDOM, NULL}, 0},
+	};
+
+	rng_state = 22;
+	for (size_t v = 1; v < N_VERSIONS; v++)
+	{
+		LpFile	   *file = nested_round_trip(versions[v], specs, 4, 150000, 9999);
+
+		if (file != NULL)
+		{
+			uint64_t	rows = 0;
+
+			LP_CHECK(file->columns[0].num_pages >= 3);
+			for (uint32_t p = 0; p < file->columns[0].num_pages; p++)
+				rows += file->columns[0].pages[p].num_rows;
+			LP_CHECK_EQ_U64(rows, 150000);
+		}
+		lp_file_free(file);
+	}
+}
+
+LP_TEST(encode_refuses_lists_it_cannot_write)
+{
+	/* 2.0 lists, and items of 256 bytes or more (full-zip with repetition), are refused. */
+	static const NestedSpec list20[] = {
+		{-1, {"l", "list", true, RANDOM, NULL}, 3},
+		{0, {"item", "int32", true, RANDOM, NULL}, 0},
+	};
+	static const NestedSpec wide[] = {
+		{-1, {"l", "list", true, RANDOM, NULL}, 3},
+		{0, {"item", "string", true, LONG_STRINGS, NULL}, 0},
+	};
+	NestedColumns columns;
+	LpError		err;
+	uint8_t    *bytes = NULL;
+	uint64_t	size;
+
+	nested_build(list20, 2, 100, &columns);
+	LP_CHECK(!lp_round_trip_encode(&columns.schema, LP_FILE_VERSION_2_0, columns.top_types,
+								   columns.top_arrays, columns.num_top, 100, 100, &bytes, &size, &err));
+	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+	nested_free(&columns);
+	nested_build(wide, 2, 100, &columns);
+	LP_CHECK(!lp_round_trip_encode(&columns.schema, LP_FILE_VERSION_2_1, columns.top_types,
+								   columns.top_arrays, columns.num_top, 100, 100, &bytes, &size, &err));
+	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+	nested_free(&columns);
 }

@@ -1,24 +1,26 @@
 /*
  * fuzz_encode.c - libFuzzer target: encode → decode round trips.  The
- * input chooses the file version, up to four flat leaf columns (type, null
- * pattern, null items in fixed-size lists of 2.1+), the row count, the
- * batch size and, cycling through its remaining bytes, every value, string
- * length and null; the file the encoder writes must decode to exactly those
- * values.  Any refusal or difference is a crash.
+ * input chooses the file version, up to four leaf columns (type, null
+ * pattern, null items in fixed-size lists of 2.1+), whether they lie in a
+ * struct or in a struct in a struct (and those structs' nulls, 2.1+), the
+ * row count, the batch size and, cycling through its remaining bytes,
+ * every value, string length and null; the file the encoder writes must decode to exactly those
+ * values, compared as the unit tests compare them
+ * (test/core/lp_encode_round_trip.h).  Any refusal or difference is a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_encode_round_trip.h"
+
 #include "base/lp_alloc.h"
-#include "decode/lp_decode.h"
-#include "encode/lp_file_writer.h"
 #include "format/lp_file.h"
 
 #define MAX_COLUMNS 4
 #define MAX_ROWS 6000
-/* version, columns, rows (2), batch, a type and a null mode per column */
-#define HEADER_BYTES (5 + 2 * MAX_COLUMNS)
+/* version, columns, rows (2), batch, nesting, struct nulls, a type and a null mode per column */
+#define HEADER_BYTES (7 + 2 * MAX_COLUMNS)
 
 static const char *const types[] = {
 	"int8", "int16", "int32", "int64", "uint64", "float", "double", "bool",
@@ -48,6 +50,22 @@ next_byte(Source *source)
 	return byte;
 }
 
+/* The validity of rows rows by null_mode % 4: 0 none, 1 some nulls from the input, 2 all null, 3 all valid. */
+static void
+make_validity(LpArray *array, uint8_t null_mode, uint64_t rows, Source *source)
+{
+	if (null_mode % 4 == 0)
+		return;
+	array->validity = lp_alloc0(rows / 8 + 1);
+	for (uint64_t i = 0; i < rows; i++)
+	{
+		bool		valid = null_mode % 4 == 3 || (null_mode % 4 == 1 && (next_byte(source) & 3) != 0);
+
+		lp_bit_set(array->validity, i, valid);
+		array->null_count += !valid;
+	}
+}
+
 static LpArray *
 make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows, Source *source)
 {
@@ -55,18 +73,7 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows
 	uint32_t	width = lp_type_byte_width(type);
 
 	array->length = rows;
-	if (null_mode % 4 != 0)
-	{
-		array->validity = lp_alloc0(rows / 8 + 1);
-		for (uint64_t i = 0; i < rows; i++)
-		{
-			/* 1: some nulls from the input, 2: all null, 3: none (but nullable) */
-			bool		valid = null_mode % 4 == 3 || (null_mode % 4 == 1 && (next_byte(source) & 3) != 0);
-
-			lp_bit_set(array->validity, i, valid);
-			array->null_count += !valid;
-		}
-	}
+	make_validity(array, null_mode, rows, source);
 	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
 	{
 		LpArray    *items = lp_array_new(type->children[0]);
@@ -117,116 +124,69 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows
 	return array;
 }
 
-static bool
-rows_equal(const LpType *type, const LpArray *a, const LpArray *b, uint64_t i)
+/* A struct of the members (taking their types and arrays), its nulls by null_mode. */
+static LpArray *
+make_struct(LpType **type, LpType **member_types, LpArray **members, uint32_t n, uint8_t null_mode,
+			uint64_t rows, Source *source)
 {
-	uint32_t	width = lp_type_byte_width(type);
+	LpArray    *array;
+	LpError		err;
 
-	if (lp_array_is_valid(a, i) != lp_array_is_valid(b, i))
-		return false;
-	if (!lp_array_is_valid(a, i))
-		return true;
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		uint64_t	dim = (uint64_t) type->fixed_size;
-		uint32_t	item = lp_type_byte_width(type->children[0]);
-		const LpArray *x = a->children[0];
-		const LpArray *y = b->children[0];
-
-		for (uint64_t j = i * dim; j < (i + 1) * dim; j++)
-			if (lp_array_is_valid(x, j) != lp_array_is_valid(y, j) ||
-				(lp_array_is_valid(x, j) && memcmp(x->values + j * item, y->values + j * item, item) != 0))
-				return false;
-		return true;
-	}
-	if (lp_type_is_variable_width(type))
-	{
-		uint64_t	len = a->offsets[i + 1] - a->offsets[i];
-
-		return b->offsets[i + 1] - b->offsets[i] == len &&
-			(len == 0 || memcmp(a->data + a->offsets[i], b->data + b->offsets[i], len) == 0);
-	}
-	if (type->id == LP_TYPE_BOOL)
-		return lp_bit_get(a->values, i) == lp_bit_get(b->values, i);
-	return memcmp(a->values + i * width, b->values + i * width, width) == 0;
+	if (!lp_type_parse("struct", "fuzz", "s", type, &err))
+		abort();
+	(*type)->children = lp_alloc(n * sizeof(LpType *));
+	(*type)->num_children = n;
+	memcpy((*type)->children, member_types, n * sizeof(LpType *));
+	array = lp_array_new(*type);
+	array->length = rows;
+	array->children = lp_alloc(n * sizeof(LpArray *));
+	array->num_children = n;
+	memcpy(array->children, members, n * sizeof(LpArray *));
+	make_validity(array, null_mode, rows, source);
+	return array;
 }
 
-/* A batch of rows [start, start + count) of array, sharing nothing with it. */
-static LpArray *
-slice_array(const LpType *type, const LpArray *whole, uint64_t start, uint64_t count)
+static void
+set_field(LpField *field, int32_t parent_id, const char *logical_type)
 {
-	LpArray    *slice = lp_array_new(type);
-	uint32_t	width = lp_type_byte_width(type);
-
-	slice->length = count;
-	if (whole->validity)
-	{
-		slice->validity = lp_alloc0(count / 8 + 1);
-		for (uint64_t i = 0; i < count; i++)
-			lp_bit_set(slice->validity, i, lp_bit_get(whole->validity, start + i));
-	}
-	if (type->id == LP_TYPE_BOOL)
-	{
-		slice->values = lp_alloc0(count / 8 + 1);
-		for (uint64_t i = 0; i < count; i++)
-			lp_bit_set(slice->values, i, lp_bit_get(whole->values, start + i));
-	}
-	else if (lp_type_is_variable_width(type))
-	{
-		slice->offsets = lp_alloc((count + 1) * sizeof(uint64_t));
-		memcpy(slice->offsets, whole->offsets + start, (count + 1) * sizeof(uint64_t));
-		slice->data = lp_memdup(whole->data, whole->data_len);
-		slice->data_len = whole->data_len;
-	}
-	else if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		uint64_t	row = (uint64_t) type->fixed_size * lp_type_byte_width(type->children[0]);
-		LpArray    *items = lp_array_new(type->children[0]);
-
-		items->length = count * type->fixed_size;
-		items->values = lp_memdup(whole->children[0]->values + start * row, count * row);
-		if (whole->children[0]->validity)
-		{
-			items->validity = lp_alloc0(items->length / 8 + 1);
-			for (uint64_t i = 0; i < items->length; i++)
-				lp_bit_set(items->validity, i,
-						   lp_bit_get(whole->children[0]->validity, start * type->fixed_size + i));
-		}
-		slice->num_children = 1;
-		slice->children = lp_alloc(sizeof(LpArray *));
-		slice->children[0] = items;
-	}
-	else
-		slice->values = lp_memdup(whole->values + start * width, count * width);
-	return slice;
+	field->parent_id = parent_id;
+	field->name = (char *) "c";
+	field->logical_type = (char *) logical_type;
+	field->nullable = true;
 }
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/*
+ * Nesting 0: the leaves are the top-level fields; 1: they are the members
+ * of one struct; 2: the first leaf and a struct of the others are.
+ */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const LpFileVersion versions[] = {LP_FILE_VERSION_2_0, LP_FILE_VERSION_2_1,
 	LP_FILE_VERSION_2_2, LP_FILE_VERSION_2_3};
-	LpField		fields[MAX_COLUMNS];
+	LpField		fields[MAX_COLUMNS + 2];
 	LpSchema	schema;
-	LpType	   *column_types[MAX_COLUMNS];
-	LpArray    *arrays[MAX_COLUMNS];
-	LpArray    *slices[MAX_COLUMNS];
-	uint8_t		null_modes[MAX_COLUMNS];
+	LpType	   *leaf_types[MAX_COLUMNS];
+	LpArray    *leaves[MAX_COLUMNS];
+	LpType	   *top_types[MAX_COLUMNS];
+	LpArray    *tops[MAX_COLUMNS];
+	uint32_t	top_fields[MAX_COLUMNS];
+	uint32_t	num_top = 0;
 	Source		source;
 	LpFileVersion version;
 	uint32_t	n;
+	uint32_t	nesting;
+	uint8_t		struct_nulls;
 	uint64_t	rows;
 	uint64_t	batch;
-	LpOutput   *output;
-	LpFileWriter *writer;
 	LpError		err;
 	uint64_t	file_size;
-	uint64_t	len;
 	uint8_t    *bytes;
 	LpInput    *input;
 	LpFile	   *file;
+	uint32_t	f = 0;
 
 	if (size < HEADER_BYTES)
 		return 0;
@@ -234,73 +194,83 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = 1 + data[1] % MAX_COLUMNS;
 	rows = (data[2] | ((uint64_t) data[3] << 8)) % (MAX_ROWS + 1);
 	batch = 1 + data[4] * 37;
-	memset(fields, 0, sizeof(fields));
-	for (uint32_t c = 0; c < n; c++)
-	{
-		fields[c].id = (int32_t) c;
-		fields[c].parent_id = -1;
-		fields[c].name = (char *) "c";
-		fields[c].logical_type = (char *) types[data[5 + c] % N_TYPES];
-		fields[c].nullable = true;
-		null_modes[c] = data[5 + MAX_COLUMNS + c];
-	}
-	memset(&schema, 0, sizeof(schema));
-	schema.num_fields = n;
-	schema.fields = fields;
+	nesting = data[5] % 3;
+	if (nesting == 2 && n == 1)
+		nesting = 1;
+	/* 2.0 has no place for a null struct */
+	struct_nulls = version == LP_FILE_VERSION_2_0 ? 0 : data[6];
 	source.data = data + HEADER_BYTES;
 	source.size = size - HEADER_BYTES;
 	source.pos = 0;
 	for (uint32_t c = 0; c < n; c++)
 	{
-		if (!lp_type_parse(fields[c].logical_type, "fuzz", "c", &column_types[c], &err))
+		uint8_t		null_mode = data[7 + MAX_COLUMNS + c];
+
+		if (!lp_type_parse(types[data[7 + c] % N_TYPES], "fuzz", "c", &leaf_types[c], &err))
 			abort();
 		/* null items inside fixed-size lists where the version holds them (2.1+) */
-		arrays[c] = make_array(column_types[c], null_modes[c],
-							   (null_modes[c] & 4) != 0 && version != LP_FILE_VERSION_2_0, rows, &source);
+		leaves[c] = make_array(leaf_types[c], null_mode,
+							   (null_mode & 4) != 0 && version != LP_FILE_VERSION_2_0, rows, &source);
 	}
 
-	output = lp_memory_output_open("fuzz.lance");
-	writer = lp_file_writer_open(output, &schema, version, &err);
-	if (writer == NULL)
-		abort();
-	for (uint64_t start = 0; start < rows; start += batch)
+	/* The schema in pre-order, ids by position. */
+	memset(fields, 0, sizeof(fields));
+	if (nesting == 0)
+		for (uint32_t c = 0; c < n; c++)
+		{
+			set_field(&fields[f], -1, types[data[7 + c] % N_TYPES]);
+			top_types[num_top] = leaf_types[c];
+			tops[num_top] = leaves[c];
+			top_fields[num_top++] = f++;
+		}
+	else
 	{
-		uint64_t	count = rows - start < batch ? rows - start : batch;
-		bool		ok;
+		LpType	   *outer_members[2];
+		LpArray    *outer_arrays[2];
 
-		for (uint32_t c = 0; c < n; c++)
-			slices[c] = slice_array(column_types[c], arrays[c], start, count);
-		ok = lp_file_writer_write(writer, (const LpArray *const *) slices, n, &err);
-		for (uint32_t c = 0; c < n; c++)
-			lp_array_free(slices[c]);
-		if (!ok)
-			abort();
+		set_field(&fields[f++], -1, "struct");
+		if (nesting == 2)
+		{
+			set_field(&fields[f++], 0, types[data[7] % N_TYPES]);
+			set_field(&fields[f++], 0, "struct");
+		}
+		for (uint32_t c = nesting == 2 ? 1 : 0; c < n; c++)
+			set_field(&fields[f++], nesting == 2 ? 2 : 0, types[data[7 + c] % N_TYPES]);
+		if (nesting == 1)
+			tops[0] = make_struct(&top_types[0], leaf_types, leaves, n, struct_nulls, rows, &source);
+		else
+		{
+			outer_members[0] = leaf_types[0];
+			outer_arrays[0] = leaves[0];
+			outer_arrays[1] = make_struct(&outer_members[1], leaf_types + 1, leaves + 1, n - 1,
+										  struct_nulls >> 2, rows, &source);
+			tops[0] = make_struct(&top_types[0], outer_members, outer_arrays, 2, struct_nulls,
+								  rows, &source);
+		}
+		top_fields[num_top++] = 0;
 	}
-	if (!lp_file_writer_finish(writer, &file_size, &err))
-		abort();
-	lp_file_writer_free(writer);
-	bytes = lp_memdup(lp_memory_output_data(output, &len), file_size);
-	output->ops->abort(output);
+	for (uint32_t i = 0; i < f; i++)
+		fields[i].id = (int32_t) i;
+	memset(&schema, 0, sizeof(schema));
+	schema.num_fields = f;
+	schema.fields = fields;
 
+	if (!lp_round_trip_encode(&schema, version, top_types, tops, num_top, rows, batch,
+							  &bytes, &file_size, &err))
+		abort();
 	input = lp_memory_input_open("fuzz.lance", bytes, file_size);
 	file = lp_file_open(input, &err);
 	if (file == NULL || file->num_rows != rows)
 		abort();
-	for (uint32_t c = 0; c < n; c++)
+	for (uint32_t t = 0; t < num_top; t++)
 	{
-		LpType	   *decoded_type;
-		LpArray    *decoded;
+		uint64_t	bad;
 
-		if (!lp_decode_field(input, file, c, &decoded_type, &decoded, &err) ||
-			decoded->length != rows)
+		if (!lp_round_trip_compare(input, file, top_fields[t], top_types[t], tops[t], &bad, &err) ||
+			bad != UINT64_MAX)
 			abort();
-		for (uint64_t i = 0; i < rows; i++)
-			if (!rows_equal(column_types[c], arrays[c], decoded, i))
-				abort();
-		lp_array_free(decoded);
-		lp_type_free(decoded_type);
-		lp_array_free(arrays[c]);
-		lp_type_free(column_types[c]);
+		lp_array_free(tops[t]);
+		lp_type_free(top_types[t]);
 	}
 	lp_file_free(file);
 	lp_input_close(input);

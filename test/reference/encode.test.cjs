@@ -2,7 +2,8 @@
 // The core's encoder read by the reference implementation: for Lance 2.0, 2.1, 2.2 and 2.3,
 // lancedb creates an empty dataset, test/tools/encode_append encodes rows of every flat
 // leaf type (nulls, empty strings, all-null and constant columns, runs, vectors and strings
-// wide enough for full-zip pages, enough rows for two pages of vectors) into one data file and
+// wide enough for full-zip pages, enough rows for two pages of vectors) and of structs (in
+// structs, nulls at the struct and the member level, all null, with full-zip members) into one data file and
 // commits it, and lancedb reads back every value byte for byte.  The same rows written by
 // lancedb give the size the encoder's file must stay within 1.1x of (and is logged).
 //
@@ -69,6 +70,28 @@ function columns(next, version)
 {
 	const fixed = (bytes) => (i) => randomHex(next, bytes);
 	const small = (bytes) => (i) => (next() % 100).toString(16).padStart(2, '0') + '00'.repeat(bytes - 1);
+	// 2.0 has no place for a null struct (Lance refuses them too).
+	const structNulls = version !== '2.0';
+	// A struct of members [name, type, nullable, value]: its value is one value per member,
+	// a nullable member null every 5th row (a different row for each member).
+	const struct = (members) => [new arrow.Struct(members.map(([name, type, nullable]) =>
+		new arrow.Field(name, type, nullable))), (i) => members.map(([, , nullable, value], k) =>
+		(nullable && (i + k) % 5 === 1 ? null : value(i)))];
+	const [innerType, inner] = struct([
+		['c', new arrow.Float64(), true, fixed(8)],
+		['v', new arrow.FixedSizeList(4, f32()), false, fixed(16)],
+	]);
+	const [stType, st] = struct([
+		['a', new arrow.Int32(), true, fixed(4)],
+		['s', new arrow.Utf8(), true, () => textHex(next, next() % 20)],
+		['inner', innerType, structNulls, inner],
+		['b', new arrow.Bool(), false, () => (next() & 1 ? '01' : '00')],
+	]);
+	const [stValidType, stValid] = struct([
+		['id', new arrow.Int64(), false, small(8)],
+		['long', new arrow.Utf8(), true, () => textHex(next, 260 + next() % 200)],
+	]);
+	const [stNullType, stNull] = struct([['x', new arrow.Int32(), true, fixed(4)]]);
 
 	const all = [
 		['i8', new arrow.Int8(), true, fixed(1)],
@@ -106,10 +129,14 @@ function columns(next, version)
 			b.writeInt32LE(Math.floor(i / 300));
 			return b.toString('hex');
 		}],
+		['st', stType, true, st, { noNulls: !structNulls }],
+		['st_valid', stValidType, false, stValid],
+		['st_null', stNullType, true, stNull, { allNull: true, structNulls: true }],
 	];
 
-	// 2.0 files cannot hold null items inside fixed-size lists.
-	return all.filter(([, , , , options = {}]) => !(options.itemNulls && version === '2.0'));
+	// 2.0 files cannot hold null items inside fixed-size lists, nor null structs.
+	return all.filter(([, , , , options = {}]) => !((options.itemNulls || options.structNulls) &&
+		version === '2.0'));
 }
 
 function makeRows(specs, rows)
@@ -175,6 +202,10 @@ function columnData(type, values)
 	});
 	const common = { type, length: n, nullCount, nullBitmap: bitmap };
 
+	if (type.typeId === arrow.Type.Struct)
+		return arrow.makeData({ ...common, children: type.children.map((field, c) =>
+			columnData(field.type, values.map((v) => (v === null ? null : v[c])))) });
+
 	if (type.typeId === arrow.Type.Bool)
 	{
 		const bits = new Uint8Array(Math.ceil(n / 8) + 1);
@@ -239,6 +270,8 @@ function readHex(data, i, itemized)
 
 	if (!data.getValid(i))
 		return null;
+	if (type.typeId === arrow.Type.Struct)
+		return type.children.map((field, c) => readHex(data.children[c], i, false));
 	if (type.typeId === arrow.Type.Bool)
 	{
 		const bit = data.offset + i;

@@ -12,7 +12,7 @@
  * the hex of its bytes: little-endian for fixed widths, the items of a
  * fixed-size list one after the other (or an array of items, each hex or
  * null, when items may be null), the bytes of a string, "00"/"01" for a
- * bool.  Rows are written in batches of BATCH_ROWS (default 1000).
+ * bool, an array of one such value per member for a struct.  Rows are written in batches of BATCH_ROWS (default 1000).
  * Prints the data file name, its size and the new version.
  */
 #include <fcntl.h>
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "json_reader.h"
+#include "lp_encode_round_trip.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"
 
@@ -70,7 +71,40 @@ unhex(const JsonValue *value, uint8_t *out)
 		out[i / 2] = (uint8_t) (hex_digit(value->text[i]) << 4 | hex_digit(value->text[i + 1]));
 }
 
-/* The column of values as an array of the type. */
+/*
+ * The type of schema field index with its members (structs), NULL when
+ * it cannot be parsed.
+ */
+static LpType *
+field_type(const LpSchema *schema, uint32_t index, const char *where, LpError *err)
+{
+	LpType	   *type;
+
+	if (!lp_type_parse(schema->fields[index].logical_type, where, schema->fields[index].name,
+					   &type, err))
+		return NULL;
+	if (type->id != LP_TYPE_STRUCT)
+		return type;
+	type->children = lp_alloc0((schema->num_fields + 1) * sizeof(LpType *));
+	for (uint32_t i = index + 1; i < schema->num_fields; i++)
+		if (schema->fields[i].parent_id == schema->fields[index].id)
+		{
+			LpType	   *member = field_type(schema, i, where, err);
+
+			if (member == NULL)
+			{
+				lp_type_free(type);
+				return NULL;
+			}
+			type->children[type->num_children++] = member;
+		}
+	return type;
+}
+
+/*
+ * The column of values as an array of the type; a struct's values are
+ * arrays of one value per member (or null).
+ */
 static LpArray *
 column_array(const LpType *type, const JsonValue *values, uint64_t rows)
 {
@@ -88,10 +122,39 @@ column_array(const LpType *type, const JsonValue *values, uint64_t rows)
 		lp_bit_set(array->validity, i, valid);
 		array->null_count += !valid;
 		if (valid && values->items[i].kind != JSON_STRING &&
-			!(type->id == LP_TYPE_FIXED_SIZE_LIST && values->items[i].kind == JSON_ARRAY))
+			!((type->id == LP_TYPE_FIXED_SIZE_LIST || type->id == LP_TYPE_STRUCT) &&
+			  values->items[i].kind == JSON_ARRAY))
 			die("a value is neither null nor a hex string", NULL);
 	}
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
+	if (type->id == LP_TYPE_STRUCT)
+	{
+		/* Each member's column: its value in every valid row, null where the struct is. */
+		JsonValue	member;
+		JsonValue	null_value;
+
+		memset(&null_value, 0, sizeof(null_value));
+		null_value.kind = JSON_NULL;
+		array->num_children = type->num_children;
+		array->children = lp_alloc0((type->num_children + 1) * sizeof(LpArray *));
+		for (uint32_t c = 0; c < type->num_children; c++)
+		{
+			memset(&member, 0, sizeof(member));
+			member.kind = JSON_ARRAY;
+			member.count = rows;
+			member.items = calloc(rows + 1, sizeof(JsonValue));
+			for (uint64_t i = 0; i < rows; i++)
+			{
+				const JsonValue *value = &values->items[i];
+
+				if (value->kind == JSON_ARRAY && value->count != type->num_children)
+					die("a struct value does not have one value per member", NULL);
+				member.items[i] = value->kind == JSON_ARRAY ? value->items[c] : null_value;
+			}
+			array->children[c] = column_array(type->children[c], &member, rows);
+			free(member.items);
+		}
+	}
+	else if (type->id == LP_TYPE_FIXED_SIZE_LIST)
 	{
 		LpArray    *items = lp_array_new(type->children[0]);
 		uint64_t	row = (uint64_t) type->fixed_size * lp_type_byte_width(type->children[0]);
@@ -181,52 +244,6 @@ column_array(const LpType *type, const JsonValue *values, uint64_t rows)
 	return array;
 }
 
-/* Rows [start, start + count) of array as an array of their own. */
-static LpArray *
-slice(const LpType *type, const LpArray *whole, uint64_t start, uint64_t count)
-{
-	LpArray    *part = lp_array_new(type);
-	uint32_t	width = lp_type_byte_width(type);
-
-	part->length = count;
-	part->validity = lp_alloc0(count / 8 + 1);
-	for (uint64_t i = 0; i < count; i++)
-		lp_bit_set(part->validity, i, lp_bit_get(whole->validity, start + i));
-	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-	{
-		uint64_t	row = (uint64_t) type->fixed_size * lp_type_byte_width(type->children[0]);
-		LpArray    *items = lp_array_new(type->children[0]);
-
-		items->length = count * type->fixed_size;
-		items->values = lp_memdup(whole->children[0]->values + start * row, count * row);
-		if (whole->children[0]->validity)
-		{
-			items->validity = lp_alloc0(items->length / 8 + 1);
-			for (uint64_t i = 0; i < items->length; i++)
-				lp_bit_set(items->validity, i,
-						   lp_bit_get(whole->children[0]->validity, start * type->fixed_size + i));
-		}
-		part->num_children = 1;
-		part->children = lp_alloc(sizeof(LpArray *));
-		part->children[0] = items;
-	}
-	else if (lp_type_is_variable_width(type))
-	{
-		part->offsets = lp_memdup(whole->offsets + start, (count + 1) * sizeof(uint64_t));
-		part->data = lp_memdup(whole->data, whole->data_len);
-		part->data_len = whole->data_len;
-	}
-	else if (type->id == LP_TYPE_BOOL)
-	{
-		part->values = lp_alloc0(count / 8 + 1);
-		for (uint64_t i = 0; i < count; i++)
-			lp_bit_set(part->values, i, lp_bit_get(whole->values, start + i));
-	}
-	else
-		part->values = lp_memdup(whole->values + start * width, count * width);
-	return part;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -282,8 +299,7 @@ main(int argc, char **argv)
 			continue;
 		if (n == 64 || n >= columns->count)
 			die("ROWS.json does not have a column per top-level field", NULL);
-		if (!lp_type_parse(schema.fields[i].logical_type, argv[1], schema.fields[i].name,
-						   &types[n], &err))
+		if ((types[n] = field_type(&schema, i, argv[1], &err)) == NULL)
 			die("a field's type", &err);
 		arrays[n] = column_array(types[n], &columns->items[n], rows);
 		selected[n] = schema.fields[i].id;
@@ -304,7 +320,7 @@ main(int argc, char **argv)
 		uint64_t	count = rows - start < batch ? rows - start : batch;
 
 		for (uint32_t c = 0; c < n; c++)
-			parts[c] = slice(types[c], arrays[c], start, count);
+			parts[c] = lp_round_trip_slice(types[c], arrays[c], start, count);
 		if (!lp_file_writer_write(writer, (const LpArray *const *) parts, n, &err))
 			die("writing a batch", &err);
 		for (uint32_t c = 0; c < n; c++)

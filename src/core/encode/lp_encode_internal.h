@@ -52,9 +52,18 @@ typedef struct LpLeafShape
 	uint32_t	bits;			/* fixed: per value; list: per item; bool: 1 */
 	uint32_t	dimension;		/* fixed-size list: items per value */
 	uint32_t	offset_bits;	/* variable: 32 (string, binary) or 64 (large kinds) */
+	uint32_t	num_layers;		/* 2.1+ repdef layers: the leaf and its ancestors */
+	uint32_t	num_lists;		/* ancestors that are lists (not fixed-size) */
+	bool		list_layer[64]; /* layer k (0 the leaf, k its k-th ancestor) is a list */
 	bool		utf8;			/* variable: Arrow Utf8 (2.0 dictionaries are for Utf8 only) */
 	LpColumnCompression compression;
 } LpLeafShape;
+
+/* Ancestors a leaf may have, plus one (a layer fits the low bits of a u8 in null_layers). */
+#define LP_ENCODE_MAX_LAYERS 64
+
+/* In null_layers: the level is an empty list (of the layer in the low bits), not a null. */
+#define LP_LEVEL_EMPTY 0x80
 
 /* The values of one page of a leaf column, accumulated from batches. */
 typedef struct LpPageValues
@@ -67,6 +76,25 @@ typedef struct LpPageValues
 	LpBuf		data;			/* variable: the bytes */
 	LpBits		validity;		/* one bit per value, 1 = valid */
 	LpBits		item_validity;	/* fixed-size lists: one bit per item */
+
+	/*
+	 * Leaves with ancestors (num_layers > 1): one byte per level (per value
+	 * without lists), 0 when the value and its ancestors are valid, else 1 +
+	 * the outermost layer at which it is null (0 the leaf, 1 its parent,
+	 * ...), or with LP_LEVEL_EMPTY that of an empty list; validity says
+	 * whether each value is valid at every layer.
+	 */
+	LpBuf		null_layers;
+
+	/*
+	 * Leaves under lists: a level per value and per null or empty list
+	 * above the values (which holds no value), and its repetition level
+	 * (u16): k > 0 when it starts a new element of the k-th list counted
+	 * from the inside (the outermost, num_lists, starts a row), 0 when it
+	 * continues the innermost list.
+	 */
+	uint64_t	num_levels;
+	LpBuf		rep;
 	uint64_t	max_length;		/* variable: longest value */
 } LpPageValues;
 
@@ -94,6 +122,9 @@ void		lp_encoded_page_free(LpEncodedPage *page);
 /* The same for a 2.0 file (lp_encode_v20.c): an ArrayEncoding and its buffers. */
 bool		lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page,
 							   LpEncodedPage *out, LpError *err);
+
+/* The page of a 2.0 struct's header column: SimpleStruct without buffers. */
+bool		lp_encode_v20_struct_header(LpEncodedPage *out, LpError *err);
 
 /* ---- General compression (lp_encode_general.c) ---------------------------- */
 

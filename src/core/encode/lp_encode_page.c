@@ -20,9 +20,11 @@
  * and FSST off, "fsst" forces FSST, and "lz4"/"zstd" store strings without
  * FSST and compress each mini-block chunk's values (Lance's
  * GeneralMiniBlockCompressor: when the values reach 4 KiB and shrink).
- * Definition levels (1 = null) go into every chunk or control word when the
- * page has nulls, compressed as Lance compresses levels: bit-packed when
- * every block of 1024 levels holds a null, else flat.
+ * Definition levels go into every chunk or control word when the page has
+ * nulls, one repdef layer for the leaf and one for each struct above it
+ * (a null takes the level of its outermost null layer), compressed as
+ * Lance compresses levels: bit-packed at the width of the highest level,
+ * run-length encoded from 2.2 on when nulls are rare, flat for tiny pages.
  */
 #include <string.h>
 
@@ -54,8 +56,8 @@ typedef struct Chunk
 	uint32_t	log_num_values; /* 0 for the last chunk */
 	uint64_t	value_start;
 	uint64_t	value_len;
-	uint64_t	second_start;	/* RLE run lengths, or list items after their validity */
-	uint64_t	second_len;
+	uint64_t	second_start;	/* in the second buffer: RLE run lengths, or the items */
+	uint64_t	second_len;		/* of fixed-size lists after their validity */
 } Chunk;
 
 typedef struct ChunkList
@@ -72,7 +74,8 @@ no_memory(LpError *err)
 }
 
 static bool
-chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t start, uint64_t len)
+chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t start, uint64_t len,
+		  uint64_t second_start, uint64_t second_len)
 {
 	if (list->count == list->capacity)
 	{
@@ -87,7 +90,7 @@ chunk_add(ChunkList *list, uint64_t first, uint64_t n, uint32_t log, uint64_t st
 		list->chunks = grown;
 		list->capacity = capacity;
 	}
-	list->chunks[list->count++] = (Chunk) {first, n, log, start, len, 0, 0};
+	list->chunks[list->count++] = (Chunk) {first, n, log, start, len, second_start, second_len};
 	return true;
 }
 
@@ -104,6 +107,130 @@ static bool
 is_null(const LpPageValues *page, uint64_t index)
 {
 	return page->null_count > 0 && !lp_bit_get(page->validity.buf.data, index);
+}
+
+typedef Lance__Encodings21__RepDefLayer Layer;
+
+/* Levels of one kind (definition or repetition), one per level of the page. */
+typedef struct LevelSeq
+{
+	uint16_t   *v;				/* NULL when every level is 0 */
+	uint16_t	max;
+	uint32_t	width;			/* bits of max */
+} LevelSeq;
+
+/*
+ * The levels of a page and the repdef layers they follow, innermost (the
+ * leaf) first, as Lance's RepDefBuilder serializes them: a layer with a
+ * null in the page is NULLABLE_ITEM (a list NULLABLE_LIST, EMPTYABLE_LIST
+ * with empty lists, NULL_AND_EMPTY_LIST with both) and takes the next
+ * definition levels (null before empty), a layer without is ALL_VALID_ITEM
+ * (ALL_VALID_LIST) and takes none; a level's definition level is that of
+ * its outermost null or empty layer.  Levels are one per value without
+ * lists; with lists the levels of nulls and empty lists above the values
+ * hold no value (their definition level is above max_visible).
+ */
+typedef struct Levels
+{
+	LevelSeq	def;
+	LevelSeq	rep;			/* v NULL without lists */
+	uint64_t	num_levels;
+	uint16_t	max_visible;	/* highest definition level that holds a value */
+	uint32_t	num_layers;
+	Layer		layers[LP_ENCODE_MAX_LAYERS];
+} Levels;
+
+/* The null or empty layer of level i (see null_layers), 0 when it is valid. */
+static uint32_t
+level_code(const LpLeafShape *shape, const LpPageValues *page, uint64_t i)
+{
+	if (shape->num_layers > 1)
+		return page->null_layers.data[i];
+	return is_null(page, i) ? 1 : 0;
+}
+
+static uint32_t
+bits_of(uint16_t max)
+{
+	return max == 0 ? 0 : 32 - (uint32_t) __builtin_clz(max);
+}
+
+static Layer
+layer_kind(bool list, bool nullable, bool emptyable)
+{
+	if (!list)
+		return nullable ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
+			LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+	if (nullable && emptyable)
+		return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULL_AND_EMPTY_LIST;
+	if (nullable)
+		return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_LIST;
+	if (emptyable)
+		return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_EMPTYABLE_LIST;
+	return LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_LIST;
+}
+
+static bool
+levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
+{
+	bool		nullable[LP_ENCODE_MAX_LAYERS] = {false};
+	bool		emptyable[LP_ENCODE_MAX_LAYERS] = {false};
+	uint16_t	null_level[LP_ENCODE_MAX_LAYERS];
+	uint16_t	empty_level[LP_ENCODE_MAX_LAYERS];
+	uint64_t	n = shape->num_lists > 0 ? page->num_levels : page->num_values;
+	bool		inside_lists = false;
+
+	memset(levels, 0, sizeof(*levels));
+	levels->num_layers = shape->num_layers;
+	levels->num_levels = n;
+	for (uint64_t i = 0; (page->null_count > 0 || shape->num_layers > 1) && i < n; i++)
+	{
+		uint32_t	code = level_code(shape, page, i);
+
+		if (code & LP_LEVEL_EMPTY)
+			emptyable[(code & ~LP_LEVEL_EMPTY) - 1] = true;
+		else if (code > 0)
+			nullable[code - 1] = true;
+	}
+	for (uint32_t k = 0; k < levels->num_layers; k++)
+	{
+		levels->layers[k] = layer_kind(shape->list_layer[k], nullable[k], emptyable[k]);
+		null_level[k] = nullable[k] ? ++levels->def.max : 0;
+		empty_level[k] = emptyable[k] ? ++levels->def.max : 0;
+		inside_lists = inside_lists || shape->list_layer[k];
+		if (!inside_lists)
+			levels->max_visible = levels->def.max;
+	}
+	levels->def.width = bits_of(levels->def.max);
+	if (levels->def.max > 0)
+	{
+		levels->def.v = lp_alloc_array(n + 1, sizeof(uint16_t));
+		if (levels->def.v == NULL)
+			return false;
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint32_t	code = level_code(shape, page, i);
+
+			levels->def.v[i] = code == 0 ? 0 : (code & LP_LEVEL_EMPTY) ?
+				empty_level[(code & ~LP_LEVEL_EMPTY) - 1] : null_level[code - 1];
+		}
+	}
+	if (shape->num_lists > 0)
+	{
+		levels->rep.max = (uint16_t) shape->num_lists;
+		levels->rep.width = bits_of(levels->rep.max);
+		levels->rep.v = lp_memdup(page->rep.data, n * sizeof(uint16_t) + 1);
+		if (levels->rep.v == NULL)
+			return false;
+	}
+	return true;
+}
+
+static void
+levels_free(Levels *levels)
+{
+	lp_free(levels->def.v);
+	lp_free(levels->rep.v);
 }
 
 /*
@@ -181,13 +308,13 @@ strings_free(Strings *strings)
 /* The messages of one page's encoding trees (values and levels), on the stack. */
 typedef struct Messages
 {
-	CE			ce[8];
-	Lance__Encodings21__Flat flat[4];
-	Lance__Encodings21__InlineBitpacking inline_bitpacking[2];
-	Lance__Encodings21__OutOfLineBitpacking out_of_line;
+	CE			ce[13];
+	Lance__Encodings21__Flat flat[8];
+	Lance__Encodings21__InlineBitpacking inline_bitpacking[3];
+	Lance__Encodings21__OutOfLineBitpacking out_of_line[2];
 	Lance__Encodings21__Variable variable;
 	Lance__Encodings21__FixedSizeList fixed_size_list;
-	Lance__Encodings21__Rle rle;
+	Lance__Encodings21__Rle rle[3];
 	Lance__Encodings21__Fsst fsst;
 	Lance__Encodings21__ConstantLayout constant;
 	Lance__Encodings21__General general;
@@ -195,6 +322,8 @@ typedef struct Messages
 	int			used_ce;
 	int			used_flat;
 	int			used_inline;
+	int			used_out_of_line;
+	int			used_rle;
 } Messages;
 
 static CE *
@@ -231,13 +360,14 @@ out_of_line_encoding(Messages *m, uint64_t bits, uint64_t width)
 {
 	CE		   *values = flat_encoding(m, width);
 	CE		   *ce = &m->ce[m->used_ce++];
+	Lance__Encodings21__OutOfLineBitpacking *out_of_line = &m->out_of_line[m->used_out_of_line++];
 
 	lance__encodings21__compressive_encoding__init(ce);
-	lance__encodings21__out_of_line_bitpacking__init(&m->out_of_line);
-	m->out_of_line.uncompressed_bits_per_value = bits;
-	m->out_of_line.values = values;
+	lance__encodings21__out_of_line_bitpacking__init(out_of_line);
+	out_of_line->uncompressed_bits_per_value = bits;
+	out_of_line->values = values;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING;
-	ce->out_of_line_bitpacking = &m->out_of_line;
+	ce->out_of_line_bitpacking = out_of_line;
 	return ce;
 }
 
@@ -276,13 +406,14 @@ rle_encoding(Messages *m, uint64_t bits)
 	CE		   *values = flat_encoding(m, bits);
 	CE		   *lengths = flat_encoding(m, 8);
 	CE		   *ce = &m->ce[m->used_ce++];
+	Lance__Encodings21__Rle *rle = &m->rle[m->used_rle++];
 
 	lance__encodings21__compressive_encoding__init(ce);
-	lance__encodings21__rle__init(&m->rle);
-	m->rle.values = values;
-	m->rle.run_lengths = lengths;
+	lance__encodings21__rle__init(rle);
+	rle->values = values;
+	rle->run_lengths = lengths;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
-	ce->rle = &m->rle;
+	ce->rle = rle;
 	return ce;
 }
 
@@ -334,7 +465,7 @@ typedef enum LevelCompression
 
 /* Bytes of the levels [first, first + count) as RLE runs (u16 values, u8 lengths). */
 static uint64_t
-level_rle_bytes(const LpPageValues *page, uint64_t first, uint64_t count)
+level_rle_bytes(const LevelSeq *levels, uint64_t first, uint64_t count)
 {
 	uint64_t	bytes = 0;
 
@@ -342,7 +473,7 @@ level_rle_bytes(const LpPageValues *page, uint64_t first, uint64_t count)
 	{
 		uint64_t	run = 1;
 
-		while (i + run < first + count && is_null(page, i + run) == is_null(page, i))
+		while (i + run < first + count && levels->v[i + run] == levels->v[i])
 			run++;
 		bytes += (run + 254) / 255 * 3;
 		i += run;
@@ -353,42 +484,42 @@ level_rle_bytes(const LpPageValues *page, uint64_t first, uint64_t count)
 /*
  * Lance 12 picks the levels' compression from the whole page: flat when the
  * page is so small that one packed block outweighs it; from 2.2 on RLE
- * when its runs take fewer bytes than 1-bit packing (rare nulls); else
- * bit-packing, inline for at most 1024 levels and out of line (one width,
- * 1 bit) beyond.
+ * when its runs take fewer bytes than bit-packing (rare nulls); else
+ * bit-packing at the width of the highest level, inline for at most 1024
+ * levels and out of line (one width) beyond.
  */
 static LevelCompression
-choose_level_compression(LpFileVersion version, const LpPageValues *page)
+choose_level_compression(LpFileVersion version, const LevelSeq *levels, uint64_t n)
 {
-	uint64_t	n = page->num_values;
+	uint64_t	block_bytes = lp_fastlanes_packed_bytes(levels->width);
 
-	if (n <= LP_FASTLANES_BLOCK && lp_fastlanes_packed_bytes(1) >= n * 2)
+	if (n <= LP_FASTLANES_BLOCK && block_bytes >= n * 2)
 		return LEVELS_FLAT;
 	if (version >= LP_FILE_VERSION_2_2 &&
-		level_rle_bytes(page, 0, n) <
-		(n + LP_FASTLANES_BLOCK - 1) / LP_FASTLANES_BLOCK * lp_fastlanes_packed_bytes(1))
+		level_rle_bytes(levels, 0, n) <
+		(n + LP_FASTLANES_BLOCK - 1) / LP_FASTLANES_BLOCK * block_bytes)
 		return LEVELS_RLE;
 	return n <= LP_FASTLANES_BLOCK ? LEVELS_INLINE : LEVELS_OUT_OF_LINE;
 }
 
 /* Pack 1024 u16 levels (zero-padded) of [first, first + count) at width. */
 static bool
-pack_level_block(const LpPageValues *page, uint64_t first, uint64_t count, uint32_t width,
+pack_level_block(const LevelSeq *levels, uint64_t first, uint64_t count, uint32_t width,
 				 LpBuf *out)
 {
-	uint16_t	levels[LP_FASTLANES_BLOCK];
+	uint16_t	block[LP_FASTLANES_BLOCK];
 	uint8_t		packed[LP_FASTLANES_BLOCK * 2];
 
-	memset(levels, 0, sizeof(levels));
+	memset(block, 0, sizeof(block));
 	for (uint64_t i = 0; i < count; i++)
-		lp_put_le16((uint8_t *) &levels[i], is_null(page, first + i) ? 1 : 0);
-	lp_fastlanes_pack(LEVEL_BITS, width, (const uint8_t *) levels, packed);
+		lp_put_le16((uint8_t *) &block[i], levels->v[first + i]);
+	lp_fastlanes_pack(LEVEL_BITS, width, (const uint8_t *) block, packed);
 	return lp_buf_append(out, packed, lp_fastlanes_packed_bytes(width));
 }
 
 /* The definition levels of chunk [first, first + count), compressed, appended to out. */
 static bool
-compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t first,
+compress_levels(const LevelSeq *levels, LevelCompression compression, uint64_t first,
 				uint64_t count, LpBuf *out)
 {
 	switch (compression)
@@ -396,7 +527,7 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 		case LEVELS_RLE:
 			{
 				/* A block: u64 size of the run values, the values (u16), the lengths (u8). */
-				uint64_t	runs_bytes = level_rle_bytes(page, first, count);
+				uint64_t	runs_bytes = level_rle_bytes(levels, first, count);
 				uint64_t	start = out->len;
 				uint8_t		word[8];
 
@@ -407,13 +538,13 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 				{
 					uint64_t	run = 1;
 
-					while (i + run < first + count && is_null(page, i + run) == is_null(page, i))
+					while (i + run < first + count && levels->v[i + run] == levels->v[i])
 						run++;
 					for (uint64_t left = run; left > 0; r++)
 					{
 						uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
 
-						lp_put_le16(out->data + start + 8 + r * 2, is_null(page, i) ? 1 : 0);
+						lp_put_le16(out->data + start + 8 + r * 2, levels->v[i]);
 						out->data[start + 8 + n_runs * 2 + r] = length;
 						left -= length;
 					}
@@ -426,7 +557,7 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 			{
 				uint8_t		level[2];
 
-				lp_put_le16(level, is_null(page, first + i) ? 1 : 0);
+				lp_put_le16(level, levels->v[first + i]);
 				if (!lp_buf_append(out, level, 2))
 					return false;
 			}
@@ -435,8 +566,10 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 			{
 				uint8_t		width[2];
 
-				lp_put_le16(width, 1);
-				return lp_buf_append(out, width, 2) && pack_level_block(page, first, count, 1, out);
+				/* At the width of the page's widest level, which every chunk can take. */
+				lp_put_le16(width, (uint16_t) levels->width);
+				return lp_buf_append(out, width, 2) &&
+					pack_level_block(levels, first, count, levels->width, out);
 			}
 		case LEVELS_OUT_OF_LINE:
 			{
@@ -444,15 +577,16 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 				uint64_t	tail = count % LP_FASTLANES_BLOCK;
 
 				for (uint64_t b = 0; b < whole; b++)
-					if (!pack_level_block(page, first + b * LP_FASTLANES_BLOCK,
-										  LP_FASTLANES_BLOCK, 1, out))
+					if (!pack_level_block(levels, first + b * LP_FASTLANES_BLOCK,
+										  LP_FASTLANES_BLOCK, levels->width, out))
 						return false;
 				if (tail == 0)
 					return true;
 				/* Pad and pack the tail only when that is smaller than raw levels. */
-				if (1 * (LP_FASTLANES_BLOCK - tail) < (LEVEL_BITS - 1) * tail)
-					return pack_level_block(page, first + whole * LP_FASTLANES_BLOCK, tail, 1, out);
-				return compress_levels(page, LEVELS_FLAT, first + whole * LP_FASTLANES_BLOCK,
+				if (levels->width * (LP_FASTLANES_BLOCK - tail) < (LEVEL_BITS - levels->width) * tail)
+					return pack_level_block(levels, first + whole * LP_FASTLANES_BLOCK, tail,
+											levels->width, out);
+				return compress_levels(levels, LEVELS_FLAT, first + whole * LP_FASTLANES_BLOCK,
 									   tail, out);
 			}
 	}
@@ -460,7 +594,7 @@ compress_levels(const LpPageValues *page, LevelCompression compression, uint64_t
 }
 
 static CE *
-level_encoding(Messages *m, LevelCompression compression)
+level_encoding(Messages *m, LevelCompression compression, uint32_t width)
 {
 	switch (compression)
 	{
@@ -469,7 +603,7 @@ level_encoding(Messages *m, LevelCompression compression)
 		case LEVELS_INLINE:
 			return inline_bitpacking_encoding(m, LEVEL_BITS);
 		case LEVELS_OUT_OF_LINE:
-			return out_of_line_encoding(m, LEVEL_BITS, 1);
+			return out_of_line_encoding(m, LEVEL_BITS, width);
 		default:
 			return flat_encoding(m, LEVEL_BITS);
 	}
@@ -485,54 +619,88 @@ bytes_per_value(const LpLeafShape *shape)
 }
 
 /*
+ * One way of storing a page's values in mini-block chunks: how many values
+ * the chunk starting at a value holds, and how they are written, to the
+ * chunk's value buffer and, for two-buffer encodings, its second buffer.
+ * write_chunks() cuts every page through one of these.
+ */
+typedef struct ChunkWriter ChunkWriter;
+struct ChunkWriter
+{
+	uint64_t	(*chunk_values) (const ChunkWriter *writer, uint64_t first);
+	bool		(*write) (const ChunkWriter *writer, uint64_t first, uint64_t count,
+						  LpBuf *values, LpBuf *second);
+	const LpLeafShape *shape;
+	const LpPageValues *page;
+	const Strings *strings;
+	uint64_t	values_per_chunk;	/* flat kinds: every chunk but the last */
+};
+
+/*
+ * Every chunk of the page: all but the last hold a power of two of values,
+ * which the chunk's metadata word records as its log (0 for the last).
+ */
+static bool
+write_chunks(const ChunkWriter *writer, ChunkList *chunks, LpBuf *values, LpBuf *second)
+{
+	uint64_t	n = writer->page->num_values;
+
+	for (uint64_t first = 0; first < n;)
+	{
+		uint64_t	count = writer->chunk_values(writer, first);
+		uint64_t	values_start = values->len;
+		uint64_t	second_start = second->len;
+		bool		last = first + count == n;
+
+		if (!writer->write(writer, first, count, values, second) ||
+			!chunk_add(chunks, first, count, last ? 0 : (uint32_t) __builtin_ctzll(count),
+					   values_start, values->len - values_start,
+					   second_start, second->len - second_start))
+			return false;
+		first += count;
+	}
+	return true;
+}
+
+/* The fixed number of values per chunk, the last chunk taking the rest. */
+static uint64_t
+fixed_chunk_values(const ChunkWriter *writer, uint64_t first)
+{
+	uint64_t	left = writer->page->num_values - first;
+
+	return left < writer->values_per_chunk ? left : writer->values_per_chunk;
+}
+
+/*
  * Lance's ValueEncoder: the largest power-of-two number of values (at most
  * 4096) whose bytes stay under MAX_MINIBLOCK_BYTES, counted in words of
  * one value (whole bytes) or 8 values (bitmaps).
  */
 static uint64_t
-flat_values_per_chunk(uint64_t bytes_per_word, bool bitmap, uint32_t *log)
+flat_values_per_chunk(uint64_t bytes_per_word, bool bitmap)
 {
 	uint64_t	size = 2 * bytes_per_word;
 	uint64_t	n_per_chunk = bitmap ? 8 : 2;
 
-	*log = bitmap ? 3 : 1;
 	while (2 * size < MAX_MINIBLOCK_BYTES && 2 * n_per_chunk <= MAX_MINIBLOCK_VALUES)
 	{
-		(*log)++;
 		size *= 2;
 		n_per_chunk *= 2;
 	}
 	return n_per_chunk;
 }
 
+/* Flat values: their bytes, or their bits (chunks start on whole bytes). */
 static bool
-chunk_flat(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks, LpBuf *values)
+write_flat(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values, LpBuf *second)
 {
-	bool		bitmap = shape->kind == LP_LEAF_BOOL;
-	uint64_t	bytes_per_word = bitmap ? 1 : bytes_per_value(shape);
-	uint32_t	log;
-	uint64_t	n_per_chunk = flat_values_per_chunk(bytes_per_word, bitmap, &log);
-	uint64_t	n = page->num_values;
-	uint64_t	pos = 0;
+	const LpPageValues *page = writer->page;
+	uint32_t	bytes = bytes_per_value(writer->shape);
 
-	if (bitmap)
-	{
-		if (!lp_buf_append(values, page->bits.buf.data, (n + 7) / 8))
-			return false;
-	}
-	else if (!lp_buf_append(values, page->values.data, n * bytes_per_word))
-		return false;
-	for (uint64_t first = 0; first < n; first += n_per_chunk)
-	{
-		uint64_t	count = n - first < n_per_chunk ? n - first : n_per_chunk;
-		uint64_t	len = bitmap ? (count + 7) / 8 : count * bytes_per_word;
-		bool		last = first + count == n;
-
-		if (!chunk_add(chunks, first, count, last ? 0 : log, pos, len))
-			return false;
-		pos += len;
-	}
-	return true;
+	(void) second;
+	if (writer->shape->kind == LP_LEAF_BOOL)
+		return lp_buf_append(values, page->bits.buf.data + first / 8, (count + 7) / 8);
+	return lp_buf_append(values, page->values.data + first * bytes, count * bytes);
 }
 
 /* Some item of a fixed-size list of the page is null. */
@@ -548,68 +716,41 @@ has_item_nulls(const LpLeafShape *shape, const LpPageValues *page)
  * with the validity bytes of a row.
  */
 static bool
-chunk_fixed_size_list_validity(const LpLeafShape *shape, const LpPageValues *page,
-							   ChunkList *chunks, LpBuf *validity, LpBuf *items)
+write_fixed_size_list_validity(const ChunkWriter *writer, uint64_t first, uint64_t count,
+							   LpBuf *validity, LpBuf *items)
 {
-	uint64_t	dim = shape->dimension;
-	uint64_t	row_bytes = bytes_per_value(shape);
-	uint32_t	log;
-	uint64_t	n_per_chunk = flat_values_per_chunk((dim + 7) / 8 + row_bytes, false, &log);
-	uint64_t	n = page->num_values;
+	uint64_t	dim = writer->shape->dimension;
+	uint64_t	row_bytes = bytes_per_value(writer->shape);
+	LpBits		bits = {0};
+	bool		ok;
 
-	for (uint64_t first = 0; first < n; first += n_per_chunk)
-	{
-		uint64_t	count = n - first < n_per_chunk ? n - first : n_per_chunk;
-		uint64_t	validity_start = validity->len;
-		uint64_t	items_start = items->len;
-		LpBits		bits = {0};
-		bool		ok;
-
-		ok = lp_bits_append_bitmap(&bits, page->item_validity.buf.data, first * dim, count * dim) &&
-			lp_buf_append(validity, bits.buf.data, (count * dim + 7) / 8) &&
-			lp_buf_append(items, page->values.data + first * row_bytes, count * row_bytes) &&
-			chunk_add(chunks, first, count, first + count == n ? 0 : log, validity_start,
-					  validity->len - validity_start);
-		lp_buf_free(&bits.buf);
-		if (!ok)
-			return false;
-		chunks->chunks[chunks->count - 1].second_start = items_start;
-		chunks->chunks[chunks->count - 1].second_len = items->len - items_start;
-	}
-	return true;
+	ok = lp_bits_append_bitmap(&bits, writer->page->item_validity.buf.data, first * dim, count * dim) &&
+		lp_buf_append(validity, bits.buf.data, (count * dim + 7) / 8) &&
+		lp_buf_append(items, writer->page->values.data + first * row_bytes, count * row_bytes);
+	lp_buf_free(&bits.buf);
+	return ok;
 }
 
 /* InlineBitpacking: blocks of 1024 values, each its width word and FastLanes words. */
 static bool
-chunk_bitpacked(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks,
-				LpBuf *values)
+write_bitpacked(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values,
+				LpBuf *second)
 {
-	uint32_t	bytes = shape->bits / 8;
-	uint64_t	n = page->num_values;
-	uint8_t    *block = lp_alloc((size_t) LP_FASTLANES_BLOCK * bytes);
-	uint8_t    *packed = lp_alloc((size_t) LP_FASTLANES_BLOCK * bytes);
-	bool		ok = block != NULL && packed != NULL;
+	uint32_t	type_bits = writer->shape->bits;
+	uint32_t	bytes = type_bits / 8;
+	uint64_t	block[LP_FASTLANES_BLOCK];
+	uint64_t	packed[LP_FASTLANES_BLOCK];
+	uint32_t	width;
+	uint8_t		word[8];
 
-	for (uint64_t first = 0; ok && first < n; first += LP_FASTLANES_BLOCK)
-	{
-		uint64_t	count = n - first < LP_FASTLANES_BLOCK ? n - first : LP_FASTLANES_BLOCK;
-		uint64_t	start = values->len;
-		uint32_t	width;
-		uint8_t		word[8];
-
-		memset(block, 0, (size_t) LP_FASTLANES_BLOCK * bytes);
-		memcpy(block, page->values.data + first * bytes, count * bytes);
-		width = lp_bit_width(shape->bits, block, count);
-		lp_put_le_uint(word, bytes, width);
-		lp_fastlanes_pack(shape->bits, width, block, packed);
-		ok = lp_buf_append(values, word, bytes) &&
-			lp_buf_append(values, packed, lp_fastlanes_packed_bytes(width)) &&
-			chunk_add(chunks, first, count, first + count == n ? 0 : 10, start,
-					  values->len - start);
-	}
-	lp_free(block);
-	lp_free(packed);
-	return ok;
+	(void) second;
+	memset(block, 0, sizeof(block));
+	memcpy(block, writer->page->values.data + first * bytes, count * bytes);
+	width = lp_bit_width(type_bits, (const uint8_t *) block, count);
+	lp_put_le_uint(word, bytes, width);
+	lp_fastlanes_pack(type_bits, width, (const uint8_t *) block, (uint8_t *) packed);
+	return lp_buf_append(values, word, bytes) &&
+		lp_buf_append(values, packed, lp_fastlanes_packed_bytes(width));
 }
 
 /*
@@ -620,8 +761,11 @@ chunk_bitpacked(const LpLeafShape *shape, const LpPageValues *page, ChunkList *c
  * padded to the offset width.
  */
 static uint64_t
-next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t width)
+variable_chunk_values(const ChunkWriter *writer, uint64_t start)
 {
+	const uint64_t *offsets = writer->strings->offsets;
+	uint64_t	n = writer->page->num_values;
+	uint32_t	width = writer->shape->offset_bits / 8;
 	uint64_t	count = 1;
 	uint64_t	next = 2;
 
@@ -630,8 +774,8 @@ next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t wid
 		if (start + next >= n + 1)
 		{
 			if (offsets[n] - offsets[start] + (n + 1 - start) * width <= AIM_MINICHUNK_SIZE)
-				return n;
-			return start + count;
+				return n - start;
+			return count;
 		}
 		if (offsets[start + next] - offsets[start] + (next + 1) * width > AIM_MINICHUNK_SIZE)
 			break;
@@ -639,45 +783,31 @@ next_chunk_end(const uint64_t *offsets, uint64_t n, uint64_t start, uint32_t wid
 		next *= 2;
 	}
 	/* lancedb 0.39 ends the chunk at the last doubling that fits. */
-	return start + count;
+	return count;
 }
 
 static bool
-chunk_variable(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings,
-			   ChunkList *chunks, LpBuf *values)
+write_variable(const ChunkWriter *writer, uint64_t start, uint64_t count, LpBuf *values,
+			   LpBuf *second)
 {
-	const uint64_t *offsets = strings->offsets;
-	uint32_t	width = shape->offset_bits / 8;
-	uint64_t	n = page->num_values;
-	uint64_t	start = 0;
+	const uint64_t *offsets = writer->strings->offsets;
+	uint32_t	width = writer->shape->offset_bits / 8;
+	uint64_t	end = start + count;
+	uint64_t	table = (count + 1) * width;
 
-	while (start < n)
+	(void) second;
+	for (uint64_t i = start; i <= end; i++)
 	{
-		uint64_t	end = next_chunk_end(offsets, n, start, width);
-		uint64_t	count;
-		uint64_t	chunk_start = values->len;
-		uint64_t	table;
+		uint8_t		word[8];
 
-		count = end - start;
-		table = (count + 1) * width;
-		for (uint64_t i = start; i <= end; i++)
-		{
-			uint8_t		word[8];
-
-			lp_put_le_uint(word, width, offsets[i] - offsets[start] + table);
-			if (!lp_buf_append(values, word, width))
-				return false;
-		}
-		if ((offsets[end] > offsets[start] &&
-			 !lp_buf_append(values, strings->data + offsets[start], offsets[end] - offsets[start])) ||
-			!pad_to(values, width, VARIABLE_FILL_BYTE) ||
-			!chunk_add(chunks, start, count,
-					   end == n ? 0 : (uint32_t) __builtin_ctzll(count), chunk_start,
-					   values->len - chunk_start))
+		lp_put_le_uint(word, width, offsets[i] - offsets[start] + table);
+		if (!lp_buf_append(values, word, width))
 			return false;
-		start = end;
 	}
-	return true;
+	return (offsets[end] == offsets[start] ||
+			lp_buf_append(values, writer->strings->data + offsets[start],
+						  offsets[end] - offsets[start])) &&
+		pad_to(values, width, VARIABLE_FILL_BYTE);
 }
 
 /*
@@ -705,53 +835,49 @@ rle_chunk_bytes(const uint8_t *values, uint32_t bytes, uint64_t first, uint64_t 
 	return total;
 }
 
+static uint64_t
+rle_chunk_values(const ChunkWriter *writer, uint64_t first)
+{
+	uint64_t	left = writer->page->num_values - first;
+	uint64_t	count = left < 2048 ? left : 2048;
+
+	while (count > 1 &&
+		   rle_chunk_bytes(writer->page->values.data, writer->shape->bits / 8, first, count) >
+		   MAX_MINIBLOCK_BYTES)
+	{
+		uint64_t	power = 1;
+
+		while (power * 2 < count)
+			power *= 2;
+		count = power;
+	}
+	return count;
+}
+
 static bool
-chunk_rle(const LpLeafShape *shape, const LpPageValues *page, ChunkList *chunks, LpBuf *values,
+write_rle(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values,
 		  LpBuf *lengths)
 {
-	uint32_t	bytes = shape->bits / 8;
-	uint64_t	n = page->num_values;
-	const uint8_t *data = page->values.data;
+	uint32_t	bytes = writer->shape->bits / 8;
+	const uint8_t *data = writer->page->values.data;
 
-	for (uint64_t first = 0; first < n;)
+	for (uint64_t i = first; i < first + count;)
 	{
-		uint64_t	count = n - first < 2048 ? n - first : 2048;
-		uint64_t	values_start = values->len;
-		uint64_t	lengths_start = lengths->len;
+		uint64_t	run = 1;
 
-		while (count > 1 && rle_chunk_bytes(data, bytes, first, count) > MAX_MINIBLOCK_BYTES)
+		while (i + run < first + count &&
+			   memcmp(data + (i + run) * bytes, data + i * bytes, bytes) == 0)
+			run++;
+		for (uint64_t left = run; left > 0;)
 		{
-			uint64_t	power = 1;
+			uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
 
-			while (power * 2 < count)
-				power *= 2;
-			count = power;
+			if (!lp_buf_append(values, data + i * bytes, bytes) ||
+				!lp_buf_append(lengths, &length, 1))
+				return false;
+			left -= length;
 		}
-		for (uint64_t i = first; i < first + count;)
-		{
-			uint64_t	run = 1;
-
-			while (i + run < first + count &&
-				   memcmp(data + (i + run) * bytes, data + i * bytes, bytes) == 0)
-				run++;
-			for (uint64_t left = run; left > 0;)
-			{
-				uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
-
-				if (!lp_buf_append(values, data + i * bytes, bytes) ||
-					!lp_buf_append(lengths, &length, 1))
-					return false;
-				left -= length;
-			}
-			i += run;
-		}
-		if (!chunk_add(chunks, first, count,
-					   first + count == n ? 0 : (uint32_t) __builtin_ctzll(count),
-					   values_start, values->len - values_start))
-			return false;
-		chunks->chunks[chunks->count - 1].second_start = lengths_start;
-		chunks->chunks[chunks->count - 1].second_len = lengths->len - lengths_start;
-		first += count;
+		i += run;
 	}
 	return true;
 }
@@ -879,103 +1005,214 @@ compress_chunks(const LpColumnCompression *compression, Messages *m, ChunkList *
 }
 
 /*
+ * The value compression Lance chooses for a mini-block page, as the chunk
+ * writer that stores it, its encoding and its number of value buffers.
+ */
+static CE *
+choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValues *page,
+						const Strings *strings, ChunkWriter *writer, uint32_t *num_value_buffers)
+{
+	CE		   *encoding;
+
+	*writer = (ChunkWriter) {fixed_chunk_values, write_flat, shape, page, strings, 0};
+	*num_value_buffers = 1;
+	if (shape->kind == LP_LEAF_VARIABLE)
+	{
+		writer->chunk_values = variable_chunk_values;
+		writer->write = write_variable;
+		return strings_encoding(m, strings, shape->offset_bits);
+	}
+	if (prefers_rle(shape, page))
+	{
+		writer->chunk_values = rle_chunk_values;
+		writer->write = write_rle;
+		*num_value_buffers = 2;
+		return rle_encoding(m, shape->bits);
+	}
+	if (prefers_bitpacking(shape, page))
+	{
+		writer->write = write_bitpacked;
+		writer->values_per_chunk = LP_FASTLANES_BLOCK;
+		return inline_bitpacking_encoding(m, shape->bits);
+	}
+	if (has_item_nulls(shape, page))
+	{
+		uint64_t	dim = shape->dimension;
+
+		writer->write = write_fixed_size_list_validity;
+		writer->values_per_chunk = flat_values_per_chunk((dim + 7) / 8 + bytes_per_value(shape), false);
+		*num_value_buffers = 2;
+		encoding = fixed_size_list_encoding(m, dim, shape->bits);
+		encoding->fixed_size_list->has_validity = true;
+		return encoding;
+	}
+	writer->values_per_chunk = shape->kind == LP_LEAF_BOOL ? flat_values_per_chunk(1, true) :
+		flat_values_per_chunk(bytes_per_value(shape), false);
+	return shape->kind == LP_LEAF_FIXED_SIZE_LIST ?
+		fixed_size_list_encoding(m, shape->dimension, shape->bits) :
+		flat_encoding(m, shape->bits);
+}
+
+/*
+ * Lance's RepDefSlicer: a chunk takes the levels up to and with its last
+ * value; levels without a value after it (null and empty lists) go to the
+ * next chunk, the rest of the page to the last.
+ */
+static uint64_t
+chunk_levels_end(const Levels *levels, uint64_t start, uint64_t num_values, bool last)
+{
+	uint64_t	end = start;
+
+	if (last)
+		return levels->num_levels;
+	if (levels->rep.v == NULL)
+		return start + num_values;
+	while (num_values > 0)
+	{
+		if (levels->def.v == NULL || levels->def.v[end] <= levels->max_visible)
+			num_values--;
+		end++;
+	}
+	return end;
+}
+
+/*
+ * The repetition index entry of a chunk as Lance computes it: the rows
+ * that finish in the chunk (a row start after its first level, plus the
+ * last row in the last chunk) and the levels left over after the last row
+ * start (0 in the last chunk); a chunk that starts a row turns the
+ * previous chunk's leftovers into a finished row.
+ */
+static bool
+add_repetition_index(const Levels *levels, uint64_t start, uint64_t end, bool first, bool last,
+					 LpBuf *index)
+{
+	uint16_t	row_start = levels->rep.max;
+	uint64_t	finished = 0;
+	uint64_t	leftovers = end - start;
+	uint8_t		word[8];
+
+	for (uint64_t i = start + 1; i < end; i++)
+		finished += levels->rep.v[i] == row_start;
+	for (uint64_t i = end; i > start; i--)
+		if (levels->rep.v[i - 1] == row_start)
+		{
+			leftovers = end - (i - 1);
+			break;
+		}
+	if (last)
+	{
+		finished++;
+		leftovers = 0;
+	}
+	if (!first && end > start && levels->rep.v[start] == row_start &&
+		lp_le64(index->data + index->len - 8) != 0)
+	{
+		lp_put_le64(index->data + index->len - 16, lp_le64(index->data + index->len - 16) + 1);
+		lp_put_le64(index->data + index->len - 8, 0);
+	}
+	lp_put_le64(word, finished);
+	if (!lp_buf_append(index, word, 8))
+		return false;
+	lp_put_le64(word, leftovers);
+	return lp_buf_append(index, word, 8);
+}
+
+/* The compressed levels [start, end) of a chunk, and their u16 size in its header. */
+static bool
+chunk_level_buffer(const LevelSeq *levels, LevelCompression compression, uint64_t start,
+				   uint64_t end, LpBuf *out, LpBuf *header)
+{
+	uint8_t		size[2];
+
+	out->len = 0;
+	if (!compress_levels(levels, compression, start, end - start, out))
+		return false;
+	lp_put_le16(size, (uint16_t) out->len);
+	return lp_buf_append(header, size, 2);
+}
+
+/*
  * A mini-block page of page's values; with dictionary (its items counted
  * in num_dictionary_items) the values are its indices and its buffer
  * becomes page buffer 2.
  */
 static bool
 encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
-				 const Strings *strings, LpDictionaryBlock *dictionary,
+				 const Levels *levels, const Strings *strings, LpDictionaryBlock *dictionary,
 				 uint64_t num_dictionary_items, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
+	ChunkWriter writer;
 	ChunkList	chunks = {0};
 	LpBuf		values = {0};
 	LpBuf		second = {0};	/* the chunks' second buffers */
-	LpBuf		levels = {0};
-	uint32_t	num_value_buffers = 1;
+	LpBuf		chunk_rep = {0};
+	LpBuf		chunk_def = {0};
+	uint32_t	num_value_buffers;
 	LpBuf	   *meta = &out->buffers[0];
 	LpBuf	   *data = &out->buffers[1];
-	bool		has_def = page->null_count > 0;
+	LpBuf	   *repetition_index = &out->buffers[dictionary != NULL ? 3 : 2];
+	bool		has_def = levels->def.v != NULL;
+	bool		has_rep = levels->rep.v != NULL;
 	bool		large = version >= LP_FILE_VERSION_2_2;
 	uint32_t	size_bytes = large ? 4 : 2;
-	LevelCompression level_compression = LEVELS_FLAT;
+	LevelCompression def_compression = LEVELS_FLAT;
+	LevelCompression rep_compression = LEVELS_FLAT;
+	uint64_t	level_start = 0;
 	Lance__Encodings21__MiniBlockLayout layout = LANCE__ENCODINGS21__MINI_BLOCK_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer;
 	CE		   *value_encoding;
 	bool		ok = false;
 
 	memset(&m, 0, sizeof(m));
-	if (shape->kind == LP_LEAF_VARIABLE)
-	{
-		value_encoding = strings_encoding(&m, strings, shape->offset_bits);
-		ok = chunk_variable(shape, page, strings, &chunks, &values);
-	}
-	else if (prefers_rle(shape, page))
-	{
-		value_encoding = rle_encoding(&m, shape->bits);
-		num_value_buffers = 2;
-		ok = chunk_rle(shape, page, &chunks, &values, &second);
-	}
-	else if (prefers_bitpacking(shape, page))
-	{
-		value_encoding = inline_bitpacking_encoding(&m, shape->bits);
-		ok = chunk_bitpacked(shape, page, &chunks, &values);
-	}
-	else if (has_item_nulls(shape, page))
-	{
-		value_encoding = fixed_size_list_encoding(&m, shape->dimension, shape->bits);
-		value_encoding->fixed_size_list->has_validity = true;
-		num_value_buffers = 2;
-		ok = chunk_fixed_size_list_validity(shape, page, &chunks, &values, &second);
-	}
-	else
-	{
-		value_encoding = shape->kind == LP_LEAF_FIXED_SIZE_LIST ?
-			fixed_size_list_encoding(&m, shape->dimension, shape->bits) :
-			flat_encoding(&m, shape->bits);
-		ok = chunk_flat(shape, page, &chunks, &values);
-	}
-	if (!ok)
+	value_encoding = choose_miniblock_values(&m, shape, page, strings, &writer, &num_value_buffers);
+	if (!write_chunks(&writer, &chunks, &values, &second))
 		goto no_memory;
 	/* Lance leaves fixed-size lists uncompressed. */
 	if (lp_compression_is_general(&shape->compression) && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
 		!compress_chunks(&shape->compression, &m, &chunks, &values, &value_encoding))
 		goto no_memory;
 	if (has_def)
-		level_compression = choose_level_compression(version, page);
+		def_compression = choose_level_compression(version, &levels->def, levels->num_levels);
+	if (has_rep)
+		rep_compression = choose_level_compression(version, &levels->rep, levels->num_levels);
 
-	out->num_buffers = 2;
+	out->num_buffers = has_rep ? 3 : 2;
 	if (dictionary != NULL)
 	{
 		out->buffers[2] = dictionary->buffer;
 		memset(&dictionary->buffer, 0, sizeof(dictionary->buffer));
-		out->num_buffers = 3;
+		out->num_buffers++;
 		layout.dictionary = dictionary->encoding;
 		layout.num_dictionary_items = num_dictionary_items;
 	}
 	for (uint64_t c = 0; c < chunks.count; c++)
 	{
 		const Chunk *chunk = &chunks.chunks[c];
+		bool		last = c + 1 == chunks.count;
+		uint64_t	level_end = chunk_levels_end(levels, level_start, chunk->num_values, last);
 		uint64_t	chunk_start = data->len;
 		uint64_t	chunk_bytes;
 		uint64_t	word;
 		uint8_t		header[8];
 
-		levels.len = 0;
-		if (has_def && !compress_levels(page, level_compression, chunk->first_value,
-										chunk->num_values, &levels))
-			goto no_memory;
-		lp_put_le16(header, has_def ? (uint16_t) chunk->num_values : 0);
-		if (!lp_buf_append(data, header, 2))
-			goto no_memory;
-		if (has_def)
+		if ((has_rep || has_def) && level_end - level_start > UINT16_MAX)
 		{
-			lp_put_le16(header, (uint16_t) levels.len);
-			if (!lp_buf_append(data, header, 2))
-				goto no_memory;
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"a mini-block chunk would hold %llu levels, more than its header can count",
+					(unsigned long long) (level_end - level_start));
+			goto done;
 		}
+		lp_put_le16(header, has_rep || has_def ? (uint16_t) (level_end - level_start) : 0);
+		if (!lp_buf_append(data, header, 2) ||
+			(has_rep && !chunk_level_buffer(&levels->rep, rep_compression, level_start, level_end,
+											&chunk_rep, data)) ||
+			(has_def && !chunk_level_buffer(&levels->def, def_compression, level_start, level_end,
+											&chunk_def, data)) ||
+			(has_rep && !add_repetition_index(levels, level_start, level_end, c == 0, last,
+											  repetition_index)))
+			goto no_memory;
 		lp_put_le_uint(header, size_bytes, chunk->value_len);
 		if (!lp_buf_append(data, header, size_bytes))
 			goto no_memory;
@@ -983,7 +1220,10 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		if ((num_value_buffers == 2 && !lp_buf_append(data, header, size_bytes)) ||
 			!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE))
 			goto no_memory;
-		if (has_def && (!lp_buf_append(data, levels.data, levels.len) ||
+		if (has_rep && (!lp_buf_append(data, chunk_rep.data, chunk_rep.len) ||
+						!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
+			goto no_memory;
+		if (has_def && (!lp_buf_append(data, chunk_def.data, chunk_def.len) ||
 						!pad_to(data, MINIBLOCK_ALIGNMENT, MINIBLOCK_FILL_BYTE)))
 			goto no_memory;
 		if (!lp_buf_append(data, values.data + chunk->value_start, chunk->value_len) ||
@@ -1004,16 +1244,17 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		lp_put_le_uint(header, size_bytes, word);
 		if (!lp_buf_append(meta, header, size_bytes))
 			goto no_memory;
+		level_start = level_end;
 	}
 
-	layer = has_def ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
-	layout.def_compression = has_def ? level_encoding(&m, level_compression) : NULL;
+	layout.rep_compression = has_rep ? level_encoding(&m, rep_compression, levels->rep.width) : NULL;
+	layout.def_compression = has_def ? level_encoding(&m, def_compression, levels->def.width) : NULL;
 	layout.value_compression = value_encoding;
-	layout.n_layers = 1;
-	layout.layers = &layer;
+	layout.n_layers = levels->num_layers;
+	layout.layers = (Layer *) levels->layers;
 	layout.num_buffers = num_value_buffers;
 	layout.num_items = page->num_values;
+	layout.repetition_index_depth = has_rep ? 1 : 0;
 	layout.has_large_chunk = large;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
 	page_layout.mini_block_layout = &layout;
@@ -1027,7 +1268,8 @@ done:
 	lp_free(chunks.chunks);
 	lp_buf_free(&values);
 	lp_buf_free(&second);
-	lp_buf_free(&levels);
+	lp_buf_free(&chunk_rep);
+	lp_buf_free(&chunk_def);
 	return ok;
 }
 
@@ -1046,14 +1288,13 @@ bytepack_width(uint64_t max_value)
 }
 
 static bool
-encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings,
-			   LpEncodedPage *out, LpError *err)
+encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels *levels,
+			   const Strings *strings, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	Lance__Encodings21__FullZipLayout layout = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer;
-	bool		has_def = page->null_count > 0;
+	bool		has_def = levels->def.v != NULL;
 	bool		variable = shape->kind == LP_LEAF_VARIABLE;
 	uint64_t	n = page->num_values;
 	LpBuf	   *zipped = &out->buffers[0];
@@ -1086,7 +1327,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 		}
 		if (has_def)
 		{
-			word[0] = null ? 1 : 0;
+			word[0] = (uint8_t) levels->def.v[i];
 			if (!lp_buf_append(zipped, word, 1))
 				return no_memory(err);
 		}
@@ -1129,9 +1370,7 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 		out->num_buffers = 2;
 	}
 
-	layer = has_def ? LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
-	layout.bits_def = has_def ? 1 : 0;
+	layout.bits_def = levels->def.width;
 	if (variable)
 	{
 		layout.details_case = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET;
@@ -1150,8 +1389,8 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 	}
 	layout.num_items = (uint32_t) n;
 	layout.num_visible_items = (uint32_t) n;
-	layout.n_layers = 1;
-	layout.layers = &layer;
+	layout.n_layers = levels->num_layers;
+	layout.layers = (Layer *) levels->layers;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT;
 	page_layout.full_zip_layout = &layout;
 	out->layout = "full_zip";
@@ -1160,18 +1399,46 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Strings
 
 /* ---- all null ------------------------------------------------------------- */
 
+/* Levels as raw u16 into out (constant and all-null pages); nothing when all are 0. */
 static bool
-encode_all_null(LpEncodedPage *out, LpError *err)
+append_raw_levels(const LevelSeq *levels, uint64_t n, LpBuf *out)
+{
+	for (uint64_t i = 0; levels->v != NULL && i < n; i++)
+	{
+		uint8_t		level[2];
+
+		lp_put_le16(level, levels->v[i]);
+		if (!lp_buf_append(out, level, 2))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every value null: a leaf without structs above it gets a page without
+ * buffers (Lance's simple all-null page, the only kind its reader takes
+ * for a single NULLABLE_ITEM layer); under structs, as Lance's complex
+ * all-null pages, an empty repetition buffer and the definition levels as
+ * raw u16.
+ */
+static bool
+encode_all_null(const Levels *levels, LpEncodedPage *out, LpError *err)
 {
 	Lance__Encodings21__ConstantLayout layout = LANCE__ENCODINGS21__CONSTANT_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer = LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM;
 
-	layout.n_layers = 1;
-	layout.layers = &layer;
+	layout.n_layers = levels->num_layers;
+	layout.layers = (Layer *) levels->layers;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
 	page_layout.constant_layout = &layout;
 	out->num_buffers = 0;
+	if (levels->num_layers > 1)
+	{
+		if (!append_raw_levels(&levels->rep, levels->num_levels, &out->buffers[0]) ||
+			!append_raw_levels(&levels->def, levels->num_levels, &out->buffers[1]))
+			return no_memory(err);
+		out->num_buffers = 2;
+	}
 	out->layout = "constant";
 	return wrap_layout(&page_layout, out, err);
 }
@@ -1257,14 +1524,11 @@ scalar_value_buffer(const LpLeafShape *shape, const LpPageValues *page, uint64_t
  * levels as raw u16.
  */
 static bool
-encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t index,
-				LpEncodedPage *out, LpError *err)
+encode_constant(const LpLeafShape *shape, const LpPageValues *page, const Levels *levels,
+				uint64_t index, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
-	Lance__Encodings21__RepDefLayer layer = page->null_count > 0 ?
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM :
-		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
 	Lance__Encodings21__ConstantLayout *layout = &m.constant;
 	uint8_t		inline_value[MAX_INLINE_VALUE_BYTES];
 	bool		inline_ok = shape->kind == LP_LEAF_BOOL ||
@@ -1273,8 +1537,8 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t ind
 
 	memset(&m, 0, sizeof(m));
 	lance__encodings21__constant_layout__init(layout);
-	layout->n_layers = 1;
-	layout->layers = &layer;
+	layout->n_layers = levels->num_layers;
+	layout->layers = (Layer *) levels->layers;
 	if (inline_ok)
 	{
 		size_t		len = shape->kind == LP_LEAF_BOOL ? 1 : bytes_per_value(shape);
@@ -1290,19 +1554,12 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t ind
 	}
 	else if (!scalar_value_buffer(shape, page, index, &out->buffers[next++]))
 		return no_memory(err);
-	if (page->null_count > 0)
+	if (levels->def.v != NULL)
 	{
-		LpBuf	   *def = &out->buffers[next + 1];
-
-		next += 2;				/* the repetition buffer stays empty */
-		for (uint64_t i = 0; i < page->num_values; i++)
-		{
-			uint8_t		level[2];
-
-			lp_put_le16(level, is_null(page, i) ? 1 : 0);
-			if (!lp_buf_append(def, level, 2))
-				return no_memory(err);
-		}
+		/* the repetition buffer stays empty: constant pages have no lists */
+		if (!append_raw_levels(&levels->def, page->num_values, &out->buffers[next + 1]))
+			return no_memory(err);
+		next += 2;
 	}
 	out->num_buffers = next;
 	page_layout.layout_case = LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
@@ -1312,28 +1569,30 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, uint64_t ind
 }
 
 /*
- * A dictionary page: the indices, with the page's validity and the
- * column's compression, as a mini-block page of 32-bit values.
+ * A dictionary page: the indices, with the page's levels and the column's
+ * compression, as a mini-block page of 32-bit values.
  */
 static bool
 encode_dictionary(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
-				  const LpDictionary *dictionary, LpEncodedPage *out, LpError *err)
+				  const Levels *levels, const LpDictionary *dictionary, LpEncodedPage *out,
+				  LpError *err)
 {
-	LpLeafShape index_shape = {LP_LEAF_FIXED, 32, 0, 0, false, shape->compression};
-	LpPageValues indices;
+	LpLeafShape index_shape = *shape;
+	LpPageValues indices = *page;	/* shares the page's buffers, with the indices as values */
 	LpDictionaryBlock block;
 	Strings		no_strings;
 	bool		ok;
 
-	memset(&indices, 0, sizeof(indices));
-	memset(&no_strings, 0, sizeof(no_strings));
-	indices.num_values = page->num_values;
-	indices.null_count = page->null_count;
+	index_shape.kind = LP_LEAF_FIXED;
+	index_shape.bits = 32;
+	index_shape.dimension = 0;
+	index_shape.offset_bits = 0;
+	index_shape.utf8 = false;
 	indices.values = dictionary->indices;
-	indices.validity = page->validity;
+	memset(&no_strings, 0, sizeof(no_strings));
 	if (!lp_dictionary_block_encode(version, shape, dictionary, &block))
 		return no_memory(err);
-	ok = encode_miniblock(version, &index_shape, &indices, &no_strings, &block,
+	ok = encode_miniblock(version, &index_shape, &indices, levels, &no_strings, &block,
 						  dictionary->num_items, out, err);
 	lp_buf_free(&block.buffer);
 	return ok;
@@ -1354,16 +1613,24 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 {
 	bool		ok;
 	uint64_t	first_valid;
+	Levels		levels;
 
 	memset(out, 0, sizeof(*out));
 	if (version < LP_FILE_VERSION_2_1)
 		return lp_fail(err, LP_ERR_INTERNAL, "structural pages requested for a %s file",
 					   lp_file_version_name(version));
+	if (shape->num_layers < 1 || shape->num_layers > LP_ENCODE_MAX_LAYERS)
+		return lp_fail(err, LP_ERR_INTERNAL, "leaf column of %u repdef layers", shape->num_layers);
+	if (!levels_build(shape, page, &levels))
+	{
+		levels_free(&levels);
+		return no_memory(err);
+	}
 	if (page->null_count == page->num_values)
-		ok = encode_all_null(out, err);
+		ok = encode_all_null(&levels, out, err);
 	else if (version >= LP_FILE_VERSION_2_2 && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
-			 valid_values_equal(shape, page, &first_valid))
-		ok = encode_constant(shape, page, first_valid, out, err);
+			 levels.rep.v == NULL && valid_values_equal(shape, page, &first_valid))
+		ok = encode_constant(shape, page, &levels, first_valid, out, err);
 	else
 	{
 		Strings		strings;
@@ -1374,16 +1641,20 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 		if (!lp_dictionary_plan(version, shape, page, &dictionary, &use_dictionary))
 			ok = no_memory(err);
 		else if (use_dictionary)
-			ok = encode_dictionary(version, shape, page, &dictionary, out, err);
+			ok = encode_dictionary(version, shape, page, &levels, &dictionary, out, err);
 		else if (shape->kind == LP_LEAF_VARIABLE && !strings_prepare(shape, page, &strings))
 			ok = no_memory(err);
 		else if (is_narrow(shape, page))
-			ok = encode_miniblock(version, shape, page, &strings, NULL, 0, out, err);
+			ok = encode_miniblock(version, shape, page, &levels, &strings, NULL, 0, out, err);
+		else if (levels.rep.v != NULL)
+			ok = lp_fail(err, LP_ERR_UNSUPPORTED,
+						 "list items of 256 bytes or more (full-zip pages with repetition levels) cannot be encoded yet");
 		else
-			ok = encode_fullzip(shape, page, &strings, out, err);
+			ok = encode_fullzip(shape, page, &levels, &strings, out, err);
 		lp_dictionary_free(&dictionary);
 		strings_free(&strings);
 	}
+	levels_free(&levels);
 	if (!ok)
 		lp_encoded_page_free(out);
 	return ok;

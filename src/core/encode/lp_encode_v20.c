@@ -1,5 +1,5 @@
 /*
- * lp_encode_v20.c - one page of a flat leaf column of a Lance 2.0 file, as
+ * lp_encode_v20.c - one page of a leaf column of a Lance 2.0 file, as
  * Lance's 2.0 writer encodes it (previous/encoder.rs; lance-format.md §4.3):
  *  - fixed widths and bools: Nullable{no_nulls{Flat}}, or with nulls
  *    Nullable{some_nulls{validity: Flat(1) in buffer 0, values: Flat in
@@ -14,7 +14,9 @@
  *  - low-cardinality Utf8 (lp_encode_dictionary.c):
  *    Dictionary{indices: Nullable{no_nulls{Flat(8)}} in buffer 0 (0 for a
  *    null row, else 1 + the item), items: Binary of the distinct values in
- *    buffers 1 and 2 (a single null item when every row is null)}.
+ *    buffers 1 and 2 (a single null item when every row is null)};
+ *  - a struct's header column: one SimpleStruct page of every row, without
+ *    buffers.
  */
 #include <string.h>
 
@@ -308,5 +310,23 @@ lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page, LpEncoded
 		return no_memory(err);
 	}
 	out->layout = lp_array_encoding_name(root);
+	return true;
+}
+
+bool
+lp_encode_v20_struct_header(LpEncodedPage *out, LpError *err)
+{
+	ArrayEncoding root = LANCE__ENCODINGS__ARRAY_ENCODING__INIT;
+	Lance__Encodings__SimpleStruct header = LANCE__ENCODINGS__SIMPLE_STRUCT__INIT;
+	uint8_t		bytes[16];
+	size_t		size;
+
+	memset(out, 0, sizeof(*out));
+	root.array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_SIMPLE_STRUCT;
+	root.simple_struct = &header;
+	size = lance__encodings__array_encoding__pack(&root, bytes);
+	if (!lp_encoding_wrap(LP_ARRAY_ENCODING_URL, bytes, size, &out->encoding))
+		return no_memory(err);
+	out->layout = lp_array_encoding_name(&root);
 	return true;
 }

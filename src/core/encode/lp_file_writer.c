@@ -22,9 +22,14 @@
 typedef struct WriterColumn
 {
 	char	   *name;			/* the schema field's, for messages */
-	LpType	   *type;
+	LpType	   *type;			/* the leaf's (a 2.0 struct header's: the struct's) */
+	bool		struct_header;	/* 2.0: a struct's column, one page without buffers */
+	uint32_t	top;			/* the top-level field (batch array) it lies in */
+	uint32_t	depth;			/* struct ancestors */
+	uint32_t	path[LP_ENCODE_MAX_LAYERS]; /* child index at each struct, from the top */
 	LpLeafShape shape;
 	LpPageValues page;
+	uint64_t	page_rows;		/* rows in page (values count items under lists) */
 	uint64_t	rows_flushed;
 	LpPage	   *pages;
 	uint32_t	num_pages;
@@ -38,6 +43,7 @@ struct LpFileWriter
 	uint64_t	pos;			/* bytes written so far */
 	uint64_t	rows;
 	LpBytes		descriptor;		/* FileDescriptor of the schema, length 0 */
+	uint32_t	num_top;		/* top-level fields: arrays per batch */
 	uint32_t	num_columns;
 	WriterColumn *columns;
 	bool		done;			/* finished or failed: only free is left */
@@ -59,7 +65,10 @@ leaf_shape(const LpType *type, LpLeafShape *shape)
 {
 	uint32_t	width;
 
-	memset(shape, 0, sizeof(*shape));
+	/* the layers stay as field_path() set them */
+	shape->bits = 0;
+	shape->dimension = 0;
+	shape->offset_bits = 0;
 	switch (type->id)
 	{
 		case LP_TYPE_BOOL:
@@ -101,6 +110,78 @@ leaf_shape(const LpType *type, LpLeafShape *shape)
 	}
 }
 
+/* Index of the field with id field_id before index before, or -1. */
+static int64_t
+field_index_of(const LpSchema *schema, int32_t field_id, uint32_t before)
+{
+	for (uint32_t i = before; i-- > 0;)
+		if (schema->fields[i].id == field_id)
+			return i;
+	return -1;
+}
+
+/*
+ * Where field index lies: its top-level field and its child index at each
+ * struct on the way down (0 under a list), and which of its layers are
+ * lists.  Refuses ancestors the encoder cannot write (packed structs,
+ * blobs).
+ */
+static bool
+field_path(const LpSchema *schema, uint32_t index, const char *file_name, WriterColumn *column,
+		   LpError *err)
+{
+	uint32_t	chain[LP_ENCODE_MAX_LAYERS];
+	uint32_t	depth = 0;
+	uint32_t	at = index;
+	bool		is_list;
+
+	while (schema->fields[at].parent_id != -1)
+	{
+		int64_t		parent = field_index_of(schema, schema->fields[at].parent_id, at);
+		const LpField *field;
+
+		if (parent < 0)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "field \"%s\" of file \"%s\" has no parent before it",
+						   schema->fields[at].name, file_name);
+		field = &schema->fields[parent];
+		is_list = strcmp(field->logical_type, "list") == 0 ||
+			strcmp(field->logical_type, "large_list") == 0;
+		if ((!is_list && strcmp(field->logical_type, "struct") != 0) ||
+			lp_field_is_packed(field) || lp_field_is_blob(field))
+		{
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"field \"%s\" of file \"%s\" lies in field \"%s\" of type \"%s\", which the encoder cannot write",
+					schema->fields[index].name, file_name, field->name, field->logical_type);
+			lp_error_detail(err, "The encoder writes lists and structs (not packed) of leaves, lists and structs.");
+			return false;
+		}
+		if (depth + 1 >= LP_ENCODE_MAX_LAYERS)
+			return lp_fail(err, LP_ERR_UNSUPPORTED,
+						   "field \"%s\" of file \"%s\" is nested more than %d levels deep",
+						   schema->fields[index].name, file_name, LP_ENCODE_MAX_LAYERS - 1);
+		chain[depth++] = at;
+		at = (uint32_t) parent;
+		column->shape.list_layer[depth] = is_list;
+		column->shape.num_lists += is_list;
+	}
+	column->depth = depth;
+	column->top = 0;
+	for (uint32_t i = 0; i < at; i++)
+		column->top += schema->fields[i].parent_id == -1;
+	/* chain[depth - 1] is the child of the top-level field, chain[0] the field itself. */
+	for (uint32_t d = 0; d < depth; d++)
+	{
+		uint32_t	child = chain[depth - 1 - d];
+		uint32_t	sibling_index = 0;
+
+		for (uint32_t i = 0; i < child; i++)
+			sibling_index += schema->fields[i].parent_id == schema->fields[child].parent_id;
+		column->path[d] = sibling_index;
+	}
+	return true;
+}
+
 static void
 page_reset(LpPageValues *page)
 {
@@ -118,6 +199,9 @@ page_reset(LpPageValues *page)
 	page->item_validity.buf.len = 0;
 	page->item_validity.num_bits = 0;
 	page->item_validity.num_unset = 0;
+	page->null_layers.len = 0;
+	page->num_levels = 0;
+	page->rep.len = 0;
 	page->max_length = 0;
 }
 
@@ -130,6 +214,8 @@ page_free(LpPageValues *page)
 	lp_buf_free(&page->data);
 	lp_buf_free(&page->validity.buf);
 	lp_buf_free(&page->item_validity.buf);
+	lp_buf_free(&page->null_layers);
+	lp_buf_free(&page->rep);
 }
 
 /* Bytes the page's values take in memory, as Lance measures what it accumulates. */
@@ -140,7 +226,7 @@ page_bytes(const WriterColumn *column)
 
 	/* Item validity only counts when some item is null (Arrow has no bitmap otherwise). */
 	return page->values.len + page->bits.buf.len + page->data.len + page->validity.buf.len +
-		(page->item_validity.num_unset > 0 ? page->item_validity.buf.len : 0) +
+		(page->item_validity.num_unset > 0 ? page->item_validity.buf.len : 0) + page->rep.len +
 		page->num_values * (column->shape.offset_bits / 8);
 }
 
@@ -149,7 +235,9 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 					LpError *err)
 {
 	LpFileWriter *writer;
-	uint32_t	top = 0;
+	LpPhysicalColumn *physical = NULL;
+	uint32_t	num_physical = 0;
+	uint32_t	opened = 0;
 
 	if (version < LP_FILE_VERSION_2_0)
 	{
@@ -166,27 +254,29 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 	}
 	writer->output = output;
 	writer->version = version;
-	writer->columns = lp_alloc_array(schema->num_fields + 1, sizeof(WriterColumn));
+	for (uint32_t i = 0; i < schema->num_fields; i++)
+		writer->num_top += schema->fields[i].parent_id == -1;
+	if (!lp_schema_physical_columns(version, schema, &physical, &num_physical, err))
+		goto fail;
+	writer->columns = lp_alloc_array(num_physical + 1, sizeof(WriterColumn));
 	if (writer->columns == NULL)
 		goto no_memory;
-	for (uint32_t i = 0; i < schema->num_fields; i++)
+	for (uint32_t c = 0; c < num_physical; c++)
 	{
-		const LpField *field = &schema->fields[i];
-		WriterColumn *column = &writer->columns[top];
+		const LpField *field = &schema->fields[physical[c].field_index];
+		WriterColumn *column = &writer->columns[c];
 
-		if (field->parent_id != -1)
-		{
-			lp_fail(err, LP_ERR_UNSUPPORTED, "field \"%s\" of file \"%s\" is nested",
-					field->name, output->name);
-			lp_error_detail(err, "The encoder writes flat leaf fields only; lists and structs are not supported yet.");
+		memset(column, 0, sizeof(*column));
+		opened = c + 1;
+		if (!lp_type_parse(field->logical_type, output->name, field->name, &column->type, err) ||
+			!field_path(schema, physical[c].field_index, output->name, column, err))
 			goto fail;
-		}
-		if (!lp_type_parse(field->logical_type, output->name, field->name, &column->type, err))
-			goto fail;
-		top++;
 		column->name = lp_strdup(field->name);
 		if (column->name == NULL)
 			goto no_memory;
+		column->struct_header = physical[c].struct_header;
+		if (column->struct_header)
+			continue;
 		if (lp_field_is_packed(field) || lp_field_is_blob(field) || column->type->dictionary ||
 			!leaf_shape(column->type, &column->shape))
 		{
@@ -197,18 +287,32 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 		}
 		if (!lp_column_compression_parse(field, output->name, &column->shape.compression, err))
 			goto fail;
+		column->shape.num_layers = column->depth + 1;
+		if (column->shape.num_lists > 0 && version == LP_FILE_VERSION_2_0)
+		{
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"field \"%s\" of file \"%s\" lies in a list, which the encoder cannot write in a 2.0 file",
+					field->name, output->name);
+			lp_error_detail(err, "The encoder writes lists in files of version 2.1 and later.");
+			goto fail;
+		}
 		if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
 			goto no_memory;
 	}
-	writer->num_columns = top;
+	writer->num_columns = num_physical;
+	lp_free(physical);
 	if (!lp_file_descriptor_build(schema, 0, &writer->descriptor, err))
-		goto fail;
+	{
+		lp_file_writer_free(writer);
+		return NULL;
+	}
 	return writer;
 
 no_memory:
 	no_memory(err);
 fail:
-	writer->num_columns = top;
+	lp_free(physical);
+	writer->num_columns = opened;
 	lp_file_writer_free(writer);
 	return NULL;
 }
@@ -231,19 +335,24 @@ pad_output(LpFileWriter *writer, LpError *err)
 	return write_bytes(writer, padding, pad, err);
 }
 
-/* Encode the column's page, write its buffers and record it; the page is reset. */
+/*
+ * Encode the column's page, write its buffers and record it; the page is
+ * reset.  A 2.0 struct header gets its one page, of every row, at the end.
+ */
 static bool
 flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 {
 	LpEncodedPage encoded;
 	LpPage	   *page;
 	bool		ok = true;
+	uint64_t	num_rows = column->struct_header ? writer->rows : column->page_rows;
 
-	if (column->page.num_values == 0)
+	if (num_rows == 0 || (column->struct_header && !writer->done))
 		return true;
 	if (lp_check_cancel(err))
 		return false;
-	if (!(writer->version == LP_FILE_VERSION_2_0 ?
+	if (!(column->struct_header ? lp_encode_v20_struct_header(&encoded, err) :
+		  writer->version == LP_FILE_VERSION_2_0 ?
 		  lp_encode_v20_page(&column->shape, &column->page, &encoded, err) :
 		  lp_encode_leaf_page(writer->version, &column->shape, &column->page, &encoded, err)))
 		return false;
@@ -279,7 +388,7 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 		ok = ok && write_bytes(writer, encoded.buffers[b].data, encoded.buffers[b].len, err);
 	}
 	page->num_buffers = encoded.num_buffers;
-	page->num_rows = column->page.num_values;
+	page->num_rows = num_rows;
 	/* 2.0 writers leave the priority 0; 2.1+ record the page's first row. */
 	page->priority = writer->version == LP_FILE_VERSION_2_0 ? 0 : column->rows_flushed;
 	page->encoding = encoded.encoding;
@@ -287,28 +396,83 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	encoded.encoding.data = NULL;
 	lp_encoded_page_free(&encoded);
 	column->num_pages++;
-	column->rows_flushed += column->page.num_values;
+	column->rows_flushed += num_rows;
+	column->page_rows = 0;
 	page_reset(&column->page);
 	if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
 		return no_memory(err);
 	return ok;
 }
 
-/* Check an array against its column before any of it is taken. */
+/*
+ * The arrays from the column's top-level array down to its leaf: chain[0]
+ * the leaf, chain[depth] the top-level array; a list's items are its
+ * child, whose length its offsets bound.  false when the batch's arrays
+ * do not have the schema's lists and structs (a message in err).
+ */
 static bool
-check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArray *array,
+array_chain(const LpFileWriter *writer, const WriterColumn *column, const LpArray *const *arrays,
+			uint64_t length, const LpArray **chain, LpError *err)
+{
+	const LpArray *array = arrays[column->top];
+
+	for (uint32_t d = 0; d <= column->depth; d++)
+	{
+		bool		leaf = d == column->depth;
+		bool		list = !leaf && column->shape.list_layer[column->depth - d];
+		LpTypeId	expected = leaf ? column->type->id : list ? LP_TYPE_LIST : LP_TYPE_STRUCT;
+		bool		ok = array != NULL && array->type != NULL && array->length == length;
+
+		if (ok && list)
+			ok = (array->type->id == LP_TYPE_LIST || array->type->id == LP_TYPE_LARGE_LIST) &&
+				array->num_children == 1 && array->children[0] != NULL &&
+				(length == 0 || array->offsets != NULL);
+		else if (ok)
+			ok = array->type->id == expected &&
+				(leaf || column->path[d] < array->num_children);
+		if (!ok)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "batch for file \"%s\" has no array of %llu rows of type %s for field \"%s\"",
+						   writer->output->name, (unsigned long long) length,
+						   lp_type_id_name(expected), column->name);
+		chain[column->depth - d] = array;
+		if (leaf)
+			break;
+		if (list)
+		{
+			const LpArray *items = array->children[0];
+
+			for (uint64_t i = 0; i < length; i++)
+				if (array->offsets[i] > array->offsets[i + 1] ||
+					array->offsets[i + 1] > items->length)
+					return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+								   "list offsets above field \"%s\" are out of order or range at row %llu",
+								   column->name, (unsigned long long) i);
+			length = items->length;
+		}
+		array = array->children[column->path[d]];
+	}
+	return true;
+}
+
+/* Check a leaf's arrays against its column before any of them is taken. */
+static bool
+check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArray *const *chain,
 			uint64_t length, LpError *err)
 {
 	const LpLeafShape *shape = &column->shape;
+	const LpArray *array = chain[0];
 
-	if (array == NULL || array->type == NULL || array->type->id != column->type->id ||
-		array->length != length)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "batch for file \"%s\" has no array of %llu rows of type %s for field \"%s\"",
-					   writer->output->name, (unsigned long long) length,
-					   lp_type_id_name(column->type->id), column->name);
+	length = array->length;
 	if (length == 0)
 		return true;
+	/* Lance 2.0 has no place for a null struct. */
+	for (uint32_t d = 1; writer->version == LP_FILE_VERSION_2_0 && d <= column->depth; d++)
+		for (uint64_t i = 0; chain[d]->validity != NULL && i < length; i++)
+			if (!lp_bit_get(chain[d]->validity, i))
+				return lp_fail(err, LP_ERR_UNSUPPORTED,
+							   "a struct above field \"%s\" is null at row %llu, which the encoder cannot write in a 2.0 file",
+							   column->name, (unsigned long long) i);
 	if (shape->kind == LP_LEAF_VARIABLE)
 	{
 		if (array->offsets == NULL || (array->data == NULL && array->data_len > 0))
@@ -344,14 +508,162 @@ check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArra
 	return true;
 }
 
-/* Append rows [start, start + count) of array to the column's page. */
+/*
+ * The validity of rows [start, start + count) of a leaf (chain[0]) under
+ * structs: for each row the outermost layer at which it is null, as the
+ * page encoder's levels need it, and whether it is valid at every layer.
+ */
 static bool
-append_rows(WriterColumn *column, const LpArray *array, uint64_t start, uint64_t count)
+append_struct_validity(LpPageValues *page, const LpArray *const *chain, uint32_t depth,
+					   uint64_t start, uint64_t count)
+{
+	for (uint64_t i = start; i < start + count; i++)
+	{
+		uint8_t		layer = 0;
+
+		for (uint32_t d = depth + 1; d-- > 0;)
+			if (chain[d]->validity != NULL && !lp_bit_get(chain[d]->validity, i))
+			{
+				layer = (uint8_t) (d + 1);
+				break;
+			}
+		if (!lp_buf_append(&page->null_layers, &layer, 1) || !lp_bits_append(&page->validity, layer == 0))
+			return false;
+	}
+	return true;
+}
+
+/* One value of the leaf, index of array or (array NULL) a null one, to the page. */
+static bool
+append_value(WriterColumn *column, const LpArray *array, uint64_t index)
 {
 	LpPageValues *page = &column->page;
 	const LpLeafShape *shape = &column->shape;
+	bool		valid = array != NULL;
+	uint32_t	bytes = shape->bits / 8;
 
-	if (array->validity == NULL)
+	if (!lp_bits_append(&page->validity, valid))
+		return false;
+	switch (shape->kind)
+	{
+		case LP_LEAF_BOOL:
+			if (!lp_bits_append(&page->bits, valid && lp_bit_get(array->values, index)))
+				return false;
+			break;
+		case LP_LEAF_FIXED:
+			if (valid ? !lp_buf_append(&page->values, array->values + index * bytes, bytes) :
+				!lp_buf_append_zeros(&page->values, bytes))
+				return false;
+			break;
+		case LP_LEAF_FIXED_SIZE_LIST:
+			{
+				uint64_t	row_bytes = (uint64_t) shape->dimension * bytes;
+				const LpArray *items = valid ? array->children[0] : NULL;
+
+				if (valid ? !lp_buf_append(&page->values, items->values + index * row_bytes, row_bytes) :
+					!lp_buf_append_zeros(&page->values, row_bytes))
+					return false;
+				if (items == NULL || items->validity == NULL ?
+					!lp_bits_append_n(&page->item_validity, true, shape->dimension) :
+					!lp_bits_append_bitmap(&page->item_validity, items->validity,
+										   index * shape->dimension, shape->dimension))
+					return false;
+				break;
+			}
+		case LP_LEAF_VARIABLE:
+			{
+				uint64_t	len = valid ? array->offsets[index + 1] - array->offsets[index] : 0;
+
+				if ((len > 0 && !lp_buf_append(&page->data, array->data + array->offsets[index], len)) ||
+					!lp_buf_append_u64(&page->offsets, page->data.len))
+					return false;
+				if (len > page->max_length)
+					page->max_length = len;
+				break;
+			}
+	}
+	page->num_values++;
+	page->null_count = page->validity.num_unset;
+	return true;
+}
+
+static bool
+append_level(LpPageValues *page, uint16_t rep, uint8_t code)
+{
+	uint8_t		word[2];
+
+	lp_put_le16(word, rep);
+	page->num_levels++;
+	return lp_buf_append(&page->rep, word, 2) && lp_buf_append(&page->null_layers, &code, 1);
+}
+
+/*
+ * The levels and values of element index of layer k (chain[k]) of a leaf
+ * under lists, its first level at repetition level rep: a null (the
+ * outermost) ends the descent, as does an empty list; a list's items
+ * after the first continue it (the repetition level of its layer, counted
+ * from the inside, less one).  Levels below the innermost list hold a
+ * value, null or not.
+ */
+static bool
+append_element(WriterColumn *column, const LpArray *const *chain, uint32_t k, uint64_t index,
+			   uint16_t rep, uint32_t innermost_list)
+{
+	const LpArray *array = chain[k];
+	LpPageValues *page = &column->page;
+
+	if (array->validity != NULL && !lp_bit_get(array->validity, index))
+		return append_level(page, rep, (uint8_t) (k + 1)) &&
+			(k >= innermost_list || append_value(column, NULL, 0));
+	if (k == 0)
+		return append_level(page, rep, 0) && append_value(column, array, index);
+	if (column->shape.list_layer[k])
+	{
+		uint64_t	first = array->offsets[index];
+		uint64_t	end = array->offsets[index + 1];
+		uint16_t	continued = 0;
+
+		if (first == end)
+			return append_level(page, rep, (uint8_t) (k + 1) | LP_LEVEL_EMPTY);
+		for (uint32_t j = 1; j < k; j++)
+			continued += column->shape.list_layer[j];
+		for (uint64_t j = first; j < end; j++)
+			if (!append_element(column, chain, k - 1, j, j == first ? rep : continued,
+								innermost_list))
+				return false;
+		return true;
+	}
+	return append_element(column, chain, k - 1, index, rep, innermost_list);
+}
+
+/* Append rows [start, start + count) of the leaf (chain[0]) to the column's page. */
+static bool
+append_rows(WriterColumn *column, const LpArray *const *chain, uint64_t start, uint64_t count)
+{
+	LpPageValues *page = &column->page;
+	const LpLeafShape *shape = &column->shape;
+	const LpArray *array = chain[0];
+	uint64_t	first_value = page->num_values;
+
+	column->page_rows += count;
+	if (shape->num_lists > 0)
+	{
+		uint32_t	innermost_list = 1;
+
+		while (!shape->list_layer[innermost_list])
+			innermost_list++;
+		for (uint64_t row = start; row < start + count; row++)
+			if (!append_element(column, chain, column->depth, row, (uint16_t) shape->num_lists,
+								innermost_list))
+				return false;
+		return true;
+	}
+	if (column->depth > 0)
+	{
+		if (!append_struct_validity(page, chain, column->depth, start, count))
+			return false;
+	}
+	else if (array->validity == NULL)
 	{
 		if (!lp_bits_append_n(&page->validity, true, count))
 			return false;
@@ -388,7 +700,8 @@ append_rows(WriterColumn *column, const LpArray *array, uint64_t start, uint64_t
 		case LP_LEAF_VARIABLE:
 			for (uint64_t i = start; i < start + count; i++)
 			{
-				bool		valid = array->validity == NULL || lp_bit_get(array->validity, i);
+				/* A value null at any layer is stored empty. */
+				bool		valid = lp_bit_get(page->validity.buf.data, first_value + i - start);
 				uint64_t	len = valid ? array->offsets[i + 1] - array->offsets[i] : 0;
 
 				if ((len > 0 && !lp_buf_append(&page->data, array->data + array->offsets[i], len)) ||
@@ -408,32 +721,46 @@ bool
 lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays, uint32_t num_arrays,
 					 LpError *err)
 {
+	const LpArray *chain[LP_ENCODE_MAX_LAYERS];
 	uint64_t	length;
 
 	if (writer->done)
 		return lp_fail(err, LP_ERR_INTERNAL, "file writer of \"%s\" used after it finished or failed",
 					   writer->output->name);
-	if (num_arrays != writer->num_columns || (num_arrays > 0 && arrays[0] == NULL))
+	if (num_arrays != writer->num_top || (num_arrays > 0 && arrays[0] == NULL))
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "batch for file \"%s\" has %u arrays, not one per top-level field (%u)",
-					   writer->output->name, num_arrays, writer->num_columns);
+					   writer->output->name, num_arrays, writer->num_top);
 	length = num_arrays > 0 ? arrays[0]->length : 0;
-	for (uint32_t c = 0; c < num_arrays; c++)
-		if (!check_array(writer, &writer->columns[c], arrays[c], length, err))
-			return false;
+	for (uint32_t c = 0; c < writer->num_columns; c++)
+	{
+		const WriterColumn *column = &writer->columns[c];
+
+		if (column->struct_header ?
+			arrays[column->top] == NULL || arrays[column->top]->length != length :
+			!array_chain(writer, column, arrays, length, chain, err) ||
+			!check_array(writer, column, chain, length, err))
+			return column->struct_header ?
+				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						"batch for file \"%s\" has no array of %llu rows for field \"%s\"",
+						writer->output->name, (unsigned long long) length, column->name) : false;
+	}
 	if (length > UINT32_MAX || writer->rows + length > UINT32_MAX)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "file \"%s\" would hold more than %u rows", writer->output->name, UINT32_MAX);
 
-	for (uint32_t c = 0; c < num_arrays; c++)
+	for (uint32_t c = 0; c < writer->num_columns; c++)
 	{
 		WriterColumn *column = &writer->columns[c];
 
+		if (column->struct_header)
+			continue;
+		(void) array_chain(writer, column, arrays, length, chain, err);
 		for (uint64_t start = 0; start < length; start += APPEND_SLICE_ROWS)
 		{
 			uint64_t	count = length - start < APPEND_SLICE_ROWS ? length - start : APPEND_SLICE_ROWS;
 
-			if (!append_rows(column, arrays[c], start, count))
+			if (!append_rows(column, chain, start, count))
 			{
 				writer->done = true;
 				return no_memory(err);
