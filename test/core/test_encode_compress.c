@@ -32,6 +32,8 @@ typedef enum Values
 	TEXT,						/* 0 - 39 random letters of 17 */
 	WORD_TEXT,					/* 1 - 20 random words: compressible by lz4 */
 	SHORT_TEXT,					/* 0 - 2 random letters */
+	LONG_TEXT,					/* 256 - 355 random letters: full-zip pages */
+	HUGE_TEXT,					/* 33000 - 33099 random letters */
 	RANDOM_BYTES,				/* 0 - 39 random bytes */
 	NUMBERS,					/* (random % distinct) * 1000000007, to the type's width */
 	CYCLE_NUMBERS,				/* (i % distinct) * 1000000007 */
@@ -70,7 +72,7 @@ next_random(void)
 static void
 append_string(const Spec *spec, uint64_t i, uint8_t **data, uint64_t *len, uint64_t *cap)
 {
-	char		text[1024];
+	static char text[34000];
 	uint64_t	n = 0;
 
 	switch (spec->values)
@@ -91,7 +93,10 @@ append_string(const Spec *spec, uint64_t i, uint8_t **data, uint64_t *len, uint6
 			break;
 		case TEXT:
 		case SHORT_TEXT:
-			n = next_random() % (spec->values == TEXT ? 40 : 3);
+		case LONG_TEXT:
+		case HUGE_TEXT:
+			n = spec->values == TEXT ? next_random() % 40 : spec->values == SHORT_TEXT ? next_random() % 3 :
+				(spec->values == LONG_TEXT ? 256 : 33000) + next_random() % 100;
 			for (uint64_t k = 0; k < n; k++)
 				text[k] = "abcdefghij klmnop"[next_random() % 17];
 			break;
@@ -444,6 +449,39 @@ summarize(const Written *w, const Spec *specs, uint32_t n, const char *name)
 	return s;
 }
 
+/*
+ * The value compression of the full-zip page of a column, the case under
+ * General (0 without), its scheme and level (-1 without).
+ */
+static void
+summarize_fullzip(const Written *w, const Spec *specs, uint32_t n, const char *name,
+				  int *values, int *inner, int *scheme, int *level)
+{
+	Lance__Encodings21__PageLayout *layout = layout_of(w, column(specs, n, name));
+
+	*values = -1;
+	*inner = *scheme = 0;
+	*level = -1;
+	LP_CHECK_MSG(layout != NULL && layout->layout_case == LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT,
+				 "%s is one full-zip page", name);
+	if (layout != NULL && layout->layout_case == LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+	{
+		const CE   *ce = layout->full_zip_layout->value_compression;
+
+		*values = (int) ce->compression_case;
+		if (ce->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL)
+		{
+			*inner = (int) ce->general->values->compression_case;
+			*scheme = (int) ce->general->compression->scheme;
+			if (ce->general->compression->level_presence_case ==
+				LANCE__ENCODINGS21__BUFFER_COMPRESSION__LEVEL_PRESENCE_LEVEL)
+				*level = ce->general->compression->level;
+		}
+	}
+	if (layout != NULL)
+		lp_protobuf_free((ProtobufCMessage *) layout);
+}
+
 #define FLAT LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT
 #define VARIABLE LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE
 #define GENERAL LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL
@@ -580,6 +618,8 @@ static const Spec compression_specs[] = {
 	{"zstd_i64", "int64", NUMBERS, 1000000, false, "zstd", "3"},
 	{"lz4_i32", "int32", NUMBERS, 100000, true, "lz4", NULL},
 	{"four_ints", "int32", FOUR_INTS, 0, false, NULL, NULL},
+	{"lz4_long", "string", LONG_TEXT, 0, true, "lz4", NULL},
+	{"none_long", "string", LONG_TEXT, 0, false, "none", NULL},
 };
 
 #define N_COMPRESSION_SPECS ((uint32_t) (sizeof(compression_specs) / sizeof(compression_specs[0])))
@@ -623,6 +663,46 @@ LP_TEST(encode_general_compression_follows_lance)
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "lz4_i32").general_scheme, LZ4);
 		/* Four 32-bit values in random order: runs are cheaper than flat values. */
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "four_ints").values, RLE);
+		/* Full-zip strings of a field asking for lz4: each value zstd-compressed (level 0). */
+		{
+			int			values, inner, scheme, level;
+
+			summarize_fullzip(&w, specs, n, "lz4_long", &values, &inner, &scheme, &level);
+			LP_CHECK_EQ_U64(values, GENERAL);
+			LP_CHECK_EQ_U64(inner, VARIABLE);
+			LP_CHECK_EQ_U64(scheme, ZSTD);
+			LP_CHECK_EQ_U64(level, 0);
+			summarize_fullzip(&w, specs, n, "none_long", &values, &inner, &scheme, &level);
+			LP_CHECK_EQ_U64(values, VARIABLE);
+		}
+		written_free(&w);
+	}
+}
+
+LP_TEST(encode_huge_values_compressed_one_by_one)
+{
+	/* Values over 32 KiB: zstd value by value even without field metadata (FSST below that). */
+	static const Spec specs[] = {
+		{"huge", "string", HUGE_TEXT, 0, true, NULL, NULL},
+		{"long", "string", LONG_TEXT, 0, false, NULL, NULL},
+	};
+
+	for (int v = LP_FILE_VERSION_2_1; v <= LP_FILE_VERSION_2_3; v++)
+	{
+		Written		w;
+		int			values, inner, scheme, level;
+
+		rng_state = 41;
+		w = round_trip((LpFileVersion) v, specs, 2, 30);
+		if (w.file == NULL)
+			continue;
+		summarize_fullzip(&w, specs, 2, "huge", &values, &inner, &scheme, &level);
+		LP_CHECK_EQ_U64(values, GENERAL);
+		LP_CHECK_EQ_U64(scheme, ZSTD);
+		/* 17 letters take about half their bytes */
+		LP_CHECK(w.file->columns[0].pages[0].buffers[0].size < 26 * 33100 * 3 / 4);
+		summarize_fullzip(&w, specs, 2, "long", &values, &inner, &scheme, &level);
+		LP_CHECK_EQ_U64(values, VARIABLE);	/* under 32 KiB of text: not even FSST */
 		written_free(&w);
 	}
 }

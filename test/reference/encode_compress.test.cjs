@@ -24,7 +24,6 @@ process.env.LANCEDB_LOG = process.env.LANCEDB_LOG || 'error';
 const ENCODE_APPEND = process.env.LP_ENCODE_APPEND;
 const PAGE_ENCODINGS = process.env.LP_PAGE_ENCODINGS;
 const SCRATCH = fs.mkdtempSync(path.join(process.env.LP_SCRATCH || os.tmpdir(), 'encode-compress-'));
-const ROWS = 20000;
 
 test.after(() => fs.rmSync(SCRATCH, { recursive: true, force: true }));
 
@@ -93,12 +92,22 @@ function compressedColumns(next, version)
 		['none_i32', new arrow.Int32(), () => next() % 1000, metadata('none')],
 		['zstd_i64', new arrow.Int64(), () => BigInt(next() % 1000000), metadata('zstd', 3)],
 		['lz4_i32', new arrow.Int32(), (i) => (i % 13 === 1 ? null : next() % 100000), metadata('lz4')],
+		['lz4_long', new arrow.Utf8(), (i) => (i % 9 === 2 ? null : text(next, 256 + next() % 100)), metadata('lz4')],
 	];
 
 	// 2.0's writer turns "fsst" into an encoding the encoder does not write.
 	if (version !== '2.0')
 		columns.push(['fsst_text', new arrow.Utf8(), () => text(next, next() % 12), metadata('fsst')]);
 	return columns;
+}
+
+// Values over 32 KiB, which Lance compresses one by one whatever the metadata says.
+function hugeColumns(next)
+{
+	return [
+		['huge', new arrow.Utf8(), (i) => (i % 7 === 3 ? null : text(next, 33000 + next() % 100))],
+		['zstd_huge', new arrow.LargeUtf8(), () => text(next, 33000 + next() % 100), metadata('zstd', 5)],
+	];
 }
 
 // Where lancedb's tree is known to differ: it picks byte-stream-split under General
@@ -202,7 +211,8 @@ function encodings(file)
 
 for (const version of ['2.0', '2.1', '2.2', '2.3'])
 {
-	for (const [kind, make] of [['dictionaries', dictionaryColumns], ['compressed', compressedColumns]])
+	for (const [kind, make, ROWS] of [['dictionaries', dictionaryColumns, 20000],
+		['compressed', compressedColumns, 20000], ['huge', hugeColumns, 30]])
 	{
 		test('lancedb reads ' + kind + ' of a ' + version + ' file written by the encoder, as large and encoded as its own',
 			async () => {

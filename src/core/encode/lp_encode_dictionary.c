@@ -48,8 +48,9 @@ value_at(const LpLeafShape *shape, const LpPageValues *page, uint64_t i,
 	{
 		const uint64_t *offsets = (const uint64_t *) page->offsets.data;
 
-		*data = page->data.data + offsets[i];
 		*len = offsets[i + 1] - offsets[i];
+		/* A page of empty strings may have no bytes at all. */
+		*data = *len > 0 ? page->data.data + offsets[i] : (const uint8_t *) "";
 	}
 	else
 	{
@@ -66,8 +67,8 @@ item_at(const LpLeafShape *shape, const LpDictionary *dictionary, uint64_t k,
 	{
 		const uint64_t *offsets = (const uint64_t *) dictionary->item_offsets.data;
 
-		*data = dictionary->items.data + offsets[k];
 		*len = offsets[k + 1] - offsets[k];
+		*data = *len > 0 ? dictionary->items.data + offsets[k] : (const uint8_t *) "";
 	}
 	else
 	{

@@ -126,13 +126,23 @@ lp_general_compress(const LpColumnCompression *compression, const uint8_t *data,
 	else
 	{
 		size_t		bound = ZSTD_compressBound((size_t) len);
+		ZSTD_CCtx  *context;
 		size_t		written;
 
 		if (ZSTD_isError(bound) || !lp_buf_reserve(out, 8 + (uint64_t) bound))
 			return false;
+		context = ZSTD_createCCtx();
+		if (context == NULL)
+			return false;
 		lp_put_le64(out->data + start, len);
-		written = ZSTD_compress(out->data + start + 8, bound, data, (size_t) len,
-								compression->has_level ? compression->level : 0);
+		/* Lance streams its frames, which leaves the content size out of the header. */
+		written = ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel,
+										 compression->has_level ? compression->level : 0);
+		if (!ZSTD_isError(written))
+			written = ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 0);
+		if (!ZSTD_isError(written))
+			written = ZSTD_compress2(context, out->data + start + 8, bound, data, (size_t) len);
+		ZSTD_freeCCtx(context);
 		if (ZSTD_isError(written))
 			return false;
 		out->len = start + 8 + written;

@@ -13,6 +13,8 @@
  *    and bytes in chunks of about 4 KiB;
  *  - wider values: full-zip, each value after its control word (and its
  *    length when variable), with a repetition index for variable widths;
+ *    strings whose longest value exceeds 32 KiB, or of a field asking for
+ *    lz4 or zstd, each zstd-compressed on its own (General);
  *  - low-cardinality pages (lp_encode_dictionary.c, checked first): a
  *    mini-block page of u32 indices, compressed as above, and the
  *    dictionary in page buffer 2.
@@ -236,7 +238,8 @@ levels_free(Levels *levels)
 /*
  * The strings of a variable-width page as they are stored: FSST-compressed
  * (Lance does so when the longest value has at least 5 bytes and the page
- * at least 32 KiB), or the page's own.
+ * at least 32 KiB), in full-zip pages each valid value zstd-compressed on
+ * its own (general, see prefers_per_value_general), or the page's own.
  */
 typedef struct Strings
 {
@@ -244,6 +247,7 @@ typedef struct Strings
 	const uint8_t *data;
 	uint64_t	data_len;
 	bool		fsst;
+	bool		general;
 	uint8_t		table[LP_FSST_SYMBOL_TABLE_LEN];
 	LpBuf		compressed_offsets;
 	LpBuf		compressed_data;
@@ -251,9 +255,52 @@ typedef struct Strings
 
 #define FSST_LEAST_INPUT_SIZE (32 * 1024)
 #define FSST_LEAST_INPUT_MAX_LENGTH 5
+#define PER_VALUE_GENERAL_LEAST_MAX_LENGTH (32 * 1024)
 
+/* What Lance's per-value compressor (CompressedBufferEncoder::default()) writes: zstd, level 0. */
+static const LpColumnCompression per_value_zstd = {LP_COMPRESSION_ZSTD, true, 0};
+
+/*
+ * Lance's create_per_value for full-zip strings: every value compressed on
+ * its own when the page has at least 32 KiB and its longest value more
+ * than 32 KiB or the field asks for lz4 or zstd (zstd either way).
+ */
 static bool
-strings_prepare(const LpLeafShape *shape, const LpPageValues *page, Strings *strings)
+prefers_per_value_general(const LpLeafShape *shape, const LpPageValues *page)
+{
+	return shape->compression.request != LP_COMPRESSION_NONE &&
+		(page->max_length > PER_VALUE_GENERAL_LEAST_MAX_LENGTH ||
+		 lp_compression_is_general(&shape->compression)) &&
+		page->data.len >= FSST_LEAST_INPUT_SIZE;
+}
+
+/* Every valid value of page compressed on its own into strings (null values stay empty). */
+static bool
+compress_values(const LpPageValues *page, Strings *strings)
+{
+	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+
+	if (!lp_buf_append_u64(&strings->compressed_offsets, 0))
+		return false;
+	for (uint64_t i = 0; i < page->num_values; i++)
+	{
+		if (!is_null(page, i) &&
+			!lp_general_compress(&per_value_zstd, page->data.data + offsets[i],
+								 offsets[i + 1] - offsets[i], &strings->compressed_data))
+			return false;
+		if (!lp_buf_append_u64(&strings->compressed_offsets, strings->compressed_data.len))
+			return false;
+	}
+	strings->general = true;
+	strings->offsets = (const uint64_t *) strings->compressed_offsets.data;
+	strings->data = strings->compressed_data.data;
+	strings->data_len = strings->compressed_data.len;
+	return true;
+}
+
+/* The strings of page as a mini-block (or, with fullzip, a full-zip) page stores them. */
+static bool
+strings_prepare(const LpLeafShape *shape, const LpPageValues *page, bool fullzip, Strings *strings)
 {
 	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
 	LpCompressionRequest request = shape->compression.request;
@@ -263,6 +310,8 @@ strings_prepare(const LpLeafShape *shape, const LpPageValues *page, Strings *str
 	strings->offsets = offsets;
 	strings->data = page->data.data;
 	strings->data_len = page->data.len;
+	if (fullzip && prefers_per_value_general(shape, page))
+		return compress_values(page, strings);
 	if (request == LP_COMPRESSION_NONE || lp_compression_is_general(&shape->compression))
 		return true;
 	if (request != LP_COMPRESSION_FSST &&
@@ -417,13 +466,25 @@ rle_encoding(Messages *m, uint64_t bits)
 	return ce;
 }
 
-/* Variable offsets and bytes, FSST-compressed when the strings are. */
+/* Variable offsets and bytes, FSST- or General-compressed when the strings are. */
 static CE *
 strings_encoding(Messages *m, const Strings *strings, uint64_t offset_bits)
 {
 	CE		   *variable = variable_encoding(m, offset_bits);
 	CE		   *ce;
 
+	if (strings->general)
+	{
+		ce = &m->ce[m->used_ce++];
+		lance__encodings21__compressive_encoding__init(ce);
+		lp_buffer_compression_init(&per_value_zstd, &m->buffer_compression);
+		lance__encodings21__general__init(&m->general);
+		m->general.compression = &m->buffer_compression;
+		m->general.values = variable;
+		ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+		ce->general = &m->general;
+		return ce;
+	}
 	if (!strings->fsst)
 		return variable;
 	ce = &m->ce[m->used_ce++];
@@ -1642,7 +1703,8 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 			ok = no_memory(err);
 		else if (use_dictionary)
 			ok = encode_dictionary(version, shape, page, &levels, &dictionary, out, err);
-		else if (shape->kind == LP_LEAF_VARIABLE && !strings_prepare(shape, page, &strings))
+		else if (shape->kind == LP_LEAF_VARIABLE &&
+				 !strings_prepare(shape, page, !is_narrow(shape, page), &strings))
 			ok = no_memory(err);
 		else if (is_narrow(shape, page))
 			ok = encode_miniblock(version, shape, page, &levels, &strings, NULL, 0, out, err);
