@@ -36,6 +36,8 @@ typedef enum Values
 	HUGE_TEXT,					/* 33000 - 33099 random letters */
 	RANDOM_BYTES,				/* 0 - 39 random bytes */
 	NUMBERS,					/* (random % distinct) * 1000000007, to the type's width */
+	RANDOM_NUMBERS,				/* random bits */
+	SMALL_NUMBERS,				/* random % distinct */
 	CYCLE_NUMBERS,				/* (i % distinct) * 1000000007 */
 	FOUR_INTS,					/* one of 4 int32 values, -5 among them (no bit-packing) */
 	FLOATS,						/* one of 4 doubles */
@@ -136,6 +138,11 @@ fill_fixed(const Spec *spec, uint64_t i, uint8_t *value, uint32_t width)
 		case CYCLE_NUMBERS:
 			number = (spec->values == NUMBERS ? next_random() % spec->distinct : i % spec->distinct) *
 				1000000007ULL;
+			memcpy(value, &number, width < 8 ? width : 8);
+			break;
+		case RANDOM_NUMBERS:
+		case SMALL_NUMBERS:
+			number = spec->values == RANDOM_NUMBERS ? next_random() : next_random() % spec->distinct;
 			memcpy(value, &number, width < 8 ? width : 8);
 			break;
 		case FOUR_INTS:
@@ -489,6 +496,7 @@ summarize_fullzip(const Written *w, const Spec *specs, uint32_t n, const char *n
 #define OUT_OF_LINE LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING
 #define RLE LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE
 #define FSST LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST
+#define BSS LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT
 #define LZ4 LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4
 #define ZSTD LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD
 
@@ -559,11 +567,14 @@ LP_TEST(encode_dictionaries_follow_lance)
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "i64_1500").dictionary, v22 ? OUT_OF_LINE : 0);
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "low_f64").num_dictionary_items, v22 ? 4 : 0);
 
-		/* The field's compression applies to the indices, not the dictionary. */
+		/*
+		 * The field's compression applies to the indices (byte-stream split:
+		 * their high bytes are all zero), not to the dictionary.
+		 */
 		s = summarize(&w, specs, n, "zstd_low_str");
 		LP_CHECK_EQ_U64(s.values, GENERAL);
 		LP_CHECK_EQ_U64(s.general_scheme, ZSTD);
-		LP_CHECK_EQ_U64(s.values_in_general, INLINE);
+		LP_CHECK_EQ_U64(s.values_in_general, BSS);
 		LP_CHECK_EQ_U64(s.dictionary, v22 ? GENERAL : VARIABLE);
 		written_free(&w);
 	}
@@ -615,9 +626,10 @@ static const Spec compression_specs[] = {
 	{"none_text", "string", TEXT, 0, false, "none", NULL},
 	{"fsst_short", "string", SHORT_TEXT, 0, false, "fsst", NULL},
 	{"none_i64", "int64", NUMBERS, 1000000, false, "none", NULL},
-	{"zstd_i64", "int64", NUMBERS, 1000000, false, "zstd", "3"},
-	{"lz4_i32", "int32", NUMBERS, 100000, true, "lz4", NULL},
+	{"zstd_i64", "int64", SMALL_NUMBERS, 1000000, false, "zstd", "3"},
+	{"lz4_i32", "int32", SMALL_NUMBERS, 100000, true, "lz4", NULL},
 	{"four_ints", "int32", FOUR_INTS, 0, false, NULL, NULL},
+	{"zstd_random", "uint64", RANDOM_NUMBERS, 0, false, "zstd", NULL},
 	{"lz4_long", "string", LONG_TEXT, 0, true, "lz4", NULL},
 	{"none_long", "string", LONG_TEXT, 0, false, "none", NULL},
 };
@@ -655,12 +667,20 @@ LP_TEST(encode_general_compression_follows_lance)
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "none_text").values, VARIABLE);
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "fsst_short").values, FSST);
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "none_i64").values, FLAT);
-		/* Integers: General around the usual bit-packing (lancedb may pick byte-stream-split). */
+		/*
+		 * 32- and 64-bit values whose bytes repeat (entropy under 4 bits a
+		 * byte position) are byte-stream split under General; random
+		 * doubles are not, and keep their usual encoding.
+		 */
 		s = summarize(&w, specs, n, "zstd_i64");
 		LP_CHECK_EQ_U64(s.values, GENERAL);
 		LP_CHECK_EQ_U64(s.general_level, 3);
-		LP_CHECK_EQ_U64(s.values_in_general, INLINE);
-		LP_CHECK_EQ_U64(summarize(&w, specs, n, "lz4_i32").general_scheme, LZ4);
+		LP_CHECK_EQ_U64(s.values_in_general, BSS);
+		s = summarize(&w, specs, n, "lz4_i32");
+		LP_CHECK_EQ_U64(s.general_scheme, LZ4);
+		LP_CHECK_EQ_U64(s.values_in_general, BSS);
+		s = summarize(&w, specs, n, "zstd_random");
+		LP_CHECK(s.values != BSS && s.values_in_general != BSS);
 		/* Four 32-bit values in random order: runs are cheaper than flat values. */
 		LP_CHECK_EQ_U64(summarize(&w, specs, n, "four_ints").values, RLE);
 		/* Full-zip strings of a field asking for lz4: each value zstd-compressed (level 0). */

@@ -28,6 +28,7 @@
  * Lance compresses levels: bit-packed at the width of the highest level,
  * run-length encoded from 2.2 on when nulls are rare, flat for tiny pages.
  */
+#include <math.h>
 #include <string.h>
 
 #include "base/lp_alloc.h"
@@ -357,7 +358,7 @@ strings_free(Strings *strings)
 /* The messages of one page's encoding trees (values and levels), on the stack. */
 typedef struct Messages
 {
-	CE			ce[13];
+	CE			ce[14];
 	Lance__Encodings21__Flat flat[8];
 	Lance__Encodings21__InlineBitpacking inline_bitpacking[3];
 	Lance__Encodings21__OutOfLineBitpacking out_of_line[2];
@@ -368,6 +369,7 @@ typedef struct Messages
 	Lance__Encodings21__ConstantLayout constant;
 	Lance__Encodings21__General general;
 	Lance__Encodings21__BufferCompression buffer_compression;
+	Lance__Encodings21__ByteStreamSplit byte_stream_split;
 	int			used_ce;
 	int			used_flat;
 	int			used_inline;
@@ -463,6 +465,20 @@ rle_encoding(Messages *m, uint64_t bits)
 	rle->run_lengths = lengths;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
 	ce->rle = rle;
+	return ce;
+}
+
+static CE *
+byte_stream_split_encoding(Messages *m, uint64_t bits)
+{
+	CE		   *values = flat_encoding(m, bits);
+	CE		   *ce = &m->ce[m->used_ce++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__byte_stream_split__init(&m->byte_stream_split);
+	m->byte_stream_split.values = values;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT;
+	ce->byte_stream_split = &m->byte_stream_split;
 	return ce;
 }
 
@@ -764,6 +780,24 @@ write_flat(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *val
 	return lp_buf_append(values, page->values.data + first * bytes, count * bytes);
 }
 
+/* Byte-stream split: in each chunk, byte j of every value, then byte j + 1, ... */
+static bool
+write_byte_stream_split(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values,
+						LpBuf *second)
+{
+	uint32_t	bytes = writer->shape->bits / 8;
+	const uint8_t *source = writer->page->values.data + first * bytes;
+	uint64_t	start = values->len;
+
+	(void) second;
+	if (!lp_buf_append_zeros(values, count * bytes))
+		return false;
+	for (uint64_t i = 0; i < count; i++)
+		for (uint32_t j = 0; j < bytes; j++)
+			values->data[start + j * count + i] = source[i * bytes + j];
+	return true;
+}
+
 /* Some item of a fixed-size list of the page is null. */
 static bool
 has_item_nulls(const LpLeafShape *shape, const LpPageValues *page)
@@ -1002,6 +1036,46 @@ prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
 	return rle_chunk_bytes(page->values.data, bytes, 0, page->num_values) < other;
 }
 
+#define BSS_SAMPLE_VALUES 64
+#define BSS_MAX_ENTROPY 4.0
+
+/*
+ * Lance's should_use_bss in its automatic mode, for 32- and 64-bit values
+ * of a field asking for compression: the Shannon entropy of each byte
+ * position over the first 64 values (in thousandths, truncated, as Lance
+ * keeps it), averaged, is under 4 bits.
+ */
+static bool
+prefers_byte_stream_split(const LpLeafShape *shape, const LpPageValues *page)
+{
+	LpCompressionRequest request = shape->compression.request;
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	sample = page->num_values < BSS_SAMPLE_VALUES ? page->num_values : BSS_SAMPLE_VALUES;
+	uint64_t	sum = 0;
+
+	if (shape->kind != LP_LEAF_FIXED || (shape->bits != 32 && shape->bits != 64) ||
+		(request != LP_COMPRESSION_FSST && !lp_compression_is_general(&shape->compression)) ||
+		sample == 0)
+		return false;
+	for (uint32_t position = 0; position < bytes; position++)
+	{
+		uint32_t	counts[256] = {0};
+		double		entropy = 0.0;
+
+		for (uint64_t i = 0; i < sample; i++)
+			counts[page->values.data[i * bytes + position]]++;
+		for (int b = 0; b < 256; b++)
+			if (counts[b] > 0)
+			{
+				double		p = (double) counts[b] / (double) sample;
+
+				entropy -= p * log2(p);
+			}
+		sum += (uint64_t) (entropy * 1000.0);
+	}
+	return (double) sum / bytes / 1000.0 < BSS_MAX_ENTROPY;
+}
+
 #define GENERAL_LEAST_VALUE_BYTES 4096
 
 /*
@@ -1082,6 +1156,12 @@ choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValue
 		writer->chunk_values = variable_chunk_values;
 		writer->write = write_variable;
 		return strings_encoding(m, strings, shape->offset_bits);
+	}
+	if (prefers_byte_stream_split(shape, page))
+	{
+		writer->write = write_byte_stream_split;
+		writer->values_per_chunk = shape->bits == 32 ? 1024 : 512;	/* 4 KiB */
+		return byte_stream_split_encoding(m, shape->bits);
 	}
 	if (prefers_rle(shape, page))
 	{
