@@ -2,7 +2,8 @@
  * fuzz_encode.c - libFuzzer target: encode → decode round trips.  The
  * input chooses the file version, up to four leaf columns (type, null
  * pattern, null items in fixed-size lists of 2.1+), whether they lie in a
- * struct or in a struct in a struct (and those structs' nulls, 2.1+), the
+ * struct, in a struct in a struct or in lists (those structs' and lists'
+ * nulls and the lists' lengths from the input, 2.1+), the
  * row count, the batch size and, cycling through its remaining bytes,
  * every value, string length and null; the file the encoder writes must decode to exactly those
  * values, compared as the unit tests compare them
@@ -67,7 +68,8 @@ make_validity(LpArray *array, uint8_t null_mode, uint64_t rows, Source *source)
 }
 
 static LpArray *
-make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows, Source *source)
+make_array(const LpType *type, uint8_t null_mode, bool item_nulls, bool narrow, uint64_t rows,
+		   Source *source)
 {
 	LpArray    *array = lp_array_new(type);
 	uint32_t	width = lp_type_byte_width(type);
@@ -100,7 +102,7 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows
 		for (uint64_t i = 0; i < rows; i++)
 		{
 			uint8_t		len_byte = next_byte(source);
-			uint64_t	len = len_byte < 200 ? len_byte % 32 : (uint64_t) len_byte * 3;
+			uint64_t	len = len_byte < 200 || narrow ? len_byte % 32 : (uint64_t) len_byte * 3;
 
 			array->offsets[i + 1] = array->offsets[i] + (lp_array_is_valid(array, i) ? len : 0);
 		}
@@ -122,6 +124,27 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows
 				memset(array->values + i * width, 0, width);
 	}
 	return array;
+}
+
+/*
+ * The type of leaf c; under lists (nesting 3) items stay under 256 bytes
+ * (strings too, make_array's narrow), as full-zip pages with lists are not
+ * written yet.
+ */
+static const char *
+leaf_type(const uint8_t *data, uint32_t c, uint32_t nesting)
+{
+	const char *type = types[data[7 + c] % N_TYPES];
+
+	return nesting == 3 && strcmp(type, "fixed_size_list:float:80") == 0 ?
+		"fixed_size_list:float:4" : type;
+}
+
+/* Lists or large lists, by a bit of the list's null mode. */
+static const char *
+data_list_type(uint8_t null_mode)
+{
+	return null_mode & 8 ? "large_list" : "list";
 }
 
 /* A struct of the members (taking their types and arrays), its nulls by null_mode. */
@@ -146,6 +169,30 @@ make_struct(LpType **type, LpType **member_types, LpArray **members, uint32_t n,
 	return array;
 }
 
+/*
+ * A list over rows rows whose lengths (0 to 7) and nulls (by null_mode)
+ * come from the input; *items receives the number of items its leaf needs.
+ */
+static LpArray *
+make_list(LpType **type, uint8_t null_mode, uint64_t rows, Source *source, uint64_t *items)
+{
+	LpArray    *array;
+	LpError		err;
+
+	if (!lp_type_parse(data_list_type(null_mode), "fuzz", "l", type, &err))
+		abort();
+	array = lp_array_new(*type);
+	array->length = rows;
+	make_validity(array, null_mode, rows, source);
+	array->offsets = lp_alloc((rows + 1) * sizeof(uint64_t));
+	array->offsets[0] = 0;
+	for (uint64_t i = 0; i < rows; i++)
+		array->offsets[i + 1] = array->offsets[i] +
+			(lp_array_is_valid(array, i) ? next_byte(source) % 8 : 0);
+	*items = array->offsets[rows];
+	return array;
+}
+
 static void
 set_field(LpField *field, int32_t parent_id, const char *logical_type)
 {
@@ -159,7 +206,8 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
  * Nesting 0: the leaves are the top-level fields; 1: they are the members
- * of one struct; 2: the first leaf and a struct of the others are.
+ * of one struct; 2: the first leaf and a struct of the others are; 3 (2.1+):
+ * each leaf is the item of a top-level list.
  */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -194,9 +242,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = 1 + data[1] % MAX_COLUMNS;
 	rows = (data[2] | ((uint64_t) data[3] << 8)) % (MAX_ROWS + 1);
 	batch = 1 + data[4] * 37;
-	nesting = data[5] % 3;
+	nesting = data[5] % 4;
 	if (nesting == 2 && n == 1)
 		nesting = 1;
+	if (nesting == 3 && version == LP_FILE_VERSION_2_0)
+		nesting = 0;
 	/* 2.0 has no place for a null struct */
 	struct_nulls = version == LP_FILE_VERSION_2_0 ? 0 : data[6];
 	source.data = data + HEADER_BYTES;
@@ -205,12 +255,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t c = 0; c < n; c++)
 	{
 		uint8_t		null_mode = data[7 + MAX_COLUMNS + c];
+		uint64_t	leaf_rows = rows;
 
-		if (!lp_type_parse(types[data[7 + c] % N_TYPES], "fuzz", "c", &leaf_types[c], &err))
+		if (nesting == 3)
+		{
+			tops[c] = make_list(&top_types[c], struct_nulls >> (2 * c), rows, &source, &leaf_rows);
+		}
+		if (!lp_type_parse(leaf_type(data, c, nesting), "fuzz", "c", &leaf_types[c], &err))
 			abort();
 		/* null items inside fixed-size lists where the version holds them (2.1+) */
 		leaves[c] = make_array(leaf_types[c], null_mode,
-							   (null_mode & 4) != 0 && version != LP_FILE_VERSION_2_0, rows, &source);
+							   (null_mode & 4) != 0 && version != LP_FILE_VERSION_2_0, nesting == 3,
+							   leaf_rows, &source);
 	}
 
 	/* The schema in pre-order, ids by position. */
@@ -218,10 +274,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nesting == 0)
 		for (uint32_t c = 0; c < n; c++)
 		{
-			set_field(&fields[f], -1, types[data[7 + c] % N_TYPES]);
+			set_field(&fields[f], -1, leaf_type(data, c, nesting));
 			top_types[num_top] = leaf_types[c];
 			tops[num_top] = leaves[c];
 			top_fields[num_top++] = f++;
+		}
+	else if (nesting == 3)
+		for (uint32_t c = 0; c < n; c++)
+		{
+			set_field(&fields[f], -1, data_list_type(struct_nulls >> (2 * c)));
+			set_field(&fields[f + 1], (int32_t) f, leaf_type(data, c, nesting));
+			top_types[c]->children = lp_alloc(sizeof(LpType *));
+			top_types[c]->children[0] = leaf_types[c];
+			top_types[c]->num_children = 1;
+			tops[c]->children = lp_alloc(sizeof(LpArray *));
+			tops[c]->children[0] = leaves[c];
+			tops[c]->num_children = 1;
+			top_fields[num_top++] = f;
+			f += 2;
 		}
 	else
 	{
@@ -231,11 +301,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		set_field(&fields[f++], -1, "struct");
 		if (nesting == 2)
 		{
-			set_field(&fields[f++], 0, types[data[7] % N_TYPES]);
+			set_field(&fields[f++], 0, leaf_type(data, 0, nesting));
 			set_field(&fields[f++], 0, "struct");
 		}
 		for (uint32_t c = nesting == 2 ? 1 : 0; c < n; c++)
-			set_field(&fields[f++], nesting == 2 ? 2 : 0, types[data[7 + c] % N_TYPES]);
+			set_field(&fields[f++], nesting == 2 ? 2 : 0, leaf_type(data, c, nesting));
 		if (nesting == 1)
 			tops[0] = make_struct(&top_types[0], leaf_types, leaves, n, struct_nulls, rows, &source);
 		else

@@ -2,8 +2,10 @@
 // The core's encoder read by the reference implementation: for Lance 2.0, 2.1, 2.2 and 2.3,
 // lancedb creates an empty dataset, test/tools/encode_append encodes rows of every flat
 // leaf type (nulls, empty strings, all-null and constant columns, runs, vectors and strings
-// wide enough for full-zip pages, enough rows for two pages of vectors) and of structs (in
-// structs, nulls at the struct and the member level, all null, with full-zip members) into one data file and
+// wide enough for full-zip pages, enough rows for two pages of vectors), of structs (in
+// structs, nulls at the struct and the member level, all null, with full-zip members) and,
+// from 2.1 on, of lists (of leaves, lists and structs, in structs; null, empty and all-null
+// lists, null items) into one data file and
 // commits it, and lancedb reads back every value byte for byte.  The same rows written by
 // lancedb give the size the encoder's file must stay within 1.1x of (and is logged).
 //
@@ -92,6 +94,28 @@ function columns(next, version)
 		['long', new arrow.Utf8(), true, () => textHex(next, 260 + next() % 200)],
 	]);
 	const [stNullType, stNull] = struct([['x', new arrow.Int32(), true, fixed(4)]]);
+	// A list of 0 to 4 items (empty ones too), every 4th item null when items may be (Arrow JS
+	// has no large lists; the core tests write those).
+	const list = (itemType, itemNullable, item) => [
+		new arrow.List(new arrow.Field('item', itemType, itemNullable)),
+		(i) => Array.from({ length: next() % 5 }, (_, j) => (itemNullable && j % 4 === 1 ? null : item(i)))];
+	const [li32Type, li32] = list(new arrow.Int32(), true, fixed(4));
+	const [lstrType, lstr] = list(new arrow.Utf8(), true, () => textHex(next, next() % 16));
+	const [lvecType, lvec] = list(new arrow.FixedSizeList(4, f32()), false, fixed(16));
+	const [innerListType, innerList] = list(new arrow.Int64(), false, small(8));
+	const [llType, ll] = list(innerListType, true, innerList);
+	const [tagsType, tags] = list(new arrow.Binary(), false, () => randomHex(next, next() % 8));
+	const [elemType, elem] = struct([
+		['a', new arrow.Int16(), true, fixed(2)],
+		['tags', tagsType, true, tags],
+	]);
+	const [lstType, lst] = list(elemType, true, elem);
+	const [numsType, nums] = list(new arrow.Uint8(), false, small(1));
+	const [stListType, stList] = struct([
+		['nums', numsType, true, nums],
+		['x', new arrow.Int32(), true, fixed(4)],
+	]);
+	const emptyList = new arrow.List(new arrow.Field('item', new arrow.Int32(), true));
 
 	const all = [
 		['i8', new arrow.Int8(), true, fixed(1)],
@@ -132,11 +156,20 @@ function columns(next, version)
 		['st', stType, true, st, { noNulls: !structNulls }],
 		['st_valid', stValidType, false, stValid],
 		['st_null', stNullType, true, stNull, { allNull: true, structNulls: true }],
+		['l_i32', li32Type, true, li32, { lists: true }],
+		['l_str', lstrType, false, lstr, { lists: true }],
+		['l_vec', lvecType, true, lvec, { lists: true }],
+		['l_l', llType, true, ll, { lists: true }],
+		['l_st', lstType, true, lst, { lists: true }],
+		['st_list', stListType, true, stList, { lists: true }],
+		['l_empty', emptyList, false, () => [], { lists: true }],
+		['l_null', emptyList, true, () => null, { allNull: true, lists: true }],
 	];
 
-	// 2.0 files cannot hold null items inside fixed-size lists, nor null structs.
-	return all.filter(([, , , , options = {}]) => !((options.itemNulls || options.structNulls) &&
-		version === '2.0'));
+	// 2.0 files cannot hold null items inside fixed-size lists, nor null structs; the encoder
+	// writes lists from 2.1 on.
+	return all.filter(([, , , , options = {}]) => !((options.itemNulls || options.structNulls ||
+		options.lists) && version === '2.0'));
 }
 
 function makeRows(specs, rows)
@@ -205,6 +238,18 @@ function columnData(type, values)
 	if (type.typeId === arrow.Type.Struct)
 		return arrow.makeData({ ...common, children: type.children.map((field, c) =>
 			columnData(field.type, values.map((v) => (v === null ? null : v[c])))) });
+	if (type.typeId === arrow.Type.List)
+	{
+		const offsets = new Int32Array(n + 1);
+		const items = [];
+
+		values.forEach((v, i) => {
+			if (v !== null)
+				items.push(...v);
+			offsets[i + 1] = items.length;
+		});
+		return arrow.makeData({ ...common, valueOffsets: offsets, child: columnData(type.children[0].type, items) });
+	}
 
 	if (type.typeId === arrow.Type.Bool)
 	{
@@ -272,6 +317,14 @@ function readHex(data, i, itemized)
 		return null;
 	if (type.typeId === arrow.Type.Struct)
 		return type.children.map((field, c) => readHex(data.children[c], i, false));
+	if (type.typeId === arrow.Type.List)
+	{
+		const out = [];
+
+		for (let j = data.valueOffsets[i]; j < data.valueOffsets[i + 1]; j++)
+			out.push(readHex(data.children[0], j, false));
+		return out;
+	}
 	if (type.typeId === arrow.Type.Bool)
 	{
 		const bit = data.offset + i;

@@ -12,7 +12,8 @@
  * the hex of its bytes: little-endian for fixed widths, the items of a
  * fixed-size list one after the other (or an array of items, each hex or
  * null, when items may be null), the bytes of a string, "00"/"01" for a
- * bool, an array of one such value per member for a struct.  Rows are written in batches of BATCH_ROWS (default 1000).
+ * bool, an array of one such value per member for a struct, an array of
+ * its items for a list.  Rows are written in batches of BATCH_ROWS (default 1000).
  * Prints the data file name, its size and the new version.
  */
 #include <fcntl.h>
@@ -72,8 +73,8 @@ unhex(const JsonValue *value, uint8_t *out)
 }
 
 /*
- * The type of schema field index with its members (structs), NULL when
- * it cannot be parsed.
+ * The type of schema field index with its members (structs) or item
+ * (lists), NULL when it cannot be parsed.
  */
 static LpType *
 field_type(const LpSchema *schema, uint32_t index, const char *where, LpError *err)
@@ -83,7 +84,7 @@ field_type(const LpSchema *schema, uint32_t index, const char *where, LpError *e
 	if (!lp_type_parse(schema->fields[index].logical_type, where, schema->fields[index].name,
 					   &type, err))
 		return NULL;
-	if (type->id != LP_TYPE_STRUCT)
+	if (type->id != LP_TYPE_STRUCT && type->id != LP_TYPE_LIST && type->id != LP_TYPE_LARGE_LIST)
 		return type;
 	type->children = lp_alloc0((schema->num_fields + 1) * sizeof(LpType *));
 	for (uint32_t i = index + 1; i < schema->num_fields; i++)
@@ -122,7 +123,8 @@ column_array(const LpType *type, const JsonValue *values, uint64_t rows)
 		lp_bit_set(array->validity, i, valid);
 		array->null_count += !valid;
 		if (valid && values->items[i].kind != JSON_STRING &&
-			!((type->id == LP_TYPE_FIXED_SIZE_LIST || type->id == LP_TYPE_STRUCT) &&
+			!((type->id == LP_TYPE_FIXED_SIZE_LIST || type->id == LP_TYPE_STRUCT ||
+			   type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST) &&
 			  values->items[i].kind == JSON_ARRAY))
 			die("a value is neither null nor a hex string", NULL);
 	}
@@ -153,6 +155,32 @@ column_array(const LpType *type, const JsonValue *values, uint64_t rows)
 			array->children[c] = column_array(type->children[c], &member, rows);
 			free(member.items);
 		}
+	}
+	else if (type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST)
+	{
+		/* The items of every valid row, one after the other, as the item column. */
+		JsonValue	items;
+		size_t		total = 0;
+
+		array->offsets = lp_alloc((rows + 1) * sizeof(uint64_t));
+		array->offsets[0] = 0;
+		for (uint64_t i = 0; i < rows; i++)
+		{
+			if (lp_array_is_valid(array, i))
+				total += values->items[i].count;
+			array->offsets[i + 1] = total;
+		}
+		memset(&items, 0, sizeof(items));
+		items.kind = JSON_ARRAY;
+		items.count = total;
+		items.items = calloc(total + 1, sizeof(JsonValue));
+		for (uint64_t i = 0; i < rows; i++)
+			for (size_t j = 0; lp_array_is_valid(array, i) && j < values->items[i].count; j++)
+				items.items[array->offsets[i] + j] = values->items[i].items[j];
+		array->num_children = 1;
+		array->children = lp_alloc(sizeof(LpArray *));
+		array->children[0] = column_array(type->children[0], &items, total);
+		free(items.items);
 	}
 	else if (type->id == LP_TYPE_FIXED_SIZE_LIST)
 	{

@@ -23,8 +23,10 @@
  * FSST and compress each mini-block chunk's values (Lance's
  * GeneralMiniBlockCompressor: when the values reach 4 KiB and shrink).
  * Definition levels go into every chunk or control word when the page has
- * nulls, one repdef layer for the leaf and one for each struct above it
- * (a null takes the level of its outermost null layer), compressed as
+ * nulls, one repdef layer for the leaf and one for each struct and list
+ * above it (a null takes the level of its outermost null layer); with
+ * lists, repetition levels and a repetition index go with them (mini-block
+ * only; wider list items are refused).  Levels are compressed as
  * Lance compresses levels: bit-packed at the width of the highest level,
  * run-length encoded from 2.2 on when nulls are rare, flat for tiny pages.
  */

@@ -133,7 +133,9 @@ field_path(const LpSchema *schema, uint32_t index, const char *file_name, Writer
 	uint32_t	chain[LP_ENCODE_MAX_LAYERS];
 	uint32_t	depth = 0;
 	uint32_t	at = index;
+	LpType	   *type;
 	bool		is_list;
+	bool		is_struct;
 
 	while (schema->fields[at].parent_id != -1)
 	{
@@ -145,10 +147,12 @@ field_path(const LpSchema *schema, uint32_t index, const char *file_name, Writer
 						   "field \"%s\" of file \"%s\" has no parent before it",
 						   schema->fields[at].name, file_name);
 		field = &schema->fields[parent];
-		is_list = strcmp(field->logical_type, "list") == 0 ||
-			strcmp(field->logical_type, "large_list") == 0;
-		if ((!is_list && strcmp(field->logical_type, "struct") != 0) ||
-			lp_field_is_packed(field) || lp_field_is_blob(field))
+		if (!lp_type_parse(field->logical_type, file_name, field->name, &type, err))
+			return false;
+		is_list = type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST;
+		is_struct = type->id == LP_TYPE_STRUCT;
+		lp_type_free(type);
+		if ((!is_list && !is_struct) || lp_field_is_packed(field) || lp_field_is_blob(field))
 		{
 			lp_fail(err, LP_ERR_UNSUPPORTED,
 					"field \"%s\" of file \"%s\" lies in field \"%s\" of type \"%s\", which the encoder cannot write",

@@ -14,13 +14,15 @@
  * Versions 2.0, 2.1, 2.2 and 2.3.  Leaves: integers, floats, bool, string
  * and binary (also large), date, time, timestamp, duration, decimal,
  * fixed-size binary and fixed-size lists of fixed-width items, with nulls
- * (of items too, except in 2.0); structs (not packed) of leaves and
+ * (of items too, except in 2.0); structs (not packed) of leaves, lists and
  * structs, nulls at every level (2.1+: one repdef layer per struct in the
  * leaves' definition levels; 2.0: a header column per struct, which has no
- * place for a null struct, refused there).  Lists of other than fixed size
- * are refused with LP_ERR_UNSUPPORTED when the writer is opened, what 2.0
- * cannot hold when the batch is written.  Page layouts and compression:
- * lp_encode_page.c (2.1+) and lp_encode_v20.c.
+ * place for a null struct, refused there); 2.1+: lists and large lists of
+ * the same, null and empty lists (repetition levels, pages of whole rows).
+ * Lists in 2.0 files are refused with LP_ERR_UNSUPPORTED when the writer
+ * is opened, list items of 256 bytes or more when their page is written,
+ * null structs and items in 2.0 when the batch is.  Page layouts and
+ * compression: lp_encode_page.c (2.1+) and lp_encode_v20.c.
  */
 #ifndef LP_FILE_WRITER_H
 #define LP_FILE_WRITER_H
@@ -47,7 +49,8 @@ LpFileWriter *lp_file_writer_open(LpOutput *output, const LpSchema *schema,
 
 /*
  * Append a batch: arrays[i] holds the rows of the i-th top-level field of
- * the schema (a struct's with one child per member, in schema order),
+ * the schema (a struct's with one child per member, in schema order, a
+ * list's with its items as its child),
  * num_arrays is the number of top-level fields and every array has the
  * same length, with the field's type (LP_ERR_INVALID_ARGUMENT otherwise).  Pages that fill up are written.  After a failure the writer
  * can only be freed.
