@@ -62,9 +62,10 @@ const decimal = new arrow.Decimal(2, 10, 128);
 
 // name, Arrow type, value of row i (null for a null), field metadata.  Every column but the
 // high-cardinality ones and the 32-bit integers is one lancedb dictionary-encodes.
-function dictionaryColumns(next)
+function dictionaryColumns(next, version)
 {
-	return [
+	const wordList = new arrow.List(new arrow.Field('item', new arrow.Utf8(), true));
+	const columns = [
 		['low_str', new arrow.Utf8(), (i) => (i % 7 === 3 ? null : WORDS[next() % 10])],
 		['low_long_str', new arrow.Utf8(), () => WORDS[next() % 10].repeat(60)],
 		['low_large', new arrow.LargeUtf8(), () => 'large-' + (next() % 20)],
@@ -79,6 +80,12 @@ function dictionaryColumns(next)
 		['low_i32', new arrow.Int32(), () => next() % 50],
 		['zstd_low_str', new arrow.Utf8(), () => WORDS[next() % 10], metadata('zstd')],
 	];
+
+	// Lists (2.1+): a dictionary page with repetition levels and its repetition index after the dictionary.
+	if (version !== '2.0')
+		columns.push(['low_list', wordList, (i) => (i % 9 === 4 ? null :
+			Array.from({ length: next() % 4 }, (_, j) => (j % 3 === 1 ? null : WORDS[next() % 10])))]);
+	return columns;
 }
 
 function compressedColumns(next, version)
@@ -117,6 +124,8 @@ function hexOf(type, v)
 		return null;
 	switch (type.typeId)
 	{
+		case arrow.Type.List:
+			return Array.from(v, (item) => hexOf(type.children[0].type, item));
 		case arrow.Type.Utf8:
 		case arrow.Type.LargeUtf8:
 			return Buffer.from(v, 'utf8').toString('hex');
@@ -236,7 +245,7 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 						specs.forEach(([column, type], c) => {
 							const data = batch.data.children[batch.schema.fields.findIndex((f) => f.name === column)];
 
-							assert.equal(readHex(type, data, i), hexOf(type, values[c][row]), column + ' row ' + row);
+							assert.deepEqual(readHex(type, data, i), hexOf(type, values[c][row]), column + ' row ' + row);
 						});
 					}
 				}
