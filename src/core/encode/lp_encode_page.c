@@ -12,7 +12,8 @@
  *    stored flat in chunks of about 4 KiB; strings and binaries as offsets
  *    and bytes in chunks of about 4 KiB;
  *  - wider values: full-zip, each value after its control word (and its
- *    length when variable), with a repetition index for variable widths;
+ *    length when variable), with a repetition index for variable widths
+ *    and lists;
  *    strings whose longest value exceeds 32 KiB, or of a field asking for
  *    lz4 or zstd, each zstd-compressed on its own (General);
  *  - low-cardinality pages (lp_encode_dictionary.c, checked first): a
@@ -25,8 +26,8 @@
  * Definition levels go into every chunk or control word when the page has
  * nulls, one repdef layer for the leaf and one for each struct and list
  * above it (a null takes the level of its outermost null layer); with
- * lists, repetition levels and a repetition index go with them (mini-block
- * only; wider list items are refused).  Levels are compressed as
+ * lists, repetition levels and a repetition index go with them (in
+ * full-zip pages an entry per row).  Levels are compressed as
  * Lance compresses levels: bit-packed at the width of the highest level,
  * run-length encoded from 2.2 on when nulls are rare, flat for tiny pages.
  */
@@ -1438,42 +1439,58 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 	Lance__Encodings21__FullZipLayout layout = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
 	bool		has_def = levels->def.v != NULL;
+	bool		has_rep = levels->rep.v != NULL;
 	bool		variable = shape->kind == LP_LEAF_VARIABLE;
 	uint64_t	n = page->num_values;
+	uint64_t	num_levels = levels->num_levels;
 	LpBuf	   *zipped = &out->buffers[0];
 	LpBuf	   *index = &out->buffers[1];
 	bool		item_nulls = has_item_nulls(shape, page);
 	uint32_t	validity_bytes = item_nulls ? (shape->dimension + 7) / 8 : 0;
 	uint32_t	width = variable ? shape->offset_bits / 8 : bytes_per_value(shape) + validity_bytes;
+	uint32_t	control_bits = levels->rep.width + levels->def.width;
+	uint32_t	control_bytes = control_bits == 0 ? 0 : control_bits <= 8 ? 1 : control_bits <= 16 ? 2 : 4;
 	uint32_t	index_width = 0;
+	uint64_t	i = 0;			/* the value of the next visible level */
 
 	memset(&m, 0, sizeof(m));
-	if (n > UINT32_MAX)
-		return lp_fail(err, LP_ERR_INTERNAL, "full-zip page of %llu values", (unsigned long long) n);
-	if (variable)
+	if (num_levels > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INTERNAL, "full-zip page of %llu levels",
+					   (unsigned long long) num_levels);
+	if (variable || has_rep)
 	{
-		/* Lance sizes the repetition index by an upper bound of the zipped bytes. */
-		uint64_t	bound = strings->data_len + (has_def ? n : 0) + (uint64_t) width * n;
+		/*
+		 * Lance sizes the repetition index (an entry per row, the zipped
+		 * bytes before it) by an upper bound of the zipped bytes.
+		 */
+		uint64_t	bound = (variable ? strings->data_len : page->values.len) +
+			(uint64_t) control_bytes * num_levels + (uint64_t) (variable ? width : validity_bytes) * n;
 
 		index_width = bytepack_width(bound);
 	}
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t l = 0; l < num_levels; l++)
 	{
-		bool		null = is_null(page, i);
+		bool		null;
 		uint8_t		word[8];
 
-		if (variable)
+		if ((variable && !has_rep) || (has_rep && levels->rep.v[l] == levels->rep.max))
 		{
 			lp_put_le_uint(word, index_width, zipped->len);
 			if (!lp_buf_append(index, word, index_width))
 				return no_memory(err);
 		}
-		if (has_def)
+		if (control_bytes > 0)
 		{
-			word[0] = (uint8_t) levels->def.v[i];
-			if (!lp_buf_append(zipped, word, 1))
+			uint32_t	control = (has_rep ? (uint32_t) levels->rep.v[l] << levels->def.width : 0) |
+				(has_def ? levels->def.v[l] : 0);
+
+			lp_put_le_uint(word, control_bytes, control);
+			if (!lp_buf_append(zipped, word, control_bytes))
 				return no_memory(err);
 		}
+		if (has_def && levels->def.v[l] > levels->max_visible)
+			continue;			/* a null or empty list: no value */
+		null = is_null(page, i);
 		if (!variable)
 		{
 			if (item_nulls)
@@ -1501,9 +1518,10 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 				(len > 0 && !lp_buf_append(zipped, strings->data + offsets[i], len)))
 				return no_memory(err);
 		}
+		i++;
 	}
 	out->num_buffers = 1;
-	if (variable)
+	if (variable || has_rep)
 	{
 		uint8_t		word[8];
 
@@ -1530,7 +1548,8 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 		if (item_nulls)
 			layout.value_compression->fixed_size_list->has_validity = true;
 	}
-	layout.num_items = (uint32_t) n;
+	layout.bits_rep = levels->rep.width;
+	layout.num_items = (uint32_t) num_levels;
 	layout.num_visible_items = (uint32_t) n;
 	layout.n_layers = levels->num_layers;
 	layout.layers = (Layer *) levels->layers;
@@ -1790,9 +1809,6 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 			ok = no_memory(err);
 		else if (is_narrow(shape, page))
 			ok = encode_miniblock(version, shape, page, &levels, &strings, NULL, 0, out, err);
-		else if (levels.rep.v != NULL)
-			ok = lp_fail(err, LP_ERR_UNSUPPORTED,
-						 "list items of 256 bytes or more (full-zip pages with repetition levels) cannot be encoded yet");
 		else
 			ok = encode_fullzip(shape, page, &levels, &strings, out, err);
 		lp_dictionary_free(&dictionary);
