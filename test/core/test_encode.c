@@ -270,9 +270,16 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 			{
 				const char *expected = specs[c].layout;
 
-				/* 2.0 pages are ArrayEncodings: Binary for strings, Nullable for the rest. */
+				/*
+				 * 2.0 pages are ArrayEncodings: Binary for strings, Dictionary
+				 * for Utf8 of at least 100 rows and one distinct value (or
+				 * none), Nullable for the rest.
+				 */
 				if (version == LP_FILE_VERSION_2_0)
-					expected = lp_type_is_variable_width(types[c]) ? "binary" : "nullable";
+					expected = !lp_type_is_variable_width(types[c]) ? "nullable" :
+						types[c]->id == LP_TYPE_STRING && rows >= 100 &&
+						(specs[c].pattern == EMPTY_STRINGS || specs[c].pattern == ALL_NULL ||
+						 specs[c].pattern == CONSTANT) ? "dictionary" : "binary";
 				else if (version >= LP_FILE_VERSION_2_2 && types[c]->id != LP_TYPE_FIXED_SIZE_LIST &&
 					file->columns[c].num_pages == 1 && valid_rows_equal(types[c], arrays[c]))
 					expected = "constant";
@@ -435,7 +442,10 @@ LP_TEST(encode_miniblock_chunks_follow_lance)
 		lp_file_free(file);
 		lp_free(bytes);
 	}
-	/* In 2.2 the words and value sizes are u32 (has_large_chunk). */
+	/*
+	 * In 2.2 the words and value sizes are u32 (has_large_chunk); the 100
+	 * distinct int64s are a dictionary there, its u32 indices packed at 7 bits.
+	 */
 	file = round_trip(LP_FILE_VERSION_2_2, spec, 1, 5000, 5000, &bytes);
 	if (file != NULL)
 	{
@@ -443,7 +453,8 @@ LP_TEST(encode_miniblock_chunks_follow_lance)
 		const uint8_t *chunk = bytes + page->buffers[1].offset;
 
 		LP_CHECK_EQ_U64(page->buffers[0].size, 5 * 4);
-		LP_CHECK_EQ_U64(lp_le32(chunk + 4), 8 + 1024 * 7 / 8);
+		LP_CHECK_EQ_U64(page->num_buffers, 3);
+		LP_CHECK_EQ_U64(lp_le32(chunk + 4), 4 + 1024 * 7 / 8);
 		lp_file_free(file);
 		lp_free(bytes);
 	}
@@ -537,7 +548,7 @@ page_compressions(const LpFile *file, uint32_t c, int *values, int *levels)
 LP_TEST(encode_compression_follows_lance)
 {
 	/*
-	 * RLE for runs (fewer runs than half the values, no nulls), bit-packing
+	 * RLE for runs (when they take fewer bytes than the values packed), bit-packing
 	 * for other 8-64 bit values that do not need every bit (random doubles
 	 * stay flat), flat bools, FSST for strings of at least 5 bytes in pages of
 	 * at least 32 KiB (mini-block and full-zip), plain variable otherwise;
