@@ -46,6 +46,8 @@
 typedef Lance__Encodings21__CompressiveEncoding CE;
 
 #define MINIBLOCK_ALIGNMENT 8
+/* A chunk's headers (levels count, buffer sizes) and the padding of its four buffers, at most. */
+#define MINIBLOCK_CHUNK_OVERHEAD (2 + 3 * 4 + 4 * (MINIBLOCK_ALIGNMENT - 1))
 #define MINIBLOCK_FILL_BYTE 0xFE
 #define VARIABLE_FILL_BYTE 0x48
 #define MAX_MINIBLOCK_BYTES (8 * 1024 - 6)
@@ -1321,6 +1323,13 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 		def_compression = choose_level_compression(version, &levels->def, levels->num_levels);
 	if (has_rep)
 		rep_compression = choose_level_compression(version, &levels->rep, levels->num_levels);
+	/*
+	 * The chunks' bytes with room for their headers, padding and levels at
+	 * most: a buffer doubled past a page's size would hold up to twice it.
+	 */
+	if (!lp_buf_reserve(data, values.len + second.len + chunks.count * MINIBLOCK_CHUNK_OVERHEAD +
+						(has_rep + has_def) * levels->num_levels * sizeof(uint16_t)))
+		goto no_memory;
 
 	out->num_buffers = has_rep ? 3 : 2;
 	if (dictionary != NULL)

@@ -798,9 +798,13 @@ lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err)
 		return lp_fail(err, LP_ERR_INTERNAL, "file writer of \"%s\" used after it finished or failed",
 					   writer->output->name);
 	writer->done = true;
+	/* a column's last page gives its buffers back before the next is encoded */
 	for (uint32_t c = 0; c < writer->num_columns; c++)
+	{
 		if (!flush_page(writer, &writer->columns[c], err))
 			return false;
+		page_free(&writer->columns[c].page);
+	}
 	if (!pad_output(writer, err))
 		return false;
 
