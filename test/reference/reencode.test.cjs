@@ -197,7 +197,9 @@ test('ingest with on_unsupported => reencode', async () => {
 
 test('a cancelled re-encode leaves no file behind; the progress view shows its phase and bytes', async () => {
 	const { dataset } = await writeDataset('cancel_target', '2.2', [rowsOf(0, 10)]);
-	const part = await writePart('cancel_part', '2.1', 0, 400000);
+	// a million rows (one lancedb file), so that the re-encode outlasts several progress reports
+	const rows = 1000000;
+	const part = await writePart('cancel_part', '2.1', 0, rows);
 	const target = h.createTarget(dataset);
 	const staging = path.join(dataset, 'data', '_parts', target.file_name);
 	const call = 'SELECT * FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ' +
@@ -233,7 +235,7 @@ test('a cancelled re-encode leaves no file behind; the progress view shows its p
 	const [row] = h.sqlRows(call.replace(/;\n$/, ''));
 
 	assert.equal(row.status, 'written');
-	assert.equal(Number(row.num_rows), 400000);
+	assert.equal(Number(row.num_rows), rows);
 });
 
 test('parts whose rows do not fit the target stay unsupported', async () => {
