@@ -826,7 +826,7 @@ LP_TEST(commit_rewrite_materializes_deletions)
 	uint64_t	old[1] = {0};
 	uint64_t	physical;
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 
@@ -1271,7 +1271,7 @@ LP_TEST(commit_overwrite_append_fragments_create)
 	LpSchema	schema;
 	LpNewFragment fragments[2];
 	LpCommitRequest request;
-	LpCommitOptions options = {3, lp_test_random, &seed};
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
 	LpError		err;
 	uint64_t	rows;
