@@ -33,7 +33,7 @@ static bool curl_perform(LpS3Transport *transport, const LpS3HttpRequest *reques
 						 LpS3HttpResponse *response, LpError *err);
 static bool curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err);
 
-static const LpS3TransportOps curl_ops = {curl_perform, curl_wait};
+static const LpS3TransportOps curl_ops = {.perform = curl_perform, .wait = curl_wait};
 static CurlTransport https_only = {{&curl_ops}, false};
 static CurlTransport http_allowed = {{&curl_ops}, true};
 
