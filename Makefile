@@ -40,7 +40,7 @@ PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/posix
 PG_CFLAGS = $(WARNINGS)
 BUILD ?= build
 CORE_LIB = $(BUILD)/liblpcore.a
-SHLIB_LINK = $(CORE_LIB) -lprotobuf-c -lzstd -llz4 -lcrypto -lcurl
+SHLIB_LINK = $(CORE_LIB) -lprotobuf-c -lzstd -llz4 -lcrypto -lcurl -lm
 EXTRA_CLEAN = $(PROTO_SRCS) $(PROTO_HDRS) build results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
@@ -61,7 +61,7 @@ include $(PGXS)
 #   $(BUILD)/fuzz/liblpcore.a      clang with libFuzzer coverage, ASan, UBSan: fuzzers
 # -Wno-missing-braces: protoc-c's generated initializers trip it.
 CORE_CFLAGS = -std=gnu11 -g -O2 -fPIC -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/proto
-CORE_LIBS = -lprotobuf-c -lzstd -llz4 -lcrypto
+CORE_LIBS = -lprotobuf-c -lzstd -llz4 -lcrypto -lm
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CORE_UNITS = $(PROTO_SRCS:.c=) $(CORE_SRCS:.c=)
 

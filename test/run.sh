@@ -35,6 +35,7 @@
 #   LP_SCRATCH    an empty directory the tests and the server may write to
 #   LP_SRCDIR     the root of the source tree the tests run from
 #   LP_ENCODE_APPEND  test/tools/encode_append, built for the node layer
+#   LP_PAGE_ENCODINGS test/tools/page_encodings, built for the node layer
 #   PGHOST, PGPORT, PGUSER, PGDATABASE   the throwaway cluster (regress, node;
 #                 TAP tests start their own clusters)
 #   LP_REFLINK_DIR  a directory, writable by postgres, on an XFS filesystem
@@ -133,8 +134,9 @@ mount_reflink_fs()
 		LP_REFLINK_DIR=$REFLINK_MOUNT
 }
 
-# test/tools/encode_append for the node layer (layer_node builds it)
+# test/tools/encode_append and page_encodings for the node layer (layer_node builds them)
 LP_ENCODE_APPEND=
+LP_PAGE_ENCODINGS=
 
 # A small tmpfs for the tests of a full filesystem (no loop device needed).
 SMALL_FS_MOUNT=$WORK/small
@@ -197,7 +199,8 @@ as_postgres()
 	runuser -u postgres -- env \
 		LP_TESTDATA="$DATA" LP_SCRATCH="$SCRATCH" LP_SRCDIR="$TREE" \
 		LP_REFLINK_DIR="$LP_REFLINK_DIR" LP_SMALL_FS_DIR="$LP_SMALL_FS_DIR" \
-		LP_ENCODE_APPEND="$LP_ENCODE_APPEND" PATH="$PG_BINDIR:$PATH" "$@"
+		LP_ENCODE_APPEND="$LP_ENCODE_APPEND" LP_PAGE_ENCODINGS="$LP_PAGE_ENCODINGS" \
+		PATH="$PG_BINDIR:$PATH" "$@"
 }
 
 # command_failed RC - a command that failed without reporting a failed test
@@ -377,6 +380,12 @@ layer_node()
 	if make -C "$ROOT" --no-print-directory -s build/encode_append; then
 		install -o postgres -m 755 "$ROOT/build/encode_append" "$TREE/encode_append" &&
 			LP_ENCODE_APPEND=$TREE/encode_append
+	fi
+	# encode_compress.test.cjs compares encoding trees through this one.
+	LP_PAGE_ENCODINGS=
+	if make -C "$ROOT" --no-print-directory -s build/page_encodings; then
+		install -o postgres -m 755 "$ROOT/build/page_encodings" "$TREE/page_encodings" &&
+			LP_PAGE_ENCODINGS=$TREE/page_encodings
 	fi
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 		PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \

@@ -3,7 +3,8 @@
  * input chooses the file version, up to four leaf columns (type, null
  * pattern, null items in fixed-size lists of 2.1+), whether they lie in a
  * struct, in a struct in a struct or in lists (those structs' and lists'
- * nulls and the lists' lengths from the input, 2.1+), the
+ * nulls and the lists' lengths from the input, 2.1+; wide items make
+ * full-zip pages with lists), the
  * row count, the batch size and, cycling through its remaining bytes,
  * every value, string length and null; the file the encoder writes must decode to exactly those
  * values, compared as the unit tests compare them
@@ -68,8 +69,7 @@ make_validity(LpArray *array, uint8_t null_mode, uint64_t rows, Source *source)
 }
 
 static LpArray *
-make_array(const LpType *type, uint8_t null_mode, bool item_nulls, bool narrow, uint64_t rows,
-		   Source *source)
+make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows, Source *source)
 {
 	LpArray    *array = lp_array_new(type);
 	uint32_t	width = lp_type_byte_width(type);
@@ -102,7 +102,7 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, bool narrow, 
 		for (uint64_t i = 0; i < rows; i++)
 		{
 			uint8_t		len_byte = next_byte(source);
-			uint64_t	len = len_byte < 200 || narrow ? len_byte % 32 : (uint64_t) len_byte * 3;
+			uint64_t	len = len_byte < 200 ? len_byte % 32 : (uint64_t) len_byte * 3;
 
 			array->offsets[i + 1] = array->offsets[i] + (lp_array_is_valid(array, i) ? len : 0);
 		}
@@ -124,20 +124,6 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, bool narrow, 
 				memset(array->values + i * width, 0, width);
 	}
 	return array;
-}
-
-/*
- * The type of leaf c; under lists (nesting 3) items stay under 256 bytes
- * (strings too, make_array's narrow), as full-zip pages with lists are not
- * written yet.
- */
-static const char *
-leaf_type(const uint8_t *data, uint32_t c, uint32_t nesting)
-{
-	const char *type = types[data[7 + c] % N_TYPES];
-
-	return nesting == 3 && strcmp(type, "fixed_size_list:float:80") == 0 ?
-		"fixed_size_list:float:4" : type;
 }
 
 /* Lists or large lists, by a bit of the list's null mode. */
@@ -261,12 +247,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			tops[c] = make_list(&top_types[c], struct_nulls >> (2 * c), rows, &source, &leaf_rows);
 		}
-		if (!lp_type_parse(leaf_type(data, c, nesting), "fuzz", "c", &leaf_types[c], &err))
+		if (!lp_type_parse(types[data[7 + c] % N_TYPES], "fuzz", "c", &leaf_types[c], &err))
 			abort();
 		/* null items inside fixed-size lists where the version holds them (2.1+) */
 		leaves[c] = make_array(leaf_types[c], null_mode,
-							   (null_mode & 4) != 0 && version != LP_FILE_VERSION_2_0, nesting == 3,
-							   leaf_rows, &source);
+							   (null_mode & 4) != 0 && version != LP_FILE_VERSION_2_0, leaf_rows, &source);
 	}
 
 	/* The schema in pre-order, ids by position. */
@@ -274,7 +259,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nesting == 0)
 		for (uint32_t c = 0; c < n; c++)
 		{
-			set_field(&fields[f], -1, leaf_type(data, c, nesting));
+			set_field(&fields[f], -1, types[data[7 + c] % N_TYPES]);
 			top_types[num_top] = leaf_types[c];
 			tops[num_top] = leaves[c];
 			top_fields[num_top++] = f++;
@@ -283,7 +268,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t c = 0; c < n; c++)
 		{
 			set_field(&fields[f], -1, data_list_type(struct_nulls >> (2 * c)));
-			set_field(&fields[f + 1], (int32_t) f, leaf_type(data, c, nesting));
+			set_field(&fields[f + 1], (int32_t) f, types[data[7 + c] % N_TYPES]);
 			top_types[c]->children = lp_alloc(sizeof(LpType *));
 			top_types[c]->children[0] = leaf_types[c];
 			top_types[c]->num_children = 1;
@@ -301,11 +286,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		set_field(&fields[f++], -1, "struct");
 		if (nesting == 2)
 		{
-			set_field(&fields[f++], 0, leaf_type(data, 0, nesting));
+			set_field(&fields[f++], 0, types[data[7] % N_TYPES]);
 			set_field(&fields[f++], 0, "struct");
 		}
 		for (uint32_t c = nesting == 2 ? 1 : 0; c < n; c++)
-			set_field(&fields[f++], nesting == 2 ? 2 : 0, leaf_type(data, c, nesting));
+			set_field(&fields[f++], nesting == 2 ? 2 : 0, types[data[7 + c] % N_TYPES]);
 		if (nesting == 1)
 			tops[0] = make_struct(&top_types[0], leaf_types, leaves, n, struct_nulls, rows, &source);
 		else

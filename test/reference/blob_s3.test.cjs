@@ -1,45 +1,24 @@
 'use strict';
-// Blob v2 on S3 (Ceph RGW, started here with scripts/s3-server.sh and stopped by PID at the
-// end): blob-id leases claimed by two sessions at once with conditional PUTs never overlap;
-// packed, dedicated and copied sidecars land under the target's sidecar prefix with exactly
-// the bytes given (a large copied object is copied on the server); and lance_fdw reads every payload of a dataset the reference wrote on S3
-// as the reference's blob API returns it. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
-// choose the server's ports.
+// Blob v2 on S3 (Ceph RGW, s3_server.cjs): blob-id leases claimed by two sessions at once with
+// conditional PUTs never overlap; packed, dedicated and copied sidecars land under the
+// target's sidecar prefix with exactly the bytes given (a large copied object is copied on the
+// server); and lance_fdw reads every payload of a dataset the reference wrote on S3 as the
+// reference's blob API returns it. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS choose the
+// server's ports.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
-const path = require('node:path');
-const { execFileSync } = require('node:child_process');
 const lancedb = require('@lancedb/lancedb');
+const { startS3Server } = require('./s3_server.cjs');
 const { APPENDS, sha256, writeBlobDataset } = require('./blob_data.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const s3 = require('./s3_requests.cjs');
 
-const S3_DIR = path.join(process.env.LP_SCRATCH, 's3-blob-server');
-const SCRIPT = path.join(process.env.LP_SRCDIR, 'scripts', 's3-server.sh');
 const PREFIX = 'blobs';
 const LEASES_PER_SESSION = 15;
 
-function s3Server(command)
-{
-	return execFileSync('bash', [SCRIPT, command], {
-		env: { ...process.env, LP_S3_DIR: S3_DIR },
-		encoding: 'utf8',
-	});
-}
-
-const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
-test.after(() => s3Server('stop'));
-
-const storageOptions = {
-	aws_endpoint: settings.LP_S3_ENDPOINT,
-	aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
-	aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
-	aws_region: settings.LP_S3_REGION,
-	allow_http: 'true',
-	aws_virtual_hosted_style_request: 'false',
-};
-const ROOT = 's3://' + settings.LP_S3_BUCKET + '/' + PREFIX;
+const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-blob-server');
+const ROOT = root(PREFIX);
 const keyOf = (uri) => uri.slice(('s3://' + settings.LP_S3_BUCKET + '/').length);
 const PORT = new URL(settings.LP_S3_ENDPOINT).port;
 
@@ -47,12 +26,7 @@ test.before(() => {
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SCHEMA IF EXISTS blob_s3 CASCADE;
 DROP SERVER IF EXISTS blob_s3_server CASCADE;
-CREATE SERVER blob_s3_server FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(ROOT)}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER blob_s3_server
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('blob_s3_server', ROOT)}
 CREATE SCHEMA blob_s3;
 `);
 });

@@ -5,7 +5,7 @@
 // wide enough for full-zip pages, enough rows for two pages of vectors), of structs (in
 // structs, nulls at the struct and the member level, all null, with full-zip members) and,
 // from 2.1 on, of lists (of leaves, lists and structs, in structs; null, empty and all-null
-// lists, null items) into one data file and
+// lists, null items; items wide enough for full-zip pages) into one data file and
 // commits it, and lancedb reads back every value byte for byte.  The same rows written by
 // lancedb give the size the encoder's file must stay within 1.1x of (and is logged).
 //
@@ -116,6 +116,9 @@ function columns(next, version)
 		['x', new arrow.Int32(), true, fixed(4)],
 	]);
 	const emptyList = new arrow.List(new arrow.Field('item', new arrow.Int32(), true));
+	// Items of 256 bytes and more: full-zip pages with repetition levels.
+	const [lLongType, lLong] = list(new arrow.Utf8(), true, () => textHex(next, 260 + next() % 200));
+	const [lWideType, lWide] = list(new arrow.FixedSizeList(128, f32()), false, fixed(512));
 
 	const all = [
 		['i8', new arrow.Int8(), true, fixed(1)],
@@ -164,6 +167,8 @@ function columns(next, version)
 		['st_list', stListType, true, stList, { lists: true }],
 		['l_empty', emptyList, false, () => [], { lists: true }],
 		['l_null', emptyList, true, () => null, { allNull: true, lists: true }],
+		['l_long', lLongType, true, lLong, { lists: true }],
+		['l_wide_vec', lWideType, true, lWide, { lists: true }],
 	];
 
 	// 2.0 files cannot hold null items inside fixed-size lists, nor null structs; the encoder
@@ -408,6 +413,23 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 				}
 			}
 			assert.equal(row, rows);
+
+			// Row ranges inside pages, which lancedb finds through the pages' repetition indexes.
+			for (const start of rows > 1 ? [1, Math.floor(rows / 3), rows - 7] : [])
+			{
+				const part = await table.query().offset(start).limit(5).toArrow();
+				let at = start;
+
+				for (const batch of part.batches)
+					for (let i = 0; i < batch.numRows; i++, at++)
+						specs.forEach(([column], c) => {
+							const data = batch.data.children[batch.schema.fields.findIndex((x) => x.name === column)];
+
+							assert.deepEqual(readHex(data, i, Boolean(specs[c][4]?.itemNulls)), values[c][at],
+								column + ' row ' + at + ' read from ' + start);
+						});
+				assert.equal(at, Math.min(start + 5, rows));
+			}
 
 			// The same rows written by lancedb, for the size comparison.
 			const reference = 'lancedb_' + name;

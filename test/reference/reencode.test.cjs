@@ -207,7 +207,8 @@ test('a cancelled re-encode leaves no file behind; the progress view shows its p
 	const running = psqlAsync("SET application_name = 'reencode_cancel';\n" + call, true);
 
 	// watch the phase and the source bytes re-encoded, then cancel the call while it re-encodes
-	for (let i = 0; i < 400 && bytesDone === 0; i++)
+	// a deadline, not a count of polls: each poll runs psql, slow on a loaded machine
+	for (const deadline = Date.now() + 60000; Date.now() < deadline && bytesDone === 0;)
 	{
 		for (const row of h.sqlRows("SELECT phase, bytes_done FROM lance_parts.progress WHERE target_file LIKE '%" +
 			target.file_name + "'"))

@@ -23,7 +23,7 @@ const manifest = JSON.parse(fs.readFileSync(path.join(TESTDATA, 'manifest.json')
 const datasets = manifest.datasets.filter((d) => d.name.startsWith('types_') &&
 	['2.0', '2.1', '2.2', '2.3'].includes(d.file_version));
 
-const { settings, storageOptions, root } = startS3Server('s3-server');
+const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-server');
 const ROOT = root(PREFIX);
 
 // Each dataset written to S3 by the reference, and its rows as the reference reads them there.
@@ -51,12 +51,7 @@ test.before(async () => {
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SCHEMA IF EXISTS s3_reference CASCADE;
 DROP SERVER IF EXISTS s3_reference_server CASCADE;
-CREATE SERVER s3_reference_server FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(ROOT)}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s3_reference_server
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('s3_reference_server', ROOT)}
 CREATE SCHEMA s3_reference;
 IMPORT FOREIGN SCHEMA ${PREFIX} FROM SERVER s3_reference_server INTO s3_reference
   OPTIONS (uri ${literal(ROOT)});

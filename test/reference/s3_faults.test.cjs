@@ -19,7 +19,7 @@ const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const h = require('./harness.cjs');
 const s3 = require('./s3_requests.cjs');
 
-const { settings, storageOptions, root } = startS3Server('s3-faults-server');
+const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-faults-server');
 const PREFIX = 'faults';
 const ROOT = root(PREFIX);
 const scratch = h.scratchDir('s3-faults');
@@ -98,19 +98,9 @@ test.before(async () => {
 	setRules([]);
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SERVER IF EXISTS s3_faults_proxy CASCADE;
-CREATE SERVER s3_faults_proxy FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(ROOT)}, endpoint ${literal('http://127.0.0.1:' + proxy.port)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s3_faults_proxy
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('s3_faults_proxy', ROOT, 'http://127.0.0.1:' + proxy.port)}
 DROP SERVER IF EXISTS s3_faults_direct CASCADE;
-CREATE SERVER s3_faults_direct FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(root('direct'))}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s3_faults_direct
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('s3_faults_direct', root('direct'))}
 `);
 	const remote = await lancedb.connect(ROOT, { storageOptions });
 

@@ -1,47 +1,24 @@
 'use strict';
 // Parallel server-side assembly on S3: the UploadPartCopy requests of an assembly whose parts
-// are on the S3 server (Ceph RGW, started here with scripts/s3-server.sh and stopped by PID at
-// the end) are issued by parallel workers. The file assembled with 2 workers is the one
-// assembled by the backend alone (0 workers) and the one of the serial fallback when no worker
-// can start, byte for byte; the reference reads every row of a dataset assembled that way; a
-// cancel while the workers copy, and a worker's failure (a part removed meanwhile), end the
-// statement and leave no multipart upload and no object. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
-// choose the server's ports.
+// are on the S3 server (Ceph RGW, s3_server.cjs) are issued by parallel workers. The file
+// assembled with 2 workers is the one assembled by the backend alone (0 workers) and the one
+// of the serial fallback when no worker can start, byte for byte; the reference reads every
+// row of a dataset assembled that way; a cancel while the workers copy, and a worker's failure
+// (a part removed meanwhile), end the statement and leave no multipart upload and no object.
+// LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS choose the server's ports.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const path = require('node:path');
-const { execFileSync } = require('node:child_process');
 const lancedb = require('@lancedb/lancedb');
+const { startS3Server } = require('./s3_server.cjs');
 const { vectorSchema, vectorRows, vectorDigests } = require('./vectors.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const h = require('./harness.cjs');
 const s3 = require('./s3_requests.cjs');
 
-const SRCDIR = process.env.LP_SRCDIR;
-const S3_DIR = path.join(process.env.LP_SCRATCH, 's3-parallel-server');
-const SCRIPT = path.join(SRCDIR, 'scripts', 's3-server.sh');
 const PREFIX = 'parallel';
 
-function s3Server(command)
-{
-	return execFileSync('bash', [SCRIPT, command], {
-		env: { ...process.env, LP_S3_DIR: S3_DIR },
-		encoding: 'utf8',
-	});
-}
-
-const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
-test.after(() => s3Server('stop'));
-
-const storageOptions = {
-	aws_endpoint: settings.LP_S3_ENDPOINT,
-	aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
-	aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
-	aws_region: settings.LP_S3_REGION,
-	allow_http: 'true',
-	aws_virtual_hosted_style_request: 'false',
-};
-const ROOT = 's3://' + settings.LP_S3_BUCKET + '/' + PREFIX;
+const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-parallel-server');
+const ROOT = root(PREFIX);
 const keyOf = (uri) => uri.slice(('s3://' + settings.LP_S3_BUCKET + '/').length);
 const uriOf = (key) => 's3://' + settings.LP_S3_BUCKET + '/' + key;
 
@@ -63,12 +40,7 @@ async function dataFileUris(datasetName)
 test.before(() => {
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SERVER IF EXISTS s3_parallel_server CASCADE;
-CREATE SERVER s3_parallel_server FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(ROOT)}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s3_parallel_server
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('s3_parallel_server', ROOT)}
 `);
 });
 

@@ -25,7 +25,7 @@ const s3 = require('./s3_requests.cjs');
 const PREFIX = 'writes';
 const APPENDS_PER_SESSION = 20;
 
-const { settings, storageOptions, root } = startS3Server('s3-write-server');
+const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-write-server');
 const ROOT = root(PREFIX);
 const PORT = new URL(settings.LP_S3_ENDPOINT).port;
 const scratch = h.scratchDir('s3-write');
@@ -64,12 +64,7 @@ function sqlRow(query)
 test.before(() => {
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SERVER IF EXISTS s3_write_server CASCADE;
-CREATE SERVER s3_write_server FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(ROOT)}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s3_write_server
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('s3_write_server', ROOT)}
 `);
 });
 

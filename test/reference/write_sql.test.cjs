@@ -452,33 +452,15 @@ test('write_part from two sessions, registered in caller order, into a dataset l
 	await h.lancedbModifies(table);
 });
 
-// ---- on S3 (Ceph RGW, started here with scripts/s3-server.sh, stopped by PID at the end;
+// ---- on S3 (Ceph RGW, s3_server.cjs, started by the test and stopped at its end;
 // LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS choose its ports) ------------------------
 test('on S3: write_dataset creates and appends, write_part parts are committed; lancedb reads every row', async (t) => {
-	const { execFileSync } = require('node:child_process');
+	const { startS3Server } = require('./s3_server.cjs');
 	const s3 = require('./s3_requests.cjs');
-	const script = path.join(process.env.LP_SRCDIR, 'scripts', 's3-server.sh');
-	const env = { ...process.env, LP_S3_DIR: path.join(process.env.LP_SCRATCH, 's3-write-sql-server') };
-	const s3Server = (command) => execFileSync('bash', [script, command], { env, encoding: 'utf8' });
-	const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
-
-	t.after(() => s3Server('stop'));
-	const root = 's3://' + settings.LP_S3_BUCKET + '/write-sql';
-	const storageOptions = {
-		aws_endpoint: settings.LP_S3_ENDPOINT,
-		aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
-		aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
-		aws_region: settings.LP_S3_REGION,
-		allow_http: 'true',
-		aws_virtual_hosted_style_request: 'false',
-	};
+	const { settings, storageOptions, root: rootOf, fdwServerSql } = startS3Server('s3-write-sql-server', t);
+	const root = rootOf('write-sql');
 	psqlLines(`DROP SERVER IF EXISTS write_sql_s3 CASCADE;
-CREATE SERVER write_sql_s3 FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(root)}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER write_sql_s3
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('write_sql_s3', root)}
 `);
 	const dataset = root + '/types.lance';
 

@@ -466,9 +466,11 @@ lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 		else if (dictionary->variable)
 		{
 			const uint64_t *offsets = lp_block_offsets(dictionary);
+			uint64_t	len = offsets[index + 1] - offsets[index];
 
-			ok = lp_block_append_repeated(out, dictionary->data.data + offsets[index],
-										  offsets[index + 1] - offsets[index], 1);
+			/* A dictionary of empty strings may have no bytes at all. */
+			ok = lp_block_append_repeated(out, len > 0 ? dictionary->data.data + offsets[index] : NULL,
+										  len, 1);
 		}
 		else
 			ok = lp_block_append_repeated(out, dictionary->data.data + index * value_bytes,

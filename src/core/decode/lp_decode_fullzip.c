@@ -198,9 +198,12 @@ lp_decode_fullzip_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 		return false;
 	if (!lp_read_page_buffer(ctx, input, page, 0, &data, &len))
 		goto done;
-	/* Every level takes at least a control word or a value byte. */
+	/*
+	 * Every level takes at least its control word (a null or empty list
+	 * nothing more), or without control words a value.
+	 */
 	if (shape.cw_bytes + shape.value_bytes > 0 &&
-		layout->num_items > len / (shape.cw_bytes + shape.value_bytes))
+		layout->num_items > len / (shape.cw_bytes > 0 ? shape.cw_bytes : shape.value_bytes))
 	{
 		lp_page_fail(ctx, LP_ERR_CORRUPT, "full-zip buffer is too short for %u items",
 					 layout->num_items);

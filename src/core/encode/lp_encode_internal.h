@@ -13,6 +13,8 @@
 #include "base/lp_error.h"
 #include "codec/lp_decode_buffers.h"
 #include "format/lp_file.h"
+#include "format/lp_encodings.h"
+#include "format/lp_schema.h"
 
 /* How a leaf column stores its values. */
 typedef enum LpLeafKind
@@ -23,6 +25,27 @@ typedef enum LpLeafKind
 	LP_LEAF_FIXED_SIZE_LIST		/* dimension items of whole bytes each */
 } LpLeafKind;
 
+/*
+ * What the field metadata lance-encoding:compression (and -level) asks of
+ * a column (lp_encode_general.c): nothing, "none", "fsst", or General
+ * compression with lz4 or zstd.
+ */
+typedef enum LpCompressionRequest
+{
+	LP_COMPRESSION_DEFAULT,		/* no metadata: Lance's own choices */
+	LP_COMPRESSION_NONE,
+	LP_COMPRESSION_FSST,
+	LP_COMPRESSION_LZ4,
+	LP_COMPRESSION_ZSTD
+} LpCompressionRequest;
+
+typedef struct LpColumnCompression
+{
+	LpCompressionRequest request;
+	bool		has_level;
+	int32_t		level;
+} LpColumnCompression;
+
 typedef struct LpLeafShape
 {
 	LpLeafKind	kind;
@@ -32,6 +55,8 @@ typedef struct LpLeafShape
 	uint32_t	num_layers;		/* 2.1+ repdef layers: the leaf and its ancestors */
 	uint32_t	num_lists;		/* ancestors that are lists (not fixed-size) */
 	bool		list_layer[64]; /* layer k (0 the leaf, k its k-th ancestor) is a list */
+	bool		utf8;			/* variable: Arrow Utf8 (2.0 dictionaries are for Utf8 only) */
+	LpColumnCompression compression;
 } LpLeafShape;
 
 /* Ancestors a leaf may have, plus one (a layer fits the low bits of a u8 in null_layers). */
@@ -100,5 +125,87 @@ bool		lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page,
 
 /* The page of a 2.0 struct's header column: SimpleStruct without buffers. */
 bool		lp_encode_v20_struct_header(LpEncodedPage *out, LpError *err);
+
+/* ---- General compression (lp_encode_general.c) ---------------------------- */
+
+/*
+ * Read lance-encoding:compression and lance-encoding:compression-level of
+ * field (of file file_name, for messages) into out; an unknown scheme or a
+ * level that is not an integer is LP_ERR_INVALID_ARGUMENT.
+ */
+bool		lp_column_compression_parse(const LpField *field, const char *file_name,
+										LpColumnCompression *out, LpError *err);
+
+/* The request is General compression (lz4 or zstd). */
+bool		lp_compression_is_general(const LpColumnCompression *compression);
+
+/*
+ * Append data compressed as Lance frames General buffers: lz4 as a u32 LE
+ * uncompressed length and a block, zstd as a u64 LE uncompressed length and
+ * a frame (level 0, zstd's default, unless one is given).  False when out
+ * of memory or the data exceeds what the scheme can frame.
+ */
+bool		lp_general_compress(const LpColumnCompression *compression, const uint8_t *data,
+								uint64_t len, LpBuf *out);
+
+/* The BufferCompression message of compression (lz4 or zstd). */
+void		lp_buffer_compression_init(const LpColumnCompression *compression,
+									   Lance__Encodings21__BufferCompression *out);
+
+/* ---- dictionaries (lp_encode_dictionary.c) -------------------------------- */
+
+/*
+ * A page's distinct values in the order of their first appearance (null
+ * slots count with their stored bytes: zeros, or the empty string) and the
+ * u32 index of every value into them.
+ */
+typedef struct LpDictionary
+{
+	uint64_t	num_items;
+	LpBuf		items;			/* fixed: the values' bytes; variable: the bytes */
+	LpBuf		item_offsets;	/* variable: num_items + 1 u64, the first 0 */
+	LpBuf		indices;		/* num_values u32 */
+} LpDictionary;
+
+/*
+ * Whether Lance 2.1+ writes page as a dictionary (lp_encode_dictionary.c
+ * tells the rules); if so *use is set and out holds the dictionary.  False
+ * when out of memory.
+ */
+bool		lp_dictionary_plan(LpFileVersion version, const LpLeafShape *shape,
+							   const LpPageValues *page, LpDictionary *out, bool *use);
+
+/*
+ * The same for Lance 2.0, whose dictionaries leave nulls out: their rows
+ * take index UINT32_MAX.
+ */
+bool		lp_dictionary_plan_v20(const LpLeafShape *shape, const LpPageValues *page,
+								   LpDictionary *out, bool *use);
+
+void		lp_dictionary_free(LpDictionary *dictionary);
+
+/*
+ * The dictionary of a 2.1+ mini-block page as Lance's block compressor
+ * writes it into page buffer 2: fixed widths bit-packed when that pays
+ * (inline up to 1024 values, else out of line), else flat; strings as one
+ * block (u32 or u64 offset width, start of the bytes, the offsets, the
+ * bytes); from 2.2 on what is not bit-packed is lz4-compressed.  The
+ * encoding's messages live in the LpDictionaryBlock.
+ */
+typedef struct LpDictionaryBlock
+{
+	LpBuf		buffer;
+	Lance__Encodings21__CompressiveEncoding *encoding;
+	Lance__Encodings21__CompressiveEncoding ce[3];
+	Lance__Encodings21__Flat flat;
+	Lance__Encodings21__Variable variable;
+	Lance__Encodings21__General general;
+	Lance__Encodings21__BufferCompression compression;
+	Lance__Encodings21__InlineBitpacking inline_bitpacking;
+	Lance__Encodings21__OutOfLineBitpacking out_of_line;
+} LpDictionaryBlock;
+
+bool		lp_dictionary_block_encode(LpFileVersion version, const LpLeafShape *shape,
+									   const LpDictionary *dictionary, LpDictionaryBlock *out);
 
 #endif							/* LP_ENCODE_INTERNAL_H */

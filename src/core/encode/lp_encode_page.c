@@ -12,15 +12,26 @@
  *    stored flat in chunks of about 4 KiB; strings and binaries as offsets
  *    and bytes in chunks of about 4 KiB;
  *  - wider values: full-zip, each value after its control word (and its
- *    length when variable), with a repetition index for variable widths.
+ *    length when variable), with a repetition index for variable widths
+ *    and lists;
+ *    strings whose longest value exceeds 32 KiB, or of a field asking for
+ *    lz4 or zstd, each zstd-compressed on its own (General);
+ *  - low-cardinality pages (lp_encode_dictionary.c, checked first): a
+ *    mini-block page of u32 indices, compressed as above, and the
+ *    dictionary in page buffer 2.
+ * Field metadata lance-encoding:compression "none" turns RLE, bit-packing
+ * and FSST off, "fsst" forces FSST, and "lz4"/"zstd" store strings without
+ * FSST and compress each mini-block chunk's values (Lance's
+ * GeneralMiniBlockCompressor: when the values reach 4 KiB and shrink).
  * Definition levels go into every chunk or control word when the page has
  * nulls, one repdef layer for the leaf and one for each struct and list
  * above it (a null takes the level of its outermost null layer); with
- * lists, repetition levels and a repetition index go with them (mini-block
- * only; wider list items are refused).  Levels are compressed as
+ * lists, repetition levels and a repetition index go with them (in
+ * full-zip pages an entry per row).  Levels are compressed as
  * Lance compresses levels: bit-packed at the width of the highest level,
  * run-length encoded from 2.2 on when nulls are rare, flat for tiny pages.
  */
+#include <math.h>
 #include <string.h>
 
 #include "base/lp_alloc.h"
@@ -35,6 +46,8 @@
 typedef Lance__Encodings21__CompressiveEncoding CE;
 
 #define MINIBLOCK_ALIGNMENT 8
+/* A chunk's headers (levels count, buffer sizes) and the padding of its four buffers, at most. */
+#define MINIBLOCK_CHUNK_OVERHEAD (2 + 3 * 4 + 4 * (MINIBLOCK_ALIGNMENT - 1))
 #define MINIBLOCK_FILL_BYTE 0xFE
 #define VARIABLE_FILL_BYTE 0x48
 #define MAX_MINIBLOCK_BYTES (8 * 1024 - 6)
@@ -231,7 +244,8 @@ levels_free(Levels *levels)
 /*
  * The strings of a variable-width page as they are stored: FSST-compressed
  * (Lance does so when the longest value has at least 5 bytes and the page
- * at least 32 KiB), or the page's own.
+ * at least 32 KiB), in full-zip pages each valid value zstd-compressed on
+ * its own (general, see prefers_per_value_general), or the page's own.
  */
 typedef struct Strings
 {
@@ -239,6 +253,7 @@ typedef struct Strings
 	const uint8_t *data;
 	uint64_t	data_len;
 	bool		fsst;
+	bool		general;
 	uint8_t		table[LP_FSST_SYMBOL_TABLE_LEN];
 	LpBuf		compressed_offsets;
 	LpBuf		compressed_data;
@@ -246,18 +261,67 @@ typedef struct Strings
 
 #define FSST_LEAST_INPUT_SIZE (32 * 1024)
 #define FSST_LEAST_INPUT_MAX_LENGTH 5
+#define PER_VALUE_GENERAL_LEAST_MAX_LENGTH (32 * 1024)
 
+/* What Lance's per-value compressor (CompressedBufferEncoder::default()) writes: zstd, level 0. */
+static const LpColumnCompression per_value_zstd = {LP_COMPRESSION_ZSTD, true, 0};
+
+/*
+ * Lance's create_per_value for full-zip strings: every value compressed on
+ * its own when the page has at least 32 KiB and its longest value more
+ * than 32 KiB or the field asks for lz4 or zstd (zstd either way).
+ */
 static bool
-strings_prepare(const LpPageValues *page, Strings *strings)
+prefers_per_value_general(const LpLeafShape *shape, const LpPageValues *page)
+{
+	return shape->compression.request != LP_COMPRESSION_NONE &&
+		(page->max_length > PER_VALUE_GENERAL_LEAST_MAX_LENGTH ||
+		 lp_compression_is_general(&shape->compression)) &&
+		page->data.len >= FSST_LEAST_INPUT_SIZE;
+}
+
+/* Every valid value of page compressed on its own into strings (null values stay empty). */
+static bool
+compress_values(const LpPageValues *page, Strings *strings)
 {
 	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+
+	if (!lp_buf_append_u64(&strings->compressed_offsets, 0))
+		return false;
+	for (uint64_t i = 0; i < page->num_values; i++)
+	{
+		if (!is_null(page, i) &&
+			!lp_general_compress(&per_value_zstd, page->data.data + offsets[i],
+								 offsets[i + 1] - offsets[i], &strings->compressed_data))
+			return false;
+		if (!lp_buf_append_u64(&strings->compressed_offsets, strings->compressed_data.len))
+			return false;
+	}
+	strings->general = true;
+	strings->offsets = (const uint64_t *) strings->compressed_offsets.data;
+	strings->data = strings->compressed_data.data;
+	strings->data_len = strings->compressed_data.len;
+	return true;
+}
+
+/* The strings of page as a mini-block (or, with fullzip, a full-zip) page stores them. */
+static bool
+strings_prepare(const LpLeafShape *shape, const LpPageValues *page, bool fullzip, Strings *strings)
+{
+	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
+	LpCompressionRequest request = shape->compression.request;
 	LpFsstEncoder *encoder;
 
 	memset(strings, 0, sizeof(*strings));
 	strings->offsets = offsets;
 	strings->data = page->data.data;
 	strings->data_len = page->data.len;
-	if (page->max_length < FSST_LEAST_INPUT_MAX_LENGTH || page->data.len < FSST_LEAST_INPUT_SIZE)
+	if (fullzip && prefers_per_value_general(shape, page))
+		return compress_values(page, strings);
+	if (request == LP_COMPRESSION_NONE || lp_compression_is_general(&shape->compression))
+		return true;
+	if (request != LP_COMPRESSION_FSST &&
+		(page->max_length < FSST_LEAST_INPUT_MAX_LENGTH || page->data.len < FSST_LEAST_INPUT_SIZE))
 		return true;
 	encoder = lp_fsst_encoder_build(page->data.data, offsets, page->num_values);
 	if (encoder == NULL || !lp_buf_reserve(&strings->compressed_data, 2 * page->data.len) ||
@@ -299,7 +363,7 @@ strings_free(Strings *strings)
 /* The messages of one page's encoding trees (values and levels), on the stack. */
 typedef struct Messages
 {
-	CE			ce[12];
+	CE			ce[14];
 	Lance__Encodings21__Flat flat[8];
 	Lance__Encodings21__InlineBitpacking inline_bitpacking[3];
 	Lance__Encodings21__OutOfLineBitpacking out_of_line[2];
@@ -308,6 +372,9 @@ typedef struct Messages
 	Lance__Encodings21__Rle rle[3];
 	Lance__Encodings21__Fsst fsst;
 	Lance__Encodings21__ConstantLayout constant;
+	Lance__Encodings21__General general;
+	Lance__Encodings21__BufferCompression buffer_compression;
+	Lance__Encodings21__ByteStreamSplit byte_stream_split;
 	int			used_ce;
 	int			used_flat;
 	int			used_inline;
@@ -406,13 +473,39 @@ rle_encoding(Messages *m, uint64_t bits)
 	return ce;
 }
 
-/* Variable offsets and bytes, FSST-compressed when the strings are. */
+static CE *
+byte_stream_split_encoding(Messages *m, uint64_t bits)
+{
+	CE		   *values = flat_encoding(m, bits);
+	CE		   *ce = &m->ce[m->used_ce++];
+
+	lance__encodings21__compressive_encoding__init(ce);
+	lance__encodings21__byte_stream_split__init(&m->byte_stream_split);
+	m->byte_stream_split.values = values;
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT;
+	ce->byte_stream_split = &m->byte_stream_split;
+	return ce;
+}
+
+/* Variable offsets and bytes, FSST- or General-compressed when the strings are. */
 static CE *
 strings_encoding(Messages *m, const Strings *strings, uint64_t offset_bits)
 {
 	CE		   *variable = variable_encoding(m, offset_bits);
 	CE		   *ce;
 
+	if (strings->general)
+	{
+		ce = &m->ce[m->used_ce++];
+		lance__encodings21__compressive_encoding__init(ce);
+		lp_buffer_compression_init(&per_value_zstd, &m->buffer_compression);
+		lance__encodings21__general__init(&m->general);
+		m->general.compression = &m->buffer_compression;
+		m->general.values = variable;
+		ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+		ce->general = &m->general;
+		return ce;
+	}
 	if (!strings->fsst)
 		return variable;
 	ce = &m->ce[m->used_ce++];
@@ -692,6 +785,24 @@ write_flat(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *val
 	return lp_buf_append(values, page->values.data + first * bytes, count * bytes);
 }
 
+/* Byte-stream split: in each chunk, byte j of every value, then byte j + 1, ... */
+static bool
+write_byte_stream_split(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *values,
+						LpBuf *second)
+{
+	uint32_t	bytes = writer->shape->bits / 8;
+	const uint8_t *source = writer->page->values.data + first * bytes;
+	uint64_t	start = values->len;
+
+	(void) second;
+	if (!lp_buf_append_zeros(values, count * bytes))
+		return false;
+	for (uint64_t i = 0; i < count; i++)
+		for (uint32_t j = 0; j < bytes; j++)
+			values->data[start + j * count + i] = source[i * bytes + j];
+	return true;
+}
+
 /* Some item of a fixed-size list of the page is null. */
 static bool
 has_item_nulls(const LpLeafShape *shape, const LpPageValues *page)
@@ -771,8 +882,8 @@ variable_chunk_values(const ChunkWriter *writer, uint64_t start)
 		count = next;
 		next *= 2;
 	}
-	/* As Lance does: the first doubling that no longer fits ends the chunk. */
-	return next;
+	/* lancedb 0.39 ends the chunk at the last doubling that fits. */
+	return count;
 }
 
 static bool
@@ -872,25 +983,6 @@ write_rle(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *valu
 }
 
 /*
- * Lance's choice for 8/16/32/64-bit values: RLE when there are fewer runs
- * than half the values (Lance 12 leaves pages with nulls to bit-packing).
- */
-static bool
-prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
-{
-	uint32_t	bytes = shape->bits / 8;
-	uint64_t	runs = 1;
-
-	if (shape->kind != LP_LEAF_FIXED || page->null_count > 0 ||
-		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
-		return false;
-	for (uint64_t i = 1; i < page->num_values; i++)
-		if (memcmp(page->values.data + i * bytes, page->values.data + (i - 1) * bytes, bytes) != 0)
-			runs++;
-	return runs * 2 < page->num_values;
-}
-
-/*
  * Bit-packed when that saves bits: Lance 12 stores values flat when their
  * widest block needs every bit of the type, and when a single block would
  * outweigh the values (its "too small").
@@ -901,7 +993,7 @@ prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
 	uint64_t	bytes = shape->bits / 8;
 	uint32_t	width;
 
-	if (shape->kind != LP_LEAF_FIXED ||
+	if (shape->kind != LP_LEAF_FIXED || shape->compression.request == LP_COMPRESSION_NONE ||
 		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
 		return false;
 	width = lp_bit_width(shape->bits, page->values.data, page->num_values);
@@ -909,6 +1001,146 @@ prefers_bitpacking(const LpLeafShape *shape, const LpPageValues *page)
 		return false;
 	if (page->num_values <= LP_FASTLANES_BLOCK)
 		return (LP_FASTLANES_BLOCK * (uint64_t) width + 7) / 8 < page->num_values * bytes;
+	return true;
+}
+
+/* Bytes of page's values bit-packed in blocks of 1024, each with its width word. */
+static uint64_t
+bitpacked_bytes(const LpLeafShape *shape, const LpPageValues *page)
+{
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	total = 0;
+
+	for (uint64_t first = 0; first < page->num_values; first += LP_FASTLANES_BLOCK)
+	{
+		uint64_t	count = page->num_values - first < LP_FASTLANES_BLOCK ?
+			page->num_values - first : LP_FASTLANES_BLOCK;
+
+		total += bytes + lp_fastlanes_packed_bytes(lp_bit_width(shape->bits,
+																page->values.data + first * bytes,
+																count));
+	}
+	return total;
+}
+
+/*
+ * lancedb 0.39's choice for 8/16/32/64-bit values, nulls or not: RLE when
+ * its runs take fewer bytes than the values bit-packed (or flat).
+ */
+static bool
+prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
+{
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	other;
+
+	if (shape->kind != LP_LEAF_FIXED || shape->compression.request == LP_COMPRESSION_NONE ||
+		(shape->bits != 8 && shape->bits != 16 && shape->bits != 32 && shape->bits != 64))
+		return false;
+	other = prefers_bitpacking(shape, page) ? bitpacked_bytes(shape, page) :
+		page->num_values * bytes;
+	return rle_chunk_bytes(page->values.data, bytes, 0, page->num_values) < other;
+}
+
+#define BSS_SAMPLE_VALUES 64
+#define BSS_MAX_ENTROPY 4.0
+
+/*
+ * Lance's should_use_bss in its automatic mode, for 32- and 64-bit values
+ * of a field asking for compression: the Shannon entropy of each byte
+ * position over the first 64 values (in thousandths, truncated, as Lance
+ * keeps it), averaged, is under 4 bits.
+ */
+static bool
+prefers_byte_stream_split(const LpLeafShape *shape, const LpPageValues *page)
+{
+	LpCompressionRequest request = shape->compression.request;
+	uint32_t	bytes = shape->bits / 8;
+	uint64_t	sample = page->num_values < BSS_SAMPLE_VALUES ? page->num_values : BSS_SAMPLE_VALUES;
+	uint64_t	sum = 0;
+
+	if (shape->kind != LP_LEAF_FIXED || (shape->bits != 32 && shape->bits != 64) ||
+		(request != LP_COMPRESSION_FSST && !lp_compression_is_general(&shape->compression)) ||
+		sample == 0)
+		return false;
+	for (uint32_t position = 0; position < bytes; position++)
+	{
+		uint32_t	counts[256] = {0};
+		double		entropy = 0.0;
+
+		for (uint64_t i = 0; i < sample; i++)
+			counts[page->values.data[i * bytes + position]]++;
+		for (int b = 0; b < 256; b++)
+			if (counts[b] > 0)
+			{
+				double		p = (double) counts[b] / (double) sample;
+
+				entropy -= p * log2(p);
+			}
+		sum += (uint64_t) (entropy * 1000.0);
+	}
+	return (double) sum / bytes / 1000.0 < BSS_MAX_ENTROPY;
+}
+
+#define GENERAL_LEAST_VALUE_BYTES 4096
+
+/*
+ * Lance's GeneralMiniBlockCompressor: each chunk's values (its first value
+ * buffer) compressed on their own, kept only when the page's values reach
+ * GENERAL_LEAST_VALUE_BYTES and shrink; *value_encoding is then wrapped in
+ * General.  False when out of memory.
+ */
+static bool
+compress_chunks(const LpColumnCompression *compression, Messages *m, ChunkList *chunks,
+				LpBuf *values, CE **value_encoding)
+{
+	LpBuf		compressed = {0};
+	uint64_t   *sizes;
+	CE		   *ce;
+
+	if (values->len < GENERAL_LEAST_VALUE_BYTES)
+		return true;
+	sizes = lp_alloc_array(chunks->count, sizeof(uint64_t));
+	if (sizes == NULL)
+		return false;
+	for (uint64_t c = 0; c < chunks->count; c++)
+	{
+		const Chunk *chunk = &chunks->chunks[c];
+		uint64_t	start = compressed.len;
+
+		if (!lp_general_compress(compression, values->data + chunk->value_start, chunk->value_len,
+								 &compressed))
+		{
+			lp_free(sizes);
+			lp_buf_free(&compressed);
+			return false;
+		}
+		sizes[c] = compressed.len - start;
+	}
+	if (compressed.len < values->len)
+	{
+		uint64_t	start = 0;
+
+		for (uint64_t c = 0; c < chunks->count; c++)
+		{
+			chunks->chunks[c].value_start = start;
+			chunks->chunks[c].value_len = sizes[c];
+			start += sizes[c];
+		}
+		lp_buf_free(values);
+		*values = compressed;
+		ce = &m->ce[m->used_ce++];
+		lance__encodings21__compressive_encoding__init(ce);
+		lp_buffer_compression_init(compression, &m->buffer_compression);
+		lance__encodings21__general__init(&m->general);
+		m->general.compression = &m->buffer_compression;
+		m->general.values = *value_encoding;
+		ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+		ce->general = &m->general;
+		*value_encoding = ce;
+	}
+	else
+		lp_buf_free(&compressed);
+	lp_free(sizes);
 	return true;
 }
 
@@ -929,6 +1161,12 @@ choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValue
 		writer->chunk_values = variable_chunk_values;
 		writer->write = write_variable;
 		return strings_encoding(m, strings, shape->offset_bits);
+	}
+	if (prefers_byte_stream_split(shape, page))
+	{
+		writer->write = write_byte_stream_split;
+		writer->values_per_chunk = shape->bits == 32 ? 1024 : 512;	/* 4 KiB */
+		return byte_stream_split_encoding(m, shape->bits);
 	}
 	if (prefers_rle(shape, page))
 	{
@@ -1040,9 +1278,15 @@ chunk_level_buffer(const LevelSeq *levels, LevelCompression compression, uint64_
 	return lp_buf_append(header, size, 2);
 }
 
+/*
+ * A mini-block page of page's values; with dictionary (its items counted
+ * in num_dictionary_items) the values are its indices and its buffer
+ * becomes page buffer 2.
+ */
 static bool
 encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
-				 const Levels *levels, const Strings *strings, LpEncodedPage *out, LpError *err)
+				 const Levels *levels, const Strings *strings, LpDictionaryBlock *dictionary,
+				 uint64_t num_dictionary_items, LpEncodedPage *out, LpError *err)
 {
 	Messages	m;
 	ChunkWriter writer;
@@ -1054,7 +1298,7 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	uint32_t	num_value_buffers;
 	LpBuf	   *meta = &out->buffers[0];
 	LpBuf	   *data = &out->buffers[1];
-	LpBuf	   *repetition_index = &out->buffers[2];
+	LpBuf	   *repetition_index = &out->buffers[dictionary != NULL ? 3 : 2];
 	bool		has_def = levels->def.v != NULL;
 	bool		has_rep = levels->rep.v != NULL;
 	bool		large = version >= LP_FILE_VERSION_2_2;
@@ -1071,12 +1315,31 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 	value_encoding = choose_miniblock_values(&m, shape, page, strings, &writer, &num_value_buffers);
 	if (!write_chunks(&writer, &chunks, &values, &second))
 		goto no_memory;
+	/* Lance leaves fixed-size lists uncompressed. */
+	if (lp_compression_is_general(&shape->compression) && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
+		!compress_chunks(&shape->compression, &m, &chunks, &values, &value_encoding))
+		goto no_memory;
 	if (has_def)
 		def_compression = choose_level_compression(version, &levels->def, levels->num_levels);
 	if (has_rep)
 		rep_compression = choose_level_compression(version, &levels->rep, levels->num_levels);
+	/*
+	 * The chunks' bytes with room for their headers, padding and levels at
+	 * most: a buffer doubled past a page's size would hold up to twice it.
+	 */
+	if (!lp_buf_reserve(data, values.len + second.len + chunks.count * MINIBLOCK_CHUNK_OVERHEAD +
+						(has_rep + has_def) * levels->num_levels * sizeof(uint16_t)))
+		goto no_memory;
 
 	out->num_buffers = has_rep ? 3 : 2;
+	if (dictionary != NULL)
+	{
+		out->buffers[2] = dictionary->buffer;
+		memset(&dictionary->buffer, 0, sizeof(dictionary->buffer));
+		out->num_buffers++;
+		layout.dictionary = dictionary->encoding;
+		layout.num_dictionary_items = num_dictionary_items;
+	}
 	for (uint64_t c = 0; c < chunks.count; c++)
 	{
 		const Chunk *chunk = &chunks.chunks[c];
@@ -1185,42 +1448,58 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 	Lance__Encodings21__FullZipLayout layout = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__INIT;
 	Lance__Encodings21__PageLayout page_layout = LANCE__ENCODINGS21__PAGE_LAYOUT__INIT;
 	bool		has_def = levels->def.v != NULL;
+	bool		has_rep = levels->rep.v != NULL;
 	bool		variable = shape->kind == LP_LEAF_VARIABLE;
 	uint64_t	n = page->num_values;
+	uint64_t	num_levels = levels->num_levels;
 	LpBuf	   *zipped = &out->buffers[0];
 	LpBuf	   *index = &out->buffers[1];
 	bool		item_nulls = has_item_nulls(shape, page);
 	uint32_t	validity_bytes = item_nulls ? (shape->dimension + 7) / 8 : 0;
 	uint32_t	width = variable ? shape->offset_bits / 8 : bytes_per_value(shape) + validity_bytes;
+	uint32_t	control_bits = levels->rep.width + levels->def.width;
+	uint32_t	control_bytes = control_bits == 0 ? 0 : control_bits <= 8 ? 1 : control_bits <= 16 ? 2 : 4;
 	uint32_t	index_width = 0;
+	uint64_t	i = 0;			/* the value of the next visible level */
 
 	memset(&m, 0, sizeof(m));
-	if (n > UINT32_MAX)
-		return lp_fail(err, LP_ERR_INTERNAL, "full-zip page of %llu values", (unsigned long long) n);
-	if (variable)
+	if (num_levels > UINT32_MAX)
+		return lp_fail(err, LP_ERR_INTERNAL, "full-zip page of %llu levels",
+					   (unsigned long long) num_levels);
+	if (variable || has_rep)
 	{
-		/* Lance sizes the repetition index by an upper bound of the zipped bytes. */
-		uint64_t	bound = strings->data_len + (has_def ? n : 0) + (uint64_t) width * n;
+		/*
+		 * Lance sizes the repetition index (an entry per row, the zipped
+		 * bytes before it) by an upper bound of the zipped bytes.
+		 */
+		uint64_t	bound = (variable ? strings->data_len : page->values.len) +
+			(uint64_t) control_bytes * num_levels + (uint64_t) (variable ? width : validity_bytes) * n;
 
 		index_width = bytepack_width(bound);
 	}
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t l = 0; l < num_levels; l++)
 	{
-		bool		null = is_null(page, i);
+		bool		null;
 		uint8_t		word[8];
 
-		if (variable)
+		if ((variable && !has_rep) || (has_rep && levels->rep.v[l] == levels->rep.max))
 		{
 			lp_put_le_uint(word, index_width, zipped->len);
 			if (!lp_buf_append(index, word, index_width))
 				return no_memory(err);
 		}
-		if (has_def)
+		if (control_bytes > 0)
 		{
-			word[0] = (uint8_t) levels->def.v[i];
-			if (!lp_buf_append(zipped, word, 1))
+			uint32_t	control = (has_rep ? (uint32_t) levels->rep.v[l] << levels->def.width : 0) |
+				(has_def ? levels->def.v[l] : 0);
+
+			lp_put_le_uint(word, control_bytes, control);
+			if (!lp_buf_append(zipped, word, control_bytes))
 				return no_memory(err);
 		}
+		if (has_def && levels->def.v[l] > levels->max_visible)
+			continue;			/* a null or empty list: no value */
+		null = is_null(page, i);
 		if (!variable)
 		{
 			if (item_nulls)
@@ -1248,9 +1527,10 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 				(len > 0 && !lp_buf_append(zipped, strings->data + offsets[i], len)))
 				return no_memory(err);
 		}
+		i++;
 	}
 	out->num_buffers = 1;
-	if (variable)
+	if (variable || has_rep)
 	{
 		uint8_t		word[8];
 
@@ -1277,7 +1557,8 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 		if (item_nulls)
 			layout.value_compression->fixed_size_list->has_validity = true;
 	}
-	layout.num_items = (uint32_t) n;
+	layout.bits_rep = levels->rep.width;
+	layout.num_items = (uint32_t) num_levels;
 	layout.num_visible_items = (uint32_t) n;
 	layout.n_layers = levels->num_layers;
 	layout.layers = (Layer *) levels->layers;
@@ -1458,6 +1739,36 @@ encode_constant(const LpLeafShape *shape, const LpPageValues *page, const Levels
 	return wrap_layout(&page_layout, out, err);
 }
 
+/*
+ * A dictionary page: the indices, with the page's levels and the column's
+ * compression, as a mini-block page of 32-bit values.
+ */
+static bool
+encode_dictionary(LpFileVersion version, const LpLeafShape *shape, const LpPageValues *page,
+				  const Levels *levels, const LpDictionary *dictionary, LpEncodedPage *out,
+				  LpError *err)
+{
+	LpLeafShape index_shape = *shape;
+	LpPageValues indices = *page;	/* shares the page's buffers, with the indices as values */
+	LpDictionaryBlock block;
+	Strings		no_strings;
+	bool		ok;
+
+	index_shape.kind = LP_LEAF_FIXED;
+	index_shape.bits = 32;
+	index_shape.dimension = 0;
+	index_shape.offset_bits = 0;
+	index_shape.utf8 = false;
+	indices.values = dictionary->indices;
+	memset(&no_strings, 0, sizeof(no_strings));
+	if (!lp_dictionary_block_encode(version, shape, dictionary, &block))
+		return no_memory(err);
+	ok = encode_miniblock(version, &index_shape, &indices, levels, &no_strings, &block,
+						  dictionary->num_items, out, err);
+	lp_buf_free(&block.buffer);
+	return ok;
+}
+
 /* Lance's is_narrow: the longest value is under 256 bytes. */
 static bool
 is_narrow(const LpLeafShape *shape, const LpPageValues *page)
@@ -1494,17 +1805,22 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 	else
 	{
 		Strings		strings;
+		LpDictionary dictionary;
+		bool		use_dictionary;
 
 		memset(&strings, 0, sizeof(strings));
-		if (shape->kind == LP_LEAF_VARIABLE && !strings_prepare(page, &strings))
+		if (!lp_dictionary_plan(version, shape, page, &dictionary, &use_dictionary))
+			ok = no_memory(err);
+		else if (use_dictionary)
+			ok = encode_dictionary(version, shape, page, &levels, &dictionary, out, err);
+		else if (shape->kind == LP_LEAF_VARIABLE &&
+				 !strings_prepare(shape, page, !is_narrow(shape, page), &strings))
 			ok = no_memory(err);
 		else if (is_narrow(shape, page))
-			ok = encode_miniblock(version, shape, page, &levels, &strings, out, err);
-		else if (levels.rep.v != NULL)
-			ok = lp_fail(err, LP_ERR_UNSUPPORTED,
-						 "list items of 256 bytes or more (full-zip pages with repetition levels) cannot be encoded yet");
+			ok = encode_miniblock(version, shape, page, &levels, &strings, NULL, 0, out, err);
 		else
 			ok = encode_fullzip(shape, page, &levels, &strings, out, err);
+		lp_dictionary_free(&dictionary);
 		strings_free(&strings);
 	}
 	levels_free(&levels);

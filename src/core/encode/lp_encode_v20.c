@@ -9,7 +9,12 @@
  *  - strings and binaries: Binary{indices: Nullable{no_nulls{Flat(64)}} in
  *    buffer 0 (the end offset of every value; a null row's is the previous
  *    end plus null_adjustment = total bytes + 1), bytes: Flat(8) in
- *    buffer 1};
+ *    buffer 1}, the bytes lz4- or zstd-compressed as a whole when the field
+ *    asks for it (Flat.compression names the scheme, also "none");
+ *  - low-cardinality Utf8 (lp_encode_dictionary.c):
+ *    Dictionary{indices: Nullable{no_nulls{Flat(8)}} in buffer 0 (0 for a
+ *    null row, else 1 + the item), items: Binary of the distinct values in
+ *    buffers 1 and 2 (a single null item when every row is null)};
  *  - a struct's header column: one SimpleStruct page of every row, without
  *    buffers.
  */
@@ -26,7 +31,7 @@ typedef Lance__Encodings__ArrayEncoding ArrayEncoding;
 /* The messages of one page's encoding tree, on the stack. */
 typedef struct Messages20
 {
-	ArrayEncoding arrays[6];
+	ArrayEncoding arrays[8];
 	Lance__Encodings__Flat flats[3];
 	Lance__Encodings__Buffer buffers[3];
 	Lance__Encodings__Nullable nullables[2];
@@ -35,6 +40,8 @@ typedef struct Messages20
 	Lance__Encodings__Nullable__AllNull all_nulls;
 	Lance__Encodings__FixedSizeList fixed_size_list;
 	Lance__Encodings__Binary binary;
+	Lance__Encodings__Compression compression;
+	Lance__Encodings__Dictionary dictionary;
 	int			used_arrays;
 	int			used_flats;
 	int			used_nullables;
@@ -122,33 +129,93 @@ nullable(Messages20 *m, const LpPageValues *page, ArrayEncoding *values)
 	return array;
 }
 
-static bool
-encode_binary(const LpPageValues *page, Messages20 *m, ArrayEncoding **root, LpEncodedPage *out)
+/*
+ * Binary of n values (end offsets[i + 1] over data, the first offset 0;
+ * validity NULL when every value is valid) in buffers first_buffer and
+ * first_buffer + 1, the bytes compressed when compression asks for it.
+ */
+static ArrayEncoding *
+binary(Messages20 *m, const uint64_t *offsets, const uint8_t *data, uint64_t data_len, uint64_t n,
+	   const uint8_t *validity, const LpColumnCompression *compression, uint32_t first_buffer,
+	   LpEncodedPage *out)
 {
-	const uint64_t *offsets = (const uint64_t *) page->offsets.data;
-	uint64_t	null_adjustment = page->data.len + 1;
+	uint64_t	null_adjustment = data_len + 1;
 	ArrayEncoding *array = new_array(m);
+	LpBuf	   *bytes = &out->buffers[first_buffer + 1];
+	ArrayEncoding *bytes_encoding;
 
-	for (uint64_t i = 0; i < page->num_values; i++)
+	for (uint64_t i = 0; i < n; i++)
 	{
 		uint8_t		end[8];
-		bool		null = page->null_count > 0 && !lp_bit_get(page->validity.buf.data, i);
+		bool		null = validity != NULL && !lp_bit_get(validity, i);
 
 		lp_put_le64(end, offsets[i + 1] + (null ? null_adjustment : 0));
-		if (!lp_buf_append(&out->buffers[0], end, 8))
-			return false;
+		if (!lp_buf_append(&out->buffers[first_buffer], end, 8))
+			return NULL;
 	}
-	if (!lp_buf_append(&out->buffers[1], page->data.data, page->data.len))
-		return false;
+	if (lp_compression_is_general(compression) ?
+		!lp_general_compress(compression, data, data_len, bytes) :
+		!lp_buf_append(bytes, data, data_len))
+		return NULL;
 	lance__encodings__binary__init(&m->binary);
-	m->binary.indices = nullable_no_nulls(m, flat(m, 64, 0));
-	m->binary.bytes = flat(m, 8, 1);
+	m->binary.indices = nullable_no_nulls(m, flat(m, 64, first_buffer));
+	bytes_encoding = flat(m, 8, first_buffer + 1);
+	/* Lance names "none" too, leaving the bytes as they are. */
+	if (lp_compression_is_general(compression) || compression->request == LP_COMPRESSION_NONE)
+	{
+		lance__encodings__compression__init(&m->compression);
+		m->compression.scheme = compression->request == LP_COMPRESSION_LZ4 ? "lz4" :
+			compression->request == LP_COMPRESSION_ZSTD ? "zstd" : "none";
+		if (compression->has_level)
+		{
+			m->compression.level_presence_case = LANCE__ENCODINGS__COMPRESSION__LEVEL_PRESENCE_LEVEL;
+			m->compression.level = compression->level;
+		}
+		bytes_encoding->flat->compression = &m->compression;
+	}
+	m->binary.bytes = bytes_encoding;
 	m->binary.null_adjustment = null_adjustment;
 	array->array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY;
 	array->binary = &m->binary;
-	*root = array;
-	out->num_buffers = 2;
-	return true;
+	return array;
+}
+
+/* The dictionary page: u8 indices (0 = null) in buffer 0, the items as Binary in buffers 1 and 2. */
+static ArrayEncoding *
+dictionary(Messages20 *m, const LpPageValues *page, const LpDictionary *dict, LpEncodedPage *out)
+{
+	static const LpColumnCompression uncompressed = {LP_COMPRESSION_DEFAULT, false, 0};
+	static const uint64_t null_item_offsets[2] = {0, 0};
+	static const uint8_t null_item_validity = 0;
+	ArrayEncoding *array;
+	ArrayEncoding *items;
+	bool		all_null = dict->num_items == 0;
+
+	if (!lp_buf_reserve(&out->buffers[0], page->num_values))
+		return NULL;
+	for (uint64_t i = 0; i < page->num_values; i++)
+	{
+		uint32_t	index = lp_le32(dict->indices.data + i * 4);
+
+		out->buffers[0].data[i] = index == UINT32_MAX ? 0 : (uint8_t) (index + 1);
+	}
+	out->buffers[0].len = page->num_values;
+	/* Lance stores the dictionary of an all-null page as one null item. */
+	items = all_null ?
+		binary(m, null_item_offsets, NULL, 0, 1, &null_item_validity, &uncompressed, 1, out) :
+		binary(m, (const uint64_t *) dict->item_offsets.data, dict->items.data, dict->items.len,
+			   dict->num_items, NULL, &uncompressed, 1, out);
+	if (items == NULL)
+		return NULL;
+	array = new_array(m);
+	lance__encodings__dictionary__init(&m->dictionary);
+	m->dictionary.indices = nullable_no_nulls(m, flat(m, 8, 0));
+	m->dictionary.items = items;
+	m->dictionary.num_dictionary_items = all_null ? 1 : (uint32_t) dict->num_items;
+	array->array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_DICTIONARY;
+	array->dictionary = &m->dictionary;
+	out->num_buffers = 3;
+	return array;
 }
 
 bool
@@ -168,7 +235,22 @@ lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page, LpEncoded
 	memset(&m, 0, sizeof(m));
 	if (shape->kind == LP_LEAF_VARIABLE)
 	{
-		if (!encode_binary(page, &m, &root, out))
+		LpDictionary dict;
+		bool		use_dictionary;
+
+		if (!lp_dictionary_plan_v20(shape, page, &dict, &use_dictionary))
+			return no_memory(err);
+		if (use_dictionary)
+			root = dictionary(&m, page, &dict, out);
+		else
+		{
+			root = binary(&m, (const uint64_t *) page->offsets.data, page->data.data, page->data.len,
+						  page->num_values, page->null_count > 0 ? page->validity.buf.data : NULL,
+						  &shape->compression, 0, out);
+			out->num_buffers = 2;
+		}
+		lp_dictionary_free(&dict);
+		if (root == NULL)
 		{
 			lp_encoded_page_free(out);
 			return no_memory(err);

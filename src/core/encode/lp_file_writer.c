@@ -79,6 +79,7 @@ leaf_shape(const LpType *type, LpLeafShape *shape)
 		case LP_TYPE_BINARY:
 			shape->kind = LP_LEAF_VARIABLE;
 			shape->offset_bits = 32;
+			shape->utf8 = type->id == LP_TYPE_STRING;
 			return true;
 		case LP_TYPE_LARGE_STRING:
 		case LP_TYPE_LARGE_BINARY:
@@ -288,6 +289,8 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 					field->name, output->name, field->logical_type);
 			goto fail;
 		}
+		if (!lp_column_compression_parse(field, output->name, &column->shape.compression, err))
+			goto fail;
 		column->shape.num_layers = column->depth + 1;
 		if (column->shape.num_lists > 0 && version == LP_FILE_VERSION_2_0)
 		{
@@ -795,9 +798,13 @@ lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err)
 		return lp_fail(err, LP_ERR_INTERNAL, "file writer of \"%s\" used after it finished or failed",
 					   writer->output->name);
 	writer->done = true;
+	/* a column's last page gives its buffers back before the next is encoded */
 	for (uint32_t c = 0; c < writer->num_columns; c++)
+	{
 		if (!flush_page(writer, &writer->columns[c], err))
 			return false;
+		page_free(&writer->columns[c].page);
+	}
 	if (!pad_output(writer, err))
 		return false;
 

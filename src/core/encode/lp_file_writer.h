@@ -20,8 +20,7 @@
  * place for a null struct, refused there); 2.1+: lists and large lists of
  * the same, null and empty lists (repetition levels, pages of whole rows).
  * Lists in 2.0 files are refused with LP_ERR_UNSUPPORTED when the writer
- * is opened, list items of 256 bytes or more when their page is written,
- * null structs and items in 2.0 when the batch is.  Page layouts and
+ * is opened, null structs and items in 2.0 when the batch is written.  Page layouts and
  * compression: lp_encode_page.c (2.1+) and lp_encode_v20.c.
  */
 #ifndef LP_FILE_WRITER_H
