@@ -188,14 +188,21 @@ LP_TEST(s3_store_reads_ahead)
 	LP_CHECK_MSG(read_matches(input, data, 2 << 20, 1 << 20, &err), "%.300s", err.message);
 	LP_CHECK_EQ_U64(counts->gets, 6);
 
+	/* a range held already is not fetched again and stays held */
+	LP_CHECK_MSG(lp_input_prefetch(input, over_budget, 1, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->transfers_started, 4);
+
 	/* a piece whose answer failed fails the read that needed it, once */
 	lp_test_s3_server_fault(f.server, "GET", LP_TEST_S3_BAD_REQUEST, 1);
 	LP_CHECK_MSG(lp_input_prefetch(input, first, 1, &err), "%.300s", err.message);
 	LP_CHECK(!read_matches(input, data, 1000000, 100, &err) && err.code == LP_ERR_IO);
 	LP_CHECK_MSG(read_matches(input, data, 1000000, 100, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 7);
+	LP_CHECK_MSG(read_matches(input, data, 3 << 20, 1 << 20, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 7);
 
 	/* close aborts what is still pending */
-	LP_CHECK_MSG(lp_input_prefetch(input, over_budget, 1, &err), "%.300s", err.message);
+	LP_CHECK_MSG(lp_input_prefetch(input, later, 1, &err), "%.300s", err.message);
 	LP_CHECK(lp_test_s3_open_transfers(f.server) > 0);
 	lp_input_close(input);
 	LP_CHECK_EQ_U64(lp_test_s3_open_transfers(f.server), 0);

@@ -922,14 +922,21 @@ compare_ranges(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Is [offset, offset + len) inside a piece already? */
+/*
+ * Is [offset, offset + len) inside a piece already?  Then that piece counts
+ * as this prefetch's, so a page that several batches read is kept, not
+ * fetched again.
+ */
 static bool
-held_already(const S3Input *input, uint64_t offset, uint64_t len)
+held_already(S3Input *input, uint64_t offset, uint64_t len)
 {
 	for (size_t i = 0; i < input->num_pieces; i++)
 		if (offset >= input->pieces[i]->offset &&
 			offset - input->pieces[i]->offset + len <= input->pieces[i]->len)
+		{
+			input->pieces[i]->generation = input->generation;
 			return true;
+		}
 	return false;
 }
 
@@ -983,10 +990,11 @@ start_piece(S3Input *input, uint64_t offset, size_t len, LpError *err)
 /*
  * LpInputOps.prefetch: the ranges widened to LP_S3_READ_BLOCK boundaries,
  * sorted and merged where they touch, each not held already started as one
- * GET while the pieces stay within LP_S3_READAHEAD_BYTES.  Pieces of the
- * prefetches before the previous one are dropped first: a scan prefetches
- * the next batch before it decodes the current one, so those served a batch
- * that is done.
+ * GET while the pieces stay within LP_S3_READAHEAD_BYTES (one that does
+ * not fit is left to the reads).  Pieces of the prefetches before the
+ * previous one that this one does not ask for again are dropped first: a
+ * scan prefetches the next batch before it decodes the current one, so those
+ * served a batch that is done.
  */
 static bool
 s3_prefetch(LpInput *base, const LpByteRange *ranges, size_t num_ranges, LpError *err)
@@ -994,12 +1002,10 @@ s3_prefetch(LpInput *base, const LpByteRange *ranges, size_t num_ranges, LpError
 	S3Input    *input = (S3Input *) base;
 	LpByteRange *blocks;
 	size_t		num_blocks = 0;
+	size_t		num_merged;
 	bool		ok = true;
 
 	input->generation++;
-	for (size_t i = input->num_pieces; i-- > 0;)
-		if (input->pieces[i]->generation + 1 < input->generation)
-			drop_piece(input, i);
 	blocks = lp_alloc(num_ranges * sizeof(LpByteRange));
 	if (blocks == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the read-ahead of \"%s\"",
@@ -1019,7 +1025,9 @@ s3_prefetch(LpInput *base, const LpByteRange *ranges, size_t num_ranges, LpError
 		blocks[num_blocks++] = (LpByteRange) {start, end - start};
 	}
 	qsort(blocks, num_blocks, sizeof(LpByteRange), compare_ranges);
-	for (size_t i = 0; i < num_blocks && ok;)
+	/* merged, then the pieces held already marked; then the old ones dropped */
+	num_merged = 0;
+	for (size_t i = 0; i < num_blocks;)
 	{
 		uint64_t	start = blocks[i].offset;
 		uint64_t	end = start + blocks[i].len;
@@ -1027,12 +1035,15 @@ s3_prefetch(LpInput *base, const LpByteRange *ranges, size_t num_ranges, LpError
 		for (i++; i < num_blocks && blocks[i].offset <= end; i++)
 			if (blocks[i].offset + blocks[i].len > end)
 				end = blocks[i].offset + blocks[i].len;
-		if (held_already(input, start, end - start))
-			continue;
-		if (end - start > LP_S3_READAHEAD_BYTES - input->piece_bytes)
-			break;				/* over the budget: later reads fetch the rest */
-		ok = start_piece(input, start, (size_t) (end - start), err);
+		if (!held_already(input, start, end - start))
+			blocks[num_merged++] = (LpByteRange) {start, end - start};
 	}
+	for (size_t i = input->num_pieces; i-- > 0;)
+		if (input->pieces[i]->generation + 1 < input->generation)
+			drop_piece(input, i);
+	for (size_t i = 0; i < num_merged && ok; i++)
+		if (blocks[i].len <= LP_S3_READAHEAD_BYTES - input->piece_bytes)
+			ok = start_piece(input, blocks[i].offset, (size_t) blocks[i].len, err);
 	lp_free(blocks);
 	return ok;
 }
