@@ -107,7 +107,7 @@ struct LpFdwScan
 	LpFdwFilter *filter;
 	uint64		batch_rows;		/* lance_parts.fdw_batch_rows when the scan began */
 	bool		readahead;		/* lance_parts.fdw_readahead when the scan began */
-	uint64	   *readahead_rows; /* batch_rows * 2 */
+	uint64	   *readahead_rows; /* batch_rows * 2, once an input fetches ahead */
 
 	/* units */
 	LpFdwUnitQueue *queue;		/* parallel scans: where the units come from */
@@ -233,8 +233,6 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *
 	state->batch_rows = lp_fdw_batch_rows;
 	state->live_rows = palloc(sizeof(uint64) * state->batch_rows);
 	state->readahead = lp_fdw_readahead;
-	if (state->readahead)
-		state->readahead_rows = palloc(sizeof(uint64) * state->batch_rows * 2);
 	state->filter_values = palloc0(sizeof(Datum) * Max(state->natts, 1));
 	state->filter_nulls = palloc0(sizeof(bool) * Max(state->natts, 1));
 	state->fragment_context = AllocSetContextCreate(CurrentMemoryContext,
@@ -513,9 +511,16 @@ fetch_ahead(LpFdwScan *state, uint64 start)
 	uint64		n;
 	ListCell   *cell;
 	MemoryContext old;
+	bool		any = false;
 
-	if (from >= to)
+	foreach(cell, state->open_files)
+		any |= ((OpenFile *) lfirst(cell))->input->ops->prefetch != NULL;
+	if (from >= to || !any)
 		return;
+	/* local files fetch nothing ahead: only S3 scans pay for the rows */
+	if (state->readahead_rows == NULL)
+		state->readahead_rows = MemoryContextAlloc(GetMemoryChunkContext(state),
+												   sizeof(uint64) * state->batch_rows * 2);
 	n = to - from;
 	for (uint64 i = 0; i < n; i++)
 		state->readahead_rows[i] = from + i;
