@@ -7,7 +7,8 @@
  * this file sends exactly the headers it is given and lets libcurl add no
  * authentication, no "Expect: 100-continue", no proxy from the environment
  * and no redirect.  One easy handle in one multi handle keeps the connection
- * between requests.  The multi interface lets the transfer loop poll the
+ * between requests; started transfers (read-ahead) have handles of their own
+ * in the same multi handle, and every loop records the ends of all.  The multi interface lets the transfer loop poll the
  * cancel hook every LP_CURL_POLL_INTERVAL_MS whatever the network does
  * (libcurl's progress callback slows to one call a second while nothing
  * arrives), and removing the handle stops the transfer at once.  Failures
@@ -30,14 +31,15 @@
 
 struct LpCurl
 {
-	CURL	   *easy;
-	CURLM	   *multi;
+	CURL	   *easy;			/* of lp_curl_perform's requests */
+	CURLM	   *multi;			/* every transfer, started ones among them */
+	bool		easy_done;		/* the done message of easy's transfer came */
+	CURLcode	easy_result;
 };
 
 /* What the callbacks of one request share. */
 typedef struct Exchange
 {
-	LpCurl	   *curl;
 	const LpS3HttpRequest *request;
 	LpS3HttpResponse *response;
 	long		status;			/* of the response whose headers came last */
@@ -61,9 +63,17 @@ lp_curl_create(void)
 		lp_curl_destroy(curl);
 		return NULL;
 	}
-	/* one connection is kept: the descriptor the caller accounts for */
-	curl_multi_setopt(curl->multi, CURLMOPT_MAXCONNECTS, 1L);
+	/* one connection, the descriptor the caller accounts for, until it allows more */
+	lp_curl_set_max_connections(curl, 1);
 	return curl;
+}
+
+void
+lp_curl_set_max_connections(LpCurl *curl, unsigned connections)
+{
+	/* kept idle and open at once: transfers beyond wait for a connection */
+	curl_multi_setopt(curl->multi, CURLMOPT_MAXCONNECTS, (long) connections);
+	curl_multi_setopt(curl->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long) connections);
 }
 
 void
@@ -317,15 +327,12 @@ open_socket(void *unused, curlsocktype purpose, struct curl_sockaddr *address)
 }
 
 static void
-set_options(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request, Exchange *exchange,
+set_options(CURL *easy, bool allow_http, const LpS3HttpRequest *request, Exchange *exchange,
 			struct curl_slist *headers, char *error_buffer)
 {
-	CURL	   *easy = curl->easy;
 	bool		has_body = request->body_len > 0 ||
 		strcmp(request->method, "PUT") == 0 || strcmp(request->method, "POST") == 0;
 
-	/* every request starts from the defaults; the connection stays */
-	curl_easy_reset(easy);
 	curl_easy_setopt(easy, CURLOPT_URL, request->url);
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, allow_http ? "http,https" : "https");
 	/* the path was signed as it is: no removal of "." and ".." segments */
@@ -362,87 +369,117 @@ set_options(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request, Excha
 		curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request->method);
 }
 
+/* A transfer lp_curl_start started. */
+struct LpCurlTransfer
+{
+	CURL	   *easy;
+	Exchange	exchange;
+	struct curl_slist *headers;
+	bool		allow_http;
+	bool		done;			/* its done message came */
+	CURLcode	result;
+	char		error_buffer[CURL_ERROR_SIZE];
+};
+
 /*
- * Run the transfer, polling the cancel hook between waits of at most
- * LP_CURL_POLL_INTERVAL_MS; the result of the transfer, or CURLE_ABORTED_BY_CALLBACK
- * for a cancel.
+ * Record the done messages of every transfer that ended: the plain
+ * request's and the started ones', whichever loop reads them.
  */
+static void
+collect_done(LpCurl *curl)
+{
+	CURLMsg    *message;
+	int			queued;
+
+	while ((message = curl_multi_info_read(curl->multi, &queued)) != NULL)
+	{
+		LpCurlTransfer *transfer = NULL;
+
+		if (message->msg != CURLMSG_DONE)
+			continue;
+		if (message->easy_handle == curl->easy)
+		{
+			curl->easy_done = true;
+			curl->easy_result = message->data.result;
+			continue;
+		}
+		curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, (char **) &transfer);
+		if (transfer != NULL)
+		{
+			transfer->done = true;
+			transfer->result = message->data.result;
+		}
+	}
+}
+
+/*
+ * Move the transfers on until *done, polling the cancel hook between waits
+ * of at most LP_CURL_POLL_INTERVAL_MS (unless ignore_cancel): CURLE_OK when
+ * done, CURLE_ABORTED_BY_CALLBACK with *canceled, CURLE_OUT_OF_MEMORY when
+ * libcurl's multi interface failed.
+ */
+static CURLcode
+wait_until_done(LpCurl *curl, const bool *done, bool ignore_cancel, bool *canceled)
+{
+	int			running;
+
+	*canceled = false;
+	for (;;)
+	{
+		if (!ignore_cancel && lp_cancel_requested())
+		{
+			*canceled = true;
+			return CURLE_ABORTED_BY_CALLBACK;
+		}
+		if (curl_multi_perform(curl->multi, &running) != CURLM_OK)
+			return CURLE_OUT_OF_MEMORY;
+		collect_done(curl);
+		if (*done)
+			return CURLE_OK;
+		if (curl_multi_poll(curl->multi, NULL, 0, LP_CURL_POLL_INTERVAL_MS, NULL) != CURLM_OK)
+			return CURLE_OUT_OF_MEMORY;
+	}
+}
+
+/* Run the plain request's transfer: its result, as wait_until_done's. */
 static CURLcode
 run_transfer(LpCurl *curl, const LpS3HttpRequest *request, bool *canceled)
 {
-	CURLcode	result = CURLE_OK;
-	CURLMsg    *message;
-	int			running = 1;
-	int			queued;
+	CURLcode	result;
 
-	*canceled = false;
+	curl->easy_done = false;
 	if (curl_multi_add_handle(curl->multi, curl->easy) != CURLM_OK)
-		return CURLE_OUT_OF_MEMORY;
-	while (running > 0)
 	{
-		if (!request->ignore_cancel && lp_cancel_requested())
-		{
-			*canceled = true;
-			break;
-		}
-		if (curl_multi_perform(curl->multi, &running) != CURLM_OK)
-		{
-			result = CURLE_OUT_OF_MEMORY;
-			break;
-		}
-		if (running > 0 &&
-			curl_multi_poll(curl->multi, NULL, 0, LP_CURL_POLL_INTERVAL_MS, NULL) != CURLM_OK)
-		{
-			result = CURLE_OUT_OF_MEMORY;
-			break;
-		}
+		*canceled = false;
+		return CURLE_OUT_OF_MEMORY;
 	}
-	if (!*canceled && result == CURLE_OK)
-		while ((message = curl_multi_info_read(curl->multi, &queued)) != NULL)
-			if (message->msg == CURLMSG_DONE && message->easy_handle == curl->easy)
-				result = message->data.result;
+	result = wait_until_done(curl, &curl->easy_done, request->ignore_cancel, canceled);
+	if (result == CURLE_OK)
+		result = curl->easy_result;
 	/* removing an unfinished transfer closes its connection */
 	curl_multi_remove_handle(curl->multi, curl->easy);
-	return *canceled ? CURLE_ABORTED_BY_CALLBACK : result;
+	return result;
 }
 
-bool
-lp_curl_perform(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request,
-				LpS3HttpResponse *response, LpError *err)
+/* The LpError of a transfer that ended with result (not CURLE_OK). */
+static bool
+transfer_failure(const Exchange *exchange, CURLcode result, bool canceled, bool allow_http,
+				 const char *error_buffer, LpError *err)
 {
-	Exchange	exchange = {.curl = curl, .request = request, .response = response};
-	struct curl_slist *headers;
-	char		error_buffer[CURL_ERROR_SIZE] = "";
-	CURLcode	result;
-	bool		canceled;
+	const LpS3HttpRequest *request = exchange->request;
 
-	if (!build_headers(request, &headers, err))
-	{
-		curl_slist_free_all(headers);
-		return false;
-	}
-	set_options(curl, allow_http, request, &exchange, headers, error_buffer);
-	result = run_transfer(curl, request, &canceled);
-	curl_easy_getinfo(curl->easy, CURLINFO_RESPONSE_CODE, &response->status);
-	/* the handle must not point at this frame's buffer and list any more */
-	curl_easy_setopt(curl->easy, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(curl->easy, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(headers);
-
-	if (result == CURLE_OK)
-		return true;
-	lp_s3_http_response_clear(response);
+	lp_s3_http_response_clear(exchange->response);
 	if (canceled)
 		return lp_fail(err, LP_ERR_CANCELED, "S3 request %s %s canceled", request->method, request->url);
-	if (exchange.failure == LP_ERR_NO_MEMORY)
+	if (exchange->failure == LP_ERR_NO_MEMORY)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the response of S3 request %s %s",
 					   request->method, request->url);
-	if (exchange.failure == LP_ERR_CORRUPT && strcmp(exchange.failure_what, "body") == 0)
+	if (exchange->failure == LP_ERR_CORRUPT && strcmp(exchange->failure_what, "body") == 0)
 		return lp_fail(err, LP_ERR_CORRUPT, "response body of S3 request %s %s is longer than expected",
 					   request->method, request->url);
-	if (exchange.failure == LP_ERR_CORRUPT)
+	if (exchange->failure == LP_ERR_CORRUPT)
 		return lp_fail(err, LP_ERR_CORRUPT, "%s of the response to S3 request %s %s is not valid or too long",
-					   exchange.failure_what, request->method, request->url);
+					   exchange->failure_what, request->method, request->url);
 	if (result == CURLE_UNSUPPORTED_PROTOCOL && !allow_http &&
 		strncasecmp(request->url, "http:", 5) == 0)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "S3 request %s %s uses plain HTTP, which is not allowed",
@@ -454,3 +491,125 @@ lp_curl_perform(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request,
 	return false;
 }
 
+bool
+lp_curl_perform(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request,
+				LpS3HttpResponse *response, LpError *err)
+{
+	Exchange	exchange = {.request = request, .response = response};
+	struct curl_slist *headers;
+	char		error_buffer[CURL_ERROR_SIZE] = "";
+	CURLcode	result;
+	bool		canceled;
+
+	if (!build_headers(request, &headers, err))
+	{
+		curl_slist_free_all(headers);
+		return false;
+	}
+	/* every request starts from the defaults; the connection stays */
+	curl_easy_reset(curl->easy);
+	set_options(curl->easy, allow_http, request, &exchange, headers, error_buffer);
+	result = run_transfer(curl, request, &canceled);
+	curl_easy_getinfo(curl->easy, CURLINFO_RESPONSE_CODE, &response->status);
+	/* the handle must not point at this frame's buffer and list any more */
+	curl_easy_setopt(curl->easy, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(curl->easy, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(headers);
+
+	if (result == CURLE_OK)
+		return true;
+	return transfer_failure(&exchange, result, canceled, allow_http, error_buffer, err);
+}
+
+/* ---- started transfers -------------------------------------------------------- */
+
+static void
+free_transfer(LpCurl *curl, LpCurlTransfer *transfer)
+{
+	if (transfer->easy)
+	{
+		/* removing an unfinished transfer closes its connection */
+		curl_multi_remove_handle(curl->multi, transfer->easy);
+		curl_easy_cleanup(transfer->easy);
+	}
+	curl_slist_free_all(transfer->headers);
+	free(transfer);
+}
+
+bool
+lp_curl_start(LpCurl *curl, bool allow_http, const LpS3HttpRequest *request,
+			  LpS3HttpResponse *response, LpCurlTransfer **started, LpError *err)
+{
+	LpCurlTransfer *transfer = calloc(1, sizeof(LpCurlTransfer));
+	int			running;
+
+	if (transfer == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for S3 request %s %s",
+					   request->method, request->url);
+	transfer->exchange = (Exchange) {.request = request, .response = response};
+	transfer->allow_http = allow_http;
+	if (!build_headers(request, &transfer->headers, err))
+	{
+		free_transfer(curl, transfer);
+		return false;
+	}
+	/* a handle of its own, in the multi handle that holds the connections */
+	transfer->easy = curl_easy_init();
+	if (transfer->easy == NULL)
+	{
+		free_transfer(curl, transfer);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for S3 request %s %s",
+					   request->method, request->url);
+	}
+	set_options(transfer->easy, allow_http, request, &transfer->exchange, transfer->headers,
+				transfer->error_buffer);
+	curl_easy_setopt(transfer->easy, CURLOPT_PRIVATE, (char *) transfer);
+	if (curl_multi_add_handle(curl->multi, transfer->easy) != CURLM_OK)
+	{
+		curl_easy_cleanup(transfer->easy);
+		transfer->easy = NULL;
+		free_transfer(curl, transfer);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for S3 request %s %s",
+					   request->method, request->url);
+	}
+	/* send it now: its answer comes while the caller works */
+	if (curl_multi_perform(curl->multi, &running) == CURLM_OK)
+		collect_done(curl);
+	*started = transfer;
+	return true;
+}
+
+void
+lp_curl_progress(LpCurl *curl)
+{
+	int			running;
+
+	if (curl_multi_perform(curl->multi, &running) == CURLM_OK)
+		collect_done(curl);
+}
+
+bool
+lp_curl_finish(LpCurl *curl, LpCurlTransfer *transfer, LpError *err)
+{
+	const LpS3HttpRequest *request = transfer->exchange.request;
+	CURLcode	result;
+	bool		canceled;
+	bool		done;
+
+	result = wait_until_done(curl, &transfer->done, request->ignore_cancel, &canceled);
+	if (result == CURLE_OK)
+		result = transfer->result;
+	curl_easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &transfer->exchange.response->status);
+	done = result == CURLE_OK ||
+		transfer_failure(&transfer->exchange, result, canceled, transfer->allow_http,
+						 transfer->error_buffer, err);
+	free_transfer(curl, transfer);
+	return done;
+}
+
+void
+lp_curl_abort(LpCurl *curl, LpCurlTransfer *transfer)
+{
+	lp_s3_http_response_clear(transfer->exchange.response);
+	free_transfer(curl, transfer);
+}

@@ -63,7 +63,7 @@ file_input_close(LpInput *input)
 	free(file);
 }
 
-static const LpInputOps file_input_ops = {file_read_at, file_input_close};
+static const LpInputOps file_input_ops = {.read_at = file_read_at, .close = file_input_close};
 
 LpInput *
 lp_test_file_input_open(const char *path, LpError *err)

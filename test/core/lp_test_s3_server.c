@@ -65,6 +65,21 @@ struct LpTestS3Server
 	Fault		faults[MAX_FAULTS];
 	int			num_faults;
 	LpTestS3Counts counts;
+	LpS3Transfer *transfers;	/* started and neither finished nor aborted */
+};
+
+/*
+ * A started request: served by the next progress() or at its finish,
+ * whichever comes first, so that tests see both orders.
+ */
+struct LpS3Transfer
+{
+	LpS3Transfer *next;
+	const LpS3HttpRequest *request;
+	LpS3HttpResponse *response;
+	bool		served;
+	bool		answered;
+	LpError		err;
 };
 
 /* A request as received, decoded. */
@@ -860,7 +875,92 @@ server_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err)
 	return true;
 }
 
+static bool
+server_start(LpS3Transport *transport, const LpS3HttpRequest *request,
+			 LpS3HttpResponse *response, LpS3Transfer **out, LpError *err)
+{
+	LpTestS3Server *server = (LpTestS3Server *) transport;
+	LpS3Transfer *transfer = calloc(1, sizeof(*transfer));
+
+	(void) err;
+	transfer->request = request;
+	transfer->response = response;
+	transfer->next = server->transfers;
+	server->transfers = transfer;
+	server->counts.transfers_started++;
+	*out = transfer;
+	return true;
+}
+
+static void
+serve_transfer(LpTestS3Server *server, LpS3Transfer *transfer)
+{
+	if (transfer->served)
+		return;
+	transfer->answered = server_perform(&server->base, transfer->request, transfer->response,
+										&transfer->err);
+	transfer->served = true;
+}
+
+static void
+server_progress(LpS3Transport *transport)
+{
+	LpTestS3Server *server = (LpTestS3Server *) transport;
+
+	server->counts.progress_calls++;
+	for (LpS3Transfer *t = server->transfers; t != NULL; t = t->next)
+		serve_transfer(server, t);
+}
+
+static void
+unlink_transfer(LpTestS3Server *server, LpS3Transfer *transfer)
+{
+	for (LpS3Transfer **link = &server->transfers; *link != NULL; link = &(*link)->next)
+		if (*link == transfer)
+		{
+			*link = transfer->next;
+			return;
+		}
+}
+
+static bool
+server_finish(LpS3Transport *transport, LpS3Transfer *transfer, LpError *err)
+{
+	LpTestS3Server *server = (LpTestS3Server *) transport;
+	bool		answered;
+
+	serve_transfer(server, transfer);
+	answered = transfer->answered;
+	if (!answered)
+		*err = transfer->err;
+	unlink_transfer(server, transfer);
+	free(transfer);
+	return answered;
+}
+
+static void
+server_abort(LpS3Transport *transport, LpS3Transfer *transfer)
+{
+	LpTestS3Server *server = (LpTestS3Server *) transport;
+
+	if (transfer->served && transfer->answered)
+		lp_s3_http_response_clear(transfer->response);
+	server->counts.transfers_aborted++;
+	unlink_transfer(server, transfer);
+	free(transfer);
+}
+
 static const LpS3TransportOps server_ops = {
+	.perform = server_perform,
+	.wait = server_wait,
+	.start = server_start,
+	.progress = server_progress,
+	.finish = server_finish,
+	.abort = server_abort,
+};
+
+/* The same server without the start/finish pair: one request at a time. */
+static const LpS3TransportOps serial_ops = {
 	.perform = server_perform,
 	.wait = server_wait,
 };
@@ -888,8 +988,21 @@ lp_test_s3_server_free(LpTestS3Server *server)
 		free_upload_parts(&server->uploads[i]);
 		free(server->uploads[i].key);
 	}
+	while (server->transfers != NULL)
+	{
+		LpS3Transfer *next = server->transfers->next;
+
+		free(server->transfers);
+		server->transfers = next;
+	}
 	free(server);
 	lp_test_s3_cancel_pending = false;
+}
+
+void
+lp_test_s3_server_serial(LpTestS3Server *server, bool serial)
+{
+	server->base.ops = serial ? &serial_ops : &server_ops;
 }
 
 LpS3Transport *
@@ -932,6 +1045,16 @@ void
 lp_test_s3_reset_counts(LpTestS3Server *server)
 {
 	memset(&server->counts, 0, sizeof(server->counts));
+}
+
+size_t
+lp_test_s3_open_transfers(LpTestS3Server *server)
+{
+	size_t		open = 0;
+
+	for (LpS3Transfer *t = server->transfers; t != NULL; t = t->next)
+		open++;
+	return open;
 }
 
 size_t

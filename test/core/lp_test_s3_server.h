@@ -41,6 +41,13 @@ LpTestS3Server *lp_test_s3_server_create(void);
 void		lp_test_s3_server_free(LpTestS3Server *server);
 LpS3Transport *lp_test_s3_transport(LpTestS3Server *server);
 
+/*
+ * Whether the transport lacks the start/finish pair (serial) or has it (the
+ * default: a started request is served at the next progress or at its
+ * finish, whichever comes first).
+ */
+void		lp_test_s3_server_serial(LpTestS3Server *server, bool serial);
+
 /* A configuration reaching the server, with max_retries 3 and short waits. */
 LpS3Config	lp_test_s3_config(void);
 
@@ -69,6 +76,9 @@ typedef struct LpTestS3Counts
 	unsigned	unsigned_requests;	/* requests whose signature did not check */
 	unsigned	aborts_while_canceled;	/* aborts received with a cancel pending */
 	unsigned	waits;			/* LpS3TransportOps.wait calls */
+	unsigned	transfers_started;	/* LpS3TransportOps.start calls */
+	unsigned	transfers_aborted;
+	unsigned	progress_calls;
 	uint32_t	wait_ms[LP_TEST_S3_MAX_WAITS];
 	char		last_range[128];	/* the Range header of the last GET */
 	char		last_url[1024];
@@ -77,6 +87,9 @@ typedef struct LpTestS3Counts
 
 const LpTestS3Counts *lp_test_s3_counts(LpTestS3Server *server);
 void		lp_test_s3_reset_counts(LpTestS3Server *server);
+
+/* Transfers started and neither finished nor aborted. */
+size_t		lp_test_s3_open_transfers(LpTestS3Server *server);
 
 /* Multipart uploads started and neither completed nor aborted. */
 size_t		lp_test_s3_open_uploads(LpTestS3Server *server);

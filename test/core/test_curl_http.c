@@ -411,3 +411,95 @@ LP_TEST(test_curl_http_cancel)
 	LP_CHECK_MSG(call.ok, "%s", call.err.message);
 	lp_s3_http_response_clear(&call.response);
 }
+
+/*
+ * Start three /slow/MS requests, then make a plain request and finish the
+ * three (the last aborted when abort_last): the seconds from the first
+ * start to the last finish.
+ */
+static double
+slow_requests_started(int ms, bool abort_last)
+{
+	Call		calls[3];
+	LpCurlTransfer *transfers[3];
+	Call		plain;
+	char		path[32];
+	double		start = now_seconds();
+
+	snprintf(path, sizeof(path), "/slow/%d", ms);
+	for (int i = 0; i < 3; i++)
+	{
+		prepare(&calls[i], "GET", path);
+		calls[i].ok = lp_curl_start(curl, true, &calls[i].request, &calls[i].response,
+									&transfers[i], &calls[i].err);
+		LP_CHECK_MSG(calls[i].ok, "%s", calls[i].err.message);
+		if (!calls[i].ok)
+			return 0;
+	}
+	lp_curl_progress(curl);
+	/* a plain request meanwhile: its loop keeps the others' ends */
+	prepare(&plain, "GET", "/echo");
+	perform(&plain, true);
+	LP_CHECK_MSG(plain.ok, "%s", plain.err.message);
+	LP_CHECK(has_line(body_text(&plain), "GET /echo HTTP/1.1"));
+	lp_s3_http_response_clear(&plain.response);
+	for (int i = 0; i < 3; i++)
+	{
+		if (abort_last && i == 2)
+		{
+			lp_curl_abort(curl, transfers[i]);
+			LP_CHECK(calls[i].response.body == NULL && calls[i].response.body_len == 0);
+			continue;
+		}
+		calls[i].ok = lp_curl_finish(curl, transfers[i], &calls[i].err);
+		LP_CHECK_MSG(calls[i].ok, "%s", calls[i].err.message);
+		LP_CHECK_EQ_U64(calls[i].response.status, 200);
+		LP_CHECK(calls[i].response.body_len == 4 && memcmp(calls[i].response.body, "done", 4) == 0);
+		lp_s3_http_response_clear(&calls[i].response);
+	}
+	return now_seconds() - start;
+}
+
+/*
+ * Started requests run at once on connections of their own, as many as
+ * allowed; with one connection they run one after another and still all
+ * answer; an abort leaves nothing behind and the handle goes on serving.
+ */
+LP_TEST(test_curl_http_started_requests)
+{
+	double		seconds;
+
+	LP_CHECK(start_server());
+	/* a fresh handle: no connection of earlier tests kept open */
+	lp_curl_destroy(curl);
+	curl = lp_curl_create();
+	LP_CHECK(curl != NULL);
+	seconds = slow_requests_started(200, false);
+	LP_CHECK_MSG(seconds >= 0.6, "three requests of 0.2 s over one connection took %.3f s", seconds);
+
+	lp_curl_set_max_connections(curl, 4);
+	seconds = slow_requests_started(400, false);
+	LP_CHECK_MSG(seconds > 0.35 && seconds < 0.8, "three started requests of 0.4 s took %.3f s", seconds);
+
+	seconds = slow_requests_started(200, true);
+	LP_CHECK_MSG(seconds < 0.6, "two finished, one aborted took %.3f s", seconds);
+}
+
+/* A cancel stops the wait for a started request's answer. */
+LP_TEST(test_curl_http_started_request_cancel)
+{
+	Call		call;
+	LpCurlTransfer *transfer;
+	double		start;
+
+	LP_CHECK(start_server());
+	prepare(&call, "GET", "/slow/5000");
+	LP_CHECK(lp_curl_start(curl, true, &call.request, &call.response, &transfer, &call.err));
+	start = now_seconds();
+	cancel_at = start + 0.2;
+	call.ok = lp_curl_finish(curl, transfer, &call.err);
+	cancel_at = 0;
+	LP_CHECK(!call.ok && call.err.code == LP_ERR_CANCELED);
+	LP_CHECK_MSG(now_seconds() - start < 0.2 + 2 * LP_CURL_POLL_INTERVAL_MS / 1000.0,
+				 "the cancel took %.3f s", now_seconds() - start);
+}

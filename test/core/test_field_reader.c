@@ -4,7 +4,8 @@
  * (types, encodings, multipage, blob, deleted), each compared value by value
  * (validity, offsets, children) with the same rows of the whole-field
  * decode; pages skipped by small takes; the peak memory of a scan in small
- * batches against the whole decode; bad row arguments.
+ * batches against the whole decode; bad row arguments; the byte ranges of
+ * a take (lp_field_reader_ranges) hold every read of the take.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -544,6 +545,144 @@ LP_TEST(field_reader_batches_peak_below_whole_decode)
 				LP_CHECK_MSG(f.file->version == LP_FILE_VERSION_2_0 || batch_peak * 10 < whole_peak,
 							 "%.150s field \"%.60s\": batches peak at %zu bytes, the whole decode at %zu",
 							 paths[i], f.file->schema.fields[field].name, batch_peak, whole_peak);
+				checked++;
+			}
+		close_file(&f);
+		free(paths[i]);
+	}
+	LP_CHECK(checked > 0);
+}
+
+/* ---- the ranges of a take ------------------------------------------------- */
+
+#define MAX_RECORDED_READS 4096
+
+/* An input recording the reads made through it. */
+typedef struct RecordingInput
+{
+	LpInput		base;
+	LpInput    *inner;
+	LpByteRange reads[MAX_RECORDED_READS];
+	size_t		num_reads;
+} RecordingInput;
+
+static bool
+recording_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len, LpError *err)
+{
+	RecordingInput *recording = (RecordingInput *) input;
+
+	if (recording->num_reads < MAX_RECORDED_READS)
+		recording->reads[recording->num_reads++] = (LpByteRange) {offset, len};
+	return lp_input_read(recording->inner, offset, buffer, len, err);
+}
+
+static void
+recording_close(LpInput *input)
+{
+	(void) input;
+}
+
+static const LpInputOps recording_ops = {.read_at = recording_read_at, .close = recording_close};
+
+/* Whether a field's columns all count rows (not 2.0 list items or bytes). */
+static bool
+columns_count_rows(const LpFile *file, uint32_t field)
+{
+	LpPhysicalColumn *columns;
+	uint32_t	num_columns;
+	LpError		err;
+	bool		rows = true;
+
+	if (!lp_file_physical_columns(file, &columns, &num_columns, &err))
+		return false;
+	for (uint32_t c = 0; c < num_columns; c++)
+	{
+		uint32_t	top = columns[c].field_index;
+
+		while (file->schema.fields[top].parent_id != -1)
+			top--;
+		if (top == field && (columns[c].counts_items || columns[c].bytes_items))
+			rows = false;
+	}
+	lp_free(columns);
+	return rows;
+}
+
+/*
+ * A take of one row and of a run of rows reads only inside the ranges
+ * lp_field_reader_ranges gives for them, which hold less than all pages of
+ * a field of several pages; bad rows are refused as by a take.
+ */
+LP_TEST(field_reader_ranges_hold_the_reads_of_a_take)
+{
+	char	   *paths[MAX_DATA_FILES];
+	int			num_paths = multipage_files(paths, MAX_DATA_FILES);
+	static RecordingInput recording;
+	int			checked = 0;
+
+	for (int i = 0; i < num_paths; i++)
+	{
+		FileUnderTest f;
+
+		if (open_file(paths[i], &f))
+			for (uint32_t field = 0; field < f.file->schema.num_fields; field++)
+			{
+				LpFieldReader *reader;
+				LpArray    *array;
+				LpByteRange *ranges;
+				size_t		num_ranges;
+				LpError		err;
+				uint64_t	rows[50];
+				uint64_t	range_bytes = 0;
+				uint64_t	page_bytes = 0;
+				uint32_t	first;
+				const uint64_t descending[] = {5, 3};
+
+				if (!is_top_level(f.file, field) || !columns_count_rows(f.file, field) ||
+					!lp_field_first_column(f.file, field, &first, &err))
+					continue;
+				memset(&recording, 0, sizeof(recording));
+				recording.base = (LpInput) {&recording_ops, f.input->name, f.input->size};
+				recording.inner = f.input;
+				for (uint64_t r = 0; r < 50; r++)
+					rows[r] = f.file->num_rows / 2 + r;
+				LP_CHECK(lp_field_reader_open(&recording.base, f.file, field, &reader, &err));
+				LP_CHECK(!lp_field_reader_ranges(reader, descending, 2, &ranges, &num_ranges, &err) &&
+						 err.code == LP_ERR_INVALID_ARGUMENT);
+				LP_CHECK_MSG(lp_field_reader_ranges(reader, rows, 50, &ranges, &num_ranges, &err),
+							 "%.300s", err.message);
+				LP_CHECK_MSG(lp_field_reader_take(reader, rows, 50, &array, &err), "%.300s", err.message);
+				lp_array_free(array);
+				for (size_t r = 0; r < recording.num_reads; r++)
+				{
+					bool		inside = false;
+
+					for (size_t k = 0; k < num_ranges && !inside; k++)
+						inside = recording.reads[r].offset >= ranges[k].offset &&
+							recording.reads[r].offset + recording.reads[r].len <=
+							ranges[k].offset + ranges[k].len;
+					LP_CHECK_MSG(inside, "%.150s field %u: read of %llu bytes at %llu outside the %zu ranges",
+								 paths[i], field, (unsigned long long) recording.reads[r].len,
+								 (unsigned long long) recording.reads[r].offset, num_ranges);
+				}
+				/* of the first column's pages, those of the rows only */
+				for (uint32_t p = 0; p < f.file->columns[first].num_pages; p++)
+					for (uint32_t b = 0; b < f.file->columns[first].pages[p].num_buffers; b++)
+					{
+						const LpBufferRef *buffer = &f.file->columns[first].pages[p].buffers[b];
+
+						page_bytes += buffer->size;
+						for (size_t k = 0; k < num_ranges; k++)
+							if (ranges[k].offset == buffer->offset && ranges[k].len == buffer->size)
+								range_bytes += buffer->size;
+					}
+				if (f.file->columns[first].num_pages > 2 && page_bytes > 0)
+					LP_CHECK_MSG(range_bytes > 0 && range_bytes < page_bytes,
+								 "%.150s field %u: %llu of %llu bytes",
+								 paths[i], field, (unsigned long long) range_bytes,
+								 (unsigned long long) page_bytes);
+				lp_free(ranges);
+				lp_field_reader_close(reader);
 				checked++;
 			}
 		close_file(&f);

@@ -1331,7 +1331,7 @@ counting_close(LpInput *input)
 	(void) input;
 }
 
-static const LpInputOps counting_ops = {counting_read_at, counting_close};
+static const LpInputOps counting_ops = {.read_at = counting_read_at, .close = counting_close};
 
 static LpFile *
 open_counting(const uint8_t *data, size_t len, CountingInput *counting, LpError *err)

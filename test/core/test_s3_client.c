@@ -5,6 +5,7 @@
  * transient failure, no retry for the others, cancels, the error mapping,
  * and an upload aborted by any failure (a cancel included).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,4 +380,163 @@ LP_TEST(s3_client_http_dates)
 	LP_CHECK(!lp_s3_parse_http_date("Fri, 02 Foo 2026 03:04:05 GMT", &seconds));
 	LP_CHECK(!lp_s3_parse_http_date("Fri, 02 Jan 2026 03:04:05 GMT x", &seconds));
 	LP_CHECK(!lp_s3_parse_http_date("", &seconds));
+}
+
+/* A ranged GET of key's bytes [offset, offset + len) into buffer. */
+static LpS3Call
+ranged_get(const char *key, LpS3Pair *range_header, char *range, uint64_t offset,
+		   size_t len, void *buffer)
+{
+	snprintf(range, 64, "bytes=%llu-%llu", (unsigned long long) offset,
+			 (unsigned long long) (offset + len - 1));
+	*range_header = (LpS3Pair) {"range", range};
+	return (LpS3Call) {.method = "GET", .bucket = LP_TEST_S3_BUCKET, .key = key,
+		.headers = range_header, .header_count = 1,
+	.response_buffer = buffer, .response_capacity = len};
+}
+
+/*
+ * Started calls are in flight together: nothing is served before the
+ * transport progresses, both are signed, and each answer lands in its own
+ * buffer whatever order they finish in.
+ */
+LP_TEST(s3_client_started_calls_run_together)
+{
+	Fixture		f;
+	LpS3Pair	headers[2];
+	char		ranges[2][64];
+	char		buffers[2][8];
+	LpS3Call	calls[2];
+	LpS3Pending *pending[2];
+	LpS3HttpResponse response;
+	LpError		err;
+
+	fixture_open(&f, LP_S3_URL_PATH);
+	lp_test_s3_put(f.server, "a", "0123456789", 10);
+	lp_test_s3_put(f.server, "b", "abcdefghij", 10);
+	calls[0] = ranged_get("a", &headers[0], ranges[0], 2, 5, buffers[0]);
+	calls[1] = ranged_get("b", &headers[1], ranges[1], 4, 6, buffers[1]);
+	for (int i = 0; i < 2; i++)
+		LP_CHECK_MSG(lp_s3_call_start(f.client, &calls[i], &pending[i], &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->transfers_started, 2);
+	LP_CHECK_EQ_U64(lp_test_s3_open_transfers(f.server), 2);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->gets, 0);
+	lp_s3_client_progress(f.client);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->gets, 2);
+	/* finished in the other order than started */
+	LP_CHECK(lp_s3_call_finish(f.client, pending[1], &response, &err));
+	LP_CHECK_EQ_U64(response.status, 206);
+	LP_CHECK(response.body_in_buffer && response.body_len == 6 && memcmp(buffers[1], "efghij", 6) == 0);
+	lp_s3_http_response_clear(&response);
+	LP_CHECK(lp_s3_call_finish(f.client, pending[0], &response, &err));
+	LP_CHECK(response.body_len == 5 && memcmp(buffers[0], "23456", 5) == 0);
+	lp_s3_http_response_clear(&response);
+	LP_CHECK_EQ_U64(lp_test_s3_open_transfers(f.server), 0);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->unsigned_requests, 0);
+
+	/* one finished before the transport progressed is served at its finish */
+	LP_CHECK(lp_s3_call_start(f.client, &calls[0], &pending[0], &err));
+	memset(buffers[0], 0, sizeof(buffers[0]));
+	LP_CHECK(lp_s3_call_finish(f.client, pending[0], &response, &err));
+	LP_CHECK(response.status == 206 && memcmp(buffers[0], "23456", 5) == 0);
+	lp_s3_http_response_clear(&response);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->gets, 3);
+	fixture_close(&f);
+}
+
+/* A started call that fails is retried, signed anew, when it is finished. */
+LP_TEST(s3_client_started_call_retried_at_finish)
+{
+	LpTestS3Fault faults[] = {LP_TEST_S3_DROP, LP_TEST_S3_SLOW_DOWN, LP_TEST_S3_INTERNAL_ERROR};
+
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+	{
+		Fixture		f;
+		LpS3Pair	header;
+		char		range[64];
+		char		buffer[4];
+		LpS3Call	call;
+		LpS3Pending *pending;
+		LpS3HttpResponse response;
+		LpError		err;
+
+		fixture_open(&f, LP_S3_URL_PATH);
+		lp_test_s3_put(f.server, "a", "0123456789", 10);
+		call = ranged_get("a", &header, range, 6, 4, buffer);
+		lp_test_s3_server_fault(f.server, "GET", faults[i], 2);
+		LP_CHECK(lp_s3_call_start(f.client, &call, &pending, &err));
+		lp_s3_client_progress(f.client);
+		LP_CHECK_MSG(lp_s3_call_finish(f.client, pending, &response, &err), "%.300s", err.message);
+		LP_CHECK(response.status == 206 && memcmp(buffer, "6789", 4) == 0);
+		lp_s3_http_response_clear(&response);
+		LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->requests, 3);
+		LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->waits, 2);
+		LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->unsigned_requests, 0);
+		fixture_close(&f);
+	}
+}
+
+/* Aborted calls leave no transfer behind, served or not; a cancel refuses a start. */
+LP_TEST(s3_client_started_calls_aborted_and_canceled)
+{
+	Fixture		f;
+	LpS3Pair	headers[2];
+	char		ranges[2][64];
+	char		buffers[2][4];
+	LpS3Call	calls[2];
+	LpS3Pending *pending[2];
+	LpError		err;
+
+	fixture_open(&f, LP_S3_URL_PATH);
+	lp_test_s3_put(f.server, "a", "0123456789", 10);
+	calls[0] = ranged_get("a", &headers[0], ranges[0], 0, 4, buffers[0]);
+	calls[1] = ranged_get("a", &headers[1], ranges[1], 4, 4, buffers[1]);
+	LP_CHECK(lp_s3_call_start(f.client, &calls[0], &pending[0], &err));
+	lp_s3_client_progress(f.client);
+	LP_CHECK(lp_s3_call_start(f.client, &calls[1], &pending[1], &err));
+	lp_s3_call_abort(f.client, pending[0]);
+	lp_s3_call_abort(f.client, pending[1]);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->transfers_aborted, 2);
+	LP_CHECK_EQ_U64(lp_test_s3_open_transfers(f.server), 0);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->gets, 1);
+
+	lp_set_cancel_check(lp_test_s3_cancel_check);
+	lp_test_s3_cancel_pending = true;
+	LP_CHECK(!lp_s3_call_start(f.client, &calls[0], &pending[0], &err) &&
+			 err.code == LP_ERR_CANCELED && pending[0] == NULL);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->transfers_started, 2);
+	lp_test_s3_cancel_pending = false;
+	fixture_close(&f);
+}
+
+/* Over a transport without the start/finish pair, a started call is sent at its finish. */
+LP_TEST(s3_client_started_call_over_a_serial_transport)
+{
+	Fixture		f;
+	LpS3Pair	header;
+	char		range[64];
+	char		buffer[3];
+	LpS3Call	call;
+	LpS3Pending *pending;
+	LpS3HttpResponse response;
+	LpError		err;
+
+	fixture_open(&f, LP_S3_URL_PATH);
+	lp_test_s3_server_serial(f.server, true);
+	lp_test_s3_put(f.server, "a", "0123456789", 10);
+	call = ranged_get("a", &header, range, 1, 3, buffer);
+	LP_CHECK(lp_s3_call_start(f.client, &call, &pending, &err));
+	lp_s3_client_progress(f.client);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->requests, 0);
+	LP_CHECK(lp_s3_call_finish(f.client, pending, &response, &err));
+	LP_CHECK(response.status == 206 && memcmp(buffer, "123", 3) == 0);
+	lp_s3_http_response_clear(&response);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->requests, 1);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->transfers_started, 0);
+
+	/* and an aborted one never is */
+	LP_CHECK(lp_s3_call_start(f.client, &call, &pending, &err));
+	lp_s3_call_abort(f.client, pending);
+	LP_CHECK_EQ_U64(lp_test_s3_counts(f.server)->requests, 1);
+	fixture_close(&f);
 }

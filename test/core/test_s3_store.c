@@ -5,7 +5,10 @@
  * conditional write that loses (412) and the one that keeps conflicting
  * (409), and outputs: one PUT or a multipart upload, server-side copies
  * where the run is long enough, and the upload aborted when a write fails
- * or the output is aborted.
+ * or the output is aborted; read-ahead: prefetched ranges widened to the
+ * blocks and merged, reads served from them, the byte budget, the pieces of
+ * old prefetches dropped, a failed piece reported, pending ones aborted on
+ * close.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +126,88 @@ LP_TEST(s3_store_coalesces_nearby_reads)
 			 err.code == LP_ERR_NOT_FOUND && strstr(err.message, URI("ds/none")) != NULL);
 	free(data);
 	free(buffer);
+	fixture_close(&f);
+}
+
+/* Read len bytes at offset of input and compare them with data. */
+static bool
+read_matches(LpInput *input, const uint8_t *data, uint64_t offset, size_t len, LpError *err)
+{
+	uint8_t    *buffer = malloc(len);
+	bool		ok = lp_input_read(input, offset, buffer, len, err) &&
+		memcmp(buffer, data + offset, len) == 0;
+
+	free(buffer);
+	return ok;
+}
+
+LP_TEST(s3_store_reads_ahead)
+{
+	Fixture		f;
+	LpError		err;
+	size_t		size = 24 << 20;
+	uint8_t    *data = pattern(size, 7);
+	LpInput    *input;
+	const LpTestS3Counts *counts;
+	LpByteRange first[] = {{1000000, 100}, {100, 1000}, {70000, 5000}};
+	LpByteRange over_budget[] = {{2 << 20, 10 << 20}, {13 << 20, 10 << 20}};
+	LpByteRange later[] = {{23 << 20, 10}};
+
+	fixture_open(&f);
+	lp_test_s3_put(f.server, "ds/data/a.lance", data, size);
+	input = f.store->ops->open_input_lazily(f.store, URI("ds/data/a.lance"), size, &err);
+	LP_CHECK_MSG(input != NULL, "%.300s", err.message);
+	if (input == NULL)
+		return;
+	counts = lp_test_s3_counts(f.server);
+
+	/* blocks 0 and 1 merge; the block of 1000000 is a second GET */
+	LP_CHECK_MSG(lp_input_prefetch(input, first, 3, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->transfers_started, 2);
+	LP_CHECK_EQ_U64(lp_test_s3_open_transfers(f.server), 2);
+	LP_CHECK_MSG(read_matches(input, data, 100, 1000, &err), "%.300s", err.message);
+	LP_CHECK_MSG(read_matches(input, data, 70000, 5000, &err), "%.300s", err.message);
+	LP_CHECK_MSG(read_matches(input, data, 1000000, 100, &err), "%.300s", err.message);
+	LP_CHECK_MSG(read_matches(input, data, 131000, 72, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 2);
+	LP_CHECK(counts->progress_calls > 0);
+	LP_CHECK_EQ_U64(lp_test_s3_open_transfers(f.server), 0);
+
+	/* within the budget the first range is fetched, not the second */
+	LP_CHECK_MSG(lp_input_prefetch(input, over_budget, 2, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->transfers_started, 3);
+	LP_CHECK_MSG(read_matches(input, data, 2 << 20, 10 << 20, &err), "%.300s", err.message);
+	LP_CHECK_MSG(read_matches(input, data, 13 << 20, 10 << 20, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 4);
+
+	/* a third prefetch drops the first one's pieces: block 0 is fetched again */
+	LP_CHECK_MSG(lp_input_prefetch(input, later, 1, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->transfers_started, 4);
+	LP_CHECK_MSG(read_matches(input, data, 100, 1000, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 6);
+	LP_CHECK_MSG(read_matches(input, data, 2 << 20, 1 << 20, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 6);
+
+	/* a range held already is not fetched again and stays held */
+	LP_CHECK_MSG(lp_input_prefetch(input, over_budget, 1, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->transfers_started, 4);
+
+	/* a piece whose answer failed fails the read that needed it, once */
+	lp_test_s3_server_fault(f.server, "GET", LP_TEST_S3_BAD_REQUEST, 1);
+	LP_CHECK_MSG(lp_input_prefetch(input, first, 1, &err), "%.300s", err.message);
+	LP_CHECK(!read_matches(input, data, 1000000, 100, &err) && err.code == LP_ERR_IO);
+	LP_CHECK_MSG(read_matches(input, data, 1000000, 100, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 7);
+	LP_CHECK_MSG(read_matches(input, data, 3 << 20, 1 << 20, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(counts->gets, 7);
+
+	/* close aborts what is still pending */
+	LP_CHECK_MSG(lp_input_prefetch(input, later, 1, &err), "%.300s", err.message);
+	LP_CHECK(lp_test_s3_open_transfers(f.server) > 0);
+	lp_input_close(input);
+	LP_CHECK_EQ_U64(lp_test_s3_open_transfers(f.server), 0);
+	LP_CHECK(counts->transfers_aborted > 0);
+	free(data);
 	fixture_close(&f);
 }
 

@@ -29,9 +29,12 @@ The first rule whose method and path match decides; faults:
     409       answer 409 ConditionalRequestConflict (a conditional write of
               the key in progress) with an S3 XML error body
     hang      read the request and answer nothing until the client leaves
+    delay-MS  wait MS milliseconds, then pass the request on (a slow server)
 
---log gets a line per request, "METHOD PATH-AND-QUERY ACTION" (ACTION is
-"pass" or the fault), flushed as it is written.  The proxy runs until it
+--log gets a line per request, "METHOD PATH-AND-QUERY ACTION DELAYED"
+(ACTION is "pass" or the fault; DELAYED, for a delay, the requests in their
+delay then, this one included, so more than 1 means the client had requests
+in flight together; 0 otherwise), flushed as it is written.  The proxy runs until it
 gets SIGTERM or SIGINT.
 """
 import argparse
@@ -43,6 +46,7 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 
 ERROR_BODIES = {
     '500': (500, 'Internal Server Error', 'InternalError', 'We encountered an internal error. Please try again.'),
@@ -144,7 +148,17 @@ class Handler(socketserver.BaseRequestHandler):
         head, body = request
         method, target = head.split(b'\r\n', 1)[0].decode('latin-1').split(' ')[:2]
         action = self.server.rules.action(method, target)
-        self.server.log('%s %s %s' % (method, target, action))
+        if action.startswith('delay-'):
+            with self.server.delayed_lock:
+                self.server.delayed += 1
+                delayed = self.server.delayed
+            self.server.log('%s %s %s %d' % (method, target, action, delayed))
+            time.sleep(int(action[6:]) / 1000.0)
+            with self.server.delayed_lock:
+                self.server.delayed -= 1
+            action = 'pass'
+        else:
+            self.server.log('%s %s %s 0' % (method, target, action))
         if action == 'drop':
             return
         if action == 'hang':
@@ -173,6 +187,8 @@ class Proxy(socketserver.ThreadingTCPServer):
         self.upstream = upstream
         self.rules = rules
         self.log_lock = threading.Lock()
+        self.delayed_lock = threading.Lock()
+        self.delayed = 0
         self.log_file = open(log_path, 'a', encoding='utf-8')
 
     def log(self, line):

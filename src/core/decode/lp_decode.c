@@ -476,16 +476,15 @@ take_ranges(LpFieldReader *reader, const LpRowRange *ranges, size_t num_ranges,
 	return ok;
 }
 
-bool
-lp_field_reader_take(LpFieldReader *reader, const uint64_t *rows, uint64_t n,
-					 LpArray **out, LpError *err)
+/* Check rows[0..n) of a take and make runs of consecutive rows ranges. */
+static bool
+rows_to_ranges(LpFieldReader *reader, const uint64_t *rows, uint64_t n, LpRowRange **out,
+			   size_t *num_out, LpError *err)
 {
 	const LpFile *file = reader->file;
 	LpRowRange *ranges;
 	size_t		num_ranges = 0;
-	bool		ok;
 
-	*out = NULL;
 	for (uint64_t i = 0; i < n; i++)
 	{
 		if (rows[i] >= file->num_rows)
@@ -501,7 +500,6 @@ lp_field_reader_take(LpFieldReader *reader, const uint64_t *rows, uint64_t n,
 		if (i == 0 || rows[i] != rows[i - 1] + 1)
 			num_ranges++;
 	}
-	/* Runs of consecutive rows become ranges. */
 	ranges = lp_alloc_array(num_ranges + 1, sizeof(LpRowRange));
 	if (ranges == NULL)
 	{
@@ -516,9 +514,61 @@ lp_field_reader_take(LpFieldReader *reader, const uint64_t *rows, uint64_t n,
 			ranges[num_ranges++].start = rows[i];
 		ranges[num_ranges - 1].count++;
 	}
+	*out = ranges;
+	*num_out = num_ranges;
+	return true;
+}
+
+bool
+lp_field_reader_take(LpFieldReader *reader, const uint64_t *rows, uint64_t n,
+					 LpArray **out, LpError *err)
+{
+	LpRowRange *ranges;
+	size_t		num_ranges;
+	bool		ok;
+
+	*out = NULL;
+	if (!rows_to_ranges(reader, rows, n, &ranges, &num_ranges, err))
+		return false;
 	ok = take_ranges(reader, ranges, num_ranges, n, out, err);
 	lp_free(ranges);
 	return ok;
+}
+
+bool
+lp_field_reader_ranges(LpFieldReader *reader, const uint64_t *rows, uint64_t n,
+					   LpByteRange **ranges, size_t *num_ranges, LpError *err)
+{
+	const LpFile *file = reader->file;
+	LpRowRange *row_ranges = NULL;
+	size_t		num_row_ranges = 0;
+	LpPhysicalColumn *columns = NULL;
+	uint32_t	num_columns = 0;
+	uint32_t	end_field = reader->field_index + 1;
+	LpByteRanges found = {0};
+	bool		ok;
+
+	*ranges = NULL;
+	*num_ranges = 0;
+	/* the field's subtree: the fields before the next top-level one (pre-order) */
+	while (end_field < file->schema.num_fields && file->schema.fields[end_field].parent_id != -1)
+		end_field++;
+	ok = rows_to_ranges(reader, rows, n, &row_ranges, &num_row_ranges, err) &&
+		lp_file_physical_columns(file, &columns, &num_columns, err);
+	for (uint32_t c = reader->first_column; ok && c < num_columns &&
+		 columns[c].field_index >= reader->field_index && columns[c].field_index < end_field; c++)
+		if (!columns[c].counts_items && !columns[c].bytes_items)
+			ok = lp_reader_page_buffers(reader, c, row_ranges, num_row_ranges, &found, err);
+	lp_free(columns);
+	lp_free(row_ranges);
+	if (!ok)
+	{
+		lp_free(found.items);
+		return false;
+	}
+	*ranges = found.items;
+	*num_ranges = found.count;
+	return true;
 }
 
 bool

@@ -72,6 +72,17 @@ const LpType *lp_field_reader_type(const LpFieldReader *reader);
 bool		lp_field_reader_take(LpFieldReader *reader, const uint64_t *rows, uint64_t n,
 								 LpArray **out, LpError *err);
 
+/*
+ * The byte ranges a take of rows[0..n) (checked as by lp_field_reader_take)
+ * reads, to fetch them ahead (LpInputOps.prefetch): the buffers of every
+ * page of the field's columns holding one of the rows, whole pages (a
+ * little more than a take of some rows of a mini-block page reads).  2.0
+ * columns whose pages count list items or bytes rather than rows are left
+ * out.  *ranges is lp_alloc'd (NULL when none), freed by the caller.
+ */
+bool		lp_field_reader_ranges(LpFieldReader *reader, const uint64_t *rows, uint64_t n,
+								   LpByteRange **ranges, size_t *num_ranges, LpError *err);
+
 /* What the reader's takes decoded and skipped since it was opened. */
 void		lp_field_reader_stats(const LpFieldReader *reader, LpDecodeStats *stats);
 

@@ -133,6 +133,23 @@ bool		lp_reader_visit_pages(LpFieldReader *reader, uint32_t column, uint64_t exp
 								  const LpRowRange *ranges, size_t num_ranges,
 								  LpPageVisitor visit, void *arg, LpError *err);
 
+/* Byte ranges collected, grown with lp_alloc. */
+typedef struct LpByteRanges
+{
+	LpByteRange *items;
+	size_t		count;
+	size_t		capacity;
+} LpByteRanges;
+
+/*
+ * Append the buffers of every page of column holding rows of ranges (as
+ * lp_reader_visit_pages finds them, without counting or checking the
+ * column's rows: a page beyond them holds none) to out.
+ */
+bool		lp_reader_page_buffers(LpFieldReader *reader, uint32_t column,
+								   const LpRowRange *ranges, size_t num_ranges,
+								   LpByteRanges *out, LpError *err);
+
 /* ---- repetition and definition levels (lp_repdef.c) ----------------------- */
 
 /* One layer of a column, accumulated over its pages. */

@@ -5,7 +5,11 @@
  * pages use for their chunks too).  Pages
  * holding none of the rows are not read; the 2.0 and 2.1+ decoders both
  * visit pages through here, which is where a take polls for a cancel.
+ * The buffers of the pages a take would visit (lp_reader_page_buffers) are
+ * what a scan fetches ahead.
  */
+#include <string.h>
+
 #include "base/lp_alloc.h"
 #include "base/lp_checked.h"
 #include "base/lp_interrupt.h"
@@ -172,4 +176,59 @@ lp_reader_visit_pages(LpFieldReader *reader, uint32_t column, uint64_t expected_
 	reader->pages_decoded += pv.visited;
 	reader->pages_skipped += col->num_pages - pv.visited;
 	return ok;
+}
+
+/* A page visit of lp_reader_page_buffers. */
+typedef struct BufferVisit
+{
+	const LpColumn *column;
+	LpByteRanges *out;
+	bool		no_memory;
+} BufferVisit;
+
+static bool
+add_page_buffers(void *arg, uint64_t unit, const LpRowRange *ranges, size_t num_ranges)
+{
+	BufferVisit *bv = arg;
+	const LpPage *page = &bv->column->pages[unit];
+	LpByteRanges *out = bv->out;
+
+	(void) ranges;
+	(void) num_ranges;
+	if (out->count + page->num_buffers > out->capacity)
+	{
+		size_t		capacity = out->capacity * 2 + page->num_buffers + 16;
+		LpByteRange *longer = lp_alloc_array(capacity, sizeof(LpByteRange));
+
+		if (longer == NULL)
+		{
+			bv->no_memory = true;
+			return false;
+		}
+		if (out->count > 0)
+			memcpy(longer, out->items, out->count * sizeof(LpByteRange));
+		lp_free(out->items);
+		out->items = longer;
+		out->capacity = capacity;
+	}
+	for (uint32_t b = 0; b < page->num_buffers; b++)
+		if (page->buffers[b].size > 0)
+			out->items[out->count++] = (LpByteRange) {page->buffers[b].offset, page->buffers[b].size};
+	return true;
+}
+
+bool
+lp_reader_page_buffers(LpFieldReader *reader, uint32_t column, const LpRowRange *ranges,
+					   size_t num_ranges, LpByteRanges *out, LpError *err)
+{
+	const uint64_t *starts = NULL;
+	BufferVisit bv;
+
+	if (!column_page_starts(reader, column, &starts, err))
+		return false;
+	bv = (BufferVisit) {&reader->file->columns[column], out, false};
+	if (lp_split_ranges(starts, bv.column->num_pages, ranges, num_ranges, add_page_buffers,
+						&bv) == LP_SPLIT_NO_MEMORY || bv.no_memory)
+		return lp_decode_no_memory(err);
+	return true;
 }

@@ -242,57 +242,61 @@ format_request_time(char buffer[17], LpError *err)
 	return true;
 }
 
-/* One attempt: sign call now, send it, fill *response. */
-static bool
-send_once(LpS3Client *client, const LpS3Call *call, const char *host, const char *path,
-		  const char *payload_hash, LpS3HttpResponse *response, LpError *err)
+/* A request signed for sending, and the memory its pointers point into. */
+typedef struct SignedCall
 {
 	LpS3Pair	headers[CALL_HEADERS_MAX];
-	size_t		num_headers = 0;
 	char		request_time[17];
-	LpS3Request request;
 	LpS3Signed	signed_request;
-	LpS3HttpRequest http;
 	char	   *url;
-	size_t		url_len;
-	bool		ok;
+	LpS3HttpRequest http;
+} SignedCall;
 
-	if (!format_request_time(request_time, err))
+/* Sign call now into *out (which must not move until signed_call_free). */
+static bool
+sign_call(LpS3Client *client, const LpS3Call *call, const char *host, const char *path,
+		  const char *payload_hash, SignedCall *out, LpError *err)
+{
+	size_t		num_headers = 0;
+	LpS3Request request;
+	size_t		url_len;
+
+	if (!format_request_time(out->request_time, err))
 		return false;
-	headers[num_headers++] = (LpS3Pair) {"host", host};
+	out->headers[num_headers++] = (LpS3Pair) {"host", host};
 	for (size_t i = 0; i < call->header_count; i++)
-		headers[num_headers++] = call->headers[i];
+		out->headers[num_headers++] = call->headers[i];
 	request = (LpS3Request) {
 		.method = call->method,
 		.path = path,
 		.query = call->query,
 		.query_count = call->query_count,
-		.headers = headers,
+		.headers = out->headers,
 		.header_count = num_headers,
 		.payload_hash = payload_hash,
 		.region = client->config.region,
 		.service = SERVICE,
-		.request_time = request_time,
+		.request_time = out->request_time,
 	};
 	if (!lp_s3_sign(&request, &client->config.credentials, &client->key_cache,
-					&signed_request, err))
+					&out->signed_request, err))
 		return false;
-	for (size_t i = 0; i < signed_request.header_count; i++)
-		headers[num_headers++] = signed_request.headers[i];
-	url_len = strlen(client->scheme) + strlen(host) + strlen(signed_request.url_path) +
-		strlen(signed_request.url_query) + 2;
-	url = lp_alloc(url_len);
-	if (url == NULL)
+	for (size_t i = 0; i < out->signed_request.header_count; i++)
+		out->headers[num_headers++] = out->signed_request.headers[i];
+	url_len = strlen(client->scheme) + strlen(host) + strlen(out->signed_request.url_path) +
+		strlen(out->signed_request.url_query) + 2;
+	out->url = lp_alloc(url_len);
+	if (out->url == NULL)
 	{
-		lp_s3_signed_free(&signed_request);
+		lp_s3_signed_free(&out->signed_request);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 request");
 	}
-	snprintf(url, url_len, "%s%s%s%s%s", client->scheme, host, signed_request.url_path,
-			 signed_request.url_query[0] ? "?" : "", signed_request.url_query);
-	http = (LpS3HttpRequest) {
+	snprintf(out->url, url_len, "%s%s%s%s%s", client->scheme, host, out->signed_request.url_path,
+			 out->signed_request.url_query[0] ? "?" : "", out->signed_request.url_query);
+	out->http = (LpS3HttpRequest) {
 		.method = call->method,
-		.url = url,
-		.headers = headers,
+		.url = out->url,
+		.headers = out->headers,
 		.header_count = num_headers,
 		.body = call->body,
 		.body_len = call->body_len,
@@ -303,10 +307,29 @@ send_once(LpS3Client *client, const LpS3Call *call, const char *host, const char
 		.timeout_ms = client->config.request_timeout_ms,
 		.ignore_cancel = call->ignore_cancel,
 	};
+	return true;
+}
+
+static void
+signed_call_free(SignedCall *signed_call)
+{
+	lp_free(signed_call->url);
+	lp_s3_signed_free(&signed_call->signed_request);
+}
+
+/* One attempt: sign call now, send it, fill *response. */
+static bool
+send_once(LpS3Client *client, const LpS3Call *call, const char *host, const char *path,
+		  const char *payload_hash, LpS3HttpResponse *response, LpError *err)
+{
+	SignedCall	signed_call;
+	bool		ok;
+
 	memset(response, 0, sizeof(*response));
-	ok = client->transport->ops->perform(client->transport, &http, response, err);
-	lp_free(url);
-	lp_s3_signed_free(&signed_request);
+	if (!sign_call(client, call, host, path, payload_hash, &signed_call, err))
+		return false;
+	ok = client->transport->ops->perform(client->transport, &signed_call.http, response, err);
+	signed_call_free(&signed_call);
 	return ok;
 }
 
@@ -382,62 +405,177 @@ backoff_delay(LpS3Client *client, uint32_t attempt)
 	return (uint32_t) (bound - half + next_random(client) % (half + 1));
 }
 
-bool
-lp_s3_call(LpS3Client *client, const LpS3Call *call, LpS3HttpResponse *response,
-		   LpError *err)
+/*
+ * Go on from the first attempt of call (answered: whether it got an answer,
+ * then in *response, else err says why): the retries of lp_s3_call.
+ */
+static bool
+retry_after_first(LpS3Client *client, const LpS3Call *call, const char *host, const char *path,
+				  const char *payload_hash, bool answered, LpS3HttpResponse *response,
+				  LpError *err)
 {
-	char		payload_hash[LP_S3_SHA256_HEX_LEN + 1];
-	char	   *host = NULL;
-	char	   *path = NULL;
-	bool		ok = false;
-
-	memset(response, 0, sizeof(*response));
-	if (!check_call(call, err) ||
-		!lp_s3_sha256_hex(call->body ? call->body : "", call->body_len, payload_hash, err))
-		return false;
-	host = call_host(client, call);
-	path = call_path(client, call);
-	if (host == NULL || path == NULL)
-	{
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 request");
-		goto done;
-	}
 	for (uint32_t attempt = 0;; attempt++)
 	{
-		bool		answered;
-
-		if (!call->ignore_cancel && lp_check_cancel(err))
-			goto done;
-		answered = send_once(client, call, host, path, payload_hash, response, err);
 		if (answered && !retryable_response(call, response))
-			break;
+			return true;
 		if (!answered && err->code != LP_ERR_NETWORK)
-			goto done;
+			return false;
 		if (attempt == client->config.max_retries)
 		{
-			if (!answered)
-			{
-				char		message[LP_ERROR_MESSAGE_LEN];
+			char		message[LP_ERROR_MESSAGE_LEN];
 
-				snprintf(message, sizeof(message), "%s", err->message);
-				lp_fail(err, LP_ERR_NETWORK, "%s (after %" PRIu32 " attempts)",
-						message, attempt + 1);
-				goto done;
-			}
-			break;
+			if (answered)
+				return true;
+			snprintf(message, sizeof(message), "%s", err->message);
+			return lp_fail(err, LP_ERR_NETWORK, "%s (after %" PRIu32 " attempts)",
+						   message, attempt + 1);
 		}
 		if (answered)
 			lp_s3_http_response_clear(response);
 		if (!client->transport->ops->wait(client->transport,
 										  backoff_delay(client, attempt + 1), err))
-			goto done;
+			return false;
+		if (!call->ignore_cancel && lp_check_cancel(err))
+			return false;
+		answered = send_once(client, call, host, path, payload_hash, response, err);
 	}
-	ok = true;
+}
 
-done:
+/* The host, path and payload hash of call, checked; false (nothing to free) on failure. */
+static bool
+prepare_call(LpS3Client *client, const LpS3Call *call, char **host, char **path,
+			 char payload_hash[LP_S3_SHA256_HEX_LEN + 1], LpError *err)
+{
+	*host = NULL;
+	*path = NULL;
+	if (!check_call(call, err) ||
+		!lp_s3_sha256_hex(call->body ? call->body : "", call->body_len, payload_hash, err))
+		return false;
+	*host = call_host(client, call);
+	*path = call_path(client, call);
+	if (*host == NULL || *path == NULL)
+	{
+		lp_free(*host);
+		lp_free(*path);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 request");
+	}
+	return true;
+}
+
+bool
+lp_s3_call(LpS3Client *client, const LpS3Call *call, LpS3HttpResponse *response,
+		   LpError *err)
+{
+	char		payload_hash[LP_S3_SHA256_HEX_LEN + 1];
+	char	   *host;
+	char	   *path;
+	bool		ok;
+
+	memset(response, 0, sizeof(*response));
+	if (!prepare_call(client, call, &host, &path, payload_hash, err))
+		return false;
+	if (!call->ignore_cancel && lp_check_cancel(err))
+		ok = false;
+	else
+	{
+		bool		answered = send_once(client, call, host, path, payload_hash, response, err);
+
+		ok = retry_after_first(client, call, host, path, payload_hash, answered, response, err);
+	}
 	lp_free(host);
 	lp_free(path);
 	return ok;
+}
+
+struct LpS3Pending
+{
+	LpS3Call	call;
+	char	   *host;
+	char	   *path;
+	char		payload_hash[LP_S3_SHA256_HEX_LEN + 1];
+	SignedCall	first;			/* the first attempt, signed at the start */
+	LpS3HttpResponse response;	/* the first attempt's answer */
+	LpS3Transfer *transfer;		/* NULL: the transport sends it at the finish */
+};
+
+static void
+pending_free(LpS3Pending *pending)
+{
+	signed_call_free(&pending->first);
+	lp_free(pending->host);
+	lp_free(pending->path);
+	lp_free(pending);
+}
+
+bool
+lp_s3_call_start(LpS3Client *client, const LpS3Call *call, LpS3Pending **out, LpError *err)
+{
+	LpS3Pending *pending;
+	const LpS3TransportOps *ops = client->transport->ops;
+
+	*out = NULL;
+	if (!call->ignore_cancel && lp_check_cancel(err))
+		return false;
+	pending = lp_alloc0(sizeof(*pending));
+	if (pending == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an S3 request");
+	pending->call = *call;
+	if (!prepare_call(client, call, &pending->host, &pending->path, pending->payload_hash, err))
+	{
+		lp_free(pending);
+		return false;
+	}
+	if (!sign_call(client, &pending->call, pending->host, pending->path, pending->payload_hash,
+				   &pending->first, err))
+	{
+		lp_free(pending->host);
+		lp_free(pending->path);
+		lp_free(pending);
+		return false;
+	}
+	if (ops->start != NULL &&
+		!ops->start(client->transport, &pending->first.http, &pending->response,
+					&pending->transfer, err))
+	{
+		pending_free(pending);
+		return false;
+	}
+	*out = pending;
+	return true;
+}
+
+bool
+lp_s3_call_finish(LpS3Client *client, LpS3Pending *pending, LpS3HttpResponse *response,
+				  LpError *err)
+{
+	const LpS3TransportOps *ops = client->transport->ops;
+	bool		answered;
+	bool		ok;
+
+	if (pending->transfer != NULL)
+		answered = ops->finish(client->transport, pending->transfer, err);
+	else
+		answered = ops->perform(client->transport, &pending->first.http, &pending->response, err);
+	*response = pending->response;
+	ok = retry_after_first(client, &pending->call, pending->host, pending->path,
+						   pending->payload_hash, answered, response, err);
+	pending_free(pending);
+	return ok;
+}
+
+void
+lp_s3_call_abort(LpS3Client *client, LpS3Pending *pending)
+{
+	if (pending->transfer != NULL)
+		client->transport->ops->abort(client->transport, pending->transfer);
+	pending_free(pending);
+}
+
+void
+lp_s3_client_progress(LpS3Client *client)
+{
+	if (client->transport->ops->progress != NULL)
+		client->transport->ops->progress(client->transport);
 }
 
 char *

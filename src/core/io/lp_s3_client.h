@@ -79,6 +79,27 @@ typedef struct LpS3Call
 bool		lp_s3_call(LpS3Client *client, const LpS3Call *call,
 					   LpS3HttpResponse *response, LpError *err);
 
+/*
+ * A call sent without waiting for its answer (read-ahead).  lp_s3_call_start
+ * signs call and hands it to the transport; call (copied) and what it points
+ * to (headers, body, response buffer) stay the caller's until
+ * lp_s3_call_finish or lp_s3_call_abort, exactly one of which must follow a
+ * start that returned true.  finish waits for the answer and goes on as
+ * lp_s3_call does (the same retries, each signed anew); abort stops the
+ * request.  Both free pending.  Over a transport without start, the call is
+ * sent when it is finished.
+ */
+typedef struct LpS3Pending LpS3Pending;
+
+bool		lp_s3_call_start(LpS3Client *client, const LpS3Call *call, LpS3Pending **pending,
+							 LpError *err);
+bool		lp_s3_call_finish(LpS3Client *client, LpS3Pending *pending,
+							  LpS3HttpResponse *response, LpError *err);
+void		lp_s3_call_abort(LpS3Client *client, LpS3Pending *pending);
+
+/* Let the started calls progress (LpS3TransportOps.progress), if any. */
+void		lp_s3_client_progress(LpS3Client *client);
+
 /* Whether a response of call is a success: 2xx without an Error body. */
 bool		lp_s3_succeeded(const LpS3Call *call, const LpS3HttpResponse *response);
 

@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/lp_alloc.h"
@@ -25,6 +26,22 @@
 #define LIST_PAGE_KEYS "1000"
 
 typedef struct S3Input S3Input;
+
+/*
+ * Bytes an input fetched ahead (LpInputOps.prefetch): one ranged GET,
+ * pending until its answer came.  The range header it was started with
+ * stays here until then.
+ */
+typedef struct S3Piece
+{
+	uint64_t	offset;
+	size_t		len;
+	uint8_t    *data;
+	LpS3Pending *pending;		/* NULL once answered */
+	unsigned	generation;		/* of the prefetch that started it */
+	char		range[64];
+	LpS3Pair	header;
+} S3Piece;
 
 typedef struct S3Store
 {
@@ -43,6 +60,11 @@ struct S3Input
 	uint8_t    *block;			/* LP_S3_READ_BLOCK * 2 bytes once read */
 	uint64_t	block_offset;
 	size_t		block_len;
+	S3Piece   **pieces;			/* fetched ahead, LP_S3_READAHEAD_BYTES at most */
+	size_t		num_pieces;
+	size_t		pieces_capacity;
+	size_t		piece_bytes;	/* their lengths summed */
+	unsigned	generation;		/* prefetch calls so far */
 };
 
 typedef struct S3Output
@@ -735,6 +757,49 @@ s3_remove_file(LpStore *store, const char *root, const char *relative, bool *rem
 
 /* ---- inputs ---------------------------------------------------------------- */
 
+/* The Range header of a GET of len bytes at offset. */
+static void
+format_range(char *range, size_t size, uint64_t offset, size_t len)
+{
+	snprintf(range, size, "bytes=%" PRIu64 "-%" PRIu64, offset, offset + len - 1);
+}
+
+/*
+ * Whether response (of a successful ranged GET) is exactly len bytes at
+ * offset of an object of size bytes; else err, and the response cleared.
+ */
+static bool
+check_range_answer(const char *bucket, const char *key, uint64_t size, uint64_t offset,
+				   size_t len, LpS3HttpResponse *response, LpError *err)
+{
+	char		expected[96];
+
+	snprintf(expected, sizeof(expected), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64,
+			 offset, offset + len - 1, size);
+	if (response->status != 206 || response->body_len != len ||
+		strcmp(response->content_range, expected) != 0)
+	{
+		lp_fail(err, LP_ERR_IO,
+				"could not read %zu bytes at offset %" PRIu64 " of \"s3://%s/%s\": the server answered HTTP %ld with %zu bytes and Content-Range \"%s\"",
+				len, offset, bucket, key, response->status, response->body_len,
+				response->content_range);
+		lp_error_detail(err, "A ranged read of an object of %" PRIu64 " bytes expects Content-Range \"%s\"; the object may have changed.",
+						size, expected);
+		lp_s3_http_response_clear(response);
+		return false;
+	}
+	lp_s3_http_response_clear(response);
+	return true;
+}
+
+/* A failed ranged GET's message says when the object became shorter. */
+static void
+explain_short_object(uint64_t size, LpError *err)
+{
+	if (err->code == LP_ERR_IO && strstr(err->message, "HTTP 416") != NULL)
+		lp_error_detail(err, "The object is shorter than the %" PRIu64 " bytes it had when opened.", size);
+}
+
 /*
  * GET len bytes of bucket/key at offset into buffer, checking that the object
  * still has size bytes.
@@ -744,40 +809,23 @@ get_range(S3Store *store, const char *bucket, const char *key, uint64_t size,
 		  uint64_t offset, void *buffer, size_t len, LpError *err)
 {
 	char		range[64];
-	char		expected[96];
 	LpS3Pair	headers[1];
 	LpS3Call	call;
 	LpS3HttpResponse response;
 
 	if (lp_check_cancel(err))
 		return false;
-	snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, offset, offset + len - 1);
-	snprintf(expected, sizeof(expected), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64,
-			 offset, offset + len - 1, size);
+	format_range(range, sizeof(range), offset, len);
 	headers[0] = (LpS3Pair) {"range", range};
 	call = (LpS3Call) {.method = "GET", .bucket = bucket, .key = key,
 		.headers = headers, .header_count = 1,
 	.response_buffer = buffer, .response_capacity = len};
 	if (!lp_s3_call_checked(store->client, &call, "read", &response, err))
 	{
-		if (err->code == LP_ERR_IO && strstr(err->message, "HTTP 416") != NULL)
-			lp_error_detail(err, "The object is shorter than the %" PRIu64 " bytes it had when opened.", size);
+		explain_short_object(size, err);
 		return false;
 	}
-	if (response.status != 206 || response.body_len != len ||
-		strcmp(response.content_range, expected) != 0)
-	{
-		lp_fail(err, LP_ERR_IO,
-				"could not read %zu bytes at offset %" PRIu64 " of \"s3://%s/%s\": the server answered HTTP %ld with %zu bytes and Content-Range \"%s\"",
-				len, offset, bucket, key, response.status, response.body_len,
-				response.content_range);
-		lp_error_detail(err, "A ranged read of an object of %" PRIu64 " bytes expects Content-Range \"%s\"; the object may have changed.",
-						size, expected);
-		lp_s3_http_response_clear(&response);
-		return false;
-	}
-	lp_s3_http_response_clear(&response);
-	return true;
+	return check_range_answer(bucket, key, size, offset, len, &response, err);
 }
 
 static void
@@ -790,14 +838,229 @@ drop_block(S3Input *input)
 		input->store->cached_input = NULL;
 }
 
+/* ---- read-ahead ------------------------------------------------------------ */
+
+static void
+drop_piece(S3Input *input, size_t index)
+{
+	S3Piece    *piece = input->pieces[index];
+
+	if (piece->pending)
+		lp_s3_call_abort(input->store->client, piece->pending);
+	input->piece_bytes -= piece->len;
+	lp_free(piece->data);
+	lp_free(piece);
+	input->pieces[index] = input->pieces[--input->num_pieces];
+}
+
+/* Wait for a pending piece's answer: false with err, the piece dropped. */
+static bool
+finish_piece(S3Input *input, size_t index, LpError *err)
+{
+	S3Piece    *piece = input->pieces[index];
+	LpS3Pending *pending = piece->pending;
+	LpS3HttpResponse response;
+	LpS3Call	call = {.method = "GET", .bucket = input->bucket, .key = input->key};
+
+	piece->pending = NULL;
+	if (!lp_s3_call_finish(input->store->client, pending, &response, err))
+	{
+		drop_piece(input, index);
+		return false;
+	}
+	if (!lp_s3_succeeded(&call, &response))
+	{
+		lp_s3_fail(input->store->client, &call, &response, "read", err);
+		lp_s3_http_response_clear(&response);
+		explain_short_object(input->base.size, err);
+		drop_piece(input, index);
+		return false;
+	}
+	if (!check_range_answer(input->bucket, input->key, input->base.size, piece->offset,
+							piece->len, &response, err))
+	{
+		drop_piece(input, index);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Serve a read from a piece that holds all of it: true with *served when
+ * one did (false with err when its answer failed).
+ */
+static bool
+read_from_pieces(S3Input *input, uint64_t offset, void *buffer, size_t len, bool *served,
+				 LpError *err)
+{
+	*served = false;
+	if (input->num_pieces == 0)
+		return true;
+	/* the started transfers move on between the decoder's reads */
+	lp_s3_client_progress(input->store->client);
+	for (size_t i = 0; i < input->num_pieces; i++)
+	{
+		S3Piece    *piece = input->pieces[i];
+
+		if (offset < piece->offset || offset - piece->offset + len > piece->len)
+			continue;
+		if (piece->pending && !finish_piece(input, i, err))
+			return false;
+		memcpy(buffer, piece->data + (offset - piece->offset), len);
+		*served = true;
+		return true;
+	}
+	return true;
+}
+
+static int
+compare_ranges(const void *a, const void *b)
+{
+	const LpByteRange *x = a;
+	const LpByteRange *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/*
+ * Is [offset, offset + len) inside a piece already?  Then that piece counts
+ * as this prefetch's, so a page that several batches read is kept, not
+ * fetched again.
+ */
+static bool
+held_already(S3Input *input, uint64_t offset, uint64_t len)
+{
+	for (size_t i = 0; i < input->num_pieces; i++)
+		if (offset >= input->pieces[i]->offset &&
+			offset - input->pieces[i]->offset + len <= input->pieces[i]->len)
+		{
+			input->pieces[i]->generation = input->generation;
+			return true;
+		}
+	return false;
+}
+
+/* Start a GET of len bytes at offset as a piece of this generation. */
+static bool
+start_piece(S3Input *input, uint64_t offset, size_t len, LpError *err)
+{
+	S3Piece    *piece;
+	LpS3Call	call;
+
+	if (input->num_pieces == input->pieces_capacity)
+	{
+		size_t		capacity = input->pieces_capacity ? input->pieces_capacity * 2 : 16;
+		S3Piece   **longer = lp_alloc(capacity * sizeof(S3Piece *));
+
+		if (longer == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the read-ahead of \"%s\"",
+						   input->base.name);
+		if (input->num_pieces > 0)
+			memcpy(longer, input->pieces, input->num_pieces * sizeof(S3Piece *));
+		lp_free(input->pieces);
+		input->pieces = longer;
+		input->pieces_capacity = capacity;
+	}
+	piece = lp_alloc0(sizeof(S3Piece));
+	if (piece == NULL || (piece->data = lp_alloc(len)) == NULL)
+	{
+		lp_free(piece);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the read-ahead of \"%s\"",
+					   input->base.name);
+	}
+	piece->offset = offset;
+	piece->len = len;
+	piece->generation = input->generation;
+	format_range(piece->range, sizeof(piece->range), offset, len);
+	piece->header = (LpS3Pair) {"range", piece->range};
+	call = (LpS3Call) {.method = "GET", .bucket = input->bucket, .key = input->key,
+		.headers = &piece->header, .header_count = 1,
+	.response_buffer = piece->data, .response_capacity = len};
+	if (!lp_s3_call_start(input->store->client, &call, &piece->pending, err))
+	{
+		lp_free(piece->data);
+		lp_free(piece);
+		return false;
+	}
+	input->pieces[input->num_pieces++] = piece;
+	input->piece_bytes += len;
+	return true;
+}
+
+/*
+ * LpInputOps.prefetch: the ranges widened to LP_S3_READ_BLOCK boundaries,
+ * sorted and merged where they touch, each not held already started as one
+ * GET while the pieces stay within LP_S3_READAHEAD_BYTES (one that does
+ * not fit is left to the reads).  Pieces of the prefetches before the
+ * previous one that this one does not ask for again are dropped first: a
+ * scan prefetches the next batch before it decodes the current one, so those
+ * served a batch that is done.
+ */
+static bool
+s3_prefetch(LpInput *base, const LpByteRange *ranges, size_t num_ranges, LpError *err)
+{
+	S3Input    *input = (S3Input *) base;
+	LpByteRange *blocks;
+	size_t		num_blocks = 0;
+	size_t		num_merged;
+	bool		ok = true;
+
+	input->generation++;
+	blocks = lp_alloc(num_ranges * sizeof(LpByteRange));
+	if (blocks == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for the read-ahead of \"%s\"",
+					   base->name);
+	for (size_t i = 0; i < num_ranges; i++)
+	{
+		uint64_t	start = ranges[i].offset;
+		uint64_t	end;
+
+		if (ranges[i].len == 0 || start >= base->size)
+			continue;
+		end = ranges[i].len > base->size - start ? base->size : start + ranges[i].len;
+		start -= start % LP_S3_READ_BLOCK;
+		end += (LP_S3_READ_BLOCK - end % LP_S3_READ_BLOCK) % LP_S3_READ_BLOCK;
+		if (end > base->size)
+			end = base->size;
+		blocks[num_blocks++] = (LpByteRange) {start, end - start};
+	}
+	qsort(blocks, num_blocks, sizeof(LpByteRange), compare_ranges);
+	/* merged, then the pieces held already marked; then the old ones dropped */
+	num_merged = 0;
+	for (size_t i = 0; i < num_blocks;)
+	{
+		uint64_t	start = blocks[i].offset;
+		uint64_t	end = start + blocks[i].len;
+
+		for (i++; i < num_blocks && blocks[i].offset <= end; i++)
+			if (blocks[i].offset + blocks[i].len > end)
+				end = blocks[i].offset + blocks[i].len;
+		if (!held_already(input, start, end - start))
+			blocks[num_merged++] = (LpByteRange) {start, end - start};
+	}
+	for (size_t i = input->num_pieces; i-- > 0;)
+		if (input->pieces[i]->generation + 1 < input->generation)
+			drop_piece(input, i);
+	for (size_t i = 0; i < num_merged && ok; i++)
+		if (blocks[i].len <= LP_S3_READAHEAD_BYTES - input->piece_bytes)
+			ok = start_piece(input, blocks[i].offset, (size_t) blocks[i].len, err);
+	lp_free(blocks);
+	return ok;
+}
+
 static bool
 s3_read_at(LpInput *base, uint64_t offset, void *buffer, size_t len, LpError *err)
 {
 	S3Input    *input = (S3Input *) base;
 	uint64_t	start;
 	uint64_t	end;
+	bool		served;
 
 	if (len == 0)
+		return true;
+	if (!read_from_pieces(input, offset, buffer, len, &served, err))
+		return false;
+	if (served)
 		return true;
 	if (input->block && offset >= input->block_offset &&
 		offset - input->block_offset + len <= input->block_len)
@@ -840,6 +1103,9 @@ s3_input_close(LpInput *base)
 	S3Input    *input = (S3Input *) base;
 
 	drop_block(input);
+	while (input->num_pieces > 0)
+		drop_piece(input, input->num_pieces - 1);
+	lp_free(input->pieces);
 	lp_free(input->bucket);
 	lp_free(input->key);
 	lp_free(input->name);
@@ -849,6 +1115,7 @@ s3_input_close(LpInput *base)
 static const LpInputOps s3_input_ops = {
 	.read_at = s3_read_at,
 	.close = s3_input_close,
+	.prefetch = s3_prefetch,
 };
 
 static LpInput *

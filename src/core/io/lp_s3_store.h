@@ -12,6 +12,10 @@
  * a read smaller than LP_S3_READ_BLOCK fetches the aligned blocks around it
  * and later reads inside them are served from memory, so nearby small reads
  * (a footer, the metadata before it, neighbouring pages) cost one request.
+ * An input's prefetch starts ranged GETs of the ranges a reader will ask for
+ * next (widened to the blocks and merged), at most LP_S3_READAHEAD_BYTES of
+ * them held, and reads inside one are served from it; the pieces of all but
+ * the last two prefetches are dropped, and close aborts the pending ones.
  * Outputs are written front to back and published as one PUT or, from
  * LP_S3_UPLOAD_PART_SIZE on, as a multipart upload whose copy_from ranges of
  * objects of this store, or of another store of the same endpoint and
@@ -32,6 +36,8 @@
 
 #define LP_S3_READ_BLOCK ((size_t) 64 << 10)
 #define LP_S3_UPLOAD_PART_SIZE ((size_t) 8 << 20)
+/* bytes an input holds fetched ahead: a scan batch's pages, about */
+#define LP_S3_READAHEAD_BYTES ((uint64_t) 16 << 20)
 
 /*
  * A store of the endpoint config describes through transport (both the

@@ -90,6 +90,9 @@ typedef struct LpS3HttpResponse
 
 typedef struct LpS3Transport LpS3Transport;
 
+/* A request a transport started and has not finished yet. */
+typedef struct LpS3Transfer LpS3Transfer;
+
 typedef struct LpS3TransportOps
 {
 	/*
@@ -121,6 +124,24 @@ typedef struct LpS3TransportOps
 	 * perform() does: false with LP_ERR_CANCELED when it became true.
 	 */
 	bool		(*wait) (LpS3Transport *transport, uint32_t delay_ms, LpError *err);
+
+	/*
+	 * Requests in flight together (read-ahead), all four set or all NULL
+	 * (then the client sends a started call when it is finished).  start
+	 * sends request without waiting for the answer: request, what it points
+	 * to and *response stay the caller's and valid until finish or abort,
+	 * exactly one of which follows every start that returned true.
+	 * progress moves every started transfer on without waiting; the caller
+	 * calls it between pieces of its own work, as no thread runs the
+	 * transfers.  finish waits for transfer's end (polling the cancel hook
+	 * as perform does), fills *response and returns as perform does; abort
+	 * stops it, leaving nothing in *response.  Both free transfer.
+	 */
+	bool		(*start) (LpS3Transport *transport, const LpS3HttpRequest *request,
+						  LpS3HttpResponse *response, LpS3Transfer **transfer, LpError *err);
+	void		(*progress) (LpS3Transport *transport);
+	bool		(*finish) (LpS3Transport *transport, LpS3Transfer *transfer, LpError *err);
+	void		(*abort) (LpS3Transport *transport, LpS3Transfer *transfer);
 } LpS3TransportOps;
 
 /* Transports embed this as their first member; their creator frees them. */

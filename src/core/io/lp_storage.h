@@ -14,12 +14,28 @@
 
 typedef struct LpInput LpInput;
 
+/* A run of bytes of a file. */
+typedef struct LpByteRange
+{
+	uint64_t	offset;
+	uint64_t	len;
+} LpByteRange;
+
 typedef struct LpInputOps
 {
 	/* Read exactly len bytes at offset; a short read is an error. */
 	bool		(*read_at) (LpInput *input, uint64_t offset, void *buffer,
 							size_t len, LpError *err);
 	void		(*close) (LpInput *input);
+
+	/*
+	 * Optional (read-ahead): start fetching ranges that reads will ask for
+	 * soon, without waiting; read_at serves them when they come.  A hint
+	 * only: the input may fetch less, and false with err only for a cancel
+	 * or a failure to start.
+	 */
+	bool		(*prefetch) (LpInput *input, const LpByteRange *ranges, size_t num_ranges,
+							 LpError *err);
 } LpInputOps;
 
 struct LpInput
@@ -39,6 +55,15 @@ lp_input_read(LpInput *input, uint64_t offset, void *buffer, size_t len,
 					   len, (unsigned long long) offset, input->name,
 					   (unsigned long long) input->size);
 	return input->ops->read_at(input, offset, buffer, len, err);
+}
+
+/* LpInputOps.prefetch where the input has it; nothing to do elsewhere. */
+static inline bool
+lp_input_prefetch(LpInput *input, const LpByteRange *ranges, size_t num_ranges, LpError *err)
+{
+	if (input->ops->prefetch == NULL || num_ranges == 0)
+		return true;
+	return input->ops->prefetch(input, ranges, num_ranges, err);
 }
 
 static inline void

@@ -39,7 +39,7 @@ memory_close(LpInput *input)
 	lp_free(memory);
 }
 
-static const LpInputOps memory_input_ops = {memory_read_at, memory_close};
+static const LpInputOps memory_input_ops = {.read_at = memory_read_at, .close = memory_close};
 
 LpInput *
 lp_memory_input_open(const char *name, const void *data, uint64_t size)

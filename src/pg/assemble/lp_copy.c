@@ -492,7 +492,7 @@ copy_upload_parts(UploadCopier *copier, LpError *err)
 		if (part->kind != LP_UPLOAD_PART_COPY)
 			continue;
 		if (!lp_s3_store_copy_part(copier->store, copier->output_name, copier->upload_id,
-								   (uint32) (p + 1), copier->inputs[part->input],
+								   (uint32) (p + 1), lp_pg_s3_core_input(copier->inputs[part->input]),
 								   part->source_offset, part->length,
 								   copier->etags + p * LP_S3_PART_ETAG_MAX,
 								   LP_S3_PART_ETAG_MAX, err))
@@ -557,7 +557,7 @@ parts_by_number_fit(const LpUploadParts *parts, LpInput *const *inputs, LpOutput
 
 		if (part->kind == LP_UPLOAD_PART_COPY)
 		{
-			if (!lp_s3_output_copies_on_server(core_output, inputs[part->input]))
+			if (!lp_s3_output_copies_on_server(core_output, lp_pg_s3_core_input(inputs[part->input])))
 				return false;
 			(*num_copies)++;
 		}

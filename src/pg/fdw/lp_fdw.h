@@ -139,6 +139,7 @@ extern void lp_fdw_filter_rewind(LpFdwFilter *filter);
 
 /* lance_parts.fdw_batch_rows: rows decoded together */
 extern int	lp_fdw_batch_rows;
+extern bool lp_fdw_readahead;
 extern void LpFdwScanInit(void);
 
 /*

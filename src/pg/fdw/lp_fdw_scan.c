@@ -19,7 +19,11 @@
  * match decodes nothing more); without a filter, every column of the live
  * rows.  A batch's arrays are freed when the next batch is read, so memory
  * follows the batch size and the readers' pages, not the fragment's size;
- * rows stream, so a LIMIT stops the decoding early.
+ * rows stream, so a LIMIT stops the decoding early.  With
+ * lance_parts.fdw_readahead, before a batch is decoded the byte ranges of
+ * the next one (lp_field_reader_ranges) are handed to each data file's input
+ * (lp_input_prefetch: S3 inputs start their GETs, local ones do nothing), so
+ * the next batch's requests run while this one decodes.
  */
 #include "postgres.h"
 
@@ -29,6 +33,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "base/lp_alloc.h"
 #include "decode/lp_decode.h"
 #include "format/lp_columns.h"
 #include "fdw/lp_fdw.h"
@@ -37,6 +42,7 @@
 #include "format/lp_schema.h"
 
 int			lp_fdw_batch_rows = 8192;
+bool		lp_fdw_readahead = true;
 
 void
 LpFdwScanInit(void)
@@ -48,6 +54,13 @@ LpFdwScanInit(void)
 							8192, 1, 1024 * 1024,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("lance_parts.fdw_readahead",
+							 gettext_noop("Whether lance_fdw fetches the next batch's bytes from S3 while it decodes the current batch."),
+							 gettext_noop("Each data file on S3 holds at most 16 MiB fetched ahead."),
+							 &lp_fdw_readahead,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 }
 
 /* One column a scan reads. */
@@ -67,6 +80,7 @@ typedef struct ScanColumn
 	/* for the current unit */
 	LpFieldReader *reader;		/* NULL: no data file of the fragment holds it */
 	const char *file;			/* the data file it comes from */
+	LpInput    *input;			/* that file's input */
 	LpFdwConverter converter;
 	LpFdwBlobReader blob;		/* reads_payload: where the payloads are */
 	/* for the current batch */
@@ -92,6 +106,8 @@ struct LpFdwScan
 	bool		explain_only;
 	LpFdwFilter *filter;
 	uint64		batch_rows;		/* lance_parts.fdw_batch_rows when the scan began */
+	bool		readahead;		/* lance_parts.fdw_readahead when the scan began */
+	uint64	   *readahead_rows; /* batch_rows * 2, once an input fetches ahead */
 
 	/* units */
 	LpFdwUnitQueue *queue;		/* parallel scans: where the units come from */
@@ -102,6 +118,7 @@ struct LpFdwScan
 	uint64		fragment_rows;
 	uint64		unit_next_row;	/* the first row of the unit not read in a batch yet */
 	uint64		unit_end_row;
+	uint64		fetched_ahead_to;	/* rows before it were handed to prefetch */
 	LpDeletions deletions;
 	List	   *open_files;		/* OpenFile, in the fragment context */
 	const char *current_file;
@@ -215,6 +232,7 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *
 
 	state->batch_rows = lp_fdw_batch_rows;
 	state->live_rows = palloc(sizeof(uint64) * state->batch_rows);
+	state->readahead = lp_fdw_readahead;
 	state->filter_values = palloc0(sizeof(Datum) * Max(state->natts, 1));
 	state->filter_nulls = palloc0(sizeof(bool) * Max(state->natts, 1));
 	state->fragment_context = AllocSetContextCreate(CurrentMemoryContext,
@@ -338,6 +356,7 @@ open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 		if (!lp_field_reader_open(open->input, open->file, (uint32) index, &column->reader, &err))
 			lp_raise(&err);
 		column->file = path;
+		column->input = open->input;
 		if (column->reads_payload)
 		{
 			column->blob.data_file = path;
@@ -473,6 +492,77 @@ open_unit(LpFdwScan *state, const LpFdwUnit *unit)
 	state->unit_next_row = Min(unit->first_row, state->fragment_rows);
 	state->unit_end_row = unit->num_rows > state->fragment_rows - state->unit_next_row ?
 		state->fragment_rows : state->unit_next_row + unit->num_rows;
+	state->fetched_ahead_to = state->unit_next_row;
+}
+
+/*
+ * Hand the byte ranges of the unit's rows from the batch starting at start
+ * up to the end of the next one, those not handed over already (the first
+ * batch of a unit is fetched with the second), to the inputs that fetch
+ * ahead: one prefetch per input, so that each holds a batch's pieces while
+ * the next ones come.  Deleted rows and rows a filter will drop are fetched
+ * too.
+ */
+static void
+fetch_ahead(LpFdwScan *state, uint64 start)
+{
+	uint64		from = Max(start, state->fetched_ahead_to);
+	uint64		to = Min(start + 2 * state->batch_rows, state->unit_end_row);
+	uint64		n;
+	ListCell   *cell;
+	MemoryContext old;
+	bool		any = false;
+
+	foreach(cell, state->open_files)
+		any |= ((OpenFile *) lfirst(cell))->input->ops->prefetch != NULL;
+	if (from >= to || !any)
+		return;
+	/* local files fetch nothing ahead: only S3 scans pay for the rows */
+	if (state->readahead_rows == NULL)
+		state->readahead_rows = MemoryContextAlloc(GetMemoryChunkContext(state),
+												   sizeof(uint64) * state->batch_rows * 2);
+	n = to - from;
+	for (uint64 i = 0; i < n; i++)
+		state->readahead_rows[i] = from + i;
+	state->fetched_ahead_to = to;
+	/* the pieces fetched belong to the inputs, in the fragment's context */
+	old = MemoryContextSwitchTo(state->fragment_context);
+	foreach(cell, state->open_files)
+	{
+		LpInput    *input = ((OpenFile *) lfirst(cell))->input;
+		LpByteRange *ranges = NULL;
+		size_t		num_ranges = 0;
+		LpError		err;
+
+		if (input->ops->prefetch == NULL)
+			continue;
+		for (int c = 0; c < state->num_columns; c++)
+		{
+			ScanColumn *column = &state->columns[c];
+			LpByteRange *found;
+			size_t		num_found;
+
+			if (column->reader == NULL || column->input != input)
+				continue;
+			state->current_file = column->file;
+			if (!lp_field_reader_ranges(column->reader, state->readahead_rows, n, &found,
+										&num_found, &err))
+				lp_raise(&err);
+			if (num_found == 0)
+				continue;
+			ranges = ranges == NULL ? palloc(sizeof(LpByteRange) * num_found)
+				: repalloc(ranges, sizeof(LpByteRange) * (num_ranges + num_found));
+			memcpy(ranges + num_ranges, found, sizeof(LpByteRange) * num_found);
+			num_ranges += num_found;
+			lp_free(found);
+		}
+		if (!lp_input_prefetch(input, ranges, num_ranges, &err))
+			lp_raise(&err);
+		if (ranges != NULL)
+			pfree(ranges);
+	}
+	state->current_file = NULL;
+	MemoryContextSwitchTo(old);
 }
 
 /* Decode column's values of the n rows (ascending) into its batch array. */
@@ -600,6 +690,8 @@ read_batch(LpFdwScan *state)
 		}
 		if (state->num_live == 0)
 			continue;
+		if (state->readahead)
+			fetch_ahead(state, start);
 
 		if (state->filter == NULL)
 		{

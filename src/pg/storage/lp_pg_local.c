@@ -182,7 +182,7 @@ local_input_close(LpInput *input)
 	pfree(local);
 }
 
-static const LpInputOps local_input_ops = {local_input_read_at, local_input_close};
+static const LpInputOps local_input_ops = {.read_at = local_input_read_at, .close = local_input_close};
 
 static LpInput *
 local_store_open_input(LpStore *store, const char *path, LpError *err)

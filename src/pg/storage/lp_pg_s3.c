@@ -23,6 +23,9 @@
  * ends.  The abort request itself runs with the cancel hook ignored
  * (lp_s3_multipart) and never raises, as nothing may during cleanup; an
  * abort the server does not answer is left to the bucket's lifecycle rules.
+ * Inputs are wrapped the same way: one whose context goes while GETs it
+ * started ahead (LpInputOps.prefetch) are in flight is closed, which aborts
+ * them before the buffers they write into are freed.
  */
 #include "postgres.h"
 
@@ -48,18 +51,91 @@ typedef struct PgS3Output
 	MemoryContextCallback cleanup;
 } PgS3Output;
 
+typedef struct PgS3Input
+{
+	LpInput		base;
+	LpInput    *core;
+	bool		closed;			/* core is gone */
+	MemoryContextCallback cleanup;
+} PgS3Input;
+
 #define CORE(store) (((PgS3Store *) (store))->core)
+#define CORE_INPUT(input) (((PgS3Input *) (input))->core)
+
+/* ---- inputs closed when their memory context goes -------------------------- */
+
+static bool
+pg_s3_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len, LpError *err)
+{
+	return CORE_INPUT(input)->ops->read_at(CORE_INPUT(input), offset, buffer, len, err);
+}
+
+static bool
+pg_s3_prefetch(LpInput *input, const LpByteRange *ranges, size_t num_ranges, LpError *err)
+{
+	return lp_input_prefetch(CORE_INPUT(input), ranges, num_ranges, err);
+}
+
+/* The wrapper stays until its context goes: the callback points at it. */
+static void
+pg_s3_input_close(LpInput *input)
+{
+	PgS3Input  *pg = (PgS3Input *) input;
+
+	pg->closed = true;
+	lp_input_close(pg->core);
+}
+
+static void
+pg_s3_input_cleanup(void *arg)
+{
+	PgS3Input  *pg = (PgS3Input *) arg;
+
+	if (!pg->closed)
+		pg_s3_input_close(&pg->base);
+}
+
+static const LpInputOps pg_s3_input_ops = {
+	.read_at = pg_s3_read_at,
+	.close = pg_s3_input_close,
+	.prefetch = pg_s3_prefetch,
+};
+
+static LpInput *
+wrap_input(LpInput *core, const char *path, LpError *err)
+{
+	PgS3Input  *pg;
+
+	if (core == NULL)
+		return NULL;
+	pg = palloc_extended(sizeof(PgS3Input), MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+	if (pg == NULL)
+	{
+		lp_input_close(core);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an input of \"%s\"", path);
+		return NULL;
+	}
+	pg->base.ops = &pg_s3_input_ops;
+	pg->base.name = core->name;
+	pg->base.size = core->size;
+	pg->core = core;
+	pg->cleanup.func = pg_s3_input_cleanup;
+	pg->cleanup.arg = pg;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &pg->cleanup);
+	return &pg->base;
+}
 
 static LpInput *
 pg_s3_open_input(LpStore *store, const char *path, LpError *err)
 {
-	return CORE(store)->ops->open_input(CORE(store), path, err);
+	return wrap_input(CORE(store)->ops->open_input(CORE(store), path, err), path, err);
 }
 
 static LpInput *
 pg_s3_open_input_lazily(LpStore *store, const char *path, uint64_t size, LpError *err)
 {
-	return CORE(store)->ops->open_input_lazily(CORE(store), path, size, err);
+	return wrap_input(CORE(store)->ops->open_input_lazily(CORE(store), path, size, err),
+					  path, err);
 }
 
 static bool
@@ -135,6 +211,9 @@ static bool
 pg_s3_copy_from(LpOutput *output, uint64_t output_offset, LpInput *input,
 				uint64_t input_offset, uint64_t len, LpError *err)
 {
+	/* the core's S3 input, which it copies on the server */
+	if (input->ops == &pg_s3_input_ops)
+		input = CORE_INPUT(input);
 	return CORE_OUTPUT(output)->ops->copy_from(CORE_OUTPUT(output), output_offset, input,
 											   input_offset, len, err);
 }
@@ -243,6 +322,12 @@ lp_pg_s3_core_output(LpOutput *output)
 {
 	return output->ops == &pg_s3_output_ops && !((PgS3Output *) output)->finished
 		? CORE_OUTPUT(output) : NULL;
+}
+
+LpInput *
+lp_pg_s3_core_input(LpInput *input)
+{
+	return input->ops == &pg_s3_input_ops ? CORE_INPUT(input) : input;
 }
 
 bool

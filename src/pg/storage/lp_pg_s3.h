@@ -27,6 +27,8 @@ extern LpStore *lp_pg_s3_store_for_uri(const char *uri);
  */
 extern LpStore *lp_pg_s3_core_store(LpStore *store);
 extern LpOutput *lp_pg_s3_core_output(LpOutput *output);
+/* the core's input of an S3 input of this layer; any other input as it is */
+extern LpInput *lp_pg_s3_core_input(LpInput *input);
 
 /*
  * Whether uri is an object's name as the S3 store's canonical op gives it:

@@ -3,7 +3,10 @@
  * (posix/lp_curl_http) with one handle per process, kept for the process's
  * life so its connection is reused between requests and statements; the
  * descriptor of that connection accounted for with fd.c; requests shown as
- * waits in pg_stat_activity; retries waiting on the latch.  Nothing raises
+ * waits in pg_stat_activity; retries waiting on the latch.  Started requests
+ * (read-ahead) get a connection each as far as fd.c grants descriptors for
+ * them, up to LP_PG_S3_READAHEAD_CONNECTIONS; beyond, libcurl runs them one
+ * after another on the connections there are.  Nothing raises
  * while a request runs (the core calls in): only the creation of the handle
  * can.
  */
@@ -27,13 +30,26 @@ typedef struct CurlTransport
 	bool		allow_http;
 } CurlTransport;
 
+/* connections beyond the first that started requests may open at once */
+#define LP_PG_S3_READAHEAD_CONNECTIONS 8
+
 static LpCurl *backend_curl;
+static unsigned readahead_descriptors;	/* acquired with AcquireExternalFD, kept */
+static unsigned started_transfers;	/* not finished or aborted yet */
 
 static bool curl_perform(LpS3Transport *transport, const LpS3HttpRequest *request,
 						 LpS3HttpResponse *response, LpError *err);
 static bool curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err);
+static bool curl_start(LpS3Transport *transport, const LpS3HttpRequest *request,
+					   LpS3HttpResponse *response, LpS3Transfer **transfer, LpError *err);
+static void curl_progress(LpS3Transport *transport);
+static bool curl_finish(LpS3Transport *transport, LpS3Transfer *transfer, LpError *err);
+static void curl_abort(LpS3Transport *transport, LpS3Transfer *transfer);
 
-static const LpS3TransportOps curl_ops = {curl_perform, curl_wait};
+static const LpS3TransportOps curl_ops = {
+	.perform = curl_perform, .wait = curl_wait,
+	.start = curl_start, .progress = curl_progress, .finish = curl_finish, .abort = curl_abort
+};
 static CurlTransport https_only = {{&curl_ops}, false};
 static CurlTransport http_allowed = {{&curl_ops}, true};
 
@@ -103,4 +119,53 @@ curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err)
 						 Min(remaining, LP_CURL_POLL_INTERVAL_MS), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
+}
+
+/*
+ * Each started request may hold a connection while a plain one needs
+ * another: as many descriptors beyond the first as requests are started,
+ * when fd.c grants them (never raising: the core calls in).
+ */
+static bool
+curl_start(LpS3Transport *base, const LpS3HttpRequest *request,
+		   LpS3HttpResponse *response, LpS3Transfer **transfer, LpError *err)
+{
+	CurlTransport *transport = (CurlTransport *) base;
+
+	if (started_transfers + 1 > readahead_descriptors &&
+		readahead_descriptors < LP_PG_S3_READAHEAD_CONNECTIONS && AcquireExternalFD())
+	{
+		readahead_descriptors++;
+		lp_curl_set_max_connections(backend_curl, 1 + readahead_descriptors);
+	}
+	if (!lp_curl_start(backend_curl, transport->allow_http, request, response,
+					   (LpCurlTransfer **) transfer, err))
+		return false;
+	started_transfers++;
+	return true;
+}
+
+static void
+curl_progress(LpS3Transport *transport)
+{
+	lp_curl_progress(backend_curl);
+}
+
+static bool
+curl_finish(LpS3Transport *transport, LpS3Transfer *transfer, LpError *err)
+{
+	bool		done;
+
+	started_transfers--;
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	done = lp_curl_finish(backend_curl, (LpCurlTransfer *) transfer, err);
+	pgstat_report_wait_end();
+	return done;
+}
+
+static void
+curl_abort(LpS3Transport *transport, LpS3Transfer *transfer)
+{
+	started_transfers--;
+	lp_curl_abort(backend_curl, (LpCurlTransfer *) transfer);
 }
