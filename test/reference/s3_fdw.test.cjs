@@ -10,37 +10,14 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
 const lancedb = require('@lancedb/lancedb');
+const { startS3Server } = require('./s3_server.cjs');
 const { vectorSchema, vectorRows, vectorDigests } = require('./vectors.cjs');
 const { psqlLines, literal } = require('./pg.cjs');
 const s3 = require('./s3_requests.cjs');
 
-const SRCDIR = process.env.LP_SRCDIR;
-const S3_DIR = path.join(process.env.LP_SCRATCH, 's3-fdw-server');
-const SCRIPT = path.join(SRCDIR, 'scripts', 's3-server.sh');
-const PREFIX = 'fdw';
-
-function s3Server(command)
-{
-	return execFileSync('bash', [SCRIPT, command], {
-		env: { ...process.env, LP_S3_DIR: S3_DIR },
-		encoding: 'utf8',
-	});
-}
-
-const settings = Object.fromEntries(s3Server('start').trim().split('\n').map((line) => line.split('=')));
-test.after(() => s3Server('stop'));
-
-const storageOptions = {
-	aws_endpoint: settings.LP_S3_ENDPOINT,
-	aws_access_key_id: settings.LP_S3_ACCESS_KEY_ID,
-	aws_secret_access_key: settings.LP_S3_SECRET_ACCESS_KEY,
-	aws_region: settings.LP_S3_REGION,
-	allow_http: 'true',
-	aws_virtual_hosted_style_request: 'false',
-};
-const ROOT = 's3://' + settings.LP_S3_BUCKET + '/' + PREFIX;
+const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-fdw-server');
+const ROOT = root('fdw');
 const PORT = new URL(settings.LP_S3_ENDPOINT).port;
 
 // The output of query, run after a first query that opens the backend's connection to the
@@ -65,12 +42,7 @@ test('a query of one column reads a small fraction of what a query of every colu
 	await table.add(vectorRows(6000, 6000));
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SERVER IF EXISTS s3_fdw_server CASCADE;
-CREATE SERVER s3_fdw_server FOREIGN DATA WRAPPER lance_fdw
-  OPTIONS (root ${literal(ROOT)}, endpoint ${literal(settings.LP_S3_ENDPOINT)},
-           region ${literal(settings.LP_S3_REGION)}, allow_http 'true');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s3_fdw_server
-  OPTIONS (access_key_id ${literal(settings.LP_S3_ACCESS_KEY_ID)},
-           secret_access_key ${literal(settings.LP_S3_SECRET_ACCESS_KEY)});
+${fdwServerSql('s3_fdw_server', ROOT)}
 CREATE FOREIGN TABLE s3_vectors (id bigint, vec real[]) SERVER s3_fdw_server
   OPTIONS (uri ${literal(ROOT + '/vectors.lance')});
 `);
