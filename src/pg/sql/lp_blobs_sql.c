@@ -26,6 +26,7 @@
 #include "lp_pg_error.h"
 #include "sql/lp_commit_sql.h"
 #include "lp_sql_args.h"
+#include "sql/lp_blobs_sql.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
 
@@ -33,12 +34,6 @@ PG_FUNCTION_INFO_V1(lp_lease_blob_ids);
 PG_FUNCTION_INFO_V1(lp_write_packed_blobs);
 PG_FUNCTION_INFO_V1(lp_write_dedicated_blob);
 PG_FUNCTION_INFO_V1(lp_write_dedicated_blob_from);
-
-/* Lance's defaults (blob.rs) where a field's metadata does not override them. */
-#define DEDICATED_THRESHOLD_KEY "lance-encoding:blob-dedicated-size-threshold"
-#define PACK_FILE_THRESHOLD_KEY "lance-encoding:blob-pack-file-size-threshold"
-#define DEFAULT_DEDICATED_THRESHOLD (UINT64CONST(4) * 1024 * 1024)
-#define DEFAULT_PACK_FILE_THRESHOLD (UINT64CONST(1024) * 1024 * 1024)
 
 /* Parse, verify, check write privileges and bind the target argument. */
 static LpTarget *
@@ -89,8 +84,8 @@ check_not_assembled(const LpTarget *target)
  * them, and a pack file may grow to the largest pack-file threshold.  ERROR
  * if the target has no Blob v2 column.
  */
-static uint64
-field_threshold(const LpField *field, const char *key, uint64 fallback)
+uint64
+lp_blob_field_threshold(const LpField *field, const char *key, uint64 fallback)
 {
 	const LpKeyValue *entry = lp_field_metadata(field, key);
 	char	   *text;
@@ -124,11 +119,11 @@ blob_limits(const LpTarget *target, uint64 *dedicated_threshold, uint64 *pack_fi
 			continue;
 		found = true;
 		*dedicated_threshold = Max(*dedicated_threshold,
-								   field_threshold(field, DEDICATED_THRESHOLD_KEY,
-												   DEFAULT_DEDICATED_THRESHOLD));
+								   lp_blob_field_threshold(field, LP_BLOB_DEDICATED_THRESHOLD_KEY,
+												   LP_BLOB_DEFAULT_DEDICATED_THRESHOLD));
 		*pack_file_threshold = Max(*pack_file_threshold,
-								   field_threshold(field, PACK_FILE_THRESHOLD_KEY,
-												   DEFAULT_PACK_FILE_THRESHOLD));
+								   lp_blob_field_threshold(field, LP_BLOB_PACK_FILE_THRESHOLD_KEY,
+												   LP_BLOB_DEFAULT_PACK_FILE_THRESHOLD));
 	}
 	if (!found)
 		ereport(ERROR,
@@ -185,8 +180,8 @@ sidecar_path(const LpTarget *target, uint32 blob_id)
  * seeds' finish: the object is at least, for a dedicated one exactly, as
  * long as the bytes written).
  */
-static void
-publish_sidecar(LpStore *store, LpOutput *output, const char *path, uint64 written)
+void
+lp_blob_sidecar_publish(LpStore *store, LpOutput *output, const char *path, uint64 written)
 {
 	LpStat		stat;
 	LpError		err;
@@ -208,8 +203,8 @@ publish_sidecar(LpStore *store, LpOutput *output, const char *path, uint64 writt
 					   path, stat.size, written));
 }
 
-static LpOutput *
-create_sidecar(LpStore *store, const char *path)
+LpOutput *
+lp_blob_sidecar_create(LpStore *store, const char *path)
 {
 	LpError		err;
 	LpOutput   *output = store->ops->create_output(store, path, &err);
@@ -219,8 +214,8 @@ create_sidecar(LpStore *store, const char *path)
 	return output;
 }
 
-static void
-write_or_raise(LpOutput *output, uint64 offset, const void *data, size_t len)
+void
+lp_blob_sidecar_write(LpOutput *output, uint64 offset, const void *data, size_t len)
 {
 	LpError		err;
 
@@ -346,7 +341,7 @@ lp_write_packed_blobs(PG_FUNCTION_ARGS)
 
 	path = sidecar_path(target, blob_id);
 	store = lp_store_for_uri(path, NULL);
-	output = create_sidecar(store, path);
+	output = lp_blob_sidecar_create(store, path);
 	descriptors = palloc(sizeof(Datum) * count);
 	descriptor_nulls = palloc(sizeof(bool) * count);
 	offset = 0;
@@ -363,11 +358,11 @@ lp_write_packed_blobs(PG_FUNCTION_ARGS)
 			continue;
 		}
 		size = VARSIZE_ANY_EXHDR(DatumGetPointer(values[i]));
-		write_or_raise(output, offset, VARDATA_ANY(DatumGetPointer(values[i])), (size_t) size);
+		lp_blob_sidecar_write(output, offset, VARDATA_ANY(DatumGetPointer(values[i])), (size_t) size);
 		descriptors[i] = JsonbPGetDatum(descriptor(BLOB_KIND_PACKED, offset, size, blob_id));
 		offset += size;
 	}
-	publish_sidecar(store, output, path, offset);
+	lp_blob_sidecar_publish(store, output, path, offset);
 
 	dims[0] = count;
 	PG_RETURN_ARRAYTYPE_P(construct_md_array(descriptors, descriptor_nulls, 1, dims, lbs,
@@ -401,9 +396,9 @@ lp_write_dedicated_blob(PG_FUNCTION_ARGS)
 
 	path = sidecar_path(target, blob_id);
 	store = lp_store_for_uri(path, NULL);
-	output = create_sidecar(store, path);
-	write_or_raise(output, 0, VARDATA_ANY(payload), (size_t) size);
-	publish_sidecar(store, output, path, size);
+	output = lp_blob_sidecar_create(store, path);
+	lp_blob_sidecar_write(output, 0, VARDATA_ANY(payload), (size_t) size);
+	lp_blob_sidecar_publish(store, output, path, size);
 	PG_RETURN_JSONB_P(descriptor(BLOB_KIND_DEDICATED, 0, size, blob_id));
 }
 
@@ -446,7 +441,7 @@ copy_source(LpOutput *output, LpInput *input)
 			output->ops->abort(output);
 			lp_raise(&err);
 		}
-		write_or_raise(output, pos, buffer, (size_t) len);
+		lp_blob_sidecar_write(output, pos, buffer, (size_t) len);
 		pos += len;
 	}
 	if (buffer != NULL)
@@ -482,9 +477,9 @@ lp_write_dedicated_blob_from(PG_FUNCTION_ARGS)
 
 	path = sidecar_path(target, blob_id);
 	store = lp_store_for_uri(path, NULL);
-	output = create_sidecar(store, path);
+	output = lp_blob_sidecar_create(store, path);
 	copy_source(output, input);
 	lp_input_close(input);
-	publish_sidecar(store, output, path, size);
+	lp_blob_sidecar_publish(store, output, path, size);
 	PG_RETURN_JSONB_P(descriptor(BLOB_KIND_DEDICATED, 0, size, blob_id));
 }
