@@ -78,13 +78,14 @@ CREATE FUNCTION @extschema@.write_part(
     expected_rows bigint DEFAULT NULL,
     OUT uri text,
     OUT num_rows bigint,
-    OUT size_bytes bigint)
+    OUT size_bytes bigint,
+    OUT blob_ids int8range)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'lp_write_part'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
 
 COMMENT ON FUNCTION @extschema@.write_part(jsonb, text, bigint) IS
-'Write the rows of a query as one part of the target (its version and schema) in its staging directory, for register_part';
+'Write the rows of a query as one part of the target (its version and schema) in its staging directory, for register_part; Blob v2 payloads go to the target''s sidecars under the lease blob_ids';
 
 CREATE FUNCTION @extschema@.write_dataset(
     dataset_uri text,

@@ -12,6 +12,12 @@
 //    refused and the dataset is left as it was.
 //  - an ERROR in the middle of the write (after inline, packed and dedicated payloads of the
 //    first rows were written) leaves no data file, no sidecar and no new version.
+//  - write_part into a target of a dataset the reference wrote: no payload is inline (none of
+//    their bytes is in the part file), the target's sidecar directory holds one pack file with the
+//    packed payloads in row order and a sidecar per dedicated payload, all named by ids of the
+//    lease the result's blob_ids returns; a second part gets another lease; descriptors of
+//    write_packed_blobs are taken inside their lease (blob_ids is that lease), ids outside every
+//    lease refused; an ERROR mid-write leaves no part and no sidecar.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -185,5 +191,109 @@ SELECT * FROM (VALUES
 		assert.deepEqual(sidecarFiles(dataset), sidecarsBefore);
 		assert.deepEqual(fs.readdirSync(path.join(dataset, 'data')).filter((f) => f.startsWith('.')), []);
 		assert.equal((await fetchAll(dataset)).version, versionBefore);
+	});
+}
+
+// write_part into a target of a dataset the reference wrote with a blob column.
+for (const version of ['2.2', '2.3'])
+{
+	const name = 'parts_' + version.replace('.', '_');
+	const dataset = path.join(dir, name + '.lance');
+
+	function newTarget()
+	{
+		const [target] = psqlLines(`SELECT lance_parts.create_target(${literal(dataset)});\n`);
+
+		return { target, sidecarDir: path.join(dataset, 'data', JSON.parse(target).file_name.replace(/\.lance$/, '')) };
+	}
+
+	// The reversed-bit name of blob id n.
+	function sidecarName(n)
+	{
+		return n.toString(2).padStart(32, '0').split('').reverse().join('') + '.blob';
+	}
+
+	test(version + ': write_part puts every non-empty payload in the target\'s sidecars under its lease', async () => {
+		await writeBlobDataset(await lancedb.connect(dir), name, version);
+		const { target, sidecarDir } = newTarget();
+		const [row] = psqlLines(`SELECT uri || ' ' || num_rows || ' ' || lower(blob_ids) || ' ' || upper(blob_ids)
+  FROM lance_parts.write_part(${literal(target)},
+    $q$SELECT g::bigint AS id, ${payloadSql()} AS payload FROM generate_series(${OLD_ROWS}, ${OLD_ROWS + NEW_ROWS - 1}) g ORDER BY g$q$,
+    ${NEW_ROWS});
+`);
+		const [uri, rows, start, end] = row.split(' ');
+
+		assert.equal(Number(rows), NEW_ROWS);
+		assert.ok(Number(start) >= 1 && Number(end) > Number(start));
+
+		// no payload is inline: none of their bytes are in the part file
+		const part = fs.readFileSync(uri);
+		const packed = [];
+		const dedicated = [];
+
+		for (let g = OLD_ROWS; g < OLD_ROWS + NEW_ROWS; g++)
+		{
+			const p = newPayload(g);
+
+			if (p !== null && p.length >= 16)
+				assert.equal(part.indexOf(p), -1, 'payload of row ' + g + ' is not in the part file');
+			if (p !== null && p.length > DEDICATED_MIN)
+				dedicated.push(p);
+			else if (p !== null && p.length > 0)
+				packed.push(p);
+		}
+		// one pack file (the packed payloads in row order), a sidecar per dedicated payload, all named by leased ids
+		const names = fs.readdirSync(sidecarDir).sort();
+		const leased = new Set();
+
+		for (let id = Number(start); id < Number(end); id++)
+			leased.add(sidecarName(id));
+		assert.equal(names.length, 1 + dedicated.length);
+		for (const n of names)
+			assert.ok(leased.has(n), n + ' is named by a leased id');
+		const contents = names.map((n) => fs.readFileSync(path.join(sidecarDir, n)));
+
+		assert.equal(contents.filter((c) => c.equals(Buffer.concat(packed))).length, 1, 'the pack file');
+		for (const d of dedicated)
+			assert.ok(contents.some((c) => c.equals(d)), 'a dedicated sidecar of ' + d.length + ' bytes');
+
+		// a second part, of unknown rows, leases other ids (1024 at a time)
+		const [second] = psqlLines(`SELECT lower(blob_ids) || ' ' || upper(blob_ids) FROM lance_parts.write_part(${literal(target)},
+  $q$SELECT 1000::bigint AS id, '\\x0102'::bytea AS payload$q$);
+`);
+		const [secondStart, secondEnd] = second.split(' ').map(Number);
+
+		assert.ok(secondStart >= Number(end));
+		assert.equal(secondEnd - secondStart, 1024);
+	});
+
+	test(version + ': write_part takes descriptors of write_packed_blobs inside a lease of the target', async () => {
+		const { target, sidecarDir } = newTarget();
+		const [lease] = psqlLines(`SELECT lower(lance_parts.lease_blob_ids(${literal(target)}, 4));\n`);
+		const [range] = psqlLines(`SELECT blob_ids FROM lance_parts.write_part(${literal(target)}, $q$
+SELECT row_number() OVER ()::bigint AS id, d AS payload
+  FROM unnest(lance_parts.write_packed_blobs(${literal(target)}, ${lease}, ARRAY['\\x010203'::bytea, NULL, '\\x04'::bytea])) d$q$, 3);
+`);
+		assert.equal(range, `[${lease},${Number(lease) + 4})`);
+		assert.deepEqual(fs.readdirSync(sidecarDir), [sidecarName(Number(lease))]);
+
+		const { err } = await psqlAsync(`SELECT lance_parts.write_part(${literal(target)},
+  $q$SELECT 1::bigint AS id, '{"kind": 1, "position": 0, "size": 3, "blob_id": ${Number(lease) + 100}, "blob_uri": ""}'::jsonb AS payload$q$);
+`, true);
+
+		assert.match(err.join('\n'), /blob id \d+ of blob column "payload" is not leased/);
+	});
+
+	test(version + ': an ERROR in the middle of write_part leaves no part and no sidecar', async () => {
+		const { target, sidecarDir } = newTarget();
+		const [staging] = psqlLines(`SELECT lance_parts.staging_dir(${literal(target)});\n`);
+		const { err } = await psqlAsync(`SELECT lance_parts.write_part(${literal(target)},
+    $q$SELECT g::bigint AS id, CASE WHEN g < 1000 THEN ${payloadSql()} ELSE (1 / (g - g))::text::bytea END AS payload
+       FROM generate_series(1000 - 25, 1001) g ORDER BY g$q$);
+`, true);
+
+		assert.match(err.join('\n'), /division by zero/);
+		assert.deepEqual(fs.existsSync(sidecarDir) ? fs.readdirSync(sidecarDir) : [], []);
+		assert.deepEqual((fs.existsSync(staging) ? fs.readdirSync(staging) : []).filter((f) => f.endsWith('.lance') || f.endsWith('.tmp')), []);
 	});
 }

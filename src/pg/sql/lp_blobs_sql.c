@@ -52,10 +52,29 @@ writable_target(FunctionCallInfo fcinfo)
 	return target;
 }
 
-static char *
-lease_dir(const LpTarget *target)
+char *
+lp_blob_lease_dir(const LpTarget *target)
 {
 	return lp_require_memory(lp_path_join(lp_target_staging_dir(target), LP_BLOB_LEASE_DIR));
+}
+
+LpBlobLease
+lp_blob_claim_lease(const LpTarget *target, uint32 count)
+{
+	char	   *dir = lp_blob_lease_dir(target);
+	LpBlobLease lease;
+	LpError		err;
+	uint8		random[LP_BLOB_CLAIMER_LEN / 2];
+	char		claimer[LP_BLOB_CLAIMER_LEN + 1];
+
+	if (!lp_random_bytes(NULL, random, sizeof(random), &err))
+		lp_raise(&err);
+	for (size_t i = 0; i < sizeof(random); i++)
+		snprintf(claimer + 2 * i, 3, "%02x", random[i]);
+	if (!lp_blob_lease_claim(lp_store_for_uri(dir, NULL), dir, count, claimer, &lease, &err))
+		lp_raise(&err);
+	pfree(dir);
+	return lease;
 }
 
 /*
@@ -153,7 +172,7 @@ leased_blob_id(FunctionCallInfo fcinfo, const LpTarget *target)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("blob id " INT64_FORMAT " is out of range", id),
 				errdetail("Blob ids are between 1 and %u.", LP_BLOB_ID_LIMIT - 1));
-	dir = lease_dir(target);
+	dir = lp_blob_lease_dir(target);
 	if (!lp_blob_leases_read(lp_store_for_uri(dir, NULL), dir, &leases, &count, &err))
 		lp_raise(&err);
 	if (!lp_blob_lease_holds(leases, count, (uint32) id))
@@ -244,15 +263,8 @@ Datum
 lp_lease_blob_ids(PG_FUNCTION_ARGS)
 {
 	LpTarget   *target = writable_target(fcinfo);
-	char	   *dir;
 	LpBlobLease lease;
-	LpError		err;
-	TypeCacheEntry *typcache;
-	RangeBound	lower;
-	RangeBound	upper;
 	int32		count;
-	uint8		random[LP_BLOB_CLAIMER_LEN / 2];
-	char		claimer[LP_BLOB_CLAIMER_LEN + 1];
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -264,24 +276,26 @@ lp_lease_blob_ids(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("blob id count must be at least 1"));
 	check_not_assembled(target);
-	if (!lp_random_bytes(NULL, random, sizeof(random), &err))
-		lp_raise(&err);
-	for (size_t i = 0; i < sizeof(random); i++)
-		snprintf(claimer + 2 * i, 3, "%02x", random[i]);
-	dir = lease_dir(target);
-	if (!lp_blob_lease_claim(lp_store_for_uri(dir, NULL), dir, (uint32) count, claimer, &lease, &err))
-		lp_raise(&err);
+	lease = lp_blob_claim_lease(target, (uint32) count);
+	PG_RETURN_RANGE_P(lp_blob_lease_range(&lease));
+}
 
-	typcache = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
-	lower.val = Int64GetDatum((int64) lease.start);
+RangeType *
+lp_blob_lease_range(const LpBlobLease *lease)
+{
+	TypeCacheEntry *typcache = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
+	RangeBound	lower;
+	RangeBound	upper;
+
+	lower.val = Int64GetDatum((int64) lease->start);
 	lower.infinite = false;
 	lower.inclusive = true;
 	lower.lower = true;
-	upper.val = Int64GetDatum((int64) lease.end);
+	upper.val = Int64GetDatum((int64) lease->end);
 	upper.infinite = false;
 	upper.inclusive = false;
 	upper.lower = false;
-	PG_RETURN_RANGE_P(make_range(typcache, &lower, &upper, false));
+	return make_range(typcache, &lower, &upper, false);
 }
 
 Datum

@@ -1,13 +1,17 @@
 /*
  * lp_blobs_sql.h - what the sidecar writers of sql/lp_blobs_sql.c share
  * with the encoder's Blob v2 columns (write/lp_write_blobs.c): Lance's blob
- * thresholds and the publishing of a sidecar.
+ * thresholds, the publishing of a sidecar and leases of a target.
  */
 #ifndef LP_BLOBS_SQL_H
 #define LP_BLOBS_SQL_H
 
+#include "utils/rangetypes.h"
+
+#include "dataset/lp_blob.h"
 #include "format/lp_schema.h"
 #include "io/lp_storage.h"
+#include "target/lp_target.h"
 
 /* Lance's defaults (blob.rs) where a field's metadata does not override them. */
 #define LP_BLOB_INLINE_THRESHOLD_KEY "lance-encoding:blob-inline-size-threshold"
@@ -35,5 +39,14 @@ extern void lp_blob_sidecar_write(LpOutput *output, uint64 offset, const void *d
  */
 extern void lp_blob_sidecar_publish(LpStore *store, LpOutput *output, const char *path,
 									uint64 written);
+
+/* The target's lease directory (in its staging area). */
+extern char *lp_blob_lease_dir(const LpTarget *target);
+
+/* Claim a lease of count blob ids for the target (lp_blob_lease_claim); ERROR on failure. */
+extern LpBlobLease lp_blob_claim_lease(const LpTarget *target, uint32 count);
+
+/* The lease as the int8range [start, end) SQL shows it. */
+extern RangeType *lp_blob_lease_range(const LpBlobLease *lease);
 
 #endif							/* LP_BLOBS_SQL_H */

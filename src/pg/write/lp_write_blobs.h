@@ -1,10 +1,11 @@
 /*
  * lp_write_blobs.h - the Blob v2 columns of the data files write_dataset
- * writes: where each payload of a bytea column goes (Lance's thresholds:
- * Inline in the data file, Packed into pack files, Dedicated sidecars under
- * the data file's sidecar directory), which descriptors of a jsonb column
- * may be written as they are, and the removal of the sidecars of a write
- * that failed.
+ * writes and of the parts write_part writes: where each payload of a bytea
+ * column goes (a data file: Lance's thresholds, Inline in the data file,
+ * Packed into pack files, Dedicated sidecars under the data file's sidecar
+ * directory; a part: Packed or Dedicated in the target's sidecar directory
+ * under a lease), which descriptors of a jsonb column may be written as
+ * they are, and the removal of the sidecars of a write that failed.
  */
 #ifndef LP_WRITE_BLOBS_H
 #define LP_WRITE_BLOBS_H
@@ -13,7 +14,9 @@
 
 #include "encode/lp_file_writer.h"
 #include "format/lp_schema.h"
+#include "dataset/lp_blob.h"
 #include "io/lp_storage.h"
+#include "target/lp_target.h"
 
 /* A Blob v2 descriptor as the file writer stores it. */
 typedef struct LpBlobDescriptor
@@ -31,6 +34,20 @@ typedef struct LpBlobWriter LpBlobWriter;
 extern LpBlobWriter *lp_blob_writer_create(LpStore *store, const char *what);
 
 /*
+ * A writer of the sidecars of the part of target write_part writes, in the
+ * target's sidecar directory; its ids come from a lease it claims (about
+ * expected_ids at a time, 0 when unknown).
+ */
+extern LpBlobWriter *lp_blob_writer_create_for_part(LpStore *store, const char *what,
+													const LpTarget *target, uint64 expected_ids);
+
+/*
+ * The part's lease: the one it claimed, or the caller's holding the ids of
+ * its jsonb descriptors; a lease of one id is claimed if it used none.
+ */
+extern LpBlobLease lp_blob_writer_part_lease(LpBlobWriter *writer);
+
+/*
  * The data file at data_file_path (ending in .lance), written by file,
  * takes the payloads from now on; its sidecars go to the directory of its
  * stem, blob ids from 1 (a namespace of one data file).
@@ -46,19 +63,21 @@ extern void lp_blob_writer_store(LpBlobWriter *writer, const LpField *field, con
 								 uint64 len, LpBlobDescriptor *out);
 
 /*
- * ERROR unless descriptor (given as jsonb) can be written as it is into a
- * data file: External with an absolute blob_uri, or an empty Inline one.
+ * ERROR unless descriptor (given as jsonb) can be written as it is: in a
+ * data file External with an absolute blob_uri, or an empty Inline one; in
+ * a part also Packed and Dedicated (at position 0) ones whose id lies in a
+ * lease of the target, all of one lease.
  */
-extern void lp_blob_writer_check(const LpBlobWriter *writer, const LpField *field,
+extern void lp_blob_writer_check(LpBlobWriter *writer, const LpField *field,
 								 const LpBlobDescriptor *descriptor);
 
 /* Publish the current data file's open pack file; call before publishing the data file. */
 extern void lp_blob_writer_end_file(LpBlobWriter *writer);
 
 /*
- * Remove the sidecar directories of every data file begun (root/data/<stem>,
- * never through a symlink); for a write that failed, so errors are ignored
- * (cleanup_orphans finds what is left).
+ * Remove the sidecar directories of every data file begun (root/data/<stem>)
+ * or a part's sidecars published, never through a symlink; for a write that
+ * failed, so errors are ignored (cleanup_orphans finds what is left).
  */
 extern void lp_blob_writer_remove_sidecars(const LpBlobWriter *writer, const char *root);
 

@@ -33,6 +33,8 @@
 #include "dataset/lp_dataset.h"
 #include "encode/lp_file_writer.h"
 #include "lp_pg_error.h"
+#include "format/lp_columns.h"
+#include "sql/lp_blobs_sql.h"
 #include "sql/lp_commit_sql.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
@@ -372,8 +374,9 @@ lp_write_part(PG_FUNCTION_ARGS)
 	char		name[LP_DATA_FILE_NAME_SIZE];
 	WrittenFile *file;
 	LpError		err;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	uint32		blob_fields = 0;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, true};
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -400,13 +403,39 @@ lp_write_part(PG_FUNCTION_ARGS)
 	sink.progress_dataset = target->dataset;
 	sink.has_expected_rows = !PG_ARGISNULL(2);
 	sink.expected_rows = PG_ARGISNULL(2) ? 0 : (uint64) PG_GETARG_INT64(2);
-	write_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), &sink);
+	for (uint32 i = 0; i < target->schema.num_fields; i++)
+		blob_fields += target->schema.fields[i].parent_id == -1 &&
+			lp_field_is_blob(&target->schema.fields[i]) &&
+			strcmp(target->schema.fields[i].logical_type, "struct") == 0;
+	/* a payload takes at most one new id */
+	if (blob_fields > 0)
+		sink.blobs = lp_blob_writer_create_for_part(sink.store, sink.what, target,
+													sink.expected_rows * blob_fields);
+	/* an ERROR or a cancel removes the sidecars published so far */
+	PG_TRY();
+	{
+		write_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), &sink);
+	}
+	PG_CATCH();
+	{
+		if (sink.blobs != NULL)
+			lp_blob_writer_remove_sidecars(sink.blobs, NULL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	lp_progress_end();
 
 	file = linitial(sink.files);
 	values[0] = CStringGetTextDatum(file->path);
 	values[1] = Int64GetDatum((int64) file->rows);
 	values[2] = Int64GetDatum((int64) file->size_bytes);
+	if (sink.blobs != NULL)
+	{
+		LpBlobLease lease = lp_blob_writer_part_lease(sink.blobs);
+
+		values[3] = RangeTypePGetDatum(lp_blob_lease_range(&lease));
+		nulls[3] = false;
+	}
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

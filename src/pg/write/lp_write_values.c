@@ -562,7 +562,7 @@ plan_blob(FieldBuilder *builder, const LpField *field, Oid source_typid, LpBlobW
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				errmsg("blob column \"%s\" of %s cannot be written", field->name, what),
-				errdetail("write_dataset writes Blob v2 columns."));
+				errdetail("write_dataset and write_part write Blob v2 columns."));
 	if (source_typid != BYTEAOID && source_typid != JSONBOID)
 		ereport(ERROR,
 				errcode(ERRCODE_DATATYPE_MISMATCH),
