@@ -93,6 +93,7 @@ CREATE FUNCTION @extschema@.write_dataset(
     mode text DEFAULT 'create',
     file_version text DEFAULT '2.2',
     max_rows_per_file bigint DEFAULT 1048576,
+    blob_columns text[] DEFAULT NULL,
     OUT dataset_version bigint,
     OUT fragments integer,
     OUT num_rows bigint)
@@ -100,7 +101,7 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'lp_write_dataset'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
 
-COMMENT ON FUNCTION @extschema@.write_dataset(text, text, text, text, bigint) IS
+COMMENT ON FUNCTION @extschema@.write_dataset(text, text, text, text, bigint, text[]) IS
 'Write the rows of a query as a new dataset (create), new fragments (append) or new contents (overwrite); committed when the call returns';
 
 -- The re-encode fallback: assemble and ingest take on_unsupported and say

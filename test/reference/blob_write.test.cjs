@@ -18,6 +18,9 @@
 //    lease the result's blob_ids returns; a second part gets another lease; descriptors of
 //    write_packed_blobs are taken inside their lease (blob_ids is that lease), ids outside every
 //    lease refused; an ERROR mid-write leaves no part and no sidecar.
+//  - write_dataset create with blob_columns (Lance's default thresholds: payloads of 64 KiB inline,
+//    of 4 MiB + 1 dedicated): the reference reads every payload and sees a blob column; 2.1 and
+//    unknown names are refused and leave nothing.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -295,5 +298,45 @@ SELECT row_number() OVER ()::bigint AS id, d AS payload
 		assert.match(err.join('\n'), /division by zero/);
 		assert.deepEqual(fs.existsSync(sidecarDir) ? fs.readdirSync(sidecarDir) : [], []);
 		assert.deepEqual((fs.existsSync(staging) ? fs.readdirSync(staging) : []).filter((f) => f.endsWith('.lance') || f.endsWith('.tmp')), []);
+	});
+}
+
+// write_dataset create with blob_columns: a new dataset whose bytea column is a Blob v2 column
+// with Lance's default thresholds (inline up to 64 KiB, dedicated above 4 MiB).
+for (const version of ['2.2', '2.3'])
+{
+	test(version + ': write_dataset create with blob_columns: the reference reads every payload', async () => {
+		const dataset = path.join(dir, 'created_' + version.replace('.', '_') + '.lance');
+		const sizes = [0, 10, 65536, 65537, 200000, 4 * 1024 * 1024 + 1, null, 1000];
+		const query = `SELECT g::bigint AS id, CASE g % ${sizes.length} ${sizes.map((s, k) => s === null ? `WHEN ${k} THEN NULL` :
+			`WHEN ${k} THEN decode(repeat(lpad(to_hex(g % 256), 2, '0'), ${s}), 'hex')`).join(' ')} END AS payload
+  FROM generate_series(0, ${2 * sizes.length - 1}) g`;
+		const expected = new Map(psqlLines(`SELECT id || ' ' || coalesce(encode(sha256(payload), 'hex'), 'null') FROM (${query}) q;\n`)
+			.map((l) => l.split(' ')).map(([id, h]) => [Number(id), h === 'null' ? null : h]));
+
+		psqlLines(`SELECT lance_parts.write_dataset(${literal(dataset)}, $q$${query}$q$, 'create', '${version}',
+  blob_columns => ARRAY['payload']);
+`);
+		const { out } = await fetchAll(dataset);
+
+		assert.equal(out.size, expected.size);
+		for (const [id, hash] of expected)
+			assert.equal(out.get(id), hash, 'row ' + id);
+		// the table's schema is lancedb's blob field, so it takes lancedb's own appends
+		const table = await (await lancedb.connect(dir)).openTable(path.basename(dataset, '.lance'));
+
+		assert.deepEqual(await table.blobColumns(), ['payload']);
+
+		const { err } = await psqlAsync(`SELECT lance_parts.write_dataset(${literal(dataset + '-x')}, $q$${query}$q$, 'create', '2.1',
+  blob_columns => ARRAY['payload']);
+SELECT lance_parts.write_dataset(${literal(dataset + '-y')}, $q$${query}$q$, 'create', '${version}',
+  blob_columns => ARRAY['nope']);
+`, true);
+		const text = err.join('\n');
+
+		assert.match(text, /Blob v2 columns need file version 2\.2 or later, not 2\.1/);
+		assert.match(text, /blob column "nope" is not a column of the query/);
+		assert.equal(fs.existsSync(dataset + '-x'), false);
+		assert.equal(fs.existsSync(dataset + '-y'), false);
 	});
 }

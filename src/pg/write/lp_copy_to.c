@@ -140,7 +140,7 @@ run_lance_copy(const CopyStmt *stmt, const char *statement)
 				errmsg("WHERE is not supported by COPY TO"));
 	lp_write_dataset_run(stmt->filename,
 						 stmt->query != NULL ? copy_query_text(statement) : copy_relation_query(stmt),
-						 mode, lp_write_file_version(file_version), max_rows_per_file, &result);
+						 mode, lp_write_file_version(file_version), max_rows_per_file, NIL, &result);
 	return result.num_rows;
 }
 

@@ -17,9 +17,11 @@
 #include <malloc.h>
 #endif
 
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
@@ -33,6 +35,7 @@
 #include "dataset/lp_dataset.h"
 #include "encode/lp_file_writer.h"
 #include "lp_pg_error.h"
+#include "lp_sql_args.h"
 #include "format/lp_columns.h"
 #include "sql/lp_blobs_sql.h"
 #include "sql/lp_commit_sql.h"
@@ -97,6 +100,7 @@ typedef struct WriteSink
 	bool		has_expected_rows;
 	uint64		expected_rows;
 	LpBlobWriter *blobs;		/* the payloads of Blob v2 fields; NULL: none are written */
+	List	   *blob_columns;	/* without a schema: the columns that are Blob v2 fields */
 
 	/* results, in the caller's memory context */
 	List	   *files;			/* WrittenFile * */
@@ -259,7 +263,7 @@ write_query(const char *query, WriteSink *sink)
 		MemoryContext old = MemoryContextSwitchTo(results);
 
 		sink->schema = palloc(sizeof(LpSchema));
-		lp_write_schema_for_columns(portal->tupDesc, sink->schema);
+		lp_write_schema_for_columns(portal->tupDesc, sink->blob_columns, sink->schema);
 		MemoryContextSwitchTo(old);
 	}
 	batch_context = AllocSetContextCreate(CurrentMemoryContext, "lance_parts write batch",
@@ -566,7 +570,8 @@ remove_written_files(const WriteSink *sink, const char *root)
 
 void
 lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
-					 LpFileVersion version, int64 max_rows_per_file, LpWriteResult *result)
+					 LpFileVersion version, int64 max_rows_per_file, List *blob_columns,
+					 LpWriteResult *result)
 {
 	/* on the heap: PG_CATCH reads what write_and_commit put in it */
 	WriteSink  *sink = palloc0(sizeof(WriteSink));
@@ -609,6 +614,17 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	sink->max_rows_per_file = (uint64) max_rows_per_file;
 	sink->version = version;
 	sink->blobs = lp_blob_writer_create(sink->store, sink->what);
+	if (blob_columns != NIL && mode == LP_WRITE_APPEND)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("blob_columns is for modes create and overwrite"),
+				errdetail("An append writes the dataset's own schema, whose Blob v2 columns it knows."));
+	if (blob_columns != NIL && version < LP_FILE_VERSION_2_2)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("Blob v2 columns need file version 2.2 or later, not %s",
+					   lp_file_version_name(version)));
+	sink->blob_columns = blob_columns;
 	if (mode == LP_WRITE_APPEND)
 	{
 		/* appended files have the dataset's storage format and schema */
@@ -643,6 +659,7 @@ lp_write_dataset(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	LpWriteResult result;
+	List	   *blob_columns = NIL;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 
@@ -654,12 +671,30 @@ lp_write_dataset(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("max_rows_per_file must not be NULL"));
+	if (!PG_ARGISNULL(5))
+	{
+		ArrayType  *names = PG_GETARG_ARRAYTYPE_P(5);
+		Datum	   *elements;
+		bool	   *element_nulls;
+		int			count;
+
+		lp_check_one_dimensional(names, "blob_columns");
+		deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT, &elements, &element_nulls, &count);
+		for (int i = 0; i < count; i++)
+		{
+			if (element_nulls[i])
+				ereport(ERROR,
+						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("blob_columns must not contain NULL"));
+			blob_columns = lappend(blob_columns, makeString(TextDatumGetCString(elements[i])));
+		}
+	}
 	InitMaterializedSRF(fcinfo, 0);
 	lp_write_dataset_run(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 						 text_to_cstring(PG_GETARG_TEXT_PP(1)),
 						 lp_write_mode(text_to_cstring(PG_GETARG_TEXT_PP(2))),
 						 lp_write_file_version(text_to_cstring(PG_GETARG_TEXT_PP(3))),
-						 PG_GETARG_INT64(4), &result);
+						 PG_GETARG_INT64(4), blob_columns, &result);
 	values[0] = Int64GetDatum((int64) result.dataset_version);
 	values[1] = Int32GetDatum(result.fragments);
 	values[2] = Int64GetDatum((int64) result.num_rows);

@@ -5,6 +5,8 @@
 #ifndef LP_WRITE_SQL_H
 #define LP_WRITE_SQL_H
 
+#include "nodes/pg_list.h"
+
 #include "format/lp_file.h"
 
 typedef enum LpWriteMode
@@ -36,10 +38,11 @@ extern LpFileVersion lp_write_file_version(const char *name);
  * Overwrite transaction under lance_parts.manifest_naming; append adds one
  * fragment per file (of at most max_rows_per_file rows) in the dataset's
  * storage format and schema (matched by column name); overwrite replaces
- * schema and data.
+ * schema and data.  create and overwrite write the query's columns named
+ * in blob_columns (String nodes) as Blob v2 fields.
  */
 extern void lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
 								 LpFileVersion version, int64 max_rows_per_file,
-								 LpWriteResult *result);
+								 List *blob_columns, LpWriteResult *result);
 
 #endif							/* LP_WRITE_SQL_H */

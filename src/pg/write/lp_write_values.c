@@ -286,11 +286,49 @@ add_field(LpSchema *schema, uint32 *capacity, const char *name, Oid typid, int32
 	}
 }
 
-void
-lp_write_schema_for_columns(TupleDesc desc, LpSchema *schema)
+/*
+ * A Blob v2 field named name, as lancedb declares one (lancedb.blob): a
+ * struct of data (large_binary) and uri (string) with the extension
+ * lance.blob.v2, Lance's default thresholds.
+ */
+static void
+add_blob_field(LpSchema *schema, uint32 *capacity, const char *name)
 {
-	uint32		capacity = Max(desc->natts, 1) * 2;
+	int32		id = (int32) schema->num_fields;
+	LpField    *field = new_field(schema, capacity);
+
+	field->id = id;
+	field->parent_id = -1;
+	field->name = pstrdup(name);
+	field->logical_type = pstrdup("struct");
+	field->nullable = true;
+	field->extension_name = pstrdup(LP_BLOB_V2_EXTENSION_NAME);
+	field->num_metadata = 1;
+	field->metadata = palloc0(sizeof(LpKeyValue));
+	field->metadata[0].key = pstrdup("ARROW:extension:name");
+	field->metadata[0].value.data = (uint8 *) pstrdup(LP_BLOB_V2_EXTENSION_NAME);
+	field->metadata[0].value.len = strlen(LP_BLOB_V2_EXTENSION_NAME);
+	for (int c = 0; c < 2; c++)
+	{
+		/* field may move as the array grows */
+		LpField    *child = new_field(schema, capacity);
+
+		child->id = id + 1 + c;
+		child->parent_id = id;
+		child->name = pstrdup(c == 0 ? "data" : "uri");
+		child->logical_type = pstrdup(c == 0 ? "large_binary" : "string");
+		child->nullable = true;
+		child->extension_name = pstrdup("");
+		child->legacy_encoding = 2; /* VarBinary */
+	}
+}
+
+void
+lp_write_schema_for_columns(TupleDesc desc, const List *blob_columns, LpSchema *schema)
+{
+	uint32		capacity = Max(desc->natts, 1) * 2 + 2 * list_length(blob_columns);
 	uint32		top_level = 0;
+	ListCell   *cell;
 
 	memset(schema, 0, sizeof(*schema));
 	schema->fields = palloc0(sizeof(LpField) * capacity);
@@ -307,8 +345,24 @@ lp_write_schema_for_columns(TupleDesc desc, LpSchema *schema)
 						errcode(ERRCODE_DUPLICATE_COLUMN),
 						errmsg("the query has two columns named \"%s\"", name),
 						errhint("Give every column of the query its own name."));
-		add_field(schema, &capacity, name, attr->atttypid, attr->atttypmod, -1, name, 0);
+		if (list_member(blob_columns, makeString((char *) name)))
+			add_blob_field(schema, &capacity, name);
+		else
+			add_field(schema, &capacity, name, attr->atttypid, attr->atttypmod, -1, name, 0);
 		top_level++;
+	}
+	foreach(cell, blob_columns)
+	{
+		bool		found = false;
+
+		for (uint32 j = 0; j < schema->num_fields && !found; j++)
+			found = schema->fields[j].parent_id == -1 &&
+				strcmp(schema->fields[j].name, strVal(lfirst(cell))) == 0;
+		if (!found)
+			ereport(ERROR,
+					errcode(ERRCODE_UNDEFINED_COLUMN),
+					errmsg("blob column \"%s\" is not a column of the query", strVal(lfirst(cell))),
+					errhint("Name in blob_columns the query's bytea or jsonb columns to write as Blob v2 columns."));
 	}
 	if (top_level == 0)
 		ereport(ERROR,

@@ -15,6 +15,7 @@
 #define LP_WRITE_VALUES_H
 
 #include "access/tupdesc.h"
+#include "nodes/pg_list.h"
 
 #include "format/lp_file.h"
 #include "format/lp_schema.h"
@@ -27,9 +28,16 @@ typedef struct LpRowBatch LpRowBatch;
  * The Lance schema of the columns of desc (field ids 0.. in pre-order, the
  * members of structs and items of lists after their parent): ERROR naming
  * the column for a type without a mapping (0A000, also numeric without
- * precision and scale, asking for a cast).
+ * precision and scale, asking for a cast).  The columns named in
+ * blob_columns (String nodes; 42703 for a name that is not a column) are
+ * Blob v2 fields as lancedb declares them.
  */
-extern void lp_write_schema_for_columns(TupleDesc desc, LpSchema *schema);
+extern void lp_write_schema_for_columns(TupleDesc desc, const List *blob_columns,
+										LpSchema *schema);
+
+/* The Arrow extension of Blob v2 fields. */
+#define LP_BLOB_V2_EXTENSION_NAME "lance.blob.v2"
+
 
 /*
  * A batch builder of rows of desc for the top-level fields of schema (what
