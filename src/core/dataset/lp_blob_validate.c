@@ -14,9 +14,6 @@
 #include "dataset/lp_dataset.h"
 #include "format/lp_columns.h"
 
-#define BLOB_KEY "lance-encoding:blob"
-#define BLOB_V2_EXTENSION "lance.blob.v2"
-
 void
 lp_blob_check_init(LpBlobCheck *check, const char *file_name, const LpBlobLease *lease)
 {
@@ -90,24 +87,6 @@ lp_blob_leases_overlap(const LpBlobLease *a, const LpBlobLease *b)
 	return a->start < b->end && b->start < a->end;
 }
 
-static bool
-metadata_is_true(const LpField *field, const char *key)
-{
-	const LpKeyValue *entry = lp_field_metadata(field, key);
-
-	return entry != NULL && entry->value.len == 4 && memcmp(entry->value.data, "true", 4) == 0;
-}
-
-bool
-lp_blob_field_is_v2(const LpField *field)
-{
-	if (field->extension_name != NULL && strcmp(field->extension_name, BLOB_V2_EXTENSION) == 0)
-		return true;
-	/* the footer form: a childless struct marked as a blob (lance-format.md §6.5) */
-	return field->logical_type != NULL && strcmp(field->logical_type, "struct") == 0 &&
-		metadata_is_true(field, BLOB_KEY);
-}
-
 bool
 lp_blob_schema_check(const LpSchema *schema, const char *file_name, uint32_t *num_v2,
 					 LpError *err)
@@ -119,7 +98,7 @@ lp_blob_schema_check(const LpSchema *schema, const char *file_name, uint32_t *nu
 
 		if (!lp_field_is_blob(field))
 			continue;
-		if (!lp_blob_field_is_v2(field))
+		if (!lp_field_is_blob_v2(field))
 		{
 			lp_fail(err, LP_ERR_UNSUPPORTED,
 					"column \"%s\" of part \"%s\" is a legacy (v1) blob column", field->name, file_name);
@@ -281,7 +260,7 @@ check_element(LpBlobCheck *check, const LpSchema *schema, const LpArray *values,
 			{
 				int64_t		field = type->field_id >= 0 ? lp_schema_find_field(schema, type->field_id) : -1;
 
-				if (field >= 0 && lp_blob_field_is_v2(&schema->fields[field]))
+				if (field >= 0 && lp_field_is_blob_v2(&schema->fields[field]))
 					return check_descriptor(check, values, index, row, err);
 				for (uint32_t c = 0; c < values->num_children; c++)
 				{

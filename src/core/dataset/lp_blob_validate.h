@@ -83,9 +83,6 @@ bool		lp_blob_lease_claimed(const LpBlobLease *claimed, uint64_t num_claimed,
 /* Whether two leases share an id. */
 bool		lp_blob_leases_overlap(const LpBlobLease *a, const LpBlobLease *b);
 
-/* A Blob v2 field of a file footer (§6.5 shape) or of a manifest (extension). */
-bool		lp_blob_field_is_v2(const LpField *field);
-
 /*
  * The blob fields of a part's (footer) schema: *num_v2 receives how many
  * are Blob v2; a legacy (v1) blob field is LP_ERR_UNSUPPORTED.
