@@ -92,6 +92,25 @@ for (const version of ['2.2', '2.3'])
 		assert.match(refused.err.join('\n'), /which parts passed as an array cannot fill/);
 		assert.ok(!fs.existsSync(path.join(dataset, 'data', fileName)), 'the array form wrote nothing');
 
+		// refusals leave no registration and no output behind
+		const output = path.join(dataset, 'data', fileName);
+		const refusedRegistration = async (lease, pattern, what) => {
+			const r = await psqlAsync(`SELECT lance_parts.register_part(${t}, ${literal(part1)}, 10, '${lease}');\n`, true);
+
+			assert.match(r.err.join('\n'), pattern, what);
+			assert.deepEqual(psqlLines(`SELECT count(*) FROM lance_parts.registered_parts(${t});\n`), ['0'], what);
+			assert.ok(!fs.existsSync(output), what + ': no output');
+		};
+		await refusedRegistration(lease2, /names blob id 1, outside the part's lease/, 'ids outside the lease');
+		const sidecar1 = path.join(sidecarDir, path.basename(first.sidecars.get(1)));
+		const bytes1 = fs.readFileSync(sidecar1);
+		fs.renameSync(sidecar1, sidecar1 + '.away');
+		await refusedRegistration(lease1, /is not a file in the target's sidecar directory/, 'a missing sidecar');
+		fs.renameSync(sidecar1 + '.away', sidecar1);
+		fs.writeFileSync(sidecar1, bytes1.subarray(0, bytes1.length - 1));
+		await refusedRegistration(lease1, /reads up to byte/, 'a short sidecar');
+		fs.writeFileSync(sidecar1, bytes1);
+
 		const out = psqlLines(`SELECT lance_parts.register_part(${t}, ${literal(part1)}, 10, '${lease1}');
 SELECT lance_parts.register_part(${t}, ${literal(part2)}, 1, '${lease2}');
 DO $$
@@ -103,9 +122,14 @@ EXCEPTION WHEN invalid_parameter_value THEN
 END
 $$;
 SELECT status FROM lance_parts.assemble(${t});
-SELECT dataset_version FROM lance_parts.commit(${t});
 `);
-		assert.deepEqual(out, ['1', '2', 'written', '3']);
+		assert.deepEqual(out, ['1', '2', 'written']);
+		// commit checks the sidecars again before it publishes
+		fs.renameSync(sidecar1, sidecar1 + '.away');
+		const early = await psqlAsync(`SELECT * FROM lance_parts.commit(${t});\n`, true);
+		assert.match(early.err.join('\n'), /is not a file in the target's sidecar directory/);
+		fs.renameSync(sidecar1 + '.away', sidecar1);
+		assert.deepEqual(psqlLines(`SELECT dataset_version FROM lance_parts.commit(${t});\n`), ['3']);
 
 		const table = await (await lancedb.connect(dir)).openTable('ds_' + tag);
 		const rows = await table.query().select(['id']).withRowId().toArray();
@@ -122,3 +146,25 @@ SELECT dataset_version FROM lance_parts.commit(${t});
 		assert.equal(new Set(rows.map((r) => Number(r.id))).size, want.size, 'every row read');
 	});
 }
+
+test('cleanup_target removes an assembled blob file, its sidecars and its staging area', async () => {
+	const db = await lancedb.connect(dir);
+	await writeBlobDataset(db, 'clean', '2.2');
+	const dataset = path.join(dir, 'clean.lance');
+	const target = psqlLines(`SELECT lance_parts.create_target(${literal(dataset)});\n`)[0];
+	const t = literal(target);
+	const staging = psqlLines(`SELECT lance_parts.staging_dir(${t});\n`)[0];
+	const fileName = JSON.parse(target).file_name;
+	const sidecarDir = path.join(dataset, 'data', path.basename(fileName, '.lance'));
+	const part = await referencePart(db, 'clean_part', '2.2', 100, 10);
+	const [lease] = psqlLines(`SELECT lance_parts.lease_blob_ids(${t}, ${part.sidecars.size});\n`);
+	const copy = placePart(part, staging, sidecarDir, 'part');
+
+	assert.deepEqual(psqlLines(`SELECT lance_parts.register_part(${t}, ${literal(copy)}, 10, '${lease}');
+SELECT status FROM lance_parts.assemble(${t});
+SELECT lance_parts.cleanup_target(${t}) IS NOT NULL;
+`), ['1', 'written', 't']);
+	assert.ok(!fs.existsSync(path.join(dataset, 'data', fileName)), 'the assembled file is gone');
+	assert.ok(!fs.existsSync(sidecarDir), 'its sidecars are gone');
+	assert.ok(!fs.existsSync(staging), 'its staging area is gone');
+});
