@@ -225,3 +225,19 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.write_dedicated_blob_from(jsonb, bigint, text) IS
 'Copy an existing file or object into a dedicated sidecar of the target under a leased blob id (server-side where the store can); its Dedicated descriptor';
+
+-- Parts with Blob v2 columns are registered with their blob id lease.
+
+DROP FUNCTION @extschema@.register_part(jsonb, text, bigint);
+
+CREATE FUNCTION @extschema@.register_part(
+    target jsonb,
+    part_uri text,
+    expected_rows bigint DEFAULT NULL,
+    blob_ids int8range DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lp_register_part'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.register_part(jsonb, text, bigint, int8range) IS
+'Validate a part file against the target (and its Blob v2 descriptors against blob_ids, a lease of the target, and the target''s sidecars) and append it to this session''s registry; returns its position';

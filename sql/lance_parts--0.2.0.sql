@@ -115,13 +115,14 @@ COMMENT ON FUNCTION @extschema@.write_dedicated_blob_from(jsonb, bigint, text) I
 CREATE FUNCTION @extschema@.register_part(
     target jsonb,
     part_uri text,
-    expected_rows bigint DEFAULT NULL)
+    expected_rows bigint DEFAULT NULL,
+    blob_ids int8range DEFAULT NULL)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'lp_register_part'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION @extschema@.register_part(jsonb, text, bigint) IS
-'Validate a part file against the target and append it to this session''s registry; returns its position';
+COMMENT ON FUNCTION @extschema@.register_part(jsonb, text, bigint, int8range) IS
+'Validate a part file against the target (and its Blob v2 descriptors against blob_ids, a lease of the target, and the target''s sidecars) and append it to this session''s registry; returns its position';
 
 CREATE FUNCTION @extschema@.registered_parts(
     target jsonb,

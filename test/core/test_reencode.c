@@ -459,7 +459,7 @@ LP_TEST(reencoded_part_concatenates_with_target_parts)
 	LpError		err;
 	LpFile	   *file_a = lp_file_open(input_a, &err);
 	LpFile	   *file_b = lp_file_open(input_b, &err);
-	LpConcatTarget concat_target = {LP_FILE_VERSION_2_3, &target};
+	LpConcatTarget concat_target = {LP_FILE_VERSION_2_3, &target, false};
 	LpConcatPart parts[2] = {{file_a, false, 0}, {file_b, false, 0}};
 	LpConcatVerdict verdict;
 	uint64_t	written;

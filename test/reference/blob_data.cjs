@@ -29,10 +29,12 @@ function sha256(bytes)
 
 // Write table `name` of db (a lancedb connection) in Lance `version`; returns the sha256 of
 // each row's payload (null for null) by id, as the reference's blob API returns them.
-async function writeBlobDataset(db, name, version)
+// options: inlineSizeThreshold (default INLINE_MAX), first (the first row's id, default 0)
+// and appends (the rows of each fragment, default APPENDS).
+async function writeBlobDataset(db, name, version, options = {})
 {
 	const blobField = lancedb.blob('payload', {
-		inlineSizeThreshold: INLINE_MAX,
+		inlineSizeThreshold: options.inlineSizeThreshold ?? INLINE_MAX,
 		dedicatedSizeThreshold: DEDICATED_MIN,
 	});
 	const columns = [
@@ -50,10 +52,10 @@ async function writeBlobDataset(db, name, version)
 			]),
 		},
 	];
-	let first = 0;
+	let first = options.first ?? 0;
 	let table = null;
 
-	for (const count of APPENDS)
+	for (const count of options.appends ?? APPENDS)
 	{
 		const data = C.makeTable(columns, first, count);
 

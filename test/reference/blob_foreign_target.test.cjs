@@ -2,9 +2,10 @@
 // The review's reproducer with blobs (Lance PR #8923: a target not bound to the dataset that
 // owns its sidecars): datasets A and B with the same Blob v2 schema, written by the reference;
 // blob ids leased and sidecars written for a target of A; then B is put where A was. Every
-// entry point refuses the target (leases, the three sidecar writers, register_part, both
-// assemble forms, commit, cleanup_target), nothing is written to B, and the reference still
-// reads every payload of B. With A back in place, the target works again.
+// entry point refuses the target (leases, the three sidecar writers, register_part with and
+// without blob_ids, both assemble forms, commit, cleanup_target), nothing is written to B,
+// and the reference still reads every payload of B. With A back in place, the target works
+// again.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -63,6 +64,7 @@ SELECT lance_parts.write_dedicated_blob(${t}, 2, '\\x03');
 		write_dedicated_blob: `SELECT lance_parts.write_dedicated_blob(${t}, 4, '\\x05')`,
 		write_dedicated_blob_from: `SELECT lance_parts.write_dedicated_blob_from(${t}, 5, ${literal(partCopy)})`,
 		register_part: `SELECT lance_parts.register_part(${t}, ${literal(partCopy)})`,
+		register_part_with_blob_ids: `SELECT lance_parts.register_part(${t}, ${literal(partCopy)}, NULL, '[1,3)')`,
 		assemble_parts: `SELECT * FROM lance_parts.assemble(${t}, ARRAY[${literal(partCopy)}])`,
 		assemble_registered: `SELECT * FROM lance_parts.assemble(${t})`,
 		commit: `SELECT * FROM lance_parts.commit(${t})`,

@@ -109,6 +109,110 @@ check_columns(uint32_t index, const LpFile *file, const LpFile *baseline,
 	}
 }
 
+/* The descriptor's pseudo-fields of a footer's Blob v2 field, in order (§6.5). */
+static const char *const blob_pseudo_fields[][2] = {
+	{"kind", "uint8"}, {"position", "uint64"}, {"size", "uint64"},
+	{"blob_id", "uint32"}, {"blob_uri", "string"}
+};
+
+#define NUM_BLOB_PSEUDO_FIELDS (sizeof(blob_pseudo_fields) / sizeof(blob_pseudo_fields[0]))
+
+static bool
+same_text(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/*
+ * Whether file field *f and its pseudo-fields are the footer form of the
+ * manifest's Blob v2 field: same id, parent, name and nullability, a
+ * childless struct marked as a blob, then the five pseudo-fields of id -1.
+ */
+static bool
+blob_footer_matches(const LpSchema *file, uint32_t f, const LpField *manifest)
+{
+	const LpField *field = &file->fields[f];
+
+	if (field->id != manifest->id || field->parent_id != manifest->parent_id ||
+		!same_text(field->name, manifest->name) || field->nullable != manifest->nullable ||
+		!lp_field_is_blob_v2(field) || !same_text(field->logical_type, "struct") ||
+		(uint64_t) f + 1 + NUM_BLOB_PSEUDO_FIELDS > file->num_fields)
+		return false;
+	for (uint32_t p = 0; p < NUM_BLOB_PSEUDO_FIELDS; p++)
+	{
+		const LpField *pseudo = &file->fields[f + 1 + p];
+
+		if (pseudo->id != -1 || pseudo->parent_id != -1 ||
+			!same_text(pseudo->name, blob_pseudo_fields[p][0]) ||
+			!same_text(pseudo->logical_type, blob_pseudo_fields[p][1]))
+			return false;
+	}
+	return true;
+}
+
+/* One past the last descendant of field root (fields are in pre-order). */
+static uint32_t
+subtree_end(const LpSchema *schema, uint32_t root)
+{
+	uint32_t	end = root + 1;
+
+	while (end < schema->num_fields)
+	{
+		int32_t		parent = schema->fields[end].parent_id;
+		bool		inside = false;
+
+		for (uint32_t a = root; a < end && !inside; a++)
+			inside = parent != -1 && schema->fields[a].id == parent;
+		if (!inside)
+			break;
+		end++;
+	}
+	return end;
+}
+
+/*
+ * The part's (footer) schema against the target's: equal field by field,
+ * except that a Blob v2 field of a manifest's form (the extension, with its
+ * logical children) matches its footer form.
+ */
+static bool
+schema_matches(const LpSchema *file, const LpSchema *target)
+{
+	LpSchema	metadata_a = {0, NULL, file->num_metadata, file->metadata};
+	LpSchema	metadata_b = {0, NULL, target->num_metadata, target->metadata};
+	uint32_t	f = 0;
+	uint32_t	t = 0;
+
+	if (!lp_schema_equal(&metadata_a, &metadata_b))
+		return false;
+	while (t < target->num_fields)
+	{
+		const LpField *field = &target->fields[t];
+
+		if (f >= file->num_fields)
+			return false;
+		/* a manifest names the extension; a footer's field is the marked struct */
+		if (same_text(field->extension_name, "lance.blob.v2"))
+		{
+			if (!blob_footer_matches(file, f, field))
+				return false;
+			f += 1 + NUM_BLOB_PSEUDO_FIELDS;
+			t = subtree_end(target, t);
+			continue;
+		}
+		{
+			LpSchema	one_a = {1, &file->fields[f], 0, NULL};
+			LpSchema	one_b = {1, &target->fields[t], 0, NULL};
+
+			if (!lp_schema_equal(&one_a, &one_b))
+				return false;
+		}
+		f++;
+		t++;
+	}
+	return f == file->num_fields;
+}
+
 static bool
 check_part(const LpConcatTarget *target, const LpConcatPart *parts,
 		   uint32_t index, const LpPhysicalColumn *expected,
@@ -128,7 +232,8 @@ check_part(const LpConcatTarget *target, const LpConcatPart *parts,
 		verdict->expected = target->version;
 		return true;
 	}
-	if (!lp_schema_equal(&file->schema, target->schema))
+	if (!(target->blob_ids_leased ? schema_matches(&file->schema, target->schema)
+		  : lp_schema_equal(&file->schema, target->schema)))
 	{
 		set_verdict(verdict, LP_CONCAT_SCHEMA_MISMATCH, index, LP_CONCAT_NONE);
 		return true;
@@ -180,7 +285,9 @@ lp_concat_check(const LpConcatTarget *target, const LpConcatPart *parts,
 	}
 	for (uint32_t f = 0; f < target->schema->num_fields; f++)
 	{
-		if (lp_field_is_blob(&target->schema->fields[f]))
+		const LpField *field = &target->schema->fields[f];
+
+		if (lp_field_is_blob(field) && !(target->blob_ids_leased && lp_field_is_blob_v2(field)))
 		{
 			set_verdict(verdict, LP_CONCAT_BLOB_COLUMNS, LP_CONCAT_NONE, LP_CONCAT_NONE);
 			verdict->field_name = target->schema->fields[f].name;

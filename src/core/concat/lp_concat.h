@@ -79,11 +79,24 @@ typedef struct LpConcatVerdict
  * What the output must be.  For a raw concatenation the target is part 0's
  * version and schema.  The output's schema buffer is taken from part 0
  * (with the row count replaced): it is semantically equal to the target's.
+ * A target schema from a manifest describes a Blob v2 field with its
+ * logical children (data, uri) where a file footer has the childless
+ * struct and the descriptor's pseudo-fields (lance-format.md §6.5); parts
+ * are compared in that footer form, which the output keeps.
  */
 typedef struct LpConcatTarget
 {
 	LpFileVersion version;
 	const LpSchema *schema;
+
+	/*
+	 * Every part carries a blob id lease its descriptors were validated
+	 * against (dataset/lp_blob_validate.h) and wrote its sidecars into the
+	 * output's own sidecar directory: Blob v2 columns are then copied page
+	 * by page like any other column.  Otherwise they give the verdict
+	 * LP_CONCAT_BLOB_COLUMNS; legacy (v1) blob columns always do.
+	 */
+	bool		blob_ids_leased;
 } LpConcatTarget;
 
 typedef struct LpConcatPart

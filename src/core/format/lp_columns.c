@@ -52,6 +52,17 @@ lp_field_is_blob(const LpField *field)
 }
 
 bool
+lp_field_is_blob_v2(const LpField *field)
+{
+	if ((field->extension_name != NULL &&
+		 strcmp(field->extension_name, LP_BLOB_V2_EXTENSION) == 0) ||
+		value_equals(lp_field_metadata(field, LP_EXTENSION_KEY), LP_BLOB_V2_EXTENSION, false))
+		return true;
+	return field->logical_type != NULL && strcmp(field->logical_type, "struct") == 0 &&
+		value_equals(lp_field_metadata(field, LP_BLOB_KEY), "true", true);
+}
+
+bool
 lp_field_is_packed(const LpField *field)
 {
 	return value_equals(lp_field_metadata(field, LP_PACKED_KEY), "true", true) ||

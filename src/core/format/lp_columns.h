@@ -84,6 +84,13 @@ const LpKeyValue *lp_field_metadata(const LpField *field, const char *key);
 /* A blob field: v1 (lance-encoding:blob) or v2 (extension lance.blob.v2). */
 bool		lp_field_is_blob(const LpField *field);
 
+/*
+ * A Blob v2 field: the extension lance.blob.v2 (a manifest's form) or a
+ * struct marked lance-encoding:blob (a file footer's childless form,
+ * lance-format.md §6.5); the other blob fields are legacy (v1).
+ */
+bool		lp_field_is_blob_v2(const LpField *field);
+
 /* A struct stored as one column (lance-encoding:packed or packed = true). */
 bool		lp_field_is_packed(const LpField *field);
 

@@ -393,6 +393,7 @@ lp_assemble_file(const char *output_path, List *parts,
 		concat_target.version = concat_parts[0].file->version;
 		concat_target.schema = &concat_parts[0].file->schema;
 	}
+	concat_target.blob_ids_leased = target->blob_ids_leased;
 
 	memset(result, 0, sizeof(*result));
 	result->path = output_path;
@@ -553,10 +554,10 @@ lp_assemble_file(const char *output_path, List *parts,
 
 char *
 lp_file_incompatibility(LpFileVersion version, const LpSchema *schema,
-						const LpFile *file, bool has_expected_rows,
-						uint64_t expected_rows, int *reason)
+						bool blob_ids_leased, const LpFile *file,
+						bool has_expected_rows, uint64_t expected_rows, int *reason)
 {
-	LpConcatTarget target = {version, schema};
+	LpConcatTarget target = {version, schema, blob_ids_leased};
 	LpConcatPart part = {file, has_expected_rows, expected_rows};
 	LpConcatVerdict verdict;
 	LpError		err;

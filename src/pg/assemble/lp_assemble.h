@@ -31,7 +31,8 @@ typedef struct LpAssemblePart
  * (lp_concat_reason_reencodable); those files are removed again when the
  * assembly ends (also after an ERROR), with the directory itself when
  * reencode_dir_owned, and lie where cleanup_target or cleanup_orphans finds
- * them after a crash.
+ * them after a crash.  blob_ids_leased: the parts' Blob v2 columns are
+ * copied (LpConcatTarget.blob_ids_leased), which the caller vouches for.
  */
 typedef struct LpAssembleTarget
 {
@@ -40,6 +41,7 @@ typedef struct LpAssembleTarget
 	const char *dataset;
 	const char *reencode_dir;
 	bool		reencode_dir_owned;
+	bool		blob_ids_leased;	/* every part has a validated blob id lease */
 } LpAssembleTarget;
 
 /* The outcome of an assembly, as the SQL functions return it. */
@@ -79,12 +81,14 @@ extern void lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *re
 
 /*
  * Why file cannot become (part of) a file of the given version and schema, as
- * a detail sentence, or NULL if it can; *reason receives the verdict.  A
+ * a detail sentence, or NULL if it can; *reason receives the verdict
+ * (blob_ids_leased as in LpAssembleTarget).  A
  * damaged file, or one without the expected rows, is an ERROR.
  */
 extern char *lp_file_incompatibility(LpFileVersion version, const LpSchema *schema,
-									 const LpFile *file, bool has_expected_rows,
-									 uint64_t expected_rows, int *reason);
+									 bool blob_ids_leased, const LpFile *file,
+									 bool has_expected_rows, uint64_t expected_rows,
+									 int *reason);
 
 /* Parts from a text[] of URIs and an optional bigint[] of expected rows. */
 extern List *lp_parts_from_arrays(ArrayType *uris, ArrayType *expected_rows);

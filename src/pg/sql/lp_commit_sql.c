@@ -30,6 +30,7 @@
 #include "storage/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 #include "format/lp_schema.h"
+#include "target/lp_part_blobs.h"
 #include "target/lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_commit_target);
@@ -91,8 +92,9 @@ static LpFile *
 open_assembled_file(const LpTarget *target, const char *path)
 {
 	LpFile	   *file = lp_open_lance_file(path);
+	bool		has_blobs = lp_part_has_blob_columns(file, path);
 	int			reason;
-	char	   *why = lp_file_incompatibility(target->file_version, &target->schema,
+	char	   *why = lp_file_incompatibility(target->file_version, &target->schema, has_blobs,
 											  file, false, 0, &reason);
 
 	if (why != NULL)
@@ -105,6 +107,9 @@ open_assembled_file(const LpTarget *target, const char *path)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("file \"%s\" holds no rows", path),
 				errdetail("Lance datasets never hold empty fragments."));
+	/* the sidecars its descriptors read must still be there before a manifest names the file */
+	if (has_blobs)
+		lp_part_check_blobs(target, path, file, NULL);
 	return file;
 }
 

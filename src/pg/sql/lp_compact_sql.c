@@ -101,7 +101,7 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 		const LpCompactGroup *group = &plan->groups[g];
 		List	   *parts = NIL;
 		char		name[LP_DATA_FILE_NAME_SIZE];
-		LpAssembleTarget no_target = {plan->version, NULL, root, NULL, true};
+		LpAssembleTarget no_target = {plan->version, NULL, root, NULL, true, false};
 		LpError		err;
 
 		for (size_t k = group->first; k < group->first + group->count; k++)

@@ -16,6 +16,8 @@
 #include "concat/lp_concat.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
+#include "format/lp_columns.h"
+#include "target/lp_part_blobs.h"
 #include "target/lp_registry.h"
 #include "format/lp_schema.h"
 #include "lp_sql_args.h"
@@ -197,6 +199,8 @@ lp_register_part(PG_FUNCTION_ARGS)
 	LpFile	   *file;
 	char	   *why;
 	int			reason;
+	bool		has_lease = !PG_ARGISNULL(3);
+	LpBlobLease lease = {0, 0};
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -209,7 +213,18 @@ lp_register_part(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("expected row count must not be negative"));
-	why = lp_file_incompatibility(target->file_version, &target->schema, file,
+	if (has_lease)
+	{
+		lease = lp_part_lease_from_range(PG_GETARG_DATUM(3), uri);
+		lp_part_lease_check(target, &lease, uri);
+	}
+	if (lp_part_has_blob_columns(file, uri) && !has_lease)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("part \"%s\" has Blob v2 columns but no blob id lease", uri),
+				errdetail("Its descriptors can only be checked against the lease its sidecars were written under."),
+				errhint("Register it with blob_ids => the range lance_parts.lease_blob_ids returned for its writer."));
+	why = lp_file_incompatibility(target->file_version, &target->schema, has_lease, file,
 								  !PG_ARGISNULL(2),
 								  PG_ARGISNULL(2) ? 0 : (uint64_t) PG_GETARG_INT64(2),
 								  &reason);
@@ -220,10 +235,15 @@ lp_register_part(PG_FUNCTION_ARGS)
 						? ERRCODE_FEATURE_NOT_SUPPORTED : ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("part \"%s\" cannot be assembled into target file \"%s\"",
 					   uri, target->file_name),
-				errdetail_internal("%s", why));
+				errdetail_internal("%s", why),
+				reason == LP_CONCAT_BLOB_COLUMNS && !has_lease
+				? errhint("Register parts with Blob v2 columns with blob_ids => their lease.") : 0);
+	if (has_lease)
+		lp_part_check_blobs(target, uri, file, &lease);
 
 	PG_RETURN_INT32(lp_registry_add(lp_target_key(target), uri,
-									(int64) file->num_rows, (int64) file->file_size));
+									(int64) file->num_rows, (int64) file->file_size,
+									has_lease ? &lease : NULL));
 }
 
 Datum
@@ -259,9 +279,14 @@ lp_clear_parts(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(lp_registry_clear(lp_target_key(target)));
 }
 
-/* reencode: parts that need it are re-encoded in the target's staging directory */
+/*
+ * reencode: parts that need it are re-encoded in the target's staging
+ * directory; blob_ids_leased: every part was registered with a validated
+ * lease, so Blob v2 columns are copied.
+ */
 static void
-assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts, bool reencode)
+assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts, bool reencode,
+					bool blob_ids_leased)
 {
 	LpAssembleTarget assemble_target;
 	LpAssembleResult result;
@@ -272,6 +297,7 @@ assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts, bool
 	assemble_target.dataset = target->dataset;
 	assemble_target.reencode_dir = reencode ? lp_target_staging_dir(target) : NULL;
 	assemble_target.reencode_dir_owned = false;
+	assemble_target.blob_ids_leased = blob_ids_leased;
 	lp_assemble_file(lp_target_data_file_path(target), parts, &assemble_target,
 					 false, &result);
 	lp_assemble_emit(fcinfo, &result);
@@ -283,6 +309,7 @@ lp_assemble_registered(PG_FUNCTION_ARGS)
 	LpTarget   *target;
 	List	   *parts = NIL;
 	ListCell   *cell;
+	bool		all_leased = true;
 
 	InitMaterializedSRF(fcinfo, 0);
 	target = bound_target(fcinfo, 0);
@@ -290,6 +317,8 @@ lp_assemble_registered(PG_FUNCTION_ARGS)
 	{
 		LpRegisteredPart *registered = lfirst(cell);
 		LpAssemblePart *part = palloc0(sizeof(LpAssemblePart));
+
+		all_leased = all_leased && registered->has_lease;
 
 		/* a part must still hold the rows it had when it was registered */
 		part->path = registered->uri;
@@ -302,7 +331,9 @@ lp_assemble_registered(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("no parts are registered for target file \"%s\"", target->file_name),
 				errhint("Register parts with lance_parts.register_part in this session, or pass them to lance_parts.assemble(target, parts)."));
-	assemble_for_target(fcinfo, target, parts, false);
+	/* again, before any output exists: registrations of one session are checked one by one */
+	lp_part_leases_check_disjoint(lp_registry_parts(lp_target_key(target)), target->file_name);
+	assemble_for_target(fcinfo, target, parts, false, all_leased);
 	return (Datum) 0;
 }
 
@@ -321,10 +352,21 @@ lp_assemble_parts(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("on_unsupported must not be NULL"));
+	/* the parts of an array carry no leases, so nothing vouches for their blob ids */
+	for (uint32 f = 0; f < target->schema.num_fields; f++)
+	{
+		if (lp_field_is_blob_v2(&target->schema.fields[f]))
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("target file \"%s\" has Blob v2 column \"%s\", which parts passed as an array cannot fill",
+						   target->file_name, target->schema.fields[f].name),
+					errdetail("Parts with Blob v2 columns are assembled only after their descriptors were checked against their blob id leases."),
+					errhint("Register each part with lance_parts.register_part(target, uri, blob_ids => its lease) and call lance_parts.assemble(target)."));
+	}
 	assemble_for_target(fcinfo, target,
 						lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
 											 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2)),
-						lp_parse_on_unsupported(text_to_cstring(PG_GETARG_TEXT_PP(3))));
+						lp_parse_on_unsupported(text_to_cstring(PG_GETARG_TEXT_PP(3))), false);
 	return (Datum) 0;
 }
 

@@ -159,7 +159,7 @@ lookup(const char *target_key, bool create)
 
 int
 lp_registry_add(const char *target_key, const char *uri, int64 num_rows,
-				int64 size_bytes)
+				int64 size_bytes, const LpBlobLease *lease)
 {
 	RegistryEntry *entry = lookup(target_key, true);
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
@@ -168,6 +168,9 @@ lp_registry_add(const char *target_key, const char *uri, int64 num_rows,
 	part->uri = pstrdup(uri);
 	part->num_rows = num_rows;
 	part->size_bytes = size_bytes;
+	part->has_lease = lease != NULL;
+	if (lease != NULL)
+		part->lease = *lease;
 	part->subid = GetCurrentSubTransactionId();
 	entry->parts = lappend(entry->parts, part);
 	MemoryContextSwitchTo(old);
