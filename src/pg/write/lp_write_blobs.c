@@ -23,11 +23,11 @@
 
 #include "base/lp_path.h"
 #include "dataset/lp_blob.h"
-#include "target/lp_target.h"
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
 #include "sql/lp_blobs_sql.h"
 #include "storage/lp_pg_storage.h"
+#include "target/lp_target.h"
 #include "write/lp_write_blobs.h"
 
 /* Ids leased at a time for a part: at most, and when its rows are not known. */
