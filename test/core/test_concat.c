@@ -793,7 +793,7 @@ LP_TEST(concat_verdict_blob_columns)
 	if (!open_dataset("blob_2_2", &set))
 		return;
 	v = expect_verdict(&set.parts[0], &set.parts[1], "blob_columns",
-					   "the schema has blob column \"payload\", whose data cannot be relocated");
+					   "the schema has Blob v2 column \"payload\", which only parts registered with blob id leases can fill");
 	LP_CHECK_STR(v.field_name, "payload");
 	close_set(&set);
 }

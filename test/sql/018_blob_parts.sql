@@ -82,7 +82,7 @@ SELECT pg_temp.refused(:'t_plain', format('SELECT lance_parts.register_part(%L, 
 BEGIN;
 SELECT lance_parts.register_part(:'t_plain', :'plain_part', NULL, '[6,11)') AS third;
 ROLLBACK;
-SELECT position, regexp_replace(uri, '.*/', '') AS file FROM lance_parts.registered_parts(:'t_plain') ORDER BY 1;
+SELECT position, num_rows FROM lance_parts.registered_parts(:'t_plain') ORDER BY 1;
 -- a rolled back registration frees its lease for another part
 SELECT lance_parts.register_part(:'t_plain', :'plain_part', NULL, '[6,11)') AS third_again;
 SELECT status, num_rows FROM lance_parts.assemble(:'t_plain');
@@ -90,8 +90,13 @@ SELECT lance_parts.cleanup_target(:'t_plain') IS NOT NULL AS cleaned;
 
 -- ---- assemble's array form carries no leases ----------------------------------
 
-SELECT pg_temp.refused(:'t', format('SELECT * FROM lance_parts.assemble(%L, ARRAY[%L])', :'t', :'blob_part')) AS array_form;
+SELECT pg_temp.state(:'t') AS before \gset
+-- (the verdict's message, naming the leases, is checked by the core tests)
+SET client_min_messages = warning;
+SELECT status, reason FROM lance_parts.assemble(:'t', ARRAY[:'blob_part']);
+SELECT pg_temp.state(:'t') = :'before'::jsonb AS nothing_changed;
 SELECT pg_temp.refused(:'t', format('SELECT * FROM lance_parts.ingest(%L, ARRAY[%L])', :'work' || '/blob.lance', :'blob_part'))
     AS ingest;
+RESET client_min_messages;
 
 SELECT lp_test.sh(format('rm -rf %s', :'work'));

@@ -290,7 +290,8 @@ lp_concat_check(const LpConcatTarget *target, const LpConcatPart *parts,
 		if (lp_field_is_blob(field) && !(target->blob_ids_leased && lp_field_is_blob_v2(field)))
 		{
 			set_verdict(verdict, LP_CONCAT_BLOB_COLUMNS, LP_CONCAT_NONE, LP_CONCAT_NONE);
-			verdict->field_name = target->schema->fields[f].name;
+			verdict->field_name = field->name;
+			verdict->blob_v2 = lp_field_is_blob_v2(field);
 			return true;
 		}
 	}
@@ -466,7 +467,11 @@ lp_concat_verdict_message(const LpConcatVerdict *verdict,
 					 i + 1, name, verdict->count);
 			return;
 		case LP_CONCAT_BLOB_COLUMNS:
-			if (verdict->field_name != NULL)
+			if (verdict->field_name != NULL && verdict->blob_v2)
+				snprintf(buffer, buffer_len,
+						 "the schema has Blob v2 column \"%s\", which only parts registered with blob id leases can fill",
+						 verdict->field_name);
+			else if (verdict->field_name != NULL)
 				snprintf(buffer, buffer_len,
 						 "the schema has blob column \"%s\", whose data cannot be relocated",
 						 verdict->field_name);

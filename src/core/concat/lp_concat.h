@@ -73,6 +73,8 @@ typedef struct LpConcatVerdict
 	LpFileVersion expected;		/* version mismatch: the target's version */
 	const char *field_name;		/* blob columns: a blob field of the target;
 								 * bytes as lists: the part's field */
+	bool		blob_v2;		/* blob columns: field_name is a Blob v2 field,
+								 * which parts with leases could fill */
 } LpConcatVerdict;
 
 /*

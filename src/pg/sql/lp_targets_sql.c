@@ -16,7 +16,6 @@
 #include "concat/lp_concat.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
-#include "format/lp_columns.h"
 #include "target/lp_part_blobs.h"
 #include "target/lp_registry.h"
 #include "format/lp_schema.h"
@@ -235,9 +234,7 @@ lp_register_part(PG_FUNCTION_ARGS)
 						? ERRCODE_FEATURE_NOT_SUPPORTED : ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("part \"%s\" cannot be assembled into target file \"%s\"",
 					   uri, target->file_name),
-				errdetail_internal("%s", why),
-				reason == LP_CONCAT_BLOB_COLUMNS && !has_lease
-				? errhint("Register parts with Blob v2 columns with blob_ids => their lease.") : 0);
+				errdetail_internal("%s", why));
 	if (has_lease)
 		lp_part_check_blobs(target, uri, file, &lease);
 
@@ -352,17 +349,7 @@ lp_assemble_parts(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("on_unsupported must not be NULL"));
-	/* the parts of an array carry no leases, so nothing vouches for their blob ids */
-	for (uint32 f = 0; f < target->schema.num_fields; f++)
-	{
-		if (lp_field_is_blob_v2(&target->schema.fields[f]))
-			ereport(ERROR,
-					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("target file \"%s\" has Blob v2 column \"%s\", which parts passed as an array cannot fill",
-						   target->file_name, target->schema.fields[f].name),
-					errdetail("Parts with Blob v2 columns are assembled only after their descriptors were checked against their blob id leases."),
-					errhint("Register each part with lance_parts.register_part(target, uri, blob_ids => its lease) and call lance_parts.assemble(target)."));
-	}
+	/* the parts of an array carry no leases: Blob v2 columns give the verdict blob_columns */
 	assemble_for_target(fcinfo, target,
 						lp_parts_from_arrays(PG_GETARG_ARRAYTYPE_P(1),
 											 PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2)),
