@@ -2,7 +2,8 @@
  * lp_concat.c - compatibility of complete Lance files for concatenation.
  *
  * The order of the checks follows lance-format.md §3.7: legacy files, blob
- * columns (in the target schema, or a blob column encoding in any part),
+ * columns (in the target schema unless they are Blob v2 columns and the
+ * parts carry leases, or a blob column encoding in any part),
  * then per part in order: expected row count
  * (error), exact version, schema, column count, complete rectangular
  * metadata (error), global buffers, and per column: column buffers, the 2.0
@@ -192,7 +193,7 @@ schema_matches(const LpSchema *file, const LpSchema *target)
 		if (f >= file->num_fields)
 			return false;
 		/* a manifest names the extension; a footer's field is the marked struct */
-		if (same_text(field->extension_name, "lance.blob.v2"))
+		if (same_text(field->extension_name, LP_BLOB_V2_EXTENSION))
 		{
 			if (!blob_footer_matches(file, f, field))
 				return false;

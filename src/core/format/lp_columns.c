@@ -12,7 +12,6 @@
 #define LP_PACKED_KEY "lance-encoding:packed"
 #define LP_LEGACY_PACKED_KEY "packed"
 #define LP_EXTENSION_KEY "ARROW:extension:name"
-#define LP_BLOB_V2_EXTENSION "lance.blob.v2"
 
 /* What a field inherits from its ancestors. */
 typedef struct FieldPlace

@@ -84,6 +84,9 @@ const LpKeyValue *lp_field_metadata(const LpField *field, const char *key);
 /* A blob field: v1 (lance-encoding:blob) or v2 (extension lance.blob.v2). */
 bool		lp_field_is_blob(const LpField *field);
 
+/* The Arrow extension name of a Blob v2 field in a manifest's schema. */
+#define LP_BLOB_V2_EXTENSION "lance.blob.v2"
+
 /*
  * A Blob v2 field: the extension lance.blob.v2 (a manifest's form) or a
  * struct marked lance-encoding:blob (a file footer's childless form,
