@@ -1,0 +1,78 @@
+/*
+ * lp_sidecar.h - Blob v2 sidecars of a target: the checks that come before
+ * one is written (the target's blob columns and their limits, a leased id,
+ * a target not yet assembled) and one sidecar output for blob id N of
+ * target T, written front to back and published atomically without
+ * replacing anything, or aborted.  Used by the SQL writers
+ * (lp_blobs_sql.c) and meant for any other writer of a target's sidecars.
+ */
+#ifndef LP_SIDECAR_H
+#define LP_SIDECAR_H
+
+#include "io/lp_storage.h"
+#include "target/lp_target.h"
+
+/* The writers' limits from the target's Blob v2 columns (blob.rs's defaults where unset). */
+typedef struct LpSidecarLimits
+{
+	uint64		dedicated_threshold;	/* a larger payload is Dedicated */
+	uint64		pack_file_threshold;	/* a pack file holds at most this */
+} LpSidecarLimits;
+
+/*
+ * The largest thresholds over the target's Blob v2 columns: a payload above
+ * the dedicated threshold of every blob column would be Dedicated in each of
+ * them.  ERROR (22023) if the target has no Blob v2 column or a threshold in
+ * its metadata is invalid.
+ */
+extern void lp_sidecar_limits(const LpTarget *target, LpSidecarLimits *limits);
+
+/* ERROR (22023) unless blob_id lies inside a lease claimed for the target. */
+extern uint32 lp_sidecar_check_leased(const LpTarget *target, int64 blob_id);
+
+/*
+ * ERROR (55000) once the target's file exists: it was assembled (its
+ * sidecars are read from now on) or committed (its staging area, and with it
+ * the lease records, may be gone, so ids could be handed out twice).
+ */
+extern void lp_sidecar_check_not_assembled(const LpTarget *target);
+
+/* One sidecar being written: bytes are appended, then published or aborted. */
+typedef struct LpSidecar
+{
+	uint32		blob_id;
+	char	   *path;			/* <sidecar dir>/<reversed-bit id>.blob */
+	LpStore    *store;
+	LpOutput   *output;			/* NULL once published or aborted */
+	uint64		written;		/* bytes appended so far */
+} LpSidecar;
+
+/*
+ * Open the output of blob_id's sidecar of the target, under a temporary name
+ * (nothing is visible under the sidecar's name before lp_sidecar_publish).
+ * The caller has made the checks above.  An ERROR before publication aborts
+ * the output (the store's memory-context callback).
+ */
+extern LpSidecar *lp_sidecar_open(const LpTarget *target, uint32 blob_id);
+
+/* Append len bytes; an ERROR aborts the sidecar. */
+extern void lp_sidecar_write(LpSidecar *sidecar, const void *data, size_t len);
+
+/*
+ * Append the whole input: copied within the store where it can (the output's
+ * copy_from: copy_file_range locally, CopyObject or UploadPartCopy on S3),
+ * else read and written through a bounded buffer; an ERROR aborts the sidecar.
+ */
+extern void lp_sidecar_copy(LpSidecar *sidecar, LpInput *input);
+
+/*
+ * Publish the sidecar under its name, never replacing one (58P02 if it
+ * exists), and check that the store holds exactly the bytes written (XX001
+ * otherwise: the seeds' finish).
+ */
+extern void lp_sidecar_publish(LpSidecar *sidecar);
+
+/* Abort the sidecar: nothing appears under its name. */
+extern void lp_sidecar_abort(LpSidecar *sidecar);
+
+#endif							/* LP_SIDECAR_H */
