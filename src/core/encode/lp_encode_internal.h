@@ -56,6 +56,8 @@ typedef struct LpLeafShape
 	uint32_t	num_lists;		/* ancestors that are lists (not fixed-size) */
 	bool		list_layer[64]; /* layer k (0 the leaf, k its k-th ancestor) is a list */
 	bool		utf8;			/* variable: Arrow Utf8 (2.0 dictionaries are for Utf8 only) */
+	/* variable: Blob v2 descriptors, each value a packed row (lp_blob_descriptor_pack) */
+	bool		blob_descriptor;
 	LpColumnCompression compression;
 } LpLeafShape;
 
@@ -97,6 +99,13 @@ typedef struct LpPageValues
 	LpBuf		rep;
 	uint64_t	max_length;		/* variable: longest value */
 } LpPageValues;
+
+/*
+ * A Blob v2 descriptor {kind u8, position u64, size u64, blob_id u32,
+ * blob_uri utf8} as a row of Lance's VariablePackedStruct: the fixed
+ * fields little-endian, then the URI's u32 length and bytes.
+ */
+#define LP_BLOB_DESCRIPTOR_FIXED_BYTES (1 + 8 + 8 + 4)
 
 #define LP_ENCODED_PAGE_MAX_BUFFERS 4
 

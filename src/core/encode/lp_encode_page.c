@@ -375,6 +375,9 @@ typedef struct Messages
 	Lance__Encodings21__General general;
 	Lance__Encodings21__BufferCompression buffer_compression;
 	Lance__Encodings21__ByteStreamSplit byte_stream_split;
+	Lance__Encodings21__VariablePackedStruct packed_struct;
+	Lance__Encodings21__VariablePackedStruct__FieldEncoding packed_fields[5];
+	Lance__Encodings21__VariablePackedStruct__FieldEncoding *packed_field_pointers[5];
 	int			used_ce;
 	int			used_flat;
 	int			used_inline;
@@ -516,6 +519,48 @@ strings_encoding(Messages *m, const Strings *strings, uint64_t offset_bits)
 	m->fsst.values = variable;
 	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST;
 	ce->fsst = &m->fsst;
+	return ce;
+}
+
+/*
+ * The VariablePackedStruct of Blob v2 descriptors as lancedb writes it:
+ * kind, position, size and blob_id flat (8, 64, 64, 32 bits), blob_uri
+ * variable with a 32-bit length.
+ */
+static CE *
+blob_descriptor_encoding(Messages *m)
+{
+	static const uint64_t fixed_bits[4] = {8, 64, 64, 32};
+	CE		   *ce;
+
+	for (int f = 0; f < 5; f++)
+	{
+		Lance__Encodings21__VariablePackedStruct__FieldEncoding *field = &m->packed_fields[f];
+
+		lance__encodings21__variable_packed_struct__field_encoding__init(field);
+		if (f < 4)
+		{
+			field->value = flat_encoding(m, fixed_bits[f]);
+			field->layout_case =
+				LANCE__ENCODINGS21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_VALUE;
+			field->bits_per_value = fixed_bits[f];
+		}
+		else
+		{
+			field->value = variable_encoding(m, 32);
+			field->layout_case =
+				LANCE__ENCODINGS21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_LENGTH;
+			field->bits_per_length = 32;
+		}
+		m->packed_field_pointers[f] = field;
+	}
+	lance__encodings21__variable_packed_struct__init(&m->packed_struct);
+	m->packed_struct.n_fields = 5;
+	m->packed_struct.fields = m->packed_field_pointers;
+	ce = &m->ce[m->used_ce++];
+	lance__encodings21__compressive_encoding__init(ce);
+	ce->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT;
+	ce->variable_packed_struct = &m->packed_struct;
 	return ce;
 }
 
@@ -1545,7 +1590,8 @@ encode_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 	{
 		layout.details_case = LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET;
 		layout.bits_per_offset = shape->offset_bits;
-		layout.value_compression = strings_encoding(&m, strings, shape->offset_bits);
+		layout.value_compression = shape->blob_descriptor ? blob_descriptor_encoding(&m) :
+			strings_encoding(&m, strings, shape->offset_bits);
 	}
 	else
 	{
@@ -1799,6 +1845,17 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 	}
 	if (page->null_count == page->num_values)
 		ok = encode_all_null(&levels, out, err);
+	else if (shape->blob_descriptor)
+	{
+		/* lancedb stores descriptors full-zip whatever their width, uncompressed */
+		Strings		strings;
+
+		memset(&strings, 0, sizeof(strings));
+		strings.offsets = (const uint64_t *) page->offsets.data;
+		strings.data = page->data.data;
+		strings.data_len = page->data.len;
+		ok = encode_fullzip(shape, page, &levels, &strings, out, err);
+	}
 	else if (version >= LP_FILE_VERSION_2_2 && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
 			 levels.rep.v == NULL && valid_values_equal(shape, page, &first_valid))
 		ok = encode_constant(shape, page, &levels, first_valid, out, err);

@@ -234,6 +234,74 @@ page_bytes(const WriterColumn *column)
 		page->num_values * (column->shape.offset_bits / 8);
 }
 
+/* A Blob v2 field (a struct with the extension lance.blob.v2; v1 blobs are binaries). */
+static bool
+is_blob_v2(const LpField *field)
+{
+	return lp_field_is_blob(field) && field->logical_type != NULL &&
+		strcmp(field->logical_type, "struct") == 0;
+}
+
+#define BLOB_TRUE {(uint8_t *) "true", 4}
+
+/*
+ * What lancedb stores for a Blob v2 field in a file footer, in its order
+ * (not sorted by key: the footer schema only goes to
+ * lp_file_descriptor_build, which keeps the order).
+ */
+static const LpKeyValue blob_footer_metadata[2] = {
+	{"lance-encoding:packed", BLOB_TRUE},
+	{"lance-encoding:blob", BLOB_TRUE}
+};
+
+/* The descriptor's pseudo-fields that follow a Blob v2 field in a file footer. */
+static const LpField blob_pseudo_fields[5] = {
+	{.id = -1, .parent_id = -1, .name = "kind", .logical_type = "uint8", .legacy_encoding = 1},
+	{.id = -1, .parent_id = -1, .name = "position", .logical_type = "uint64", .legacy_encoding = 1},
+	{.id = -1, .parent_id = -1, .name = "size", .logical_type = "uint64", .legacy_encoding = 1},
+	{.id = -1, .parent_id = -1, .name = "blob_id", .logical_type = "uint32", .legacy_encoding = 1},
+	{.id = -1, .parent_id = -1, .name = "blob_uri", .logical_type = "string", .legacy_encoding = 2}
+};
+
+/*
+ * The schema of the file footer (lance-format.md §6.5): schema's fields,
+ * shallow copies (free only out->fields), except that a top-level Blob v2
+ * field is stored as a childless struct with lance-encoding:blob and
+ * lance-encoding:packed, followed by the five descriptor pseudo-fields of
+ * id -1, as lancedb writes it.  False when out of memory.
+ */
+static bool
+footer_schema(const LpSchema *schema, LpSchema *out)
+{
+	uint32_t	num_blobs = 0;
+	uint32_t	n = 0;
+
+	for (uint32_t i = 0; i < schema->num_fields; i++)
+		num_blobs += schema->fields[i].parent_id == -1 && is_blob_v2(&schema->fields[i]);
+	*out = *schema;
+	out->fields = lp_alloc_array((size_t) schema->num_fields + 5 * num_blobs + 1, sizeof(LpField));
+	if (out->fields == NULL)
+		return false;
+	for (uint32_t i = 0; i < schema->num_fields; i++)
+	{
+		const LpField *field = &schema->fields[i];
+
+		out->fields[n++] = *field;
+		if (field->parent_id != -1 || !is_blob_v2(field))
+			continue;
+		out->fields[n - 1].extension_name = NULL;
+		out->fields[n - 1].num_metadata = 2;
+		out->fields[n - 1].metadata = (LpKeyValue *) blob_footer_metadata;
+		for (int p = 0; p < 5; p++)
+			out->fields[n++] = blob_pseudo_fields[p];
+		/* its children (data, uri) follow it in pre-order */
+		while (i + 1 < schema->num_fields && schema->fields[i + 1].parent_id != -1)
+			i++;
+	}
+	out->num_fields = n;
+	return true;
+}
+
 LpFileWriter *
 lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion version,
 					LpError *err)
@@ -242,6 +310,8 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 	LpPhysicalColumn *physical = NULL;
 	uint32_t	num_physical = 0;
 	uint32_t	opened = 0;
+	LpSchema	footer;
+	bool		built;
 
 	if (version < LP_FILE_VERSION_2_0)
 	{
@@ -281,8 +351,14 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 		column->struct_header = physical[c].struct_header;
 		if (column->struct_header)
 			continue;
-		if (lp_field_is_packed(field) || lp_field_is_blob(field) || column->type->dictionary ||
-			!leaf_shape(column->type, &column->shape))
+		if (is_blob_v2(field) && column->depth == 0 && version >= LP_FILE_VERSION_2_2)
+		{
+			column->shape.kind = LP_LEAF_VARIABLE;
+			column->shape.offset_bits = 32;
+			column->shape.blob_descriptor = true;
+		}
+		else if (lp_field_is_packed(field) || lp_field_is_blob(field) || column->type->dictionary ||
+				 !leaf_shape(column->type, &column->shape))
 		{
 			lp_fail(err, LP_ERR_UNSUPPORTED,
 					"field \"%s\" of file \"%s\" has type \"%s\", which the encoder cannot write",
@@ -305,12 +381,21 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 	}
 	writer->num_columns = num_physical;
 	lp_free(physical);
-	if (!lp_file_descriptor_build(schema, 0, &writer->descriptor, err))
+	if (!footer_schema(schema, &footer))
+		goto no_memory_late;
+	built = lp_file_descriptor_build(&footer, 0, &writer->descriptor, err);
+	lp_free(footer.fields);
+	if (!built)
 	{
 		lp_file_writer_free(writer);
 		return NULL;
 	}
 	return writer;
+
+no_memory_late:
+	no_memory(err);
+	lp_file_writer_free(writer);
+	return NULL;
 
 no_memory:
 	no_memory(err);
@@ -459,6 +544,80 @@ array_chain(const LpFileWriter *writer, const WriterColumn *column, const LpArra
 	return true;
 }
 
+/* The child types of a Blob v2 descriptor array, in order. */
+static const LpTypeId blob_descriptor_types[5] = {
+	LP_TYPE_UINT8, LP_TYPE_UINT64, LP_TYPE_UINT64, LP_TYPE_UINT32, LP_TYPE_STRING
+};
+
+/*
+ * A Blob v2 field's array: a struct of {kind, position, size, blob_id,
+ * blob_uri} whose valid rows have every child valid and a kind lance_parts
+ * writes (Inline, Packed, Dedicated, External).
+ */
+static bool
+check_blob_descriptors(const WriterColumn *column, const LpArray *array, LpError *err)
+{
+	const LpArray *const *children = (const LpArray *const *) array->children;
+
+	if (array->num_children != 5)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "array of blob field \"%s\" has %u children, not the 5 of a descriptor",
+					   column->name, array->num_children);
+	for (int f = 0; f < 5; f++)
+	{
+		const LpArray *child = children[f];
+
+		if (child == NULL || child->type == NULL || child->type->id != blob_descriptor_types[f] ||
+			child->length != array->length ||
+			(f < 4 ? child->values == NULL :
+			 child->offsets == NULL || (child->data == NULL && child->data_len > 0)))
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "descriptor child %s of blob field \"%s\" is not a %s array of %llu rows",
+						   blob_pseudo_fields[f].name, column->name,
+						   lp_type_id_name(blob_descriptor_types[f]),
+						   (unsigned long long) array->length);
+	}
+	for (uint64_t i = 0; i < array->length; i++)
+	{
+		const LpArray *uri = children[4];
+
+		if (!lp_array_is_valid(array, i))
+			continue;
+		for (int f = 0; f < 5; f++)
+			if (!lp_array_is_valid(children[f], i))
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "descriptor of blob field \"%s\" has a null %s at row %llu",
+							   column->name, blob_pseudo_fields[f].name, (unsigned long long) i);
+		if (children[0]->values[i] > LP_BLOB_KIND_EXTERNAL)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "descriptor of blob field \"%s\" has kind %u at row %llu",
+						   column->name, children[0]->values[i], (unsigned long long) i);
+		if (uri->offsets[i] > uri->offsets[i + 1] || uri->offsets[i + 1] > uri->data_len ||
+			uri->offsets[i + 1] - uri->offsets[i] > UINT32_MAX)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "blob_uri offsets of blob field \"%s\" are out of order or range at row %llu",
+						   column->name, (unsigned long long) i);
+	}
+	return true;
+}
+
+/* Append the packed descriptor of row index of array (valid) to page. */
+static bool
+append_blob_descriptor(LpPageValues *page, const LpArray *array, uint64_t index)
+{
+	const LpArray *uri = array->children[4];
+	uint64_t	uri_len = uri->offsets[index + 1] - uri->offsets[index];
+	uint8_t		row[LP_BLOB_DESCRIPTOR_FIXED_BYTES + 4];
+
+	row[0] = array->children[0]->values[index];
+	memcpy(row + 1, array->children[1]->values + index * 8, 8);
+	memcpy(row + 9, array->children[2]->values + index * 8, 8);
+	memcpy(row + 17, array->children[3]->values + index * 4, 4);
+	lp_put_le32(row + 21, (uint32_t) uri_len);
+	return lp_buf_append(&page->data, row, sizeof(row)) &&
+		(uri_len == 0 || lp_buf_append(&page->data, uri->data + uri->offsets[index], uri_len));
+}
+
 /* Check a leaf's arrays against its column before any of them is taken. */
 static bool
 check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArray *const *chain,
@@ -477,6 +636,8 @@ check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArra
 				return lp_fail(err, LP_ERR_UNSUPPORTED,
 							   "a struct above field \"%s\" is null at row %llu, which the encoder cannot write in a 2.0 file",
 							   column->name, (unsigned long long) i);
+	if (shape->blob_descriptor)
+		return check_blob_descriptors(column, array, err);
 	if (shape->kind == LP_LEAF_VARIABLE)
 	{
 		if (array->offsets == NULL || (array->data == NULL && array->data_len > 0))
@@ -702,7 +863,14 @@ append_rows(WriterColumn *column, const LpArray *const *chain, uint64_t start, u
 				break;
 			}
 		case LP_LEAF_VARIABLE:
-			for (uint64_t i = start; i < start + count; i++)
+			for (uint64_t i = start; shape->blob_descriptor && i < start + count; i++)
+			{
+				/* a null descriptor has no bytes */
+				if ((lp_array_is_valid(array, i) && !append_blob_descriptor(page, array, i)) ||
+					!lp_buf_append_u64(&page->offsets, page->data.len))
+					return false;
+			}
+			for (uint64_t i = start; !shape->blob_descriptor && i < start + count; i++)
 			{
 				/* A value null at any layer is stored empty. */
 				bool		valid = lp_bit_get(page->validity.buf.data, first_value + i - start);
@@ -777,6 +945,28 @@ lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays, uint32_
 		}
 	}
 	writer->rows += length;
+	return true;
+}
+
+bool
+lp_file_writer_write_blob(LpFileWriter *writer, const void *data, uint64_t len,
+						  uint64_t *position, LpError *err)
+{
+	if (writer->done)
+		return lp_fail(err, LP_ERR_INTERNAL, "file writer of \"%s\" used after it finished or failed",
+					   writer->output->name);
+	/* lancedb aligns every inline payload, an empty one too, to 64 bytes */
+	if (!pad_output(writer, err))
+	{
+		writer->done = true;
+		return false;
+	}
+	*position = writer->pos;
+	if (!write_bytes(writer, data, len, err))
+	{
+		writer->done = true;
+		return false;
+	}
 	return true;
 }
 

@@ -11,7 +11,8 @@
  * the column metadata, the schema and the footer (format/lp_file_tail.h).
  * The output stays the caller's: publish or abort it after finishing.
  *
- * Versions 2.0, 2.1, 2.2 and 2.3.  Leaves: integers, floats, bool, string
+ * Versions 2.0, 2.1, 2.2 and 2.3.  Blob v2 fields in 2.2 and 2.3 (see
+ * lp_file_writer_write_blob).  Leaves: integers, floats, bool, string
  * and binary (also large), date, time, timestamp, duration, decimal,
  * fixed-size binary and fixed-size lists of fixed-width items, with nulls
  * (of items too, except in 2.0); structs (not packed) of leaves, lists and
@@ -56,6 +57,33 @@ LpFileWriter *lp_file_writer_open(LpOutput *output, const LpSchema *schema,
  */
 bool		lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays,
 								 uint32_t num_arrays, LpError *err);
+
+/*
+ * Blob v2 (2.2 and later): a top-level field of the schema with the
+ * extension lance.blob.v2 (a struct of data and uri, as a dataset's
+ * manifest has it) is stored as lancedb 0.39 stores it: one full-zip
+ * VariablePackedStruct column of descriptors, and in the footer schema a
+ * childless struct with lance-encoding:blob and lance-encoding:packed
+ * followed by the five descriptor pseudo-fields of id -1.  Its batch
+ * array is a struct of five children: kind (uint8), position (uint64),
+ * size (uint64), blob_id (uint32) and blob_uri (string); a valid row has
+ * every child valid and a kind up to LP_BLOB_KIND_EXTERNAL, a null row is a
+ * null descriptor.
+ */
+#define LP_BLOB_KIND_INLINE 0
+#define LP_BLOB_KIND_PACKED 1
+#define LP_BLOB_KIND_DEDICATED 2
+#define LP_BLOB_KIND_EXTERNAL 3
+
+/*
+ * An Inline payload of a Blob v2 field: len bytes written into the file
+ * at the next 64-byte boundary (the padding as Lance pads), whose offset
+ * *position receives, for the descriptor {Inline, position, len} of a
+ * later batch.  An empty payload (len 0) writes only the padding, as
+ * lancedb does.  After a failure the writer can only be freed.
+ */
+bool		lp_file_writer_write_blob(LpFileWriter *writer, const void *data, uint64_t len,
+									  uint64_t *position, LpError *err);
 
 /* Rows written so far. */
 uint64_t	lp_file_writer_rows(const LpFileWriter *writer);

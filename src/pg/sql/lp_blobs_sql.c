@@ -80,6 +80,15 @@ descriptor(int kind, uint64 position, uint64 size, uint32 blob_id)
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
 }
 
+/* The output of blob_id's sidecar in the target's sidecar directory. */
+static LpSidecar *
+open_sidecar(const LpTarget *target, uint32 blob_id)
+{
+	char	   *dir = lp_target_sidecar_dir(target);
+
+	return lp_sidecar_open(lp_store_for_uri(dir, NULL), dir, blob_id);
+}
+
 Datum
 lp_lease_blob_ids(PG_FUNCTION_ARGS)
 {
@@ -173,7 +182,7 @@ lp_write_packed_blobs(PG_FUNCTION_ARGS)
 					   total, limits.pack_file_threshold),
 				errhint("Write them into several packed sidecars, one blob id each."));
 
-	sidecar = lp_sidecar_open(target, blob_id);
+	sidecar = open_sidecar(target, blob_id);
 	descriptors = palloc(sizeof(Datum) * count);
 	descriptor_nulls = palloc(sizeof(bool) * count);
 	for (int i = 0; i < count; i++)
@@ -233,7 +242,7 @@ write_dedicated(FunctionCallInfo fcinfo, DedicatedSource source)
 	{
 		bytea	   *payload = PG_GETARG_BYTEA_PP(2);
 
-		sidecar = lp_sidecar_open(target, blob_id);
+		sidecar = open_sidecar(target, blob_id);
 		lp_sidecar_write(sidecar, VARDATA_ANY(payload), VARSIZE_ANY_EXHDR(payload));
 	}
 	else
@@ -243,7 +252,7 @@ write_dedicated(FunctionCallInfo fcinfo, DedicatedSource source)
 
 		lp_check_read_privilege_for(source_uri);
 		input = lp_open_input_for_uri(source_uri);
-		sidecar = lp_sidecar_open(target, blob_id);
+		sidecar = open_sidecar(target, blob_id);
 		lp_sidecar_copy(sidecar, input);
 		lp_input_close(input);
 	}

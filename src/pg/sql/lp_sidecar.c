@@ -1,7 +1,7 @@
 /*
- * lp_sidecar.c - Blob v2 sidecars of a target: the checks before one is
- * written and one sidecar output, published atomically without replacing
- * anything, or aborted.
+ * lp_sidecar.c - Blob v2 sidecars: thresholds, the checks before a target's
+ * sidecar is written, and one sidecar output, published atomically without
+ * replacing anything, or aborted.
  *
  * Sidecars go straight into the target's sidecar directory
  * (<data_dir>/<file stem>/<reversed-bit id>.blob), under an id of a lease
@@ -22,17 +22,11 @@
 #include "sql/lp_sidecar.h"
 #include "storage/lp_pg_storage.h"
 
-/* Lance's defaults (blob.rs) where a field's metadata does not override them. */
-#define DEDICATED_THRESHOLD_KEY "lance-encoding:blob-dedicated-size-threshold"
-#define PACK_FILE_THRESHOLD_KEY "lance-encoding:blob-pack-file-size-threshold"
-#define DEFAULT_DEDICATED_THRESHOLD (UINT64CONST(4) * 1024 * 1024)
-#define DEFAULT_PACK_FILE_THRESHOLD (UINT64CONST(1024) * 1024 * 1024)
-
 /* Bytes read and written at a time where a source cannot be copied within its store */
 #define COPY_BATCH_BYTES (8 * 1024 * 1024)
 
-static uint64
-field_threshold(const LpField *field, const char *key, uint64 fallback)
+uint64
+lp_sidecar_field_threshold(const LpField *field, const char *key, uint64 fallback)
 {
 	const LpKeyValue *entry = lp_field_metadata(field, key);
 	char	   *text;
@@ -66,11 +60,11 @@ lp_sidecar_limits(const LpTarget *target, LpSidecarLimits *limits)
 			continue;
 		found = true;
 		limits->dedicated_threshold = Max(limits->dedicated_threshold,
-										  field_threshold(field, DEDICATED_THRESHOLD_KEY,
-														  DEFAULT_DEDICATED_THRESHOLD));
+										  lp_sidecar_field_threshold(field, LP_BLOB_DEDICATED_THRESHOLD_KEY,
+																	 LP_BLOB_DEFAULT_DEDICATED_THRESHOLD));
 		limits->pack_file_threshold = Max(limits->pack_file_threshold,
-										  field_threshold(field, PACK_FILE_THRESHOLD_KEY,
-														  DEFAULT_PACK_FILE_THRESHOLD));
+										  lp_sidecar_field_threshold(field, LP_BLOB_PACK_FILE_THRESHOLD_KEY,
+																	 LP_BLOB_DEFAULT_PACK_FILE_THRESHOLD));
 	}
 	if (!found)
 		ereport(ERROR,
@@ -123,7 +117,7 @@ lp_sidecar_check_not_assembled(const LpTarget *target)
 }
 
 LpSidecar *
-lp_sidecar_open(const LpTarget *target, uint32 blob_id)
+lp_sidecar_open(LpStore *store, const char *sidecar_dir, uint32 blob_id)
 {
 	LpSidecar  *sidecar = palloc0(sizeof(LpSidecar));
 	char		name[LP_BLOB_FILE_NAME_SIZE];
@@ -131,8 +125,8 @@ lp_sidecar_open(const LpTarget *target, uint32 blob_id)
 
 	lp_blob_sidecar_file_name(blob_id, name);
 	sidecar->blob_id = blob_id;
-	sidecar->path = lp_require_memory(lp_path_join(lp_target_sidecar_dir(target), name));
-	sidecar->store = lp_store_for_uri(sidecar->path, NULL);
+	sidecar->path = lp_require_memory(lp_path_join(sidecar_dir, name));
+	sidecar->store = store;
 	sidecar->output = sidecar->store->ops->create_output(sidecar->store, sidecar->path, &err);
 	if (sidecar->output == NULL)
 		lp_raise(&err);

@@ -1,16 +1,32 @@
 /*
- * lp_sidecar.h - Blob v2 sidecars of a target: the checks that come before
- * one is written (the target's blob columns and their limits, a leased id,
- * a target not yet assembled) and one sidecar output for blob id N of
- * target T, written front to back and published atomically without
- * replacing anything, or aborted.  Used by the SQL writers
- * (lp_blobs_sql.c) and meant for any other writer of a target's sidecars.
+ * lp_sidecar.h - Blob v2 sidecars: Lance's blob thresholds, the checks that
+ * come before a target's sidecar is written (the target's blob columns and
+ * their limits, a leased id, a target not yet assembled) and one sidecar
+ * output for blob id N of a data file's sidecar directory, written front to
+ * back and published atomically without replacing anything, or aborted.
+ * Used by the SQL writers (sql/lp_blobs_sql.c) and the encoder's Blob v2
+ * columns (write/lp_write_blobs.c).
  */
 #ifndef LP_SIDECAR_H
 #define LP_SIDECAR_H
 
+#include "format/lp_schema.h"
 #include "io/lp_storage.h"
 #include "target/lp_target.h"
+
+/* Lance's defaults (blob.rs) where a field's metadata does not override them. */
+#define LP_BLOB_INLINE_THRESHOLD_KEY "lance-encoding:blob-inline-size-threshold"
+#define LP_BLOB_DEDICATED_THRESHOLD_KEY "lance-encoding:blob-dedicated-size-threshold"
+#define LP_BLOB_PACK_FILE_THRESHOLD_KEY "lance-encoding:blob-pack-file-size-threshold"
+#define LP_BLOB_DEFAULT_INLINE_THRESHOLD (UINT64CONST(64) * 1024)
+#define LP_BLOB_DEFAULT_DEDICATED_THRESHOLD (UINT64CONST(4) * 1024 * 1024)
+#define LP_BLOB_DEFAULT_PACK_FILE_THRESHOLD (UINT64CONST(1024) * 1024 * 1024)
+
+/*
+ * The threshold key of a blob field's metadata, fallback without it;
+ * ERROR (22023) for a value that is not a positive integer.
+ */
+extern uint64 lp_sidecar_field_threshold(const LpField *field, const char *key, uint64 fallback);
 
 /* The writers' limits from the target's Blob v2 columns (blob.rs's defaults where unset). */
 typedef struct LpSidecarLimits
@@ -48,12 +64,14 @@ typedef struct LpSidecar
 } LpSidecar;
 
 /*
- * Open the output of blob_id's sidecar of the target, under a temporary name
- * (nothing is visible under the sidecar's name before lp_sidecar_publish).
- * The caller has made the checks above.  An ERROR before publication aborts
- * the output (the store's memory-context callback).
+ * Open the output of blob_id's sidecar in sidecar_dir (a data file's
+ * "<data dir>/<file stem>", lp_target_sidecar_dir for a target) of store,
+ * under a temporary name: nothing is visible under the sidecar's name before
+ * lp_sidecar_publish.  Writers of a target make the checks above first.  An
+ * ERROR before publication aborts the output (the store's memory-context
+ * callback).
  */
-extern LpSidecar *lp_sidecar_open(const LpTarget *target, uint32 blob_id);
+extern LpSidecar *lp_sidecar_open(LpStore *store, const char *sidecar_dir, uint32 blob_id);
 
 /* Append len bytes; an ERROR aborts the sidecar. */
 extern void lp_sidecar_write(LpSidecar *sidecar, const void *data, size_t len);

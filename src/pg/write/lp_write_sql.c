@@ -36,6 +36,7 @@
 #include "sql/lp_commit_sql.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
+#include "write/lp_write_blobs.h"
 #include "write/lp_write_sql.h"
 #include "write/lp_write_values.h"
 
@@ -93,6 +94,7 @@ typedef struct WriteSink
 	uint64		max_rows_per_file;
 	bool		has_expected_rows;
 	uint64		expected_rows;
+	LpBlobWriter *blobs;		/* the payloads of Blob v2 fields; NULL: none are written */
 
 	/* results, in the caller's memory context */
 	List	   *files;			/* WrittenFile * */
@@ -158,6 +160,8 @@ open_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 	if (open->writer == NULL)
 		lp_raise(&err);
 	open->file = file;
+	if (sink->blobs != NULL)
+		lp_blob_writer_begin_file(sink->blobs, open->writer, file->path);
 }
 
 /* Encode the batch into the open file. */
@@ -189,6 +193,9 @@ close_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 				errmsg("the query returned " UINT64_FORMAT " rows for %s, not the " UINT64_FORMAT " expected",
 					   open->file->rows, sink->what, sink->expected_rows),
 				errdetail("Nothing was written."));
+	/* its sidecars are complete before the file that names them */
+	if (sink->blobs != NULL)
+		lp_blob_writer_end_file(sink->blobs);
 	if (!lp_file_writer_finish(open->writer, &open->file->size_bytes, &err))
 		lp_raise(&err);
 	lp_file_writer_free(open->writer);
@@ -260,7 +267,7 @@ write_query(const char *query, WriteSink *sink)
 	{
 		MemoryContext old = MemoryContextSwitchTo(batch_context);
 
-		batch = lp_row_batch_create(portal->tupDesc, sink->schema, sink->what);
+		batch = lp_row_batch_create(portal->tupDesc, sink->schema, sink->what, sink->blobs);
 		MemoryContextSwitchTo(old);
 	}
 	values = palloc(sizeof(Datum) * Max(portal->tupDesc->natts, 1));
@@ -279,15 +286,16 @@ write_query(const char *query, WriteSink *sink)
 		table = SPI_tuptable;
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
-			MemoryContext old = MemoryContextSwitchTo(row_context);
+			MemoryContext old;
 
+			/* first the file: a row's inline blob payloads go into it */
+			if (open.writer == NULL)
+				open_file(sink, &open, results);
+			old = MemoryContextSwitchTo(row_context);
 			heap_deform_tuple(table->vals[i], table->tupdesc, values, nulls);
 			lp_row_batch_add(batch, values, nulls);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(row_context);
-
-			if (open.writer == NULL)
-				open_file(sink, &open, results);
 			if (lp_row_batch_rows(batch) >= BATCH_MAX_ROWS ||
 				lp_row_batch_bytes(batch) >= BATCH_MAX_BYTES ||
 				(sink->max_rows_per_file > 0 &&
@@ -571,6 +579,7 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	sink->data_dir = lp_require_memory(lp_path_join(root, LP_DATA_DIR));
 	sink->max_rows_per_file = (uint64) max_rows_per_file;
 	sink->version = version;
+	sink->blobs = lp_blob_writer_create(sink->store, sink->what);
 	if (mode == LP_WRITE_APPEND)
 	{
 		/* appended files have the dataset's storage format and schema */
@@ -594,6 +603,7 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	PG_CATCH();
 	{
 		remove_written_files(sink, root);
+		lp_blob_writer_remove_sidecars(sink->blobs, root);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -25,8 +25,10 @@
 #include "utils/uuid.h"
 
 #include "fdw/lp_fdw.h"
+#include "format/lp_columns.h"
 #include "lp_pg_error.h"
 #include "lp_pg_types.h"
+#include "write/lp_write_blobs.h"
 #include "write/lp_write_values.h"
 
 /* A growable byte buffer of a builder. */
@@ -83,6 +85,10 @@ typedef struct FieldBuilder
 	/* structs: the composite type's descriptor, the attribute of each member */
 	TupleDesc	member_desc;
 	int		   *member_attnos;
+	/* Blob v2 fields: the descriptor struct, from payloads (bytea) or descriptors (jsonb) */
+	const LpField *blob_field;
+	bool		blob_jsonb;
+	LpBlobWriter *blobs;
 } FieldBuilder;
 
 typedef struct ColumnPlan
@@ -486,10 +492,8 @@ plan_members(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 
  * context) for values of source_typid.
  */
 static void
-plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 source_typmod,
-		   const char *column, const char *what, int depth)
+builder_init(FieldBuilder *builder, const LpType *type, const char *column)
 {
-	check_stack_depth();
 	memset(builder, 0, sizeof(*builder));
 	builder->validity.context = CurrentMemoryContext;
 	builder->values.context = CurrentMemoryContext;
@@ -499,6 +503,14 @@ plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 so
 	builder->column = column;
 	builder->nullable = type->nullable;
 	builder->array.type = type;
+}
+
+static void
+plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 source_typmod,
+		   const char *column, const char *what, int depth)
+{
+	check_stack_depth();
+	builder_init(builder, type, column);
 	if (depth > 32)
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -531,8 +543,52 @@ plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 so
 		plan_items(builder, type, builder->input_typid, what, depth);
 }
 
+/* The children of a Blob v2 descriptor, as the file writer takes them. */
+static const char *const descriptor_types[5] = {"uint8", "uint64", "uint64", "uint32", "string"};
+static const char *const descriptor_names[5] = {"kind", "position", "size", "blob_id", "blob_uri"};
+
+/*
+ * The builder of Blob v2 field field (nullable as the field is) from a
+ * bytea column (payloads, stored by blobs) or a jsonb one (descriptors).
+ */
+static void
+plan_blob(FieldBuilder *builder, const LpField *field, Oid source_typid, LpBlobWriter *blobs,
+		  const char *what)
+{
+	LpType	   *type;
+	LpError		err;
+
+	if (blobs == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("blob column \"%s\" of %s cannot be written", field->name, what),
+				errdetail("write_dataset writes Blob v2 columns."));
+	if (source_typid != BYTEAOID && source_typid != JSONBOID)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("column \"%s\" of type %s cannot be written to blob field \"%s\" of %s",
+					   field->name, format_type_be(source_typid), field->name, what),
+				errhint("Give the payloads as bytea, or descriptors as jsonb."));
+	if (!lp_type_parse("struct", what, field->name, &type, &err))
+		lp_raise(&err);
+	type->nullable = field->nullable;
+	type->num_children = 5;
+	type->children = palloc0(5 * sizeof(LpType *));
+	for (int c = 0; c < 5; c++)
+		if (!lp_type_parse(descriptor_types[c], what, descriptor_names[c], &type->children[c], &err))
+			lp_raise(&err);
+	builder_init(builder, type, field->name);
+	builder->blob_field = field;
+	builder->blob_jsonb = source_typid == JSONBOID;
+	builder->blobs = blobs;
+	alloc_children(builder, 5);
+	for (int c = 0; c < 5; c++)
+		builder_init(&builder->children[c], type->children[c], field->name);
+}
+
 LpRowBatch *
-lp_row_batch_create(TupleDesc desc, const LpSchema *schema, const char *what)
+lp_row_batch_create(TupleDesc desc, const LpSchema *schema, const char *what,
+					LpBlobWriter *blobs)
 {
 	LpRowBatch *batch = palloc0(sizeof(LpRowBatch));
 	LpFile		view;
@@ -574,13 +630,18 @@ lp_row_batch_create(TupleDesc desc, const LpSchema *schema, const char *what)
 					errmsg("the query has no column \"%s\" for field \"%s\" of %s",
 						   field->name, field->name, what),
 					errhint("Name the query's columns as the fields of the schema."));
+		plan->attno = attno;
+		batch->num_columns++;
+		if (lp_field_is_blob(field) && strcmp(field->logical_type, "struct") == 0)
+		{
+			plan_blob(&plan->builder, field, TupleDescAttr(desc, attno)->atttypid, blobs, what);
+			continue;
+		}
 		if (!lp_type_from_field(&view, i, &type, &err))
 			lp_raise(&err);
 		type->nullable = field->nullable;
-		plan->attno = attno;
 		plan_field(&plan->builder, type, TupleDescAttr(desc, attno)->atttypid,
 				   TupleDescAttr(desc, attno)->atttypmod, field->name, what, 0);
-		batch->num_columns++;
 	}
 	for (int a = 0; a < desc->natts; a++)
 	{
@@ -1114,6 +1175,51 @@ cast_value(const CastPlan *plan, Datum value)
 }
 
 /* Append a value of the source type of the builder, or a null. */
+/* One valid value of a child of a descriptor: raw bytes, or the blob_uri's text. */
+static void
+append_descriptor_child(FieldBuilder *child, const void *value, uint32 width)
+{
+	bitmap_append(&child->validity, child->array.length, true);
+	child->array.length++;
+	if (width > 0)
+		buffer_append(&child->values, value, width);
+	else
+	{
+		buffer_append(&child->data, value, strlen(value));
+		append_end_offset(child);
+	}
+}
+
+/*
+ * A Blob v2 value: a payload handed to the blob writer (which stores it and
+ * says where), or a descriptor it checks.
+ */
+static void
+append_blob(FieldBuilder *builder, Datum value)
+{
+	LpBlobDescriptor descriptor;
+
+	if (builder->blob_jsonb)
+	{
+		lp_blob_descriptor_from_jsonb(DatumGetJsonbP(value), builder->column, &descriptor);
+		lp_blob_writer_check(builder->blobs, builder->blob_field, &descriptor);
+	}
+	else
+	{
+		bytea	   *payload = DatumGetByteaPP(value);
+
+		lp_blob_writer_store(builder->blobs, builder->blob_field, (const uint8 *) VARDATA_ANY(payload),
+							 VARSIZE_ANY_EXHDR(payload), &descriptor);
+	}
+	bitmap_append(&builder->validity, builder->array.length, true);
+	builder->array.length++;
+	append_descriptor_child(&builder->children[0], &descriptor.kind, 1);
+	append_descriptor_child(&builder->children[1], &descriptor.position, 8);
+	append_descriptor_child(&builder->children[2], &descriptor.size, 8);
+	append_descriptor_child(&builder->children[3], &descriptor.blob_id, 4);
+	append_descriptor_child(&builder->children[4], descriptor.uri, 0);
+}
+
 static void
 append_datum(FieldBuilder *builder, Datum value, bool isnull)
 {
@@ -1125,6 +1231,11 @@ append_datum(FieldBuilder *builder, Datum value, bool isnull)
 					errmsg("null value in column \"%s\", whose Lance field is not nullable",
 						   builder->column));
 		append_null(builder);
+		return;
+	}
+	if (builder->blob_field != NULL)
+	{
+		append_blob(builder, value);
 		return;
 	}
 	switch (builder->type->id)

@@ -19,6 +19,7 @@
 #include "format/lp_file.h"
 #include "format/lp_schema.h"
 #include "format/lp_values.h"
+#include "write/lp_write_blobs.h"
 
 typedef struct LpRowBatch LpRowBatch;
 
@@ -36,10 +37,12 @@ extern void lp_write_schema_for_columns(TupleDesc desc, LpSchema *schema);
  * must exist once and be castable to the field's input type, and every
  * column must be a field.  Errors name the column before any row is read.
  * The batch's buffers live in the memory context current here; rows may
- * be added from a shorter-lived one.
+ * be added from a shorter-lived one.  A Blob v2 field (2.2+) takes a bytea
+ * column, whose payloads blobs stores as they are added, or a jsonb column
+ * of descriptors blobs checks; without blobs a blob field is an ERROR.
  */
 extern LpRowBatch *lp_row_batch_create(TupleDesc desc, const LpSchema *schema,
-									   const char *what);
+									   const char *what, LpBlobWriter *blobs);
 
 /* Append one row (values and nulls of desc's columns). */
 extern void lp_row_batch_add(LpRowBatch *batch, const Datum *values, const bool *isnull);
