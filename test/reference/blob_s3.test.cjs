@@ -6,7 +6,8 @@
 // their size (CopyObject under 5 MiB, UploadPartCopy from there on: the proxy sees no GET of
 // the source), streams objects of another server, and leaves nothing for a missing source; and
 // lance_fdw reads every payload (inline, packed, dedicated) of a dataset the reference wrote on
-// S3 as the reference's blob API returns it. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
+// S3 as the reference's blob API returns it, and External payloads at s3:// URIs of the server
+// (an object, a range of it) as the reference does, refusing a URI no server covers. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
 // choose the server's ports.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -178,4 +179,36 @@ test('write_dedicated_blob_from copies on the server whatever the size, streams 
 	assert.deepEqual(await s3.listUploads(settings, sidecars), []);
 	assert.deepEqual(psqlLines(`SELECT lance_parts.cleanup_target(${literal(target)});\n`), ['t']);
 	await s3.deleteKey(settings, other);
+});
+
+test('External payloads on S3: s3:// URIs of the dataset\'s server are read as the reference reads them; a URI no server covers is refused', async () => {
+	assert.ok(expected !== null, 'the dataset was written');
+	const small = (await s3.listKeys(settings, PREFIX + '/media.lance/data/')).find((k) => k.endsWith('.lance'));
+	const objectUri = 's3://' + settings.LP_S3_BUCKET + '/' + small;
+	const external = (id, position, size, uri) => `(${id}::bigint, jsonb_build_object('kind', 3, 'position', ${position}, 'size', ${size}, 'blob_id', 0, 'blob_uri', ${literal(uri)}))`;
+
+	psqlLines(`SELECT lance_parts.write_dataset(${literal(DATASET)}, $q$
+SELECT * FROM (VALUES ${external(1000, 0, 0, objectUri)}, ${external(1001, 10, 100, objectUri)}) v(id, payload)$q$, 'append') IS NOT NULL;
+`);
+	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('media');
+	const rows = (await table.query().select(['id']).withRowId().toArray()).filter((r) => Number(r.id) >= 1000);
+	const fetched = await table.fetchBlobs('payload', rows.map((r) => r._rowid));
+	const reference = new Map(rows.map((r, i) => [Number(r.id), sha256(Buffer.from(fetched[i]))]));
+
+	assert.equal(reference.get(1000), await s3.objectSha256(settings, small), 'the reference reads the whole object');
+	const mark = proxy.mark();
+
+	assert.deepEqual(psqlLines('SELECT id || \' \' || encode(sha256(payload), \'hex\') FROM blob_s3.media WHERE id >= 1000 ORDER BY id;\n'),
+		[1000, 1001].map((id) => id + ' ' + reference.get(id)));
+	assert.ok(proxy.log(mark).some((r) => r.method === 'GET' && r.target.startsWith('/' + settings.LP_S3_BUCKET + '/' + small)),
+		'read through the server covering the URI');
+
+	// a URI outside every server's root: refused, with a hint
+	psqlLines(`SELECT lance_parts.write_dataset(${literal(DATASET)}, $q$
+SELECT * FROM (VALUES ${external(1002, 0, 0, 's3://' + settings.LP_S3_BUCKET + '/unserved/x')}) v(id, payload)$q$, 'append') IS NOT NULL;
+`);
+	const { err } = await psqlAsync('\\set VERBOSITY verbose\nSELECT length(payload) FROM blob_s3.media WHERE id = 1002;\n', true);
+
+	assert.match(err.join('\n'), /ERROR: {2}42704: .*unserved/);
+	assert.match(err.join('\n'), /HINT: {2}Create a server/);
 });
