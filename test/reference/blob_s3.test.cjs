@@ -7,8 +7,8 @@
 // the source), streams objects of another server, and leaves nothing for a missing source; and
 // lance_fdw reads every payload (inline, packed, dedicated) of a dataset the reference wrote on
 // S3 as the reference's blob API returns it, and External payloads at s3:// URIs of the server
-// (an object, a range of it) as the reference does, refusing a URI no server covers. LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS
-// choose the server's ports.
+// (an object, a range of it) as the reference does, refusing a URI no server covers.
+// LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS choose the server's ports.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
