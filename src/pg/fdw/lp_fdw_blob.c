@@ -174,8 +174,6 @@ lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descriptors, uint64 
 	const LpArray *size = descriptor_child(descriptors, "size", LP_TYPE_UINT64, reader->data_file);
 	const LpArray *blob_id = descriptor_child(descriptors, "blob_id", LP_TYPE_UINT32,
 											  reader->data_file);
-	const LpArray *blob_uri = descriptor_child(descriptors, "blob_uri", LP_TYPE_STRING,
-											   reader->data_file);
 	uint64		kind_value;
 	uint64		offset;
 	uint64		length;
@@ -213,7 +211,10 @@ lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descriptors, uint64 
 			input = sidecar_input(reader, (uint32) id);
 			break;
 		case BLOB_EXTERNAL:
-			input = external_input(reader, blob_uri, row, id);
+			input = external_input(reader,
+								   descriptor_child(descriptors, "blob_uri", LP_TYPE_STRING,
+													reader->data_file),
+								   row, id);
 			if (!lp_blob_external_range(offset, length, input->size, reader->payload_path,
 										&offset, &length, &err))
 				lp_raise(&err);
