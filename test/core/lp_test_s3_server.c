@@ -508,6 +508,29 @@ free_upload_parts(Upload *upload)
 	}
 }
 
+/* The object x-amz-copy-source names ("/bucket/key", percent-encoded); NULL after an error answer. */
+static Object *
+copy_source_object(LpTestS3Server *server, const char *source, LpS3HttpResponse *response)
+{
+	char		decoded[1200];
+	const char *slash;
+	char		bucket[128];
+	Object	   *object;
+
+	percent_decode(source, strlen(source), decoded, sizeof(decoded));
+	slash = strchr(decoded + 1, '/');
+	if (decoded[0] != '/' || slash == NULL)
+	{
+		answer_error(response, 400, "InvalidArgument");
+		return NULL;
+	}
+	snprintf(bucket, sizeof(bucket), "%.*s", (int) (slash - decoded - 1), decoded + 1);
+	object = find_object(server, bucket, slash + 1);
+	if (object == NULL)
+		answer_error(response, 404, "NoSuchKey");
+	return object;
+}
+
 static bool
 serve_part(LpTestS3Server *server, const Received *request, LpS3HttpResponse *response)
 {
@@ -525,23 +548,14 @@ serve_part(LpTestS3Server *server, const Received *request, LpS3HttpResponse *re
 	free(part->data);
 	if (source)
 	{
-		char		decoded[1200];
 		const char *range = header(request, "x-amz-copy-source-range");
-		const char *slash;
-		char		bucket[128];
-		Object	   *object;
+		Object	   *object = copy_source_object(server, source, response);
 		uint64_t	first;
 		uint64_t	last;
 		char		body[256];
 
-		percent_decode(source, strlen(source), decoded, sizeof(decoded));
-		slash = strchr(decoded + 1, '/');
-		if (decoded[0] != '/' || slash == NULL)
-			return answer_error(response, 400, "InvalidArgument");
-		snprintf(bucket, sizeof(bucket), "%.*s", (int) (slash - decoded - 1), decoded + 1);
-		object = find_object(server, bucket, slash + 1);
 		if (object == NULL)
-			return answer_error(response, 404, "NoSuchKey");
+			return true;
 		if (range == NULL || sscanf(range, "bytes=%" SCNu64 "-%" SCNu64, &first, &last) != 2 ||
 			last < first)
 			return answer_error(response, 400, "InvalidArgument");
@@ -732,9 +746,28 @@ serve(LpTestS3Server *server, const Received *request, LpS3HttpResponse *respons
 	{
 		const char *condition = header(request, "if-none-match");
 
+		const char *source = header(request, "x-amz-copy-source");
+
 		if (condition && strcmp(condition, "*") == 0 &&
 			find_object(server, request->bucket, request->key) != NULL)
 			return answer_error(response, 412, "PreconditionFailed");
+		if (source)
+		{
+			/* CopyObject: the whole source object */
+			Object	   *copied = copy_source_object(server, source, response);
+			char		body[256];
+
+			if (copied == NULL)
+				return true;
+			object = store_object(server, request->bucket, request->key,
+								  copy_bytes(copied->data, copied->len), copied->len);
+			server->counts.object_copies++;
+			snprintf(body, sizeof(body), "<CopyObjectResult><LastModified>2026-01-02T03:04:05.000Z</LastModified><ETag>%s</ETag></CopyObjectResult>",
+					 object ? object->etag : "");
+			response->status = 200;
+			set_body(response, body);
+			return true;
+		}
 		object = store_object(server, request->bucket, request->key,
 							  copy_bytes(request->http->body, request->http->body_len),
 							  request->http->body_len);

@@ -70,6 +70,7 @@ typedef struct LpTestS3Counts
 	unsigned	puts;			/* PutObject served */
 	unsigned	part_uploads;	/* UploadPart served */
 	unsigned	part_copies;	/* UploadPartCopy served */
+	unsigned	object_copies;	/* CopyObject served */
 	unsigned	completes;
 	unsigned	aborts;
 	unsigned	lists;

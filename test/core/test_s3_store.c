@@ -370,6 +370,42 @@ LP_TEST(s3_store_outputs_put_upload_and_copy)
 	LP_CHECK_EQ_U64(counts->completes, 1);
 	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 0);
 
+	/* a whole object under 5 MiB copied alone: one CopyObject, nothing read or uploaded */
+	{
+		LpInput    *small;
+
+		lp_test_s3_put(f.server, "parts/small", data, 3000);
+		small = f.store->ops->open_input(f.store, URI("parts/small"), &err);
+		LP_CHECK(small != NULL);
+		lp_test_s3_reset_counts(f.server);
+		output = f.store->ops->create_output(f.store, URI("out/copied"), &err);
+		LP_CHECK(output->ops->copy_from(output, 0, small, 0, 3000, &err));
+		LP_CHECK_MSG(output->ops->publish(output, &err), "publish: %.300s", err.message);
+		stored = lp_test_s3_get(f.server, "out/copied", &len);
+		LP_CHECK(len == 3000 && memcmp(stored, data, len) == 0);
+		LP_CHECK_EQ_U64(counts->object_copies, 1);
+		LP_CHECK_EQ_U64(counts->gets, 0);
+		LP_CHECK_EQ_U64(counts->puts, 0);
+		LP_CHECK_EQ_U64(counts->part_copies, 0);
+
+		/* never over an existing object */
+		output = f.store->ops->create_output(f.store, URI("out/copied"), &err);
+		LP_CHECK(output->ops->copy_from(output, 0, small, 0, 3000, &err));
+		LP_CHECK(!output->ops->publish(output, &err) && err.code == LP_ERR_ALREADY_EXISTS);
+		LP_CHECK_EQ_U64(counts->object_copies, 1);
+
+		/* a range of it is no whole object: one UploadPartCopy part */
+		output = f.store->ops->create_output(f.store, URI("out/range"), &err);
+		LP_CHECK(output->ops->copy_from(output, 0, small, 100, 2000, &err));
+		LP_CHECK_MSG(output->ops->publish(output, &err), "publish: %.300s", err.message);
+		stored = lp_test_s3_get(f.server, "out/range", &len);
+		LP_CHECK(len == 2000 && memcmp(stored, data + 100, len) == 0);
+		LP_CHECK_EQ_U64(counts->object_copies, 1);
+		LP_CHECK_EQ_U64(counts->part_copies, 1);
+		LP_CHECK_EQ_U64(counts->gets, 0);
+		lp_input_close(small);
+	}
+
 	/* an input of another store is refused before anything is written */
 	{
 		LpInput    *memory = lp_memory_input_open("mem", data, 100);

@@ -11,20 +11,18 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const { startS3Server } = require('./s3_server.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const h = require('./harness.cjs');
 const s3 = require('./s3_requests.cjs');
+const { startFaultProxy } = require('./s3_proxy.cjs');
 
 const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-faults-server');
 const PREFIX = 'faults';
 const ROOT = root(PREFIX);
 const scratch = h.scratchDir('s3-faults');
-const RULES = path.join(scratch, 'rules.json');
-const PROXY_LOG = path.join(scratch, 'proxy.log');
 // a few retries, soon: each test's own SET changes what it needs
 const RETRIES = 'SET lance_parts.s3_max_retries = 3;\nSET lance_parts.s3_retry_base_delay = 10;\n' +
 	'SET lance_parts.s3_retry_max_delay = 20;\n\\set VERBOSITY verbose\n';
@@ -34,46 +32,12 @@ const keyOf = (uri) => uri.slice(('s3://' + settings.LP_S3_BUCKET + '/').length)
 const uriOf = (key) => 's3://' + settings.LP_S3_BUCKET + '/' + key;
 const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-let proxy = null;
+let proxy = null;			// the fault proxy (s3_proxy.cjs), from the first test on
 
 test.after(() => {
 	if (proxy !== null)
-		process.kill(proxy.pid, 'SIGTERM');
+		proxy.stop();
 });
-
-// The proxy in front of the server, on a port it chooses (stopped by its PID after the tests).
-async function startProxy()
-{
-	const portFile = path.join(scratch, 'proxy.port');
-	const child = spawn('python3', [path.join(process.env.LP_SRCDIR, 'test', 'tools', 's3_fault_proxy.py'),
-		'--upstream', new URL(settings.LP_S3_ENDPOINT).host, '--rules', RULES, '--log', PROXY_LOG,
-		'--port-file', portFile], { stdio: ['ignore', 'inherit', 'inherit'] });
-
-	for (let i = 0; i < 500 && !fs.existsSync(portFile); i++)
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	return { pid: child.pid, port: Number(fs.readFileSync(portFile, 'utf8')) };
-}
-
-// Replace the proxy's rules (atomically: it rereads the file when it changes); [] passes all.
-function setRules(rules)
-{
-	fs.writeFileSync(RULES + '.tmp', JSON.stringify(rules));
-	fs.renameSync(RULES + '.tmp', RULES);
-}
-
-// The proxy's log lines since the mark (a line count), as [method, target, action].
-function proxyLog(mark = 0)
-{
-	const lines = fs.existsSync(PROXY_LOG) ? fs.readFileSync(PROXY_LOG, 'utf8').split('\n').filter((l) => l) : [];
-
-	return lines.slice(mark).map((line) => line.split(' '));
-}
-
-// Actions the proxy took on requests of method whose target matches pattern, since mark.
-function actionsOn(mark, method, pattern)
-{
-	return proxyLog(mark).filter(([m, target]) => m === method && pattern.test(target)).map((entry) => entry[2]);
-}
 
 // Random doubles: pages no encoding shrinks, 8 bytes a row.
 function doubles(count)
@@ -94,11 +58,10 @@ let localParts = null;		// two local data files of ROWS_PER_PART rows (8 MB each
 let partRows = 0;
 
 test.before(async () => {
-	proxy = await startProxy();
-	setRules([]);
+	proxy = await startFaultProxy(settings.LP_S3_ENDPOINT, scratch);
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SERVER IF EXISTS s3_faults_proxy CASCADE;
-${fdwServerSql('s3_faults_proxy', ROOT, 'http://127.0.0.1:' + proxy.port)}
+${fdwServerSql('s3_faults_proxy', ROOT, proxy.endpoint)}
 DROP SERVER IF EXISTS s3_faults_direct CASCADE;
 ${fdwServerSql('s3_faults_direct', root('direct'))}
 `);
@@ -131,16 +94,16 @@ function assembleSql(target, parts)
 }
 
 test('a read succeeds through fewer faults than s3_max_retries, each retried', async () => {
-	const mark = proxyLog().length;
+	const mark = proxy.mark();
 	const pattern = new RegExp(escapeRegex(keyOf(part)) + '$');
 
-	setRules([{ method: 'GET', path: pattern.source, faults: ['drop', '503', '500'] }]);
+	proxy.setRules([{ method: 'GET', path: pattern.source, faults: ['drop', '503', '500'] }]);
 	const lines = psqlLines(RETRIES + 'SELECT num_rows FROM lance_parts.file_info(' + literal(part) + ');\n');
 
 	assert.deepEqual(lines, [String(partRows)]);
-	assert.deepEqual(actionsOn(mark, 'GET', pattern).slice(0, 4), ['drop', '503', '500', 'pass'],
+	assert.deepEqual(proxy.actionsOn(mark, 'GET', pattern).slice(0, 4), ['drop', '503', '500', 'pass'],
 		'three faults, then the answer');
-	setRules([]);
+	proxy.setRules([]);
 });
 
 test('a read fails after the retries: 08006 for dropped connections, 58030 for error answers', async () => {
@@ -148,24 +111,24 @@ test('a read fails after the retries: 08006 for dropped connections, 58030 for e
 
 	for (const [fault, state] of [['drop', '08006'], ['503', '58030'], ['500', '58030']])
 	{
-		const mark = proxyLog().length;
+		const mark = proxy.mark();
 
-		setRules([{ method: 'GET', path: pattern.source, faults: [], then: fault }]);
+		proxy.setRules([{ method: 'GET', path: pattern.source, faults: [], then: fault }]);
 		const { err } = await psqlAsync(RETRIES + 'SELECT num_rows FROM lance_parts.file_info(' + literal(part) + ');\n', true);
 
 		assert.match(err.join('\n'), new RegExp('ERROR: {2}' + state + ': .*127\\.0\\.0\\.1:' + proxy.port), fault);
 		if (fault !== 'drop')
 			assert.match(err.join('\n'), fault === '503' ? /SlowDown/ : /InternalError/, 'the S3 error code is named');
-		assert.deepEqual(actionsOn(mark, 'GET', pattern), [fault, fault, fault, fault], 'the first attempt and 3 retries');
+		assert.deepEqual(proxy.actionsOn(mark, 'GET', pattern), [fault, fault, fault, fault], 'the first attempt and 3 retries');
 	}
-	setRules([]);
+	proxy.setRules([]);
 });
 
 test('an assembly succeeds through faults at every step of its multipart upload', async () => {
 	const { dataset, target } = await freshDataset('assembled');
-	const mark = proxyLog().length;
+	const mark = proxy.mark();
 
-	setRules([
+	proxy.setRules([
 		{ method: 'POST', path: '\\?uploads$', faults: ['503', 'drop'] },
 		{ method: 'PUT', path: 'partNumber=1&', faults: ['500', 'drop'] },
 		{ method: 'PUT', path: 'partNumber=2&', faults: ['503'] },
@@ -174,11 +137,11 @@ test('an assembly succeeds through faults at every step of its multipart upload'
 	const lines = psqlLines(RETRIES + assembleSql(target, localParts) +
 		'SELECT dataset_version FROM lance_parts.commit(' + h.sqlJsonb(target) + ');\n');
 
-	setRules([]);
+	proxy.setRules([]);
 	assert.deepEqual(lines, ['written', '2']);
-	assert.deepEqual(actionsOn(mark, 'POST', /\?uploads$/), ['503', 'drop', 'pass']);
-	assert.deepEqual(actionsOn(mark, 'PUT', /partNumber=1&/), ['500', 'drop', 'pass']);
-	assert.deepEqual(actionsOn(mark, 'POST', /\?uploadId=/), ['drop', '500', 'pass']);
+	assert.deepEqual(proxy.actionsOn(mark, 'POST', /\?uploads$/), ['503', 'drop', 'pass']);
+	assert.deepEqual(proxy.actionsOn(mark, 'PUT', /partNumber=1&/), ['500', 'drop', 'pass']);
+	assert.deepEqual(proxy.actionsOn(mark, 'POST', /\?uploadId=/), ['drop', '500', 'pass']);
 	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('assembled');
 
 	assert.equal(await table.countRows(), 10 + 2 * ROWS_PER_PART, 'the reference reads every row');
@@ -196,15 +159,15 @@ test('an assembly that fails after the retries leaves no upload and no object', 
 		[{ method: 'POST', path: '\\?uploadId=', faults: [], then: '503' }, '58030'],
 	])
 	{
-		const mark = proxyLog().length;
+		const mark = proxy.mark();
 
-		setRules([rule]);
+		proxy.setRules([rule]);
 		const { err } = await psqlAsync(RETRIES + assembleSql(target, localParts), true);
 
-		setRules([]);
+		proxy.setRules([]);
 		assert.match(err.join('\n'), new RegExp('ERROR: {2}' + state + ': '), JSON.stringify(rule));
-		assert.equal(actionsOn(mark, rule.method, new RegExp(rule.path)).length, 4, 'the first attempt and 3 retries');
-		assert.ok(actionsOn(mark, 'DELETE', /\?uploadId=/).length >= 1, 'the upload was aborted');
+		assert.equal(proxy.actionsOn(mark, rule.method, new RegExp(rule.path)).length, 4, 'the first attempt and 3 retries');
+		assert.ok(proxy.actionsOn(mark, 'DELETE', /\?uploadId=/).length >= 1, 'the upload was aborted');
 		assert.deepEqual(await leftUnder(dataset), { uploads: [], objects: before },
 			'no upload and no new object after ' + JSON.stringify(rule));
 	}
@@ -215,31 +178,31 @@ test('a commit on S3: a lost manifest PUT answer still lands once, a lost race (
 	const manifestPut = '/_versions/[0-9]+\\.manifest$';
 	const ingest = 'SELECT dataset_version FROM lance_parts.ingest(' + literal(dataset) + ', ' + h.sqlTextArray([part]) + ');\n';
 	const versions = async () => (await s3.listKeys(settings, keyOf(dataset) + '/_versions/')).length;
-	let mark = proxyLog().length;
+	let mark = proxy.mark();
 
 	// the server stores the manifest, its answer is lost: the retried PUT meets its own object
-	setRules([{ method: 'PUT', path: manifestPut, faults: ['lose'] }]);
+	proxy.setRules([{ method: 'PUT', path: manifestPut, faults: ['lose'] }]);
 	assert.deepEqual(psqlLines(RETRIES + ingest), ['2']);
-	assert.deepEqual(actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['lose', 'pass']);
+	assert.deepEqual(proxy.actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['lose', 'pass']);
 	assert.equal(await versions(), 2, 'one manifest more');
 
 	// another writer's manifest won the conditional PUT: rebase and retry
-	mark = proxyLog().length;
-	setRules([{ method: 'PUT', path: manifestPut, faults: ['412'] }]);
+	mark = proxy.mark();
+	proxy.setRules([{ method: 'PUT', path: manifestPut, faults: ['412'] }]);
 	assert.deepEqual(psqlLines(RETRIES + ingest), ['3']);
-	assert.deepEqual(actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['412', 'pass']);
+	assert.deepEqual(proxy.actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['412', 'pass']);
 
 	// a conditional write of the same manifest in progress, every attempt of the PUT: rebase too
-	mark = proxyLog().length;
-	setRules([{ method: 'PUT', path: manifestPut, faults: ['409', '409', '409', '409'] }]);
+	mark = proxy.mark();
+	proxy.setRules([{ method: 'PUT', path: manifestPut, faults: ['409', '409', '409', '409'] }]);
 	assert.deepEqual(psqlLines(RETRIES + ingest), ['4']);
-	assert.deepEqual(actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['409', '409', '409', '409', 'pass']);
+	assert.deepEqual(proxy.actionsOn(mark, 'PUT', new RegExp(manifestPut)), ['409', '409', '409', '409', 'pass']);
 
 	// without commit retries the lost race is a serialization failure
-	setRules([{ method: 'PUT', path: manifestPut, faults: ['412'] }]);
+	proxy.setRules([{ method: 'PUT', path: manifestPut, faults: ['412'] }]);
 	const { err } = await psqlAsync(RETRIES + 'SET lance_parts.commit_retries = 0;\n' + ingest, true);
 
-	setRules([]);
+	proxy.setRules([]);
 	assert.match(err.join('\n'), /ERROR: {2}40001: could not commit to dataset/);
 	assert.equal(await versions(), 4, 'no manifest for the lost race');
 	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('committed');
@@ -259,7 +222,7 @@ test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUplo
 	const { dataset, target } = await freshDataset('orphaned');
 
 	// the server starts an upload whose id never reaches the backend, which starts another
-	setRules([{ method: 'POST', path: '\\?uploads$', faults: ['lose'] }]);
+	proxy.setRules([{ method: 'POST', path: '\\?uploads$', faults: ['lose'] }]);
 	const [lost, version] = psqlLines(RETRIES + 'SELECT path FROM lance_parts.assemble(' + h.sqlJsonb(target) + ', ' +
 		h.sqlTextArray(localParts) + ');\n' + 'SELECT dataset_version FROM lance_parts.commit(' + h.sqlJsonb(target) + ');\n');
 
@@ -268,14 +231,14 @@ test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUplo
 	// an assembly whose part fails and whose abort is dropped
 	const second = h.createTarget(dataset);
 
-	setRules([
+	proxy.setRules([
 		{ method: 'PUT', path: 'partNumber=1&', faults: [], then: '500' },
 		{ method: 'DELETE', path: '\\?uploadId=', faults: [], then: 'drop' },
 	]);
 	const { err } = await psqlAsync(RETRIES + 'SELECT path FROM lance_parts.assemble(' + h.sqlJsonb(second) + ', ' +
 		h.sqlTextArray(localParts) + ');\n', true);
 
-	setRules([]);
+	proxy.setRules([]);
 	assert.match(err.join('\n'), /ERROR: {2}58030: /);
 	const abandoned = dataset + '/data/' + second.file_name;
 	const expected = [[lost, 'would_remove'], [abandoned, 'would_remove']].sort();
@@ -303,12 +266,12 @@ test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUplo
 async function startUntil(script, method, pattern, action)
 {
 	const application = 'lp-faults-' + Math.random().toString(36).slice(2);
-	const mark = proxyLog().length;
+	const mark = proxy.mark();
 	const done = psqlAsync("SET application_name = '" + application + "';\n" + script, true);
 
 	for (let i = 0; i < 3000; i++)
 	{
-		if (actionsOn(mark, method, pattern).includes(action))
+		if (proxy.actionsOn(mark, method, pattern).includes(action))
 			return { pid: psqlLines("SELECT pid FROM pg_stat_activity WHERE application_name = '" + application + "';\n")[0], done };
 		await new Promise((resolve) => setTimeout(resolve, 10));
 	}
@@ -331,7 +294,7 @@ test('a cancel during a retried request ends it within a second, and leaves no u
 	const pattern = new RegExp(escapeRegex(keyOf(part)) + '$');
 
 	// waiting to retry (a backoff of 5 s)
-	setRules([{ method: 'GET', path: pattern.source, faults: [], then: '503' }]);
+	proxy.setRules([{ method: 'GET', path: pattern.source, faults: [], then: '503' }]);
 	await cancelWithinASecond(await startUntil(
 		'SET lance_parts.s3_retry_base_delay = 5000;\n\\set VERBOSITY verbose\n' +
 		'SELECT num_rows FROM lance_parts.file_info(' + literal(part) + ');\n', 'GET', pattern, '503'));
@@ -340,9 +303,9 @@ test('a cancel during a retried request ends it within a second, and leaves no u
 	const { dataset, target } = await freshDataset('canceled');
 	const before = (await leftUnder(dataset)).objects;
 
-	setRules([{ method: 'PUT', path: 'partNumber=2&', faults: ['503'], then: 'hang' }]);
+	proxy.setRules([{ method: 'PUT', path: 'partNumber=2&', faults: ['503'], then: 'hang' }]);
 	await cancelWithinASecond(await startUntil(RETRIES + assembleSql(target, localParts), 'PUT', /partNumber=2&/, 'hang'));
-	setRules([]);
+	proxy.setRules([]);
 	assert.deepEqual(await leftUnder(dataset), { uploads: [], objects: before }, 'no upload and no new object');
 });
 

@@ -12,45 +12,23 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const { startS3Server } = require('./s3_server.cjs');
+const { startFaultProxy } = require('./s3_proxy.cjs');
 
 const scratch = path.join(process.env.LP_SCRATCH, 's3-readahead');
 fs.mkdirSync(scratch, { recursive: true });
 const server = startS3Server('s3-readahead-server');
-const RULES = path.join(scratch, 'rules.json');
-const PROXY_LOG = path.join(scratch, 'proxy.log');
 const ROWS = 3000;
 const DIM = 128;
-let proxy = null;
+let proxy = null;			// the delaying proxy (s3_proxy.cjs), from the first test on
 
 test.after(() => {
 	if (proxy !== null)
-		process.kill(proxy.pid, 'SIGTERM');
+		proxy.stop();
 });
-
-async function startProxy()
-{
-	const portFile = path.join(scratch, 'proxy.port');
-	const child = spawn('python3', [path.join(process.env.LP_SRCDIR, 'test', 'tools', 's3_fault_proxy.py'),
-		'--upstream', new URL(server.settings.LP_S3_ENDPOINT).host, '--rules', RULES, '--log', PROXY_LOG,
-		'--port-file', portFile], { stdio: ['ignore', 'inherit', 'inherit'] });
-
-	for (let i = 0; i < 500 && !fs.existsSync(portFile); i++)
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	return { pid: child.pid, port: Number(fs.readFileSync(portFile, 'utf8')) };
-}
-
-// The proxy's log lines since mark (a line count), as [method, target, action, delayed at once].
-function proxyLog(mark = 0)
-{
-	const lines = fs.existsSync(PROXY_LOG) ? fs.readFileSync(PROXY_LOG, 'utf8').split('\n').filter((l) => l) : [];
-
-	return lines.slice(mark).map((line) => line.split(' '));
-}
 
 const vectorField = (name) => new arrow.Field(name,
 	new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true)), true);
@@ -99,7 +77,7 @@ function fdwRows(output)
 function scan(readahead)
 {
 	const outFile = path.join(scratch, 'scan-' + readahead + '.out');
-	const mark = proxyLog().length;
+	const mark = proxy.mark();
 	const start = process.hrtime.bigint();
 
 	psqlLines(`SET lance_parts.fdw_readahead = ${readahead};
@@ -109,13 +87,13 @@ SELECT id, a, c FROM s3_readahead;
 \\o
 `);
 	const ms = Number(process.hrtime.bigint() - start) / 1e6;
-	const gets = proxyLog(mark).filter(([method, target]) => method === 'GET' && /\/data\/.*\.lance/.test(target));
+	const gets = proxy.log(mark).filter((entry) => entry.method === 'GET' && /\/data\/.*\.lance/.test(entry.target));
 
 	return {
 		rows: fdwRows(fs.readFileSync(outFile, 'utf8')),
 		seconds: ms / 1000,
 		gets: gets.length,
-		inFlight: Math.max(0, ...gets.map((entry) => Number(entry[3]))),
+		inFlight: Math.max(0, ...gets.map((entry) => entry.delayed)),
 	};
 }
 
@@ -125,12 +103,11 @@ test('a scan with read-ahead returns the reference\'s values with its GETs in fl
 	const table = await db.createTable('vectors', rows(ROWS), { schema, mode: 'overwrite' });
 	const expected = await referenceRows(table);
 
-	fs.writeFileSync(RULES, JSON.stringify([{ method: 'GET', path: '/data/.*\\.lance', skip: 0, faults: [],
-		then: 'delay-150' }]));
-	proxy = await startProxy();
+	proxy = await startFaultProxy(server.settings.LP_S3_ENDPOINT, scratch,
+		[{ method: 'GET', path: '/data/.*\\.lance', skip: 0, faults: [], then: 'delay-150' }]);
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
 DROP SERVER IF EXISTS s3_readahead_server CASCADE;
-${server.fdwServerSql('s3_readahead_server', root, 'http://127.0.0.1:' + proxy.port)}
+${server.fdwServerSql('s3_readahead_server', root, proxy.endpoint)}
 CREATE FOREIGN TABLE s3_readahead (id bigint, a real[], b real[], c real[]) SERVER s3_readahead_server
   OPTIONS (uri ${literal(root + '/vectors.lance')});
 `);

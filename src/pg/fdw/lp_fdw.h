@@ -319,15 +319,18 @@ typedef struct LpFdwBlobReader
 {
 	const char *data_file;		/* its key: sidecars are beside it */
 	LpInput    *data_input;		/* Inline payloads; owned by the scan */
-	MemoryContext context;		/* lives as long as data_input: holds the sidecar's input */
-	char	   *sidecar_path;	/* the sidecar open last, kept for the next payloads */
-	LpInput    *sidecar;
+	const LpFdwSource *source;	/* base paths of External payloads */
+	MemoryContext context;		/* lives as long as data_input: holds payload_input */
+	char	   *payload_path;	/* the sidecar or external object open last, kept for the next payloads */
+	LpInput    *payload_input;
 } LpFdwBlobReader;
 
 /*
  * The payload of row of a batch of descriptors as a bytea; false for a NULL
- * descriptor.  ERROR for an unknown kind, a damaged descriptor, a payload
- * beyond its file's end and External payloads (not read).
+ * descriptor.  External payloads are read from their file or object after
+ * the checks of lp_blob_external and the current role's read privilege of
+ * that location (lp_check_read_privilege_for).  ERROR for an unknown kind, a
+ * damaged descriptor and a payload beyond its file's end.
  */
 extern bool lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descriptors,
 								uint64 row, Datum *payload);

@@ -3,7 +3,9 @@
  * option blob 'payload'): a row's descriptor says where its bytes are, and
  * only those bytes are read: Inline from the data file itself, Packed and
  * Dedicated from the data file's sidecars
- * (<data dir>/<file stem>/<reversed-bit blob id>.blob).
+ * (<data dir>/<file stem>/<reversed-bit blob id>.blob), External from the
+ * file or object its URI names once the name is checked (lp_blob_external)
+ * and the current role may read there.
  */
 #include "postgres.h"
 
@@ -11,6 +13,8 @@
 #include "utils/memutils.h"
 
 #include "base/lp_alloc.h"
+#include "base/lp_path.h"
+#include "dataset/lp_blob_external.h"
 #include "dataset/lp_dataset.h"
 #include "fdw/lp_fdw.h"
 #include "lp_pg_error.h"
@@ -66,16 +70,36 @@ fixed_value(const LpArray *array, uint64 row)
 	}
 }
 
-/* The sidecar of blob_id next to the reader's data file, kept open for the next payloads. */
+/* The input of path, kept open for the next payloads; check runs before a new path is opened. */
+static LpInput *
+payload_input(LpFdwBlobReader *reader, char *path, void (*check) (const char *path))
+{
+	MemoryContext old;
+
+	if (reader->payload_input != NULL && strcmp(reader->payload_path, path) == 0)
+	{
+		pfree(path);
+		return reader->payload_input;
+	}
+	lp_fdw_blob_reader_close(reader);
+	if (check != NULL)
+		check(path);
+	old = MemoryContextSwitchTo(reader->context);
+	reader->payload_input = lp_open_input_for_uri(path);
+	reader->payload_path = pstrdup(path);
+	MemoryContextSwitchTo(old);
+	pfree(path);
+	return reader->payload_input;
+}
+
+/* The sidecar of blob_id next to the reader's data file. */
 static LpInput *
 sidecar_input(LpFdwBlobReader *reader, uint32 blob_id)
 {
 	char		name[LP_BLOB_FILE_NAME_SIZE];
 	const char *slash = strrchr(reader->data_file, '/');
 	char	   *stem = slash == NULL ? NULL : lp_blob_sidecar_dir(slash + 1);
-	char	   *dir;
 	char	   *path;
-	MemoryContext old;
 
 	if (stem == NULL)
 		ereport(ERROR,
@@ -84,22 +108,60 @@ sidecar_input(LpFdwBlobReader *reader, uint32 blob_id)
 					   reader->data_file));
 	lp_blob_sidecar_file_name(blob_id, name);
 	/* the sidecar directory lies beside the data file */
-	dir = psprintf("%.*s/%s", (int) (slash - reader->data_file), reader->data_file, stem);
+	path = psprintf("%.*s/%s/%s", (int) (slash - reader->data_file), reader->data_file, stem, name);
 	lp_free(stem);
-	path = psprintf("%s/%s", dir, name);
-	pfree(dir);
-	if (reader->sidecar != NULL && strcmp(reader->sidecar_path, path) == 0)
+	return payload_input(reader, path, NULL);
+}
+
+/*
+ * The file or object of an External descriptor: blob_uri checked by the
+ * core, joined to the manifest's base path blob_id when relative, and read
+ * only by a role that may read there (pg_read_server_files for a local
+ * path; for s3:// the store's lookup requires USAGE on the lance_fdw server
+ * covering the URI and a user mapping, as for datasets).
+ */
+static LpInput *
+external_input(LpFdwBlobReader *reader, const LpArray *uris, uint64 row, uint64 blob_id)
+{
+	uint64		start = uris->offsets[row];
+	uint64		len = uris->offsets[row + 1] - start;
+	LpBlobExternalForm form;
+	char	   *location;
+	char	   *path;
+	LpError		err;
+
+	if (!lp_blob_external_location((const char *) uris->data + start, (size_t) len, (uint32) blob_id,
+								   &form, &location, &err))
 	{
-		pfree(path);
-		return reader->sidecar;
+		lp_error_detail(&err, "The descriptor of row " UINT64_FORMAT " of file \"%s\" names it.",
+						row, reader->data_file);
+		lp_raise(&err);
 	}
-	lp_fdw_blob_reader_close(reader);
-	old = MemoryContextSwitchTo(reader->context);
-	reader->sidecar = lp_open_input_for_uri(path);
-	reader->sidecar_path = pstrdup(path);
-	MemoryContextSwitchTo(old);
-	pfree(path);
-	return reader->sidecar;
+	if (form == LP_BLOB_EXTERNAL_RELATIVE)
+	{
+		char	   *base_path;
+		char	   *data_dir;
+
+		/* base ids are what lp_resolve_base looks up; a larger one names no base */
+		if (blob_id > PG_INT32_MAX)
+			ereport(ERROR,
+					errcode(ERRCODE_DATA_CORRUPTED),
+					errmsg("external blob descriptor of row " UINT64_FORMAT " of file \"%s\" names base " UINT64_FORMAT ", which the manifest does not have",
+						   row, reader->data_file, blob_id));
+		if (reader->source->single_file)
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("external blob of row " UINT64_FORMAT " of file \"%s\" is relative to base " UINT64_FORMAT ", but a single file has no manifest",
+						   row, reader->data_file, blob_id),
+					errhint("Read the file through its dataset."));
+		lp_resolve_base(reader->source->manifest, true, (int32) blob_id, reader->source->path,
+						&base_path, &data_dir);
+		path = lp_require_memory(lp_path_join(base_path, location));
+	}
+	else
+		path = pstrdup(location);
+	lp_free(location);
+	return payload_input(reader, path, lp_check_read_privilege_for);
 }
 
 bool
@@ -149,12 +211,14 @@ lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descriptors, uint64 
 			input = sidecar_input(reader, (uint32) id);
 			break;
 		case BLOB_EXTERNAL:
-			ereport(ERROR,
-					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("blob payload of row " UINT64_FORMAT " of file \"%s\" is stored outside the dataset, which lance_fdw does not read",
-						   row, reader->data_file),
-					errhint("Read the column's descriptors (column option blob 'descriptor') for its URI."));
-			return false;
+			input = external_input(reader,
+								   descriptor_child(descriptors, "blob_uri", LP_TYPE_STRING,
+													reader->data_file),
+								   row, id);
+			if (!lp_blob_external_range(offset, length, input->size, reader->payload_path,
+										&offset, &length, &err))
+				lp_raise(&err);
+			break;
 		default:
 			ereport(ERROR,
 					errcode(ERRCODE_DATA_CORRUPTED),
@@ -179,10 +243,10 @@ lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descriptors, uint64 
 void
 lp_fdw_blob_reader_close(LpFdwBlobReader *reader)
 {
-	if (reader->sidecar != NULL)
-		lp_input_close(reader->sidecar);
-	reader->sidecar = NULL;
-	if (reader->sidecar_path != NULL)
-		pfree(reader->sidecar_path);
-	reader->sidecar_path = NULL;
+	if (reader->payload_input != NULL)
+		lp_input_close(reader->payload_input);
+	reader->payload_input = NULL;
+	if (reader->payload_path != NULL)
+		pfree(reader->payload_path);
+	reader->payload_path = NULL;
 }

@@ -361,6 +361,7 @@ open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 		{
 			column->blob.data_file = path;
 			column->blob.data_input = open->input;
+			column->blob.source = state->source;
 			column->blob.context = state->fragment_context;
 		}
 		else

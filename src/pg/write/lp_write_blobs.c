@@ -7,7 +7,7 @@
  * file, a new one (a new blob id) whenever the pack-file threshold (default
  * 1 GiB) would be exceeded; per-field overrides in the field's metadata.
  * Sidecars are written under temporary names and published without
- * replacing anything (sql/lp_blobs_sql.h), a pack file when it is full or
+ * replacing anything (sql/lp_sidecar.h), a pack file when it is full or
  * its data file ends, so payloads are streamed and never all kept.  A
  * part cannot carry Inline payloads (their offsets would not survive
  * assembly): every non-empty one goes Packed or Dedicated into the final
@@ -21,11 +21,10 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "base/lp_path.h"
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
-#include "sql/lp_blobs_sql.h"
+#include "sql/lp_sidecar.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
 #include "write/lp_write_blobs.h"
@@ -42,10 +41,7 @@ struct LpBlobWriter
 	char	   *sidecar_dir;	/* its sidecar directory */
 	uint32		next_blob_id;
 	/* the open pack file, if any */
-	LpOutput   *pack;
-	uint32		pack_blob_id;
-	char	   *pack_path;
-	uint64		pack_bytes;
+	LpSidecar  *pack;
 	/* the sidecar directories of the data files begun, "data/<stem>" */
 	List	   *sidecar_dirs;
 	MemoryContext context;
@@ -151,15 +147,6 @@ new_blob_id(LpBlobWriter *writer)
 	return writer->next_blob_id++;
 }
 
-static char *
-sidecar_path(const LpBlobWriter *writer, uint32 blob_id)
-{
-	char		name[LP_BLOB_FILE_NAME_SIZE];
-
-	lp_blob_sidecar_file_name(blob_id, name);
-	return lp_require_memory(lp_path_join(writer->sidecar_dir, name));
-}
-
 /* A part's sidecar was published: removed again if the write fails. */
 static void
 note_published(LpBlobWriter *writer, uint32 blob_id)
@@ -178,12 +165,12 @@ note_published(LpBlobWriter *writer, uint32 blob_id)
 static void
 publish_pack(LpBlobWriter *writer)
 {
-	LpOutput   *pack = writer->pack;
+	LpSidecar  *pack = writer->pack;
 
 	/* publishing consumes the output, whatever its outcome */
 	writer->pack = NULL;
-	lp_blob_sidecar_publish(writer->store, pack, writer->pack_path, writer->pack_bytes);
-	note_published(writer, writer->pack_blob_id);
+	lp_sidecar_publish(pack);
+	note_published(writer, pack->blob_id);
 }
 
 void
@@ -198,9 +185,9 @@ void
 lp_blob_writer_store(LpBlobWriter *writer, const LpField *field, const uint8 *data, uint64 len,
 					 LpBlobDescriptor *out)
 {
-	uint64		inline_threshold = lp_blob_field_threshold(field, LP_BLOB_INLINE_THRESHOLD_KEY,
+	uint64		inline_threshold = lp_sidecar_field_threshold(field, LP_BLOB_INLINE_THRESHOLD_KEY,
 														   LP_BLOB_DEFAULT_INLINE_THRESHOLD);
-	uint64		dedicated_threshold = lp_blob_field_threshold(field, LP_BLOB_DEDICATED_THRESHOLD_KEY,
+	uint64		dedicated_threshold = lp_sidecar_field_threshold(field, LP_BLOB_DEDICATED_THRESHOLD_KEY,
 															  LP_BLOB_DEFAULT_DEDICATED_THRESHOLD);
 	LpError		err;
 
@@ -220,38 +207,31 @@ lp_blob_writer_store(LpBlobWriter *writer, const LpField *field, const uint8 *da
 	}
 	if (len > dedicated_threshold)
 	{
-		char	   *path;
-		LpOutput   *output;
+		LpSidecar  *sidecar;
 
 		out->kind = LP_BLOB_KIND_DEDICATED;
 		out->blob_id = new_blob_id(writer);
-		path = sidecar_path(writer, out->blob_id);
-		output = lp_blob_sidecar_create(writer->store, path);
-		lp_blob_sidecar_write(output, 0, data, (size_t) len);
-		lp_blob_sidecar_publish(writer->store, output, path, len);
+		sidecar = lp_sidecar_open(writer->store, writer->sidecar_dir, out->blob_id);
+		lp_sidecar_write(sidecar, data, (size_t) len);
+		lp_sidecar_publish(sidecar);
 		note_published(writer, out->blob_id);
-		pfree(path);
 		return;
 	}
 	if (writer->pack != NULL &&
-		writer->pack_bytes + len > lp_blob_field_threshold(field, LP_BLOB_PACK_FILE_THRESHOLD_KEY,
+		writer->pack->written + len > lp_sidecar_field_threshold(field, LP_BLOB_PACK_FILE_THRESHOLD_KEY,
 														   LP_BLOB_DEFAULT_PACK_FILE_THRESHOLD))
 		publish_pack(writer);
 	if (writer->pack == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(writer->context);
 
-		writer->pack_blob_id = new_blob_id(writer);
-		writer->pack_path = sidecar_path(writer, writer->pack_blob_id);
-		writer->pack = lp_blob_sidecar_create(writer->store, writer->pack_path);
-		writer->pack_bytes = 0;
+		writer->pack = lp_sidecar_open(writer->store, writer->sidecar_dir, new_blob_id(writer));
 		MemoryContextSwitchTo(old);
 	}
 	out->kind = LP_BLOB_KIND_PACKED;
-	out->blob_id = writer->pack_blob_id;
-	out->position = writer->pack_bytes;
-	lp_blob_sidecar_write(writer->pack, writer->pack_bytes, data, (size_t) len);
-	writer->pack_bytes += len;
+	out->blob_id = writer->pack->blob_id;
+	out->position = writer->pack->written;
+	lp_sidecar_write(writer->pack, data, (size_t) len);
 }
 
 /*
