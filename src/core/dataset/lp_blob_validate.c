@@ -44,41 +44,28 @@ lp_blob_lease_validate(const LpBlobLease *lease, const char *file_name, LpError 
 	return true;
 }
 
-static int
-compare_lease_starts(const void *a, const void *b)
-{
-	const LpBlobLease *x = a;
-	const LpBlobLease *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 bool
 lp_blob_lease_claimed(const LpBlobLease *claimed, uint64_t num_claimed, const LpBlobLease *lease)
 {
-	LpBlobLease *sorted;
-	uint64_t	covered;
-	bool		inside = false;
+	/* ids [lease.start, covered) are claimed; extend while a claim continues the run */
+	uint64_t	covered = lease->start;
+	bool		extended = true;
 
-	if (num_claimed == 0 || lease->end <= lease->start)
+	if (lease->end <= lease->start)
 		return false;
-	sorted = lp_alloc_array(num_claimed, sizeof(LpBlobLease));
-	if (sorted == NULL)
-		return false;
-	memcpy(sorted, claimed, num_claimed * sizeof(LpBlobLease));
-	qsort(sorted, num_claimed, sizeof(LpBlobLease), compare_lease_starts);
-	/* walk the claims in order: ids [lease.start, covered) are claimed so far */
-	covered = lease->start;
-	for (uint64_t i = 0; i < num_claimed && !inside; i++)
+	while (covered < lease->end && extended)
 	{
-		if (sorted[i].start > covered)
-			break;
-		if (sorted[i].end > covered)
-			covered = sorted[i].end;
-		inside = covered >= lease->end;
+		extended = false;
+		for (uint64_t i = 0; i < num_claimed; i++)
+		{
+			if (claimed[i].start <= covered && claimed[i].end > covered)
+			{
+				covered = claimed[i].end;
+				extended = true;
+			}
+		}
 	}
-	lp_free(sorted);
-	return inside;
+	return covered >= lease->end;
 }
 
 bool
