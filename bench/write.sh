@@ -58,7 +58,8 @@ timed_backend()
 	WORKERS_PEAK_KB=0
 	while kill -0 "$psql_pid" 2>/dev/null; do
 		if [ -z "$backend_pid" ]; then
-			backend_pid=$(sql -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app'" 2>/dev/null || true)
+			# the workers inherit the application name: the session's own backend
+			backend_pid=$(sql -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app' AND backend_type = 'client backend'" 2>/dev/null || true)
 		fi
 		if [ -n "$backend_pid" ]; then
 			rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$backend_pid/status" 2>/dev/null || true)

@@ -64,7 +64,6 @@ int			lp_write_workers = 2;
 
 typedef struct WriteShared
 {
-	int			nworkers;
 	LpFileVersion version;
 	Size		schema_bytes;
 } WriteShared;
@@ -419,7 +418,6 @@ lp_write_workers_start(LpStore *store, const LpSchema *schema, LpFileVersion ver
 		WriteShared *shared = shm_toc_allocate(pcxt->toc, sizeof(WriteShared));
 		char	   *schema_bytes = shm_toc_allocate(pcxt->toc, schema_buf.len);
 
-		shared->nworkers = lp_write_workers;
 		shared->version = version;
 		shared->schema_bytes = schema_buf.len;
 		shm_toc_insert(pcxt->toc, WRITE_KEY_SHARED, shared);
