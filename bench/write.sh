@@ -64,8 +64,8 @@ timed_backend()
 		if [ -n "$backend_pid" ]; then
 			rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$backend_pid/status" 2>/dev/null || true)
 			[ -n "$rss" ] && [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
-			# the workers start with the write: look for them every 25 samples until found
-			if [ -z "$worker_pids" ] && [ $((samples % 25)) -eq 0 ]; then
+			# the workers start with the write: look for them every 25 samples
+			if [ $((samples % 25)) -eq 0 ]; then
 				worker_pids=$(sql -c "SELECT pid FROM pg_stat_activity WHERE leader_pid = $backend_pid AND pid <> $backend_pid" 2>/dev/null || true)
 			fi
 			sum=0
