@@ -6,7 +6,8 @@
  *
  * A query's rows are read through an SPI cursor in batches, converted to
  * LpArrays (write/lp_write_values.c) and encoded by the core's file writer
- * into outputs of the URI's store.  Outputs are written under a temporary
+ * into outputs of the URI's store: in this backend, or for a dataset's
+ * files in parallel workers (write/lp_write_workers.c).  Outputs are written under a temporary
  * name and published only once complete, so an ERROR or a cancel leaves no
  * partial file; a dataset's new files are committed through the core's
  * commit code (core/dataset/lp_commit.c) once all are published.
