@@ -5,10 +5,9 @@
 # before the write (the pages of every column, at about 8 MiB each, and
 # one page's encoding), and lance_fdw reads every row back.
 #
-# Without page buffers mapped apart (lp_pg_alloc.c) the same write raises
-# it by about 69 MB: glibc raises its mmap threshold to the size of each
-# page buffer freed, so later buffers come from the heap, where freed
-# memory stays resident.  No malloc setting (mallopt) is made.
+# Before the fix the same write raised it by about 69 MB: glibc raised its
+# mmap threshold to the size of each page buffer freed, so later buffers
+# came from the heap, where freed memory stays resident.
 use strict;
 use warnings;
 
