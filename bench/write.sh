@@ -6,27 +6,31 @@
 # file (PostgreSQL's own export floor); appended to docs/BENCHMARKS.md with
 # the command line that produced them.
 #
-#   sudo bench/write.sh [--sizes "N ..."] [--version V] [--no-append]
+#   sudo bench/write.sh [--sizes "N ..."] [--version V] [--lancedb-max N] [--no-append]
 #
 # Needs root (the server runs as the postgres user).  The set-up (what is
 # installed, the throwaway cluster, the work directory) is bench/common.sh's.
 #
-# Rows (--sizes, default "100000 1000000"; the table is made once, of the
+# Rows (--sizes, default "100000 1000000 10000000"; the table is made once, of the
 # largest size): id bigint, k integer, x double precision, y real, label text
 # and emb, 128 floats: pgvector's vector(128) (a fixed-size list of float32)
 # where pgvector is installed, else real[] (a list of float32).  Each size is
-# written once by each writer, file version --version (default 2.2), in
-# one backend: write_dataset has no parallel encoding workers, so these are
-# serial numbers.  Times are psql's \timing (lancedb's: createTable alone).
-# Peak backend memory is the largest RssAnon (the backend's private memory;
-# shared buffers excluded) of the backend, sampled every 20 ms.
+# written once by each writer, file version --version (default 2.2):
+# write_dataset with lance_parts.write_workers = 0 (serial) and = 2 (the
+# backend reads, two workers encode), COPY TO, and lancedb for sizes up to
+# --lancedb-max (default 1000000: lancedb holds all rows in memory).  Times
+# are psql's \timing (lancedb's: createTable alone).  Peak backend memory is
+# the largest RssAnon (the backend's private memory; shared buffers
+# excluded) of the backend, sampled every 20 ms; for 2 workers also the
+# largest sum of the workers' RssAnon.
 #
 set -euo pipefail
 
 # shellcheck source=bench/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 COMMAND="bench/write.sh${*:+ $*}"
-SIZES="100000 1000000"
+SIZES="100000 1000000 10000000"
+LANCEDB_MAX=1000000
 VERSION=2.2
 DIM=128
 
@@ -34,29 +38,44 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 		--sizes) SIZES=$2; shift ;;
 		--version) VERSION=$2; shift ;;
+		--lancedb-max) LANCEDB_MAX=$2; shift ;;
 		--no-append) APPEND=false ;;
-		*) echo "usage: bench/write.sh [--sizes \"N ...\"] [--version V] [--no-append]" >&2; exit 2 ;;
+		*) echo "usage: bench/write.sh [--sizes \"N ...\"] [--version V] [--lancedb-max N] [--no-append]" >&2; exit 2 ;;
 	esac
 	shift
 done
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
 
 # timed_backend NAME SQL - run SQL in a session of its own with \timing, sampling its
-# backend's RssAnon meanwhile; sets SECONDS_TAKEN and PEAK_KB
+# backend's RssAnon and the sum of its parallel workers' meanwhile; sets SECONDS_TAKEN,
+# PEAK_KB and WORKERS_PEAK_KB
 timed_backend()
 {
-	local app=lp_bench_$1 log=$WORK/$1.log psql_pid backend_pid="" rss
+	local app=lp_bench_$1 log=$WORK/$1.log psql_pid backend_pid="" rss worker_pids="" pid sum samples=0
 	PGAPPNAME=$app psql -X -Atq -v ON_ERROR_STOP=1 -c '\timing on' -c "$2" >"$log" 2>&1 &
 	psql_pid=$!
 	PEAK_KB=0
+	WORKERS_PEAK_KB=0
 	while kill -0 "$psql_pid" 2>/dev/null; do
 		if [ -z "$backend_pid" ]; then
-			backend_pid=$(sql -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app'" 2>/dev/null || true)
+			# the workers inherit the application name: the session's own backend
+			backend_pid=$(sql -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app' AND backend_type = 'client backend'" 2>/dev/null || true)
 		fi
 		if [ -n "$backend_pid" ]; then
 			rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$backend_pid/status" 2>/dev/null || true)
 			[ -n "$rss" ] && [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
+			# the workers start with the write: look for them every 25 samples
+			if [ $((samples % 25)) -eq 0 ]; then
+				worker_pids=$(sql -c "SELECT pid FROM pg_stat_activity WHERE leader_pid = $backend_pid AND pid <> $backend_pid" 2>/dev/null || true)
+			fi
+			sum=0
+			for pid in $worker_pids; do
+				rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+				sum=$((sum + ${rss:-0}))
+			done
+			[ "$sum" -gt "$WORKERS_PEAK_KB" ] && WORKERS_PEAK_KB=$sum
 		fi
+		samples=$((samples + 1))
 		sleep 0.02
 	done
 	wait "$psql_pid" || { cat "$log" >&2; exit 1; }
@@ -97,20 +116,33 @@ out ""
 out "Rows: id int64, k int32, x float64, y float32, label utf8 and emb $EMB_LANCE, made by one formula in both"
 out "writers. write_dataset and COPY read \`SELECT id, k, x, y, label, emb FROM bench_rows WHERE id <= N\` from an"
 out "unlogged table in the page cache; lancedb (npm 0.39, \`createTable\` timed alone) writes Arrow data already in"
-out "memory. COPY writes PostgreSQL's text format. write_dataset encodes in the calling backend (there are no parallel"
-out "encoding workers): serial numbers. Peak memory is the backend's largest RssAnon (private memory, shared buffers"
-out "excluded), sampled every 20 ms; lancedb runs in its own process and is not sampled. The machine is shared with"
-out "other jobs, so times vary."
+out "memory, up to $LANCEDB_MAX rows. COPY writes PostgreSQL's text format. write_dataset runs with"
+out "\`lance_parts.write_workers\` 0 (serial) and 2 (the backend reads rows, two parallel workers encode the files; one"
+out "file per 1048576 rows, so below that one worker encodes while the backend reads). Peak memory is the backend's"
+out "largest RssAnon (private memory, shared buffers excluded), sampled every 20 ms, and for 2 workers the largest sum"
+out "of the workers' RssAnon; lancedb runs in its own process and is not sampled. The machine is shared with other"
+out "jobs, so times vary."
 out ""
-out "| rows | write_dataset, s | rows/s | lancedb, s | rows/s | COPY TO, s | rows/s | Lance bytes | lancedb bytes | size ratio | COPY bytes | write_dataset peak RssAnon, MiB | COPY peak RssAnon, MiB |"
-out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+out "| rows | 0 workers, s | rows/s | 2 workers, s | rows/s | speed-up | lancedb, s | rows/s | COPY TO, s | rows/s | Lance bytes | lancedb bytes | size ratio | COPY bytes | peak RssAnon 0 workers, MiB | 2 workers: backend, MiB | 2 workers: workers, MiB | COPY, MiB |"
+out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 for rows in $SIZES; do
 	query="SELECT id, k, x, y, label, emb FROM bench_rows WHERE id <= $rows"
-	log "$rows rows: write_dataset"
-	timed_backend "write_$rows" "SELECT * FROM lance_parts.write_dataset('$WORK/out/pg_$rows.lance', \$q\$$query\$q\$, file_version => '$VERSION')"
+	log "$rows rows: write_dataset, 0 workers"
+	timed_backend "write_$rows" "SET lance_parts.write_workers = 0; SELECT * FROM lance_parts.write_dataset('$WORK/out/pg_$rows.lance', \$q\$$query\$q\$, file_version => '$VERSION')"
 	write_s=$SECONDS_TAKEN
 	write_peak=$PEAK_KB
 	write_bytes=$(bytes_of "$WORK/out/pg_$rows.lance/data")
+	rm -rf "$WORK/out/pg_$rows.lance"
+
+	log "$rows rows: write_dataset, 2 workers"
+	timed_backend "write2_$rows" "SET lance_parts.write_workers = 2; SELECT * FROM lance_parts.write_dataset('$WORK/out/pg2_$rows.lance', \$q\$$query\$q\$, file_version => '$VERSION')"
+	write2_s=$SECONDS_TAKEN
+	write2_peak=$PEAK_KB
+	write2_workers_peak=$WORKERS_PEAK_KB
+	write2_bytes=$(bytes_of "$WORK/out/pg2_$rows.lance/data")
+	rm -rf "$WORK/out/pg2_$rows.lance"
+	[ "$write2_bytes" = "$write_bytes" ] || log "$rows rows: 2 workers wrote $write2_bytes bytes, 0 workers $write_bytes"
 
 	log "$rows rows: COPY TO"
 	timed_backend "copy_$rows" "COPY ($query) TO '$WORK/out/copy_$rows.txt'"
@@ -119,14 +151,17 @@ for rows in $SIZES; do
 	copy_bytes=$(bytes_of "$WORK/out/copy_$rows.txt")
 	rm -f "$WORK/out/copy_$rows.txt"
 
-	log "$rows rows: lancedb"
-	mkdir -p "$WORK/lancedb_$rows"
-	lancedb_json=$(node "$ROOT/bench/write_lancedb.cjs" "$WORK/lancedb_$rows" "$rows" "$DIM" "$VERSION")
-	lancedb_s=$(node -p "JSON.parse(process.argv[1]).seconds.toFixed(2)" "$lancedb_json")
-	lancedb_bytes=$(node -p "JSON.parse(process.argv[1]).bytes" "$lancedb_json")
-	rm -rf "$WORK/lancedb_$rows" "$WORK/out/pg_$rows.lance"
+	lancedb_s=- lancedb_bytes=-
+	if [ "$rows" -le "$LANCEDB_MAX" ]; then
+		log "$rows rows: lancedb"
+		mkdir -p "$WORK/lancedb_$rows"
+		lancedb_json=$(node "$ROOT/bench/write_lancedb.cjs" "$WORK/lancedb_$rows" "$rows" "$DIM" "$VERSION")
+		lancedb_s=$(node -p "JSON.parse(process.argv[1]).seconds.toFixed(2)" "$lancedb_json")
+		lancedb_bytes=$(node -p "JSON.parse(process.argv[1]).bytes" "$lancedb_json")
+		rm -rf "$WORK/lancedb_$rows"
+	fi
 
-	out "| $rows | $write_s | $(mbps "$rows" "$write_s") | $lancedb_s | $(mbps "$rows" "$lancedb_s") | $copy_s | $(mbps "$rows" "$copy_s") | $write_bytes | $lancedb_bytes | $(ratio "$write_bytes" "$lancedb_bytes") | $copy_bytes | $(awk -v k="$write_peak" 'BEGIN { printf "%.1f", k / 1024 }') | $(awk -v k="$copy_peak" 'BEGIN { printf "%.1f", k / 1024 }') |"
+	out "| $rows | $write_s | $(mbps "$rows" "$write_s") | $write2_s | $(mbps "$rows" "$write2_s") | $(ratio "$write_s" "$write2_s") | $lancedb_s | $(mbps "$rows" "$lancedb_s") | $copy_s | $(mbps "$rows" "$copy_s") | $write_bytes | $lancedb_bytes | $(ratio "$write_bytes" "$lancedb_bytes") | $copy_bytes | $(mib "$write_peak") | $(mib "$write2_peak") | $(mib "$write2_workers_peak") | $(mib "$copy_peak") |"
 done
 out ""
 

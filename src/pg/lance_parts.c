@@ -19,6 +19,7 @@
 #include "storage/lp_pg_s3_config.h"
 #include "write/lp_copy_to.h"
 #include "write/lp_write_sql.h"
+#include "write/lp_write_workers.h"
 
 PG_MODULE_MAGIC;
 
@@ -63,6 +64,7 @@ _PG_init(void)
 	LpFdwParallelInit();
 	LpS3ConfigInit();
 	LpWriteInit();
+	LpWriteWorkersInit();
 	LpCopyToInit();
 
 	MarkGUCPrefixReserved("lance_parts");

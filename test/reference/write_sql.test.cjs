@@ -14,6 +14,7 @@
 //    by lancedb exactly as PostgreSQL's to_jsonb() shows the rows; arrays as lists (2.1+: null
 //    and empty lists, null items), refused for 2.0.
 //  - manifest naming: lance_parts.manifest_naming chooses the scheme of created datasets.
+//  - write_dataset with 2 encoding workers: lancedb reads every value, fragments in order.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -249,6 +250,26 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 		await h.lancedbModifies(table);
 	});
 }
+
+test('write_dataset with 2 encoding workers (lance_parts.write_workers): lancedb reads every value, fragments in the query\'s order', async () => {
+	const datasetPath = path.join(dir, 'types_parallel.lance');
+	const lines = psqlLines('SET lance_parts.write_workers = 2;\n' +
+		'SELECT fragments || \' \' || num_rows FROM lance_parts.write_dataset(' +
+		[literal(datasetPath), literal('SELECT * FROM write_types ORDER BY id'), "'create'", "'2.2'", '7000'].join(', ') +
+		');\n');
+
+	assert.deepEqual(lines, ['5 ' + ROWS]);
+	const table = await h.openTable(datasetPath);
+	const result = await table.query().toArrow();
+	const ids = columnValues(result.getChild('id'));
+
+	// a scan reads the fragments in order: the rows come in the query's order
+	assert.equal(ids.length, ROWS);
+	for (let i = 0; i < ids.length; i++)
+		if (ids[i] !== i + 1)
+			assert.fail(`row ${i} of the scan has id ${ids[i]}, not ${i + 1}`);
+	await assertTableMatches(table, '2 workers');
+});
 
 psqlLines(`
 DROP TABLE IF EXISTS write_structs, write_lists;

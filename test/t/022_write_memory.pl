@@ -1,5 +1,6 @@
 # write_dataset encodes in bounded memory: 2,000,000 rows of (integer,
-# text, double precision[]) written as two files raise the backend's peak
+# text, double precision[]) written as two files, encoded in the backend
+# (lance_parts.write_workers = 0: with workers the backend holds no pages), raise the backend's peak
 # resident memory (VmHWM) by less than 56 MB over the same backend's peak
 # before the write (the pages of every column, at about 8 MiB each, and
 # one page's encoding), and lance_fdw reads every row back.
@@ -36,6 +37,7 @@ my $query =
 my $output = $node->safe_psql(
 	'postgres', qq{
 	SET jit = off;
+	SET lance_parts.write_workers = 0;
 	SELECT num_rows FROM lance_parts.write_dataset('$work/warm.lance',
 	    \$q\$SELECT 1 AS id, 'a' AS label, ARRAY[0.5]::float8[] AS pair\$q\$) \\g /dev/null
 	$hwm;

@@ -6,7 +6,8 @@
  *
  * A query's rows are read through an SPI cursor in batches, converted to
  * LpArrays (write/lp_write_values.c) and encoded by the core's file writer
- * into outputs of the URI's store.  Outputs are written under a temporary
+ * into outputs of the URI's store: in this backend, or for a dataset's
+ * files in parallel workers (write/lp_write_workers.c).  Outputs are written under a temporary
  * name and published only once complete, so an ERROR or a cancel leaves no
  * partial file; a dataset's new files are committed through the core's
  * commit code (core/dataset/lp_commit.c) once all are published.
@@ -44,6 +45,7 @@
 #include "write/lp_write_blobs.h"
 #include "write/lp_write_sql.h"
 #include "write/lp_write_values.h"
+#include "write/lp_write_workers.h"
 
 PG_FUNCTION_INFO_V1(lp_write_file);
 PG_FUNCTION_INFO_V1(lp_write_part);
@@ -101,6 +103,8 @@ typedef struct WriteSink
 	uint64		expected_rows;
 	LpBlobWriter *blobs;		/* the payloads of Blob v2 fields; NULL: none are written */
 	List	   *blob_columns;	/* without a schema: the columns that are Blob v2 fields */
+
+	LpWriteWorkers *workers;	/* NULL: files encoded in this backend */
 
 	/* results, in the caller's memory context */
 	List	   *files;			/* WrittenFile * */
@@ -162,17 +166,22 @@ open_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 	open->output = sink->store->ops->create_output(sink->store, file->path, &err);
 	if (open->output == NULL)
 		lp_raise(&err);
+	open->file = file;
+	if (sink->workers != NULL)
+	{
+		lp_write_workers_open_file(sink->workers, open->output, file);
+		return;
+	}
 	open->writer = lp_file_writer_open(open->output, sink->schema, sink->version, &err);
 	if (open->writer == NULL)
 		lp_raise(&err);
-	open->file = file;
 	if (sink->blobs != NULL)
 		lp_blob_writer_begin_file(sink->blobs, open->writer, file->path);
 }
 
 /* Encode the batch into the open file. */
 static void
-write_batch(OpenFile *open, LpRowBatch *batch)
+write_batch(WriteSink *sink, OpenFile *open, LpRowBatch *batch)
 {
 	uint32		num_arrays;
 	const LpArray *const *arrays = lp_row_batch_arrays(batch, &num_arrays);
@@ -180,18 +189,54 @@ write_batch(OpenFile *open, LpRowBatch *batch)
 
 	if (lp_row_batch_rows(batch) == 0)
 		return;
-	if (!lp_file_writer_write(open->writer, arrays, num_arrays, &err))
+	if (sink->workers != NULL)
+		lp_write_workers_write(sink->workers, arrays, num_arrays);
+	else if (!lp_file_writer_write(open->writer, arrays, num_arrays, &err))
 		lp_raise(&err);
 	open->file->rows += lp_row_batch_rows(batch);
 	lp_row_batch_reset(batch);
 }
 
-/* Finish and publish the open file, unless its row count is not the expected one. */
+/* Publish a finished file's output. */
+static void
+publish_file(WriteSink *sink, LpOutput *output, WrittenFile *file, MemoryContext results)
+{
+	LpError		err;
+	MemoryContext old;
+
+	if (!output->ops->publish(output, &err))
+		lp_raise(&err);
+	old = MemoryContextSwitchTo(results);
+	sink->files = lappend(sink->files, file);
+	MemoryContextSwitchTo(old);
+	sink->total_rows += file->rows;
+}
+
+/* Publish the files the workers finished, in order (wait: all of them). */
+static void
+publish_encoded_files(WriteSink *sink, bool wait, MemoryContext results)
+{
+	void	   *owner;
+	LpOutput   *output;
+	uint64		size_bytes;
+
+	while (lp_write_workers_next_done(sink->workers, wait, &owner, &output, &size_bytes))
+	{
+		WrittenFile *file = owner;
+
+		file->size_bytes = size_bytes;
+		publish_file(sink, output, file, results);
+	}
+}
+
+/*
+ * Finish and publish the open file (with workers: once its worker finished
+ * it), unless its row count is not the expected one.
+ */
 static void
 close_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 {
 	LpError		err;
-	MemoryContext old;
 
 	if (sink->has_expected_rows && open->file->rows != sink->expected_rows)
 		ereport(ERROR,
@@ -202,15 +247,18 @@ close_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 	/* its sidecars are complete before the file that names them */
 	if (sink->blobs != NULL)
 		lp_blob_writer_end_file(sink->blobs);
-	if (!lp_file_writer_finish(open->writer, &open->file->size_bytes, &err))
-		lp_raise(&err);
-	lp_file_writer_free(open->writer);
-	if (!open->output->ops->publish(open->output, &err))
-		lp_raise(&err);
-	old = MemoryContextSwitchTo(results);
-	sink->files = lappend(sink->files, open->file);
-	MemoryContextSwitchTo(old);
-	sink->total_rows += open->file->rows;
+	if (sink->workers != NULL)
+	{
+		lp_write_workers_close_file(sink->workers);
+		publish_encoded_files(sink, false, results);
+	}
+	else
+	{
+		if (!lp_file_writer_finish(open->writer, &open->file->size_bytes, &err))
+			lp_raise(&err);
+		lp_file_writer_free(open->writer);
+		publish_file(sink, open->output, open->file, results);
+	}
 	memset(open, 0, sizeof(*open));
 }
 
@@ -276,6 +324,17 @@ write_query(const char *query, WriteSink *sink)
 		batch = lp_row_batch_create(portal->tupDesc, sink->schema, sink->what, sink->blobs);
 		MemoryContextSwitchTo(old);
 	}
+	/*
+	 * A dataset's files may be encoded by workers (one file alone is written
+	 * here); not with Blob v2 fields, whose inline payloads go into the file
+	 * as its rows are converted.
+	 */
+	if (sink->fixed_path == NULL && sink->blobs == NULL)
+	{
+		sink->workers = lp_write_workers_start(sink->store, sink->schema, sink->version, sink->what);
+		if (sink->workers != NULL)
+			lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, lp_write_workers_count(sink->workers));
+	}
 	values = palloc(sizeof(Datum) * Max(portal->tupDesc->natts, 1));
 	nulls = palloc(sizeof(bool) * Max(portal->tupDesc->natts, 1));
 
@@ -295,7 +354,7 @@ write_query(const char *query, WriteSink *sink)
 			MemoryContext old;
 
 			/* first the file: a row's inline blob payloads go into it */
-			if (open.writer == NULL)
+			if (open.file == NULL)
 				open_file(sink, &open, results);
 			old = MemoryContextSwitchTo(row_context);
 			heap_deform_tuple(table->vals[i], table->tupdesc, values, nulls);
@@ -308,7 +367,7 @@ write_query(const char *query, WriteSink *sink)
 				 open.file->rows + lp_row_batch_rows(batch) >= sink->max_rows_per_file))
 			{
 				bytes_done += lp_row_batch_bytes(batch);
-				write_batch(&open, batch);
+				write_batch(sink, &open, batch);
 				if (sink->max_rows_per_file > 0 && open.file->rows >= sink->max_rows_per_file)
 					close_file(sink, &open, results);
 				lp_progress_update(list_length(sink->files), (int64) bytes_done);
@@ -316,10 +375,16 @@ write_query(const char *query, WriteSink *sink)
 		}
 		SPI_freetuptable(table);
 	}
-	if (open.writer != NULL)
+	if (open.file != NULL)
 	{
-		write_batch(&open, batch);
+		write_batch(sink, &open, batch);
 		close_file(sink, &open, results);
+	}
+	if (sink->workers != NULL)
+	{
+		publish_encoded_files(sink, true, results);
+		lp_write_workers_end(sink->workers);
+		sink->workers = NULL;
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
