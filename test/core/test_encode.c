@@ -1214,6 +1214,27 @@ LP_TEST(encode_lists_2_0_fill_pages)
 	lp_file_free(file);
 }
 
+LP_TEST(encode_lists_2_0_without_items)
+{
+	/* Lists of structs that are all null: the struct's header still has its one page, of no item. */
+	static const NestedSpec specs[] = {
+		{-1, {"l", "list", true, RANDOM, NULL}, 1},
+		{0, {"item", "struct", false, RANDOM, NULL}, 0},
+		{1, {"a", "int32", true, RANDOM, NULL}, 0},
+	};
+	LpFile	   *file;
+
+	rng_state = 25;
+	file = nested_round_trip(LP_FILE_VERSION_2_0, specs, 3, 100, 30);
+	if (file != NULL)
+	{
+		LP_CHECK_EQ_U64(file->columns[1].num_pages, 1);
+		LP_CHECK_EQ_U64(file->columns[1].pages[0].num_rows, 0);
+		LP_CHECK_EQ_U64(file->columns[2].num_pages, 0);
+	}
+	lp_file_free(file);
+}
+
 LP_TEST(encode_refuses_null_structs_in_2_0_lists)
 {
 	/* A null struct inside a list is refused in 2.0, as one outside. */

@@ -357,16 +357,17 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 	});
 }
 
-test('write_dataset of arrays into a 2.0 file: items of many pages under null and empty lists', async () => {
+test('write_dataset of arrays into a 2.0 file: items of many pages under null and empty lists, lists without items', async () => {
 	// 300-byte strings: the items' column of the 2.0 list has several 8 MiB pages
 	const datasetPath = path.join(dir, 'lists_pages_2_0.lance');
 	const query = `SELECT g AS id,
 	       CASE WHEN g % 5 = 0 THEN NULL WHEN g % 5 = 1 THEN '{}'::text[]
 	            ELSE ARRAY(SELECT CASE WHEN k = 2 THEN NULL ELSE repeat(chr(97 + (g + k) % 26), 300) || g END
 	                       FROM generate_series(1, g % 4 + 1) k) END AS texts,
-	       ARRAY(SELECT CASE WHEN k % 3 = 0 THEN NULL ELSE g * k END FROM generate_series(1, g % 5) k) AS ints
+	       ARRAY(SELECT CASE WHEN k % 3 = 0 THEN NULL ELSE g * k END FROM generate_series(1, g % 5) k) AS ints,
+	       CASE WHEN g % 2 = 0 THEN NULL ELSE '{}'::write_pair[] END AS no_pairs
 	       FROM generate_series(1, 60000) g`;
-	const rows = h.sqlRows(`SELECT id, texts, ints FROM (${query}) q ORDER BY id`);
+	const rows = h.sqlRows(`SELECT id, texts, ints, to_jsonb(no_pairs) AS no_pairs FROM (${query}) q ORDER BY id`);
 
 	assert.deepEqual(writeDataset(datasetPath, query, 'create', '2.0'), { dataset_version: 1, fragments: 1, num_rows: 60000 });
 	const pages = h.sqlRows(`SELECT column_index, count(*)::int AS pages FROM lance_parts.file_pages(${literal(
@@ -383,6 +384,11 @@ test('write_dataset of arrays into a 2.0 file: items of many pages under null an
 		assert.deepStrictEqual(texts[order[k]], rows[k].texts, `row ${k + 1}, column texts`);
 		assert.deepStrictEqual(ints[order[k]], rows[k].ints, `row ${k + 1}, column ints`);
 	}
+	// lists of structs without a single item: the struct's header column has its one page of no item
+	const noPairs = JSON.parse(JSON.stringify(await table.query().select(['id', 'no_pairs']).toArray()))
+		.sort((a, b) => a.id - b.id);
+
+	assert.deepStrictEqual(noPairs.map((r) => r.no_pairs), rows.map((r) => r.no_pairs));
 	await h.lancedbModifies(table);
 });
 

@@ -375,7 +375,9 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	bool		ok = true;
 	uint64_t	num_rows = column->page_rows;
 
-	if (num_rows == 0 || (column->struct_header && !writer->done))
+	/* A struct header has its one page even when the lists above it hold no item (Lance reads exactly one). */
+	if ((column->struct_header ? writer->rows : num_rows) == 0 ||
+		(column->struct_header && !writer->done))
 		return true;
 	if (lp_check_cancel(err))
 		return false;
