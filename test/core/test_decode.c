@@ -151,44 +151,65 @@ check_dataset(const JsonValue *dataset, const char *only_field, uint64_t *files_
 	json_free(rows);
 }
 
-static void
-check_datasets_of_version(const char *file_version)
+/*
+ * Check the datasets that manifest_name (under the test data directory)
+ * lists, those of file_version and the kinds of the version checks only
+ * (all of them when file_version is NULL); false without the manifest.
+ */
+static bool
+check_manifest_datasets(const char *manifest_name, const char *file_version,
+						uint64_t *files_checked, uint64_t *columns_checked, int *datasets_checked)
 {
 	char		manifest_path[1024];
 	JsonValue  *manifest;
 	const JsonValue *datasets;
 	const char *error = NULL;
-	uint64_t	files_checked = 0;
-	uint64_t	columns_checked = 0;
-	int			datasets_checked = 0;
 
 	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
 	if (lp_test_data_dir == NULL)
-		return;
-	snprintf(manifest_path, sizeof(manifest_path), "%.900s/manifest.json", lp_test_data_dir);
+		return false;
+	snprintf(manifest_path, sizeof(manifest_path), "%.900s/%.100s", lp_test_data_dir, manifest_name);
 	manifest = json_parse_file(manifest_path, &error);
 	LP_CHECK_MSG(manifest != NULL, "%.100s: %.100s", manifest_path, error);
 	if (manifest == NULL)
-		return;
+		return false;
 	datasets = json_get(manifest, "datasets");
 	for (size_t i = 0; datasets && i < datasets->count; i++)
 	{
 		const JsonValue *ds = &datasets->items[i];
-		const char *kind = json_get(ds, "kind")->text;
 
-		if (strcmp(json_get(ds, "file_version")->text, file_version) != 0 ||
-			(strcmp(kind, "types") != 0 && strcmp(kind, "multipage") != 0 &&
-			 strcmp(kind, "encodings") != 0 && strcmp(kind, "blob") != 0))
-			continue;
-		check_dataset(ds, NULL, &files_checked, &columns_checked);
-		datasets_checked++;
+		/* the legacy manifest's datasets have no kind: all of them are checked */
+		if (file_version != NULL)
+		{
+			const char *kind = json_get(ds, "kind")->text;
+
+			if (strcmp(json_get(ds, "file_version")->text, file_version) != 0 ||
+				(strcmp(kind, "types") != 0 && strcmp(kind, "multipage") != 0 &&
+				 strcmp(kind, "encodings") != 0 && strcmp(kind, "blob") != 0))
+				continue;
+		}
+		check_dataset(ds, NULL, files_checked, columns_checked);
+		(*datasets_checked)++;
 	}
+	json_free(manifest);
+	return true;
+}
+
+static void
+check_datasets_of_version(const char *file_version)
+{
+	uint64_t	files_checked = 0;
+	uint64_t	columns_checked = 0;
+	int			datasets_checked = 0;
+
+	if (!check_manifest_datasets("manifest.json", file_version, &files_checked, &columns_checked,
+								 &datasets_checked))
+		return;
 	printf("  %s: %d data sets, %llu files, %llu columns\n", file_version, datasets_checked, (unsigned long long) files_checked, (unsigned long long) columns_checked);
 	/* types_<ver>_v1, types_<ver>_v2, multipage_<ver> and encodings_<ver> */
 	LP_CHECK_MSG(datasets_checked >= 4, "only %d data sets of version %.100s", datasets_checked,
 				 file_version);
 	LP_CHECK_MSG(columns_checked > 0, "no columns of version %.100s checked", file_version);
-	json_free(manifest);
 }
 
 LP_TEST(decode_reference_2_0)
@@ -203,28 +224,16 @@ LP_TEST(decode_reference_2_0)
  */
 LP_TEST(decode_legacy_writers)
 {
-	char		manifest_path[1024];
-	JsonValue  *manifest;
-	const JsonValue *datasets;
-	const char *error = NULL;
 	uint64_t	files_checked = 0;
 	uint64_t	columns_checked = 0;
+	int			datasets_checked = 0;
 
-	LP_CHECK_MSG(lp_test_data_dir != NULL, "no test data directory given");
-	if (lp_test_data_dir == NULL)
+	if (!check_manifest_datasets("legacy/legacy.json", NULL, &files_checked, &columns_checked,
+								 &datasets_checked))
 		return;
-	snprintf(manifest_path, sizeof(manifest_path), "%.900s/legacy/legacy.json", lp_test_data_dir);
-	manifest = json_parse_file(manifest_path, &error);
-	LP_CHECK_MSG(manifest != NULL, "%.100s: %.100s", manifest_path, error);
-	if (manifest == NULL)
-		return;
-	datasets = json_get(manifest, "datasets");
-	for (size_t i = 0; datasets && i < datasets->count; i++)
-		check_dataset(&datasets->items[i], NULL, &files_checked, &columns_checked);
 	/* strlist_2_0 and bitpacked_2_0, two files of nine fields each */
 	LP_CHECK_EQ_U64(files_checked, 4);
 	LP_CHECK_EQ_U64(columns_checked, 36);
-	json_free(manifest);
 }
 
 LP_TEST(decode_reference_2_1)

@@ -3,7 +3,7 @@
  * input chooses the file version, up to four leaf columns (type, null
  * pattern, null items in fixed-size lists of 2.1+), whether they lie in a
  * struct, in a struct in a struct or in lists (those structs' and lists'
- * nulls and the lists' lengths from the input, 2.1+; wide items make
+ * nulls and the lists' lengths from the input, struct nulls 2.1+; wide items make
  * full-zip pages with lists), the
  * row count, the batch size and, cycling through its remaining bytes,
  * every value, string length and null; the file the encoder writes must decode to exactly those
@@ -231,10 +231,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nesting = data[5] % 4;
 	if (nesting == 2 && n == 1)
 		nesting = 1;
-	if (nesting == 3 && version == LP_FILE_VERSION_2_0)
-		nesting = 0;
-	/* 2.0 has no place for a null struct */
-	struct_nulls = version == LP_FILE_VERSION_2_0 ? 0 : data[6];
+	/* 2.0 has no place for a null struct (lists, nesting 3, have no structs) */
+	struct_nulls = version == LP_FILE_VERSION_2_0 && nesting != 3 ? 0 : data[6];
 	source.data = data + HEADER_BYTES;
 	source.size = size - HEADER_BYTES;
 	source.pos = 0;

@@ -282,13 +282,13 @@ for (const version of ['2_1', '2_2', '2_3'])
 	});
 }
 
-test('lists in a 2.0 target are refused with a clear error', () => {
+test('null structs in a 2.0 target are refused with a clear error', () => {
 	const dataset = h.copyDataset('types_2_0_v2', h.scratchDir('reencode-2_0'));
 	const target = h.createTarget(dataset);
 	const part = { path: path.join(h.TESTDATA, 'types_2_1_v2.lance', 'data', h.dataFiles('types_2_1_v2')[0].file) };
 
 	assert.throws(() => assemble(target, [part], "on_unsupported => 'reencode'"),
-		/part 1 \(.*\) cannot be re-encoded: field "li" of file .* has type "list", which the encoder cannot write/);
+		/part 1 \(.*\) cannot be re-encoded: a struct in field "st" is null at row \d+, which the encoder cannot write in a 2.0 file/);
 	const staging = path.join(dataset, 'data', '_parts', target.file_name);
 
 	assert.deepEqual(fs.existsSync(staging) ? fs.readdirSync(staging) : [], [], 'no re-encoded file left');

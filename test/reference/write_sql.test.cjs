@@ -11,8 +11,8 @@
 //  - parts written by write_part from two sessions at once into a dataset lancedb created,
 //    registered in caller order, assembled and committed: lancedb reads the rows in that order.
 //  - composite types as structs (structs in structs, nulls at every level from 2.1 on), read back
-//    by lancedb exactly as PostgreSQL's to_jsonb() shows the rows; arrays as lists (2.1+: null
-//    and empty lists, null items), refused for 2.0.
+//    by lancedb exactly as PostgreSQL's to_jsonb() shows the rows; arrays as lists (null and
+//    empty lists, null items; 2.0 with items of many pages, without null structs).
 //  - manifest naming: lance_parts.manifest_naming chooses the scheme of created datasets.
 //  - write_dataset with 2 encoding workers: lancedb reads every value, fragments in order.
 const test = require('node:test');
@@ -340,12 +340,18 @@ FROM generate_series(1, ${ROWS}) g;
 `);
 const LIST_ROWS = h.sqlRows(`SELECT id, ints, texts::text[] AS texts, array_to_json(pair::text[]) AS pair,
 	array_to_json(decs::text[]) AS decs, to_jsonb(pairs) AS pairs FROM write_lists ORDER BY id`);
+// 2.0 has no place for a null struct, in a list or not: the pairs without their null ones
+const LISTS_2_0_QUERY = 'SELECT id, ints, texts, pair, decs, array_remove(pairs, NULL) AS pairs FROM write_lists ORDER BY id';
+const LIST_ROWS_2_0 = h.sqlRows(`SELECT id, ints, texts::text[] AS texts, array_to_json(pair::text[]) AS pair,
+	array_to_json(decs::text[]) AS decs, to_jsonb(array_remove(pairs, NULL)) AS pairs FROM write_lists ORDER BY id`);
 
-for (const version of ['2.1', '2.2', '2.3'])
+for (const version of ['2.0', '2.1', '2.2', '2.3'])
 {
 	test(`write_dataset of arrays as lists, file version ${version}: lancedb reads every value`, async () => {
 		const datasetPath = path.join(dir, 'lists_' + version.replace('.', '_') + '.lance');
-		const result = writeDataset(datasetPath, 'SELECT * FROM write_lists ORDER BY id', 'create', version, ROWS_PER_FILE);
+		const query = version === '2.0' ? LISTS_2_0_QUERY : 'SELECT * FROM write_lists ORDER BY id';
+		const expected = version === '2.0' ? LIST_ROWS_2_0 : LIST_ROWS;
+		const result = writeDataset(datasetPath, query, 'create', version, ROWS_PER_FILE);
 
 		assert.deepEqual(result, { dataset_version: 1, fragments: 2, num_rows: ROWS });
 		const table = await h.openTable(datasetPath);
@@ -361,24 +367,50 @@ for (const version of ['2.1', '2.2', '2.3'])
 			lists[name] = listValues(data.getChild(name));
 		for (let k = 0; k < order.length; k++)
 			for (const name of ['ints', 'texts', 'pair', 'decs'])
-				assert.deepStrictEqual(lists[name][order[k]], LIST_ROWS[k][name], `row ${k + 1}, column ${name}`);
+				assert.deepStrictEqual(lists[name][order[k]], expected[k][name], `row ${k + 1}, column ${name}`);
 		// lists of structs, as to_jsonb() shows them
 		const pairs = JSON.parse(JSON.stringify(await table.query().select(['id', 'pairs']).toArray()))
 			.sort((a, b) => a.id - b.id);
 
 		for (let k = 0; k < pairs.length; k++)
-			assert.deepStrictEqual(pairs[k].pairs, LIST_ROWS[k].pairs, `row ${k + 1}, column pairs`);
+			assert.deepStrictEqual(pairs[k].pairs, expected[k].pairs, `row ${k + 1}, column pairs`);
 		await h.lancedbModifies(table);
 	});
 }
 
-test('write_dataset of arrays into a 2.0 file is refused (0A000), leaving nothing', () => {
-	const datasetPath = path.join(dir, 'lists_2_0.lance');
+test('write_dataset of arrays into a 2.0 file: items of many pages under null and empty lists, lists without items', async () => {
+	// 300-byte strings: the items' column of the 2.0 list has several 8 MiB pages
+	const datasetPath = path.join(dir, 'lists_pages_2_0.lance');
+	const query = `SELECT g AS id,
+	       CASE WHEN g % 5 = 0 THEN NULL WHEN g % 5 = 1 THEN '{}'::text[]
+	            ELSE ARRAY(SELECT CASE WHEN k = 2 THEN NULL ELSE repeat(chr(97 + (g + k) % 26), 300) || g END
+	                       FROM generate_series(1, g % 4 + 1) k) END AS texts,
+	       ARRAY(SELECT CASE WHEN k % 3 = 0 THEN NULL ELSE g * k END FROM generate_series(1, g % 5) k) AS ints,
+	       CASE WHEN g % 2 = 0 THEN NULL ELSE '{}'::write_pair[] END AS no_pairs
+	       FROM generate_series(1, 60000) g`;
+	const rows = h.sqlRows(`SELECT id, texts, ints, to_jsonb(no_pairs) AS no_pairs FROM (${query}) q ORDER BY id`);
 
-	assert.throws(() => writeDataset(datasetPath, 'SELECT * FROM write_lists', 'create', '2.0'),
-				  /has type "list", which the encoder cannot write/);
-	assert.ok(!fs.existsSync(path.join(datasetPath, '_versions')), 'no version');
-	assert.deepEqual(fs.existsSync(path.join(datasetPath, 'data')) ? fs.readdirSync(path.join(datasetPath, 'data')) : [], []);
+	assert.deepEqual(writeDataset(datasetPath, query, 'create', '2.0'), { dataset_version: 1, fragments: 1, num_rows: 60000 });
+	const pages = h.sqlRows(`SELECT column_index, count(*)::int AS pages FROM lance_parts.file_pages(${literal(
+		path.join(datasetPath, 'data', fs.readdirSync(path.join(datasetPath, 'data'))[0]))}) GROUP BY column_index ORDER BY column_index`);
+	assert.ok(pages[2].pages >= 3, 'the items of texts fill pages: ' + JSON.stringify(pages));
+	const table = await h.openTable(datasetPath);
+	const data = await table.query().toArrow();
+	const order = columnValues(data.getChild('id')).map((id, i) => [id, i]).sort((a, b) => a[0] - b[0]).map(([, i]) => i);
+	const texts = listValues(data.getChild('texts'));
+	const ints = listValues(data.getChild('ints'));
+
+	for (let k = 0; k < order.length; k++)
+	{
+		assert.deepStrictEqual(texts[order[k]], rows[k].texts, `row ${k + 1}, column texts`);
+		assert.deepStrictEqual(ints[order[k]], rows[k].ints, `row ${k + 1}, column ints`);
+	}
+	// lists of structs without a single item: the struct's header column has its one page of no item
+	const noPairs = JSON.parse(JSON.stringify(await table.query().select(['id', 'no_pairs']).toArray()))
+		.sort((a, b) => a.id - b.id);
+
+	assert.deepStrictEqual(noPairs.map((r) => r.no_pairs), rows.map((r) => r.no_pairs));
+	await h.lancedbModifies(table);
 });
 
 test('write_dataset append and overwrite make the versions Lance makes', async () => {

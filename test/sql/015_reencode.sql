@@ -1,6 +1,6 @@
 -- The re-encode fallback: argument errors and their SQLSTATEs, what stays
 -- refused by default and with on_unsupported => 'reencode' (legacy files,
--- blob columns, rows that do not fit the schema), lists in a 2.0 target
+-- blob columns, rows that do not fit the schema), null structs in a 2.0 target
 -- refused with a clear error (the encoder writes them from 2.1 on), and
 -- compact's rewrite_deletions.  Read-back by lancedb: test/reference/reencode.test.cjs.
 \set VERBOSITY terse
@@ -55,11 +55,11 @@ FROM (VALUES
 ORDER BY 1;
 RESET client_min_messages;
 
--- ---- lists in a 2.0 target: refused with a clear error, nothing left behind
+-- ---- null structs in a 2.0 target: refused with a clear error, nothing left behind
 SELECT lance_parts.create_target(:'ds20') AS target20 \gset
 SELECT lp_test.entries(:'ds20' || '/data') AS data20_before \gset
 SELECT lp_test.outcome_detail(format('SELECT * FROM lance_parts.assemble(%L, ARRAY[%L], on_unsupported => %L)',
-                                     :'target20', pg_temp.part('types_2_1_v2'), 'reencode')) AS lists_in_2_0;
+                                     :'target20', pg_temp.part('types_2_1_v2'), 'reencode')) AS null_structs_in_2_0;
 -- no file in the data directory; the target's (empty) staging directory stays
 -- for its part writers
 SELECT array_remove(lp_test.entries(:'ds20' || '/data'), '_parts') = :'data20_before'::text[] AS data_unchanged;

@@ -74,7 +74,7 @@ typedef struct LpPageValues
 	uint64_t	null_count;
 	LpBuf		values;			/* fixed and lists: the values' bytes; null slots zero */
 	LpBits		bits;			/* bool: the values */
-	LpBuf		offsets;		/* variable: num_values + 1 u64, the first 0 */
+	LpBuf		offsets;		/* variable: num_values + 1 u64, the first 0; 2.0 list: num_values ends */
 	LpBuf		data;			/* variable: the bytes */
 	LpBits		validity;		/* one bit per value, 1 = valid */
 	LpBits		item_validity;	/* fixed-size lists: one bit per item */
@@ -128,12 +128,25 @@ bool		lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape,
 								LpError *err);
 void		lp_encoded_page_free(LpEncodedPage *page);
 
+/*
+ * Serialize message into out->encoding as Encoding{direct{Any{type_url,
+ * message}}}, the shape of every page's encoding (lp_encode_page.c).
+ */
+bool		lp_encoded_page_wrap(const ProtobufCMessage *message, const char *type_url,
+								 LpEncodedPage *out, LpError *err);
+
 /* The same for a 2.0 file (lp_encode_v20.c): an ArrayEncoding and its buffers. */
 bool		lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page,
 							   LpEncodedPage *out, LpError *err);
 
 /* The page of a 2.0 struct's header column: SimpleStruct without buffers. */
 bool		lp_encode_v20_struct_header(LpEncodedPage *out, LpError *err);
+
+/*
+ * The page of a 2.0 list's own column (page: num_values lists, offsets
+ * their num_values u64 page-relative ends, validity): List of u64 offsets.
+ */
+bool		lp_encode_v20_list_page(const LpPageValues *page, LpEncodedPage *out, LpError *err);
 
 /* ---- General compression (lp_encode_general.c) ---------------------------- */
 

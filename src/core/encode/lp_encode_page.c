@@ -568,16 +568,7 @@ blob_descriptor_encoding(Messages *m)
 static bool
 wrap_layout(const Lance__Encodings21__PageLayout *layout, LpEncodedPage *out, LpError *err)
 {
-	size_t		size = lance__encodings21__page_layout__get_packed_size(layout);
-	uint8_t    *bytes = lp_alloc(size + 1);
-	bool		ok;
-
-	if (bytes == NULL)
-		return no_memory(err);
-	lance__encodings21__page_layout__pack(layout, bytes);
-	ok = lp_encoding_wrap(LP_PAGE_LAYOUT_URL, bytes, size, &out->encoding);
-	lp_free(bytes);
-	return ok ? true : no_memory(err);
+	return lp_encoded_page_wrap(&layout->base, LP_PAGE_LAYOUT_URL, out, err);
 }
 
 /* ---- definition levels ---------------------------------------------------- */
@@ -1884,6 +1875,22 @@ lp_encode_leaf_page(LpFileVersion version, const LpLeafShape *shape, const LpPag
 	if (!ok)
 		lp_encoded_page_free(out);
 	return ok;
+}
+
+bool
+lp_encoded_page_wrap(const ProtobufCMessage *message, const char *type_url, LpEncodedPage *out,
+					 LpError *err)
+{
+	size_t		size = protobuf_c_message_get_packed_size(message);
+	uint8_t    *bytes = lp_alloc(size + 1);
+	bool		ok;
+
+	if (bytes == NULL)
+		return no_memory(err);
+	protobuf_c_message_pack(message, bytes);
+	ok = lp_encoding_wrap(type_url, bytes, size, &out->encoding);
+	lp_free(bytes);
+	return ok ? true : no_memory(err);
 }
 
 void

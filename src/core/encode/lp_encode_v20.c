@@ -15,8 +15,12 @@
  *    Dictionary{indices: Nullable{no_nulls{Flat(8)}} in buffer 0 (0 for a
  *    null row, else 1 + the item), items: Binary of the distinct values in
  *    buffers 1 and 2 (a single null item when every row is null)};
- *  - a struct's header column: one SimpleStruct page of every row, without
- *    buffers.
+ *  - a struct's header column: one SimpleStruct page of every row (every
+ *    item under a list), without buffers;
+ *  - a list's own column: List{offsets: Nullable{no_nulls{Flat(64)}} in
+ *    buffer 0 (the page-relative end of every list, a null one's plus
+ *    null_offset_adjustment = num_items + 1), num_items}, whatever the nulls
+ *    (previous/encodings/logical/list.rs); its items are the next columns.
  */
 #include <string.h>
 
@@ -42,6 +46,7 @@ typedef struct Messages20
 	Lance__Encodings__Binary binary;
 	Lance__Encodings__Compression compression;
 	Lance__Encodings__Dictionary dictionary;
+	Lance__Encodings__List list;
 	int			used_arrays;
 	int			used_flats;
 	int			used_nullables;
@@ -227,9 +232,6 @@ lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page, LpEncoded
 	bool		all_null = page->null_count == page->num_values;
 	bool		some_nulls = page->null_count > 0 && !all_null;
 	uint32_t	values_buffer = some_nulls ? 1 : 0;
-	size_t		size;
-	uint8_t    *bytes;
-	bool		ok;
 
 	memset(out, 0, sizeof(*out));
 	memset(&m, 0, sizeof(m));
@@ -294,20 +296,10 @@ lp_encode_v20_page(const LpLeafShape *shape, const LpPageValues *page, LpEncoded
 		out->num_buffers = all_null ? 0 : values_buffer + 1;
 	}
 
-	size = lance__encodings__array_encoding__get_packed_size(root);
-	bytes = lp_alloc(size + 1);
-	if (bytes == NULL)
+	if (!lp_encoded_page_wrap(&root->base, LP_ARRAY_ENCODING_URL, out, err))
 	{
 		lp_encoded_page_free(out);
-		return no_memory(err);
-	}
-	lance__encodings__array_encoding__pack(root, bytes);
-	ok = lp_encoding_wrap(LP_ARRAY_ENCODING_URL, bytes, size, &out->encoding);
-	lp_free(bytes);
-	if (!ok)
-	{
-		lp_encoded_page_free(out);
-		return no_memory(err);
+		return false;
 	}
 	out->layout = lp_array_encoding_name(root);
 	return true;
@@ -318,15 +310,46 @@ lp_encode_v20_struct_header(LpEncodedPage *out, LpError *err)
 {
 	ArrayEncoding root = LANCE__ENCODINGS__ARRAY_ENCODING__INIT;
 	Lance__Encodings__SimpleStruct header = LANCE__ENCODINGS__SIMPLE_STRUCT__INIT;
-	uint8_t		bytes[16];
-	size_t		size;
 
 	memset(out, 0, sizeof(*out));
 	root.array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_SIMPLE_STRUCT;
 	root.simple_struct = &header;
-	size = lance__encodings__array_encoding__pack(&root, bytes);
-	if (!lp_encoding_wrap(LP_ARRAY_ENCODING_URL, bytes, size, &out->encoding))
-		return no_memory(err);
+	if (!lp_encoded_page_wrap(&root.base, LP_ARRAY_ENCODING_URL, out, err))
+		return false;
 	out->layout = lp_array_encoding_name(&root);
+	return true;
+}
+
+bool
+lp_encode_v20_list_page(const LpPageValues *page, LpEncodedPage *out, LpError *err)
+{
+	Messages20	m;
+	ArrayEncoding *root;
+	const uint64_t *ends = (const uint64_t *) page->offsets.data;
+	uint64_t	num_items = page->num_values > 0 ? ends[page->num_values - 1] : 0;
+	uint64_t	null_offset_adjustment = num_items + 1;
+
+	memset(out, 0, sizeof(*out));
+	memset(&m, 0, sizeof(m));
+	if (!lp_buf_reserve(&out->buffers[0], page->num_values * 8))
+		return no_memory(err);
+	for (uint64_t i = 0; i < page->num_values; i++)
+		lp_put_le64(out->buffers[0].data + i * 8,
+					ends[i] + (lp_bit_get(page->validity.buf.data, i) ? 0 : null_offset_adjustment));
+	out->buffers[0].len = page->num_values * 8;
+	out->num_buffers = 1;
+	root = new_array(&m);
+	lance__encodings__list__init(&m.list);
+	m.list.offsets = nullable_no_nulls(&m, flat(&m, 64, 0));
+	m.list.null_offset_adjustment = null_offset_adjustment;
+	m.list.num_items = num_items;
+	root->array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST;
+	root->list = &m.list;
+	if (!lp_encoded_page_wrap(&root->base, LP_ARRAY_ENCODING_URL, out, err))
+	{
+		lp_encoded_page_free(out);
+		return false;
+	}
+	out->layout = lp_array_encoding_name(root);
 	return true;
 }

@@ -22,8 +22,12 @@
 typedef struct WriterColumn
 {
 	char	   *name;			/* the schema field's, for messages */
-	LpType	   *type;			/* the leaf's (a 2.0 struct header's: the struct's) */
+	LpType	   *type;			/* the leaf's (2.0 struct header and list columns: the field's) */
+	uint32_t	field_index;	/* into the schema's fields */
 	bool		struct_header;	/* 2.0: a struct's column, one page without buffers */
+	bool		list_offsets;	/* 2.0: a list's column of offsets; its items follow */
+	int64_t		list_column;	/* 2.0: the column of the innermost list above, or -1 */
+	bool		flushed;		/* a page was written for the current slice of rows */
 	uint32_t	top;			/* the top-level field (batch array) it lies in */
 	uint32_t	depth;			/* struct ancestors */
 	uint32_t	path[LP_ENCODE_MAX_LAYERS]; /* child index at each struct, from the top */
@@ -46,6 +50,7 @@ struct LpFileWriter
 	uint32_t	num_top;		/* top-level fields: arrays per batch */
 	uint32_t	num_columns;
 	WriterColumn *columns;
+	const LpArray **chains;		/* per column: its arrays of the current batch (array_chain) */
 	bool		done;			/* finished or failed: only free is left */
 };
 
@@ -122,13 +127,13 @@ field_index_of(const LpSchema *schema, int32_t field_id, uint32_t before)
 
 /*
  * Where field index lies: its top-level field and its child index at each
- * struct on the way down (0 under a list), and which of its layers are
- * lists.  Refuses ancestors the encoder cannot write (packed structs,
- * blobs).
+ * struct on the way down (0 under a list), which of its layers are lists
+ * and the innermost list above it (*list_field, -1 if none).  Refuses
+ * ancestors the encoder cannot write (packed structs, blobs).
  */
 static bool
 field_path(const LpSchema *schema, uint32_t index, const char *file_name, WriterColumn *column,
-		   LpError *err)
+		   int64_t *list_field, LpError *err)
 {
 	uint32_t	chain[LP_ENCODE_MAX_LAYERS];
 	uint32_t	depth = 0;
@@ -137,6 +142,7 @@ field_path(const LpSchema *schema, uint32_t index, const char *file_name, Writer
 	bool		is_list;
 	bool		is_struct;
 
+	*list_field = -1;
 	while (schema->fields[at].parent_id != -1)
 	{
 		int64_t		parent = field_index_of(schema, schema->fields[at].parent_id, at);
@@ -166,6 +172,8 @@ field_path(const LpSchema *schema, uint32_t index, const char *file_name, Writer
 						   schema->fields[index].name, file_name, LP_ENCODE_MAX_LAYERS - 1);
 		chain[depth++] = at;
 		at = (uint32_t) parent;
+		if (is_list && *list_field < 0)
+			*list_field = parent;
 		column->shape.list_layer[depth] = is_list;
 		column->shape.num_lists += is_list;
 	}
@@ -234,14 +242,6 @@ page_bytes(const WriterColumn *column)
 		page->num_values * (column->shape.offset_bits / 8);
 }
 
-/* A Blob v2 field (a struct with the extension lance.blob.v2; v1 blobs are binaries). */
-static bool
-is_blob_v2(const LpField *field)
-{
-	return lp_field_is_blob(field) && field->logical_type != NULL &&
-		strcmp(field->logical_type, "struct") == 0;
-}
-
 #define BLOB_TRUE {(uint8_t *) "true", 4}
 
 /*
@@ -277,7 +277,7 @@ footer_schema(const LpSchema *schema, LpSchema *out)
 	uint32_t	n = 0;
 
 	for (uint32_t i = 0; i < schema->num_fields; i++)
-		num_blobs += schema->fields[i].parent_id == -1 && is_blob_v2(&schema->fields[i]);
+		num_blobs += schema->fields[i].parent_id == -1 && lp_field_is_blob_v2(&schema->fields[i]);
 	*out = *schema;
 	out->fields = lp_alloc_array((size_t) schema->num_fields + 5 * num_blobs + 1, sizeof(LpField));
 	if (out->fields == NULL)
@@ -287,7 +287,7 @@ footer_schema(const LpSchema *schema, LpSchema *out)
 		const LpField *field = &schema->fields[i];
 
 		out->fields[n++] = *field;
-		if (field->parent_id != -1 || !is_blob_v2(field))
+		if (field->parent_id != -1 || !lp_field_is_blob_v2(field))
 			continue;
 		out->fields[n - 1].extension_name = NULL;
 		out->fields[n - 1].num_metadata = 2;
@@ -339,19 +339,35 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 	{
 		const LpField *field = &schema->fields[physical[c].field_index];
 		WriterColumn *column = &writer->columns[c];
+		int64_t		list_field;
 
 		memset(column, 0, sizeof(*column));
 		opened = c + 1;
 		if (!lp_type_parse(field->logical_type, output->name, field->name, &column->type, err) ||
-			!field_path(schema, physical[c].field_index, output->name, column, err))
+			!field_path(schema, physical[c].field_index, output->name, column, &list_field, err))
 			goto fail;
 		column->name = lp_strdup(field->name);
 		if (column->name == NULL)
 			goto no_memory;
+		column->field_index = physical[c].field_index;
 		column->struct_header = physical[c].struct_header;
+		/* In 2.0 every field owns a column, so the list's lies before. */
+		column->list_column = -1;
+		for (uint32_t before = 0; version == LP_FILE_VERSION_2_0 && before < c; before++)
+			if (writer->columns[before].field_index == list_field)
+				column->list_column = before;
+		column->list_offsets = version == LP_FILE_VERSION_2_0 &&
+			(column->type->id == LP_TYPE_LIST || column->type->id == LP_TYPE_LARGE_LIST) &&
+			!lp_field_is_packed(field) && !lp_field_is_blob(field);
+		if (column->list_offsets)
+		{
+			/* Lance measures a list page by the Arrow offsets it holds. */
+			column->shape.offset_bits = column->type->id == LP_TYPE_LIST ? 32 : 64;
+			continue;
+		}
 		if (column->struct_header)
 			continue;
-		if (is_blob_v2(field) && column->depth == 0 && version >= LP_FILE_VERSION_2_2)
+		if (lp_field_is_blob_v2(field) && column->depth == 0 && version >= LP_FILE_VERSION_2_2)
 		{
 			column->shape.kind = LP_LEAF_VARIABLE;
 			column->shape.offset_bits = 32;
@@ -368,20 +384,14 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 		if (!lp_column_compression_parse(field, output->name, &column->shape.compression, err))
 			goto fail;
 		column->shape.num_layers = column->depth + 1;
-		if (column->shape.num_lists > 0 && version == LP_FILE_VERSION_2_0)
-		{
-			lp_fail(err, LP_ERR_UNSUPPORTED,
-					"field \"%s\" of file \"%s\" lies in a list, which the encoder cannot write in a 2.0 file",
-					field->name, output->name);
-			lp_error_detail(err, "The encoder writes lists in files of version 2.1 and later.");
-			goto fail;
-		}
 		if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
 			goto no_memory;
 	}
 	writer->num_columns = num_physical;
 	lp_free(physical);
-	if (!footer_schema(schema, &footer))
+	writer->chains = lp_alloc_array((size_t) num_physical * LP_ENCODE_MAX_LAYERS + 1,
+									sizeof(const LpArray *));
+	if (writer->chains == NULL || !footer_schema(schema, &footer))
 		goto no_memory_late;
 	built = lp_file_descriptor_build(&footer, 0, &writer->descriptor, err);
 	lp_free(footer.fields);
@@ -434,13 +444,16 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	LpEncodedPage encoded;
 	LpPage	   *page;
 	bool		ok = true;
-	uint64_t	num_rows = column->struct_header ? writer->rows : column->page_rows;
+	uint64_t	num_rows = column->page_rows;
 
-	if (num_rows == 0 || (column->struct_header && !writer->done))
+	/* A struct header has its one page even when the lists above it hold no item (Lance reads exactly one). */
+	if ((column->struct_header ? writer->rows : num_rows) == 0 ||
+		(column->struct_header && !writer->done))
 		return true;
 	if (lp_check_cancel(err))
 		return false;
 	if (!(column->struct_header ? lp_encode_v20_struct_header(&encoded, err) :
+		  column->list_offsets ? lp_encode_v20_list_page(&column->page, &encoded, err) :
 		  writer->version == LP_FILE_VERSION_2_0 ?
 		  lp_encode_v20_page(&column->shape, &column->page, &encoded, err) :
 		  lp_encode_leaf_page(writer->version, &column->shape, &column->page, &encoded, err)))
@@ -626,16 +639,39 @@ check_array(const LpFileWriter *writer, const WriterColumn *column, const LpArra
 	const LpLeafShape *shape = &column->shape;
 	const LpArray *array = chain[0];
 
-	length = array->length;
-	if (length == 0)
-		return true;
-	/* Lance 2.0 has no place for a null struct. */
-	for (uint32_t d = 1; writer->version == LP_FILE_VERSION_2_0 && d <= column->depth; d++)
-		for (uint64_t i = 0; chain[d]->validity != NULL && i < length; i++)
+	/* Lance 2.0 has no place for a null struct (a null list has one). */
+	for (uint32_t d = 0; writer->version == LP_FILE_VERSION_2_0 && d <= column->depth; d++)
+	{
+		bool		is_struct = d == 0 ? column->struct_header : !shape->list_layer[d];
+		bool		in_list = false;
+
+		for (uint32_t k = d + 1; k <= column->depth; k++)
+			in_list |= shape->list_layer[k];
+
+		for (uint64_t i = 0; is_struct && chain[d]->validity != NULL && i < chain[d]->length; i++)
 			if (!lp_bit_get(chain[d]->validity, i))
 				return lp_fail(err, LP_ERR_UNSUPPORTED,
-							   "a struct above field \"%s\" is null at row %llu, which the encoder cannot write in a 2.0 file",
+							   "a struct %s field \"%s\" is null at %s %llu, which the encoder cannot write in a 2.0 file",
+							   d == 0 ? "in" : "above", column->name,
+							   in_list ? "list item" : "row", (unsigned long long) i);
+	}
+	length = array->length;
+	if (length == 0 || column->struct_header)
+		return true;
+	if (column->list_offsets)
+	{
+		const LpArray *items = array->num_children == 1 ? array->children[0] : NULL;
+
+		if (items == NULL || array->offsets == NULL)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "array of field \"%s\" lacks its offsets or items",
+						   column->name);
+		for (uint64_t i = 0; i < length; i++)
+			if (array->offsets[i] > array->offsets[i + 1] || array->offsets[i + 1] > items->length)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "offsets of the array of field \"%s\" are out of order or range at row %llu",
 							   column->name, (unsigned long long) i);
+		return true;
+	}
 	if (shape->blob_descriptor)
 		return check_blob_descriptors(column, array, err);
 	if (shape->kind == LP_LEAF_VARIABLE)
@@ -801,6 +837,9 @@ append_element(WriterColumn *column, const LpArray *const *chain, uint32_t k, ui
 	return append_element(column, chain, k - 1, index, rep, innermost_list);
 }
 
+static bool append_values(WriterColumn *column, const LpArray *array, uint64_t start,
+						  uint64_t count, uint64_t first_value);
+
 /* Append rows [start, start + count) of the leaf (chain[0]) to the column's page. */
 static bool
 append_rows(WriterColumn *column, const LpArray *const *chain, uint64_t start, uint64_t count)
@@ -835,6 +874,20 @@ append_rows(WriterColumn *column, const LpArray *const *chain, uint64_t start, u
 	}
 	else if (!lp_bits_append_bitmap(&page->validity, array->validity, start, count))
 		return false;
+	return append_values(column, array, start, count, first_value);
+}
+
+/*
+ * The values of rows [start, start + count) of the leaf array to the page,
+ * whose validity already has them from first_value on.
+ */
+static bool
+append_values(WriterColumn *column, const LpArray *array, uint64_t start, uint64_t count,
+			  uint64_t first_value)
+{
+	LpPageValues *page = &column->page;
+	const LpLeafShape *shape = &column->shape;
+
 	switch (shape->kind)
 	{
 		case LP_LEAF_BOOL:
@@ -889,11 +942,74 @@ append_rows(WriterColumn *column, const LpArray *const *chain, uint64_t start, u
 	return true;
 }
 
+/*
+ * Append rows [start, start + count) to a column of a 2.0 file, which holds
+ * the elements of its innermost list above (the rows without one): a list
+ * maps a run of its elements onto the run of their items, a struct (never
+ * null) onto the same run.  A list's column gets the page-relative end of
+ * each list and its validity, a struct header only the count, a leaf its
+ * values with their own validity.
+ */
+static bool
+append_rows_v20(WriterColumn *column, const LpArray *const *chain, uint64_t start, uint64_t count)
+{
+	LpPageValues *page = &column->page;
+	const LpArray *array = chain[0];
+	uint64_t	end = start + count;
+
+	for (uint32_t k = column->depth; k >= 1; k--)
+		if (column->shape.list_layer[k] && end > start)
+		{
+			start = chain[k]->offsets[start];
+			end = chain[k]->offsets[end];
+		}
+		else if (column->shape.list_layer[k])
+			start = end = 0;
+	column->page_rows += end - start;
+	if (column->struct_header)
+		return true;
+	if (column->list_offsets)
+	{
+		uint64_t	last = page->num_values > 0 ?
+			((const uint64_t *) page->offsets.data)[page->num_values - 1] : 0;
+
+		for (uint64_t i = start; i < end; i++)
+		{
+			last += array->offsets[i + 1] - array->offsets[i];
+			if (!lp_buf_append_u64(&page->offsets, last) ||
+				!lp_bits_append(&page->validity,
+								array->validity == NULL || lp_bit_get(array->validity, i)))
+				return false;
+		}
+		page->num_values += end - start;
+		page->null_count = page->validity.num_unset;
+		return true;
+	}
+	if (array->validity == NULL ?
+		!lp_bits_append_n(&page->validity, true, end - start) :
+		!lp_bits_append_bitmap(&page->validity, array->validity, start, end - start))
+		return false;
+	return append_values(column, array, start, end - start, page->num_values);
+}
+
+/*
+ * Whether the column's page is written after the current slice: when it
+ * holds about LP_PAGE_FLUSH_BYTES, or (2.0) when the page of the list above
+ * was, as Lance never lets two pages of a list share a page of its items.
+ */
+static bool
+page_is_due(const LpFileWriter *writer, const WriterColumn *column)
+{
+	if (column->struct_header)
+		return false;
+	return page_bytes(column) >= LP_PAGE_FLUSH_BYTES ||
+		(column->list_column >= 0 && writer->columns[column->list_column].flushed);
+}
+
 bool
 lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays, uint32_t num_arrays,
 					 LpError *err)
 {
-	const LpArray *chain[LP_ENCODE_MAX_LAYERS];
 	uint64_t	length;
 
 	if (writer->done)
@@ -907,41 +1023,46 @@ lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays, uint32_
 	for (uint32_t c = 0; c < writer->num_columns; c++)
 	{
 		const WriterColumn *column = &writer->columns[c];
+		const LpArray **chain = &writer->chains[(size_t) c * LP_ENCODE_MAX_LAYERS];
 
-		if (column->struct_header ?
-			arrays[column->top] == NULL || arrays[column->top]->length != length :
-			!array_chain(writer, column, arrays, length, chain, err) ||
+		if (!array_chain(writer, column, arrays, length, chain, err) ||
 			!check_array(writer, column, chain, length, err))
-			return column->struct_header ?
-				lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-						"batch for file \"%s\" has no array of %llu rows for field \"%s\"",
-						writer->output->name, (unsigned long long) length, column->name) : false;
+			return false;
 	}
 	if (length > UINT32_MAX || writer->rows + length > UINT32_MAX)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "file \"%s\" would hold more than %u rows", writer->output->name, UINT32_MAX);
 
-	for (uint32_t c = 0; c < writer->num_columns; c++)
+	/* Slice by slice over every column, so the pages of a 2.0 list and its items end together. */
+	for (uint64_t start = 0; start < length; start += APPEND_SLICE_ROWS)
 	{
-		WriterColumn *column = &writer->columns[c];
+		uint64_t	count = length - start < APPEND_SLICE_ROWS ? length - start : APPEND_SLICE_ROWS;
 
-		if (column->struct_header)
-			continue;
-		(void) array_chain(writer, column, arrays, length, chain, err);
-		for (uint64_t start = 0; start < length; start += APPEND_SLICE_ROWS)
+		for (uint32_t c = 0; c < writer->num_columns; c++)
 		{
-			uint64_t	count = length - start < APPEND_SLICE_ROWS ? length - start : APPEND_SLICE_ROWS;
+			WriterColumn *column = &writer->columns[c];
+			const LpArray *const *chain = &writer->chains[(size_t) c * LP_ENCODE_MAX_LAYERS];
+			bool		ok = writer->version == LP_FILE_VERSION_2_0 ?
+				append_rows_v20(column, chain, start, count) :
+				append_rows(column, chain, start, count);
 
-			if (!append_rows(column, chain, start, count))
+			if (!ok)
 			{
 				writer->done = true;
 				return no_memory(err);
 			}
-			if (page_bytes(column) >= LP_PAGE_FLUSH_BYTES && !flush_page(writer, column, err))
+		}
+		for (uint32_t c = 0; c < writer->num_columns; c++)
+		{
+			WriterColumn *column = &writer->columns[c];
+			bool		due = page_is_due(writer, column);
+
+			if (due && !flush_page(writer, column, err))
 			{
 				writer->done = true;
 				return false;
 			}
+			column->flushed = due;
 		}
 	}
 	writer->rows += length;
@@ -1065,6 +1186,7 @@ lp_file_writer_free(LpFileWriter *writer)
 		lp_free(column->pages);
 	}
 	lp_free(writer->columns);
+	lp_free(writer->chains);
 	lp_free(writer->descriptor.data);
 	lp_free(writer);
 }

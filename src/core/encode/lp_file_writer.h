@@ -18,11 +18,13 @@
  * (of items too, except in 2.0); structs (not packed) of leaves, lists and
  * structs, nulls at every level (2.1+: one repdef layer per struct in the
  * leaves' definition levels; 2.0: a header column per struct, which has no
- * place for a null struct, refused there); 2.1+: lists and large lists of
- * the same, null and empty lists (repetition levels, pages of whole rows).
- * Lists in 2.0 files are refused with LP_ERR_UNSUPPORTED when the writer
- * is opened, null structs and items in 2.0 when the batch is written.  Page layouts and
- * compression: lp_encode_page.c (2.1+) and lp_encode_v20.c.
+ * place for a null struct, refused there); lists and large lists of the
+ * same, null and empty lists (2.1+: repetition levels, pages of whole
+ * rows; 2.0: a column of offsets per list before its items' columns, whose
+ * pages end where the list's do).  Null structs and null items of
+ * fixed-size lists in 2.0 are refused with LP_ERR_UNSUPPORTED when the
+ * batch is written.  Page layouts and compression: lp_encode_page.c (2.1+)
+ * and lp_encode_v20.c.
  */
 #ifndef LP_FILE_WRITER_H
 #define LP_FILE_WRITER_H

@@ -302,12 +302,12 @@ add_blob_field(LpSchema *schema, uint32 *capacity, const char *name)
 	field->name = pstrdup(name);
 	field->logical_type = pstrdup("struct");
 	field->nullable = true;
-	field->extension_name = pstrdup(LP_BLOB_V2_EXTENSION_NAME);
+	field->extension_name = pstrdup(LP_BLOB_V2_EXTENSION);
 	field->num_metadata = 1;
 	field->metadata = palloc0(sizeof(LpKeyValue));
 	field->metadata[0].key = pstrdup("ARROW:extension:name");
-	field->metadata[0].value.data = (uint8 *) pstrdup(LP_BLOB_V2_EXTENSION_NAME);
-	field->metadata[0].value.len = strlen(LP_BLOB_V2_EXTENSION_NAME);
+	field->metadata[0].value.data = (uint8 *) pstrdup(LP_BLOB_V2_EXTENSION);
+	field->metadata[0].value.len = strlen(LP_BLOB_V2_EXTENSION);
 	for (int c = 0; c < 2; c++)
 	{
 		/* field may move as the array grows */

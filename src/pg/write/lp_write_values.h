@@ -35,10 +35,6 @@ typedef struct LpRowBatch LpRowBatch;
 extern void lp_write_schema_for_columns(TupleDesc desc, const List *blob_columns,
 										LpSchema *schema);
 
-/* The Arrow extension of Blob v2 fields. */
-#define LP_BLOB_V2_EXTENSION_NAME "lance.blob.v2"
-
-
 /*
  * A batch builder of rows of desc for the top-level fields of schema (what
  * names it in messages): each field takes the column of its name, which
