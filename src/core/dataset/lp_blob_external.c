@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/lp_alloc.h"
+#include "base/lp_path.h"
 #include "dataset/lp_blob_external.h"
 
 #define FILE_SCHEME "file://"
@@ -56,51 +57,6 @@ plain_segments(const char *path)
 	}
 }
 
-static int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* text[0..len) with its %XX escapes decoded, NULL (and *bad set) for a bad escape or NUL */
-static char *
-percent_decoded(const char *text, size_t len, bool *bad)
-{
-	char	   *out = lp_alloc(len + 1);
-	size_t		n = 0;
-
-	*bad = false;
-	if (out == NULL)
-		return NULL;
-	for (size_t i = 0; i < len; i++)
-	{
-		if (text[i] == '%')
-		{
-			int			high = i + 2 < len ? hex_value(text[i + 1]) : -1;
-			int			low = i + 2 < len ? hex_value(text[i + 2]) : -1;
-
-			if (high < 0 || low < 0 || (high == 0 && low == 0))
-			{
-				lp_free(out);
-				*bad = true;
-				return NULL;
-			}
-			out[n++] = (char) (high * 16 + low);
-			i += 2;
-		}
-		else
-			out[n++] = text[i];
-	}
-	out[n] = '\0';
-	return out;
-}
-
 bool
 lp_blob_external_location(const char *blob_uri, size_t len, uint32_t blob_id,
 						  LpBlobExternalForm *form, char **location, LpError *err)
@@ -140,7 +96,7 @@ lp_blob_external_location(const char *blob_uri, size_t len, uint32_t blob_id,
 						   "external blob URI \"%.*s\" is not a file URI of this machine (file:///path)",
 						   (int) len, blob_uri);
 		*form = LP_BLOB_EXTERNAL_LOCAL;
-		path = percent_decoded(rest, rest_len, &bad);
+		path = lp_percent_decoded(rest, rest_len, &bad);
 		checked = path == NULL ? NULL : path + 1;
 	}
 	else if (has_prefix(blob_uri, len, S3_SCHEME))

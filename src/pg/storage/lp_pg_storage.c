@@ -8,6 +8,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 
+#include "base/lp_path.h"
 #include "dataset/lp_dataset.h"
 #include "dataset/lp_fragment.h"
 #include "lp_pg_error.h"
@@ -15,18 +16,6 @@
 #include "storage/lp_pg_s3.h"
 #include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_storage.h"
-
-static int
-hex_digit_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /*
  * The local path of a file:// URI or a plain path; ERROR for anything else.
@@ -37,7 +26,7 @@ local_path_from_uri(const char *uri)
 {
 	const char *path;
 	char	   *result;
-	char	   *out;
+	bool		bad;
 
 	if (uri[0] == '\0')
 		ereport(ERROR,
@@ -64,27 +53,12 @@ local_path_from_uri(const char *uri)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("file URI \"%s\" must name an absolute path on this server", uri));
 
-	result = palloc(strlen(path) + 1);
-	out = result;
-	while (*path)
-	{
-		if (path[0] == '%')
-		{
-			int			high = hex_digit_value(path[1]);
-			int			low = high < 0 ? -1 : hex_digit_value(path[2]);
-
-			if (low < 0 || (high == 0 && low == 0))
-				ereport(ERROR,
-						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("invalid percent-escape in file URI \"%s\"", uri));
-			*out++ = (char) (high * 16 + low);
-			path += 3;
-		}
-		else
-			*out++ = *path++;
-	}
-	*out = '\0';
-	return result;
+	result = lp_percent_decoded(path, strlen(path), &bad);
+	if (bad)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("invalid percent-escape in file URI \"%s\"", uri));
+	return lp_require_memory(result);
 }
 
 LpStore *
