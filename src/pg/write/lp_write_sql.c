@@ -262,6 +262,17 @@ close_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 	memset(open, 0, sizeof(*open));
 }
 
+/* The top-level Blob v2 fields of schema. */
+static uint32
+num_blob_v2_fields(const LpSchema *schema)
+{
+	uint32		count = 0;
+
+	for (uint32 i = 0; i < schema->num_fields; i++)
+		count += schema->fields[i].parent_id == -1 && lp_field_is_blob_v2(&schema->fields[i]);
+	return count;
+}
+
 /*
  * Run query and write its rows to the sink's files.  Without a schema the
  * sink gets the query's (in the caller's memory context).
@@ -329,7 +340,7 @@ write_query(const char *query, WriteSink *sink)
 	 * here); not with Blob v2 fields, whose inline payloads go into the file
 	 * as its rows are converted.
 	 */
-	if (sink->fixed_path == NULL && sink->blobs == NULL)
+	if (sink->fixed_path == NULL && num_blob_v2_fields(sink->schema) == 0)
 	{
 		sink->workers = lp_write_workers_start(sink->store, sink->schema, sink->version, sink->what);
 		if (sink->workers != NULL)
@@ -443,7 +454,7 @@ lp_write_part(PG_FUNCTION_ARGS)
 	char		name[LP_DATA_FILE_NAME_SIZE];
 	WrittenFile *file;
 	LpError		err;
-	uint32		blob_fields = 0;
+	uint32		blob_fields;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, true};
 
@@ -472,10 +483,7 @@ lp_write_part(PG_FUNCTION_ARGS)
 	sink.progress_dataset = target->dataset;
 	sink.has_expected_rows = !PG_ARGISNULL(2);
 	sink.expected_rows = PG_ARGISNULL(2) ? 0 : (uint64) PG_GETARG_INT64(2);
-	for (uint32 i = 0; i < target->schema.num_fields; i++)
-		blob_fields += target->schema.fields[i].parent_id == -1 &&
-			lp_field_is_blob(&target->schema.fields[i]) &&
-			strcmp(target->schema.fields[i].logical_type, "struct") == 0;
+	blob_fields = num_blob_v2_fields(&target->schema);
 	/* a payload takes at most one new id */
 	if (blob_fields > 0)
 		sink.blobs = lp_blob_writer_create_for_part(sink.store, sink.what, target,
