@@ -262,6 +262,30 @@ close_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 	memset(open, 0, sizeof(*open));
 }
 
+void
+lp_write_map_large_buffers(void)
+{
+	/*
+	 * Page buffers of a megabyte and more get pages of their own from malloc
+	 * and give them back when freed.  glibc otherwise raises its mmap
+	 * threshold to the size of each such buffer freed (up to 32 MB), so the
+	 * next pages' buffers come from the heap, where what is freed stays
+	 * resident: the process's memory grew with the rows written.
+	 */
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, WRITE_MMAP_THRESHOLD);
+#endif
+}
+
+static bool
+schema_has_blob_v2(const LpSchema *schema)
+{
+	for (uint32 i = 0; i < schema->num_fields; i++)
+		if (lp_field_is_blob_v2(&schema->fields[i]))
+			return true;
+	return false;
+}
+
 /*
  * Run query and write its rows to the sink's files.  Without a schema the
  * sink gets the query's (in the caller's memory context).
@@ -280,16 +304,7 @@ write_query(const char *query, WriteSink *sink)
 	bool	   *nulls;
 	uint64		bytes_done = 0;
 
-	/*
-	 * Page buffers of a megabyte and more get pages of their own from malloc
-	 * and give them back when freed.  glibc otherwise raises its mmap
-	 * threshold to the size of each such buffer freed (up to 32 MB), so the
-	 * next pages' buffers come from the heap, where what is freed stays
-	 * resident: the backend's memory grew with the rows written.
-	 */
-#ifdef __GLIBC__
-	mallopt(M_MMAP_THRESHOLD, WRITE_MMAP_THRESHOLD);
-#endif
+	lp_write_map_large_buffers();
 	/* in the caller's memory context: the record outlives the SPI connection, until the commit */
 	lp_progress_begin(sink->progress_dataset, sink->fixed_path ? sink->fixed_path : sink->data_dir,
 					  LP_PHASE_ENCODING, 0);
@@ -327,9 +342,10 @@ write_query(const char *query, WriteSink *sink)
 	/*
 	 * A dataset's files may be encoded by workers (one file alone is written
 	 * here); not with Blob v2 fields, whose inline payloads go into the file
-	 * as its rows are converted.
+	 * as its rows are converted.  (Every dataset write has a blob writer, in
+	 * case its schema has such fields.)
 	 */
-	if (sink->fixed_path == NULL && sink->blobs == NULL)
+	if (sink->fixed_path == NULL && !schema_has_blob_v2(sink->schema))
 	{
 		sink->workers = lp_write_workers_start(sink->store, sink->schema, sink->version, sink->what);
 		if (sink->workers != NULL)

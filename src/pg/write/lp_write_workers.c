@@ -38,6 +38,7 @@
 #include "encode/lp_file_writer.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
+#include "write/lp_write_sql.h"
 #include "write/lp_write_workers.h"
 
 PGDLLEXPORT void lp_write_worker_main(dsm_segment *seg, shm_toc *toc);
@@ -666,6 +667,7 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 	MemoryContext message_context;
 	LpError		err;
 
+	lp_write_map_large_buffers();
 	if (query != NULL)
 	{
 		debug_query_string = query;
