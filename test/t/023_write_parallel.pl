@@ -145,7 +145,7 @@ my ($ret, $stdout, $stderr) = $node->psql('postgres',
 	"SET lance_parts.write_workers = 2; SELECT * FROM lance_parts.write_dataset('$failed', "
 	  . "\$q\$SELECT g AS id, CASE WHEN g = 23000 THEN NULL ELSE ROW(g, 'v')::pair END AS p "
 	  . "FROM generate_series(1, 30000) g\$q\$, file_version => '2.0', max_rows_per_file => 2000);");
-like($stderr, qr/ERROR:  a struct above field "n" is null at row \d+, which the encoder cannot write in a 2.0 file\nCONTEXT:  parallel worker/,
+like($stderr, qr/ERROR:  a struct in field "p" is null at row \d+, which the encoder cannot write in a 2.0 file\nCONTEXT:  parallel worker/,
 	"the worker's ERROR ends the write, in the leader with the worker's context");
 is(join(',', directory_entries("$failed/data")), '',
 	'no data file and no temporary file left by the failed parallel write');
