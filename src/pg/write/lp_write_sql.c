@@ -14,10 +14,6 @@
  */
 #include "postgres.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -55,8 +51,6 @@ PG_FUNCTION_INFO_V1(lp_write_dataset);
 #define FETCH_ROWS 1000
 #define BATCH_MAX_ROWS 8192
 #define BATCH_MAX_BYTES (4 * 1024 * 1024)
-/* Allocations from which malloc maps memory of their own (mallopt). */
-#define WRITE_MMAP_THRESHOLD (1024 * 1024)
 
 static int	new_dataset_naming = LP_NAMING_V2;
 
@@ -260,21 +254,6 @@ close_file(WriteSink *sink, OpenFile *open, MemoryContext results)
 		publish_file(sink, open->output, open->file, results);
 	}
 	memset(open, 0, sizeof(*open));
-}
-
-void
-lp_write_map_large_buffers(void)
-{
-	/*
-	 * Page buffers of a megabyte and more get pages of their own from malloc
-	 * and give them back when freed.  glibc otherwise raises its mmap
-	 * threshold to the size of each such buffer freed (up to 32 MB), so the
-	 * next pages' buffers come from the heap, where what is freed stays
-	 * resident: the process's memory grew with the rows written.
-	 */
-#ifdef __GLIBC__
-	mallopt(M_MMAP_THRESHOLD, WRITE_MMAP_THRESHOLD);
-#endif
 }
 
 static bool

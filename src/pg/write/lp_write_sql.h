@@ -26,13 +26,6 @@ typedef struct LpWriteResult
 /* Define the GUC lance_parts.manifest_naming (from _PG_init). */
 extern void LpWriteInit(void);
 
-/*
- * Have malloc map the encoder's large buffers apart, so what a page frees
- * goes back to the system (glibc; process-wide): called by every process
- * that encodes files, the writing backend and each write worker.
- */
-extern void lp_write_map_large_buffers(void);
-
 /* "create", "append", "overwrite"; ERROR (22023) otherwise. */
 extern LpWriteMode lp_write_mode(const char *mode);
 
