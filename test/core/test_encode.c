@@ -390,9 +390,13 @@ LP_TEST(encode_round_trip_pages)
 			continue;
 		/*
 		 * 512-byte vectors: a page once 16384 rows (8 MiB) are in, checked
-		 * every 1024 rows of a batch; 250-400 byte strings: about 25000 rows.
+		 * every 1024 rows of a batch, or earlier when the pages of all
+		 * columns pass LP_WRITER_BUFFER_BYTES; 250-400 byte strings: about
+		 * 25000 rows.
 		 */
-		LP_CHECK_EQ_U64(file->columns[1].num_pages, 6);
+		LP_CHECK(file->columns[1].num_pages >= 6);
+		for (uint32_t p = 0; p < file->columns[1].num_pages; p++)
+			LP_CHECK(file->columns[1].pages[p].num_rows <= 16384 + 1024);
 		LP_CHECK(file->columns[2].num_pages >= 3);
 		LP_CHECK_EQ_U64(file->columns[0].num_pages, 1);
 		for (uint32_t c = 0; c < file->num_columns; c++)
@@ -409,6 +413,41 @@ LP_TEST(encode_round_trip_pages)
 			}
 			LP_CHECK_EQ_U64(rows, 100000);
 		}
+		lp_file_free(file);
+	}
+}
+
+LP_TEST(encode_pages_share_a_budget)
+{
+	/*
+	 * Ten int64 columns of 300,000 rows, 2.4 MB each: alone each would be
+	 * one page (under 8 MiB), but together they pass LP_WRITER_BUFFER_BYTES
+	 * at about 210,000 rows; then the largest page is written whenever they
+	 * pass it again, which the 90,000 rows left do several times.
+	 */
+	static const ColumnSpec narrow[] = {
+		{"a", "int64", false, RANDOM, "mini_block"}, {"b", "int64", false, RANDOM, "mini_block"},
+		{"c", "int64", false, RANDOM, "mini_block"}, {"d", "int64", false, RANDOM, "mini_block"},
+		{"e", "int64", false, RANDOM, "mini_block"}, {"f", "int64", false, RANDOM, "mini_block"},
+		{"g", "int64", false, RANDOM, "mini_block"}, {"h", "int64", false, RANDOM, "mini_block"},
+		{"i", "int64", false, RANDOM, "mini_block"}, {"j", "int64", false, RANDOM, "mini_block"},
+	};
+
+	rng_state = 11;
+	for (size_t v = 0; v < N_VERSIONS; v++)
+	{
+		LpFile	   *file = round_trip(versions[v], narrow, 10, 300000, 5000, NULL);
+		uint32_t	split = 0;
+
+		if (file == NULL)
+			continue;
+		for (uint32_t c = 0; c < file->num_columns; c++)
+		{
+			LP_CHECK(file->columns[c].num_pages <= 2);
+			split += file->columns[c].num_pages == 2;
+		}
+		/* one column a slice of 1024 rows once the budget is reached, largest first, from row ~210,000 */
+		LP_CHECK(split >= 3);
 		lp_file_free(file);
 	}
 }

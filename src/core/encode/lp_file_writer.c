@@ -28,6 +28,7 @@ typedef struct WriterColumn
 	bool		list_offsets;	/* 2.0: a list's column of offsets; its items follow */
 	int64_t		list_column;	/* 2.0: the column of the innermost list above, or -1 */
 	bool		flushed;		/* a page was written for the current slice of rows */
+	bool		over_budget;	/* its page is written after this slice to keep the file's in budget */
 	uint32_t	top;			/* the top-level field (batch array) it lies in */
 	uint32_t	depth;			/* struct ancestors */
 	uint32_t	path[LP_ENCODE_MAX_LAYERS]; /* child index at each struct, from the top */
@@ -500,6 +501,8 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	column->num_pages++;
 	column->rows_flushed += num_rows;
 	column->page_rows = 0;
+	/* the buffers go back, so the next page's memory is what it holds, not this one's */
+	page_free(&column->page);
 	page_reset(&column->page);
 	if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
 		return no_memory(err);
@@ -994,16 +997,65 @@ append_rows_v20(WriterColumn *column, const LpArray *const *chain, uint64_t star
 
 /*
  * Whether the column's page is written after the current slice: when it
- * holds about LP_PAGE_FLUSH_BYTES, or (2.0) when the page of the list above
- * was, as Lance never lets two pages of a list share a page of its items.
+ * holds about LP_PAGE_FLUSH_BYTES or the writer's budget needs its memory,
+ * or (2.0) when the page of the list above was, as Lance never lets two
+ * pages of a list share a page of its items.
  */
 static bool
 page_is_due(const LpFileWriter *writer, const WriterColumn *column)
 {
 	if (column->struct_header)
 		return false;
-	return page_bytes(column) >= LP_PAGE_FLUSH_BYTES ||
+	return page_bytes(column) >= LP_PAGE_FLUSH_BYTES || column->over_budget ||
 		(column->list_column >= 0 && writer->columns[column->list_column].flushed);
+}
+
+/* Bytes the column's page buffers hold. */
+static uint64_t
+page_memory(const WriterColumn *column)
+{
+	const LpPageValues *page = &column->page;
+
+	return page->values.len + page->bits.buf.len + page->offsets.len + page->data.len +
+		page->validity.buf.len + page->item_validity.buf.len + page->null_layers.len +
+		page->rep.len;
+}
+
+/*
+ * Mark the largest pages over_budget until the rest hold at most
+ * LP_WRITER_BUFFER_BYTES: the pages of every column wait for 8 MiB each, so
+ * a file of many narrow columns would otherwise hold about 8 MiB per column
+ * once enough rows came.  Items of a 2.0 list are left to their list's page
+ * (page_is_due), struct headers hold nothing.
+ */
+static void
+mark_over_budget(LpFileWriter *writer)
+{
+	uint64_t	total = 0;
+
+	for (uint32_t c = 0; c < writer->num_columns; c++)
+	{
+		writer->columns[c].over_budget = false;
+		total += page_memory(&writer->columns[c]);
+	}
+	while (total > LP_WRITER_BUFFER_BYTES)
+	{
+		WriterColumn *largest = NULL;
+
+		for (uint32_t c = 0; c < writer->num_columns; c++)
+		{
+			WriterColumn *column = &writer->columns[c];
+
+			if (!column->over_budget && !column->struct_header && column->list_column < 0 &&
+				column->page_rows > 0 &&
+				(largest == NULL || page_memory(column) > page_memory(largest)))
+				largest = column;
+		}
+		if (largest == NULL)
+			return;
+		largest->over_budget = true;
+		total -= page_memory(largest);
+	}
 }
 
 bool
@@ -1052,6 +1104,7 @@ lp_file_writer_write(LpFileWriter *writer, const LpArray *const *arrays, uint32_
 				return no_memory(err);
 			}
 		}
+		mark_over_budget(writer);
 		for (uint32_t c = 0; c < writer->num_columns; c++)
 		{
 			WriterColumn *column = &writer->columns[c];

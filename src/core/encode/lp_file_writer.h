@@ -39,6 +39,8 @@
 #include "io/lp_storage.h"
 
 #define LP_PAGE_FLUSH_BYTES (8 * 1024 * 1024)
+/* What the pages of all columns of a file may hold together before the largest is written. */
+#define LP_WRITER_BUFFER_BYTES (16 * 1024 * 1024)
 
 typedef struct LpFileWriter LpFileWriter;
 

@@ -14,10 +14,6 @@
  */
 #include "postgres.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -55,8 +51,6 @@ PG_FUNCTION_INFO_V1(lp_write_dataset);
 #define FETCH_ROWS 1000
 #define BATCH_MAX_ROWS 8192
 #define BATCH_MAX_BYTES (4 * 1024 * 1024)
-/* Allocations from which malloc maps memory of their own (mallopt). */
-#define WRITE_MMAP_THRESHOLD (1024 * 1024)
 
 static int	new_dataset_naming = LP_NAMING_V2;
 
@@ -291,16 +285,7 @@ write_query(const char *query, WriteSink *sink)
 	bool	   *nulls;
 	uint64		bytes_done = 0;
 
-	/*
-	 * Page buffers of a megabyte and more get pages of their own from malloc
-	 * and give them back when freed.  glibc otherwise raises its mmap
-	 * threshold to the size of each such buffer freed (up to 32 MB), so the
-	 * next pages' buffers come from the heap, where what is freed stays
-	 * resident: the backend's memory grew with the rows written.
-	 */
-#ifdef __GLIBC__
-	mallopt(M_MMAP_THRESHOLD, WRITE_MMAP_THRESHOLD);
-#endif
+	lp_write_map_large_buffers();
 	/* in the caller's memory context: the record outlives the SPI connection, until the commit */
 	lp_progress_begin(sink->progress_dataset, sink->fixed_path ? sink->fixed_path : sink->data_dir,
 					  LP_PHASE_ENCODING, 0);
@@ -338,7 +323,8 @@ write_query(const char *query, WriteSink *sink)
 	/*
 	 * A dataset's files may be encoded by workers (one file alone is written
 	 * here); not with Blob v2 fields, whose inline payloads go into the file
-	 * as its rows are converted.
+	 * as its rows are converted.  (Every dataset write has a blob writer, in
+	 * case its schema has such fields.)
 	 */
 	if (sink->fixed_path == NULL && num_blob_v2_fields(sink->schema) == 0)
 	{
