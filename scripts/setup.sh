@@ -56,14 +56,59 @@ else
 	echo "setup.sh: Debian packages already installed"
 fi
 
-# pgvector (the vector(n) tests of test/reference/write_vector.test.cjs skip
-# without it), where the distribution packages it: Debian 12 does not.  apt's
-# lists are there once the packages above were installed.
-if [ "$(dpkg-query -W -f='${Status}' postgresql-15-pgvector 2>/dev/null || true)" != "install ok installed" ] &&
-	apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then
-	echo "setup.sh: installing postgresql-15-pgvector"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15-pgvector </dev/null
-fi
+# pgvector: test/reference/write_vector.test.cjs and bench/write.sh need it.
+# Installed into the PostgreSQL of $PG_BINDIR (a relocated copy too), so the
+# check is its sharedir's vector.control.  The distribution's package where it
+# has one and $PG_BINDIR is the system's server; else (Debian 12 has no
+# postgresql-15-pgvector) built from Debian trixie's source package, fetched
+# with apt state of its own under build/pgvector (the system's sources.list
+# and lists are untouched) so that apt checks the tarball against trixie's
+# signed Release.
+PGVECTOR_SERIES=0.8
+install_pgvector()
+{
+	local pg_config=$PG_BINDIR/pg_config apt_dir=$ROOT/build/pgvector version source_dir
+	local apt_options
+	if [ -f "$("$pg_config" --sharedir)/extension/vector.control" ]; then
+		echo "setup.sh: pgvector already installed in $("$pg_config" --sharedir)"
+		return
+	fi
+	if [ "$PG_BINDIR" = /usr/lib/postgresql/15/bin ] &&
+		apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then
+		echo "setup.sh: installing postgresql-15-pgvector"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15-pgvector </dev/null
+		return
+	fi
+	rm -rf "$apt_dir"
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/source"
+	cat >"$apt_dir/trixie.sources" <<-EOF
+		Types: deb-src
+		URIs: http://deb.debian.org/debian
+		Suites: trixie
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	apt_options=(-o Dir::Etc::SourceList="$apt_dir/trixie.sources" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache" -o APT::Sandbox::User=root)
+	apt-get "${apt_options[@]}" -qq update
+	version=$(apt-cache "${apt_options[@]}" showsrc pgvector | sed -n 's/^Version: //p' | head -n 1)
+	# The tests were written against 0.8.0-1; a later 0.8.x is accepted (and
+	# said), another series refused rather than built untested.
+	case "$version" in
+		"$PGVECTOR_SERIES".*) ;;
+		*)
+			echo "setup.sh: Debian trixie's pgvector is version ${version:-(none)}, not $PGVECTOR_SERIES.x; install pgvector $PGVECTOR_SERIES into $("$pg_config" --sharedir) by hand" >&2
+			exit 1 ;;
+	esac
+	echo "setup.sh: building pgvector $version from Debian trixie's source package for $pg_config"
+	(cd "$apt_dir/source" && apt-get "${apt_options[@]}" -qq source --download-only "pgvector=$version")
+	tar -xzf "$apt_dir"/source/pgvector_*.orig.tar.gz -C "$apt_dir/source"
+	source_dir=$(find "$apt_dir/source" -mindepth 1 -maxdepth 1 -type d -name 'pgvector-*')
+	# OPTFLAGS="": no -march=native, as Debian's own build (its patch no-native)
+	make --no-print-directory -C "$source_dir" -j2 OPTFLAGS="" PG_CONFIG="$pg_config"
+	make --no-print-directory -C "$source_dir" install OPTFLAGS="" PG_CONFIG="$pg_config"
+}
+install_pgvector
 
 cd "$ROOT"
 
