@@ -7,27 +7,32 @@
 //  - write_part of vector rows from two sessions into a dataset lancedb wrote with a
 //    FixedSizeList<float32, 8> column, registered, assembled and committed in caller order.
 //  - a foreign table declaring the column vector(8) over the datasets above returns the
-//    table's vectors.
+//    table's vectors; one declaring vector(4) is pgvector's own dimension error.
+//  - a vector of another dimension for the fixed-size list of a target or an append is an
+//    ERROR naming the column: 42804 while planning for vector(4), 2202E at the first value
+//    for a vector without a dimension; nothing is left behind.
 //
-// pgvector is not packaged for every distribution (Debian 12 has no postgresql-15-pgvector;
-// scripts/setup.sh installs it where it is): without the extension these tests are skipped.
+// pgvector is not packaged for every distribution (Debian 12 has no postgresql-15-pgvector),
+// so scripts/setup.sh builds it from Debian's source package there: without the extension
+// these tests fail rather than skip.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const path = require('node:path');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const h = require('./harness.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 
-const HAVE_PGVECTOR = psqlLines("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector';\n")[0] === '1';
-const skip = HAVE_PGVECTOR ? false : 'pgvector (extension "vector") is not installed';
 const dir = h.scratchDir('write-vector');
 const ROWS = 20000;
 const DIM = 8;
 
 // Values exact in float32 (multiples of 1/4 below 2^22), negative ones, zeros, and nulls
 // (every 7th row); enough rows for several pages.
-if (HAVE_PGVECTOR)
+test.before(() => {
+	assert.equal(psqlLines("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector';\n")[0], '1',
+		'pgvector (extension "vector") is installed: scripts/setup.sh installs it into LP_PG_BINDIR\'s PostgreSQL');
 	psqlLines(`
 CREATE EXTENSION IF NOT EXISTS vector;
 DROP TABLE IF EXISTS write_vectors;
@@ -38,6 +43,15 @@ SELECT g, CASE WHEN g % 7 = 0 THEN NULL
                      FROM generate_series(0, ${DIM - 1}) i)::vector(${DIM}) END
 FROM generate_series(1, ${ROWS}) g;
 `);
+});
+
+// The ERROR lines (with their SQLSTATE) of a script that must fail.
+async function sqlErrors(script)
+{
+	const { err } = await psqlAsync('\\set VERBOSITY verbose\n' + script, true);
+
+	return err.filter((line) => line.includes('ERROR:')).join('\n');
+}
 
 // The rows of `query` (id, emb) as [id, array of float8 or null], in id order.
 function pgVectors(query)
@@ -73,21 +87,25 @@ async function lancedbVectors(table)
 
 for (const version of ['2.0', '2.1', '2.2', '2.3'])
 {
-	test(`write_dataset of vector(${DIM}) with nulls, file version ${version}: lancedb reads every vector`, { skip }, async () => {
+	test(`write_dataset of vector(${DIM}) with nulls, file version ${version}: lancedb reads every vector`, async () => {
 		const datasetPath = path.join(dir, `vectors_${version.replace('.', '_')}.lance`);
 		const written = h.sqlRows(`SELECT * FROM lance_parts.write_dataset(${literal(datasetPath)},
-			'SELECT id, emb FROM write_vectors ORDER BY id', file_version => ${literal(version)})`)[0];
+			'SELECT id, emb, NULL::vector(${DIM}) AS none FROM write_vectors ORDER BY id',
+			file_version => ${literal(version)})`)[0];
 
 		assert.equal(Number(written.num_rows), ROWS);
 		const table = await h.openTable(datasetPath);
+		const none = (await table.schema()).fields.find((f) => f.name === 'none');
 
+		assert.ok(arrow.DataType.isFixedSizeList(none.type) && none.type.listSize === DIM, 'none: ' + none.type);
 		assert.equal(await table.countRows(), ROWS);
 		assert.equal(await table.countRows('emb IS NULL'), Math.floor(ROWS / 7));
+		assert.equal(await table.countRows('none IS NULL'), ROWS, 'an all-null vector column');
 		assert.deepEqual(await lancedbVectors(table), pgVectors('SELECT id, emb FROM write_vectors'));
 	});
 }
 
-test(`write_part of vector rows from two sessions into a dataset lancedb wrote with FixedSizeList<float32, ${DIM}>`, { skip }, async () => {
+test(`write_part of vector rows from two sessions into a dataset lancedb wrote with FixedSizeList<float32, ${DIM}>`, async () => {
 	const db = await lancedb.connect(dir);
 	const schema = new arrow.Schema([
 		new arrow.Field('id', new arrow.Int64(), true),
@@ -128,4 +146,48 @@ test(`write_part of vector rows from two sessions into a dataset lancedb wrote w
 			SERVER write_vector_server OPTIONS (uri ${literal(datasetPath)});\n`);
 	assert.deepEqual(pgVectors('SELECT id, emb FROM write_vector_parts'), expected);
 	psqlLines('DROP SERVER write_vector_server CASCADE;\n');
+});
+
+test('a vector of another dimension than the fixed-size list is an ERROR naming the column; nothing is written', async () => {
+	const datasetPath = path.join(dir, 'vector_parts.lance');
+	const target = h.createTarget(datasetPath);
+	const staging = h.sqlRows(`SELECT lance_parts.staging_dir(${h.sqlJsonb(target)}) AS dir`)[0].dir;
+	const stagedFiles = () => (fs.existsSync(staging) ? fs.readdirSync(staging) : []);
+	const writePart = (query) => sqlErrors('SELECT * FROM lance_parts.write_part(' + h.sqlJsonb(target) + ', ' +
+		literal(query) + ');\n');
+
+	// a declared dimension: refused while planning, before any row is read
+	assert.match(await writePart(`SELECT id, '[1,2,3,4]'::vector(4) AS emb FROM write_vectors`),
+		/ERROR: {2}42804: column "emb" has type vector\(4\), but field "emb" of .* is a fixed-size list of 8 items/);
+	// none (an expression's vector): the first value of another dimension, after rows of the right one
+	assert.match(await writePart(`SELECT id, CASE WHEN id < 5000 THEN emb ELSE '[1,2,3,4]'::vector END AS emb
+		FROM write_vectors WHERE emb IS NOT NULL ORDER BY id`),
+		/ERROR: {2}2202E: value of column "emb" has 4 items, but its Lance type holds 8/);
+	assert.deepEqual(stagedFiles(), [], 'no part left in the staging directory');
+
+	// an append to a dataset write_dataset wrote
+	const appended = path.join(dir, 'vectors_2_2.lance');
+	const versions = () => fs.readdirSync(path.join(appended, '_versions')).length;
+	const before = versions();
+
+	assert.match(await sqlErrors(`SELECT * FROM lance_parts.write_dataset(${literal(appended)},
+		$q$SELECT id, '[1,2,3,4,5,6,7,8,9]'::vector(9) AS emb, NULL::vector(${DIM}) AS none FROM write_vectors$q$,
+		mode => 'append');\n`),
+	/ERROR: {2}42804: column "emb" has type vector\(9\), but field "emb" of .* is a fixed-size list of 8 items/);
+	assert.equal(versions(), before, 'no new version');
+	assert.equal(await (await h.openTable(appended)).countRows(), ROWS);
+
+	// a new dataset needs the dimension
+	assert.match(await sqlErrors(`SELECT * FROM lance_parts.write_dataset(${literal(path.join(dir, 'undimensioned.lance'))},
+		$q$SELECT id, emb::vector AS emb FROM write_vectors$q$);\n`),
+	/ERROR: {2}0A000: column "emb" is a vector without a dimension/);
+	assert.ok(!fs.existsSync(path.join(dir, 'undimensioned.lance')), 'no dataset');
+
+	// lance_fdw: a vector(4) column over fixed-size lists of 8 is pgvector's own error
+	assert.match(await sqlErrors(`DROP SERVER IF EXISTS write_vector_server CASCADE;
+		CREATE SERVER write_vector_server FOREIGN DATA WRAPPER lance_fdw;
+		CREATE FOREIGN TABLE write_vector_short (id bigint, emb vector(4))
+			SERVER write_vector_server OPTIONS (uri ${literal(datasetPath)});
+		SELECT emb FROM write_vector_short WHERE id = 1;
+		DROP SERVER write_vector_server CASCADE;\n`), /ERROR: {2}22000: expected 4 dimensions, not 8/);
 });

@@ -559,6 +559,25 @@ builder_init(FieldBuilder *builder, const LpType *type, const char *column)
 	builder->array.type = type;
 }
 
+/*
+ * A vector(n) column for a fixed-size list of another size: refused while
+ * planning, before any row is read, as every value would be.
+ */
+static void
+check_vector_dimension(const FieldBuilder *builder, const LpType *type, Oid source_typid,
+					   int32 source_typmod, const char *what)
+{
+	Oid			base = getBaseTypeAndTypmod(source_typid, &source_typmod);
+
+	if (is_pgvector(base) && source_typmod > 0 && source_typmod != type->fixed_size)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("column \"%s\" has type %s, but field \"%s\" of %s is a fixed-size list of %d items",
+					   builder->column, format_type_with_typemod(base, source_typmod), type->name, what,
+					   type->fixed_size),
+				errhint("Give a vector(%d) column.", type->fixed_size));
+}
+
 static void
 plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 source_typmod,
 		   const char *column, const char *what, int depth)
@@ -592,6 +611,8 @@ plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 so
 				errmsg("column \"%s\" is written to a field of %s of Lance type %s, which cannot be written yet",
 					   column, what, lp_type_id_name(type->id)),
 				errdetail("Half floats, dictionaries and packed structs are not supported yet."));
+	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
+		check_vector_dimension(builder, type, source_typid, source_typmod, what);
 	plan_cast(builder, source_typid, what);
 	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
 		plan_items(builder, type, builder->input_typid, what, depth);
