@@ -14,7 +14,8 @@
 # Rows (--sizes, default "100000 1000000 10000000"; the table is made once, of the
 # largest size): id bigint, k integer, x double precision, y real, label text
 # and emb, 128 floats: pgvector's vector(128) (a fixed-size list of float32)
-# where pgvector is installed, else real[] (a list of float32).  Each size is
+# where pgvector is installed (scripts/setup.sh installs it; the log and the
+# table's description say which), else real[] (a list of float32).  Each size is
 # written once by each writer, file version --version (default 2.2):
 # write_dataset with lance_parts.write_workers = 0 (serial) and = 2 (the
 # backend reads, two workers encode), COPY TO, and lancedb for sizes up to
@@ -94,6 +95,7 @@ if [ "$(sql -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vecto
 else
 	EMB_TYPE="real[]"
 	EMB_LANCE="list<float32> of $DIM items (real[]: pgvector is not installed)"
+	log "pgvector is not installed in $PG_BINDIR's server (scripts/setup.sh installs it): emb is real[], not vector($DIM)"
 fi
 log "making the table of $MAX rows (emb $EMB_TYPE)"
 sql -c "CREATE UNLOGGED TABLE bench_rows AS
