@@ -105,6 +105,61 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 	});
 }
 
+// Arrow values as plain JSON ones: lists and fixed-size lists as arrays, structs as objects.
+function plain(value)
+{
+	if (value === null || value === undefined)
+		return null;
+	if (typeof value === 'bigint')
+		return Number(value);
+	if (ArrayBuffer.isView(value))
+		return Array.from(value);
+	if (value instanceof arrow.Vector)
+		return Array.from(value, plain);
+	if (typeof value === 'object')
+		return Object.fromEntries(Object.entries(value.toJSON()).map(([k, v]) => [k, plain(v)]));
+	return value;
+}
+
+test('vectors in lists and structs, nulls at every level, file versions 2.0-2.3: lancedb reads them; vector(2)[] for them is 42804', async () => {
+	psqlLines(`DROP TABLE IF EXISTS write_nested_vectors;
+DROP TYPE IF EXISTS write_vector_pair;
+CREATE TYPE write_vector_pair AS (name text, v vector(3));
+CREATE TABLE write_nested_vectors AS
+SELECT g::bigint AS id,
+       (CASE g % 5 WHEN 0 THEN NULL WHEN 1 THEN ARRAY[]::vector(3)[]
+        ELSE ARRAY[('[' || g / 4.0 || ',0,-1.5]')::vector(3), NULL, '[0.25,-2,3]'::vector(3)] END)::vector(3)[] AS vs,
+       ROW('p' || g, CASE WHEN g % 2 = 0 THEN NULL ELSE ('[1,' || -g || ',0.5]')::vector(3) END)::write_vector_pair AS p
+FROM generate_series(1, 3000) g;
+`);
+	const expected = h.sqlRows(`SELECT id,
+		CASE WHEN vs IS NULL THEN NULL
+		     ELSE coalesce((SELECT jsonb_agg(x::real[] ORDER BY o) FROM unnest(vs) WITH ORDINALITY u(x, o)), '[]') END AS vs,
+		jsonb_build_object('name', (p).name, 'v', (p).v::real[]) AS p
+		FROM write_nested_vectors ORDER BY id`);
+
+	for (const version of ['2.0', '2.1', '2.2', '2.3'])
+	{
+		const datasetPath = path.join(dir, `nested_vectors_${version.replace('.', '_')}.lance`);
+
+		h.sqlRows(`SELECT * FROM lance_parts.write_dataset(${literal(datasetPath)},
+			'SELECT * FROM write_nested_vectors ORDER BY id', file_version => ${literal(version)})`);
+		const table = await h.openTable(datasetPath);
+		const fields = Object.fromEntries((await table.schema()).fields.map((f) => [f.name, f.type]));
+
+		assert.ok(arrow.DataType.isList(fields.vs) && arrow.DataType.isFixedSizeList(fields.vs.children[0].type) &&
+			fields.vs.children[0].type.listSize === 3, `${version}: vs is ${fields.vs}`);
+		const rows = (await table.query().toArray()).map((r) => ({ id: Number(r.id), vs: plain(r.vs), p: plain(r.p) }));
+
+		rows.sort((a, b) => a.id - b.id);
+		assert.deepEqual(rows, expected, `file version ${version}`);
+	}
+	// the items' dimension is checked while planning too
+	assert.match(await sqlErrors(`SELECT * FROM lance_parts.write_dataset(${literal(path.join(dir, 'nested_vectors_2_1.lance'))},
+		$q$SELECT id, ARRAY['[1,2]'::vector(2)]::vector(2)[] AS vs, p FROM write_nested_vectors$q$, mode => 'append');\n`),
+	/ERROR: {2}42804: column "vs" has type vector\(2\), but field "item" of .* is a fixed-size list of 3 items/);
+});
+
 test(`write_part of vector rows from two sessions into a dataset lancedb wrote with FixedSizeList<float32, ${DIM}>`, async () => {
 	const db = await lancedb.connect(dir);
 	const schema = new arrow.Schema([

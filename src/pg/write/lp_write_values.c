@@ -471,11 +471,15 @@ alloc_children(FieldBuilder *builder, uint32 n)
 		builder->child_pointers[i] = &builder->children[i].array;
 }
 
-/* Lists and fixed-size lists: the items from the elements of an array of source_typid. */
+/*
+ * Lists and fixed-size lists: the items from the elements of an array of
+ * array_typid, whose typmod is its elements' (vector(n)[] has n).
+ */
 static void
-plan_items(FieldBuilder *builder, const LpType *type, Oid array_typid, const char *what, int depth)
+plan_items(FieldBuilder *builder, const LpType *type, Oid array_typid, int32 array_typmod,
+		   const char *what, int depth)
 {
-	Oid			element = get_element_type(getBaseType(array_typid));
+	Oid			element = get_element_type(getBaseTypeAndTypmod(array_typid, &array_typmod));
 
 	if (!OidIsValid(element))
 		ereport(ERROR,
@@ -487,7 +491,8 @@ plan_items(FieldBuilder *builder, const LpType *type, Oid array_typid, const cha
 	get_typlenbyvalalign(element, &builder->element_len, &builder->element_byval,
 						 &builder->element_align);
 	alloc_children(builder, 1);
-	plan_field(&builder->children[0], type->children[0], element, -1, builder->column, what, depth + 1);
+	plan_field(&builder->children[0], type->children[0], element, array_typmod, builder->column, what,
+			   depth + 1);
 }
 
 /* Structs: each member from the attribute of its name of a composite source_typid. */
@@ -599,7 +604,7 @@ plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 so
 		case LP_TYPE_LARGE_LIST:
 			if (type->num_children != 1)
 				break;
-			plan_items(builder, type, source_typid, what, depth);
+			plan_items(builder, type, source_typid, source_typmod, what, depth);
 			return;
 		default:
 			break;
@@ -615,7 +620,7 @@ plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 so
 		check_vector_dimension(builder, type, source_typid, source_typmod, what);
 	plan_cast(builder, source_typid, what);
 	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
-		plan_items(builder, type, builder->input_typid, what, depth);
+		plan_items(builder, type, builder->input_typid, -1, what, depth);
 }
 
 /* The children of a Blob v2 descriptor, as the file writer takes them. */
