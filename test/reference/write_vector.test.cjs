@@ -4,8 +4,11 @@
 //
 //  - write_dataset of a table with a vector(8) column (nulls included) for file versions
 //    2.0 to 2.3: lancedb reads a FixedSizeList<Float32>[8] column holding every value exactly.
+//  - vector(3)[] and a composite type with a vector(3) member, with null lists, items and
+//    members and empty lists, for 2.0 to 2.3: lancedb reads lists of fixed-size lists and structs.
 //  - write_part of vector rows from two sessions into a dataset lancedb wrote with a
-//    FixedSizeList<float32, 8> column, registered, assembled and committed in caller order.
+//    FixedSizeList<float32, 8> column (file versions 2.0 to 2.3), registered, assembled and
+//    committed in caller order.
 //  - a foreign table declaring the column vector(8) over the datasets above returns the
 //    table's vectors; one declaring vector(4) is pgvector's own dimension error.
 //  - a vector of another dimension for the fixed-size list of a target or an append is an
@@ -160,51 +163,55 @@ FROM generate_series(1, 3000) g;
 	/ERROR: {2}42804: column "vs" has type vector\(2\), but field "item" of .* is a fixed-size list of 3 items/);
 });
 
-test(`write_part of vector rows from two sessions into a dataset lancedb wrote with FixedSizeList<float32, ${DIM}>`, async () => {
-	const db = await lancedb.connect(dir);
-	const schema = new arrow.Schema([
-		new arrow.Field('id', new arrow.Int64(), true),
-		new arrow.Field('emb', new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true)), true),
-	]);
-	const base = [
-		{ id: 1, emb: [0.5, -1, 2, 3, 4, 5, 6, 7.25] },
-		{ id: 2, emb: null },
-	];
+for (const version of ['2.0', '2.1', '2.2', '2.3'])
+{
+	test(`write_part of vector rows from two sessions into a ${version} dataset lancedb wrote with FixedSizeList<float32, ${DIM}>`, async () => {
+		const name = `vector_parts_${version.replace('.', '_')}`;
+		const db = await lancedb.connect(dir);
+		const schema = new arrow.Schema([
+			new arrow.Field('id', new arrow.Int64(), true),
+			new arrow.Field('emb', new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true)), true),
+		]);
+		const base = [
+			{ id: 1, emb: [0.5, -1, 2, 3, 4, 5, 6, 7.25] },
+			{ id: 2, emb: null },
+		];
 
-	await db.createTable('vector_parts', base, { schema, storageOptions: { newTableDataStorageVersion: '2.1' } });
-	const datasetPath = path.join(dir, 'vector_parts.lance');
-	const target = h.createTarget(datasetPath);
-	const partQuery = (from, to) => `SELECT id, emb FROM write_vectors WHERE id BETWEEN ${from} AND ${to} ORDER BY id`;
-	const writePart = (from, to) => psqlAsync('SELECT uri, num_rows FROM lance_parts.write_part(' +
-		h.sqlJsonb(target) + ', ' + literal(partQuery(from, to)) + ');\n');
-	const [late, early] = await Promise.all([writePart(9001, ROWS), writePart(3, 9000)]);
-	const parts = [early[0].split('|')[0], late[0].split('|')[0]];
+		await db.createTable(name, base, { schema, storageOptions: { newTableDataStorageVersion: version } });
+		const datasetPath = path.join(dir, name + '.lance');
+		const target = h.createTarget(datasetPath);
+		const partQuery = (from, to) => `SELECT id, emb FROM write_vectors WHERE id BETWEEN ${from} AND ${to} ORDER BY id`;
+		const writePart = (from, to) => psqlAsync('SELECT uri, num_rows FROM lance_parts.write_part(' +
+			h.sqlJsonb(target) + ', ' + literal(partQuery(from, to)) + ');\n');
+		const [late, early] = await Promise.all([writePart(9001, ROWS), writePart(3, 9000)]);
+		const parts = [early[0].split('|')[0], late[0].split('|')[0]];
 
-	assert.deepEqual([early[0].split('|')[1], late[0].split('|')[1]], [String(9000 - 2), String(ROWS - 9000)]);
-	const committed = h.sqlRows(`SELECT c.* FROM lance_parts.assemble(${h.sqlJsonb(target)}, ${h.sqlTextArray(parts)}) a,
-		LATERAL lance_parts.commit(${h.sqlJsonb(target)}) c WHERE a.status = 'written'`);
+		assert.deepEqual([early[0].split('|')[1], late[0].split('|')[1]], [String(9000 - 2), String(ROWS - 9000)]);
+		const committed = h.sqlRows(`SELECT c.* FROM lance_parts.assemble(${h.sqlJsonb(target)}, ${h.sqlTextArray(parts)}) a,
+			LATERAL lance_parts.commit(${h.sqlJsonb(target)}) c WHERE a.status = 'written'`);
 
-	assert.equal(committed.length, 1, 'assembled and committed');
-	const table = await h.openTable(datasetPath);
-	const rows = await table.query().withRowId().toArray();
+		assert.equal(committed.length, 1, 'assembled and committed');
+		const table = await h.openTable(datasetPath);
+		const rows = await table.query().withRowId().toArray();
 
-	rows.sort((a, b) => (a._rowid < b._rowid ? -1 : 1));
-	assert.deepEqual(rows.map((r) => Number(r.id)), Array.from({ length: ROWS }, (_, i) => i + 1), 'caller order');
-	const expected = [[1, base[0].emb], [2, null]].concat(pgVectors(partQuery(3, ROWS)));
+		rows.sort((a, b) => (a._rowid < b._rowid ? -1 : 1));
+		assert.deepEqual(rows.map((r) => Number(r.id)), Array.from({ length: ROWS }, (_, i) => i + 1), 'caller order');
+		const expected = [[1, base[0].emb], [2, null]].concat(pgVectors(partQuery(3, ROWS)));
 
-	assert.deepEqual(await lancedbVectors(table), expected);
+		assert.deepEqual(await lancedbVectors(table), expected);
 
-	// lance_fdw reads the fixed-size lists (lancedb's and ours) into a vector(8) column
-	psqlLines(`DROP SERVER IF EXISTS write_vector_server CASCADE;
-		CREATE SERVER write_vector_server FOREIGN DATA WRAPPER lance_fdw;
-		CREATE FOREIGN TABLE write_vector_parts (id bigint, emb vector(${DIM}))
-			SERVER write_vector_server OPTIONS (uri ${literal(datasetPath)});\n`);
-	assert.deepEqual(pgVectors('SELECT id, emb FROM write_vector_parts'), expected);
-	psqlLines('DROP SERVER write_vector_server CASCADE;\n');
-});
+		// lance_fdw reads the fixed-size lists (lancedb's and ours) into a vector(8) column
+		psqlLines(`DROP SERVER IF EXISTS write_vector_server CASCADE;
+			CREATE SERVER write_vector_server FOREIGN DATA WRAPPER lance_fdw;
+			CREATE FOREIGN TABLE write_vector_parts (id bigint, emb vector(${DIM}))
+				SERVER write_vector_server OPTIONS (uri ${literal(datasetPath)});\n`);
+		assert.deepEqual(pgVectors('SELECT id, emb FROM write_vector_parts'), expected);
+		psqlLines('DROP SERVER write_vector_server CASCADE;\n');
+	});
+}
 
 test('a vector of another dimension than the fixed-size list is an ERROR naming the column; nothing is written', async () => {
-	const datasetPath = path.join(dir, 'vector_parts.lance');
+	const datasetPath = path.join(dir, 'vector_parts_2_1.lance');
 	const target = h.createTarget(datasetPath);
 	const staging = h.sqlRows(`SELECT lance_parts.staging_dir(${h.sqlJsonb(target)}) AS dir`)[0].dir;
 	const stagedFiles = () => (fs.existsSync(staging) ? fs.readdirSync(staging) : []);
