@@ -309,6 +309,13 @@ pg_s3_list_uploads(LpStore *store, const char *directory, LpUploadCallback callb
 }
 
 static bool
+pg_s3_upload_size(LpStore *store, const char *path, const char *upload_id, uint64_t *bytes,
+				  LpError *err)
+{
+	return CORE(store)->ops->upload_size(CORE(store), path, upload_id, bytes, err);
+}
+
+static bool
 pg_s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpError *err)
 {
 	return CORE(store)->ops->abort_upload(CORE(store), path, upload_id, err);
@@ -329,6 +336,7 @@ static const LpStoreOps pg_s3_store_ops = {
 	.create_output = pg_s3_create_output,
 	.list_uploads = pg_s3_list_uploads,
 	.abort_upload = pg_s3_abort_upload,
+	.upload_size = pg_s3_upload_size,
 };
 
 LpStore *
