@@ -9,6 +9,8 @@
 #include "json_reader.h"
 #include "lp_test_files.h"
 
+#include "base/lp_path.h"
+
 #define JSON_MAX_DEPTH 64
 
 typedef struct Parser
@@ -59,18 +61,6 @@ json_free(JsonValue *value)
 	free(value);
 }
 
-static int
-hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool
 read_hex4(Parser *parser, uint32_t *out)
 {
@@ -80,7 +70,7 @@ read_hex4(Parser *parser, uint32_t *out)
 		return fail(parser, "short \\u escape");
 	for (int i = 0; i < 4; i++)
 	{
-		int			d = hex_digit(parser->p[i]);
+		int			d = lp_hex_digit_value(parser->p[i]);
 
 		if (d < 0)
 			return fail(parser, "bad \\u escape");

@@ -708,6 +708,49 @@ serve_list_uploads(LpTestS3Server *server, const Received *request, LpS3HttpResp
 	return true;
 }
 
+/*
+ * ListParts of an open upload, one part a page (so that every listing of
+ * more than one part needs markers).
+ */
+static bool
+serve_list_parts(LpTestS3Server *server, const Received *request, LpS3HttpResponse *response)
+{
+	Upload	   *upload = find_upload(server, request);
+	const char *marker_text = query_value(request, "part-number-marker", NULL);
+	int			marker = marker_text ? atoi(marker_text) : 0;
+	char		body[1024];
+	size_t		used;
+	int			next = 0;
+	bool		truncated = false;
+
+	if (upload == NULL)
+		return answer_error(response, 404, "NoSuchUpload");
+	server->counts.lists++;
+	used = (size_t) snprintf(body, sizeof(body), "<?xml version=\"1.0\"?><ListPartsResult><UploadId>%s</UploadId>",
+							 upload->id);
+	for (int p = marker + 1; p <= MAX_PARTS; p++)
+		if (upload->parts[p].data != NULL)
+		{
+			if (next != 0)
+			{
+				used += (size_t) snprintf(body + used, sizeof(body) - used,
+										  "<IsTruncated>true</IsTruncated><NextPartNumberMarker>%d</NextPartNumberMarker>",
+										  next);
+				truncated = true;
+				break;
+			}
+			next = p;
+			used += (size_t) snprintf(body + used, sizeof(body) - used,
+									  "<Part><PartNumber>%d</PartNumber><Size>%zu</Size><ETag>%s</ETag></Part>",
+									  p, upload->parts[p].len, upload->parts[p].etag);
+		}
+	snprintf(body + used, sizeof(body) - used, "%s</ListPartsResult>",
+			 truncated ? "" : "<IsTruncated>false</IsTruncated>");
+	response->status = 200;
+	set_body(response, body);
+	return true;
+}
+
 static bool
 serve(LpTestS3Server *server, const Received *request, LpS3HttpResponse *response, LpError *err)
 {
@@ -722,6 +765,8 @@ serve(LpTestS3Server *server, const Received *request, LpS3HttpResponse *respons
 		return serve_list_uploads(server, request, response);
 	if (request->key[0] == '\0' && strcmp(method, "GET") == 0)
 		return serve_list(server, request, response);
+	if (strcmp(method, "GET") == 0 && has_upload_id)
+		return serve_list_parts(server, request, response);
 	if (strcmp(method, "GET") == 0)
 		return serve_get(server, request, response, err);
 	if (strcmp(method, "HEAD") == 0)
@@ -1098,6 +1143,17 @@ lp_test_s3_open_uploads(LpTestS3Server *server)
 	for (int i = 0; i < server->num_uploads; i++)
 		open += server->uploads[i].open;
 	return open;
+}
+
+uint64_t
+lp_test_s3_open_upload_bytes(LpTestS3Server *server)
+{
+	uint64_t	bytes = 0;
+
+	for (int i = 0; i < server->num_uploads; i++)
+		for (int p = 0; server->uploads[i].open && p <= MAX_PARTS; p++)
+			bytes += server->uploads[i].parts[p].len;
+	return bytes;
 }
 
 void

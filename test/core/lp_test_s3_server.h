@@ -95,6 +95,9 @@ size_t		lp_test_s3_open_transfers(LpTestS3Server *server);
 /* Multipart uploads started and neither completed nor aborted. */
 size_t		lp_test_s3_open_uploads(LpTestS3Server *server);
 
+/* The bytes of the parts those uploads hold. */
+uint64_t	lp_test_s3_open_upload_bytes(LpTestS3Server *server);
+
 /* Store an object directly; its bytes are copied. */
 void		lp_test_s3_put(LpTestS3Server *server, const char *key, const void *data, size_t len);
 

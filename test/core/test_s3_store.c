@@ -545,3 +545,43 @@ LP_TEST(s3_store_lists_and_aborts_uploads_left_behind)
 	CHECK_TEXT(listed, URI("dsx/d") " upload-7 1767323045;");
 	fixture_close(&f);
 }
+
+/* The size of an upload left behind is the sum of its parts, over every page of ListParts. */
+LP_TEST(s3_store_sizes_uploads_left_behind)
+{
+	Fixture		f;
+	LpError		err;
+	size_t		chunk = 1 << 20;
+	uint8_t    *data = pattern(chunk, 7);
+	uint64_t	bytes = 1;
+	LpOutput   *output;
+
+	fixture_open(&f);
+	output = f.store->ops->create_output(f.store, URI("ds/data/e.lance"), &err);
+	LP_CHECK(output != NULL);
+	if (output == NULL)
+	{
+		free(data);
+		fixture_close(&f);
+		return;
+	}
+	/* 25 MiB: parts of LP_S3_UPLOAD_PART_SIZE sent, the rest still buffered */
+	for (size_t i = 0; i < 25; i++)
+		LP_CHECK(output->ops->write_at(output, i * chunk, data, chunk, &err));
+	/* its abort fails after the retries: the upload and its parts stay */
+	lp_test_s3_server_fault(f.server, "DELETE", LP_TEST_S3_INTERNAL_ERROR, 4);
+	output->ops->abort(output);
+	free(data);
+	LP_CHECK_EQ_U64(lp_test_s3_open_uploads(f.server), 1);
+
+	LP_CHECK_MSG(f.store->ops->upload_size(f.store, URI("ds/data/e.lance"), "upload-1", &bytes, &err),
+				 "%.300s", err.message);
+	LP_CHECK(bytes >= 2 * LP_S3_UPLOAD_PART_SIZE);
+	LP_CHECK_EQ_U64(bytes, lp_test_s3_open_upload_bytes(f.server));
+	LP_CHECK(f.store->ops->abort_upload(f.store, URI("ds/data/e.lance"), "upload-1", &err));
+	/* gone: nothing stored */
+	bytes = 1;
+	LP_CHECK(f.store->ops->upload_size(f.store, URI("ds/data/e.lance"), "upload-1", &bytes, &err));
+	LP_CHECK_EQ_U64(bytes, 0);
+	fixture_close(&f);
+}

@@ -491,6 +491,53 @@ LP_TEST(s3_xml_list_multipart_uploads)
 				  "<UploadId> in <Upload> at byte 60 is empty");
 }
 
+/* ListParts, as AWS writes it, and what a listing of parts must hold. */
+LP_TEST(s3_xml_list_parts)
+{
+	const char *aws = AWS_DECLARATION "<ListPartsResult" AWS_NS "><Bucket>lance</Bucket>"
+		"<Key>ds/data/a.lance</Key><UploadId>XXBsb2FkIElEIGZvciBlbHZpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZA</UploadId>"
+		"<PartNumberMarker>1</PartNumberMarker><NextPartNumberMarker>3</NextPartNumberMarker>"
+		"<MaxParts>2</MaxParts><IsTruncated>true</IsTruncated>"
+		"<Part><PartNumber>2</PartNumber><LastModified>2010-11-10T20:48:34.000Z</LastModified>"
+		"<ETag>\"7778aef83f66abc1fa1e8477f296d394\"</ETag><Size>10485760</Size></Part>"
+		"<Part><PartNumber>3</PartNumber><LastModified>2010-11-10T20:48:33.000Z</LastModified>"
+		"<ETag>\"aaaa18db4cc2f85cedef654fccc4a4x8\"</ETag><Size> 10485761 </Size></Part>"
+		"<StorageClass>STANDARD</StorageClass></ListPartsResult>";
+	static const LpS3ListedPart listed[] = {{2, 10485760}, {3, 10485761}};
+	LpS3Document *doc = parse(aws, LP_S3_LIST_PARTS);
+
+	if (doc != NULL)
+	{
+		LP_CHECK(doc->list_parts.is_truncated && doc->list_parts.next_part_number_marker == 3);
+		LP_CHECK_EQ_U64(doc->list_parts.num_parts, sizeof(listed) / sizeof(listed[0]));
+		for (size_t i = 0; i < doc->list_parts.num_parts && i < sizeof(listed) / sizeof(listed[0]); i++)
+			LP_CHECK_MSG(doc->list_parts.parts[i].part_number == listed[i].part_number &&
+						 doc->list_parts.parts[i].size == listed[i].size, "part %zu", i);
+		lp_s3_xml_free(doc);
+	}
+	/* an upload without parts */
+	doc = parse("<ListPartsResult><IsTruncated>false</IsTruncated></ListPartsResult>", LP_S3_LIST_PARTS);
+	if (doc != NULL)
+	{
+		LP_CHECK_EQ_U64(doc->list_parts.num_parts, 0);
+		LP_CHECK(!doc->list_parts.is_truncated);
+		lp_s3_xml_free(doc);
+	}
+	check_refused("<ListPartsResult><IsTruncated>true</IsTruncated></ListPartsResult>", LP_S3_LIST_PARTS,
+				  "<NextPartNumberMarker> in <ListPartsResult> at byte 0 is missing or not between 1 and 10000 in a truncated listing");
+	check_refused("<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber></Part>"
+				  "</ListPartsResult>", LP_S3_LIST_PARTS, "<Size> in <Part> at byte 49 is missing");
+	check_refused("<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber>"
+				  "<Size>-1</Size></Part></ListPartsResult>", LP_S3_LIST_PARTS,
+				  "<Size> in <Part> at byte 49 is not a number");
+	check_refused("<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>2</PartNumber>"
+				  "<Size>1</Size></Part><Part><PartNumber>2</PartNumber><Size>1</Size></Part></ListPartsResult>",
+				  LP_S3_LIST_PARTS, "<PartNumber> in <Part> at byte 102 is not above the previous part's");
+	check_refused("<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>0</PartNumber>"
+				  "<Size>1</Size></Part></ListPartsResult>", LP_S3_LIST_PARTS,
+				  "<PartNumber> in <Part> at byte 49 is not between 1 and 10000");
+}
+
 /* Every code the object-storage work meets, as AWS and as RGW write them. */
 LP_TEST(s3_xml_error_codes)
 {

@@ -211,11 +211,12 @@ test('a commit on S3: a lost manifest PUT answer still lands once, a lost race (
 	assert.equal(await table.countRows(), 10 + 3 * partRows);
 });
 
-// The multipart_upload rows of cleanup_orphans of dataset, as [path, action].
+// The multipart_upload rows of cleanup_orphans of dataset, as [path, action, bytes].
 function uploadRows(dataset, olderThan, dryRun)
 {
-	return h.sqlRows('SELECT path, action FROM lance_parts.cleanup_orphans(' + literal(dataset) + ', ' +
-		literal(olderThan) + ', ' + dryRun + ") WHERE kind = 'multipart_upload'").map((r) => [r.path, r.action]);
+	return h.sqlRows('SELECT path, action, bytes FROM lance_parts.cleanup_orphans(' + literal(dataset) + ', ' +
+		literal(olderThan) + ', ' + dryRun + ") WHERE kind = 'multipart_upload'")
+		.map((r) => [r.path, r.action, Number(r.bytes)]);
 }
 
 test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUpload answer, a failed abort', async () => {
@@ -241,7 +242,10 @@ test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUplo
 	proxy.setRules([]);
 	assert.match(err.join('\n'), /ERROR: {2}58030: /);
 	const abandoned = dataset + '/data/' + second.file_name;
-	const expected = [[lost, 'would_remove'], [abandoned, 'would_remove']].sort();
+	// the bytes of each upload's parts, as the server lists them
+	const stored = await s3.uploadedBytes(settings, keyOf(dataset) + '/');
+	const expected = [[lost, 'would_remove', stored[keyOf(lost)]],
+		[abandoned, 'would_remove', stored[keyOf(abandoned)]]].sort();
 
 	assert.deepEqual((await s3.listUploads(settings, keyOf(dataset) + '/')).sort(), [keyOf(lost), keyOf(abandoned)].sort(),
 		'the lost upload and the one whose abort failed are left');
@@ -252,10 +256,10 @@ test('cleanup_orphans aborts the uploads left behind: a lost CreateMultipartUplo
 	const unnamed = keyOf(dataset) + '/data/directory/';
 
 	await s3.startUpload(settings, unnamed);
-	assert.deepEqual(uploadRows(dataset, '0 s', false), [...expected.map(([p]) => [p, 'removed']),
-		[uriOf(unnamed), 'skipped']].sort());
+	assert.deepEqual(uploadRows(dataset, '0 s', false), [...expected.map(([p, , bytes]) => [p, 'removed', bytes]),
+		[uriOf(unnamed), 'skipped', 0]].sort());
 	assert.deepEqual(await s3.listUploads(settings, keyOf(dataset) + '/'), [unnamed], 'cleanup_orphans aborted both');
-	assert.deepEqual(uploadRows(dataset, '0 s', false), [[uriOf(unnamed), 'skipped']], 'nothing else is left to abort');
+	assert.deepEqual(uploadRows(dataset, '0 s', false), [[uriOf(unnamed), 'skipped', 0]], 'nothing else is left to abort');
 	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('orphaned');
 
 	assert.equal(await table.countRows(), 10 + 2 * ROWS_PER_PART, 'the committed file at the key of the lost upload stays whole');

@@ -97,6 +97,24 @@ async function listUploads(settings, prefix)
 	return tagValues(await request(settings, 'GET', '', { uploads: '', prefix }), 'Key');
 }
 
+// The bytes the parts of each multipart upload in progress under prefix hold
+// (ListParts, one page: the tests' uploads have few parts), by key.
+async function uploadedBytes(settings, prefix)
+{
+	const xml = await request(settings, 'GET', '', { uploads: '', prefix });
+	const keys = tagValues(xml, 'Key');
+	const ids = tagValues(xml, 'UploadId');
+	const bytes = {};
+
+	for (let i = 0; i < keys.length; i++)
+	{
+		const parts = await request(settings, 'GET', keys[i], { uploadId: ids[i] });
+
+		bytes[keys[i]] = (bytes[keys[i]] ?? 0) + tagValues(parts, 'Size').reduce((sum, size) => sum + Number(size), 0);
+	}
+	return bytes;
+}
+
 // Start a multipart upload at key (CreateMultipartUpload), left for the test to find.
 async function startUpload(settings, key)
 {
@@ -138,4 +156,4 @@ function backendTrafficSql(label, port)
 		label + " '" + awk + "'$cmd$;\n";
 }
 
-module.exports = { listKeys, listUploads, startUpload, deleteKey, objectSha256, copyKey, backendTrafficSql };
+module.exports = { listKeys, listUploads, uploadedBytes, startUpload, deleteKey, objectSha256, copyKey, backendTrafficSql };

@@ -1,16 +1,9 @@
 -- Blob v2 from SQL: blob-id leases claimed durably in a target's staging
 -- area, and the sidecar writers (packed, dedicated, dedicated from a file)
 -- with their rules; every refusal leaves nothing behind.
-\set VERBOSITY terse
-\getenv testdata LP_TESTDATA
-\getenv scratch LP_SCRATCH
-\set work :scratch/017
-SET lance_parts_test.scratch = :'scratch';
-SET lance_parts_test.testdata = :'testdata';
-
-SELECT lp_test.sh(format('rm -rf %1$s && mkdir -p %1$s && cd %2$s && cp -r blob_2_2.lance %1$s/blob.lance '
-                         '&& cp -r types_2_2_v2.lance %1$s/plain.lance',
-                         :'work', :'testdata'));
+\getenv srcdir PG_ABS_SRCDIR
+\set test 017
+\i :srcdir/sql/setup/blob_datasets.sql
 
 SELECT lance_parts.create_target(:'work' || '/blob.lance') AS t,
        lance_parts.create_target(:'work' || '/blob.lance') AS t2,

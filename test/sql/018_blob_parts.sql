@@ -5,16 +5,9 @@
 -- registration, no output file, no change in the staging area).  Valid blob
 -- parts come from the reference (test/reference/blob_parts.test.cjs), the
 -- crafted descriptors from the core tests (test/core/test_blob_validate.c).
-\set VERBOSITY terse
-\getenv testdata LP_TESTDATA
-\getenv scratch LP_SCRATCH
-\set work :scratch/018
-SET lance_parts_test.scratch = :'scratch';
-SET lance_parts_test.testdata = :'testdata';
-
-SELECT lp_test.sh(format('rm -rf %1$s && mkdir -p %1$s && cd %2$s && cp -r blob_2_2.lance %1$s/blob.lance '
-                         '&& cp -r types_2_2_v2.lance %1$s/plain.lance',
-                         :'work', :'testdata'));
+\getenv srcdir PG_ABS_SRCDIR
+\set test 018
+\i :srcdir/sql/setup/blob_datasets.sql
 
 SELECT lance_parts.create_target(:'work' || '/blob.lance') AS t,
        lance_parts.create_target(:'work' || '/plain.lance') AS t_plain \gset

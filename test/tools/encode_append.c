@@ -28,6 +28,7 @@
 #include "lp_test_store.h"
 
 #include "base/lp_alloc.h"
+#include "base/lp_path.h"
 #include "dataset/lp_commit.h"
 #include "dataset/lp_dataset.h"
 #include "dataset/lp_manifest.h"
@@ -56,12 +57,11 @@ urandom(void *arg, uint8_t *buffer, size_t len, LpError *err)
 static int
 hex_digit(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	die("bad hex digit in a value", NULL);
-	return 0;
+	int			value = lp_hex_digit_value(c);
+
+	if (value < 0)
+		die("bad hex digit in a value", NULL);
+	return value;
 }
 
 /* Bytes of a hex value into out (out_len = len / 2). */

@@ -33,8 +33,8 @@ lp_path_join(const char *a, const char *b)
 	return result;
 }
 
-static int
-hex_digit_value(char c)
+int
+lp_hex_digit_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -58,8 +58,8 @@ lp_percent_decoded(const char *text, size_t len, bool *bad)
 	{
 		if (text[i] == '%')
 		{
-			int			high = i + 2 < len ? hex_digit_value(text[i + 1]) : -1;
-			int			low = i + 2 < len ? hex_digit_value(text[i + 2]) : -1;
+			int			high = i + 2 < len ? lp_hex_digit_value(text[i + 1]) : -1;
+			int			low = i + 2 < len ? lp_hex_digit_value(text[i + 2]) : -1;
 
 			if (high < 0 || low < 0 || (high == 0 && low == 0))
 			{

@@ -21,4 +21,7 @@ char	   *lp_path_join(const char *a, const char *b);
  */
 char	   *lp_percent_decoded(const char *text, size_t len, bool *bad);
 
+/* The value of a hex digit (either case), -1 for any other character. */
+int			lp_hex_digit_value(char c);
+
 #endif							/* LP_PATH_H */

@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include "base/lp_alloc.h"
+#include "base/lp_checked.h"
 #include "io/lp_s3_multipart.h"
 #include "io/lp_s3_xml.h"
 
@@ -579,5 +580,82 @@ lp_s3_multipart_abort(LpS3Client *client, const char *bucket, const char *key,
 	ok = lp_s3_succeeded(&call, &response) || response.status == 404 ||
 		lp_s3_fail(client, &call, &response, "abort the multipart upload of", err);
 	lp_s3_http_response_clear(&response);
+	return ok;
+}
+
+/* Add a page of ListParts to *bytes; false (err set) for a size S3 never stores. */
+static bool
+add_part_sizes(const LpS3ListParts *page, const char *bucket, const char *key,
+			   uint64_t *bytes, LpError *err)
+{
+	for (size_t i = 0; i < page->num_parts; i++)
+	{
+		uint64_t	size = page->parts[i].size;
+
+		if (size > LP_S3_MAX_PART_SIZE || !lp_add_u64(*bytes, size, bytes))
+			return lp_fail(err, LP_ERR_CORRUPT, "part %u of the multipart upload of \"s3://%s/%s\" is listed with %llu bytes, more than a part holds",
+						   (unsigned) page->parts[i].part_number, bucket, key,
+						   (unsigned long long) size);
+	}
+	return true;
+}
+
+bool
+lp_s3_multipart_parts_size(LpS3Client *client, const char *bucket, const char *key,
+						   const char *upload_id, uint64_t *bytes, LpError *err)
+{
+	uint32_t	marker = 0;
+	bool		more;
+	bool		ok;
+
+	*bytes = 0;
+	do
+	{
+		char		marker_text[16];
+		LpS3Pair	query[2] = {{"uploadId", upload_id}, {"part-number-marker", marker_text}};
+		LpS3Call	call = {.method = "GET", .bucket = bucket, .key = key, .query = query,
+		.query_count = marker > 0 ? 2 : 1};
+		LpS3HttpResponse response;
+		LpS3Document *document = NULL;
+		const LpS3ListParts *page;
+
+		snprintf(marker_text, sizeof(marker_text), "%u", (unsigned) marker);
+		if (!lp_s3_call(client, &call, &response, err))
+			return false;
+		/* a 404 (NoSuchUpload): completed or aborted meanwhile, nothing stored */
+		if (response.status == 404)
+		{
+			lp_s3_http_response_clear(&response);
+			*bytes = 0;
+			return true;
+		}
+		if (!lp_s3_succeeded(&call, &response))
+		{
+			ok = lp_s3_fail(client, &call, &response, "list the parts of the multipart upload of", err);
+			lp_s3_http_response_clear(&response);
+			return ok;
+		}
+		ok = lp_s3_xml_parse(response.body ? response.body : "", response.body_len,
+							 LP_S3_LIST_PARTS, &document, err);
+		lp_s3_http_response_clear(&response);
+		if (!ok)
+			return false;
+		page = &document->list_parts;
+		if (document->kind != LP_S3_LIST_PARTS)
+			ok = lp_fail(err, LP_ERR_IO, "could not list the parts of the multipart upload of \"s3://%s/%s\": the server answered an Error",
+						 bucket, key);
+		else if (page->num_parts > 0 && page->parts[0].part_number <= marker)
+			ok = lp_fail(err, LP_ERR_CORRUPT, "listing of the parts of the multipart upload of \"s3://%s/%s\" goes back to part %u",
+						 bucket, key, (unsigned) page->parts[0].part_number);
+		else
+			ok = add_part_sizes(page, bucket, key, bytes, err);
+		more = ok && page->is_truncated;
+		/* a page that does not advance would be asked for again and again */
+		if (more && page->next_part_number_marker <= marker)
+			ok = lp_fail(err, LP_ERR_CORRUPT, "listing of the parts of the multipart upload of \"s3://%s/%s\" is truncated without advancing",
+						 bucket, key);
+		marker = page->next_part_number_marker;
+		lp_s3_xml_free(document);
+	} while (ok && more);
 	return ok;
 }

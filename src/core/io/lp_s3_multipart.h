@@ -107,4 +107,12 @@ bool		lp_s3_multipart_list(LpS3Client *client, const char *bucket, const char *p
 bool		lp_s3_multipart_abort(LpS3Client *client, const char *bucket, const char *key,
 								  const char *upload_id, LpError *err);
 
+/*
+ * The bytes the parts of the upload of key with that id hold (ListParts,
+ * every page; each part's size at most LP_S3_MAX_PART_SIZE); 0 for one
+ * already gone (NoSuchUpload).
+ */
+bool		lp_s3_multipart_parts_size(LpS3Client *client, const char *bucket, const char *key,
+									   const char *upload_id, uint64_t *bytes, LpError *err);
+
 #endif							/* LP_S3_MULTIPART_H */

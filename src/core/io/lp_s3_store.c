@@ -1736,21 +1736,43 @@ s3_list_uploads(LpStore *store, const char *directory, LpUploadCallback callback
 	return ok;
 }
 
+/*
+ * Abort the upload of path with that id, or with bytes not NULL, list the
+ * size of its parts instead: both name the upload by its object's key.
+ */
 static bool
-s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpError *err)
+upload_request(LpStore *store, const char *path, const char *upload_id, uint64_t *bytes,
+			   LpError *err)
 {
+	LpS3Client *client = ((S3Store *) store)->client;
 	char	   *bucket;
 	char	   *key;
 	bool		ok;
 
 	if (!lp_s3_split_uri(path, &bucket, &key, err))
 		return false;
-	ok = key[0] != '\0'
-		? lp_s3_multipart_abort(((S3Store *) store)->client, bucket, key, upload_id, err)
-		: lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" names no object", path);
+	if (key[0] == '\0')
+		ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" names no object", path);
+	else if (bytes != NULL)
+		ok = lp_s3_multipart_parts_size(client, bucket, key, upload_id, bytes, err);
+	else
+		ok = lp_s3_multipart_abort(client, bucket, key, upload_id, err);
 	lp_free(bucket);
 	lp_free(key);
 	return ok;
+}
+
+static bool
+s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpError *err)
+{
+	return upload_request(store, path, upload_id, NULL, err);
+}
+
+static bool
+s3_upload_size(LpStore *store, const char *path, const char *upload_id, uint64_t *bytes,
+			   LpError *err)
+{
+	return upload_request(store, path, upload_id, bytes, err);
 }
 
 /* ---- the store ------------------------------------------------------------- */
@@ -1770,6 +1792,7 @@ static const LpStoreOps s3_store_ops = {
 	.create_output = s3_create_output,
 	.list_uploads = s3_list_uploads,
 	.abort_upload = s3_abort_upload,
+	.upload_size = s3_upload_size,
 };
 
 LpStore *

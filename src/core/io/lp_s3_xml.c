@@ -1114,6 +1114,64 @@ read_list_uploads(const Reader *r, const XmlNode *root, LpS3ListUploads *out)
 	return true;
 }
 
+/*
+ * The PartNumber of a Part element: 1..LP_S3_MAX_PARTS and above previous
+ * (0 for the first part), as both the listing and the completion of parts
+ * hold them.
+ */
+static bool
+field_part_number(const Reader *r, const XmlNode *part, uint32_t previous, uint32_t *number)
+{
+	uint64_t	value;
+	bool		present;
+
+	if (!field_uint64(r, part, "PartNumber", true, &present, &value))
+		return false;
+	if (value < 1 || value > LP_S3_MAX_PARTS)
+		return field_error(r, part, "PartNumber", "is not between 1 and 10000");
+	if (value <= previous)
+		return field_error(r, part, "PartNumber", "is not above the previous part's");
+	*number = (uint32_t) value;
+	return true;
+}
+
+static bool
+read_list_parts(const Reader *r, const XmlNode *root, LpS3ListParts *out)
+{
+	size_t		part = 0;
+	bool		present;
+	uint64_t	marker = 0;
+
+	if (!field_bool(r, root, "IsTruncated", &out->is_truncated) ||
+		!field_uint64(r, root, "NextPartNumberMarker", false, &present, &marker))
+		return false;
+	if (out->is_truncated && (!present || marker < 1 || marker > LP_S3_MAX_PARTS))
+		return field_error(r, root, "NextPartNumberMarker",
+						   "is missing or not between 1 and 10000 in a truncated listing");
+	out->next_part_number_marker = (uint32_t) (out->is_truncated ? marker : 0);
+
+	out->num_parts = count_children(r, root, "Part");
+	if (out->num_parts > LP_S3_MAX_PARTS)
+		return field_error(r, root, "Part", "appears more than 10000 times");
+	if (!alloc_entries(r, out->num_parts, sizeof(LpS3ListedPart), (void **) &out->parts))
+		return false;
+	for (int32_t i = root->first_child; i >= 0; i = r->p->nodes[i].next_sibling)
+	{
+		const XmlNode *child = &r->p->nodes[i];
+		LpS3ListedPart *entry;
+
+		if (!is_named(r, child, "Part"))
+			continue;
+		entry = &out->parts[part];
+		if (!field_part_number(r, child, part > 0 ? out->parts[part - 1].part_number : 0,
+							   &entry->part_number) ||
+			!field_uint64(r, child, "Size", true, &present, &entry->size))
+			return false;
+		part++;
+	}
+	return true;
+}
+
 static bool
 read_complete_request(const Reader *r, const XmlNode *root, LpS3CompleteRequest *out)
 {
@@ -1130,20 +1188,14 @@ read_complete_request(const Reader *r, const XmlNode *root, LpS3CompleteRequest 
 	{
 		const XmlNode *child = &r->p->nodes[i];
 		LpS3Part   *entry;
-		uint64_t	number;
-		bool		present;
 
 		if (!is_named(r, child, "Part"))
 			continue;
 		entry = &out->parts[part];
-		if (!field_uint64(r, child, "PartNumber", true, &present, &number) ||
+		if (!field_part_number(r, child, part > 0 ? out->parts[part - 1].part_number : 0,
+							   &entry->part_number) ||
 			!field_nonempty(r, child, "ETag", &entry->etag))
 			return false;
-		if (number < 1 || number > LP_S3_MAX_PARTS)
-			return field_error(r, child, "PartNumber", "is not between 1 and 10000");
-		entry->part_number = (uint32_t) number;
-		if (part > 0 && entry->part_number <= out->parts[part - 1].part_number)
-			return field_error(r, child, "PartNumber", "is not above the previous part's");
 		part++;
 	}
 	return true;
@@ -1176,6 +1228,8 @@ read_document(const Reader *r, LpS3Document *doc)
 								&doc->copy.last_modified);
 		case LP_S3_LIST_MULTIPART_UPLOADS:
 			return read_list_uploads(r, root, &doc->list_uploads);
+		case LP_S3_LIST_PARTS:
+			return read_list_parts(r, root, &doc->list_parts);
 		case LP_S3_COMPLETE_MULTIPART_REQUEST:
 			return read_complete_request(r, root, &doc->complete_request);
 	}
@@ -1201,6 +1255,8 @@ lp_s3_xml_root_name(LpS3DocumentKind kind)
 			return "CopyObjectResult";
 		case LP_S3_LIST_MULTIPART_UPLOADS:
 			return "ListMultipartUploadsResult";
+		case LP_S3_LIST_PARTS:
+			return "ListPartsResult";
 		case LP_S3_COMPLETE_MULTIPART_REQUEST:
 			return "CompleteMultipartUpload";
 	}
@@ -1220,6 +1276,9 @@ lp_s3_xml_free(LpS3Document *document)
 			break;
 		case LP_S3_LIST_MULTIPART_UPLOADS:
 			lp_free(document->list_uploads.uploads);
+			break;
+		case LP_S3_LIST_PARTS:
+			lp_free(document->list_parts.parts);
 			break;
 		case LP_S3_COMPLETE_MULTIPART_REQUEST:
 			lp_free(document->complete_request.parts);

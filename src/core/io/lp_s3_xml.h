@@ -43,6 +43,7 @@ typedef enum LpS3DocumentKind
 	LP_S3_COPY_PART,			/* CopyPartResult (UploadPartCopy) */
 	LP_S3_COPY_OBJECT,			/* CopyObjectResult */
 	LP_S3_LIST_MULTIPART_UPLOADS,	/* ListMultipartUploadsResult */
+	LP_S3_LIST_PARTS,			/* ListPartsResult */
 	LP_S3_COMPLETE_MULTIPART_REQUEST	/* CompleteMultipartUpload (a request) */
 } LpS3DocumentKind;
 
@@ -112,6 +113,21 @@ typedef struct LpS3ListUploads
 	const char *next_upload_id_marker;	/* NULL if absent */
 } LpS3ListUploads;
 
+/* One part of an upload in progress, as ListParts lists it. */
+typedef struct LpS3ListedPart
+{
+	uint32_t	part_number;	/* 1..LP_S3_MAX_PARTS, rising through a page */
+	uint64_t	size;
+} LpS3ListedPart;
+
+typedef struct LpS3ListParts
+{
+	LpS3ListedPart *parts;
+	size_t		num_parts;
+	bool		is_truncated;
+	uint32_t	next_part_number_marker;	/* when truncated: 1..LP_S3_MAX_PARTS */
+} LpS3ListParts;
+
 typedef struct LpS3ErrorBody
 {
 	const char *code;			/* never empty */
@@ -151,6 +167,7 @@ typedef struct LpS3Document
 		LpS3CompleteMultipart complete;
 		LpS3CopyResult copy;	/* LP_S3_COPY_PART and LP_S3_COPY_OBJECT */
 		LpS3ListUploads list_uploads;
+		LpS3ListParts list_parts;
 		LpS3CompleteRequest complete_request;
 	};
 	/* private: the text every string of the document points into */

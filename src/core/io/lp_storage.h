@@ -328,6 +328,14 @@ typedef struct LpStoreOps
 	 */
 	bool		(*abort_upload) (LpStore *store, const char *path, const char *upload_id,
 								 LpError *err);
+
+	/*
+	 * The bytes the parts of an upload list_uploads gave hold (S3: the sum
+	 * of the sizes ListParts gives), 0 for one already gone.  NULL exactly
+	 * when list_uploads is.
+	 */
+	bool		(*upload_size) (LpStore *store, const char *path, const char *upload_id,
+								uint64_t *bytes, LpError *err);
 } LpStoreOps;
 
 struct LpStore

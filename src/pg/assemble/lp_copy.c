@@ -33,19 +33,18 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
-#include "access/xact.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/shm_toc.h"
-#include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
 #include "assemble/lp_copy.h"
 #include "io/lp_s3_multipart.h"
 #include "io/lp_s3_store.h"
+#include "lp_parallel.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_s3.h"
 #include "storage/lp_pg_storage.h"
@@ -86,14 +85,12 @@ LpCopyInit(void)
 #define COPY_KEY_RANGES		UINT64CONST(0x4C50000000000002)
 #define COPY_KEY_SIZES		UINT64CONST(0x4C50000000000003)
 #define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)	/* the parts', then the output's */
-#define COPY_KEY_QUERY		UINT64CONST(0x4C50000000000005)
 #define COPY_KEY_OUTPUT		UINT64CONST(0x4C50000000000006)
 #define UPLOAD_KEY_SHARED	UINT64CONST(0x4C50000000000011)
 #define UPLOAD_KEY_PARTS	UINT64CONST(0x4C50000000000012)
 #define UPLOAD_KEY_ETAGS	UINT64CONST(0x4C50000000000013)	/* LP_S3_PART_ETAG_MAX per part */
 #define UPLOAD_KEY_SIZES	UINT64CONST(0x4C50000000000014)
 #define UPLOAD_KEY_NAMES	UINT64CONST(0x4C50000000000015)	/* the parts', the output's, the upload id */
-#define UPLOAD_KEY_QUERY	UINT64CONST(0x4C50000000000016)
 
 /* State shared by every copier of one region. */
 typedef struct CopyShared
@@ -231,6 +228,58 @@ all_workers_stopped(ParallelContext *pcxt)
 }
 
 /*
+ * The parts' paths and then the output's, each ending in a NUL, from dest
+ * on; returns where the next string goes.
+ */
+static char *
+pack_names(char *dest, const char *const *paths, uint32 num_paths, const char *output_name)
+{
+	for (uint32 i = 0; i < num_paths; i++)
+		dest = stpcpy(dest, paths[i]) + 1;
+	return stpcpy(dest, output_name) + 1;
+}
+
+/* What copy_in_parallel puts in the workers' segment. */
+typedef struct CopySegment
+{
+	const LpConcatPlan *plan;
+	const char *const *paths;
+	LpOutput   *output;
+	uint64		span_bytes;
+	uint64		num_spans;
+	Size		paths_size;
+	Size		output_token_size;
+	CopyShared *shared;			/* set by fill_copy_segment */
+} CopySegment;
+
+static void
+fill_copy_segment(ParallelContext *pcxt, void *arg)
+{
+	CopySegment *segment = arg;
+	const LpConcatPlan *plan = segment->plan;
+	LpOutput   *output = segment->output;
+	CopyShared *shared;
+	char	   *path_chars;
+	char	   *output_token;
+
+	shared = shm_toc_allocate(pcxt->toc, shared_size(segment->num_spans));
+	init_shared(shared, plan, segment->span_bytes, segment->num_spans);
+	shm_toc_insert(pcxt->toc, COPY_KEY_SHARED, shared);
+	output_token = shm_toc_allocate(pcxt->toc, segment->output_token_size);
+	shared->output_token_bytes = output->ops->share_token(output, output_token,
+														  segment->output_token_size);
+	shm_toc_insert(pcxt->toc, COPY_KEY_OUTPUT, output_token);
+	lp_parallel_insert_copy(pcxt, COPY_KEY_RANGES, plan->ranges,
+							sizeof(LpCopyRange) * plan->num_ranges);
+	lp_parallel_insert_copy(pcxt, COPY_KEY_SIZES, plan->input_sizes,
+							sizeof(uint64) * plan->num_inputs);
+	path_chars = shm_toc_allocate(pcxt->toc, segment->paths_size);
+	shm_toc_insert(pcxt->toc, COPY_KEY_PATHS, path_chars);
+	pack_names(path_chars, segment->paths, plan->num_inputs, output->name);
+	segment->shared = shared;
+}
+
+/*
  * Copy with workers.  False, with nothing written and a NOTICE, when no
  * worker could be started.
  */
@@ -240,75 +289,35 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 				 uint64 num_spans, int nworkers, CopyProgress *progress)
 {
 	ParallelContext *pcxt;
-	CopyShared *shared = NULL;
-	LpCopyRange *ranges;
-	uint64	   *sizes;
-	char	   *path_chars;
-	char	   *output_token;
-	Size		paths_size = 0;
-	Size		output_token_size = output->ops->share_token(output, NULL, 0);
-	Size		query_size = debug_query_string ? strlen(debug_query_string) + 1 : 0;
+	CopyShared *shared;
+	CopySegment segment = {plan, paths, output, span_bytes, num_spans, 0,
+	output->ops->share_token(output, NULL, 0), NULL};
 
 	for (uint32 i = 0; i < plan->num_inputs; i++)
-		paths_size = add_size(paths_size, strlen(paths[i]) + 1);
-	paths_size = add_size(paths_size, strlen(output->name) + 1);
+		segment.paths_size = add_size(segment.paths_size, strlen(paths[i]) + 1);
+	segment.paths_size = add_size(segment.paths_size, strlen(output->name) + 1);
+	{
+		/* the chunks of fill_copy_segment */
+		const Size	chunk_sizes[] = {
+			shared_size(num_spans),
+			mul_size(sizeof(LpCopyRange), plan->num_ranges),
+			mul_size(sizeof(uint64), plan->num_inputs),
+			segment.paths_size,
+			segment.output_token_size,
+		};
 
-	EnterParallelMode();
-	pcxt = CreateParallelContext("lance_parts", "lp_copy_worker_main", nworkers);
-	shm_toc_estimate_chunk(&pcxt->estimator, shared_size(num_spans));
-	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(LpCopyRange), plan->num_ranges));
-	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(uint64), plan->num_inputs));
-	shm_toc_estimate_chunk(&pcxt->estimator, paths_size);
-	shm_toc_estimate_chunk(&pcxt->estimator, output_token_size);
-	shm_toc_estimate_keys(&pcxt->estimator, 5);
-	if (query_size > 0)
-	{
-		shm_toc_estimate_chunk(&pcxt->estimator, query_size);
-		shm_toc_estimate_keys(&pcxt->estimator, 1);
+		pcxt = lp_parallel_start("lp_copy_worker_main", nworkers, chunk_sizes,
+								 lengthof(chunk_sizes), fill_copy_segment, &segment);
 	}
-	InitializeParallelDSM(pcxt);
-	if (pcxt->seg != NULL)
+	if (pcxt == NULL)
 	{
-		shared = shm_toc_allocate(pcxt->toc, shared_size(num_spans));
-		init_shared(shared, plan, span_bytes, num_spans);
-		shm_toc_insert(pcxt->toc, COPY_KEY_SHARED, shared);
-		output_token = shm_toc_allocate(pcxt->toc, output_token_size);
-		shared->output_token_bytes = output->ops->share_token(output, output_token,
-															  output_token_size);
-		shm_toc_insert(pcxt->toc, COPY_KEY_OUTPUT, output_token);
-		ranges = shm_toc_allocate(pcxt->toc, mul_size(sizeof(LpCopyRange), plan->num_ranges));
-		memcpy(ranges, plan->ranges, sizeof(LpCopyRange) * plan->num_ranges);
-		shm_toc_insert(pcxt->toc, COPY_KEY_RANGES, ranges);
-		sizes = shm_toc_allocate(pcxt->toc, mul_size(sizeof(uint64), plan->num_inputs));
-		memcpy(sizes, plan->input_sizes, sizeof(uint64) * plan->num_inputs);
-		shm_toc_insert(pcxt->toc, COPY_KEY_SIZES, sizes);
-		path_chars = shm_toc_allocate(pcxt->toc, paths_size);
-		shm_toc_insert(pcxt->toc, COPY_KEY_PATHS, path_chars);
-		for (uint32 i = 0; i < plan->num_inputs; i++)
-		{
-			strcpy(path_chars, paths[i]);
-			path_chars += strlen(paths[i]) + 1;
-		}
-		strcpy(path_chars, output->name);
-		if (query_size > 0)
-		{
-			char	   *query = shm_toc_allocate(pcxt->toc, query_size);
-
-			memcpy(query, debug_query_string, query_size);
-			shm_toc_insert(pcxt->toc, COPY_KEY_QUERY, query);
-		}
-		LaunchParallelWorkers(pcxt);
-	}
-	if (pcxt->seg == NULL || pcxt->nworkers_launched == 0)
-	{
-		DestroyParallelContext(pcxt);
-		ExitParallelMode();
 		ereport(NOTICE,
 				errmsg("no parallel workers could be started to copy into \"%s\", copying serially",
 					   output->name),
 				errhint("Raise max_worker_processes or max_parallel_workers, or set lance_parts.max_copy_workers to 0."));
 		return false;
 	}
+	shared = segment.shared;
 	ereport(DEBUG1,
 			errmsg_internal("copying into \"%s\" with %d parallel workers, %llu spans of %llu bytes",
 							output->name, pcxt->nworkers_launched,
@@ -338,8 +347,7 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 	ereport(DEBUG1,
 			errmsg_internal("copy into \"%s\" finished", output->name));
 	report_progress(shared, progress);
-	DestroyParallelContext(pcxt);
-	ExitParallelMode();
+	lp_parallel_end(pcxt);
 	return true;
 }
 
@@ -389,7 +397,6 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	uint64	   *sizes = shm_toc_lookup(toc, COPY_KEY_SIZES, false);
 	const char *path_chars = shm_toc_lookup(toc, COPY_KEY_PATHS, false);
 	const char *output_token = shm_toc_lookup(toc, COPY_KEY_OUTPUT, false);
-	char	   *query = shm_toc_lookup(toc, COPY_KEY_QUERY, true);
 	LpConcatPlan plan;
 	LpInput   **inputs;
 	LpStore    *output_store;
@@ -397,11 +404,7 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	LpConcatCopier copier;
 	LpError		err;
 
-	if (query != NULL)
-	{
-		debug_query_string = query;
-		pgstat_report_activity(STATE_RUNNING, debug_query_string);
-	}
+	lp_parallel_worker_show_query(toc);
 
 	/* the part of a plan a copier reads */
 	memset(&plan, 0, sizeof(plan));
@@ -567,6 +570,55 @@ parts_by_number_fit(const LpUploadParts *parts, LpInput *const *inputs, LpOutput
 	return true;
 }
 
+/* What lp_copy_upload_parts puts in the workers' segment. */
+typedef struct UploadSegment
+{
+	const LpConcatPlan *plan;
+	const LpUploadParts *parts;
+	const char *const *paths;
+	const char *output_name;
+	const char *upload_id;
+	uint64		num_copies;
+	Size		names_size;
+	UploadShared *shared;		/* set by fill_upload_segment */
+	char	   *etags;			/* likewise */
+} UploadSegment;
+
+static void
+init_upload_shared(UploadShared *shared, const UploadSegment *segment)
+{
+	shared->num_parts = segment->parts->num_parts;
+	shared->num_copies = segment->num_copies;
+	shared->num_inputs = segment->plan->num_inputs;
+	pg_atomic_init_u64(&shared->next_part, 0);
+	pg_atomic_init_u64(&shared->copies_done, 0);
+	pg_atomic_init_u64(&shared->bytes_done, 0);
+	pg_atomic_init_u32(&shared->failed, 0);
+}
+
+static void
+fill_upload_segment(ParallelContext *pcxt, void *arg)
+{
+	UploadSegment *segment = arg;
+	const LpConcatPlan *plan = segment->plan;
+	size_t		num_parts = segment->parts->num_parts;
+	char	   *names;
+
+	segment->shared = shm_toc_allocate(pcxt->toc, sizeof(UploadShared));
+	init_upload_shared(segment->shared, segment);
+	shm_toc_insert(pcxt->toc, UPLOAD_KEY_SHARED, segment->shared);
+	lp_parallel_insert_copy(pcxt, UPLOAD_KEY_PARTS, segment->parts->parts,
+							sizeof(LpUploadPart) * num_parts);
+	segment->etags = shm_toc_allocate(pcxt->toc, mul_size(LP_S3_PART_ETAG_MAX, num_parts));
+	shm_toc_insert(pcxt->toc, UPLOAD_KEY_ETAGS, segment->etags);
+	lp_parallel_insert_copy(pcxt, UPLOAD_KEY_SIZES, plan->input_sizes,
+							sizeof(uint64) * plan->num_inputs);
+	names = shm_toc_allocate(pcxt->toc, segment->names_size);
+	shm_toc_insert(pcxt->toc, UPLOAD_KEY_NAMES, names);
+	strcpy(pack_names(names, segment->paths, plan->num_inputs, segment->output_name),
+		   segment->upload_id);
+}
+
 bool
 lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
 					 const char *const *paths, LpInput *const *inputs, LpOutput *output)
@@ -575,130 +627,97 @@ lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
 	ParallelContext *pcxt;
 	UploadCopier copier;
 	UploadShared *shared;
-	LpUploadPart *shared_parts;
-	uint64	   *sizes;
-	char	   *names;
-	const char *upload_id;
-	Size		names_size = 0;
-	Size		query_size = debug_query_string ? strlen(debug_query_string) + 1 : 0;
-	uint64		num_copies;
+	UploadSegment segment = {plan, parts, paths, output->name};
 	int			nworkers = lp_max_copy_workers;
+	int			nworkers_launched;
 	LpError		err;
 
 	if (nworkers == 0 || core_output == NULL ||
-		!parts_by_number_fit(parts, inputs, core_output, &num_copies) || num_copies == 0)
+		!parts_by_number_fit(parts, inputs, core_output, &segment.num_copies) ||
+		segment.num_copies == 0)
 		return false;
-	if ((uint64) nworkers > num_copies)
-		nworkers = (int) num_copies;
+	if ((uint64) nworkers > segment.num_copies)
+		nworkers = (int) segment.num_copies;
 
-	upload_id = lp_s3_output_start_parts(core_output, &err);
-	if (upload_id == NULL)
+	segment.upload_id = lp_s3_output_start_parts(core_output, &err);
+	if (segment.upload_id == NULL)
 		lp_raise(&err);
 	for (uint32 i = 0; i < plan->num_inputs; i++)
-		names_size = add_size(names_size, strlen(paths[i]) + 1);
-	names_size = add_size(names_size, strlen(output->name) + 1);
-	names_size = add_size(names_size, strlen(upload_id) + 1);
+		segment.names_size = add_size(segment.names_size, strlen(paths[i]) + 1);
+	segment.names_size = add_size(segment.names_size, strlen(output->name) + 1);
+	segment.names_size = add_size(segment.names_size, strlen(segment.upload_id) + 1);
+	{
+		/* the chunks of fill_upload_segment */
+		const Size	chunk_sizes[] = {
+			sizeof(UploadShared),
+			mul_size(sizeof(LpUploadPart), parts->num_parts),
+			mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts),
+			mul_size(sizeof(uint64), plan->num_inputs),
+			segment.names_size,
+		};
 
-	EnterParallelMode();
-	pcxt = CreateParallelContext("lance_parts", "lp_copy_upload_worker_main", nworkers);
-	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(UploadShared));
-	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(LpUploadPart), parts->num_parts));
-	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
-	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(uint64), plan->num_inputs));
-	shm_toc_estimate_chunk(&pcxt->estimator, names_size);
-	shm_toc_estimate_keys(&pcxt->estimator, 5);
-	if (query_size > 0)
-	{
-		shm_toc_estimate_chunk(&pcxt->estimator, query_size);
-		shm_toc_estimate_keys(&pcxt->estimator, 1);
+		pcxt = lp_parallel_start("lp_copy_upload_worker_main", nworkers, chunk_sizes,
+								 lengthof(chunk_sizes), fill_upload_segment, &segment);
 	}
-	InitializeParallelDSM(pcxt);
-	if (pcxt->seg != NULL)
+	/* without workers the leader copies every part itself */
+	if (pcxt == NULL)
 	{
-		shared = shm_toc_allocate(pcxt->toc, sizeof(UploadShared));
-		shm_toc_insert(pcxt->toc, UPLOAD_KEY_SHARED, shared);
-		shared_parts = shm_toc_allocate(pcxt->toc,
-										mul_size(sizeof(LpUploadPart), parts->num_parts));
-		memcpy(shared_parts, parts->parts, sizeof(LpUploadPart) * parts->num_parts);
-		shm_toc_insert(pcxt->toc, UPLOAD_KEY_PARTS, shared_parts);
-		copier.etags = shm_toc_allocate(pcxt->toc, mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
-		shm_toc_insert(pcxt->toc, UPLOAD_KEY_ETAGS, copier.etags);
-		sizes = shm_toc_allocate(pcxt->toc, mul_size(sizeof(uint64), plan->num_inputs));
-		memcpy(sizes, plan->input_sizes, sizeof(uint64) * plan->num_inputs);
-		shm_toc_insert(pcxt->toc, UPLOAD_KEY_SIZES, sizes);
-		names = shm_toc_allocate(pcxt->toc, names_size);
-		shm_toc_insert(pcxt->toc, UPLOAD_KEY_NAMES, names);
-		for (uint32 i = 0; i < plan->num_inputs; i++)
-			names = stpcpy(names, paths[i]) + 1;
-		names = stpcpy(names, output->name) + 1;
-		strcpy(names, upload_id);
-		if (query_size > 0)
-		{
-			char	   *query = shm_toc_allocate(pcxt->toc, query_size);
-
-			memcpy(query, debug_query_string, query_size);
-			shm_toc_insert(pcxt->toc, UPLOAD_KEY_QUERY, query);
-		}
-	}
-	else
-	{
-		shared = palloc(sizeof(UploadShared));
-		copier.etags = palloc(mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
-	}
-	shared->num_parts = parts->num_parts;
-	shared->num_copies = num_copies;
-	shared->num_inputs = plan->num_inputs;
-	pg_atomic_init_u64(&shared->next_part, 0);
-	pg_atomic_init_u64(&shared->copies_done, 0);
-	pg_atomic_init_u64(&shared->bytes_done, 0);
-	pg_atomic_init_u32(&shared->failed, 0);
-	if (pcxt->seg != NULL)
-		LaunchParallelWorkers(pcxt);
-	if (pcxt->seg == NULL || pcxt->nworkers_launched == 0)
+		segment.shared = palloc(sizeof(UploadShared));
+		init_upload_shared(segment.shared, &segment);
+		segment.etags = palloc(mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
+		nworkers_launched = 0;
 		ereport(NOTICE,
 				errmsg("no parallel workers could be started to copy parts into \"%s\", copying serially",
 					   output->name),
 				errhint("Raise max_worker_processes or max_parallel_workers, or set lance_parts.max_copy_workers to 0."));
+	}
 	else
+	{
+		nworkers_launched = pcxt->nworkers_launched;
 		ereport(DEBUG1,
 				errmsg_internal("copying " UINT64_FORMAT " of %zu upload parts of \"%s\" with %d parallel workers",
-								num_copies, parts->num_parts, output->name,
-								pcxt->nworkers_launched));
-	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size,
-					  pcxt->nworkers_launched);
+								segment.num_copies, parts->num_parts, output->name,
+								nworkers_launched));
+	}
+	shared = segment.shared;
+	lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, nworkers_launched);
 
 	copier.shared = shared;
 	copier.parts = parts->parts;
+	copier.etags = segment.etags;
 	copier.store = lp_pg_s3_core_store(lp_store_for_uri(output->name, NULL));
 	copier.inputs = (LpInput **) inputs;
 	copier.output_name = output->name;
-	copier.upload_id = upload_id;
+	copier.upload_id = segment.upload_id;
 	send_upload_parts(plan, parts, inputs, core_output);
-	if (parallel_leader_participation || pcxt->nworkers_launched == 0)
+	if (parallel_leader_participation || nworkers_launched == 0)
 		leader_copy_upload_parts(&copier);
-	while (pg_atomic_read_u64(&shared->copies_done) < num_copies &&
-		   !all_workers_stopped(pcxt))
+	if (pcxt != NULL)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 LP_PROGRESS_INTERVAL_MS, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		lp_progress_update(0, (int64) pg_atomic_read_u64(&shared->bytes_done));
+		while (pg_atomic_read_u64(&shared->copies_done) < segment.num_copies &&
+			   !all_workers_stopped(pcxt))
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 LP_PROGRESS_INTERVAL_MS, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			lp_progress_update(0, (int64) pg_atomic_read_u64(&shared->bytes_done));
+		}
+		/* raises a worker's error, if any */
+		WaitForParallelWorkersToFinish(pcxt);
+		/* parts no worker got to (workers that could not start) are the leader's */
+		leader_copy_upload_parts(&copier);
 	}
-	/* raises a worker's error, if any */
-	WaitForParallelWorkersToFinish(pcxt);
-	/* parts no worker got to (workers that could not start) are the leader's */
-	leader_copy_upload_parts(&copier);
-	if (pg_atomic_read_u64(&shared->copies_done) != num_copies)
+	if (pg_atomic_read_u64(&shared->copies_done) != segment.num_copies)
 		elog(ERROR, "parallel copy into \"%s\" ended with " UINT64_FORMAT " of " UINT64_FORMAT " parts copied",
-			 output->name, pg_atomic_read_u64(&shared->copies_done), num_copies);
+			 output->name, pg_atomic_read_u64(&shared->copies_done), segment.num_copies);
 	for (size_t p = 0; p < parts->num_parts; p++)
 		if (parts->parts[p].kind == LP_UPLOAD_PART_COPY &&
 			!lp_s3_output_add_part(core_output, (uint32) (p + 1),
 								   copier.etags + p * LP_S3_PART_ETAG_MAX, &err))
 			lp_raise(&err);
-	DestroyParallelContext(pcxt);
-	ExitParallelMode();
+	if (pcxt != NULL)
+		lp_parallel_end(pcxt);
 	return true;
 }
 
@@ -708,15 +727,10 @@ lp_copy_upload_worker_main(dsm_segment *seg, shm_toc *toc)
 	UploadShared *shared = shm_toc_lookup(toc, UPLOAD_KEY_SHARED, false);
 	uint64	   *sizes = shm_toc_lookup(toc, UPLOAD_KEY_SIZES, false);
 	const char *names = shm_toc_lookup(toc, UPLOAD_KEY_NAMES, false);
-	char	   *query = shm_toc_lookup(toc, UPLOAD_KEY_QUERY, true);
 	UploadCopier copier;
 	LpError		err;
 
-	if (query != NULL)
-	{
-		debug_query_string = query;
-		pgstat_report_activity(STATE_RUNNING, debug_query_string);
-	}
+	lp_parallel_worker_show_query(toc);
 	copier.shared = shared;
 	copier.parts = shm_toc_lookup(toc, UPLOAD_KEY_PARTS, false);
 	copier.etags = shm_toc_lookup(toc, UPLOAD_KEY_ETAGS, false);

@@ -54,15 +54,11 @@ scalar_mapped_type(const LpType *type, Oid *typid, int32 *typmod)
 		case LP_TYPE_INT8:
 		case LP_TYPE_INT16:
 		case LP_TYPE_UINT8:
-			*typid = INT2OID;
-			break;
 		case LP_TYPE_INT32:
 		case LP_TYPE_UINT16:
-			*typid = INT4OID;
-			break;
 		case LP_TYPE_INT64:
 		case LP_TYPE_UINT32:
-			*typid = INT8OID;
+			*typid = lp_pg_integer(type->id)->pg_type;
 			break;
 		case LP_TYPE_UINT64:
 			*typid = NUMERICOID;
@@ -365,43 +361,17 @@ scalar_datum(const LpArray *array, uint64 row, int32 typmod)
 		case LP_TYPE_BOOL:
 			return BoolGetDatum(lp_bit_get(array->values, row));
 		case LP_TYPE_INT8:
-			return Int16GetDatum((int16) ((const int8 *) array->values)[row]);
 		case LP_TYPE_UINT8:
-			return Int16GetDatum((int16) array->values[row]);
 		case LP_TYPE_INT16:
-			{
-				int16		v;
-
-				fixed_value(array, row, &v, 2);
-				return Int16GetDatum(v);
-			}
 		case LP_TYPE_UINT16:
-			{
-				uint16		v;
-
-				fixed_value(array, row, &v, 2);
-				return Int32GetDatum((int32) v);
-			}
 		case LP_TYPE_INT32:
-			{
-				int32		v;
-
-				fixed_value(array, row, &v, 4);
-				return Int32GetDatum(v);
-			}
 		case LP_TYPE_UINT32:
-			{
-				uint32		v;
-
-				fixed_value(array, row, &v, 4);
-				return Int64GetDatum((int64) v);
-			}
 		case LP_TYPE_INT64:
 			{
-				int64		v;
+				const LpPgInteger *mapping = lp_pg_integer(type->id);
 
-				fixed_value(array, row, &v, 8);
-				return Int64GetDatum(v);
+				return lp_pg_integer_datum(mapping,
+										   lp_pg_integer_read(mapping, array->values + row * mapping->width));
 			}
 		case LP_TYPE_UINT64:
 			{

@@ -332,7 +332,8 @@ compare_uploads(const ListCell *a, const ListCell *b)
 
 /*
  * Abort the uploads under the dataset begun before the cutoff, in path
- * order; a row for each (its bytes are not listed: 0).  An upload is young
+ * order; a row for each, with the bytes its parts held (listed before the
+ * abort; 0 for one skipped).  An upload is young
  * while an assembly may still be writing it, which is why older_than must
  * exceed the longest assembly.
  */
@@ -355,6 +356,7 @@ examine_uploads(OrphanScan *scan)
 		const char *relative;
 		const char *action;
 		char	   *reason = NULL;
+		uint64_t	bytes = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		/* listed under the root, so its path is the root, "/" and more */
@@ -368,18 +370,23 @@ examine_uploads(OrphanScan *scan)
 			action = "skipped";
 			reason = pstrdup("its key has empty, \".\" or \"..\" segments or a trailing '/', which an s3:// URI cannot name exactly");
 		}
+		else if (!scan->store->ops->upload_size(scan->store, upload->path, upload->upload_id,
+												&bytes, &err))
+			action = NULL;
 		else if (scan->dry_run)
 			action = "would_remove";
 		else if (scan->store->ops->abort_upload(scan->store, upload->path, upload->upload_id, &err))
 			action = "removed";
 		else
+			action = NULL;
+		if (action == NULL)
 		{
 			if (err.code == LP_ERR_CANCELED)
 				lp_raise(&err);
 			action = "failed";
 			reason = pstrdup(err.message);
 		}
-		put_row(scan, relative, LP_ORPHAN_MULTIPART_UPLOAD, 0, action, reason);
+		put_row(scan, relative, LP_ORPHAN_MULTIPART_UPLOAD, (int64) bytes, action, reason);
 	}
 }
 

@@ -62,6 +62,32 @@ typedef struct PgS3Input
 #define CORE(store) (((PgS3Store *) (store))->core)
 #define CORE_INPUT(input) (((PgS3Input *) (input))->core)
 
+/*
+ * A zeroed wrapper of `size` bytes in the current memory context whose
+ * MemoryContextCallback (at cleanup_offset) calls `func` on it when that
+ * context goes; NULL with err set when out of memory, and the caller releases
+ * what it would have wrapped.  Nothing raises before the caller has filled in
+ * the wrapper, so the callback never sees it half made.
+ */
+static void *
+alloc_wrapper(Size size, Size cleanup_offset, MemoryContextCallbackFunction func,
+			  const char *what, const char *path, LpError *err)
+{
+	char	   *wrapper = palloc_extended(size, MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+	MemoryContextCallback *cleanup;
+
+	if (wrapper == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for %s of \"%s\"", what, path);
+		return NULL;
+	}
+	cleanup = (MemoryContextCallback *) (wrapper + cleanup_offset);
+	cleanup->func = func;
+	cleanup->arg = wrapper;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cleanup);
+	return wrapper;
+}
+
 /* ---- inputs closed when their memory context goes -------------------------- */
 
 static bool
@@ -108,20 +134,17 @@ wrap_input(LpInput *core, const char *path, LpError *err)
 
 	if (core == NULL)
 		return NULL;
-	pg = palloc_extended(sizeof(PgS3Input), MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+	pg = alloc_wrapper(sizeof(PgS3Input), offsetof(PgS3Input, cleanup), pg_s3_input_cleanup,
+					   "an input", path, err);
 	if (pg == NULL)
 	{
 		lp_input_close(core);
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an input of \"%s\"", path);
 		return NULL;
 	}
 	pg->base.ops = &pg_s3_input_ops;
 	pg->base.name = core->name;
 	pg->base.size = core->size;
 	pg->core = core;
-	pg->cleanup.func = pg_s3_input_cleanup;
-	pg->cleanup.arg = pg;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, &pg->cleanup);
 	return &pg->base;
 }
 
@@ -264,20 +287,17 @@ pg_s3_create_output(LpStore *store, const char *path, LpError *err)
 
 	if (core == NULL)
 		return NULL;
-	pg = palloc_extended(sizeof(PgS3Output), MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+	pg = alloc_wrapper(sizeof(PgS3Output), offsetof(PgS3Output, cleanup), pg_s3_output_cleanup,
+					   "an output", path, err);
 	if (pg == NULL)
 	{
 		core->ops->abort(core);
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for an output of \"%s\"", path);
 		return NULL;
 	}
 	pg->base.ops = &pg_s3_output_ops;
 	pg->base.name = core->name;
 	pg->base.multipart = core->multipart;
 	pg->core = core;
-	pg->cleanup.func = pg_s3_output_cleanup;
-	pg->cleanup.arg = pg;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, &pg->cleanup);
 	return &pg->base;
 }
 
@@ -286,6 +306,13 @@ pg_s3_list_uploads(LpStore *store, const char *directory, LpUploadCallback callb
 				   LpError *err)
 {
 	return CORE(store)->ops->list_uploads(CORE(store), directory, callback, arg, err);
+}
+
+static bool
+pg_s3_upload_size(LpStore *store, const char *path, const char *upload_id, uint64_t *bytes,
+				  LpError *err)
+{
+	return CORE(store)->ops->upload_size(CORE(store), path, upload_id, bytes, err);
 }
 
 static bool
@@ -309,6 +336,7 @@ static const LpStoreOps pg_s3_store_ops = {
 	.create_output = pg_s3_create_output,
 	.list_uploads = pg_s3_list_uploads,
 	.abort_upload = pg_s3_abort_upload,
+	.upload_size = pg_s3_upload_size,
 };
 
 LpStore *

@@ -1013,55 +1013,6 @@ append_null(FieldBuilder *builder)
 static void append_datum(FieldBuilder *builder, Datum value, bool isnull);
 
 /* Append a value of the field's input type. */
-/*
- * The Lance integer types and the PostgreSQL integer each is written from
- * (smallint for 8-bit values, the next wider type for unsigned ones): its
- * width, the range the Lance type holds and the Lance width.
- */
-typedef struct IntegerMapping
-{
-	LpTypeId	id;
-	int			pg_width;
-	int64		min;
-	int64		max;
-	uint32		width;
-} IntegerMapping;
-
-static const IntegerMapping integer_mappings[] = {
-	{LP_TYPE_INT8, 2, PG_INT8_MIN, PG_INT8_MAX, 1},
-	{LP_TYPE_UINT8, 2, 0, PG_UINT8_MAX, 1},
-	{LP_TYPE_INT16, 2, PG_INT16_MIN, PG_INT16_MAX, 2},
-	{LP_TYPE_UINT16, 4, 0, PG_UINT16_MAX, 2},
-	{LP_TYPE_INT32, 4, PG_INT32_MIN, PG_INT32_MAX, 4},
-	{LP_TYPE_UINT32, 8, 0, PG_UINT32_MAX, 4},
-	{LP_TYPE_INT64, 8, PG_INT64_MIN, PG_INT64_MAX, 8},
-};
-
-static const IntegerMapping *
-integer_mapping(LpTypeId id)
-{
-	for (size_t i = 0; i < lengthof(integer_mappings); i++)
-		if (integer_mappings[i].id == id)
-			return &integer_mappings[i];
-	elog(ERROR, "no integer mapping for Lance type %d", (int) id);
-	return NULL;				/* keep the compiler quiet */
-}
-
-/* The value of a smallint, integer or bigint Datum of pg_width bytes. */
-static int64
-integer_datum(Datum value, int pg_width)
-{
-	switch (pg_width)
-	{
-		case 2:
-			return DatumGetInt16(value);
-		case 4:
-			return DatumGetInt32(value);
-		default:
-			return DatumGetInt64(value);
-	}
-}
-
 static void
 append_value(FieldBuilder *builder, Datum value)
 {
@@ -1083,9 +1034,9 @@ append_value(FieldBuilder *builder, Datum value)
 		case LP_TYPE_INT64:
 		case LP_TYPE_UINT32:
 			{
-				const IntegerMapping *mapping = integer_mapping(type->id);
+				const LpPgInteger *mapping = lp_pg_integer(type->id);
 
-				append_integer(builder, integer_datum(value, mapping->pg_width),
+				append_integer(builder, lp_pg_integer_of_datum(mapping, value),
 							   mapping->min, mapping->max, mapping->width);
 			}
 			break;

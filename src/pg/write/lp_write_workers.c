@@ -29,17 +29,15 @@
 #endif
 
 #include "access/parallel.h"
-#include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "storage/shm_mq.h"
 #include "storage/shm_toc.h"
-#include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "encode/lp_file_writer.h"
+#include "lp_parallel.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
 #include "write/lp_write_workers.h"
@@ -60,7 +58,6 @@ int			lp_write_workers = 2;
 #define WRITE_KEY_SHARED	UINT64CONST(0x4C50000000000021)
 #define WRITE_KEY_SCHEMA	UINT64CONST(0x4C50000000000022)
 #define WRITE_KEY_QUEUES	UINT64CONST(0x4C50000000000023)
-#define WRITE_KEY_QUERY		UINT64CONST(0x4C50000000000024)
 
 /* Messages to a worker: a tag, then (aligned to 8) the tag's contents. */
 #define WRITE_MSG_OPEN	'O'			/* output name, NUL, share token */
@@ -405,73 +402,68 @@ lp_write_map_large_buffers(void)
 #endif
 }
 
+/* What lp_write_workers_start puts in the workers' segment. */
+typedef struct WriteSegment
+{
+	LpFileVersion version;
+	StringInfoData schema;		/* serialized */
+	Size		queues_bytes;
+	char	   *queues;			/* set by fill_write_segment */
+} WriteSegment;
+
+static void
+fill_write_segment(ParallelContext *pcxt, void *arg)
+{
+	WriteSegment *segment = arg;
+	WriteShared *shared = shm_toc_allocate(pcxt->toc, sizeof(WriteShared));
+
+	shared->version = segment->version;
+	shared->schema_bytes = segment->schema.len;
+	shm_toc_insert(pcxt->toc, WRITE_KEY_SHARED, shared);
+	lp_parallel_insert_copy(pcxt, WRITE_KEY_SCHEMA, segment->schema.data, segment->schema.len);
+	segment->queues = shm_toc_allocate(pcxt->toc, segment->queues_bytes);
+	shm_toc_insert(pcxt->toc, WRITE_KEY_QUEUES, segment->queues);
+	for (int i = 0; i < lp_write_workers; i++)
+	{
+		char	   *to = segment->queues + (Size) i * (TO_WORKER_QUEUE_BYTES + FROM_WORKER_QUEUE_BYTES);
+
+		shm_mq_set_sender(shm_mq_create(to, TO_WORKER_QUEUE_BYTES), MyProc);
+		shm_mq_set_receiver(shm_mq_create(to + TO_WORKER_QUEUE_BYTES, FROM_WORKER_QUEUE_BYTES),
+							MyProc);
+	}
+}
+
 LpWriteWorkers *
 lp_write_workers_start(LpStore *store, const LpSchema *schema, LpFileVersion version,
 					   const char *what)
 {
 	LpWriteWorkers *workers;
 	ParallelContext *pcxt;
-	StringInfoData schema_buf;
-	Size		queues_bytes;
-	Size		query_size = debug_query_string ? strlen(debug_query_string) + 1 : 0;
+	WriteSegment segment;
 	char	   *queues;
 
 	if (lp_write_workers == 0 || store->ops->open_shared_output == NULL)
 		return NULL;
-	initStringInfo(&schema_buf);
-	serialize_schema(&schema_buf, schema);
-	queues_bytes = mul_size(lp_write_workers, TO_WORKER_QUEUE_BYTES + FROM_WORKER_QUEUE_BYTES);
+	segment.version = version;
+	initStringInfo(&segment.schema);
+	serialize_schema(&segment.schema, schema);
+	segment.queues_bytes = mul_size(lp_write_workers, TO_WORKER_QUEUE_BYTES + FROM_WORKER_QUEUE_BYTES);
 
-	EnterParallelMode();
-	pcxt = CreateParallelContext("lance_parts", "lp_write_worker_main", lp_write_workers);
-	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(WriteShared));
-	shm_toc_estimate_chunk(&pcxt->estimator, schema_buf.len);
-	shm_toc_estimate_chunk(&pcxt->estimator, queues_bytes);
-	shm_toc_estimate_keys(&pcxt->estimator, 3);
-	if (query_size > 0)
 	{
-		shm_toc_estimate_chunk(&pcxt->estimator, query_size);
-		shm_toc_estimate_keys(&pcxt->estimator, 1);
+		/* the chunks of fill_write_segment */
+		const Size	chunk_sizes[] = {sizeof(WriteShared), segment.schema.len, segment.queues_bytes};
+
+		pcxt = lp_parallel_start("lp_write_worker_main", lp_write_workers, chunk_sizes,
+								 lengthof(chunk_sizes), fill_write_segment, &segment);
 	}
-	InitializeParallelDSM(pcxt);
-	if (pcxt->seg != NULL)
+	if (pcxt == NULL)
 	{
-		WriteShared *shared = shm_toc_allocate(pcxt->toc, sizeof(WriteShared));
-		char	   *schema_bytes = shm_toc_allocate(pcxt->toc, schema_buf.len);
-
-		shared->version = version;
-		shared->schema_bytes = schema_buf.len;
-		shm_toc_insert(pcxt->toc, WRITE_KEY_SHARED, shared);
-		memcpy(schema_bytes, schema_buf.data, schema_buf.len);
-		shm_toc_insert(pcxt->toc, WRITE_KEY_SCHEMA, schema_bytes);
-		queues = shm_toc_allocate(pcxt->toc, queues_bytes);
-		shm_toc_insert(pcxt->toc, WRITE_KEY_QUEUES, queues);
-		for (int i = 0; i < lp_write_workers; i++)
-		{
-			char	   *to = queues + (Size) i * (TO_WORKER_QUEUE_BYTES + FROM_WORKER_QUEUE_BYTES);
-
-			shm_mq_set_sender(shm_mq_create(to, TO_WORKER_QUEUE_BYTES), MyProc);
-			shm_mq_set_receiver(shm_mq_create(to + TO_WORKER_QUEUE_BYTES, FROM_WORKER_QUEUE_BYTES),
-								MyProc);
-		}
-		if (query_size > 0)
-		{
-			char	   *query = shm_toc_allocate(pcxt->toc, query_size);
-
-			memcpy(query, debug_query_string, query_size);
-			shm_toc_insert(pcxt->toc, WRITE_KEY_QUERY, query);
-		}
-		LaunchParallelWorkers(pcxt);
-	}
-	if (pcxt->seg == NULL || pcxt->nworkers_launched == 0)
-	{
-		DestroyParallelContext(pcxt);
-		ExitParallelMode();
 		ereport(NOTICE,
 				errmsg("no parallel workers could be started to encode %s, encoding serially", what),
 				errhint("Raise max_worker_processes or max_parallel_workers, or set lance_parts.write_workers to 0."));
 		return NULL;
 	}
+	queues = segment.queues;
 
 	workers = palloc0(sizeof(LpWriteWorkers));
 	workers->pcxt = pcxt;
@@ -646,8 +638,7 @@ lp_write_workers_end(LpWriteWorkers *workers)
 		shm_mq_detach(workers->from_worker[i]);
 	}
 	WaitForParallelWorkersToFinish(workers->pcxt);
-	DestroyParallelContext(workers->pcxt);
-	ExitParallelMode();
+	lp_parallel_end(workers->pcxt);
 }
 
 /* ---- a worker ----------------------------------------------------------------- */
@@ -671,7 +662,6 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 	WriteShared *shared = shm_toc_lookup(toc, WRITE_KEY_SHARED, false);
 	char	   *schema_bytes = shm_toc_lookup(toc, WRITE_KEY_SCHEMA, false);
 	char	   *queues = shm_toc_lookup(toc, WRITE_KEY_QUEUES, false);
-	char	   *query = shm_toc_lookup(toc, WRITE_KEY_QUERY, true);
 	char	   *to = queues + (Size) ParallelWorkerNumber * (TO_WORKER_QUEUE_BYTES + FROM_WORKER_QUEUE_BYTES);
 	shm_mq	   *in_queue = (shm_mq *) to;
 	shm_mq	   *out_queue = (shm_mq *) (to + TO_WORKER_QUEUE_BYTES);
@@ -688,11 +678,7 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 	LpError		err;
 
 	lp_write_map_large_buffers();
-	if (query != NULL)
-	{
-		debug_query_string = query;
-		pgstat_report_activity(STATE_RUNNING, debug_query_string);
-	}
+	lp_parallel_worker_show_query(toc);
 	shm_mq_set_receiver(in_queue, MyProc);
 	shm_mq_set_sender(out_queue, MyProc);
 	in = shm_mq_attach(in_queue, seg, NULL);
