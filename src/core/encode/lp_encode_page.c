@@ -952,19 +952,52 @@ write_variable(const ChunkWriter *writer, uint64_t start, uint64_t count, LpBuf 
  * runs fit MAX_MINIBLOCK_BYTES, halved until they do; every chunk but the
  * last holds a power of two of values.
  */
+/* Values from i on (before end) equal to value i, the 1-, 2-, 4- or 8-byte words compared whole. */
 static uint64_t
-rle_chunk_bytes(const uint8_t *values, uint32_t bytes, uint64_t first, uint64_t count)
+run_length(const uint8_t *values, uint32_t bytes, uint64_t i, uint64_t end)
+{
+	uint64_t	j = i + 1;
+
+	switch (bytes)
+	{
+		case 1:
+			while (j < end && values[j] == values[i])
+				j++;
+			break;
+		case 2:
+			while (j < end && lp_le16(values + j * 2) == lp_le16(values + i * 2))
+				j++;
+			break;
+		case 4:
+			while (j < end && lp_le32(values + j * 4) == lp_le32(values + i * 4))
+				j++;
+			break;
+		case 8:
+			while (j < end && lp_le64(values + j * 8) == lp_le64(values + i * 8))
+				j++;
+			break;
+		default:
+			while (j < end && memcmp(values + j * bytes, values + i * bytes, bytes) == 0)
+				j++;
+			break;
+	}
+	return j - i;
+}
+
+/*
+ * Bytes of the runs of values [first, first + count); the counting stops
+ * once they reach stop_at (the callers only compare them with it).
+ */
+static uint64_t
+rle_chunk_bytes(const uint8_t *values, uint32_t bytes, uint64_t first, uint64_t count,
+				uint64_t stop_at)
 {
 	uint64_t	total = 0;
-	uint64_t	i = first;
 
-	while (i < first + count)
+	for (uint64_t i = first; i < first + count && total < stop_at;)
 	{
-		uint64_t	run = 1;
+		uint64_t	run = run_length(values, bytes, i, first + count);
 
-		while (i + run < first + count &&
-			   memcmp(values + (i + run) * bytes, values + i * bytes, bytes) == 0)
-			run++;
 		total += (run + 254) / 255 * (bytes + 1);
 		i += run;
 	}
@@ -978,8 +1011,8 @@ rle_chunk_values(const ChunkWriter *writer, uint64_t first)
 	uint64_t	count = left < 2048 ? left : 2048;
 
 	while (count > 1 &&
-		   rle_chunk_bytes(writer->page->values.data, writer->shape->bits / 8, first, count) >
-		   MAX_MINIBLOCK_BYTES)
+		   rle_chunk_bytes(writer->page->values.data, writer->shape->bits / 8, first, count,
+						   MAX_MINIBLOCK_BYTES + 1) > MAX_MINIBLOCK_BYTES)
 	{
 		uint64_t	power = 1;
 
@@ -999,11 +1032,8 @@ write_rle(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *valu
 
 	for (uint64_t i = first; i < first + count;)
 	{
-		uint64_t	run = 1;
+		uint64_t	run = run_length(data, bytes, i, first + count);
 
-		while (i + run < first + count &&
-			   memcmp(data + (i + run) * bytes, data + i * bytes, bytes) == 0)
-			run++;
 		for (uint64_t left = run; left > 0;)
 		{
 			uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
@@ -1074,7 +1104,7 @@ prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
 		return false;
 	other = prefers_bitpacking(shape, page) ? bitpacked_bytes(shape, page) :
 		page->num_values * bytes;
-	return rle_chunk_bytes(page->values.data, bytes, 0, page->num_values) < other;
+	return rle_chunk_bytes(page->values.data, bytes, 0, page->num_values, other) < other;
 }
 
 #define BSS_SAMPLE_VALUES 64
