@@ -1266,6 +1266,21 @@ choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValue
 }
 
 /*
+ * About the bytes of the chunks' values: the page's values flat (the
+ * encodings chosen over flat are smaller), for strings their offsets and
+ * bytes, with slack for the chunks' own offsets and padding.
+ */
+static uint64_t
+miniblock_values_bytes(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings)
+{
+	uint64_t	bytes = shape->kind == LP_LEAF_VARIABLE ?
+		strings->data_len + (page->num_values + 1) * (shape->offset_bits / 8) :
+		page->values.len + page->bits.buf.len + page->item_validity.buf.len;
+
+	return bytes + bytes / 128 + 64;
+}
+
+/*
  * Lance's RepDefSlicer: a chunk takes the levels up to and with its last
  * value; levels without a value after it (null and empty lists) go to the
  * next chunk, the rest of the page to the last.
@@ -1379,7 +1394,9 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 
 	memset(&m, 0, sizeof(m));
 	value_encoding = choose_miniblock_values(&m, shape, page, strings, &writer, &num_value_buffers);
-	if (!write_chunks(&writer, &chunks, &values, &second))
+	/* reserved once: doubled up to a page's size, the buffer was copied and faulted in again and again */
+	if (!lp_buf_reserve(&values, miniblock_values_bytes(shape, page, strings)) ||
+		!write_chunks(&writer, &chunks, &values, &second))
 		goto no_memory;
 	/* Lance leaves fixed-size lists uncompressed. */
 	if (lp_compression_is_general(&shape->compression) && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&
