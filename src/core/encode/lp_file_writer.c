@@ -231,6 +231,30 @@ page_free(LpPageValues *page)
 	lp_buf_free(&page->rep);
 }
 
+/*
+ * Free the page's buffers and, unless the file is done, reserve the next
+ * page's at what this one held: grown from nothing by doubling, every page
+ * copied its buffers several times and faulted each copy in (large buffers
+ * are mapped apart).  A reservation is only resident once filled, and a
+ * doubled buffer held up to twice its bytes.
+ */
+static bool
+page_renew(LpPageValues *page, bool reserve)
+{
+	LpBuf	   *buffers[8] = {&page->values, &page->bits.buf, &page->offsets, &page->data,
+	&page->validity.buf, &page->item_validity.buf, &page->null_layers, &page->rep};
+	uint64_t	lengths[8];
+
+	for (int b = 0; b < 8; b++)
+		lengths[b] = buffers[b]->len;
+	page_free(page);
+	page_reset(page);
+	for (int b = 0; b < 8 && reserve; b++)
+		if (lengths[b] > 0 && !lp_buf_reserve(buffers[b], lengths[b]))
+			return false;
+	return true;
+}
+
 /* Bytes the page's values take in memory, as Lance measures what it accumulates. */
 static uint64_t
 page_bytes(const WriterColumn *column)
@@ -501,10 +525,8 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	column->num_pages++;
 	column->rows_flushed += num_rows;
 	column->page_rows = 0;
-	/* the buffers go back, so the next page's memory is what it holds, not this one's */
-	page_free(&column->page);
-	page_reset(&column->page);
-	if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
+	if (!page_renew(&column->page, !writer->done) ||
+		(column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0)))
 		return no_memory(err);
 	return ok;
 }
