@@ -119,10 +119,29 @@ is_null(const LpPageValues *page, uint64_t index)
 
 typedef Lance__Encodings21__RepDefLayer Layer;
 
+/* Whether the n bytes are all 0, read a word at a time. */
+static bool
+all_zero(const uint8_t *bytes, uint64_t n)
+{
+	uint64_t	all = 0;
+	uint64_t	i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64_t	word;
+
+		memcpy(&word, bytes + i, 8);
+		all |= word;
+	}
+	for (; i < n; i++)
+		all |= bytes[i];
+	return all == 0;
+}
+
 /* Levels of one kind (definition or repetition), one per level of the page. */
 typedef struct LevelSeq
 {
-	uint16_t   *v;				/* NULL when every level is 0 */
+	const uint16_t *v;			/* NULL when every level is 0 */
 	uint16_t	max;
 	uint32_t	width;			/* bits of max */
 } LevelSeq;
@@ -144,6 +163,7 @@ typedef struct Levels
 	LevelSeq	rep;			/* v NULL without lists */
 	uint64_t	num_levels;
 	uint16_t	max_visible;	/* highest definition level that holds a value */
+	uint16_t   *def_values;		/* def.v, owned; rep.v is the page's */
 	uint32_t	num_layers;
 	Layer		layers[LP_ENCODE_MAX_LAYERS];
 } Levels;
@@ -187,11 +207,14 @@ levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 	uint16_t	empty_level[LP_ENCODE_MAX_LAYERS];
 	uint64_t	n = shape->num_lists > 0 ? page->num_levels : page->num_values;
 	bool		inside_lists = false;
+	bool		any_null;
 
 	memset(levels, 0, sizeof(*levels));
 	levels->num_layers = shape->num_layers;
 	levels->num_levels = n;
-	for (uint64_t i = 0; (page->null_count > 0 || shape->num_layers > 1) && i < n; i++)
+	/* the layers with nulls or empty lists, where some level has one (mostly none does) */
+	any_null = shape->num_layers > 1 ? !all_zero(page->null_layers.data, n) : page->null_count > 0;
+	for (uint64_t i = 0; any_null && i < n; i++)
 	{
 		uint32_t	code = level_code(shape, page, i);
 
@@ -212,24 +235,24 @@ levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 	levels->def.width = bits_of(levels->def.max);
 	if (levels->def.max > 0)
 	{
-		levels->def.v = lp_alloc_array(n + 1, sizeof(uint16_t));
-		if (levels->def.v == NULL)
+		levels->def_values = lp_alloc_array(n + 1, sizeof(uint16_t));
+		if (levels->def_values == NULL)
 			return false;
 		for (uint64_t i = 0; i < n; i++)
 		{
 			uint32_t	code = level_code(shape, page, i);
 
-			levels->def.v[i] = code == 0 ? 0 : (code & LP_LEVEL_EMPTY) ?
+			levels->def_values[i] = code == 0 ? 0 : (code & LP_LEVEL_EMPTY) ?
 				empty_level[(code & ~LP_LEVEL_EMPTY) - 1] : null_level[code - 1];
 		}
+		levels->def.v = levels->def_values;
 	}
 	if (shape->num_lists > 0)
 	{
 		levels->rep.max = (uint16_t) shape->num_lists;
 		levels->rep.width = bits_of(levels->rep.max);
-		levels->rep.v = lp_memdup(page->rep.data, n * sizeof(uint16_t) + 1);
-		if (levels->rep.v == NULL)
-			return false;
+		/* read where the file writer put them (native u16, as every reader of v takes them) */
+		levels->rep.v = (const uint16_t *) page->rep.data;
 	}
 	return true;
 }
@@ -237,8 +260,7 @@ levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 static void
 levels_free(Levels *levels)
 {
-	lp_free(levels->def.v);
-	lp_free(levels->rep.v);
+	lp_free(levels->def_values);
 }
 
 /*
