@@ -92,53 +92,122 @@ lp_fastlanes_unpack(uint32_t type_bits, uint32_t width, const uint8_t *packed,
 	return true;
 }
 
+/*
+ * The packers, one per word size as the unpackers: row r of every lane goes
+ * into the lanes' words k = r * W / T (and k + 1 where the value continues),
+ * collected in native words and stored little-endian once.
+ */
+#define FASTLANES_PACKER(T, LOAD, STORE) \
+static void \
+fastlanes_pack_##T(uint32_t width, const uint8_t *values, uint8_t *packed) \
+{ \
+	enum { lanes = LP_FASTLANES_BLOCK / T, bytes = T / 8 }; \
+	uint##T##_t words[LP_FASTLANES_BLOCK]; \
+	uint32_t	num_words = lanes * width; \
+\
+	memset(words, 0, sizeof(words[0]) * num_words); \
+	for (uint32_t row = 0; row < T; row++) \
+	{ \
+		uint32_t	bit = row * width; \
+		uint32_t	shift = bit % T; \
+		uint##T##_t *low = words + (bit / T) * lanes; \
+		const uint8_t *src = values + (size_t) (fastlanes_order[row / 8] * 16 + (row % 8) * 128) * bytes; \
+\
+		for (uint32_t lane = 0; lane < lanes; lane++) \
+			low[lane] |= (uint##T##_t) (LOAD(src + lane * bytes) << shift); \
+		if (shift + width > T) \
+		{ \
+			uint##T##_t *high = low + lanes; \
+\
+			for (uint32_t lane = 0; lane < lanes; lane++) \
+				high[lane] |= (uint##T##_t) (LOAD(src + lane * bytes) >> (T - shift)); \
+		} \
+	} \
+	for (uint32_t i = 0; i < num_words; i++) \
+		STORE(packed + (size_t) i * bytes, words[i]); \
+}
+
+FASTLANES_PACKER(8, load8, store8)
+FASTLANES_PACKER(16, lp_le16, lp_put_le16)
+FASTLANES_PACKER(32, lp_le32, lp_put_le32)
+FASTLANES_PACKER(64, lp_le64, lp_put_le64)
+
 bool
 lp_fastlanes_pack(uint32_t type_bits, uint32_t width, const uint8_t *values,
 				  uint8_t *packed)
 {
-	uint32_t	bytes = type_bits / 8;
-	uint32_t	lanes;
-
 	if (type_bits != 8 && type_bits != 16 && type_bits != 32 && type_bits != 64)
 		return false;
 	if (width > type_bits)
 		return false;
-	lanes = LP_FASTLANES_BLOCK / type_bits;
-	memset(packed, 0, lp_fastlanes_packed_bytes(width));
 	if (width == 0)
 		return true;
-
-	for (uint32_t lane = 0; lane < lanes; lane++)
+	switch (type_bits)
 	{
-		for (uint32_t row = 0; row < type_bits; row++)
-		{
-			uint32_t	bit = row * width;
-			uint32_t	word = bit / type_bits;
-			uint32_t	shift = bit % type_bits;
-			uint32_t	index = fastlanes_order[row / 8] * 16 + (row % 8) * 128 + lane;
-			uint64_t	value = lp_le_uint(values + (size_t) index * bytes, bytes);
-			uint8_t    *at = packed + ((size_t) word * lanes + lane) * bytes;
-
-			lp_put_le_uint(at, bytes, lp_le_uint(at, bytes) | (value << shift));
-			/* The value continues in the lane's next word. */
-			if (shift + width > type_bits)
-			{
-				at = packed + ((size_t) (word + 1) * lanes + lane) * bytes;
-				lp_put_le_uint(at, bytes, lp_le_uint(at, bytes) | (value >> (type_bits - shift)));
-			}
-		}
+		case 8:
+			fastlanes_pack_8(width, values, packed);
+			break;
+		case 16:
+			fastlanes_pack_16(width, values, packed);
+			break;
+		case 32:
+			fastlanes_pack_32(width, values, packed);
+			break;
+		default:
+			fastlanes_pack_64(width, values, packed);
+			break;
 	}
 	return true;
 }
 
+/*
+ * The OR of count little-endian values of T bits: the words are ORed as
+ * they lie in memory (the bytes of the OR are the ORs of the bytes, in any
+ * byte order), which the compiler vectorizes, and read little-endian once.
+ */
+#define BITS_OR(T, LOAD) \
+static uint64_t \
+bits_or_##T(const uint8_t *values, uint64_t count) \
+{ \
+	uint##T##_t all = 0; \
+	uint8_t		bytes[T / 8]; \
+\
+	for (uint64_t i = 0; i < count; i++) \
+	{ \
+		uint##T##_t word; \
+\
+		memcpy(&word, values + i * (T / 8), sizeof(word)); \
+		all |= word; \
+	} \
+	memcpy(bytes, &all, sizeof(all)); \
+	return LOAD(bytes); \
+}
+
+BITS_OR(8, load8)
+BITS_OR(16, lp_le16)
+BITS_OR(32, lp_le32)
+BITS_OR(64, lp_le64)
+
 uint32_t
 lp_bit_width(uint32_t type_bits, const uint8_t *values, uint64_t count)
 {
-	uint32_t	bytes = type_bits / 8;
-	uint64_t	all = 0;
+	uint64_t	all;
 
-	for (uint64_t i = 0; i < count; i++)
-		all |= lp_le_uint(values + i * bytes, bytes);
+	switch (type_bits)
+	{
+		case 8:
+			all = bits_or_8(values, count);
+			break;
+		case 16:
+			all = bits_or_16(values, count);
+			break;
+		case 32:
+			all = bits_or_32(values, count);
+			break;
+		default:
+			all = bits_or_64(values, count);
+			break;
+	}
 	return all == 0 ? 0 : 64 - (uint32_t) __builtin_clzll(all);
 }
 

@@ -142,15 +142,19 @@ static uint32_t
 match(const LpFsstEncoder *encoder, const uint8_t *in, size_t len, uint32_t *match_len)
 {
 	uint8_t		b = in[0];
-	uint64_t	word = len >= 8 ? lp_le64(in) : 0;
+	uint8_t		tail[8] = {0};
+	uint64_t	word;
 
+	/* a tail shorter than a word is compared as one too, zero-padded: a symbol fits it or is longer */
+	if (len < 8)
+		memcpy(tail, in, len);
+	word = lp_le64(len >= 8 ? in : tail);
 	for (uint32_t i = encoder->first[b]; i < encoder->first[b + 1]; i++)
 	{
 		uint32_t	code = encoder->by_first[i];
 		uint32_t	l = encoder->table.lengths[code];
 
-		if (len >= 8 ? (word & encoder->masks[code]) == encoder->values[code] :
-			(l <= len && memcmp(encoder->table.symbols[code], in, l) == 0))
+		if (l <= len && (word & encoder->masks[code]) == encoder->values[code])
 		{
 			*match_len = l;
 			return code;

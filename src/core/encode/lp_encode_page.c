@@ -119,10 +119,29 @@ is_null(const LpPageValues *page, uint64_t index)
 
 typedef Lance__Encodings21__RepDefLayer Layer;
 
+/* Whether the n bytes are all 0, read a word at a time. */
+static bool
+all_zero(const uint8_t *bytes, uint64_t n)
+{
+	uint64_t	all = 0;
+	uint64_t	i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64_t	word;
+
+		memcpy(&word, bytes + i, 8);
+		all |= word;
+	}
+	for (; i < n; i++)
+		all |= bytes[i];
+	return all == 0;
+}
+
 /* Levels of one kind (definition or repetition), one per level of the page. */
 typedef struct LevelSeq
 {
-	uint16_t   *v;				/* NULL when every level is 0 */
+	const uint16_t *v;			/* NULL when every level is 0 */
 	uint16_t	max;
 	uint32_t	width;			/* bits of max */
 } LevelSeq;
@@ -144,6 +163,7 @@ typedef struct Levels
 	LevelSeq	rep;			/* v NULL without lists */
 	uint64_t	num_levels;
 	uint16_t	max_visible;	/* highest definition level that holds a value */
+	uint16_t   *def_values;		/* def.v, owned; rep.v is the page's */
 	uint32_t	num_layers;
 	Layer		layers[LP_ENCODE_MAX_LAYERS];
 } Levels;
@@ -187,11 +207,14 @@ levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 	uint16_t	empty_level[LP_ENCODE_MAX_LAYERS];
 	uint64_t	n = shape->num_lists > 0 ? page->num_levels : page->num_values;
 	bool		inside_lists = false;
+	bool		any_null;
 
 	memset(levels, 0, sizeof(*levels));
 	levels->num_layers = shape->num_layers;
 	levels->num_levels = n;
-	for (uint64_t i = 0; (page->null_count > 0 || shape->num_layers > 1) && i < n; i++)
+	/* the layers with nulls or empty lists, where some level has one (mostly none does) */
+	any_null = shape->num_layers > 1 ? !all_zero(page->null_layers.data, n) : page->null_count > 0;
+	for (uint64_t i = 0; any_null && i < n; i++)
 	{
 		uint32_t	code = level_code(shape, page, i);
 
@@ -212,24 +235,24 @@ levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 	levels->def.width = bits_of(levels->def.max);
 	if (levels->def.max > 0)
 	{
-		levels->def.v = lp_alloc_array(n + 1, sizeof(uint16_t));
-		if (levels->def.v == NULL)
+		levels->def_values = lp_alloc_array(n + 1, sizeof(uint16_t));
+		if (levels->def_values == NULL)
 			return false;
 		for (uint64_t i = 0; i < n; i++)
 		{
 			uint32_t	code = level_code(shape, page, i);
 
-			levels->def.v[i] = code == 0 ? 0 : (code & LP_LEVEL_EMPTY) ?
+			levels->def_values[i] = code == 0 ? 0 : (code & LP_LEVEL_EMPTY) ?
 				empty_level[(code & ~LP_LEVEL_EMPTY) - 1] : null_level[code - 1];
 		}
+		levels->def.v = levels->def_values;
 	}
 	if (shape->num_lists > 0)
 	{
 		levels->rep.max = (uint16_t) shape->num_lists;
 		levels->rep.width = bits_of(levels->rep.max);
-		levels->rep.v = lp_memdup(page->rep.data, n * sizeof(uint16_t) + 1);
-		if (levels->rep.v == NULL)
-			return false;
+		/* read where the file writer put them (native u16, as every reader of v takes them) */
+		levels->rep.v = (const uint16_t *) page->rep.data;
 	}
 	return true;
 }
@@ -237,8 +260,7 @@ levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 static void
 levels_free(Levels *levels)
 {
-	lp_free(levels->def.v);
-	lp_free(levels->rep.v);
+	lp_free(levels->def_values);
 }
 
 /*
@@ -952,19 +974,52 @@ write_variable(const ChunkWriter *writer, uint64_t start, uint64_t count, LpBuf 
  * runs fit MAX_MINIBLOCK_BYTES, halved until they do; every chunk but the
  * last holds a power of two of values.
  */
+/* Values from i on (before end) equal to value i, the 1-, 2-, 4- or 8-byte words compared whole. */
 static uint64_t
-rle_chunk_bytes(const uint8_t *values, uint32_t bytes, uint64_t first, uint64_t count)
+run_length(const uint8_t *values, uint32_t bytes, uint64_t i, uint64_t end)
+{
+	uint64_t	j = i + 1;
+
+	switch (bytes)
+	{
+		case 1:
+			while (j < end && values[j] == values[i])
+				j++;
+			break;
+		case 2:
+			while (j < end && lp_le16(values + j * 2) == lp_le16(values + i * 2))
+				j++;
+			break;
+		case 4:
+			while (j < end && lp_le32(values + j * 4) == lp_le32(values + i * 4))
+				j++;
+			break;
+		case 8:
+			while (j < end && lp_le64(values + j * 8) == lp_le64(values + i * 8))
+				j++;
+			break;
+		default:
+			while (j < end && memcmp(values + j * bytes, values + i * bytes, bytes) == 0)
+				j++;
+			break;
+	}
+	return j - i;
+}
+
+/*
+ * Bytes of the runs of values [first, first + count); the counting stops
+ * once they reach stop_at (the callers only compare them with it).
+ */
+static uint64_t
+rle_chunk_bytes(const uint8_t *values, uint32_t bytes, uint64_t first, uint64_t count,
+				uint64_t stop_at)
 {
 	uint64_t	total = 0;
-	uint64_t	i = first;
 
-	while (i < first + count)
+	for (uint64_t i = first; i < first + count && total < stop_at;)
 	{
-		uint64_t	run = 1;
+		uint64_t	run = run_length(values, bytes, i, first + count);
 
-		while (i + run < first + count &&
-			   memcmp(values + (i + run) * bytes, values + i * bytes, bytes) == 0)
-			run++;
 		total += (run + 254) / 255 * (bytes + 1);
 		i += run;
 	}
@@ -978,8 +1033,8 @@ rle_chunk_values(const ChunkWriter *writer, uint64_t first)
 	uint64_t	count = left < 2048 ? left : 2048;
 
 	while (count > 1 &&
-		   rle_chunk_bytes(writer->page->values.data, writer->shape->bits / 8, first, count) >
-		   MAX_MINIBLOCK_BYTES)
+		   rle_chunk_bytes(writer->page->values.data, writer->shape->bits / 8, first, count,
+						   MAX_MINIBLOCK_BYTES + 1) > MAX_MINIBLOCK_BYTES)
 	{
 		uint64_t	power = 1;
 
@@ -999,11 +1054,8 @@ write_rle(const ChunkWriter *writer, uint64_t first, uint64_t count, LpBuf *valu
 
 	for (uint64_t i = first; i < first + count;)
 	{
-		uint64_t	run = 1;
+		uint64_t	run = run_length(data, bytes, i, first + count);
 
-		while (i + run < first + count &&
-			   memcmp(data + (i + run) * bytes, data + i * bytes, bytes) == 0)
-			run++;
 		for (uint64_t left = run; left > 0;)
 		{
 			uint8_t		length = (uint8_t) (left > 255 ? 255 : left);
@@ -1074,7 +1126,7 @@ prefers_rle(const LpLeafShape *shape, const LpPageValues *page)
 		return false;
 	other = prefers_bitpacking(shape, page) ? bitpacked_bytes(shape, page) :
 		page->num_values * bytes;
-	return rle_chunk_bytes(page->values.data, bytes, 0, page->num_values) < other;
+	return rle_chunk_bytes(page->values.data, bytes, 0, page->num_values, other) < other;
 }
 
 #define BSS_SAMPLE_VALUES 64
@@ -1236,6 +1288,21 @@ choose_miniblock_values(Messages *m, const LpLeafShape *shape, const LpPageValue
 }
 
 /*
+ * About the bytes of the chunks' values: the page's values flat (the
+ * encodings chosen over flat are smaller), for strings their offsets and
+ * bytes, with slack for the chunks' own offsets and padding.
+ */
+static uint64_t
+miniblock_values_bytes(const LpLeafShape *shape, const LpPageValues *page, const Strings *strings)
+{
+	uint64_t	bytes = shape->kind == LP_LEAF_VARIABLE ?
+		strings->data_len + (page->num_values + 1) * (shape->offset_bits / 8) :
+		page->values.len + page->bits.buf.len + page->item_validity.buf.len;
+
+	return bytes + bytes / 128 + 64;
+}
+
+/*
  * Lance's RepDefSlicer: a chunk takes the levels up to and with its last
  * value; levels without a value after it (null and empty lists) go to the
  * next chunk, the rest of the page to the last.
@@ -1349,7 +1416,9 @@ encode_miniblock(LpFileVersion version, const LpLeafShape *shape, const LpPageVa
 
 	memset(&m, 0, sizeof(m));
 	value_encoding = choose_miniblock_values(&m, shape, page, strings, &writer, &num_value_buffers);
-	if (!write_chunks(&writer, &chunks, &values, &second))
+	/* reserved once: doubled up to a page's size, the buffer was copied and faulted in again and again */
+	if (!lp_buf_reserve(&values, miniblock_values_bytes(shape, page, strings)) ||
+		!write_chunks(&writer, &chunks, &values, &second))
 		goto no_memory;
 	/* Lance leaves fixed-size lists uncompressed. */
 	if (lp_compression_is_general(&shape->compression) && shape->kind != LP_LEAF_FIXED_SIZE_LIST &&

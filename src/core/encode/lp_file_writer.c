@@ -231,6 +231,30 @@ page_free(LpPageValues *page)
 	lp_buf_free(&page->rep);
 }
 
+/*
+ * Free the page's buffers and, unless the file is done, reserve the next
+ * page's at what this one held: grown from nothing by doubling, every page
+ * copied its buffers several times and faulted each copy in (large buffers
+ * are mapped apart).  A reservation is only resident once filled, and a
+ * doubled buffer held up to twice its bytes.
+ */
+static bool
+page_renew(LpPageValues *page, bool reserve)
+{
+	LpBuf	   *buffers[8] = {&page->values, &page->bits.buf, &page->offsets, &page->data,
+	&page->validity.buf, &page->item_validity.buf, &page->null_layers, &page->rep};
+	uint64_t	lengths[8];
+
+	for (int b = 0; b < 8; b++)
+		lengths[b] = buffers[b]->len;
+	page_free(page);
+	page_reset(page);
+	for (int b = 0; b < 8 && reserve; b++)
+		if (lengths[b] > 0 && !lp_buf_reserve(buffers[b], lengths[b]))
+			return false;
+	return true;
+}
+
 /* Bytes the page's values take in memory, as Lance measures what it accumulates. */
 static uint64_t
 page_bytes(const WriterColumn *column)
@@ -501,10 +525,8 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	column->num_pages++;
 	column->rows_flushed += num_rows;
 	column->page_rows = 0;
-	/* the buffers go back, so the next page's memory is what it holds, not this one's */
-	page_free(&column->page);
-	page_reset(&column->page);
-	if (column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0))
+	if (!page_renew(&column->page, !writer->done) ||
+		(column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0)))
 		return no_memory(err);
 	return ok;
 }
@@ -801,6 +823,33 @@ append_level(LpPageValues *page, uint16_t rep, uint8_t code)
 	return lp_buf_append(&page->rep, word, 2) && lp_buf_append(&page->null_layers, &code, 1);
 }
 
+static bool append_values(WriterColumn *column, const LpArray *array, uint64_t start,
+						  uint64_t count, uint64_t first_value);
+
+/*
+ * The levels and values of a list's items [first, first + count) when they
+ * are the leaf's values and none is null: what append_element gives them one
+ * by one, at once (the items of lists are most of the values written).
+ */
+static bool
+append_valid_items(WriterColumn *column, const LpArray *leaf, uint64_t first, uint64_t count,
+				   uint16_t rep, uint16_t continued)
+{
+	LpPageValues *page = &column->page;
+	uint8_t    *levels;
+
+	if (!lp_buf_reserve(&page->rep, count * 2) || !lp_buf_append_zeros(&page->null_layers, count))
+		return false;
+	levels = page->rep.data + page->rep.len;
+	lp_put_le16(levels, rep);
+	for (uint64_t i = 1; i < count; i++)
+		lp_put_le16(levels + i * 2, continued);
+	page->rep.len += count * 2;
+	page->num_levels += count;
+	return lp_bits_append_n(&page->validity, true, count) &&
+		append_values(column, leaf, first, count, page->num_values);
+}
+
 /*
  * The levels and values of element index of layer k (chain[k]) of a leaf
  * under lists, its first level at repetition level rep: a null (the
@@ -831,6 +880,8 @@ append_element(WriterColumn *column, const LpArray *const *chain, uint32_t k, ui
 			return append_level(page, rep, (uint8_t) (k + 1) | LP_LEVEL_EMPTY);
 		for (uint32_t j = 1; j < k; j++)
 			continued += column->shape.list_layer[j];
+		if (k == 1 && chain[0]->validity == NULL && !column->shape.blob_descriptor)
+			return append_valid_items(column, chain[0], first, end - first, rep, continued);
 		for (uint64_t j = first; j < end; j++)
 			if (!append_element(column, chain, k - 1, j, j == first ? rep : continued,
 								innermost_list))
@@ -839,9 +890,6 @@ append_element(WriterColumn *column, const LpArray *const *chain, uint32_t k, ui
 	}
 	return append_element(column, chain, k - 1, index, rep, innermost_list);
 }
-
-static bool append_values(WriterColumn *column, const LpArray *array, uint64_t start,
-						  uint64_t count, uint64_t first_value);
 
 /* Append rows [start, start + count) of the leaf (chain[0]) to the column's page. */
 static bool

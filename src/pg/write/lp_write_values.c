@@ -82,6 +82,7 @@ typedef struct FieldBuilder
 	int16		element_len;
 	bool		element_byval;
 	char		element_align;
+	bool		raw_items;		/* items_are_raw */
 	/* structs: the composite type's descriptor, the attribute of each member */
 	TupleDesc	member_desc;
 	int		   *member_attnos;
@@ -472,6 +473,36 @@ alloc_children(FieldBuilder *builder, uint32 n)
 }
 
 /*
+ * Whether the items' builder stores an element of the array as its bytes
+ * are (floats and integers of the same width, not cast), so that an array
+ * without nulls is copied whole.
+ */
+static bool
+items_are_raw(const FieldBuilder *builder)
+{
+#ifdef WORDS_BIGENDIAN
+	return false;
+#else
+	const FieldBuilder *items = &builder->children[0];
+
+	if (items->cast.kind != CAST_NONE || items->num_children > 0 || builder->element_len <= 0 ||
+		(uint32) builder->element_len != lp_type_byte_width(items->type))
+		return false;
+	switch (items->type->id)
+	{
+		case LP_TYPE_FLOAT:
+		case LP_TYPE_DOUBLE:
+		case LP_TYPE_INT16:
+		case LP_TYPE_INT32:
+		case LP_TYPE_INT64:
+			return true;
+		default:
+			return false;
+	}
+#endif
+}
+
+/*
  * Lists and fixed-size lists: the items from the elements of an array of
  * array_typid, whose typmod is its elements' (vector(n)[] has n).
  */
@@ -493,6 +524,7 @@ plan_items(FieldBuilder *builder, const LpType *type, Oid array_typid, int32 arr
 	alloc_children(builder, 1);
 	plan_field(&builder->children[0], type->children[0], element, array_typmod, builder->column, what,
 			   depth + 1);
+	builder->raw_items = items_are_raw(builder);
 }
 
 /* Structs: each member from the attribute of its name of a composite source_typid. */
@@ -786,6 +818,26 @@ bitmap_append(ByteBuffer *bitmap, uint64 index, bool value)
 		lp_bit_set(bitmap->data, index, true);
 }
 
+/* Set bits [index, index + count) of a bitmap buffer that holds index bits. */
+static void
+bitmap_append_valid(ByteBuffer *bitmap, uint64 index, uint64 count)
+{
+	uint64		end = index + count;
+	uint64		bytes = (end + 7) / 8;
+
+	if (bytes > bitmap->len)
+		buffer_zero(bitmap, bytes - bitmap->len);
+	for (; index < end && (index & 7) != 0; index++)
+		lp_bit_set(bitmap->data, index, true);
+	if (end - index >= 8)
+	{
+		memset(bitmap->data + index / 8, 0xff, (end - index) / 8);
+		index += (end - index) / 8 * 8;
+	}
+	for (; index < end; index++)
+		lp_bit_set(bitmap->data, index, true);
+}
+
 static void value_out_of_range(const FieldBuilder *builder, const char *value) pg_attribute_noreturn();
 
 static void
@@ -1012,6 +1064,42 @@ append_null(FieldBuilder *builder)
 
 static void append_datum(FieldBuilder *builder, Datum value, bool isnull);
 
+/*
+ * The elements of a one-dimensional array as the items of a list or
+ * fixed-size list; its number of items.  Arrays of raw items without nulls
+ * are copied at once: deconstructing them and appending item by item was
+ * most of the conversion of a row of a vector column.
+ */
+static int
+append_array_items(FieldBuilder *builder, ArrayType *array)
+{
+	FieldBuilder *items = &builder->children[0];
+	Datum	   *elements;
+	bool	   *nulls;
+	int			count;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("value of column \"%s\" is an array of %d dimensions, not a list",
+					   builder->column, ARR_NDIM(array)));
+	if (builder->raw_items && !ARR_HASNULL(array))
+	{
+		count = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+		bitmap_append_valid(&items->validity, items->array.length, count);
+		buffer_append(&items->values, ARR_DATA_PTR(array), (uint64) count * builder->element_len);
+		items->array.length += count;
+		return count;
+	}
+	deconstruct_array(array, builder->element_typid, builder->element_len,
+					  builder->element_byval, builder->element_align, &elements, &nulls, &count);
+	for (int i = 0; i < count; i++)
+		append_datum(items, elements[i], nulls[i]);
+	pfree(elements);
+	pfree(nulls);
+	return count;
+}
+
 /* Append a value of the field's input type. */
 static void
 append_value(FieldBuilder *builder, Datum value)
@@ -1152,27 +1240,13 @@ append_value(FieldBuilder *builder, Datum value)
 			}
 		case LP_TYPE_FIXED_SIZE_LIST:
 			{
-				ArrayType  *array = DatumGetArrayTypeP(value);
-				Datum	   *items;
-				bool	   *nulls;
-				int			count;
+				int			count = append_array_items(builder, DatumGetArrayTypeP(value));
 
-				if (ARR_NDIM(array) > 1)
-					ereport(ERROR,
-							errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-							errmsg("value of column \"%s\" is an array of %d dimensions, not a list",
-								   builder->column, ARR_NDIM(array)));
-				deconstruct_array(array, builder->element_typid, builder->element_len,
-								  builder->element_byval, builder->element_align, &items, &nulls, &count);
 				if (count != type->fixed_size)
 					ereport(ERROR,
 							errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 							errmsg("value of column \"%s\" has %d items, but its Lance type holds %d",
 								   builder->column, count, type->fixed_size));
-				for (int i = 0; i < count; i++)
-					append_datum(&builder->children[0], items[i], nulls[i]);
-				pfree(items);
-				pfree(nulls);
 				break;
 			}
 		default:
@@ -1199,28 +1273,6 @@ append_members(FieldBuilder *builder, Datum value)
 		append_datum(&builder->children[i], values[builder->member_attnos[i]],
 					 nulls[builder->member_attnos[i]]);
 	pfree(values);
-	pfree(nulls);
-}
-
-/* A list's items from a one-dimensional array. */
-static void
-append_items(FieldBuilder *builder, Datum value)
-{
-	ArrayType  *array = DatumGetArrayTypeP(value);
-	Datum	   *items;
-	bool	   *nulls;
-	int			count;
-
-	if (ARR_NDIM(array) > 1)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("value of column \"%s\" is an array of %d dimensions, not a list",
-					   builder->column, ARR_NDIM(array)));
-	deconstruct_array(array, builder->element_typid, builder->element_len,
-					  builder->element_byval, builder->element_align, &items, &nulls, &count);
-	for (int i = 0; i < count; i++)
-		append_datum(&builder->children[0], items[i], nulls[i]);
-	pfree(items);
 	pfree(nulls);
 }
 
@@ -1322,7 +1374,7 @@ append_datum(FieldBuilder *builder, Datum value, bool isnull)
 		case LP_TYPE_LARGE_LIST:
 			bitmap_append(&builder->validity, builder->array.length, true);
 			builder->array.length++;
-			append_items(builder, value);
+			append_array_items(builder, DatumGetArrayTypeP(value));
 			append_list_end(builder);
 			break;
 		default:
