@@ -6,7 +6,7 @@
 # file (PostgreSQL's own export floor); appended to docs/BENCHMARKS.md with
 # the command line that produced them.
 #
-#   sudo bench/write.sh [--sizes "N ..."] [--version V] [--lancedb-max N] [--no-append]
+#   sudo bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--no-append]
 #
 # Needs root (the server runs as the postgres user).  The set-up (what is
 # installed, the throwaway cluster, the work directory) is bench/common.sh's.
@@ -37,11 +37,20 @@ DIM=128
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-		--sizes) SIZES=$2; shift ;;
+		--sizes)
+			# One or more sizes, as words or one quoted list, so that the command
+			# line recorded in docs/BENCHMARKS.md runs as written.
+			SIZES=
+			while [ $# -gt 1 ] && [[ $2 =~ ^[0-9\ ]+$ ]]; do
+				SIZES+=" $2"
+				shift
+			done
+			[ -n "$SIZES" ] || { echo "bench/write.sh: --sizes needs at least one number of rows" >&2; exit 2; }
+			;;
 		--version) VERSION=$2; shift ;;
 		--lancedb-max) LANCEDB_MAX=$2; shift ;;
 		--no-append) APPEND=false ;;
-		*) echo "usage: bench/write.sh [--sizes \"N ...\"] [--version V] [--lancedb-max N] [--no-append]" >&2; exit 2 ;;
+		*) echo "usage: bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--no-append]" >&2; exit 2 ;;
 	esac
 	shift
 done
