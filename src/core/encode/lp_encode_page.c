@@ -227,7 +227,7 @@ levels_build(const LpLeafShape *shape, const LpPageValues *page, Levels *levels)
 	{
 		levels->rep.max = (uint16_t) shape->num_lists;
 		levels->rep.width = bits_of(levels->rep.max);
-		levels->rep.v = lp_memdup(page->rep.data, n * sizeof(uint16_t) + 1);
+		levels->rep.v = lp_memdup(page->rep.data, n * sizeof(uint16_t));
 		if (levels->rep.v == NULL)
 			return false;
 	}
