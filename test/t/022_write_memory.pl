@@ -194,9 +194,10 @@ cmp_ok($parallel_backend, '<', 12 * 1024,
 #
 # A write that fails at row 300,000 (its pages hold about 16 MB then, most
 # of it in mappings of 1 MB and more) leaves the session's private memory
-# within 6 MB of where it was (about 3 MB: freed heap memory malloc keeps):
-# the deletion of its memory context unmapped them, after the output's
-# callback removed its temporary file; and the next write works.
+# within 6 MB of where it was (about 3 MB: freed heap memory malloc keeps;
+# with the mappings left in place, about 18 MB): the deletion of its memory
+# context unmapped them, after the output's callback removed its temporary
+# file; and the next write works.
 my $anon = q{SELECT substring(pg_read_file('/proc/self/status') from 'RssAnon:\s+(\d+)')};
 my ($ret, $stdout, $stderr) = $node->psql(
 	'postgres', qq{
