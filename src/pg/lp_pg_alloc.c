@@ -64,14 +64,15 @@ lp_pg_map_large_end(void)
 }
 
 static void
-forget_live(Mapping *mapping)
+unmap(Mapping *mapping)
 {
 	for (int i = 0; i < num_live_mappings; i++)
 		if (live_mappings[i] == mapping)
 		{
 			live_mappings[i] = live_mappings[--num_live_mappings];
-			return;
+			break;
 		}
+	(void) munmap(mapping->address, mapping->length);
 }
 
 /* The context's callbacks always hold a live mapping's. */
@@ -101,8 +102,7 @@ unmap_after_other_callbacks(void *arg)
 		*tail = &mapping->callback;
 		return;
 	}
-	forget_live(mapping);
-	(void) munmap(mapping->address, mapping->length);
+	unmap(mapping);
 	/* the record goes with its context */
 }
 
@@ -167,9 +167,8 @@ lp_pg_free(void *pointer, void *context)
 
 			if (mapping->address != pointer)
 				continue;
-			live_mappings[i] = live_mappings[--num_live_mappings];
 			unregister_callback(mapping);
-			(void) munmap(mapping->address, mapping->length);
+			unmap(mapping);
 			pfree(mapping);
 			return;
 		}
