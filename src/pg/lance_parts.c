@@ -11,6 +11,7 @@
 #include "utils/memutils.h"
 
 #include "base/lp_alloc.h"
+#include "lp_pg_alloc.h"
 #include "sql/lp_commit_sql.h"
 #include "assemble/lp_copy.h"
 #include "fdw/lp_fdw.h"
@@ -25,25 +26,6 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/*
- * Core allocations go to the current memory context.  MCXT_ALLOC_NO_OOM makes
- * palloc return NULL instead of throwing, so an allocation failure unwinds
- * through the core as an error value rather than a longjmp.
- */
-static void *
-lp_palloc(size_t size, void *context)
-{
-	return palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-}
-
-static void
-lp_pfree(void *pointer, void *context)
-{
-	pfree(pointer);
-}
-
-static const LpAllocator lp_palloc_allocator = {lp_palloc, lp_pfree, NULL};
-
 static bool
 lp_query_cancel_pending(void)
 {
@@ -53,7 +35,7 @@ lp_query_cancel_pending(void)
 void
 _PG_init(void)
 {
-	lp_set_allocator(&lp_palloc_allocator);
+	lp_set_allocator(&lp_pg_allocator);
 	lp_set_cancel_check(lp_query_cancel_pending);
 
 	/* each module defines the settings it owns */

@@ -31,6 +31,7 @@
 #include "dataset/lp_commit.h"
 #include "dataset/lp_dataset.h"
 #include "encode/lp_file_writer.h"
+#include "lp_pg_alloc.h"
 #include "lp_pg_error.h"
 #include "lp_sql_args.h"
 #include "format/lp_columns.h"
@@ -267,12 +268,9 @@ num_blob_v2_fields(const LpSchema *schema)
 	return count;
 }
 
-/*
- * Run query and write its rows to the sink's files.  Without a schema the
- * sink gets the query's (in the caller's memory context).
- */
+/* write_query's work, in its scope of mapped buffers. */
 static void
-write_query(const char *query, WriteSink *sink)
+write_rows(const char *query, WriteSink *sink)
 {
 	MemoryContext results = CurrentMemoryContext;
 	MemoryContext batch_context;
@@ -285,7 +283,6 @@ write_query(const char *query, WriteSink *sink)
 	bool	   *nulls;
 	uint64		bytes_done = 0;
 
-	lp_write_map_large_buffers();
 	/* in the caller's memory context: the record outlives the SPI connection, until the commit */
 	lp_progress_begin(sink->progress_dataset, sink->fixed_path ? sink->fixed_path : sink->data_dir,
 					  LP_PHASE_ENCODING, 0);
@@ -385,6 +382,26 @@ write_query(const char *query, WriteSink *sink)
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
+}
+
+/*
+ * Run query and write its rows to the sink's files.  Without a schema the
+ * sink gets the query's (in the caller's memory context).  The page
+ * buffers are mapped apart for this write only (lp_pg_alloc.h).
+ */
+static void
+write_query(const char *query, WriteSink *sink)
+{
+	lp_pg_map_large_begin();
+	PG_TRY();
+	{
+		write_rows(query, sink);
+	}
+	PG_FINALLY();
+	{
+		lp_pg_map_large_end();
+	}
+	PG_END_TRY();
 }
 
 /* ---- write_file --------------------------------------------------------------- */

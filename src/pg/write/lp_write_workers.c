@@ -24,10 +24,6 @@
  */
 #include "postgres.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "access/parallel.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -38,6 +34,7 @@
 
 #include "encode/lp_file_writer.h"
 #include "lp_parallel.h"
+#include "lp_pg_alloc.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_storage.h"
 #include "write/lp_write_workers.h"
@@ -47,8 +44,6 @@ PGDLLEXPORT void lp_write_worker_main(dsm_segment *seg, shm_toc *toc);
 int			lp_write_workers = 2;
 
 #define WRITE_WORKERS_LIMIT 64
-/* Allocations from which malloc maps memory of their own (mallopt). */
-#define WRITE_MMAP_THRESHOLD (1024 * 1024)
 /* A worker's queue holds about two batches of the leader (lp_write_sql.c). */
 #define TO_WORKER_QUEUE_BYTES (8 * 1024 * 1024)
 #define FROM_WORKER_QUEUE_BYTES (64 * 1024)
@@ -387,21 +382,6 @@ send_to(LpWriteWorkers *workers, int worker, shm_mq_iovec *iov, int n)
 		worker_gone(workers);
 }
 
-void
-lp_write_map_large_buffers(void)
-{
-	/*
-	 * Page buffers of a megabyte and more get pages of their own from malloc
-	 * and give them back when freed.  glibc otherwise raises its mmap
-	 * threshold to the size of each such buffer freed (up to 32 MB), so the
-	 * next pages' buffers come from the heap, where what is freed stays
-	 * resident: the process's memory grew with the rows written.
-	 */
-#ifdef __GLIBC__
-	mallopt(M_MMAP_THRESHOLD, WRITE_MMAP_THRESHOLD);
-#endif
-}
-
 /* What lp_write_workers_start puts in the workers' segment. */
 typedef struct WriteSegment
 {
@@ -677,7 +657,8 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 	MemoryContext message_context;
 	LpError		err;
 
-	lp_write_map_large_buffers();
+	/* for the rest of the worker, which only writes */
+	lp_pg_map_large_begin();
 	lp_parallel_worker_show_query(toc);
 	shm_mq_set_receiver(in_queue, MyProc);
 	shm_mq_set_sender(out_queue, MyProc);

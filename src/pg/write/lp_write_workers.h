@@ -59,11 +59,4 @@ extern int	lp_write_workers_count(const LpWriteWorkers *workers);
 /* Stop the workers (every file must have been given back) and leave parallel mode. */
 extern void lp_write_workers_end(LpWriteWorkers *workers);
 
-/*
- * Have malloc map the encoder's large buffers apart, so what a page frees
- * goes back to the system (glibc; process-wide): called by every process
- * that encodes files, the writing backend and each write worker.
- */
-extern void lp_write_map_large_buffers(void);
-
 #endif							/* LP_WRITE_WORKERS_H */
