@@ -6,7 +6,7 @@
 # file (PostgreSQL's own export floor); appended to docs/BENCHMARKS.md with
 # the command line that produced them.
 #
-#   sudo bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--no-append]
+#   sudo bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--jit on|off] [--no-append]
 #
 # Needs root (the server runs as the postgres user).  The set-up (what is
 # installed, the throwaway cluster, the work directory) is bench/common.sh's.
@@ -23,7 +23,11 @@
 # are psql's \timing (lancedb's: createTable alone).  Peak backend memory is
 # the largest RssAnon (the backend's private memory; shared buffers
 # excluded) of the backend, sampled every 20 ms; for 2 workers also the
-# largest sum of the workers' RssAnon.
+# largest sum of the workers' RssAnon.  The timed sessions run with jit off
+# (--jit on keeps PostgreSQL's default): on a large table the query passes
+# the JIT cost thresholds, and LLVM's inlining and optimisation then add
+# about 24 MiB to every reader of it, COPY TO's too, which is not the
+# writer's memory.
 #
 set -euo pipefail
 
@@ -34,6 +38,7 @@ SIZES="100000 1000000 10000000"
 LANCEDB_MAX=1000000
 VERSION=2.2
 DIM=128
+JIT=off
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -49,11 +54,16 @@ while [ $# -gt 0 ]; do
 			;;
 		--version) VERSION=$2; shift ;;
 		--lancedb-max) LANCEDB_MAX=$2; shift ;;
+		--jit) JIT=$2; shift ;;
 		--no-append) APPEND=false ;;
-		*) echo "usage: bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--no-append]" >&2; exit 2 ;;
+		*) echo "usage: bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--jit on|off] [--no-append]" >&2; exit 2 ;;
 	esac
 	shift
 done
+case "$JIT" in
+	on | off) ;;
+	*) echo "bench/write.sh: --jit takes on or off, not \"$JIT\"" >&2; exit 2 ;;
+esac
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
 
 # timed_backend NAME SQL - run SQL in a session of its own with \timing, sampling its
@@ -62,7 +72,7 @@ sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
 timed_backend()
 {
 	local app=lp_bench_$1 log=$WORK/$1.log psql_pid backend_pid="" rss worker_pids="" pid sum samples=0
-	PGAPPNAME=$app psql -X -Atq -v ON_ERROR_STOP=1 -c '\timing on' -c "$2" >"$log" 2>&1 &
+	PGAPPNAME=$app PGOPTIONS="-c jit=$JIT" psql -X -Atq -v ON_ERROR_STOP=1 -c '\timing on' -c "$2" >"$log" 2>&1 &
 	psql_pid=$!
 	PEAK_KB=0
 	WORKERS_PEAK_KB=0
@@ -131,8 +141,8 @@ out "memory, up to $LANCEDB_MAX rows. COPY writes PostgreSQL's text format. writ
 out "\`lance_parts.write_workers\` 0 (serial) and 2 (the backend reads rows, two parallel workers encode the files; one"
 out "file per 1048576 rows, so below that one worker encodes while the backend reads). Peak memory is the backend's"
 out "largest RssAnon (private memory, shared buffers excluded), sampled every 20 ms, and for 2 workers the largest sum"
-out "of the workers' RssAnon; lancedb runs in its own process and is not sampled. The machine is shared with other"
-out "jobs, so times vary."
+out "of the workers' RssAnon; lancedb runs in its own process and is not sampled. The timed sessions run with"
+out "jit = $JIT. The machine is shared with other jobs, so times vary."
 out ""
 out "| rows | 0 workers, s | rows/s | 2 workers, s | rows/s | speed-up | lancedb, s | rows/s | COPY TO, s | rows/s | Lance bytes | lancedb bytes | size ratio | COPY bytes | peak RssAnon 0 workers, MiB | 2 workers: backend, MiB | 2 workers: workers, MiB | COPY, MiB |"
 out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
