@@ -5,7 +5,8 @@
  * under ASan) and their lengths together stay within the body; a parsed
  * CompleteMultipartUpload request is written again and must read back to the
  * same parts.  Seeds (test/fuzz/corpus/fuzz_s3_xml) are small bodies of every
- * kind, as AWS and Ceph RGW send them.
+ * kind, as AWS and Ceph RGW send them; the first byte is the kind's place
+ * in LpS3DocumentKind.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,6 +81,21 @@ touch_document(const LpS3Document *doc)
 			sum += touch(doc->list_uploads.next_key_marker) + touch(doc->list_uploads.next_upload_id_marker);
 			for (size_t i = 0; i < doc->list_uploads.num_uploads; i++)
 				sum += touch(doc->list_uploads.uploads[i].key) + touch(doc->list_uploads.uploads[i].upload_id);
+			break;
+		case LP_S3_LIST_PARTS:
+			/* the reader's promises: numbers in range and rising, a marker when truncated */
+			for (size_t i = 0; i < doc->list_parts.num_parts; i++)
+			{
+				uint32_t	number = doc->list_parts.parts[i].part_number;
+
+				if (number < 1 || number > LP_S3_MAX_PARTS ||
+					(i > 0 && number <= doc->list_parts.parts[i - 1].part_number))
+					abort();
+			}
+			if (doc->list_parts.is_truncated &&
+				(doc->list_parts.next_part_number_marker < 1 ||
+				 doc->list_parts.next_part_number_marker > LP_S3_MAX_PARTS))
+				abort();
 			break;
 		case LP_S3_COMPLETE_MULTIPART_REQUEST:
 			for (size_t i = 0; i < doc->complete_request.num_parts; i++)

@@ -23,7 +23,6 @@
 
 #define LP_S3_MIN_PART_SIZE ((uint64_t) 5 << 20)
 #define LP_S3_MAX_PART_SIZE ((uint64_t) 5 << 30)
-#define LP_S3_MAX_PARTS 10000
 
 typedef struct LpS3Multipart LpS3Multipart;
 
