@@ -1072,6 +1072,15 @@ append_null(FieldBuilder *builder)
 
 static void append_datum(FieldBuilder *builder, Datum value, bool isnull);
 
+/* count valid items of width bytes each, stored as their bytes are */
+static void
+append_raw_items(FieldBuilder *items, const void *data, int count, int width)
+{
+	bitmap_append_valid(&items->validity, items->array.length, count);
+	buffer_append(&items->values, data, (uint64) count * width);
+	items->array.length += count;
+}
+
 /*
  * The elements of a one-dimensional array as the items of a list or
  * fixed-size list; its number of items.  Arrays of raw items without nulls
@@ -1094,9 +1103,7 @@ append_array_items(FieldBuilder *builder, ArrayType *array)
 	if (builder->raw_items && !ARR_HASNULL(array))
 	{
 		count = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
-		bitmap_append_valid(&items->validity, items->array.length, count);
-		buffer_append(&items->values, ARR_DATA_PTR(array), (uint64) count * builder->element_len);
-		items->array.length += count;
+		append_raw_items(items, ARR_DATA_PTR(array), count, builder->element_len);
 		return count;
 	}
 	deconstruct_array(array, builder->element_typid, builder->element_len,
@@ -1136,9 +1143,7 @@ append_vector_items(FieldBuilder *builder, Datum value)
 				errcode(ERRCODE_DATA_CORRUPTED),
 				errmsg("value of column \"%s\" is a vector of %zu bytes, not of %d dimensions",
 					   builder->column, VARSIZE_ANY_EXHDR(vector), dim));
-	bitmap_append_valid(&items->validity, items->array.length, dim);
-	buffer_append(&items->values, data + 2 * sizeof(int16), (uint64) dim * sizeof(float4));
-	items->array.length += dim;
+	append_raw_items(items, data + 2 * sizeof(int16), dim, sizeof(float4));
 	return dim;
 }
 
