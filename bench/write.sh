@@ -12,7 +12,8 @@
 # installed, the throwaway cluster, the work directory) is bench/common.sh's.
 #
 # Rows (--sizes, default "100000 1000000 10000000"; the table is made once, of the
-# largest size): id bigint, k integer, x double precision, y real, label text
+# largest size, with id its primary key so that each size reads only its rows):
+# id bigint, k integer, x double precision, y real, label text
 # and emb, 128 floats: pgvector's vector(128) (a fixed-size list of float32)
 # where pgvector is installed (scripts/setup.sh installs it; the log and the
 # table's description say which), else real[] (a list of float32).  Each size is
@@ -22,7 +23,7 @@
 # --lancedb-max (default 1000000: lancedb holds all rows in memory).  Times
 # are psql's \timing (lancedb's: createTable alone).  Peak backend memory is
 # the largest RssAnon (the backend's private memory; shared buffers
-# excluded) of the backend, sampled every 20 ms; for 2 workers also the
+# excluded) of the backend, sampled every 2 ms; for 2 workers also the
 # largest sum of the workers' RssAnon.  The timed sessions run with jit off
 # (--jit on keeps PostgreSQL's default): on a large table the query passes
 # the JIT cost thresholds, and LLVM's inlining and optimisation then add
@@ -66,6 +67,22 @@ case "$JIT" in
 esac
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
 
+# rss_anon NAME PID - set NAME to the process's RssAnon in kB (0 once it is gone),
+# read with builtins: a fork per sample would make the sampling too slow to catch
+# the short peak of each file a write encodes
+rss_anon()
+{
+	local -n result=$1
+	local key value rest
+	result=0
+	{ while read -r key value rest; do
+		[ "$key" = RssAnon: ] && { result=$value; break; }
+	done <"/proc/$2/status"; } 2>/dev/null || true
+}
+
+# a descriptor that never has data: read -t on it waits without a fork (sleep's)
+exec {NAP_FD}<> <(:)
+
 # timed_backend NAME SQL - run SQL in a session of its own with \timing, sampling its
 # backend's RssAnon and the sum of its parallel workers' meanwhile; sets SECONDS_TAKEN,
 # PEAK_KB and WORKERS_PEAK_KB
@@ -82,21 +99,21 @@ timed_backend()
 			backend_pid=$(sql -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app' AND backend_type = 'client backend'" 2>/dev/null || true)
 		fi
 		if [ -n "$backend_pid" ]; then
-			rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$backend_pid/status" 2>/dev/null || true)
-			[ -n "$rss" ] && [ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
-			# the workers start with the write: look for them every 25 samples
-			if [ $((samples % 25)) -eq 0 ]; then
+			rss_anon rss "$backend_pid"
+			[ "$rss" -gt "$PEAK_KB" ] && PEAK_KB=$rss
+			# the workers start with the write: look for them about every 0.5 s
+			if [ $((samples % 250)) -eq 0 ]; then
 				worker_pids=$(sql -c "SELECT pid FROM pg_stat_activity WHERE leader_pid = $backend_pid AND pid <> $backend_pid" 2>/dev/null || true)
 			fi
 			sum=0
 			for pid in $worker_pids; do
-				rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
-				sum=$((sum + ${rss:-0}))
+				rss_anon rss "$pid"
+				sum=$((sum + rss))
 			done
 			[ "$sum" -gt "$WORKERS_PEAK_KB" ] && WORKERS_PEAK_KB=$sum
 		fi
 		samples=$((samples + 1))
-		sleep 0.02
+		read -r -t 0.002 -u "$NAP_FD" _ || true
 	done
 	wait "$psql_pid" || { cat "$log" >&2; exit 1; }
 	SECONDS_TAKEN=$(sed -nE 's/^Time: ([0-9.]+) ms.*/\1/p' "$log" | tail -n 1 | awk '{ printf "%.2f", $1 / 1000 }')
@@ -124,7 +141,7 @@ sql -c "CREATE UNLOGGED TABLE bench_rows AS
 	       'label ' || g || ' ' || (g % 97) AS label,
 	       (SELECT array_agg((((g * 131 + j * 17) % 10007)::float8 / 10007)::real ORDER BY j)
 	        FROM generate_series(0, $((DIM - 1))) j)::$EMB_TYPE AS emb
-	FROM generate_series(1, $MAX::bigint) g" -c "VACUUM ANALYZE bench_rows"
+	FROM generate_series(1, $MAX::bigint) g" -c "ALTER TABLE bench_rows ADD PRIMARY KEY (id)" -c "VACUUM ANALYZE bench_rows"
 # the table in the page cache before anything is timed
 sql -c "SELECT count(t.*) FROM bench_rows t" >/dev/null
 mkdir -p "$WORK/out"
@@ -136,11 +153,13 @@ out "### Writing Lance from SQL: write_dataset against lancedb and COPY TO, ext4
 out ""
 out "Rows: id int64, k int32, x float64, y float32, label utf8 and emb $EMB_LANCE, made by one formula in both"
 out "writers. write_dataset and COPY read \`SELECT id, k, x, y, label, emb FROM bench_rows WHERE id <= N\` from an"
-out "unlogged table in the page cache; lancedb (npm 0.39, \`createTable\` timed alone) writes Arrow data already in"
+out "unlogged table of the largest size in the page cache, whose primary key is id (rows stored in id order), so that"
+out "a smaller size reads only its N rows (an index scan) rather than scanning the whole table; lancedb (npm 0.39,"
+out "\`createTable\` timed alone) writes Arrow data already in"
 out "memory, up to $LANCEDB_MAX rows. COPY writes PostgreSQL's text format. write_dataset runs with"
 out "\`lance_parts.write_workers\` 0 (serial) and 2 (the backend reads rows, two parallel workers encode the files; one"
 out "file per 1048576 rows, so below that one worker encodes while the backend reads). Peak memory is the backend's"
-out "largest RssAnon (private memory, shared buffers excluded), sampled every 20 ms, and for 2 workers the largest sum"
+out "largest RssAnon (private memory, shared buffers excluded), sampled every 2 ms, and for 2 workers the largest sum"
 out "of the workers' RssAnon; lancedb runs in its own process and is not sampled. The timed sessions run with"
 out "jit = $JIT. The machine is shared with other jobs, so times vary."
 out ""

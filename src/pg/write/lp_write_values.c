@@ -83,6 +83,7 @@ typedef struct FieldBuilder
 	bool		element_byval;
 	char		element_align;
 	bool		raw_items;		/* items_are_raw */
+	bool		vector_items;	/* fixed-size lists of floats read from pgvector's vector */
 	/* structs: the composite type's descriptor, the attribute of each member */
 	TupleDesc	member_desc;
 	int		   *member_attnos;
@@ -652,7 +653,14 @@ plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 so
 		check_vector_dimension(builder, type, source_typid, source_typmod, what);
 	plan_cast(builder, source_typid, what);
 	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
+	{
 		plan_items(builder, type, builder->input_typid, -1, what, depth);
+		/* its floats are copied as they are, not cast to real[] first */
+		builder->vector_items = builder->raw_items && type->children[0]->id == LP_TYPE_FLOAT &&
+			is_pgvector(getBaseType(source_typid));
+		if (builder->vector_items)
+			builder->cast.kind = CAST_NONE;
+	}
 }
 
 /* The children of a Blob v2 descriptor, as the file writer takes them. */
@@ -1064,6 +1072,15 @@ append_null(FieldBuilder *builder)
 
 static void append_datum(FieldBuilder *builder, Datum value, bool isnull);
 
+/* count valid items of width bytes each, stored as their bytes are */
+static void
+append_raw_items(FieldBuilder *items, const void *data, int count, int width)
+{
+	bitmap_append_valid(&items->validity, items->array.length, count);
+	buffer_append(&items->values, data, (uint64) count * width);
+	items->array.length += count;
+}
+
 /*
  * The elements of a one-dimensional array as the items of a list or
  * fixed-size list; its number of items.  Arrays of raw items without nulls
@@ -1086,9 +1103,7 @@ append_array_items(FieldBuilder *builder, ArrayType *array)
 	if (builder->raw_items && !ARR_HASNULL(array))
 	{
 		count = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
-		bitmap_append_valid(&items->validity, items->array.length, count);
-		buffer_append(&items->values, ARR_DATA_PTR(array), (uint64) count * builder->element_len);
-		items->array.length += count;
+		append_raw_items(items, ARR_DATA_PTR(array), count, builder->element_len);
 		return count;
 	}
 	deconstruct_array(array, builder->element_typid, builder->element_len,
@@ -1098,6 +1113,38 @@ append_array_items(FieldBuilder *builder, ArrayType *array)
 	pfree(elements);
 	pfree(nulls);
 	return count;
+}
+
+/*
+ * The floats of a pgvector vector as the items of a fixed-size list; its
+ * dimension, and nothing appended for another dimension than the list's.
+ * pgvector's layout (src/vector.h; pg_upgrade keeps it): the varlena header,
+ * int16 dim, int16 unused, float4 x[dim].
+ */
+static int
+append_vector_items(FieldBuilder *builder, Datum value)
+{
+	FieldBuilder *items = &builder->children[0];
+	struct varlena *vector = PG_DETOAST_DATUM_PACKED(value);
+	const char *data = VARDATA_ANY(vector);
+	int16		dim;
+
+	if (VARSIZE_ANY_EXHDR(vector) < 2 * sizeof(int16))
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("value of column \"%s\" is a vector of %zu bytes, too short for its header",
+					   builder->column, VARSIZE_ANY_EXHDR(vector)));
+	/* the header may be a short one, so the fields are not aligned */
+	memcpy(&dim, data, sizeof(dim));
+	if (dim != builder->type->fixed_size)
+		return dim;
+	if (VARSIZE_ANY_EXHDR(vector) != 2 * sizeof(int16) + (size_t) dim * sizeof(float4))
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("value of column \"%s\" is a vector of %zu bytes, not of %d dimensions",
+					   builder->column, VARSIZE_ANY_EXHDR(vector), dim));
+	append_raw_items(items, data + 2 * sizeof(int16), dim, sizeof(float4));
+	return dim;
 }
 
 /* Append a value of the field's input type. */
@@ -1240,7 +1287,8 @@ append_value(FieldBuilder *builder, Datum value)
 			}
 		case LP_TYPE_FIXED_SIZE_LIST:
 			{
-				int			count = append_array_items(builder, DatumGetArrayTypeP(value));
+				int			count = builder->vector_items ? append_vector_items(builder, value) :
+					append_array_items(builder, DatumGetArrayTypeP(value));
 
 				if (count != type->fixed_size)
 					ereport(ERROR,
