@@ -974,6 +974,7 @@ write_variable(const ChunkWriter *writer, uint64_t start, uint64_t count, LpBuf 
  * runs fit MAX_MINIBLOCK_BYTES, halved until they do; every chunk but the
  * last holds a power of two of values.
  */
+
 /* Values from i on (before end) equal to value i, the 1-, 2-, 4- or 8-byte words compared whole. */
 static uint64_t
 run_length(const uint8_t *values, uint32_t bytes, uint64_t i, uint64_t end)

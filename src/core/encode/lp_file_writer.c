@@ -218,17 +218,30 @@ page_reset(LpPageValues *page)
 	page->max_length = 0;
 }
 
+#define PAGE_BUFFERS 8
+
+/* Every buffer of the page. */
+static void
+page_buffers(LpPageValues *page, LpBuf *buffers[PAGE_BUFFERS])
+{
+	buffers[0] = &page->values;
+	buffers[1] = &page->bits.buf;
+	buffers[2] = &page->offsets;
+	buffers[3] = &page->data;
+	buffers[4] = &page->validity.buf;
+	buffers[5] = &page->item_validity.buf;
+	buffers[6] = &page->null_layers;
+	buffers[7] = &page->rep;
+}
+
 static void
 page_free(LpPageValues *page)
 {
-	lp_buf_free(&page->values);
-	lp_buf_free(&page->bits.buf);
-	lp_buf_free(&page->offsets);
-	lp_buf_free(&page->data);
-	lp_buf_free(&page->validity.buf);
-	lp_buf_free(&page->item_validity.buf);
-	lp_buf_free(&page->null_layers);
-	lp_buf_free(&page->rep);
+	LpBuf	   *buffers[PAGE_BUFFERS];
+
+	page_buffers(page, buffers);
+	for (int b = 0; b < PAGE_BUFFERS; b++)
+		lp_buf_free(buffers[b]);
 }
 
 /*
@@ -241,15 +254,15 @@ page_free(LpPageValues *page)
 static bool
 page_renew(LpPageValues *page, bool reserve)
 {
-	LpBuf	   *buffers[8] = {&page->values, &page->bits.buf, &page->offsets, &page->data,
-	&page->validity.buf, &page->item_validity.buf, &page->null_layers, &page->rep};
-	uint64_t	lengths[8];
+	LpBuf	   *buffers[PAGE_BUFFERS];
+	uint64_t	lengths[PAGE_BUFFERS];
 
-	for (int b = 0; b < 8; b++)
+	page_buffers(page, buffers);
+	for (int b = 0; b < PAGE_BUFFERS; b++)
 		lengths[b] = buffers[b]->len;
 	page_free(page);
 	page_reset(page);
-	for (int b = 0; b < 8 && reserve; b++)
+	for (int b = 0; b < PAGE_BUFFERS && reserve; b++)
 		if (lengths[b] > 0 && !lp_buf_reserve(buffers[b], lengths[b]))
 			return false;
 	return true;
