@@ -11,7 +11,7 @@
 # The whole suite (cluster, data, every layer) is test/run.sh; see README.md.
 
 EXTENSION = lance_parts
-EXTVERSION = 0.2.0
+EXTVERSION = 0.3.0
 MODULE_big = lance_parts
 
 # The core (src/core, PostgreSQL-free) is its own static library, compiled

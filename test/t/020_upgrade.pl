@@ -1,7 +1,7 @@
-# Releases upgrade: an installation of 0.1.0 brought to the current version
-# by ALTER EXTENSION ... UPDATE has exactly the objects of a fresh install of
-# the current version: the same members with the same definitions, comments,
-# privileges and options.
+# Releases upgrade: an installation of each earlier release (0.1.0, 0.2.0)
+# brought to the current version by ALTER EXTENSION ... UPDATE has exactly
+# the objects of a fresh install of the current version: the same members
+# with the same definitions, comments, privileges and options.
 use strict;
 use warnings;
 
@@ -15,22 +15,27 @@ $node->start;
 
 my $current = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'lance_parts'");
-isnt($current, '0.1.0', "the current release ($current) is not 0.1.0");
+my @releases = ('0.1.0', '0.2.0');
+ok(!grep({ $_ eq $current } @releases), "the current release ($current) is not an earlier one");
 
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
-$node->safe_psql('postgres', 'CREATE DATABASE updated');
-$node->safe_psql('updated', "CREATE EXTENSION lance_parts VERSION '0.1.0'");
-is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
-	'0.1.0', '0.1.0 installs');
-$node->safe_psql('updated', 'ALTER EXTENSION lance_parts UPDATE');
-is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
-	$current, "ALTER EXTENSION UPDATE reaches $current");
+$node->safe_psql('fresh', 'CREATE EXTENSION lance_parts');
+for my $release (@releases)
+{
+	my $db = "updated_$release" =~ s/\./_/gr;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, "CREATE EXTENSION lance_parts VERSION '$release'");
+	is($node->safe_psql($db, "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
+		$release, "$release installs");
+	$node->safe_psql($db, 'ALTER EXTENSION lance_parts UPDATE');
+	is($node->safe_psql($db, "SELECT extversion FROM pg_extension WHERE extname = 'lance_parts'"),
+		$current, "ALTER EXTENSION UPDATE from $release reaches $current");
+}
 # The role that may set endpoints belongs to the cluster, not to the
-# extension: the update creates it, a fresh install in another database finds it.
-is($node->safe_psql('updated',
+# extension: the update from 0.1.0 creates it, later installs find it.
+is($node->safe_psql('updated_0_1_0',
 		"SELECT rolcanlogin FROM pg_roles WHERE rolname = 'lance_parts_endpoint_admin'"),
 	'f', 'the update creates the role lance_parts_endpoint_admin (NOLOGIN)');
-$node->safe_psql('fresh', 'CREATE EXTENSION lance_parts');
 
 # One line per member of the extension, with everything that defines it.
 # Object identities (pg_identify_object) rather than OIDs, so that the two
@@ -81,14 +86,16 @@ sub members
 }
 
 my $fresh = members('fresh');
-my $updated = members('updated');
 cmp_ok(scalar(grep { /^function / } keys %$fresh), '>', 10, 'the description lists the functions');
-is_deeply($updated, $fresh, "0.1.0 updated to $current has the objects of a fresh $current install");
-
 # The schema's own privileges are not an extension member; compare them too.
 my $schema_acl = "SELECT nspacl FROM pg_namespace WHERE nspname = 'lance_parts'";
-is($node->safe_psql('updated', $schema_acl), $node->safe_psql('fresh', $schema_acl),
-	'the schema has the same privileges');
+for my $release (@releases)
+{
+	my $db = "updated_$release" =~ s/\./_/gr;
+	is_deeply(members($db), $fresh, "$release updated to $current has the objects of a fresh $current install");
+	is($node->safe_psql($db, $schema_acl), $node->safe_psql('fresh', $schema_acl),
+		"$release updated: the schema has the same privileges");
+}
 
 $node->stop;
 done_testing();
