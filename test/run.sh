@@ -10,6 +10,9 @@
 #   test/run.sh --only LAYER    only this layer (repeat or use commas for more)
 #   test/run.sh --no-setup      skip scripts/setup.sh (packages, build, install)
 #   test/run.sh --keep          keep the work directory for inspection
+#   test/run.sh --files GLOB    in the regress, tap and node layers, only the
+#                               test files whose name (no extension) matches
+#                               GLOB, e.g. --files '*blob*'
 #
 # Layers (see the layer_* functions below):
 #   layout    test/tools/check_layers.sh the layer rules, checked over the sources
@@ -83,12 +86,18 @@ fi
 quick=false
 setup=true
 keep=false
+files_glob='*'
 selected=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) quick=true ;;
 		--no-setup) setup=false ;;
 		--keep) keep=true ;;
+		--files)
+			[ $# -ge 2 ] || { echo "run.sh: --files needs a pattern" >&2; exit 2; }
+			files_glob=$2
+			shift
+			;;
 		--only)
 			[ $# -ge 2 ] || { echo "run.sh: --only needs a layer" >&2; exit 2; }
 			IFS=, read -r -a names <<<"$2"
@@ -102,7 +111,7 @@ while [ $# -gt 0 ]; do
 			shift
 			;;
 		*)
-			echo "usage: test/run.sh [--quick] [--only LAYER[,LAYER...]] [--no-setup] [--keep]" >&2
+			echo "usage: test/run.sh [--quick] [--only LAYER[,LAYER...]] [--files GLOB] [--no-setup] [--keep]" >&2
 			exit 2
 			;;
 	esac
@@ -225,6 +234,18 @@ no_tests()
 	return 0
 }
 
+# selected_files DIR SUFFIX - the files DIR/*SUFFIX whose name without SUFFIX
+# matches --files, in name order.
+selected_files()
+{
+	local file name
+	for file in "$1"/*"$2"; do
+		name=$(basename "$file" "$2")
+		# shellcheck disable=SC2053  # the pattern is meant to match
+		[[ $name == $files_glob ]] && echo "$file"
+	done
+}
+
 # ---- layers -----------------------------------------------------------------
 
 # layout: each rule of test/tools/check_layers.sh is one test.
@@ -311,7 +332,9 @@ layer_fuzz()
 layer_regress()
 {
 	local log=$LOGS/regress.log rc
-	no_tests "$TREE"/test/sql/[0-9]*.sql && return
+	local tests
+	tests=$(selected_files "$TREE/test/sql" .sql | xargs -r -n1 basename -s .sql | grep -E '^[0-9]' | tr '\n' ' ')
+	[ -n "$tests" ] || { L_NOTE="0 tests"; return; }
 	if [ ! -f "$LP_CLUSTER_DIR/env" ]; then
 		L_FAILED=1
 		L_NOTE="no cluster"
@@ -321,7 +344,7 @@ layer_regress()
 	. "$LP_CLUSTER_DIR/env"
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 		PGDATABASE="$PGDATABASE" make -C "$TREE" --no-print-directory installcheck \
-		PG_CONFIG="$PG_CONFIG"
+		PG_CONFIG="$PG_CONFIG" REGRESS="$tests"
 	rc=$?
 	L_PASSED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. ok' "$log")
 	L_FAILED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. FAILED' "$log")
@@ -336,15 +359,16 @@ layer_regress()
 # failed subtests; a script that died counts one failure.
 layer_tap()
 {
-	local log=$LOGS/tap.log rc total failed_subtests dead_scripts script name
-	no_tests "$TREE"/test/t/*.pl && return
+	local log=$LOGS/tap.log rc total failed_subtests dead_scripts script name tests
+	mapfile -t tests < <(selected_files "$TREE/test/t" .pl | sed "s|^$TREE/||")
+	[ ${#tests[@]} -gt 0 ] || { L_NOTE="0 tests"; return; }
 	rm -rf "$TREE/tmp_check"
 	as_postgres mkdir -p "$TREE/tmp_check"
 	mount_reflink_fs || echo "run.sh: could not mount a reflink XFS; the zero-copy tests will fail"
 	mount_small_fs || echo "run.sh: could not mount a small tmpfs; the full-filesystem tests will fail"
 	run_logged "$log" as_postgres TESTDIR="$TREE" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
-		prove -I "$PGXS_DIR/src/test/perl" -I test/t test/t/*.pl
+		prove -I "$PGXS_DIR/src/test/perl" -I test/t "${tests[@]}"
 	rc=$?
 	total=$(sed -nE 's/^Files=[0-9]+, Tests=([0-9]+),.*/\1/p' "$log" | tail -n 1)
 	failed_subtests=$(sed -nE 's/^.*\(Wstat: .* Tests: [0-9]+ Failed: ([0-9]+)\)$/\1/p' "$log" |
@@ -365,8 +389,9 @@ layer_tap()
 # node: node's TAP reporter ends with "# pass N", "# fail N", "# cancelled N".
 layer_node()
 {
-	local log=$LOGS/node.log rc cancelled
-	no_tests "$TREE"/test/reference/*.test.cjs && return
+	local log=$LOGS/node.log rc cancelled tests
+	mapfile -t tests < <(selected_files "$TREE/test/reference" .test.cjs | sed "s|^$TREE/||")
+	[ ${#tests[@]} -gt 0 ] || { L_NOTE="0 tests"; return; }
 	if [ ! -f "$LP_CLUSTER_DIR/env" ]; then
 		L_FAILED=1
 		L_NOTE="no cluster"
@@ -389,7 +414,7 @@ layer_node()
 	fi
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 		PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \
-		--test-concurrency=1 test/reference/*.test.cjs
+		--test-concurrency=1 "${tests[@]}"
 	rc=$?
 	L_PASSED=$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$log" | tail -n 1)
 	L_FAILED=$(sed -nE 's/^# fail ([0-9]+)$/\1/p' "$log" | tail -n 1)
