@@ -176,8 +176,10 @@ write_temporary_key_file(const char *path, const LpTargetKey *keys, int count, c
 		ereport(ERROR,
 				errcode_for_file_access(),
 				errmsg("could not create file \"%s\": %m", temp));
+	errno = 0;
 	if (write(fd, bytes, size) != (ssize_t) size || pg_fsync(fd) != 0)
 	{
+		/* a short write without an error is a full disk */
 		int			save_errno = errno ? errno : ENOSPC;
 
 		CloseTransientFile(fd);
