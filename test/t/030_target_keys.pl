@@ -219,6 +219,9 @@ is(verifies($a, $target3), 'ok', 'targets still verify beside it');
 my $key3 = $a->safe_psql('postgres', 'SELECT lance_parts.rotate_target_key()');
 is(keys_of($a), join(' ', "$key3*", $key2), 'and a rotation still works');
 ok(-e $leftover, 'the leftover is not taken for a key file');
+is($a->safe_psql('postgres', "SELECT lance_parts.retire_target_keys(ARRAY['$key2'])"), "{$key2}",
+	'a key retired by its id');
+is(keys_of($a), "$key3*", 'leaves the others');
 unlink $leftover;
 
 # A damaged key file (not a whole number of keys) is refused and kept as it is
