@@ -69,6 +69,11 @@ SELECT name,
        jsonb_array_length(t->'fields') AS fields,
        length(t->>'signature') AS signature_length
 FROM (VALUES ('v2', :'t_v2'::jsonb), ('v1', :'t_v1'::jsonb)) x(name, t) ORDER BY 1;
+-- signed by the cluster's signing key, named by the start of its SHA-256
+-- (the key file holds one key here)
+SELECT t->>'key_id' = encode(substring(sha256(pg_read_binary_file('lance_parts.key')) FROM 1 FOR 8), 'hex') AS key_id_ok,
+       t->>'key_id' = (SELECT key_id FROM lance_parts.target_keys() WHERE signs) AS signing_key
+FROM (VALUES (:'t_v2'::jsonb)) x(t);
 -- the fields are those of the dataset, in order
 SELECT (SELECT jsonb_agg(jsonb_build_object('id', f->'id', 'parent_id', f->'parent_id', 'name', f->'name',
                                             'logical_type', f->'logical_type', 'nullable', f->'nullable'))
@@ -120,6 +125,9 @@ INSERT INTO tampered VALUES
   ('kind removed', :'t_v2'::jsonb - 'kind'),
   ('key added', :'t_v2'::jsonb || '{"note": "extra"}'),
   ('format 2', jsonb_set(:'t_v2', '{format}', '2')),
+  ('key_id of another key', jsonb_set(:'t_v2', '{key_id}', '"0123456789abcdef"')),
+  ('key_id not a key id', jsonb_set(:'t_v2', '{key_id}', '"../key"')),
+  ('key_id removed', :'t_v2'::jsonb - 'key_id'),
   ('fields not an array', jsonb_set(:'t_v2', '{fields}', '{}')),
   ('a string', '"lance_parts.target"'),
   ('an array', '[]');

@@ -12,7 +12,7 @@ SET lance_parts_test.testdata = :'testdata';
 
 -- HMAC-SHA256 (RFC 2104) with the built-in sha256, and the signature as
 -- lp_target.c computes it: over the jsonb text of the target without its
--- "signature" key
+-- "signature" key, with the signing key (the key file's first 32 bytes)
 CREATE FUNCTION pg_temp.xor_each(b bytea, x int) RETURNS bytea
 LANGUAGE sql AS $$
     SELECT string_agg(set_byte('\x00'::bytea, 0, get_byte(b, i) # x), ''::bytea ORDER BY i)
@@ -27,7 +27,7 @@ CREATE FUNCTION pg_temp.resign(target jsonb) RETURNS jsonb
 LANGUAGE sql AS $$
     SELECT (target - 'signature')
         || jsonb_build_object('signature',
-                              encode(pg_temp.hmac_sha256(pg_read_binary_file('lance_parts.key'),
+                              encode(pg_temp.hmac_sha256(substring(pg_read_binary_file('lance_parts.key') FROM 1 FOR 32),
                                                          convert_to((target - 'signature')::text, 'UTF8')), 'hex'))
 $$;
 -- every file and directory under the work directory, with sizes
@@ -103,6 +103,14 @@ WHERE lp_test.outcome_detail(format(c.call, f.target, :'p45'))
 ORDER BY 1, 2;
 -- nothing was written or removed anywhere
 SELECT pg_temp.tree() = :'tree_before' AS tree_unchanged;
+
+-- A target of 0.2.0 has no key_id and is verified against each key: one
+-- signed with the key is accepted.  A correct signature under a key_id that
+-- is not the key's is refused.
+SELECT lance_parts.staging_dir(pg_temp.resign(:'t'::jsonb - 'key_id')) = lance_parts.staging_dir(:'t')
+       AS without_key_id_accepted;
+SELECT lp_test.outcome_detail(format('SELECT lance_parts.staging_dir(%L)',
+                                     pg_temp.resign(:'t'::jsonb || '{"key_id": "0123456789abcdef"}'))) AS other_key_id;
 
 -- the original target still works
 SELECT status, num_rows FROM lance_parts.assemble(:'t', ARRAY[:'p45']);

@@ -62,31 +62,6 @@ select_columns(const LpSchema *full, List *columns, const char *dataset,
 	}
 }
 
-static List *
-text_array_to_list(ArrayType *array, const char *what)
-{
-	Datum	   *values;
-	bool	   *nulls;
-	int			count;
-	List	   *result = NIL;
-
-	lp_check_one_dimensional(array, what);
-	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &count);
-	if (count == 0)
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("%s must not be empty", what));
-	for (int i = 0; i < count; i++)
-	{
-		if (nulls[i])
-			ereport(ERROR,
-					errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					errmsg("%s must not contain NULL", what));
-		result = lappend(result, TextDatumGetCString(values[i]));
-	}
-	return result;
-}
-
 Datum
 lp_create_target(PG_FUNCTION_ARGS)
 {
@@ -160,7 +135,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 		target->schema = full;
 	else
 	{
-		target->columns = text_array_to_list(PG_GETARG_ARRAYTYPE_P(1), "column list");
+		target->columns = lp_text_array_to_list(PG_GETARG_ARRAYTYPE_P(1), "column list");
 		select_columns(&full, target->columns, target->dataset, &target->schema);
 	}
 

@@ -3,9 +3,12 @@
  *
  * The signature is an HMAC-SHA256 over the canonical text of the jsonb value
  * without its "signature" key (jsonb orders keys, so the text is stable).
- * The key (lp_target_key.c) is kept in the data directory, so targets stay
- * valid across sessions and restarts of the cluster that made them, and a
- * value edited by hand is refused.
+ * The keys (lp_target_key.c) are kept in the data directory, so targets stay
+ * valid across sessions and restarts of the cluster that made them (and in
+ * clusters given the same keys), and a value edited by hand is refused.  A
+ * target names the key that signed it ("key_id", part of the signed text),
+ * so verifying it is one HMAC; a target of 0.2.0 has no key id and is
+ * verified against each key.
  */
 #include "postgres.h"
 
@@ -28,21 +31,20 @@
 #include "target/lp_target_key.h"
 
 /* kind, format, dataset, dataset_version, dataset_tag, base_id, base_path,
- * data_dir, file_name, file_version, columns, fields, schema_metadata, signature */
-#define TARGET_KEYS 14
+ * data_dir, file_name, file_version, columns, fields, schema_metadata,
+ * key_id, signature; a target of 0.2.0 has all but key_id */
+#define TARGET_KEYS 15
 
 static char *
-sign_text(const char *text)
+sign_text(const char *text, const LpTargetKey *key)
 {
 	pg_hmac_ctx *ctx;
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	char	   *hex = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
-	const uint8 *key;
 
-	key = lp_target_signing_key();
 	ctx = pg_hmac_create(PG_SHA256);
 	if (ctx == NULL ||
-		pg_hmac_init(ctx, key, LP_TARGET_KEY_LEN) < 0 ||
+		pg_hmac_init(ctx, key->bytes, LP_TARGET_KEY_LEN) < 0 ||
 		pg_hmac_update(ctx, (const uint8 *) text, strlen(text)) < 0 ||
 		pg_hmac_final(ctx, digest, sizeof(digest)) < 0)
 	{
@@ -95,9 +97,9 @@ append_fields(StringInfo out, const LpSchema *schema)
 	appendStringInfoChar(out, ']');
 }
 
-/* The target as JSON text without the signature. */
+/* The target as JSON text without the signature; key_id NULL for a target of 0.2.0. */
 static char *
-unsigned_text(const LpTarget *target)
+unsigned_text(const LpTarget *target, const char *key_id)
 {
 	StringInfoData out;
 	ListCell   *cell;
@@ -139,6 +141,11 @@ unsigned_text(const LpTarget *target)
 	append_fields(&out, &target->schema);
 	appendStringInfoString(&out, ", \"schema_metadata\": ");
 	lp_json_append_metadata(&out, target->schema.metadata, target->schema.num_metadata);
+	if (key_id != NULL)
+	{
+		appendStringInfoString(&out, ", \"key_id\": ");
+		escape_json(&out, key_id);
+	}
 	appendStringInfoChar(&out, '}');
 
 	/* canonical form: as jsonb prints it */
@@ -148,8 +155,10 @@ unsigned_text(const LpTarget *target)
 Jsonb *
 lp_target_to_jsonb(const LpTarget *target)
 {
-	char	   *text = unsigned_text(target);
-	char	   *signature = sign_text(text);
+	int			num_keys;
+	const LpTargetKey *signing_key = &lp_target_keys(&num_keys)[0];
+	char	   *text = unsigned_text(target, signing_key->id);
+	char	   *signature = sign_text(text, signing_key);
 	StringInfoData out;
 
 	/* text is a JSON object: insert the signature before its closing brace */
@@ -160,6 +169,13 @@ lp_target_to_jsonb(const LpTarget *target)
 }
 
 /* ---- parsing ------------------------------------------------------------ */
+
+static bool
+signature_matches(const JsonbValue *signature, const char *expected)
+{
+	return signature->val.string.len == strlen(expected) &&
+		timingsafe_bcmp(signature->val.string.val, expected, strlen(expected)) == 0;
+}
 
 static void
 invalid_target(const char *detail_fmt, const char *what)
@@ -336,7 +352,9 @@ lp_target_from_jsonb(Jsonb *value)
 	LpTarget   *target = palloc0(sizeof(LpTarget));
 	JsonbValue *signature;
 	JsonbValue *base_id;
-	char	   *expected;
+	char	   *key_id;
+	char	   *text;
+	bool		valid;
 	char	   *kind;
 	char	   *version_name;
 	ListCell   *cell;
@@ -377,12 +395,43 @@ lp_target_from_jsonb(Jsonb *value)
 				   &target->schema.num_metadata, &target->schema.metadata);
 
 	signature = member(object, "signature", jbvString, false);
+	key_id = NULL;
+	if (getKeyJsonValueFromContainer(object, "key_id", strlen("key_id"), NULL) != NULL)
+	{
+		key_id = string_member(object, "key_id");
+		if (strlen(key_id) != LP_TARGET_KEY_ID_CHARS ||
+			strspn(key_id, "0123456789abcdef") != LP_TARGET_KEY_ID_CHARS)
+			invalid_target("The key \"%s\" is not a key id as lance_parts.create_target gives it.",
+						   "key_id");
+	}
 	/* every expected key is present: more keys means keys were added */
-	if (JsonContainerSize(object) != TARGET_KEYS)
+	if (JsonContainerSize(object) != (key_id != NULL ? TARGET_KEYS : TARGET_KEYS - 1))
 		invalid_target("%s", "It has keys that lance_parts.create_target does not give a target.");
-	expected = sign_text(unsigned_text(target));
-	if (signature->val.string.len != strlen(expected) ||
-		timingsafe_bcmp(signature->val.string.val, expected, strlen(expected)) != 0)
+	text = unsigned_text(target, key_id);
+	if (key_id != NULL)
+	{
+		const LpTargetKey *key = lp_target_find_key(key_id);
+
+		if (key == NULL)
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("lance_parts target for file \"%s\" was signed with a key this cluster does not have",
+						   target->file_name),
+					errdetail("Its key id is \"%s\": a key retired since, or a key of another cluster that does not share this cluster's target keys.",
+							  key_id),
+					errhint("lance_parts.target_keys() lists the keys of this cluster."));
+		valid = signature_matches(signature, sign_text(text, key));
+	}
+	else
+	{
+		int			num_keys;
+		const LpTargetKey *keys = lp_target_keys(&num_keys);
+
+		valid = false;
+		for (int i = 0; i < num_keys && !valid; i++)
+			valid = signature_matches(signature, sign_text(text, &keys[i]));
+	}
+	if (!valid)
 		ereport(ERROR,
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("lance_parts target for file \"%s\" has been modified or was made by another cluster",

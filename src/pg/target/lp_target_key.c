@@ -1,31 +1,109 @@
 /*
- * lp_target_key.c - the key that signs targets, in $PGDATA/lance_parts.key.
+ * lp_target_key.c - the keys that sign and verify targets, in
+ * $PGDATA/lance_parts.key.
  *
- * 32 random bytes, created on first use.  The file is the server's own, not
- * dataset storage, so it is read and written through fd.c directly (the
- * storage check of test/tools/check_layers.sh allows this file).
+ * The file is one or more keys of 32 random bytes, concatenated: the first
+ * signs new targets, every one verifies (a file of 0.2.0 is a single key).
+ * A key is named by its id, the start of its SHA-256, which a target
+ * carries.  Clusters whose files hold the same keys accept each other's
+ * targets.
+ *
+ * The file is created with one key on first use (published with link(),
+ * so racing backends agree on one key) and is otherwise only ever replaced
+ * whole (temporary file, fsync, rename, fsync of the directory), so a
+ * reader sees the old keys or the new ones, never a mix, and a crash leaves
+ * at most a temporary file that nothing reads.  Every use compares the
+ * file's identity with that of the copy loaded, so each backend sees a
+ * rotation, or a file an administrator moved in, at its next use.
+ *
+ * The file is the server's own, not dataset storage, so it is read and
+ * written through fd.c directly (the storage check of
+ * test/tools/check_layers.sh allows this file).
  */
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "storage/lock.h"
 
 #include "target/lp_target_key.h"
 
 #define TARGET_KEY_FILE "lance_parts.key"
+/* field4 of the advisory lock serializing rotations and retirements: one
+ * that pg_advisory_lock (1, 2) and the target file lock (0x4c50) never use */
+#define KEY_FILE_LOCK_FIELD4 0x4c4b	/* "LK" */
 
-static uint8 target_key[LP_TARGET_KEY_LEN];
-static bool target_key_loaded;
+static LpTargetKey loaded_keys[LP_TARGET_MAX_KEYS];
+static int	num_loaded_keys;	/* 0: nothing loaded */
+static struct stat loaded_file;	/* the identity of the file loaded */
 
-static bool
-read_key_file(const char *path)
+static void
+key_file_path(char *path)
 {
-	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	snprintf(path, MAXPGPATH, "%s/%s", DataDir, TARGET_KEY_FILE);
+}
+
+static void
+set_key_id(LpTargetKey *key)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+
+	if (ctx == NULL ||
+		pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, key->bytes, LP_TARGET_KEY_LEN) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+	{
+		pg_cryptohash_free(ctx);
+		ereport(ERROR,
+				errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg("could not compute the id of a target key"));
+	}
+	pg_cryptohash_free(ctx);
+	for (int i = 0; i < LP_TARGET_KEY_ID_CHARS / 2; i++)
+		sprintf(key->id + 2 * i, "%02x", digest[i]);
+}
+
+/* Same file, unchanged: a rename gives a new inode, a copy over it a new mtime. */
+static bool
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+		a->st_size == b->st_size &&
+		a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+		a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void
+damaged_key_file(const char *path)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_DATA_CORRUPTED),
+			errmsg("target key file \"%s\" is damaged", path),
+			errdetail("It must hold between 1 and %d keys of %d bytes each.",
+					  LP_TARGET_MAX_KEYS, LP_TARGET_KEY_LEN),
+			errhint("Restore it from a copy, or remove it to create a new key; targets signed with the old keys will then be refused."));
+}
+
+/* Load the key file into loaded_keys; false if it does not exist. */
+static bool
+load_key_file(const char *path)
+{
+	uint8		bytes[LP_TARGET_MAX_KEYS * LP_TARGET_KEY_LEN];
+	LpTargetKey keys[LP_TARGET_MAX_KEYS];
+	struct stat st;
+	int			fd;
+	int			count;
 	ssize_t		n;
 
+	num_loaded_keys = 0;
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 	if (fd < 0)
 	{
 		if (errno == ENOENT)
@@ -34,69 +112,240 @@ read_key_file(const char *path)
 				errcode_for_file_access(),
 				errmsg("could not open file \"%s\": %m", path));
 	}
-	n = read(fd, target_key, LP_TARGET_KEY_LEN);
-	CloseTransientFile(fd);
-	if (n != LP_TARGET_KEY_LEN)
+	if (fstat(fd, &st) != 0)
+	{
+		int			save_errno = errno;
+
+		CloseTransientFile(fd);
+		errno = save_errno;
 		ereport(ERROR,
-				errcode(ERRCODE_DATA_CORRUPTED),
-				errmsg("target signing key file \"%s\" is damaged", path),
-				errhint("Remove it to create a new key; targets signed with the old key will then be refused."));
+				errcode_for_file_access(),
+				errmsg("could not stat file \"%s\": %m", path));
+	}
+	if (st.st_size == 0 || st.st_size % LP_TARGET_KEY_LEN != 0 ||
+		st.st_size > (off_t) sizeof(bytes))
+	{
+		CloseTransientFile(fd);
+		damaged_key_file(path);
+	}
+	n = read(fd, bytes, st.st_size);
+	CloseTransientFile(fd);
+	if (n != st.st_size)
+		damaged_key_file(path);
+
+	count = st.st_size / LP_TARGET_KEY_LEN;
+	for (int i = 0; i < count; i++)
+	{
+		memcpy(keys[i].bytes, bytes + i * LP_TARGET_KEY_LEN, LP_TARGET_KEY_LEN);
+		set_key_id(&keys[i]);
+	}
+	memcpy(loaded_keys, keys, sizeof(LpTargetKey) * count);
+	loaded_file = st;
+	num_loaded_keys = count;
 	return true;
 }
 
-/* Load the key, creating it atomically (write a temporary file, link it) if absent. */
-const uint8 *
-lp_target_signing_key(void)
+static void
+generate_key(LpTargetKey *key)
+{
+	if (!pg_strong_random(key->bytes, LP_TARGET_KEY_LEN))
+		ereport(ERROR,
+				errcode(ERRCODE_INTERNAL_ERROR),
+				errmsg("could not generate a target key"));
+	set_key_id(key);
+}
+
+/*
+ * Write the keys into a new temporary file beside the key file, mode 0600
+ * whatever the cluster's group access, and fsync it; its path in temp.
+ */
+static void
+write_temporary_key_file(const char *path, const LpTargetKey *keys, int count, char *temp)
+{
+	uint8		bytes[LP_TARGET_MAX_KEYS * LP_TARGET_KEY_LEN];
+	size_t		size = (size_t) count * LP_TARGET_KEY_LEN;
+	int			fd;
+
+	for (int i = 0; i < count; i++)
+		memcpy(bytes + i * LP_TARGET_KEY_LEN, keys[i].bytes, LP_TARGET_KEY_LEN);
+	snprintf(temp, MAXPGPATH, "%s.%d.tmp", path, MyProcPid);
+	/* one left by a crashed backend that had this pid is not reused */
+	unlink(temp);
+	fd = OpenTransientFilePerm(temp, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY, S_IRUSR | S_IWUSR);
+	if (fd < 0)
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not create file \"%s\": %m", temp));
+	errno = 0;
+	if (write(fd, bytes, size) != (ssize_t) size || pg_fsync(fd) != 0)
+	{
+		/* a short write without an error is a full disk */
+		int			save_errno = errno ? errno : ENOSPC;
+
+		CloseTransientFile(fd);
+		unlink(temp);
+		errno = save_errno;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not write file \"%s\": %m", temp));
+	}
+	CloseTransientFile(fd);
+}
+
+/* Create the key file with one new key, unless another backend just did. */
+static void
+create_key_file(const char *path)
+{
+	LpTargetKey key;
+	char		temp[MAXPGPATH];
+
+	generate_key(&key);
+	write_temporary_key_file(path, &key, 1, temp);
+	/* the loser of a race keeps the winner's key */
+	if (link(temp, path) != 0 && errno != EEXIST)
+	{
+		int			save_errno = errno;
+
+		unlink(temp);
+		errno = save_errno;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not link file \"%s\" to \"%s\": %m", temp, path));
+	}
+	unlink(temp);
+	fsync_fname(DataDir, true);
+}
+
+const LpTargetKey *
+lp_target_keys(int *count)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	key_file_path(path);
+	if (num_loaded_keys == 0 || stat(path, &st) != 0 || !same_file(&st, &loaded_file))
+	{
+		if (!load_key_file(path))
+		{
+			create_key_file(path);
+			if (!load_key_file(path))
+				ereport(ERROR,
+						errcode_for_file_access(),
+						errmsg("could not read file \"%s\": %m", path));
+		}
+	}
+	*count = num_loaded_keys;
+	return loaded_keys;
+}
+
+const LpTargetKey *
+lp_target_find_key(const char *key_id)
+{
+	int			count;
+	const LpTargetKey *keys = lp_target_keys(&count);
+
+	for (int i = 0; i < count; i++)
+		if (strcmp(keys[i].id, key_id) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/*
+ * Rotations and retirements of the cluster's backends are serialized, so
+ * none of them replaces the file from keys another has just changed.
+ * Writers in other clusters sharing the keys are not: the file is copied
+ * there by the administrator.
+ */
+static void
+key_file_lock_tag(LOCKTAG *tag)
+{
+	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, 0, 0, KEY_FILE_LOCK_FIELD4);
+}
+
+/* Replace the key file with these keys, and load them. */
+static void
+replace_key_file(const LpTargetKey *keys, int count)
 {
 	char		path[MAXPGPATH];
 	char		temp[MAXPGPATH];
-	uint8		fresh[LP_TARGET_KEY_LEN];
-	int			fd;
 
-	if (target_key_loaded)
-		return target_key;
-	snprintf(path, sizeof(path), "%s/%s", DataDir, TARGET_KEY_FILE);
-	if (!read_key_file(path))
+	key_file_path(path);
+	write_temporary_key_file(path, keys, count, temp);
+	durable_rename(temp, path, ERROR);
+	if (!load_key_file(path))
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not read file \"%s\": %m", path));
+}
+
+char *
+lp_target_rotate_key(void)
+{
+	LpTargetKey keys[LP_TARGET_MAX_KEYS];
+	const LpTargetKey *current;
+	LOCKTAG		tag;
+	int			count;
+
+	key_file_lock_tag(&tag);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	current = lp_target_keys(&count);
+	if (count >= LP_TARGET_MAX_KEYS)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("the cluster has %d target keys already", count),
+				errhint("Retire the keys no longer needed with lance_parts.retire_target_keys first."));
+	generate_key(&keys[0]);
+	memcpy(&keys[1], current, sizeof(LpTargetKey) * count);
+	replace_key_file(keys, count + 1);
+	LockRelease(&tag, ExclusiveLock, false);
+	return pstrdup(keys[0].id);
+}
+
+List *
+lp_target_retire_keys(List *key_ids)
+{
+	LpTargetKey kept[LP_TARGET_MAX_KEYS];
+	bool		retire[LP_TARGET_MAX_KEYS] = {false};
+	const LpTargetKey *current;
+	List	   *retired = NIL;
+	ListCell   *cell;
+	LOCKTAG		tag;
+	int			count;
+	int			num_kept = 0;
+
+	key_file_lock_tag(&tag);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	current = lp_target_keys(&count);
+	for (int i = 1; i < count; i++)
+		retire[i] = key_ids == NIL;
+	foreach(cell, key_ids)
 	{
-		if (!pg_strong_random(fresh, sizeof(fresh)))
-			ereport(ERROR,
-					errcode(ERRCODE_INTERNAL_ERROR),
-					errmsg("could not generate a target signing key"));
-		snprintf(temp, sizeof(temp), "%s.%d.tmp", path, MyProcPid);
-		fd = OpenTransientFile(temp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-		if (fd < 0)
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not create file \"%s\": %m", temp));
-		if (write(fd, fresh, sizeof(fresh)) != sizeof(fresh) || pg_fsync(fd) != 0)
-		{
-			int			save_errno = errno;
+		const char *id = lfirst(cell);
+		int			i = 0;
 
-			CloseTransientFile(fd);
-			unlink(temp);
-			errno = save_errno;
+		while (i < count && strcmp(current[i].id, id) != 0)
+			i++;
+		if (i == count)
 			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not write file \"%s\": %m", temp));
-		}
-		CloseTransientFile(fd);
-		/* the loser of a race keeps the winner's key */
-		if (link(temp, path) != 0 && errno != EEXIST)
-		{
-			int			save_errno = errno;
-
-			unlink(temp);
-			errno = save_errno;
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("target key \"%s\" does not exist", id),
+					errhint("lance_parts.target_keys() lists the keys of the cluster."));
+		if (i == 0)
 			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not link file \"%s\" to \"%s\": %m", temp, path));
-		}
-		unlink(temp);
-		if (!read_key_file(path))
-			ereport(ERROR,
-					errcode_for_file_access(),
-					errmsg("could not read file \"%s\": %m", path));
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("target key \"%s\" is the signing key and cannot be retired", id),
+					errhint("Make a new signing key with lance_parts.rotate_target_key() first."));
+		retire[i] = true;
 	}
-	target_key_loaded = true;
-	return target_key;
+	for (int i = 0; i < count; i++)
+	{
+		if (retire[i])
+			retired = lappend(retired, pstrdup(current[i].id));
+		else
+			kept[num_kept++] = current[i];
+	}
+	if (retired != NIL)
+		replace_key_file(kept, num_kept);
+	LockRelease(&tag, ExclusiveLock, false);
+	return retired;
 }
