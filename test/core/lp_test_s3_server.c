@@ -941,14 +941,14 @@ server_perform(LpS3Transport *transport, const LpS3HttpRequest *http, LpS3HttpRe
 }
 
 static bool
-server_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err)
+server_wait(LpS3Transport *transport, uint32_t delay_ms, bool ignore_cancel, LpError *err)
 {
 	LpTestS3Server *server = (LpTestS3Server *) transport;
 
 	if (server->counts.waits < LP_TEST_S3_MAX_WAITS)
 		server->counts.wait_ms[server->counts.waits] = delay_ms;
 	server->counts.waits++;
-	if (lp_test_s3_cancel_pending)
+	if (!ignore_cancel && lp_test_s3_cancel_pending)
 		return lp_fail(err, LP_ERR_CANCELED, "canceling statement due to user request");
 	return true;
 }

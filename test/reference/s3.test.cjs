@@ -66,6 +66,22 @@ test('IMPORT FOREIGN SCHEMA over S3 made a table for every dataset written there
 		[ROOT + '/types_2_2_v2.lance']);
 });
 
+test('IMPORT FOREIGN SCHEMA of a directory URI with trailing slashes imports the same tables', () => {
+	for (const [schema, uri] of [['s3_slash', ROOT + '/'], ['s3_slashes', ROOT + '//']])
+	{
+		psqlLines(`DROP SCHEMA IF EXISTS ${schema} CASCADE;
+CREATE SCHEMA ${schema};
+IMPORT FOREIGN SCHEMA ${PREFIX} FROM SERVER s3_reference_server INTO ${schema} OPTIONS (uri ${literal(uri)});
+`);
+		assert.deepEqual(psqlLines(`SELECT foreign_table_name FROM information_schema.foreign_tables WHERE foreign_table_schema = '${schema}' ORDER BY 1;\n`),
+			datasets.map((d) => d.name).sort(), uri);
+		assert.deepEqual(psqlLines(`SELECT option_value FROM information_schema.foreign_table_options WHERE foreign_table_schema = '${schema}' AND foreign_table_name = 'types_2_2_v2' AND option_name = 'uri';\n`),
+			[ROOT + '/types_2_2_v2.lance'], uri);
+		assert.equal(psqlLines(`SELECT count(*) FROM ${schema}.types_2_2_v2;\n`)[0], psqlLines('SELECT count(*) FROM s3_reference.types_2_2_v2;\n')[0]);
+		psqlLines(`DROP SCHEMA ${schema} CASCADE;\n`);
+	}
+});
+
 for (const dataset of datasets)
 {
 	test(dataset.name + ' on S3 (' + dataset.file_version + ', ' + dataset.manifest_scheme + ' naming): every value as the reference reads it there', () => {

@@ -556,4 +556,7 @@ ${fdwServerSql('write_sql_s3', root)}
 	assert.deepEqual(rows.slice(ROWS + 100).map((r) => r.id), Array.from({ length: ROWS }, (_, i) => i + 1),
 					 'the parts in caller order');
 	assert.deepEqual(await s3.listUploads(settings, 'write-sql/'), [], 'no multipart upload left');
+	// Lance writes no version hint on object stores: one written at the creation would go stale
+	assert.deepEqual((await s3.listKeys(settings, 'write-sql/types.lance/_versions/'))
+		.filter((key) => !key.endsWith('.manifest')), [], 'nothing but manifests in _versions/');
 });

@@ -29,7 +29,7 @@ curl_perform(LpS3Transport *base, const LpS3HttpRequest *request, LpS3HttpRespon
 }
 
 static bool
-curl_wait(LpS3Transport *base, uint32_t delay_ms, LpError *err)
+curl_wait(LpS3Transport *base, uint32_t delay_ms, bool ignore_cancel, LpError *err)
 {
 	(void) base;
 	while (delay_ms > 0)
@@ -37,7 +37,7 @@ curl_wait(LpS3Transport *base, uint32_t delay_ms, LpError *err)
 		uint32_t	slice = delay_ms < 50 ? delay_ms : 50;
 		struct timespec pause = {.tv_sec = 0, .tv_nsec = (long) slice * 1000000L};
 
-		if (lp_check_cancel(err))
+		if (!ignore_cancel && lp_check_cancel(err))
 			return false;
 		nanosleep(&pause, NULL);
 		delay_ms -= slice;

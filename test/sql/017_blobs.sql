@@ -79,6 +79,12 @@ SELECT lance_parts.write_dedicated_blob_from(:'t', 4, :'part_file') - 'size' AS 
 SELECT md5(pg_read_binary_file(:'sidecars' || '/00100000000000000000000000000000.blob'))
            = md5(pg_read_binary_file(:'part_file')) AS copy_equal,
        length(pg_read_binary_file(:'sidecars' || '/01000000000000000000000000000000.blob')) AS dedicated_bytes;
+-- a file holding more than its size says (/proc files say 0 bytes) is copied to its end
+SELECT (pg_stat_file('/proc/version')).size AS proc_stat_size,
+       (lance_parts.write_dedicated_blob_from(:'t', 7, '/proc/version')->>'size')::bigint
+           = length(pg_read_binary_file('/proc/version')) AS proc_size_ok;
+SELECT pg_read_binary_file(:'sidecars' || '/11100000000000000000000000000000.blob')
+           = pg_read_binary_file('/proc/version') AS proc_copy_equal;
 -- refused, nothing written
 SELECT pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob(%L, 2, ''\x01'')', :'t')) AS written_id,
        pg_temp.outcome(format('SELECT lance_parts.write_dedicated_blob(%L, 6, NULL)', :'t')) AS null_payload,

@@ -30,6 +30,8 @@ The first rule whose method and path match decides; faults:
               the key in progress) with an S3 XML error body
     hang      read the request and answer nothing until the client leaves
     delay-MS  wait MS milliseconds, then pass the request on (a slow server)
+    late-MS   forward the request, let the server act on it, and pass its
+              answer back MS milliseconds after it came (an answer on its way)
 
 --log gets a line per request, "METHOD PATH-AND-QUERY ACTION DELAYED"
 (ACTION is "pass" or the fault; DELAYED, for a delay, the requests in their
@@ -168,6 +170,7 @@ class Handler(socketserver.BaseRequestHandler):
         if action in ERROR_BODIES:
             self.request.sendall(error_answer(action, target))
             return
+        answer = b''
         with socket.create_connection(self.server.upstream) as upstream:
             upstream.sendall(close_upstream_after(head) + body)
             while True:
@@ -176,6 +179,11 @@ class Handler(socketserver.BaseRequestHandler):
                     break
                 if action == 'pass':
                     self.request.sendall(chunk)
+                elif action.startswith('late-'):
+                    answer += chunk
+        if action.startswith('late-'):
+            time.sleep(int(action[5:]) / 1000.0)
+            self.request.sendall(answer)
 
 
 class Proxy(socketserver.ThreadingTCPServer):

@@ -1248,16 +1248,24 @@ publish_manifest(LpStore *store, const char *root, LpManifestNaming naming,
 	return ok;
 }
 
-/* Readers only use the hint to start their search, so failures are ignored. */
+/*
+ * Readers only use the hint to start their search, so failures are ignored;
+ * none is written where the options say Lance writes none (object stores).
+ */
 static void
-write_version_hint(LpStore *store, const char *root, uint64_t version)
+write_version_hint(LpStore *store, const char *root, const LpCommitOptions *options,
+				   uint64_t version)
 {
 	char		text[64];
-	char	   *directory = lp_path_join(root, LP_VERSIONS_DIR);
-	char	   *path = directory ? lp_path_join(directory, LP_VERSION_HINT_FILE) : NULL;
+	char	   *directory;
+	char	   *path;
 	LpError		ignored;
 	int			len;
 
+	if (options->no_version_hint)
+		return;
+	directory = lp_path_join(root, LP_VERSIONS_DIR);
+	path = directory ? lp_path_join(directory, LP_VERSION_HINT_FILE) : NULL;
 	lp_free(directory);
 	if (path == NULL)
 		return;
@@ -1385,8 +1393,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 				result->new_fragment_ids = new_ids;
 				new_ids = NULL;
 			}
-			if (!options->no_version_hint)
-				write_version_hint(store, root, new_version);
+			write_version_hint(store, root, options, new_version);
 			goto done;
 		}
 		/* another writer's manifest won, or was being written at once: rebase */
@@ -1457,7 +1464,7 @@ lp_commit_create(LpStore *store, const char *root, const LpCommitRequest *reques
 	result->attempts = 1;
 	result->new_fragment_ids = new_ids;
 	new_ids = NULL;
-	write_version_hint(store, root, 1);
+	write_version_hint(store, root, options, 1);
 	ok = true;
 
 done:

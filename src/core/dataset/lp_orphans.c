@@ -317,12 +317,55 @@ lp_references_refresh(LpStore *store, const char *root,
 	scan.refs = refs;
 	scan.known = refs->manifests.count;
 	ok = store->ops->list(store, directory, read_manifest_entry, &scan, err);
+	/* no _versions: no version was ever committed, no manifest to read */
+	if (!ok && err->code == LP_ERR_NOT_FOUND && refs->manifests.count == 0)
+	{
+		lp_error_clear(err);
+		ok = true;
+	}
 	lp_free(directory);
 	name_set_sort(&refs->manifests);
 	name_set_sort(&refs->data_files);
 	name_set_sort(&refs->data_dirs);
 	name_set_sort(&refs->transactions);
 	return ok;
+}
+
+/* LpListCallback: note data/, fail on a name no Lance writer puts in a dataset's root. */
+static bool
+check_first_write_entry(void *arg, const char *entry_name, LpError *err)
+{
+	bool	   *has_data = arg;
+
+	if (strcmp(entry_name, LP_DATA_DIR) == 0)
+		*has_data = true;
+	else if (strcmp(entry_name, LP_VERSIONS_DIR) != 0 &&
+			 strcmp(entry_name, LP_TRANSACTIONS_DIR) != 0)
+		return lp_fail(err, LP_ERR_NOT_FOUND, "\"%s\" is no Lance dataset", entry_name);
+	return true;
+}
+
+/*
+ * Whether a root without manifests is what the first write of a dataset
+ * leaves when it dies before its commit: data/ and at most _versions/ and
+ * _transactions/ beside it, so that everything of ours in it is an orphan
+ * of a dataset with no version.  Anything else there is no dataset, and
+ * nothing in it may be called an orphan (LP_ERR_NOT_FOUND).
+ */
+static bool
+first_write_remains(LpStore *store, const char *root, LpError *err)
+{
+	bool		has_data = false;
+
+	if (!store->ops->list(store, root, check_first_write_entry, &has_data, err))
+	{
+		if (err->code != LP_ERR_NOT_FOUND)
+			return false;
+	}
+	else if (has_data)
+		return true;
+	return lp_fail(err, LP_ERR_NOT_FOUND, "no Lance manifest found in \"%s/%s\"",
+				   root, LP_VERSIONS_DIR);
 }
 
 LpDatasetReferences *
@@ -358,8 +401,7 @@ lp_references_read(LpStore *store, const char *root, LpError *err)
 	}
 	ok = lp_references_refresh(store, root, refs, err);
 	if (ok && refs->manifests.count == 0)
-		ok = lp_fail(err, LP_ERR_NOT_FOUND, "no Lance manifest found in \"%s/%s\"",
-					 root, LP_VERSIONS_DIR);
+		ok = first_write_remains(store, root, err);
 	if (!ok)
 	{
 		lp_references_free(refs);

@@ -66,7 +66,10 @@ typedef struct LpDatasetReferences LpDatasetReferences;
 /*
  * Read every manifest of the dataset at root.  Fails when there is none
  * (LP_ERR_NOT_FOUND: not a dataset, so nothing in it may be called an
- * orphan), when a manifest cannot be read (its references are unknown), and
+ * orphan), unless the root holds only what a first write that died before
+ * its commit leaves (data/, and at most _versions/ and _transactions/): a
+ * dataset with no version, whose every file is an orphan.  Fails too when
+ * a manifest cannot be read (its references are unknown), and
  * for datasets with branches (LP_ERR_UNSUPPORTED: their manifests live
  * elsewhere and may reference the root's files).
  */

@@ -433,7 +433,8 @@ retry_after_first(LpS3Client *client, const LpS3Call *call, const char *host, co
 		if (answered)
 			lp_s3_http_response_clear(response);
 		if (!client->transport->ops->wait(client->transport,
-										  backoff_delay(client, attempt + 1), err))
+										  backoff_delay(client, attempt + 1),
+										  call->ignore_cancel, err))
 			return false;
 		if (!call->ignore_cancel && lp_check_cancel(err))
 			return false;

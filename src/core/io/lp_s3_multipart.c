@@ -88,6 +88,13 @@ LpS3Multipart *
 lp_s3_multipart_start(LpS3Client *client, const char *bucket, const char *key, LpError *err)
 {
 	LpS3Pair	query[] = {{"uploads", NULL}};
+
+	/*
+	 * The upload exists once the request reaches the server: its answer,
+	 * the id that aborts it, is awaited even after a cancel (the request
+	 * timeout and the retries bound that wait), and the caller holds the
+	 * upload, to be aborted, before anything can be cancelled again.
+	 */
 	LpS3Call	call = {
 		.method = "POST",
 		.bucket = bucket,
@@ -96,6 +103,7 @@ lp_s3_multipart_start(LpS3Client *client, const char *bucket, const char *key, L
 		.query_count = 1,
 		.body = "",
 		.body_len = 0,
+		.ignore_cancel = true,
 	};
 	LpS3HttpResponse response;
 	LpS3Document *document = NULL;

@@ -121,9 +121,11 @@ typedef struct LpS3TransportOps
 
 	/*
 	 * Wait delay_ms before a retry, polling lp_cancel_requested() as
-	 * perform() does: false with LP_ERR_CANCELED when it became true.
+	 * perform() does: false with LP_ERR_CANCELED when it became true
+	 * (never for the retry of a request with ignore_cancel).
 	 */
-	bool		(*wait) (LpS3Transport *transport, uint32_t delay_ms, LpError *err);
+	bool		(*wait) (LpS3Transport *transport, uint32_t delay_ms, bool ignore_cancel,
+						 LpError *err);
 
 	/*
 	 * Requests in flight together (read-ahead), all four set or all NULL

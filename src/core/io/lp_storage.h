@@ -36,6 +36,15 @@ typedef struct LpInputOps
 	 */
 	bool		(*prefetch) (LpInput *input, const LpByteRange *ranges, size_t num_ranges,
 							 LpError *err);
+
+	/*
+	 * Optional: read up to len bytes at offset, *got of them, fewer only at
+	 * the end of the file (0 from there on), whatever size says.  For files
+	 * that may hold more than their size (a /proc file says 0 bytes): a
+	 * copy reads them to their end.  NULL where the size is exact (objects).
+	 */
+	bool		(*read_some) (LpInput *input, uint64_t offset, void *buffer, size_t len,
+							  size_t *got, LpError *err);
 } LpInputOps;
 
 struct LpInput

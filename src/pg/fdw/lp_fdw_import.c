@@ -54,16 +54,14 @@ collect_visible_name(void *arg, const char *entry_name, LpError *err)
 	return true;
 }
 
-/* The last path component without a trailing ".lance" (and without trailing slashes). */
+/* The last path component (lp_store_for_uri left no trailing slash) without ".lance". */
 static char *
 table_name_for(const char *path)
 {
 	char	   *name = pstrdup(path);
-	size_t		len = strlen(name);
+	size_t		len;
 	char	   *slash;
 
-	while (len > 1 && name[len - 1] == '/')
-		name[--len] = '\0';
 	slash = strrchr(name, '/');
 	if (slash != NULL && slash[1] != '\0')
 		name = slash + 1;

@@ -190,6 +190,21 @@ lp_sidecar_copy(LpSidecar *sidecar, LpInput *input)
 		lp_sidecar_write(sidecar, buffer, (size_t) len);
 		pos += len;
 	}
+	/* a file may hold more than its size said (a /proc file says 0 bytes): copy it to its end */
+	while (input->ops->read_some != NULL)
+	{
+		size_t		got;
+
+		CHECK_FOR_INTERRUPTS();
+		if (buffer == NULL)
+			buffer = palloc(COPY_BATCH_BYTES);
+		if (!input->ops->read_some(input, pos, buffer, COPY_BATCH_BYTES, &got, &err))
+			abort_and_raise(sidecar, &err);
+		if (got == 0)
+			break;
+		lp_sidecar_write(sidecar, buffer, got);
+		pos += got;
+	}
 	if (buffer != NULL)
 		pfree(buffer);
 }

@@ -136,22 +136,23 @@ ensure_open(LpLocalInput *local, LpError *err)
 	return true;
 }
 
+/* Read up to len bytes at offset into buffer, *done of them: fewer only at the end of the file. */
 static bool
-local_input_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
-					LpError *err)
+local_input_read_some(LpInput *input, uint64_t offset, void *buffer, size_t len,
+					  size_t *done, LpError *err)
 {
 	LpLocalInput *local = (LpLocalInput *) input;
-	size_t		done = 0;
 
+	*done = 0;
 	if (!ensure_open(local, err))
 		return false;
-	while (done < len)
+	while (*done < len)
 	{
 		ssize_t		n;
 
 		pgstat_report_wait_start(PG_WAIT_EXTENSION);
-		n = pread(local->fd, (char *) buffer + done, len - done,
-				  (off_t) (offset + done));
+		n = pread(local->fd, (char *) buffer + *done, len - *done,
+				  (off_t) (offset + *done));
 		pgstat_report_wait_end();
 		if (n < 0)
 		{
@@ -161,11 +162,24 @@ local_input_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
 						   local->path, strerror(errno));
 		}
 		if (n == 0)
-			return lp_fail(err, LP_ERR_CORRUPT,
-						   "could not read file \"%s\": read %zu of %zu bytes at offset %llu",
-						   local->path, done, len, (unsigned long long) offset);
-		done += (size_t) n;
+			break;
+		*done += (size_t) n;
 	}
+	return true;
+}
+
+static bool
+local_input_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len,
+					LpError *err)
+{
+	size_t		done;
+
+	if (!local_input_read_some(input, offset, buffer, len, &done, err))
+		return false;
+	if (done < len)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "could not read file \"%s\": read %zu of %zu bytes at offset %llu",
+					   input->name, done, len, (unsigned long long) offset);
 	return true;
 }
 
@@ -182,7 +196,11 @@ local_input_close(LpInput *input)
 	pfree(local);
 }
 
-static const LpInputOps local_input_ops = {.read_at = local_input_read_at, .close = local_input_close};
+static const LpInputOps local_input_ops = {
+	.read_at = local_input_read_at,
+	.close = local_input_close,
+	.read_some = local_input_read_some,
+};
 
 static LpInput *
 local_store_open_input(LpStore *store, const char *path, LpError *err)

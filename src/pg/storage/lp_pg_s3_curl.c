@@ -39,7 +39,8 @@ static unsigned started_transfers;	/* not finished or aborted yet */
 
 static bool curl_perform(LpS3Transport *transport, const LpS3HttpRequest *request,
 						 LpS3HttpResponse *response, LpError *err);
-static bool curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err);
+static bool curl_wait(LpS3Transport *transport, uint32_t delay_ms, bool ignore_cancel,
+					  LpError *err);
 static bool curl_start(LpS3Transport *transport, const LpS3HttpRequest *request,
 					   LpS3HttpResponse *response, LpS3Transfer **transfer, LpError *err);
 static void curl_progress(LpS3Transport *transport);
@@ -102,7 +103,7 @@ curl_perform(LpS3Transport *base, const LpS3HttpRequest *request,
 
 /* A retry's wait: on the latch, so that a cancel ends it at once. */
 static bool
-curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err)
+curl_wait(LpS3Transport *transport, uint32_t delay_ms, bool ignore_cancel, LpError *err)
 {
 	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), delay_ms);
 
@@ -110,7 +111,7 @@ curl_wait(LpS3Transport *transport, uint32_t delay_ms, LpError *err)
 	{
 		long		remaining;
 
-		if (lp_cancel_requested())
+		if (!ignore_cancel && lp_cancel_requested())
 			return lp_fail(err, LP_ERR_CANCELED, "canceled while waiting to retry an S3 request");
 		remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
 		if (remaining <= 0)

@@ -61,25 +61,42 @@ local_path_from_uri(const char *uri)
 	return lp_require_memory(result);
 }
 
+/*
+ * Drop the trailing slashes of a key in place: "dir/" and "dir//" name
+ * "dir", so that joining a name under them gives the same key as under
+ * "dir".  The root ("/", "s3://bucket") keeps its own.
+ */
+static char *
+without_trailing_slashes(char *key)
+{
+	size_t		len = strlen(key);
+	size_t		keep = lp_is_s3_uri(key) ? strlen("s3://") + 1 : 1;
+
+	while (len > keep && key[len - 1] == '/')
+		key[--len] = '\0';
+	return key;
+}
+
 LpStore *
 lp_store_for_uri(const char *uri, char **key)
 {
+	LpStore    *store;
 	char	   *path;
 
 	/* an S3 store's keys are its URIs */
 	if (lp_is_s3_uri(uri))
 	{
-		LpStore    *store = lp_pg_s3_store_for_uri(uri);
-
-		if (key != NULL)
-			*key = pstrdup(uri);
-		return store;
+		store = lp_pg_s3_store_for_uri(uri);
+		path = pstrdup(uri);
 	}
-	path = local_path_from_uri(uri);
-
+	else
+	{
+		path = local_path_from_uri(uri);
+		store = lp_local_store();
+	}
 	if (key != NULL)
-		*key = path;
-	return lp_local_store();
+		*key = without_trailing_slashes(path);
+	return store;
 }
 
 bool

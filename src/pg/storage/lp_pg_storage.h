@@ -20,7 +20,8 @@
  * one is relative to the data directory, as COPY FROM takes it) chooses the
  * local store, whose keys are local paths; an s3://bucket/key URI the S3
  * store of the lance_fdw server covering it (lp_pg_s3), whose keys are the
- * URIs; any other scheme is an ERROR (0A000).  A key is a URI of its own store: lp_store_for_uri(key) gives the
+ * URIs; any other scheme is an ERROR (0A000).  A key has no trailing slash
+ * ("dir/" is "dir").  A key is a URI of its own store: lp_store_for_uri(key) gives the
  * same store and key back, so a key (a canonical name, a path joined under
  * one) travels alone, in a target or to a parallel worker.
  */

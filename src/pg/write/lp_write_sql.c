@@ -665,8 +665,6 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	sink->store = lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
 	lp_check_write_privilege_for(root);
 	lp_check_read_privilege_for(root);
-	while (strlen(root) > 1 && root[strlen(root) - 1] == '/')
-		root[strlen(root) - 1] = '\0';
 
 	latest = lp_dataset_read_latest(sink->store, root, &naming, &err);
 	if (latest == NULL && err.code != LP_ERR_NOT_FOUND)
