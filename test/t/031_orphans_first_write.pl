@@ -15,7 +15,7 @@ use Time::HiRes qw(usleep);
 use LanceParts qw(directory_entries);
 
 my $work = $ENV{LP_SCRATCH}
-  ? "$ENV{LP_SCRATCH}/030_orphans_first_write"
+  ? "$ENV{LP_SCRATCH}/031_orphans_first_write"
   : Cwd::abs_path(PostgreSQL::Test::Utils::tempdir());
 mkdir $work unless -d $work;
 my $dataset = "$work/first.lance";
