@@ -11,8 +11,10 @@
 // IN / NOT IN lists, op ANY / op ALL with same-type and cross-type arrays (NULL elements,
 // empty and NULL arrays), IS [NOT] DISTINCT FROM, IS [NOT] NULL, IS [NOT] TRUE / FALSE /
 // UNKNOWN, trees of AND / OR / NOT, with cross-type literals (int4 against int8, date against
-// timestamptz, ...), under several TimeZone settings.  EXPLAIN shows that most of them push
-// clauses into the scan, so the comparison cannot pass because nothing was pushed.
+// timestamptz, ...), under several TimeZone settings; and comparisons and ANY / ALL against
+// parameters of prepared statements run through their generic plans.  EXPLAIN shows that
+// most of them push clauses into the scan, so the comparison cannot pass because nothing was
+// pushed.  On a mismatch the test prints each predicate, its time zone and the ids of every run.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
@@ -23,6 +25,7 @@ const SEED = 20230023;
 const NUM_ROWS = 400;
 const ROWS_PER_FRAGMENT = 45;
 const NUM_PREDICATES = 3000;
+const NUM_PARAMETER_PREDICATES = 400;
 const CHUNK = 100;				// predicates per query (a UNION ALL of one scan each)
 const TIME_ZONES = ['UTC', 'America/Los_Angeles', 'Asia/Kathmandu', 'Pacific/Kiritimati'];
 
@@ -177,7 +180,7 @@ function literalType(columnType)
 	return pick(FAMILY[columnType]);
 }
 
-// The family's types whose values every other type of it can hold (for mixed lists).
+// A value of type that every other type of its family holds (for mixed lists).
 function safeValue(type)
 {
 	switch (type)
@@ -223,9 +226,9 @@ function comparand(columnType)
 
 const OPERATORS = ['=', '<>', '<', '<=', '>', '>='];
 
-function arrayOf(columnType)
+// An array of one literal type: empty, NULL, or elements among which NULLs.
+function arrayOf(type)
 {
-	const type = literalType(columnType);
 	const r = random();
 
 	if (r < 0.06)
@@ -234,7 +237,7 @@ function arrayOf(columnType)
 		return `NULL::${type}[]`;
 	const elements = Array.from({ length: 1 + intBelow(r < 0.5 ? 3 : 12) },
 		() => (chance(0.08) ? 'NULL' : value(type)));
-	return `ARRAY[${elements.join(', ')}]::${type}[]` + (columnType === 'text' ? textCollate() : '');
+	return `ARRAY[${elements.join(', ')}]::${type}[]`;
 }
 
 // An IN list: one type, or mixed types of the family.  PostgreSQL casts the elements to the
@@ -283,7 +286,7 @@ function atom()
 		return { kind: 'in', sql: `${column} ${chance(0.35) ? 'NOT ' : ''}IN (${inList(type)})` };
 	if (r < 0.82)
 		return { kind: 'anyall', sql: `${column} ${pick(OPERATORS)} ${chance(0.5) ? 'ANY' : 'ALL'} ` +
-			`(${arrayOf(type)})` };
+			`(${arrayOf(literalType(type))}${type === 'text' ? textCollate() : ''})` };
 	if (r < 0.92)
 		return { kind: 'distinct', sql: `${column} IS ${chance(0.5) ? 'NOT ' : ''}DISTINCT FROM ` +
 			comparand(type) };
@@ -304,6 +307,22 @@ function predicate(depth)
 	}
 	const parts = Array.from({ length: 2 + intBelow(2) }, () => predicate(depth + 1));
 	return { kind: 'tree', sql: parts.map((p) => `(${p.sql})`).join(r < 0.6 ? ' AND ' : ' OR ') };
+}
+
+// A test of a column against a parameter of a prepared statement (its generic plan), as
+// { kind, sql with $? for the parameter, its type, the argument }.
+function parameterAtom()
+{
+	const column = pick(Object.keys(COLUMNS).filter((c) => COLUMNS[c] !== 'bool' || chance(0.5)));
+	const type = COLUMNS[column];
+	const parameterType = literalType(type);
+	const op = pick(OPERATORS);
+
+	if (chance(0.4))
+		return { kind: 'parameter', sql: chance(0.7) ? `${column} ${op} $?` : `$? ${op} ${column}`,
+			type: parameterType, argument: literal(parameterType, chance(0.04) ? 'NULL' : value(parameterType)) };
+	return { kind: 'parameter', sql: `${column} ${op} ${chance(0.5) ? 'ANY' : 'ALL'} ($?)`,
+		type: parameterType + '[]', argument: arrayOf(parameterType) };
 }
 
 // The reproducers of issue 23 (cross-type arrays, ALL), checked in every time zone.
@@ -372,18 +391,35 @@ function chunkQuery(table, chunk)
 		') u GROUP BY k';
 }
 
+// A chunk of predicates with parameters as a prepared statement (its parameters numbered
+// across the chunk), run with their arguments through its generic plan, then deallocated.
+function preparedChunk(table, chunk, command = 'EXECUTE')
+{
+	const query = chunkQuery(table, chunk.map((p, i) => ({ ...p, sql: p.sql.replace('$?', '$' + (i + 1)) })));
+
+	return `PREPARE chunk (${chunk.map((p) => p.type).join(', ')}) AS ${query};
+${command} chunk (${chunk.map((p) => p.argument).join(', ')});
+DEALLOCATE chunk;
+`;
+}
+
 // Every predicate's ids in one mode: index -> '{1,2,...}'.
 function runMode(mode, predicates)
 {
-	let script = mode.settings + 'SET lance_parts.fdw_batch_rows = 16; SET lance_parts.fdw_unit_rows = 20;\n';
+	let script = mode.settings + `SET lance_parts.fdw_batch_rows = 16; SET lance_parts.fdw_unit_rows = 20;
+SET plan_cache_mode = force_generic_plan;
+`;
 
 	for (const zone of TIME_ZONES)
 	{
-		const mine = predicates.filter((p) => p.zone === zone);
+		const mine = predicates.filter((p) => p.zone === zone && p.argument === undefined);
+		const prepared = predicates.filter((p) => p.zone === zone && p.argument !== undefined);
 
 		script += `SET TimeZone = '${zone}';\n`;
 		for (let i = 0; i < mine.length; i += CHUNK)
 			script += chunkQuery(mode.table, mine.slice(i, i + CHUNK)) + ';\n';
+		for (let i = 0; i < prepared.length; i += CHUNK)
+			script += preparedChunk(mode.table, prepared.slice(i, i + CHUNK));
 	}
 	const result = new Map(predicates.map((p) => [p.index, '{}']));
 	for (const line of psqlLines(script))
@@ -408,7 +444,9 @@ test('pushed filters return the rows PostgreSQL returns, for random predicates',
 	const rows = rowsSql();
 	const predicates = TIME_ZONES.flatMap((zone) => ISSUE_PREDICATES.map((sql) => ({ zone, kind: 'issue', sql })))
 		.concat(Array.from({ length: NUM_PREDICATES }, () => ({ zone: pick(TIME_ZONES), ...predicate(0) })))
+		.concat(Array.from({ length: NUM_PARAMETER_PREDICATES }, () => ({ zone: pick(TIME_ZONES), ...parameterAtom() })))
 		.map((p, index) => ({ index, ...p }));
+	const plain = predicates.filter((p) => p.argument === undefined);
 	const textColumns = Object.entries(TEXT_COLLATIONS);
 	const otherColumns = Object.entries(COLUMNS).filter(([, type]) => type !== 'text');
 
@@ -448,37 +486,49 @@ SELECT (SELECT array_agg(h::text ORDER BY id) FROM pd.heap h) = (SELECT array_ag
 	assert.ok(fragments >= 8, 'the dataset has several fragments: ' + fragments);
 
 	// the scan evaluates clauses of most predicates: count the predicates whose plan pushes one
-	const plans = psqlLines('SET lance_parts.fdw_pushdown = on;\n' + predicates.map((p) => `SET TimeZone = '${p.zone}';
+	const plans = psqlLines('SET lance_parts.fdw_pushdown = on;\n' + plain.map((p) => `SET TimeZone = '${p.zone}';
 EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) SELECT id FROM pd.lance WHERE ${p.sql};
 \\echo ${PLAN_END}
 `).join('')).join('\n').split(PLAN_END).slice(0, -1).map((text) => JSON.parse(text));
-	assert.equal(plans.length, predicates.length, 'one plan per predicate');
+	assert.equal(plans.length, plain.length, 'one plan per predicate');
 	const pushedByKind = {};
 	plans.forEach((plan, i) => {
 		const scan = planNodes(plan[0].Plan).find((n) => n['Node Type'] === 'Foreign Scan');
-		const kind = predicates[i].kind;
-		predicates[i].pushed = scan !== undefined && scan['Lance Filter'] !== undefined;
+		const kind = plain[i].kind;
+		plain[i].pushed = scan !== undefined && scan['Lance Filter'] !== undefined;
 		pushedByKind[kind] = pushedByKind[kind] || { pushed: 0, all: 0 };
 		pushedByKind[kind].all++;
-		pushedByKind[kind].pushed += predicates[i].pushed ? 1 : 0;
+		pushedByKind[kind].pushed += plain[i].pushed ? 1 : 0;
 	});
-	const pushed = predicates.filter((p) => p.pushed).length;
+	const pushed = plain.filter((p) => p.pushed).length;
 	t.diagnostic(`pushed: ${JSON.stringify(pushedByKind)}`);
-	assert.ok(pushed > predicates.length / 2, `${pushed} of ${predicates.length} predicates push a clause`);
+	assert.ok(pushed > plain.length / 2, `${pushed} of ${plain.length} predicates push a clause`);
 	assert.equal(pushedByKind.issue.pushed, pushedByKind.issue.all, 'the reproducers of issue 23 push their clause');
 	// IS [NOT] DISTINCT FROM is not pushed (nor OR, NOT BETWEEN, BETWEEN SYMMETRIC)
 	for (const kind of ['compare', 'between', 'in', 'anyall', 'null', 'booltest'])
 		assert.ok(pushedByKind[kind].pushed > pushedByKind[kind].all / 5,
 			`${kind}: ${pushedByKind[kind].pushed} of ${pushedByKind[kind].all} push a clause`);
 
-	// parallel runs really run in workers: a chunk's plan launches workers for parallel scans
-	const parallelPlan = psqlLines(PARALLEL + 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' +
-		chunkQuery('pd.lance', predicates.slice(0, CHUNK)) + ';\n');
-	const nodes = planNodes(JSON.parse(parallelPlan.join('\n'))[0].Plan);
-	const gathers = nodes.filter((n) => n['Node Type'].startsWith('Gather'));
-	assert.ok(gathers.length > 0 && gathers.every((g) => g['Workers Launched'] > 0), 'workers launched');
-	assert.ok(nodes.filter((n) => n['Node Type'] === 'Foreign Scan').every((n) => n['Parallel Aware']),
-		'every foreign scan is parallel-aware');
+	// parallel runs really run in workers: a chunk's plan launches workers for parallel scans;
+	// generic plans of prepared chunks push clauses of parameters
+	const withParameters = predicates.filter((p) => p.argument !== undefined).slice(0, CHUNK);
+	for (const script of ['EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' +
+		chunkQuery('pd.lance', plain.slice(0, CHUNK)) + ';\n',
+	'SET plan_cache_mode = force_generic_plan;\n' + preparedChunk('pd.lance', withParameters,
+		'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, FORMAT JSON) EXECUTE')])
+	{
+		const nodes = planNodes(JSON.parse(psqlLines(PARALLEL + script).join('\n'))[0].Plan);
+		const gathers = nodes.filter((n) => n['Node Type'].startsWith('Gather'));
+		const scans = nodes.filter((n) => n['Node Type'] === 'Foreign Scan');
+		assert.ok(gathers.length > 0 && gathers.every((g) => g['Workers Launched'] > 0), 'workers launched');
+		assert.ok(scans.every((n) => n['Parallel Aware']), 'every foreign scan is parallel-aware');
+		if (script.includes('PREPARE'))
+		{
+			const pushedParameters = scans.filter((n) => /\$\d/.test(n['Lance Filter'] || '')).length;
+			assert.ok(pushedParameters > scans.length / 2,
+				`${pushedParameters} of ${scans.length} scans of prepared predicates push a clause of a parameter`);
+		}
+	}
 
 	const results = MODES.map((mode) => runMode(mode, predicates));
 	const mismatches = [];
@@ -488,7 +538,8 @@ EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) SELECT id FROM pd.lance WHERE ${p.sql}
 		const wrong = MODES.slice(1).map((mode, m) => ({ mode: mode.name, ids: results[m + 1].get(p.index) }))
 			.filter((r) => r.ids !== truth);
 		if (wrong.length > 0)
-			mismatches.push(`[${p.zone}${p.pushed ? ', pushed' : ''}] WHERE ${p.sql}\n    heap: ${truth}\n` +
+			mismatches.push(`[${p.zone}${p.pushed ? ', pushed' : ''}] WHERE ${p.sql}` +
+				(p.argument !== undefined ? ` with $? = ${p.argument}` : '') + `\n    heap: ${truth}\n` +
 				wrong.map((r) => `    ${r.mode}: ${r.ids}`).join('\n'));
 	}
 	assert.equal(mismatches.length, 0, `${mismatches.length} of ${predicates.length} predicates return ` +
