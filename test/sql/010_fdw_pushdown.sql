@@ -88,6 +88,12 @@ INSERT INTO pushed_clauses VALUES
     ('all_null IS NULL'), ('dec IS NOT NULL'), ('u64 IS NULL'),
     ('i32 IN (NULL, 1, 2147483647)'), ('i32 <> ALL (''{1,2}'')'), ('i32 <> ALL (''{1,NULL}'')'),
     ('i32 = ANY (''{}''::int[])'), ('i32 <> ALL (''{}''::int[])'), ('i32 = ANY (NULL::int[])'),
+    -- ANY/ALL: the column is the operator's left argument, each element its right one
+    ('i32 < ANY (''{0,1000}'')'), ('i32 < ALL (''{0,1000}'')'), ('i32 >= ALL (''{-5,NULL}'')'),
+    ('i64 = ANY (ARRAY[-1])'), ('i64 = ANY (ARRAY[0])'), ('i64 >= ALL (ARRAY[1, 1])'), ('i16 < ANY (ARRAY[32767])'),
+    ('i16 > ALL (''{-1}''::bigint[])'), ('b >= ALL (ARRAY[true])'), ('f32 < ANY (ARRAY[0.1::float8])'),
+    ('d = ANY (ARRAY[''2000-02-29''::timestamp])'), ('d IN (date ''2000-02-29'', timestamp ''1970-01-01 00:00'')'),
+    ('ts > ALL (ARRAY[date ''1970-01-01''])'), ('i32 NOT IN (1, 2, 3::bigint)'),
     ('i32 > 0 AND i16 < 0 AND s IS NOT NULL'), ('id = 7');
 
 SELECT c.clause, r.* FROM pushed_clauses c, pg_temp.check('types_2_2_v2', c.clause) r;
@@ -97,7 +103,7 @@ CREATE TEMP TABLE zone_clauses (clause text);
 INSERT INTO zone_clauses VALUES
     ('tstz < ''2000-01-01 00:00:00'''), ('tstz = ''1970-01-01 00:00:01+00'''), ('tstz >= ''1970-01-01''::date'),
     ('tstz IN (''1970-01-01 00:00:00'', ''1999-12-31 23:59:59.999999'')'), ('tstz > ''1970-01-01 05:30'''),
-    ('d < ''1970-01-01 00:00''::timestamptz'), ('tstz < ''infinity'''), ('tstz > ''1970-01-01 00:00:00''::timestamptz + interval ''1 day''');
+    ('d < ''1970-01-01 00:00''::timestamptz'), ('d = ANY (ARRAY[''1970-01-01''::timestamptz])'), ('tstz < ''infinity'''), ('tstz > ''1970-01-01 00:00:00''::timestamptz + interval ''1 day''');
 SET TimeZone = 'UTC';
 SELECT 'UTC' AS zone, c.clause, r.* FROM zone_clauses c, pg_temp.check('types_2_2_v2', c.clause) r;
 SET TimeZone = 'America/New_York';

@@ -68,7 +68,7 @@ typedef struct PushedTest
 	AttrNumber	attnum;
 	Oid			opno;			/* TEST_COMPARE, TEST_ARRAY */
 	Oid			inputcollid;
-	bool		column_first;	/* TEST_COMPARE: the column is the left argument */
+	bool		column_first;	/* the column is the operator's left argument (always in TEST_ARRAY) */
 	bool		use_or;			/* TEST_ARRAY: ANY (true) or ALL */
 	Expr	   *value;			/* TEST_COMPARE, TEST_ARRAY: the other argument */
 } PushedTest;
@@ -126,7 +126,13 @@ decompose(Node *clause, Index relid, PushedTest *test)
 
 		if (list_length(op->args) != 2 || !column_of(linitial(op->args), relid, &test->attnum))
 			return false;
+		/*
+		 * The operator's left argument is the column, its right one each
+		 * element: with them swapped, a cross-type operator would read each
+		 * as the other's type and an ordering operator would be reversed.
+		 */
 		test->kind = TEST_ARRAY;
+		test->column_first = true;
 		test->opno = op->opno;
 		test->inputcollid = op->inputcollid;
 		test->use_or = op->useOr;
