@@ -17,7 +17,8 @@
 # cluster on the same port and needs no TCP: psql, pg_regress and the node
 # tests connect through the socket, and TAP tests start their own clusters.
 # pg_cron is preloaded and runs its jobs in background workers, since with no
-# TCP listener it could not connect to itself over libpq.
+# TCP listener it could not connect to itself over libpq; lance_parts is
+# preloaded so that COPY ... TO takes format lance (the node tests write with it).
 #
 set -euo pipefail
 
@@ -79,7 +80,7 @@ start_cluster()
 port = $PORT
 listen_addresses = ''
 unix_socket_directories = '$CLUSTER_DIR/socket'
-shared_preload_libraries = 'pg_cron'
+shared_preload_libraries = 'pg_cron, lance_parts'
 cron.database_name = 'postgres'
 cron.use_background_workers = on
 max_worker_processes = 16

@@ -1,7 +1,7 @@
 'use strict';
 // s3_requests.cjs - the few S3 requests the tests make themselves, to see what lance_parts
 // left on the server and to change it under its feet: ListObjectsV2 and ListMultipartUploads
-// of a prefix, CreateMultipartUpload, DeleteObject, GetObject (for a digest), CopyObject (benchmarks), signed with SigV4 here (node's crypto and fetch), independently
+// of a prefix, CreateMultipartUpload, DeleteObject, GetObject (its bytes or a digest), CopyObject (benchmarks), signed with SigV4 here (node's crypto and fetch), independently
 // of the extension's own signer.
 const crypto = require('node:crypto');
 
@@ -127,10 +127,16 @@ async function deleteKey(settings, key)
 	await request(settings, 'DELETE', key, {});
 }
 
+// The bytes of the object at key.
+async function getObject(settings, key)
+{
+	return request(settings, 'GET', key, {}, true);
+}
+
 // The SHA-256 (hex) of the object at key.
 async function objectSha256(settings, key)
 {
-	return crypto.createHash('sha256').update(await request(settings, 'GET', key, {}, true)).digest('hex');
+	return crypto.createHash('sha256').update(await getObject(settings, key)).digest('hex');
 }
 
 // CopyObject of the object at sourceKey to destKey, on the server.
@@ -156,4 +162,4 @@ function backendTrafficSql(label, port)
 		label + " '" + awk + "'$cmd$;\n";
 }
 
-module.exports = { listKeys, listUploads, uploadedBytes, startUpload, deleteKey, objectSha256, copyKey, backendTrafficSql };
+module.exports = { listKeys, listUploads, uploadedBytes, startUpload, deleteKey, getObject, objectSha256, copyKey, backendTrafficSql };

@@ -2,7 +2,10 @@
  * lp_storage.h - the small I/O interface the core reads and writes through.
  *
  * Backends (local files through fd.c, S3 through libcurl, memory for tests
- * and fuzzing) embed LpInput/LpOutput as their first member.
+ * and fuzzing) embed LpInput/LpOutput as their first member.  An input or
+ * output may take memory (lp_alloc) in any call and keep it until it is
+ * closed, published or aborted: an embedder whose allocator has scopes (the
+ * server's memory contexts) makes every call in the scope it was opened in.
  */
 #ifndef LP_STORAGE_H
 #define LP_STORAGE_H

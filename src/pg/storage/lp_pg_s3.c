@@ -26,6 +26,15 @@
  * Inputs are wrapped the same way: one whose context goes while GETs it
  * started ahead (LpInputOps.prefetch) are in flight is closed, which aborts
  * them before the buffers they write into are freed.
+ *
+ * The core takes memory as it goes (an output's part buffer at its first
+ * write, its multipart upload and list of parts later; an input's read
+ * block and read-ahead pieces), from the context current at the call, and
+ * keeps it until the output or input ends.  Callers write from shorter
+ * contexts (the blob writer writes a row's inline and packed payloads while
+ * the row is converted, in a context reset after each row), so every call
+ * into a core output or input runs in the context the wrapper was made in:
+ * what it keeps lives exactly as long as its owner.
  */
 #include "postgres.h"
 
@@ -48,6 +57,7 @@ typedef struct PgS3Output
 	LpOutput	base;
 	LpOutput   *core;
 	bool		finished;		/* published or aborted: core is gone */
+	MemoryContext context;		/* the one it was made in: see the top */
 	MemoryContextCallback cleanup;
 } PgS3Output;
 
@@ -56,6 +66,7 @@ typedef struct PgS3Input
 	LpInput		base;
 	LpInput    *core;
 	bool		closed;			/* core is gone */
+	MemoryContext context;		/* the one it was made in: see the top */
 	MemoryContextCallback cleanup;
 } PgS3Input;
 
@@ -93,13 +104,21 @@ alloc_wrapper(Size size, Size cleanup_offset, MemoryContextCallbackFunction func
 static bool
 pg_s3_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len, LpError *err)
 {
-	return CORE_INPUT(input)->ops->read_at(CORE_INPUT(input), offset, buffer, len, err);
+	MemoryContext old = MemoryContextSwitchTo(((PgS3Input *) input)->context);
+	bool		ok = CORE_INPUT(input)->ops->read_at(CORE_INPUT(input), offset, buffer, len, err);
+
+	MemoryContextSwitchTo(old);
+	return ok;
 }
 
 static bool
 pg_s3_prefetch(LpInput *input, const LpByteRange *ranges, size_t num_ranges, LpError *err)
 {
-	return lp_input_prefetch(CORE_INPUT(input), ranges, num_ranges, err);
+	MemoryContext old = MemoryContextSwitchTo(((PgS3Input *) input)->context);
+	bool		ok = lp_input_prefetch(CORE_INPUT(input), ranges, num_ranges, err);
+
+	MemoryContextSwitchTo(old);
+	return ok;
 }
 
 /* The wrapper stays until its context goes: the callback points at it. */
@@ -145,6 +164,7 @@ wrap_input(LpInput *core, const char *path, LpError *err)
 	pg->base.name = core->name;
 	pg->base.size = core->size;
 	pg->core = core;
+	pg->context = CurrentMemoryContext;
 	return &pg->base;
 }
 
@@ -227,18 +247,28 @@ pg_s3_remove_file(LpStore *store, const char *root, const char *relative, bool *
 static bool
 pg_s3_write_at(LpOutput *output, uint64_t offset, const void *data, size_t len, LpError *err)
 {
-	return CORE_OUTPUT(output)->ops->write_at(CORE_OUTPUT(output), offset, data, len, err);
+	MemoryContext old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
+	bool		ok = CORE_OUTPUT(output)->ops->write_at(CORE_OUTPUT(output), offset, data, len, err);
+
+	MemoryContextSwitchTo(old);
+	return ok;
 }
 
 static bool
 pg_s3_copy_from(LpOutput *output, uint64_t output_offset, LpInput *input,
 				uint64_t input_offset, uint64_t len, LpError *err)
 {
+	MemoryContext old;
+	bool		ok;
+
 	/* the core's S3 input, which it copies on the server */
 	if (input->ops == &pg_s3_input_ops)
 		input = CORE_INPUT(input);
-	return CORE_OUTPUT(output)->ops->copy_from(CORE_OUTPUT(output), output_offset, input,
-											   input_offset, len, err);
+	old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
+	ok = CORE_OUTPUT(output)->ops->copy_from(CORE_OUTPUT(output), output_offset, input,
+											 input_offset, len, err);
+	MemoryContextSwitchTo(old);
+	return ok;
 }
 
 static bool
@@ -298,6 +328,7 @@ pg_s3_create_output(LpStore *store, const char *path, LpError *err)
 	pg->base.name = core->name;
 	pg->base.multipart = core->multipart;
 	pg->core = core;
+	pg->context = CurrentMemoryContext;
 	return &pg->base;
 }
 
