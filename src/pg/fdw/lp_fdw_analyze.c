@@ -46,10 +46,7 @@ source_bytes(const LpFdwSource *source)
 			lp_fragment_data_file(source->manifest, &fragment, d, &file);
 			if (file.size_bytes == 0)
 			{
-				char	   *key;
-				LpStore    *store = lp_store_for_uri(lp_fdw_data_file_path(source, &file), &key);
-
-				lp_store_stat(store, key, true, &st);
+				lp_store_stat(source->store, lp_fdw_data_file_path(source, &file), true, &st);
 				bytes += (double) st.size;
 			}
 			else

@@ -321,7 +321,7 @@ open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 	LpError		err;
 
 	state->current_file = path;
-	open->input = lp_open_input_for_uri(path);
+	open->input = lp_open_input_in(state->source->store, path);
 	open->file = lp_file_open(open->input, &err);
 	if (open->file == NULL)
 		lp_raise(&err);
@@ -379,7 +379,7 @@ read_deletions(LpFdwScan *state, const LpFragment *fragment)
 	LpError		err;
 
 	state->current_file = path;
-	input = lp_open_input_for_uri(path);
+	input = lp_open_input_in(state->source->store, path);
 	if (!lp_deletions_read(input, deletion->form, state->fragment_rows, &state->deletions, &err))
 		lp_raise(&err);
 	lp_input_close(input);

@@ -97,7 +97,8 @@ lp_fdw_open_source(const char *path, bool has_version, uint64 version, bool refu
 	LpStat		st;
 
 	source->path = pstrdup(path);
-	source->store = lp_store_for_uri(path, NULL);
+	/* what the manifest names below the dataset is reached without following a symlink */
+	source->store = lp_store_below(path);
 	lp_store_stat(source->store, path, true, &st);
 	if (st.kind == LP_OBJECT_ABSENT)
 		ereport(ERROR,
