@@ -46,7 +46,10 @@ source_bytes(const LpFdwSource *source)
 			lp_fragment_data_file(source->manifest, &fragment, d, &file);
 			if (file.size_bytes == 0)
 			{
-				lp_store_stat(source->store, lp_fdw_data_file_path(source, &file), true, &st);
+				LpStore    *store;
+				char	   *path = lp_fdw_data_file_path(source, &file, &store);
+
+				lp_store_stat(store, path, true, &st);
 				bytes += (double) st.size;
 			}
 			else

@@ -207,7 +207,9 @@ lp_register_part(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("part URI must not be NULL"));
 	(void) lp_store_for_uri(text_to_cstring(PG_GETARG_TEXT_PP(1)), &uri);
-	file = lp_open_lance_file(uri);
+	lp_check_read_privilege_for(uri);
+	/* a part in the target's staging directory is reached without following a symlink */
+	file = lp_read_lance_file_below(target->base_path, uri);
 
 	if (!PG_ARGISNULL(2) && PG_GETARG_INT64(2) < 0)
 		ereport(ERROR,
