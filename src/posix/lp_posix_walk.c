@@ -104,8 +104,8 @@ open_component(int parent, const char *name, bool create, mode_t mode,
 	if (fstatat(parent, name, &seen, AT_SYMLINK_NOFOLLOW) != 0)
 	{
 		if (errno != ENOENT || !create)
-			return fail_component(err, failure_code(errno), errno, "could not stat \"%s\": %s",
-								  path, strerror(errno));
+			return fail_component(err, failure_code(errno), errno,
+								  "could not open directory \"%s\": %s", path, strerror(errno));
 		if (mkdirat(parent, name, mode) != 0 && errno != EEXIST)
 			return fail_component(err, failure_code(errno), errno,
 								  "could not create directory \"%s\": %s", path, strerror(errno));
