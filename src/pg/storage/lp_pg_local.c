@@ -11,10 +11,11 @@
  * open of /proc/self/fd/<directory>/<name>, which fd.c tracks like any
  * file): a symlink planted anywhere in the tree is an error naming it
  * (LP_ERR_INVALID_ARGUMENT), never followed, for reads as for writes.  The
- * root itself, and every path of the plain store, are taken as given.  Outputs are
- * written under a temporary name beside their final path; a memory-context
- * callback removes that temporary file if an ERROR unwinds past the output
- * before it was published or aborted.
+ * root itself, and every path of the plain store, are taken as given.
+ *
+ * Outputs are written under a temporary name beside their final path; a
+ * memory-context callback removes that temporary file if an ERROR unwinds
+ * past the output before it was published or aborted.
  */
 #include "postgres.h"
 
@@ -666,11 +667,14 @@ fsync_access_directory(const LocalAccess *access, const char *path, LpError *err
 
 	if (access->confined)
 	{
+		int			save_errno;
+
 		if (pg_fsync(access->directory) == 0)
 			return true;
+		save_errno = errno;
 		dir = parent_directory(path);
-		return lp_fail(err, write_error_code(errno), "could not fsync directory \"%s\": %s",
-					   dir, strerror(errno));
+		return lp_fail(err, write_error_code(save_errno), "could not fsync directory \"%s\": %s",
+					   dir, strerror(save_errno));
 	}
 	dir = parent_directory(path);
 	ok = fsync_directory(dir, err);
@@ -703,7 +707,8 @@ local_output_publish(LpOutput *output, LpError *err)
 	}
 
 	/* link() never replaces an existing file: a final name is written once */
-	if (linkat(access.directory, temporary_name_at(local, &access), access.directory, access.name, 0) != 0)
+	if (linkat(access.directory, temporary_name_at(local, &access),
+			   access.directory, access.name, 0) != 0)
 	{
 		if (errno == EEXIST)
 			lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", local->path);
@@ -1158,7 +1163,8 @@ local_store_put(LpStore *store, const char *path, const void *data,
 		local_output_finish(local, true);
 		return false;
 	}
-	if (renameat(access.directory, temporary_name_at(local, &access), access.directory, access.name) != 0)
+	if (renameat(access.directory, temporary_name_at(local, &access),
+				 access.directory, access.name) != 0)
 	{
 		lp_fail(err, write_error_code(errno), "could not rename file \"%s\" to \"%s\": %s",
 				local->temp_path, local->path, strerror(errno));
@@ -1192,8 +1198,8 @@ local_store_remove(LpStore *store, const char *path, LpError *err)
 			ok = lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
 						 path, strerror(errno));
 	}
-	else if (unlinkat(access.directory, access.name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0 &&
-			 errno != ENOENT)
+	else if (unlinkat(access.directory, access.name,
+					  S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0 && errno != ENOENT)
 		ok = lp_fail(err, LP_ERR_IO, "could not remove \"%s\": %s",
 					 path, strerror(errno));
 	close_access(&access);
