@@ -2,6 +2,7 @@
  * lp_posix_files.c - stat, canonical names and file identity on local paths.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,10 +25,17 @@ kind_of(mode_t mode)
 bool
 lp_posix_stat(const char *path, bool follow_symlinks, LpStat *result, LpError *err)
 {
+	return lp_posix_stat_at(AT_FDCWD, path, path, follow_symlinks, result, err);
+}
+
+bool
+lp_posix_stat_at(int directory, const char *name, const char *path, bool follow_symlinks,
+				 LpStat *result, LpError *err)
+{
 	struct stat st;
 
 	memset(result, 0, sizeof(*result));
-	if ((follow_symlinks ? stat(path, &st) : lstat(path, &st)) != 0)
+	if (fstatat(directory, name, &st, follow_symlinks ? 0 : AT_SYMLINK_NOFOLLOW) != 0)
 	{
 		if (errno == ENOENT)
 		{

@@ -15,6 +15,13 @@
 bool		lp_posix_stat(const char *path, bool follow_symlinks, LpStat *result,
 						  LpError *err);
 
+/*
+ * The same for the entry name of the directory open at directory
+ * (AT_FDCWD: name is a path); path names it in messages.
+ */
+bool		lp_posix_stat_at(int directory, const char *name, const char *path,
+							 bool follow_symlinks, LpStat *result, LpError *err);
+
 /* LpStoreOps.canonical over the local file system (realpath). */
 char	   *lp_posix_canonical(const char *path, const char *what, LpError *err);
 

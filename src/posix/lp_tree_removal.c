@@ -112,22 +112,6 @@ close_directory(Walk *walk, int fd)
 		walk->budget->release();
 }
 
-static const char *
-kind_of(mode_t mode)
-{
-	if (S_ISLNK(mode))
-		return "a symbolic link";
-	if (S_ISREG(mode))
-		return "a regular file";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISCHR(mode) || S_ISBLK(mode))
-		return "a device";
-	return "an entry of unknown type";
-}
-
 static void remove_directory_entries(Walk *walk, int fd, int depth);
 
 /* Remove one entry of the directory open at parent. */
@@ -223,23 +207,6 @@ remove_directory_entries(Walk *walk, int fd, int depth)
 		walk->budget->release();
 }
 
-/* The next component of *relative (up to '/'), or false if it is not a name. */
-static bool
-next_component(const char **relative, char *component)
-{
-	const char *slash = strchr(*relative, '/');
-	size_t		len = slash ? (size_t) (slash - *relative) : strlen(*relative);
-
-	if (len == 0 || len > NAME_MAX)
-		return false;
-	memcpy(component, *relative, len);
-	component[len] = '\0';
-	if (strcmp(component, ".") == 0 || strcmp(component, "..") == 0)
-		return false;
-	*relative += slash ? len + 1 : len;
-	return slash == NULL || **relative != '\0';
-}
-
 static bool
 finish(Walk *walk, LpTreeRemovalOutcome outcome)
 {
@@ -274,7 +241,7 @@ open_child_directory(Walk *walk, int parent, const char *name, int *child,
 	if (!S_ISDIR(st.st_mode))
 	{
 		lp_fail(walk->err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is %s, not a directory",
-				walk->path, kind_of(st.st_mode));
+				walk->path, lp_posix_kind_name(st.st_mode));
 		finish(walk, LP_TREE_NOT_DIRECTORY);
 		return false;
 	}
@@ -317,63 +284,56 @@ start_walk(Walk *walk, const char *root, const LpDescriptorBudget *budget,
 
 /*
  * Open the directory holding the last component of relative, walking from
- * root without following a symlink; *parent receives its descriptor and
- * last the component.  False when the walk ends before (the outcome is
- * then in walk->result, with err set unless the path is absent).
+ * root without following a symlink (lp_posix_open_directory); *parent
+ * receives its descriptor and last the component.  False when the walk
+ * ends before (the outcome is then in walk->result, with err set unless
+ * the path is absent).
  */
 static bool
 open_parent(Walk *walk, const char *root, const char *relative, int *parent,
 			char last[NAME_MAX + 1])
 {
-	const char *rest = relative;
+	char		directory[MESSAGE_PATH_SIZE];
+	const char *slash = strrchr(relative, '/');
+	size_t		directory_len = slash != NULL ? (size_t) (slash - relative) : 0;
+	const char *name = slash != NULL ? slash + 1 : relative;
 	int			fd;
 
-	/* root is trusted: it may be reached through symlinks */
-	if (walk->budget != NULL && !walk->budget->acquire())
+	if (relative[0] == '/' || directory_len >= sizeof(directory) || name[0] == '\0' ||
+		strlen(name) > NAME_MAX || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 	{
-		errno = EMFILE;
-		fd = -1;
-	}
-	else if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && walk->budget != NULL)
-	{
-		int			save_errno = errno;
-
-		walk->budget->release();
-		errno = save_errno;
-	}
-	if (fd < 0)
-	{
-		record_failure(walk, errno, "open directory");
+		lp_fail(walk->err, LP_ERR_INTERNAL, "\"%s\" is not a relative path of plain names below \"%s\"",
+				relative, root);
 		finish(walk, LP_TREE_INCOMPLETE);
 		return false;
 	}
-
-	for (;;)
+	memcpy(directory, relative, directory_len);
+	directory[directory_len] = '\0';
+	fd = lp_posix_open_directory(root, directory, false, 0, walk->budget, walk->err);
+	if (fd < 0)
 	{
-		int			child;
-		dev_t		device;
-		bool		ok;
+		int			save_errno = errno;
 
-		if (*rest == '\0' || !next_component(&rest, last))
+		if (walk->err->code == LP_ERR_NOT_FOUND)
 		{
-			close_directory(walk, fd);
-			lp_fail(walk->err, LP_ERR_INTERNAL, "\"%s\" is not a relative path of plain names below \"%s\"",
-					relative, root);
+			lp_error_clear(walk->err);
+			finish(walk, LP_TREE_ABSENT);
+		}
+		else if (walk->err->code == LP_ERR_INVALID_ARGUMENT)
+			finish(walk, LP_TREE_NOT_DIRECTORY);
+		else
+		{
+			walk->failed = true;
+			walk->result->failure_errno = save_errno;
 			finish(walk, LP_TREE_INCOMPLETE);
-			return false;
 		}
-		if (*rest == '\0')
-		{
-			*parent = fd;
-			return true;
-		}
-		push_name(walk, last);
-		ok = open_child_directory(walk, fd, last, &child, &device);
-		close_directory(walk, fd);
-		if (!ok)
-			return false;
-		fd = child;
+		return false;
 	}
+	if (directory_len > 0)
+		push_name(walk, directory);
+	memcpy(last, name, strlen(name) + 1);
+	*parent = fd;
+	return true;
 }
 
 bool
@@ -430,7 +390,7 @@ lp_posix_remove_file(const char *root, const char *relative,
 	}
 	else if (!S_ISREG(st.st_mode))
 		ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is %s, not a regular file",
-					 walk.path, kind_of(st.st_mode));
+					 walk.path, lp_posix_kind_name(st.st_mode));
 	/* swapped for a symlink since the fstatat: unlinkat removes the link, never its target */
 	else if (unlinkat(parent, component, 0) == 0)
 		*removed = true;

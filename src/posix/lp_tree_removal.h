@@ -9,17 +9,7 @@
 #define LP_TREE_REMOVAL_H
 
 #include "io/lp_storage.h"
-
-/*
- * Accounting of the descriptors the walk holds (one per directory level);
- * the server reports them to fd.c.  acquire() returning false stops the
- * walk at that directory, as if the open had failed with EMFILE.
- */
-typedef struct LpDescriptorBudget
-{
-	bool		(*acquire) (void);
-	void		(*release) (void);
-} LpDescriptorBudget;
+#include "lp_posix_walk.h"
 
 /* Directories nested deeper than this below the removed one are not entered. */
 #define LP_TREE_REMOVAL_MAX_DEPTH 64

@@ -98,15 +98,15 @@ lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result)
  * block must keep the page buffers' alignment.
  */
 static uint64
-clone_alignment(LpStore *store, const char *output_path, const char *const *paths,
-				int num_parts)
+clone_alignment(LpStore *store, const char *root, const char *output_path,
+				const char *const *paths, int num_parts)
 {
 	uint64		block;
 
 	if (store->ops->clone_alignment == NULL)
 		return 0;
 	for (int i = 0; i < num_parts; i++)
-		if (lp_store_for_uri(paths[i], NULL) != store)
+		if (lp_store_for_uri_below(root, paths[i], NULL) != store)
 			return 0;
 	block = store->ops->clone_alignment(store, output_path, paths, num_parts);
 	return block < LP_PAGE_BUFFER_ALIGNMENT ? 0 : block;
@@ -259,11 +259,12 @@ report_reencode_progress(void *arg, uint64_t rows_done, uint64_t rows_total)
 static char *
 reencode_part(const char *source_path, const LpFile *file,
 			  const LpDeletions *deletions, const LpConcatTarget *target, int index,
-			  ReencodedFiles *files, const char *dir, ReencodeProgress *progress)
+			  ReencodedFiles *files, const char *dir, const char *root,
+			  ReencodeProgress *progress)
 {
 	char	   *path;
 	char	   *source_key;
-	LpStore    *source_store = lp_store_for_uri(source_path, &source_key);
+	LpStore    *source_store = lp_store_for_uri_below(root, source_path, &source_key);
 	LpReencodeSource source;
 	LpReencodeOptions options = {0, report_reencode_progress, progress};
 	LpOutput   *output;
@@ -348,7 +349,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	LpError		err;
 	ListCell   *cell;
 	int			i = 0;
-	LpStore    *store = lp_store_for_uri(output_path, NULL);
+	LpStore    *store = lp_store_for_uri_below(target->root, output_path, NULL);
 	LpStat		st;
 	instr_time	started;
 	instr_time	elapsed;
@@ -376,7 +377,7 @@ lp_assemble_file(const char *output_path, List *parts,
 		LpAssemblePart *part = lfirst(cell);
 
 		paths[i] = part->path;
-		concat_parts[i].file = lp_read_lance_file(part->path);
+		concat_parts[i].file = lp_read_lance_file_below(target->root, part->path);
 		concat_parts[i].has_expected_rows = part->has_expected_rows;
 		concat_parts[i].expected_rows = (uint64_t) part->expected_rows;
 		i++;
@@ -402,7 +403,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	if (target->reencode_dir != NULL)
 	{
 		files = palloc0(sizeof(ReencodedFiles));
-		files->store = lp_store_for_uri(target->reencode_dir, NULL);
+		files->store = lp_store_for_uri_below(target->root, target->reencode_dir, NULL);
 		files->dir = target->reencode_dir_owned ? target->reencode_dir : NULL;
 		files->callback.func = remove_reencoded_files;
 		files->callback.arg = files;
@@ -430,8 +431,8 @@ lp_assemble_file(const char *output_path, List *parts,
 							  reencode_progress.bytes_before, 0, 0);
 			paths[i] = reencode_part(part->path, concat_parts[i].file,
 									 part->deletions, &concat_target, i, files,
-									 target->reencode_dir, &reencode_progress);
-			concat_parts[i].file = lp_read_lance_file(paths[i]);
+									 target->reencode_dir, target->root, &reencode_progress);
+			concat_parts[i].file = lp_read_lance_file_below(target->root, paths[i]);
 			concat_parts[i].has_expected_rows = false;
 			reencoded[i] = true;
 			result->reencoded = lappend_int(result->reencoded, i + 1);
@@ -444,7 +445,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	{
 		int			r;
 
-		alignment = clone_alignment(store, output_path, paths, num_parts);
+		alignment = clone_alignment(store, target->root, output_path, paths, num_parts);
 		plan = plan_or_raise(&concat_target, concat_parts, num_parts, alignment, &verdict);
 		if (verdict.reason == LP_CONCAT_COMPATIBLE || files == NULL ||
 			!lp_concat_reason_reencodable(&verdict) ||
@@ -466,9 +467,9 @@ lp_assemble_file(const char *output_path, List *parts,
 		lp_progress_phase(LP_PHASE_REENCODING, reencode_progress.parts_done,
 						  reencode_progress.bytes_before, 0, 0);
 		paths[r] = reencode_part(paths[r], concat_parts[r].file, NULL,
-								 &concat_target, r, files, target->reencode_dir,
+								 &concat_target, r, files, target->reencode_dir, target->root,
 								 &reencode_progress);
-		concat_parts[r].file = lp_read_lance_file(paths[r]);
+		concat_parts[r].file = lp_read_lance_file_below(target->root, paths[r]);
 		concat_parts[r].has_expected_rows = false;
 		reencoded[r] = true;
 		result->reencoded = lappend_int(result->reencoded, r + 1);
@@ -487,7 +488,8 @@ lp_assemble_file(const char *output_path, List *parts,
 	}
 	result->num_rows = plan->num_rows;
 
-	if (allow_reuse && num_parts == 1 && !reencoded[0] && lp_store_for_uri(paths[0], NULL) == store &&
+	if (allow_reuse && num_parts == 1 && !reencoded[0] &&
+		lp_store_for_uri_below(target->root, paths[0], NULL) == store &&
 		store->ops->same_object(store, paths[0], output_path))
 	{
 		result->status = "reused";
@@ -506,7 +508,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	for (i = 0; i < num_parts; i++)
 	{
 		char	   *key;
-		LpStore    *part_store = lp_store_for_uri(paths[i], &key);
+		LpStore    *part_store = lp_store_for_uri_below(target->root, paths[i], &key);
 
 		inputs[i] = part_store->ops->open_input_lazily(part_store, key, plan->input_sizes[i],
 													   &err);
@@ -530,7 +532,7 @@ lp_assemble_file(const char *output_path, List *parts,
 
 	if (output->multipart == NULL || !write_upload_parts(plan, paths, inputs, output))
 	{
-		lp_copy_data_region(plan, paths, inputs, output);
+		lp_copy_data_region(plan, target->root, paths, inputs, output);
 		lp_progress_phase(LP_PHASE_FINALIZING, num_parts, (int64) plan->tail.start,
 						  (int64) plan->output_size, 0);
 		if (!lp_concat_write_tail(plan, output, &err))
@@ -626,7 +628,7 @@ lp_concat_files(PG_FUNCTION_ARGS)
 {
 	char	   *output_path;
 	List	   *parts;
-	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL, NULL, false};
+	LpAssembleTarget target = {LP_FILE_VERSION_2_0, NULL, NULL, NULL, false, false, NULL};
 	LpAssembleResult result;
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -33,6 +33,9 @@ typedef struct LpAssemblePart
  * reencode_dir_owned, and lie where cleanup_target or cleanup_orphans finds
  * them after a crash.  blob_ids_leased: the parts' Blob v2 columns are
  * copied (LpConcatTarget.blob_ids_leased), which the caller vouches for.
+ * root (or NULL): the dataset root or base the output and the parts lie
+ * below; every file below it is reached without following a symlink
+ * (lp_store_for_uri_below).
  */
 typedef struct LpAssembleTarget
 {
@@ -42,6 +45,7 @@ typedef struct LpAssembleTarget
 	const char *reencode_dir;
 	bool		reencode_dir_owned;
 	bool		blob_ids_leased;	/* every part has a validated blob id lease */
+	const char *root;
 } LpAssembleTarget;
 
 /* The outcome of an assembly, as the SQL functions return it. */

@@ -84,7 +84,7 @@ LpCopyInit(void)
 #define COPY_KEY_SHARED		UINT64CONST(0x4C50000000000001)
 #define COPY_KEY_RANGES		UINT64CONST(0x4C50000000000002)
 #define COPY_KEY_SIZES		UINT64CONST(0x4C50000000000003)
-#define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)	/* the parts', then the output's */
+#define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)	/* the parts', the output's, the root ("": none) */
 #define COPY_KEY_OUTPUT		UINT64CONST(0x4C50000000000006)
 #define UPLOAD_KEY_SHARED	UINT64CONST(0x4C50000000000011)
 #define UPLOAD_KEY_PARTS	UINT64CONST(0x4C50000000000012)
@@ -239,10 +239,19 @@ pack_names(char *dest, const char *const *paths, uint32 num_paths, const char *o
 	return stpcpy(dest, output_name) + 1;
 }
 
+/* What pack_names packed, then the root the parts are read below ("" for none). */
+static void
+pack_copy_names(char *dest, const char *const *paths, uint32 num_paths, const char *output_name,
+				const char *root)
+{
+	strcpy(pack_names(dest, paths, num_paths, output_name), root != NULL ? root : "");
+}
+
 /* What copy_in_parallel puts in the workers' segment. */
 typedef struct CopySegment
 {
 	const LpConcatPlan *plan;
+	const char *root;
 	const char *const *paths;
 	LpOutput   *output;
 	uint64		span_bytes;
@@ -275,7 +284,7 @@ fill_copy_segment(ParallelContext *pcxt, void *arg)
 							sizeof(uint64) * plan->num_inputs);
 	path_chars = shm_toc_allocate(pcxt->toc, segment->paths_size);
 	shm_toc_insert(pcxt->toc, COPY_KEY_PATHS, path_chars);
-	pack_names(path_chars, segment->paths, plan->num_inputs, output->name);
+	pack_copy_names(path_chars, segment->paths, plan->num_inputs, output->name, segment->root);
 	segment->shared = shared;
 }
 
@@ -284,18 +293,19 @@ fill_copy_segment(ParallelContext *pcxt, void *arg)
  * worker could be started.
  */
 static bool
-copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
+copy_in_parallel(const LpConcatPlan *plan, const char *root, const char *const *paths,
 				 LpInput *const *inputs, LpOutput *output, uint64 span_bytes,
 				 uint64 num_spans, int nworkers, CopyProgress *progress)
 {
 	ParallelContext *pcxt;
 	CopyShared *shared;
-	CopySegment segment = {plan, paths, output, span_bytes, num_spans, 0,
+	CopySegment segment = {plan, root, paths, output, span_bytes, num_spans, 0,
 	output->ops->share_token(output, NULL, 0), NULL};
 
 	for (uint32 i = 0; i < plan->num_inputs; i++)
 		segment.paths_size = add_size(segment.paths_size, strlen(paths[i]) + 1);
 	segment.paths_size = add_size(segment.paths_size, strlen(output->name) + 1);
+	segment.paths_size = add_size(segment.paths_size, (root != NULL ? strlen(root) : 0) + 1);
 	{
 		/* the chunks of fill_copy_segment */
 		const Size	chunk_sizes[] = {
@@ -352,7 +362,7 @@ copy_in_parallel(const LpConcatPlan *plan, const char *const *paths,
 }
 
 void
-lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
+lp_copy_data_region(const LpConcatPlan *plan, const char *root, const char *const *paths,
 					LpInput *const *inputs, LpOutput *output)
 {
 	uint64		span_bytes = lp_concat_span_bytes(plan, (size_t) lp_read_batch_bytes);
@@ -377,7 +387,7 @@ lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
 	if (output->ops->share_token == NULL)
 		nworkers = 0;
 	if (nworkers > 0 &&
-		copy_in_parallel(plan, paths, inputs, output, span_bytes, num_spans,
+		copy_in_parallel(plan, root, paths, inputs, output, span_bytes, num_spans,
 						 nworkers, &progress))
 		return;
 
@@ -396,6 +406,7 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	LpCopyRange *ranges = shm_toc_lookup(toc, COPY_KEY_RANGES, false);
 	uint64	   *sizes = shm_toc_lookup(toc, COPY_KEY_SIZES, false);
 	const char *path_chars = shm_toc_lookup(toc, COPY_KEY_PATHS, false);
+	const char *root;
 	const char *output_token = shm_toc_lookup(toc, COPY_KEY_OUTPUT, false);
 	LpConcatPlan plan;
 	LpInput   **inputs;
@@ -415,11 +426,15 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 	plan.region_alignment = shared->region_alignment;
 	plan.tail.start = shared->region_end;
 
+	/* the root follows the parts' paths and the output's name */
+	root = path_chars;
+	for (uint32 i = 0; i <= shared->num_inputs; i++)
+		root += strlen(root) + 1;
 	inputs = palloc(sizeof(LpInput *) * shared->num_inputs);
 	for (uint32 i = 0; i < shared->num_inputs; i++)
 	{
 		char	   *key;
-		LpStore    *store = lp_store_for_uri(path_chars, &key);
+		LpStore    *store = lp_store_for_uri_below(root[0] != '\0' ? root : NULL, path_chars, &key);
 
 		inputs[i] = store->ops->open_input_lazily(store, key, sizes[i], &err);
 		if (inputs[i] == NULL)

@@ -19,15 +19,17 @@ extern void LpCopyInit(void);
  * Write output bytes [0, plan->tail.start) of plan into output (workers
  * open it from its share token in the store its name picks; without a token
  * the leader copies alone).  paths[i] is the key of part i (a URI:
- * lp_store_for_uri) and inputs[i] the leader's lazily opened input of it.  Spans
+ * lp_store_for_uri_below root, which may be NULL) and inputs[i] the
+ * leader's lazily opened input of it.  Spans
  * of lp_concat_span_bytes are claimed by up to lance_parts.max_copy_workers
  * parallel workers and the leader (unless parallel_leader_participation is
  * off); without workers the leader copies them all.  Reports the copying
  * phase to lp_progress.  ERROR on failure, with a worker's message when a
  * worker failed; no worker outlives the call.
  */
-extern void lp_copy_data_region(const LpConcatPlan *plan, const char *const *paths,
-								LpInput *const *inputs, LpOutput *output);
+extern void lp_copy_data_region(const LpConcatPlan *plan, const char *root,
+								const char *const *paths, LpInput *const *inputs,
+								LpOutput *output);
 
 /*
  * Write every part of parts (lp_concat_upload_parts of plan, laid out by

@@ -98,9 +98,15 @@ extern int	lp_fdw_find_top_field(const LpSchema *schema, const char *name);
 extern LpType *lp_fdw_schema_field_type(const LpSchema *schema, uint32 index,
 										const char *where);
 
-/* Where the data files and deletion files of a dataset's bases are. */
-extern char *lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file);
-extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment);
+/*
+ * Where the data files and deletion files of a dataset's bases are, and the
+ * store they are read in: the one of their base (lp_store_below), so that no
+ * symlink below it is followed.
+ */
+extern char *lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file,
+								   LpStore **store);
+extern char *lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment,
+									   LpStore **store);
 
 /* ---- pushed WHERE clauses (lp_fdw_pushdown.c) ---- */
 
@@ -318,6 +324,7 @@ extern Datum lp_fdw_convert(const LpFdwConverter *converter, const LpArray *arra
 typedef struct LpFdwBlobReader
 {
 	const char *data_file;		/* its key: sidecars are beside it */
+	LpStore    *data_store;		/* its store, where its sidecars are read too */
 	LpInput    *data_input;		/* Inline payloads; owned by the scan */
 	const LpFdwSource *source;	/* base paths of External payloads */
 	MemoryContext context;		/* lives as long as data_input: holds payload_input */

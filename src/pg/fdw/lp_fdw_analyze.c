@@ -46,10 +46,10 @@ source_bytes(const LpFdwSource *source)
 			lp_fragment_data_file(source->manifest, &fragment, d, &file);
 			if (file.size_bytes == 0)
 			{
-				char	   *key;
-				LpStore    *store = lp_store_for_uri(lp_fdw_data_file_path(source, &file), &key);
+				LpStore    *store;
+				char	   *path = lp_fdw_data_file_path(source, &file, &store);
 
-				lp_store_stat(store, key, true, &st);
+				lp_store_stat(store, path, true, &st);
 				bytes += (double) st.size;
 			}
 			else

@@ -70,7 +70,11 @@ fixed_value(const LpArray *array, uint64 row)
 	}
 }
 
-/* The input of path, kept open for the next payloads; check runs before a new path is opened. */
+/*
+ * The input of path, kept open for the next payloads: a sidecar in the
+ * store of its data file (no symlink below its base followed), an external
+ * payload in the store its URI names after check.
+ */
 static LpInput *
 payload_input(LpFdwBlobReader *reader, char *path, void (*check) (const char *path))
 {
@@ -85,7 +89,8 @@ payload_input(LpFdwBlobReader *reader, char *path, void (*check) (const char *pa
 	if (check != NULL)
 		check(path);
 	old = MemoryContextSwitchTo(reader->context);
-	reader->payload_input = lp_open_input_for_uri(path);
+	reader->payload_input = check == NULL ? lp_open_input_in(reader->data_store, path) :
+		lp_open_input_for_uri(path);
 	reader->payload_path = pstrdup(path);
 	MemoryContextSwitchTo(old);
 	pfree(path);

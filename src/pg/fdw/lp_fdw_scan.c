@@ -313,15 +313,20 @@ data_file_holds(const LpDataFileRef *file, const ScanColumn *column)
 	return false;
 }
 
-/* Open one data file of the fragment and a reader for each needed field it holds. */
+/*
+ * Open one data file of the fragment (entry NULL: the single file) and a
+ * reader for each needed field it holds.
+ */
 static void
-open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
+open_data_file(LpFdwScan *state, const LpDataFileRef *entry)
 {
 	OpenFile   *open = palloc0(sizeof(OpenFile));
+	LpStore    *store;
+	const char *path = lp_fdw_data_file_path(state->source, entry, &store);
 	LpError		err;
 
 	state->current_file = path;
-	open->input = lp_open_input_for_uri(path);
+	open->input = lp_open_input_in(store, path);
 	open->file = lp_file_open(open->input, &err);
 	if (open->file == NULL)
 		lp_raise(&err);
@@ -360,6 +365,7 @@ open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 		if (column->reads_payload)
 		{
 			column->blob.data_file = path;
+			column->blob.data_store = store;
 			column->blob.data_input = open->input;
 			column->blob.source = state->source;
 			column->blob.context = state->fragment_context;
@@ -374,12 +380,13 @@ static void
 read_deletions(LpFdwScan *state, const LpFragment *fragment)
 {
 	const LpDeletionFileRef *deletion = &fragment->deletion_file;
-	char	   *path = lp_fdw_deletion_file_path(state->source, fragment);
+	LpStore    *store;
+	char	   *path = lp_fdw_deletion_file_path(state->source, fragment, &store);
 	LpInput    *input;
 	LpError		err;
 
 	state->current_file = path;
-	input = lp_open_input_for_uri(path);
+	input = lp_open_input_in(store, path);
 	if (!lp_deletions_read(input, deletion->form, state->fragment_rows, &state->deletions, &err))
 		lp_raise(&err);
 	lp_input_close(input);
@@ -445,7 +452,7 @@ open_fragment(LpFdwScan *state, uint64 index)
 		state->fragment_id = 0;
 		state->fragment_rows = state->source->file->num_rows;
 		if (state->num_columns > 0)
-			open_data_file(state, state->source->path, NULL);
+			open_data_file(state, NULL);
 	}
 	else
 	{
@@ -466,7 +473,7 @@ open_fragment(LpFdwScan *state, uint64 index)
 				needed = state->columns[c].field_id >= 0 &&
 					data_file_holds(&file, &state->columns[c]);
 			if (needed)
-				open_data_file(state, lp_fdw_data_file_path(state->source, &file), &file);
+				open_data_file(state, &file);
 		}
 		if (fragment.has_deletion_file)
 			read_deletions(state, &fragment);

@@ -97,7 +97,8 @@ lp_fdw_open_source(const char *path, bool has_version, uint64 version, bool refu
 	LpStat		st;
 
 	source->path = pstrdup(path);
-	source->store = lp_store_for_uri(path, NULL);
+	/* what the manifest names below the dataset is reached without following a symlink */
+	source->store = lp_store_below(path);
 	lp_store_stat(source->store, path, true, &st);
 	if (st.kind == LP_OBJECT_ABSENT)
 		ereport(ERROR,
@@ -138,20 +139,24 @@ lp_fdw_schema_field_type(const LpSchema *schema, uint32 index, const char *where
 }
 
 char *
-lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file)
+lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file, LpStore **store)
 {
 	char	   *base_path;
 	char	   *data_dir;
 
 	if (source->single_file)
+	{
+		*store = source->store;
 		return source->path;
+	}
 	lp_resolve_base(source->manifest, file->has_base_id, (int32) file->base_id, source->path,
 					&base_path, &data_dir);
+	*store = lp_store_below(base_path);
 	return psprintf("%s/%s", data_dir, file->path);
 }
 
 char *
-lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment)
+lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment, LpStore **store)
 {
 	const LpDeletionFileRef *deletion = &fragment->deletion_file;
 	char	   *base_path;
@@ -160,6 +165,7 @@ lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment)
 
 	lp_resolve_base(source->manifest, deletion->has_base_id, (int32) deletion->base_id,
 					source->path, &base_path, &data_dir);
+	*store = lp_store_below(base_path);
 	relative = lp_require_memory(lp_deletion_file_path(fragment->id, deletion->read_version,
 													   deletion->id, deletion->form));
 	return psprintf("%s/%s", base_path, relative);

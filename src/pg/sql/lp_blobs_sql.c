@@ -84,7 +84,7 @@ open_sidecar(const LpTarget *target, uint32 blob_id)
 {
 	char	   *dir = lp_target_sidecar_dir(target);
 
-	return lp_sidecar_open(lp_store_for_uri(dir, NULL), dir, blob_id);
+	return lp_sidecar_open(lp_store_below(target->base_path), dir, blob_id);
 }
 
 Datum

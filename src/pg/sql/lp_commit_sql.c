@@ -91,11 +91,16 @@ check_fields_still_present(const LpTarget *target, const LpSchema *dataset_schem
 static LpFile *
 open_assembled_file(const LpTarget *target, const char *path)
 {
-	LpFile	   *file = lp_open_lance_file(path);
-	bool		has_blobs = lp_part_has_blob_columns(file, path);
+	LpFile	   *file;
+	bool		has_blobs;
 	int			reason;
-	char	   *why = lp_file_incompatibility(target->file_version, &target->schema, has_blobs,
-											  file, false, 0, &reason);
+	char	   *why;
+
+	lp_check_read_privilege_for(path);
+	file = lp_read_lance_file_below(target->base_path, path);
+	has_blobs = lp_part_has_blob_columns(file, path);
+	why = lp_file_incompatibility(target->file_version, &target->schema, has_blobs,
+								  file, false, 0, &reason);
 
 	if (why != NULL)
 		ereport(ERROR,
@@ -124,7 +129,7 @@ committed_since_target(const LpTarget *target, LpManifestNaming naming,
 {
 	LpError		err;
 
-	if (!lp_dataset_file_referenced_since(lp_store_for_uri(target->dataset, NULL),
+	if (!lp_dataset_file_referenced_since(lp_store_below(target->dataset),
 										  target->dataset, naming, latest,
 										  (uint64_t) target->dataset_version,
 										  target->has_base_id, (uint32_t) target->base_id,
@@ -331,7 +336,7 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	request.physical_rows = file->num_rows;
 
 	lp_commit_options(&options, target->dataset);
-	if (!lp_commit(lp_store_for_uri(target->dataset, NULL), target->dataset, &request, &options,
+	if (!lp_commit(lp_store_below(target->dataset), target->dataset, &request, &options,
 				   &result, &err))
 		lp_raise(&err);
 

@@ -71,7 +71,7 @@ read_deletions(const LpCompactCandidate *candidate, const char *root)
 																	  candidate->deletion_file.read_version,
 																	  candidate->deletion_file.id,
 																	  candidate->deletion_file.form));
-	LpInput    *input = lp_open_input_for_uri(psprintf("%s/%s", root, relative));
+	LpInput    *input = lp_open_input_in(lp_store_below(root), psprintf("%s/%s", root, relative));
 	LpDeletions *deletions = palloc0(sizeof(LpDeletions));
 	LpError		err;
 
@@ -101,7 +101,7 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 		const LpCompactGroup *group = &plan->groups[g];
 		List	   *parts = NIL;
 		char		name[LP_DATA_FILE_NAME_SIZE];
-		LpAssembleTarget no_target = {plan->version, NULL, root, NULL, true, false};
+		LpAssembleTarget no_target = {plan->version, NULL, root, NULL, true, false, root};
 		LpError		err;
 
 		for (size_t k = group->first; k < group->first + group->count; k++)
@@ -231,6 +231,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 								   "the dataset of compact", &key);
 	root = lp_resolve_existing_path(store, key, "dataset");
+	store = lp_store_below(root);
 	target_rows = PG_GETARG_INT64(2);
 	if (target_rows < 2 || target_rows > (int64) UINT32_MAX)
 		ereport(ERROR,

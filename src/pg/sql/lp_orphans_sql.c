@@ -421,8 +421,8 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 				errhint("Give the dataset's absolute path or a file:// URI."));
 
 	memset(&scan, 0, sizeof(scan));
-	scan.store = store;
 	scan.root = lp_resolve_existing_path(store, path, "dataset");
+	scan.store = lp_store_below(scan.root);
 	scan.dry_run = PG_GETARG_BOOL(2);
 	scan.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	scan.cutoff = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,

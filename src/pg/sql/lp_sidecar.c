@@ -91,7 +91,7 @@ lp_sidecar_check_leased(const LpTarget *target, int64 blob_id)
 				errmsg("blob id " INT64_FORMAT " is out of range", blob_id),
 				errdetail("Blob ids are between 1 and %u.", LP_BLOB_ID_LIMIT - 1));
 	dir = lp_blob_lease_dir(target);
-	if (!lp_blob_leases_read(lp_store_for_uri(dir, NULL), dir, &leases, &count, &err))
+	if (!lp_blob_leases_read(lp_store_below(target->base_path), dir, &leases, &count, &err))
 		lp_raise(&err);
 	if (!lp_blob_lease_holds(leases, count, (uint32) blob_id))
 		ereport(ERROR,
@@ -110,7 +110,7 @@ lp_sidecar_check_not_assembled(const LpTarget *target)
 	char	   *path = lp_target_data_file_path(target);
 	LpStat		stat;
 
-	lp_store_stat(lp_store_for_uri(path, NULL), path, false, &stat);
+	lp_store_stat(lp_store_below(target->base_path), path, false, &stat);
 	if (stat.kind != LP_OBJECT_ABSENT)
 		ereport(ERROR,
 				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -262,7 +262,7 @@ lp_blob_claim_lease(const LpTarget *target, uint32 count)
 		lp_raise(&err);
 	for (size_t i = 0; i < sizeof(random); i++)
 		snprintf(claimer + 2 * i, 3, "%02x", random[i]);
-	if (!lp_blob_lease_claim(lp_store_for_uri(dir, NULL), dir, count, claimer, &lease, &err))
+	if (!lp_blob_lease_claim(lp_store_below(target->base_path), dir, count, claimer, &lease, &err))
 		lp_raise(&err);
 	pfree(dir);
 	return lease;

@@ -85,6 +85,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 	store = lp_store_for_write_uri(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 								   "the dataset of create_target", &key);
 	target->dataset = lp_resolve_existing_path(store, key, "dataset");
+	store = lp_store_below(target->dataset);
 
 	manifest = lp_dataset_read_latest(store, target->dataset, &naming, &err);
 	if (manifest == NULL)
@@ -181,7 +182,9 @@ lp_register_part(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("part URI must not be NULL"));
 	(void) lp_store_for_uri(text_to_cstring(PG_GETARG_TEXT_PP(1)), &uri);
-	file = lp_open_lance_file(uri);
+	lp_check_read_privilege_for(uri);
+	/* a part in the target's staging directory is reached without following a symlink */
+	file = lp_read_lance_file_below(target->base_path, uri);
 
 	if (!PG_ARGISNULL(2) && PG_GETARG_INT64(2) < 0)
 		ereport(ERROR,
@@ -270,6 +273,7 @@ assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts, bool
 	assemble_target.reencode_dir = reencode ? lp_target_staging_dir(target) : NULL;
 	assemble_target.reencode_dir_owned = false;
 	assemble_target.blob_ids_leased = blob_ids_leased;
+	assemble_target.root = target->base_path;
 	lp_assemble_file(lp_target_data_file_path(target), parts, &assemble_target,
 					 false, &result);
 	lp_assemble_emit(fcinfo, &result);

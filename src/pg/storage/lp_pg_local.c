@@ -2,10 +2,20 @@
  * lp_pg_local.c - the local-file storage backend, on fd.c.
  *
  * Files are opened with OpenTransientFile and directories with AllocateDir
- * so that an ERROR anywhere closes them at transaction abort.  Outputs are
- * written under a temporary name beside their final path; a memory-context
- * callback removes that temporary file if an ERROR unwinds past the output
- * before it was published or aborted.
+ * so that an ERROR anywhere closes them at transaction abort.
+ *
+ * A store made for a directory tree (lp_local_store_below: a dataset's root
+ * or a base, named by a caller allowed to name it) reaches every path below
+ * that root from the root without following a symlink at any component, the
+ * final name included (lp_posix_open_directory, then the *at calls or an
+ * open of /proc/self/fd/<directory>/<name>, which fd.c tracks like any
+ * file): a symlink planted anywhere in the tree is an error naming it
+ * (LP_ERR_INVALID_ARGUMENT), never followed, for reads as for writes.  The
+ * root itself, and every path of the plain store, are taken as given.
+ *
+ * Outputs are written under a temporary name beside their final path; a
+ * memory-context callback removes that temporary file if an ERROR unwinds
+ * past the output before it was published or aborted.
  */
 #include "postgres.h"
 
@@ -21,6 +31,7 @@
 
 #include "common/file_perm.h"
 #include "mb/pg_wchar.h"
+#include "nodes/pg_list.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/fd.h"
@@ -30,13 +41,148 @@
 #include "base/lp_interrupt.h"
 #include "storage/lp_pg_local.h"
 #include "lp_posix_files.h"
+#include "lp_posix_walk.h"
 #include "lp_tree_removal.h"
+
+typedef struct LpLocalStore
+{
+	LpStore		base;
+	char	   *root;			/* NULL for the plain store */
+} LpLocalStore;
+
+#define STORE_ROOT(store) (((LpLocalStore *) (store))->root)
+
+/*
+ * Walks open directories with openat, which fd.c does not wrap; they are
+ * reported to fd.c instead, and closed on every path, so no ERROR can leak
+ * one.
+ */
+static const LpDescriptorBudget fd_budget = {AcquireExternalFD, ReleaseExternalFD};
+
+/* path relative to root when it lies below root, else NULL. */
+static const char *
+below_root(const char *root, const char *path)
+{
+	size_t		len;
+
+	if (root == NULL)
+		return NULL;
+	len = strlen(root);
+	if (strncmp(path, root, len) != 0)
+		return NULL;
+	if (len > 0 && root[len - 1] != '/')
+	{
+		if (path[len] != '/')
+			return NULL;
+		len++;
+	}
+	return path[len] != '\0' ? path + len : NULL;
+}
+
+/*
+ * How a path is reached.  Below the store's root (confined): the directory
+ * holding it, open at directory after a walk from the root, and its final
+ * name, which open_path names for open() through /proc.  Elsewhere:
+ * directory is AT_FDCWD and name and open_path are the path itself.
+ */
+typedef struct LocalAccess
+{
+	bool		confined;
+	int			directory;
+	const char *name;
+	const char *open_path;
+	char		entry[64 + NAME_MAX];
+} LocalAccess;
+
+static char *parent_directory(const char *path);
+static LpErrorCode write_error_code(int errnum);
+
+/*
+ * Reach path (see LocalAccess); with create, the directories on the way are
+ * made.  False with err set when the walk fails (LP_ERR_NOT_FOUND for a
+ * missing directory, LP_ERR_INVALID_ARGUMENT for a symlink or another
+ * entry that is not a directory).  close_access releases a confined one.
+ */
+static bool
+open_access(const char *root, const char *path, bool create, LocalAccess *access,
+			LpError *err)
+{
+	const char *relative = below_root(root, path);
+	const char *slash;
+	char	   *directory;
+
+	access->confined = relative != NULL;
+	access->directory = AT_FDCWD;
+	access->name = path;
+	access->open_path = path;
+	if (!access->confined)
+	{
+		char	   *dir;
+
+		if (!create)
+			return true;
+		dir = parent_directory(path);
+		if (pg_mkdir_p(dir, pg_dir_create_mode) != 0 && errno != EEXIST)
+			return lp_fail(err, write_error_code(errno), "could not create directory \"%s\": %s",
+						   dir, strerror(errno));
+		pfree(dir);
+		return true;
+	}
+	/* the root is trusted: made as given when a dataset is created there */
+	if (create && pg_mkdir_p(pstrdup(root), pg_dir_create_mode) != 0 && errno != EEXIST)
+		return lp_fail(err, write_error_code(errno), "could not create directory \"%s\": %s",
+					   root, strerror(errno));
+	slash = strrchr(relative, '/');
+	access->name = slash != NULL ? slash + 1 : relative;
+	if (strlen(access->name) > NAME_MAX || strcmp(access->name, ".") == 0 ||
+		strcmp(access->name, "..") == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" does not end in a file name", path);
+	directory = slash != NULL ? pnstrdup(relative, slash - relative) : pstrdup("");
+	access->directory = lp_posix_open_directory(root, directory, create, pg_dir_create_mode,
+												&fd_budget, err);
+	pfree(directory);
+	if (access->directory < 0)
+		return false;
+	snprintf(access->entry, sizeof(access->entry), "/proc/self/fd/%d/%s",
+			 access->directory, access->name);
+	access->open_path = access->entry;
+	return true;
+}
+
+static void
+close_access(LocalAccess *access)
+{
+	if (access->confined && access->directory >= 0)
+		lp_posix_close_directory(access->directory, &fd_budget);
+	access->directory = -1;
+}
+
+/* OpenTransientFile of access->open_path; an ERROR in it still closes the access. */
+static int
+open_transient(LocalAccess *access, int flags)
+{
+	int			fd = -1;
+
+	PG_TRY();
+	{
+		fd = OpenTransientFile(access->open_path,
+							   flags | (access->confined ? O_NOFOLLOW : 0));
+	}
+	PG_CATCH();
+	{
+		close_access(access);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return fd;
+}
 
 typedef struct LpLocalInput
 {
 	LpInput		base;
 	int			fd;				/* -1 while a reopenable input is closed */
 	char	   *path;
+	char	   *root;			/* of the store that opened it, or NULL */
 	bool		reopenable;
 	MemoryContextCallback forget;	/* reopenable: see forget_input */
 } LpLocalInput;
@@ -77,17 +223,28 @@ close_descriptor(LpLocalInput *local)
  * swapped in between; for a regular file the flag is cleared again.
  */
 static int
-open_regular_file(const char *path, struct stat *st, LpError *err)
+open_regular_file(const char *root, const char *path, struct stat *st, LpError *err)
 {
-	int			fd = OpenTransientFile(path, O_RDONLY | O_NONBLOCK | PG_BINARY);
+	LocalAccess access;
+	int			fd;
 	int			flags;
 
+	if (!open_access(root, path, false, &access, err))
+		return -1;
+	fd = open_transient(&access, O_RDONLY | O_NONBLOCK | PG_BINARY);
 	if (fd < 0)
 	{
-		lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
-				"could not open file \"%s\": %s", path, strerror(errno));
+		int			save_errno = errno;
+
+		close_access(&access);
+		if (save_errno == ELOOP && access.confined)
+			lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is a symbolic link, not a regular file", path);
+		else
+			lp_fail(err, save_errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+					"could not open file \"%s\": %s", path, strerror(save_errno));
 		return -1;
 	}
+	close_access(&access);
 	if (fstat(fd, st) != 0)
 	{
 		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s", path, strerror(errno));
@@ -124,7 +281,7 @@ ensure_open(LpLocalInput *local, LpError *err)
 		return true;
 	if (open_reopenable_input != NULL)
 		close_descriptor(open_reopenable_input);
-	local->fd = open_regular_file(local->path, &st, err);
+	local->fd = open_regular_file(local->root, local->path, &st, err);
 	if (local->fd < 0)
 		return false;
 	open_reopenable_input = local;
@@ -209,7 +366,7 @@ local_store_open_input(LpStore *store, const char *path, LpError *err)
 	struct stat st;
 	int			fd;
 
-	fd = open_regular_file(path, &st, err);
+	fd = open_regular_file(STORE_ROOT(store), path, &st, err);
 	if (fd < 0)
 		return NULL;
 
@@ -230,6 +387,7 @@ local_store_open_input_lazily(LpStore *store, const char *path, uint64_t size,
 
 	local->base.ops = &local_input_ops;
 	local->path = pstrdup(path);
+	local->root = STORE_ROOT(store) != NULL ? pstrdup(STORE_ROOT(store)) : NULL;
 	local->base.name = local->path;
 	local->base.size = size;
 	local->fd = -1;
@@ -248,8 +406,11 @@ typedef struct LpLocalOutput
 	int			fd;
 	char	   *path;			/* final name */
 	char	   *temp_path;
+	char	   *root;			/* of the store that created it, or NULL */
 	dev_t		temp_device;	/* identity of the temporary file, for sharing */
 	ino_t		temp_inode;
+	dev_t		directory_device;	/* identity of its directory, when confined */
+	ino_t		directory_inode;
 	bool		finished;		/* published or aborted */
 	bool		copy_range_refused; /* copy_file_range is not possible here */
 	MemoryContextCallback cleanup;
@@ -458,6 +619,23 @@ local_output_copy_from(LpOutput *output, uint64_t output_offset,
 		copy_through_buffer(local, (uint64_t) out_off, input, (uint64_t) in_off, len, err);
 }
 
+/*
+ * Remove the temporary file, below the store's root without following a
+ * symlink on the way; never raises (it runs in a reset callback too).
+ */
+static void
+remove_temporary(LpLocalOutput *local)
+{
+	const char *relative = below_root(local->root, local->temp_path);
+	bool		removed;
+	LpError		err;
+
+	if (relative == NULL)
+		unlink(local->temp_path);
+	else
+		(void) lp_posix_remove_file(local->root, relative, &fd_budget, &removed, &err);
+}
+
 static void
 local_output_finish(LpLocalOutput *local, bool remove_temp)
 {
@@ -465,15 +643,69 @@ local_output_finish(LpLocalOutput *local, bool remove_temp)
 		CloseTransientFile(local->fd);
 	local->fd = -1;
 	if (remove_temp)
-		unlink(local->temp_path);
+		remove_temporary(local);
 	local->finished = true;
+}
+
+/*
+ * Reach the directory of the output's final name again; when confined it
+ * must be the directory its temporary file was created in.
+ */
+static bool
+open_output_directory(LpLocalOutput *local, LocalAccess *access, LpError *err)
+{
+	struct stat st;
+
+	if (!open_access(local->root, local->path, false, access, err))
+		return false;
+	if (access->confined &&
+		(fstat(access->directory, &st) != 0 || st.st_dev != local->directory_device ||
+		 st.st_ino != local->directory_inode))
+	{
+		close_access(access);
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the directory of \"%s\" was replaced while the file was written", local->path);
+	}
+	return true;
+}
+
+/* The temporary file's name relative to access->directory. */
+static const char *
+temporary_name_at(const LpLocalOutput *local, const LocalAccess *access)
+{
+	return access->confined ? file_name_of(local->temp_path) : local->temp_path;
+}
+
+/* fsync the directory of access (holding path) so a new or renamed entry in it is durable. */
+static bool
+fsync_access_directory(const LocalAccess *access, const char *path, LpError *err)
+{
+	char	   *dir;
+	bool		ok;
+
+	if (access->confined)
+	{
+		int			save_errno;
+
+		if (pg_fsync(access->directory) == 0)
+			return true;
+		save_errno = errno;
+		dir = parent_directory(path);
+		return lp_fail(err, write_error_code(save_errno), "could not fsync directory \"%s\": %s",
+					   dir, strerror(save_errno));
+	}
+	dir = parent_directory(path);
+	ok = fsync_directory(dir, err);
+	pfree(dir);
+	return ok;
 }
 
 static bool
 local_output_publish(LpOutput *output, LpError *err)
 {
 	LpLocalOutput *local = (LpLocalOutput *) output;
-	char	   *dir;
+	LocalAccess access;
+	bool		synced;
 
 	if (pg_fsync(local->fd) != 0)
 	{
@@ -486,20 +718,22 @@ local_output_publish(LpOutput *output, LpError *err)
 	local->fd = -1;
 
 	/* a cancel that arrived during the fsync still prevents publication */
-	if (lp_check_cancel(err))
+	if (lp_check_cancel(err) || !open_output_directory(local, &access, err))
 	{
 		local_output_finish(local, true);
 		return false;
 	}
 
 	/* link() never replaces an existing file: a final name is written once */
-	if (link(local->temp_path, local->path) != 0)
+	if (linkat(access.directory, temporary_name_at(local, &access),
+			   access.directory, access.name, 0) != 0)
 	{
 		if (errno == EEXIST)
 			lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", local->path);
 		else
 			lp_fail(err, write_error_code(errno), "could not link file \"%s\" to \"%s\": %s",
 					local->temp_path, local->path, strerror(errno));
+		close_access(&access);
 		local_output_finish(local, true);
 		return false;
 	}
@@ -510,8 +744,9 @@ local_output_publish(LpOutput *output, LpError *err)
 	 * have the caller believe it was not created (a published manifest whose
 	 * commit then fails is retried, and its rows added twice).
 	 */
-	dir = parent_directory(local->path);
-	if (!fsync_directory(dir, err))
+	synced = fsync_access_directory(&access, local->path, err);
+	close_access(&access);
+	if (!synced)
 	{
 		ereport(WARNING,
 				errcode(ERRCODE_IO_ERROR),
@@ -520,7 +755,6 @@ local_output_publish(LpOutput *output, LpError *err)
 						  local->path));
 		lp_error_clear(err);
 	}
-	pfree(dir);
 	return true;
 }
 
@@ -541,7 +775,7 @@ local_output_cleanup(void *arg)
 	LpLocalOutput *local = (LpLocalOutput *) arg;
 
 	if (!local->finished)
-		unlink(local->temp_path);
+		remove_temporary(local);
 }
 
 /*
@@ -584,7 +818,7 @@ static LpOutput *
 local_store_create_output(LpStore *store, const char *path, LpError *err)
 {
 	LpLocalOutput *local;
-	char	   *dir = parent_directory(path);
+	LocalAccess access;
 	struct stat st;
 
 	if (strlen(file_name_of(path)) > NAME_MAX)
@@ -594,30 +828,40 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 				path, NAME_MAX);
 		return NULL;
 	}
-	if (pg_mkdir_p(dir, pg_dir_create_mode) != 0 && errno != EEXIST)
-	{
-		lp_fail(err, write_error_code(errno), "could not create directory \"%s\": %s",
-				dir, strerror(errno));
-		return NULL;
-	}
 
 	local = palloc0(sizeof(LpLocalOutput));
 	local->base.ops = &local_output_ops;
 	local->path = pstrdup(path);
 	local->base.name = local->path;
 	local->temp_path = temporary_name_for(path);
-	/* O_EXCL already refuses a symlink at the name; O_NOFOLLOW says so too */
-	local->fd = OpenTransientFile(local->temp_path,
-								  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY);
-	if (local->fd < 0)
-	{
-		lp_fail(err, write_error_code(errno), "could not create file \"%s\": %s",
-				local->temp_path, strerror(errno));
-		return NULL;
-	}
+	local->root = STORE_ROOT(store) != NULL ? pstrdup(STORE_ROOT(store)) : NULL;
+	local->finished = true;		/* nothing to clean up before the file exists */
 	local->cleanup.func = local_output_cleanup;
 	local->cleanup.arg = local;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &local->cleanup);
+	if (!open_access(local->root, local->temp_path, true, &access, err))
+		return NULL;
+	if (access.confined)
+	{
+		if (fstat(access.directory, &st) != 0)
+		{
+			lp_fail(err, LP_ERR_IO, "could not stat the directory of \"%s\": %s",
+					local->path, strerror(errno));
+			close_access(&access);
+			return NULL;
+		}
+		local->directory_device = st.st_dev;
+		local->directory_inode = st.st_ino;
+	}
+	/* O_EXCL already refuses a symlink at the name; O_NOFOLLOW says so too */
+	local->fd = open_transient(&access, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY);
+	if (local->fd < 0)
+		lp_fail(err, write_error_code(errno), "could not create file \"%s\": %s",
+				local->temp_path, strerror(errno));
+	close_access(&access);
+	if (local->fd < 0)
+		return NULL;
+	local->finished = false;
 	if (fstat(local->fd, &st) != 0)
 	{
 		lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
@@ -793,11 +1037,27 @@ local_output_clone_range(LpOutput *output, uint64_t output_offset, LpInput *inpu
 
 /* ---- the store ------------------------------------------------------------ */
 
+/* Below the store's root a final symlink is reported, never followed. */
 static bool
 local_store_stat(LpStore *store, const char *path, bool follow_symlinks,
 				 LpStat *result, LpError *err)
 {
-	return lp_posix_stat(path, follow_symlinks, result, err);
+	LocalAccess access;
+	bool		ok;
+
+	if (!open_access(STORE_ROOT(store), path, false, &access, err))
+	{
+		if (err->code != LP_ERR_NOT_FOUND)
+			return false;
+		lp_error_clear(err);
+		memset(result, 0, sizeof(*result));
+		result->kind = LP_OBJECT_ABSENT;
+		return true;
+	}
+	ok = lp_posix_stat_at(access.directory, access.name, path,
+						  follow_symlinks && !access.confined, result, err);
+	close_access(&access);
+	return ok;
 }
 
 static char *
@@ -816,19 +1076,43 @@ static bool
 local_store_list(LpStore *store, const char *directory,
 				 LpListCallback callback, void *arg, LpError *err)
 {
-	DIR		   *dir = AllocateDir(directory);
-	struct dirent *entry;
+	const char *relative = below_root(STORE_ROOT(store), directory);
+	char		entry[64];
+	DIR		   *dir;
+	struct dirent *entry_name;
 
+	if (relative != NULL)
+	{
+		int			fd = lp_posix_open_directory(STORE_ROOT(store), relative, false, 0,
+												 &fd_budget, err);
+
+		if (fd < 0)
+			return false;
+		snprintf(entry, sizeof(entry), "/proc/self/fd/%d", fd);
+		PG_TRY();
+		{
+			dir = AllocateDir(entry);
+		}
+		PG_CATCH();
+		{
+			lp_posix_close_directory(fd, &fd_budget);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		lp_posix_close_directory(fd, &fd_budget);
+	}
+	else
+		dir = AllocateDir(directory);
 	if (dir == NULL)
 		return lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
 					   "could not open directory \"%s\": %s",
 					   directory, strerror(errno));
 	errno = 0;
-	while ((entry = readdir(dir)) != NULL)
+	while ((entry_name = readdir(dir)) != NULL)
 	{
-		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+		if (strcmp(entry_name->d_name, ".") == 0 || strcmp(entry_name->d_name, "..") == 0)
 			continue;
-		if (!callback(arg, entry->d_name, err))
+		if (!callback(arg, entry_name->d_name, err))
 		{
 			FreeDir(dir);
 			return false;
@@ -884,7 +1168,7 @@ local_store_put(LpStore *store, const char *path, const void *data,
 				size_t len, LpError *err)
 {
 	LpLocalOutput *local;
-	char	   *dir;
+	LocalAccess access;
 	bool		ok;
 
 	lp_error_clear(err);
@@ -892,44 +1176,53 @@ local_store_put(LpStore *store, const char *path, const void *data,
 		return false;
 	CloseTransientFile(local->fd);
 	local->fd = -1;
-	if (rename(local->temp_path, local->path) != 0)
+	if (!open_output_directory(local, &access, err))
+	{
+		local_output_finish(local, true);
+		return false;
+	}
+	if (renameat(access.directory, temporary_name_at(local, &access),
+				 access.directory, access.name) != 0)
 	{
 		lp_fail(err, write_error_code(errno), "could not rename file \"%s\" to \"%s\": %s",
 				local->temp_path, local->path, strerror(errno));
+		close_access(&access);
 		local_output_finish(local, true);
 		return false;
 	}
 	local->finished = true;
-	dir = parent_directory(path);
-	ok = fsync_directory(dir, err);
-	pfree(dir);
+	ok = fsync_access_directory(&access, path, err);
+	close_access(&access);
 	return ok;
 }
 
 static bool
 local_store_remove(LpStore *store, const char *path, LpError *err)
 {
+	LocalAccess access;
 	struct stat st;
+	bool		ok = true;
 
-	if (lstat(path, &st) != 0)
+	if (!open_access(STORE_ROOT(store), path, false, &access, err))
 	{
-		if (errno == ENOENT)
-			return true;
-		return lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
-					   path, strerror(errno));
+		if (err->code != LP_ERR_NOT_FOUND)
+			return false;
+		lp_error_clear(err);
+		return true;
 	}
-	if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) != 0 && errno != ENOENT)
-		return lp_fail(err, LP_ERR_IO, "could not remove \"%s\": %s",
-					   path, strerror(errno));
-	return true;
+	if (fstatat(access.directory, access.name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+	{
+		if (errno != ENOENT)
+			ok = lp_fail(err, LP_ERR_IO, "could not stat file \"%s\": %s",
+						 path, strerror(errno));
+	}
+	else if (unlinkat(access.directory, access.name,
+					  S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0 && errno != ENOENT)
+		ok = lp_fail(err, LP_ERR_IO, "could not remove \"%s\": %s",
+					 path, strerror(errno));
+	close_access(&access);
+	return ok;
 }
-
-/*
- * The walk opens directories with openat, which fd.c does not wrap; it
- * reports them to fd.c instead, and closes them itself on every path (it
- * never raises), so no ERROR can leak one.
- */
-static const LpDescriptorBudget fd_budget = {AcquireExternalFD, ReleaseExternalFD};
 
 static bool
 local_store_remove_tree(LpStore *store, const char *root, const char *relative,
@@ -962,10 +1255,45 @@ static const LpStoreOps local_store_ops = {
 	.open_shared_output = local_store_open_shared_output
 };
 
-static LpStore local_store = {&local_store_ops};
+static LpLocalStore local_store = {{&local_store_ops}, NULL};
 
 LpStore *
 lp_local_store(void)
 {
-	return &local_store;
+	return &local_store.base;
+}
+
+/*
+ * The stores made for roots, kept for the backend's life so that one root
+ * always gives one store (callers compare stores) and none dangles: a
+ * backend names few roots.
+ */
+static List *stores_below_roots = NIL;
+
+LpStore *
+lp_local_store_below(const char *root)
+{
+	LpLocalStore *store;
+	MemoryContext old;
+	ListCell   *cell;
+
+	foreach(cell, stores_below_roots)
+	{
+		store = lfirst(cell);
+		if (strcmp(store->root, root) == 0)
+			return &store->base;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	store = palloc(sizeof(LpLocalStore));
+	store->base.ops = &local_store_ops;
+	store->root = pstrdup(root);
+	stores_below_roots = lappend(stores_below_roots, store);
+	MemoryContextSwitchTo(old);
+	return &store->base;
+}
+
+bool
+lp_is_local_store(const LpStore *store)
+{
+	return store->ops == &local_store_ops;
 }

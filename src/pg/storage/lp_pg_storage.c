@@ -99,6 +99,24 @@ lp_store_for_uri(const char *uri, char **key)
 	return store;
 }
 
+LpStore *
+lp_store_below(const char *root)
+{
+	if (lp_is_s3_uri(root))
+		return lp_pg_s3_store_for_uri(root);
+	return lp_local_store_below(local_path_from_uri(root));
+}
+
+LpStore *
+lp_store_for_uri_below(const char *root, const char *uri, char **key)
+{
+	LpStore    *store = lp_store_for_uri(uri, key);
+
+	if (root == NULL || lp_is_s3_uri(root) || !lp_is_local_store(store))
+		return store;
+	return lp_store_below(root);
+}
+
 bool
 lp_key_is_relative(const char *key)
 {
@@ -235,6 +253,22 @@ lp_open_input_for_uri(const char *uri)
 {
 	char	   *key;
 	LpStore    *store = lp_store_for_uri(uri, &key);
+
+	return lp_open_input_in(store, key);
+}
+
+LpInput *
+lp_open_input_below(const char *root, const char *uri)
+{
+	char	   *key;
+	LpStore    *store = lp_store_for_uri_below(root, uri, &key);
+
+	return lp_open_input_in(store, key);
+}
+
+LpInput *
+lp_open_input_in(LpStore *store, const char *key)
+{
 	LpError		err;
 	LpInput    *input = store->ops->open_input(store, key, &err);
 
@@ -246,7 +280,15 @@ lp_open_input_for_uri(const char *uri)
 LpFile *
 lp_read_lance_file(const char *key)
 {
-	LpInput    *input = lp_open_input_for_uri(key);
+	return lp_read_lance_file_below(NULL, key);
+}
+
+LpFile *
+lp_read_lance_file_below(const char *root, const char *key)
+{
+	char	   *store_key;
+	LpStore    *store = lp_store_for_uri_below(root, key, &store_key);
+	LpInput    *input = lp_open_input_in(store, store_key);
 	LpFile	   *file;
 	LpError		err;
 

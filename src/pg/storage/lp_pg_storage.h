@@ -28,6 +28,21 @@
 extern LpStore *lp_store_for_uri(const char *uri, char **key);
 
 /*
+ * The store of the files below root, a resolved dataset root or base path
+ * (a key of its store), for everything read or written inside that tree:
+ * locally no symlink below root is followed (lp_local_store_below), so
+ * nothing a manifest, a target or a writer names inside it can lead out of
+ * it; on S3 the store of root.
+ */
+extern LpStore *lp_store_below(const char *root);
+
+/*
+ * lp_store_for_uri, but below root (NULL: none) when uri and root are both
+ * local: the store of uri confined to root as lp_store_below confines it.
+ */
+extern LpStore *lp_store_for_uri_below(const char *root, const char *uri, char **key);
+
+/*
  * The same for something to be written or removed (what it is, for the
  * message): absolute only (42602), as COPY TO takes it.
  */
@@ -85,10 +100,19 @@ extern void lp_check_write_privilege_for(const char *uri);
 /* Open the file a URI or key names, in its store, for reading; ERROR on failure. */
 extern LpInput *lp_open_input_for_uri(const char *uri);
 
+/* The same in lp_store_for_uri_below(root, uri). */
+extern LpInput *lp_open_input_below(const char *root, const char *uri);
+
+/* Open key of store for reading; ERROR on failure. */
+extern LpInput *lp_open_input_in(LpStore *store, const char *key);
+
 /* Check privileges, open uri and read its Lance metadata; ERROR on failure. */
 extern LpFile *lp_open_lance_file(const char *uri);
 
 /* Read the Lance metadata of a key (privileges already checked); ERROR on failure. */
 extern LpFile *lp_read_lance_file(const char *key);
+
+/* The same in lp_store_for_uri_below(root, key). */
+extern LpFile *lp_read_lance_file_below(const char *root, const char *key);
 
 #endif							/* LP_PG_STORAGE_H */

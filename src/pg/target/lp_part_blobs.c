@@ -66,7 +66,7 @@ lp_part_lease_check(const LpTarget *target, const LpBlobLease *lease, const char
 	ListCell   *cell;
 	LpError		err;
 
-	if (!lp_blob_leases_read(lp_store_for_uri(dir, NULL), dir, &claimed, &num_claimed, &err))
+	if (!lp_blob_leases_read(lp_store_below(target->base_path), dir, &claimed, &num_claimed, &err))
 		lp_raise(&err);
 	if (!lp_blob_lease_claimed(claimed, num_claimed, lease))
 		ereport(ERROR,
@@ -163,7 +163,7 @@ lp_part_check_blobs(const LpTarget *target, const char *uri, const LpFile *file,
 			!holds_blob_v2(&file->schema, f))
 			continue;
 		if (input == NULL)
-			input = lp_open_input_for_uri(uri);
+			input = lp_open_input_below(target->base_path, uri);
 		if (!lp_field_reader_open(input, file, f, &reader, &err))
 			lp_raise(&err);
 		for (uint64 first = 0; first < file->num_rows; first += BLOB_CHECK_BATCH_ROWS)
@@ -184,7 +184,7 @@ lp_part_check_blobs(const LpTarget *target, const char *uri, const LpFile *file,
 		}
 		lp_field_reader_close(reader);
 	}
-	if (!lp_blob_check_sidecars(&check, lp_store_for_uri(sidecar_dir, NULL), sidecar_dir, &err))
+	if (!lp_blob_check_sidecars(&check, lp_store_below(target->base_path), sidecar_dir, &err))
 		lp_raise(&err);
 	lp_blob_check_free(&check);
 	if (input != NULL)

@@ -552,6 +552,7 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 
 	if (strcmp(root, target->dataset) != 0)
 		foreign_target(target, psprintf("The path now resolves to \"%s\".", root));
+	store = lp_store_below(root);
 
 	latest = lp_dataset_read_latest(store, root, naming, &err);
 	if (latest == NULL)

@@ -478,7 +478,7 @@ lp_write_part(PG_FUNCTION_ARGS)
 	/* a part's name only has to be new: a data file name is drawn the same way */
 	if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
 		lp_raise(&err);
-	sink.store = lp_store_for_uri(target->base_path, NULL);
+	sink.store = lp_store_below(target->base_path);
 	sink.version = target->file_version;
 	sink.schema = &target->schema;
 	sink.fixed_path = lp_require_memory(lp_path_join(lp_target_staging_dir(target), name));
@@ -662,9 +662,10 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("max_rows_per_file must be between 1 and %u", UINT32_MAX),
 				errdetail("A fragment holds at most %u rows.", UINT32_MAX));
-	sink->store = lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
+	(void) lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
 	lp_check_write_privilege_for(root);
 	lp_check_read_privilege_for(root);
+	sink->store = lp_store_below(root);
 
 	latest = lp_dataset_read_latest(sink->store, root, &naming, &err);
 	if (latest == NULL && err.code != LP_ERR_NOT_FOUND)
