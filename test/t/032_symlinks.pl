@@ -18,7 +18,7 @@ use LanceParts qw(reference_data directory_entries);
 my ($data_dir, $index) = reference_data();
 my ($blobs) = grep { $_->{name} eq 'blob_2_2' } @{ $index->{datasets} };
 
-my $work = "$ENV{LP_SCRATCH}/030_symlinks";
+my $work = "$ENV{LP_SCRATCH}/032_symlinks";
 make_path($work);
 
 my $node = PostgreSQL::Test::Cluster->new('symlinks');
