@@ -47,7 +47,8 @@ source_bytes(const LpFdwSource *source)
 			if (file.size_bytes == 0)
 			{
 				char	   *key;
-				LpStore    *store = lp_store_for_uri(lp_fdw_data_file_path(source, &file), &key);
+				LpStore    *store = lp_store_for_uri_via(lp_fdw_data_file_path(source, &file),
+													   source->server, &key);
 
 				lp_store_stat(store, key, true, &st);
 				bytes += (double) st.size;
@@ -134,7 +135,7 @@ lp_fdw_analyze(Relation relation, AcquireSampleRowsFunc *func, BlockNumber *tota
 	double		pages;
 
 	lp_fdw_table_options(RelationGetRelid(relation), &options);
-	source = lp_fdw_open_source(options.path, options.has_version, options.version, true);
+	source = lp_fdw_open_source(options.path, options.server, options.has_version, options.version, true);
 
 	/* At least 1, so that pg_class.relpages tells an analyzed table from one never analyzed. */
 	pages = ceil(source_bytes(source) / BLCKSZ);

@@ -85,7 +85,7 @@ payload_input(LpFdwBlobReader *reader, char *path, void (*check) (const char *pa
 	if (check != NULL)
 		check(path);
 	old = MemoryContextSwitchTo(reader->context);
-	reader->payload_input = lp_open_input_for_uri(path);
+	reader->payload_input = lp_open_input_via(path, reader->source->server);
 	reader->payload_path = pstrdup(path);
 	MemoryContextSwitchTo(old);
 	pfree(path);
@@ -155,7 +155,7 @@ external_input(LpFdwBlobReader *reader, const LpArray *uris, uint64 row, uint64 
 						   row, reader->data_file, blob_id),
 					errhint("Read the file through its dataset."));
 		lp_resolve_base(reader->source->manifest, true, (int32) blob_id, reader->source->path,
-						&base_path, &data_dir);
+						reader->source->server, &base_path, &data_dir);
 		path = lp_require_memory(lp_path_join(base_path, location));
 	}
 	else

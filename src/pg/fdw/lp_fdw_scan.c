@@ -182,7 +182,7 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *
 		options.version = *version;
 	}
 	/* EXPLAIN shows the version a scan would read; it reads no data files. */
-	state->source = lp_fdw_open_source(options.path, options.has_version, options.version,
+	state->source = lp_fdw_open_source(options.path, options.server, options.has_version, options.version,
 									   !state->explain_only);
 
 	state->columns = palloc0(sizeof(ScanColumn) * Max(list_length(attnums), 1));
@@ -321,7 +321,7 @@ open_data_file(LpFdwScan *state, const char *path, const LpDataFileRef *entry)
 	LpError		err;
 
 	state->current_file = path;
-	open->input = lp_open_input_for_uri(path);
+	open->input = lp_open_input_via(path, state->source->server);
 	open->file = lp_file_open(open->input, &err);
 	if (open->file == NULL)
 		lp_raise(&err);
@@ -379,7 +379,7 @@ read_deletions(LpFdwScan *state, const LpFragment *fragment)
 	LpError		err;
 
 	state->current_file = path;
-	input = lp_open_input_for_uri(path);
+	input = lp_open_input_via(path, state->source->server);
 	if (!lp_deletions_read(input, deletion->form, state->fragment_rows, &state->deletions, &err))
 		lp_raise(&err);
 	lp_input_close(input);

@@ -33,7 +33,8 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 
 		if (!lp_dataset_latest_version(store, source->path, &latest, &naming, &err))
 			lp_raise(&err);
-		source->manifest = lp_dataset_read_manifest(store, source->path, naming, version, &err);
+		source->manifest = lp_read_manifest_version(store, source->path, source->server, naming,
+												   version, &err);
 		if (source->manifest == NULL && err.code == LP_ERR_NOT_FOUND)
 			ereport(ERROR,
 					errcode(ERRCODE_UNDEFINED_FILE),
@@ -42,7 +43,8 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 							  (uint64) latest));
 	}
 	else
-		source->manifest = lp_dataset_read_latest(store, source->path, &naming, &err);
+		source->manifest = lp_read_latest_manifest(store, source->path, source->server, &naming,
+												   &err);
 	if (source->manifest == NULL)
 		lp_raise(&err);
 	if (!lp_manifest_check_flags(source->manifest, &err) ||
@@ -80,7 +82,7 @@ open_single_file(LpFdwSource *source, bool has_version, bool refuse_legacy)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("option \"%s\" applies to datasets, but \"%s\" is a data file",
 					   "version", source->path));
-	source->file = lp_read_lance_file(source->path);
+	source->file = lp_read_lance_file_via(source->path, source->server);
 	if (refuse_legacy && source->file->version == LP_FILE_VERSION_LEGACY)
 		legacy_error("file", source->path);
 	source->schema = source->file->schema;
@@ -91,13 +93,15 @@ open_single_file(LpFdwSource *source, bool has_version, bool refuse_legacy)
 }
 
 LpFdwSource *
-lp_fdw_open_source(const char *path, bool has_version, uint64 version, bool refuse_legacy)
+lp_fdw_open_source(const char *path, Oid server, bool has_version, uint64 version,
+				   bool refuse_legacy)
 {
 	LpFdwSource *source = palloc0(sizeof(LpFdwSource));
 	LpStat		st;
 
 	source->path = pstrdup(path);
-	source->store = lp_store_for_uri(path, NULL);
+	source->server = server;
+	source->store = lp_store_for_uri_via(path, server, NULL);
 	lp_store_stat(source->store, path, true, &st);
 	if (st.kind == LP_OBJECT_ABSENT)
 		ereport(ERROR,
@@ -146,7 +150,7 @@ lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file)
 	if (source->single_file)
 		return source->path;
 	lp_resolve_base(source->manifest, file->has_base_id, (int32) file->base_id, source->path,
-					&base_path, &data_dir);
+					source->server, &base_path, &data_dir);
 	return psprintf("%s/%s", data_dir, file->path);
 }
 
@@ -159,7 +163,7 @@ lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment)
 	char	   *relative;
 
 	lp_resolve_base(source->manifest, deletion->has_base_id, (int32) deletion->base_id,
-					source->path, &base_path, &data_dir);
+					source->path, source->server, &base_path, &data_dir);
 	relative = lp_require_memory(lp_deletion_file_path(fragment->id, deletion->read_version,
 													   deletion->id, deletion->form));
 	return psprintf("%s/%s", base_path, relative);
