@@ -8,9 +8,9 @@
 # write_dataset and ingest, and reads nothing of the local file; a role with
 # pg_read_server_files and pg_write_server_files, and the superuser, read
 # the whole dataset, the local fragment included.  A manifest whose base is
-# "/", or a path with "..", is refused (XX001) naming the manifest and the
-# base, and one whose base is a regular file is refused when the base is
-# reached.
+# "/", a path with "..", or an S3 bucket without a prefix is refused (XX001)
+# naming the manifest and the base, and one whose base is a regular file is
+# refused when the base is reached.
 use strict;
 use warnings;
 
@@ -219,7 +219,7 @@ upload_dataset("$work/local.lance", 'bases/local.lance');
 my $dataset = "$bucket/bases/local.lance";
 
 # bases that are not dataset-like directories, registered without files in them
-my %bad_base = (root => '/', parent => "$work/secret/../secret", file => "$work/plain");
+my %bad_base = (root => '/', parent => "$work/secret/../secret", bucket => $bucket, file => "$work/plain");
 for my $name (sort keys %bad_base)
 {
 	copy_tree($reference, "$work/$name.lance");
@@ -285,7 +285,7 @@ for my $case (@refused)
 }
 
 # bases that are not dataset-like directories
-for my $name ('root', 'parent')
+for my $name ('root', 'parent', 'bucket')
 {
 	my ($rc, $stdout, $stderr) = $node->psql('postgres', qq{\\set VERBOSITY verbose
 SELECT lance_parts.create_target('$bucket/bases/$name.lance');});

@@ -146,6 +146,25 @@ lp_absent_reason(void)
 	return strerror(ENOENT);
 }
 
+/* Whether a path has a ".." name (path_contains_parent_reference expects canonical paths). */
+static bool
+has_parent_name(const char *path)
+{
+	const char *name = path;
+
+	for (;;)
+	{
+		const char *slash = strchr(name, '/');
+		size_t		len = slash != NULL ? (size_t) (slash - name) : strlen(name);
+
+		if (len == 2 && strncmp(name, "..", 2) == 0)
+			return true;
+		if (slash == NULL)
+			return false;
+		name = slash + 1;
+	}
+}
+
 /*
  * Refuse (XX001, naming the manifest and the base) a base path that does not
  * have the form of a dataset-like directory: locally an absolute path (or
@@ -164,25 +183,24 @@ check_base_form(const LpManifest *manifest, uint32 id, const char *path)
 		char	   *key;
 		LpError		err;
 
-		valid = lp_s3_split_uri(path, &bucket, &key, &err);
-		if (valid)
-		{
-			valid = key[0] != '\0';
-			lp_free(bucket);
-			lp_free(key);
-		}
+		/* its message never prints a URI holding credentials */
+		if (!lp_s3_split_uri(path, &bucket, &key, &err))
+			ereport(ERROR,
+					errcode(ERRCODE_DATA_CORRUPTED),
+					errmsg("manifest file \"%s\" names an invalid s3:// URI as base path %u",
+						   lp_manifest_file_name(manifest), id),
+					errdetail_internal("%s", err.message));
+		valid = key[0] != '\0';
+		lp_free(bucket);
+		lp_free(key);
 	}
 	else if (strstr(path, "://") != NULL && strncmp(path, "file://", 7) != 0)
 		return;
 	else
 	{
 		char	   *local = local_path_from_uri(path);
-		bool		has_parent = false;
+		bool		has_parent = has_parent_name(local);
 
-		/* path_contains_parent_reference takes canonical paths, so split it here */
-		for (const char *name = local; *name != '\0'; name += strcspn(name, "/"), name += *name == '/')
-			if (strncmp(name, "..", 2) == 0 && (name[2] == '/' || name[2] == '\0'))
-				has_parent = true;
 		canonicalize_path(local);
 		valid = is_absolute_path(local) && strcmp(local, "/") != 0 && !has_parent;
 	}
