@@ -4,8 +4,9 @@
  * lookup of the server and mapping that serve an s3:// URI.
  *
  * The server and the mapping are the grant: whoever has USAGE on the server
- * whose root covers a URI and a user mapping of it may reach the URI with the
- * mapping's credentials.  Because an endpoint makes the database server
+ * that serves a URI (server_covering: only servers the role trusts, or names)
+ * and a user mapping of it may reach the URI with the mapping's credentials.
+ * Because an endpoint makes the database server
  * connect to a host of the option-setter's choosing, only superusers and
  * members of LP_S3_ENDPOINT_ADMIN_ROLE may create or alter a server that has
  * one.
