@@ -10,7 +10,8 @@
 # a server explicitly, whoever owns it; a foreign table reads through
 # exactly its own server even when a trusted server with a longer root
 # covers its dataset; two trusted servers with the same root are a conflict
-# (42710), an untrusted one is not.
+# (42710), an untrusted one is not; a URI only an untrusted server covers is
+# refused (42704) naming that server.
 use strict;
 use warnings;
 
@@ -106,6 +107,19 @@ is(served('regress_intruder', 'rgw'), 'rgw', 'for the intruder too');
 my ($rc, $stdout, $stderr) = $node->psql('postgres',
 	"SET lance_parts.s3_server = 'no_such_server'; SELECT * FROM lance_parts.s3_settings_for('$dataset')");
 like($stderr, qr/server "no_such_server" does not exist/, 'a server that does not exist is an error');
+
+# a URI only an untrusted server covers: refused, naming that server, unless named
+$node->safe_psql('postgres', q{SET ROLE regress_intruder;
+CREATE SERVER elsewhere FOREIGN DATA WRAPPER lance_fdw OPTIONS (root 's3://intruder-bucket');
+GRANT USAGE ON FOREIGN SERVER elsewhere TO PUBLIC;
+CREATE USER MAPPING FOR PUBLIC SERVER elsewhere;});
+($rc, $stdout, $stderr) = $node->psql('postgres',
+	"SET ROLE regress_other; SELECT * FROM lance_parts.s3_settings_for('s3://intruder-bucket/x')");
+like($stderr, qr/no lance_fdw server of a trusted owner has a root containing "s3:\/\/intruder-bucket\/x".*\n.*Server "elsewhere" contains it, but its owner "regress_intruder"/,
+	'a URI only an untrusted server covers is refused, naming that server');
+is($node->safe_psql('postgres', q{SET ROLE regress_other; SET lance_parts.s3_server = 'elsewhere';
+SELECT server FROM lance_parts.s3_settings_for('s3://intruder-bucket/x')}), 'elsewhere',
+	'unless the caller names it');
 
 # an untrusted server with the same root is no conflict; a trusted one is
 $node->safe_psql('postgres', qq{SET ROLE regress_intruder;

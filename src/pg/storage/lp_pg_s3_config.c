@@ -6,10 +6,9 @@
  * The server and the mapping are the grant: whoever has USAGE on the server
  * that serves a URI (server_covering: only servers the role trusts, or names)
  * and a user mapping of it may reach the URI with the mapping's credentials.
- * Because an endpoint makes the database server
- * connect to a host of the option-setter's choosing, only superusers and
- * members of LP_S3_ENDPOINT_ADMIN_ROLE may create or alter a server that has
- * one.
+ * Because an endpoint makes the database server connect to a host of the
+ * option-setter's choosing, only superusers and members of
+ * LP_S3_ENDPOINT_ADMIN_ROLE may create or alter a server that has one.
  */
 #include "postgres.h"
 
@@ -551,15 +550,17 @@ server_covering(const char *uri, const LpS3Location *location, Oid chosen)
 	systable_endscan(scan);
 	table_close(catalog, AccessShareLock);
 
+	if (best == NULL && untrusted != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_UNDEFINED_OBJECT),
+				errmsg("no lance_fdw server of a trusted owner has a root containing \"%s\"", uri),
+				errdetail("Server \"%s\" contains it, but its owner \"%s\" is neither the current role, a role it is a member of, nor a superuser.",
+						  untrusted->servername, GetUserNameFromId(untrusted->owner, false)),
+				errhint("Name the server to use with SET lance_parts.s3_server."));
 	if (best == NULL)
 		ereport(ERROR,
 				errcode(ERRCODE_UNDEFINED_OBJECT),
 				errmsg("no lance_fdw server has a root containing \"%s\"", uri),
-				untrusted != NULL ?
-				errdetail("Server \"%s\" is owned by role \"%s\", which is neither the current role, a role it is a member of, nor a superuser.",
-						  untrusted->servername, GetUserNameFromId(untrusted->owner, false)) : 0,
-				untrusted != NULL ?
-				errhint("Name the server to use with SET lance_parts.s3_server.") :
 				errhint("Create a server with CREATE SERVER ... FOREIGN DATA WRAPPER lance_fdw OPTIONS (root 's3://%s') and a user mapping for it.",
 						location->bucket));
 	if (tie != NULL)
