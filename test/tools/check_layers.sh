@@ -22,6 +22,11 @@
 #              not dataset storage: the target key in $PGDATA
 #              (src/pg/target/lp_target_key.c) and the progress files in
 #              pg_stat_tmp (src/pg/assemble/lp_progress.c)
+#   manifests  the PostgreSQL layer reads dataset manifests only through
+#              lp_read_latest_manifest and lp_read_manifest_version
+#              (src/pg/storage/lp_pg_storage.c), which check the privileges
+#              and form of every base a manifest names: no other file of
+#              src/pg calls the core's readers of manifests
 set -uo pipefail
 
 ROOT=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -64,4 +69,7 @@ check storage "$(cd "$ROOT" && {
 		grep -vE '^src/pg/storage/'
 } | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 
+check manifests "$(cd "$ROOT" && grep -rnE '(^|[^A-Za-z0-9_>.])(lp_dataset_read_latest|lp_dataset_read_manifest|lp_manifest_read|lp_manifest_parse)\(' \
+	src/pg --include='*.c' --include='*.h' | grep -vE '^src/pg/storage/lp_pg_storage\.c:' |
+	grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 exit "$failed"

@@ -115,23 +115,38 @@ bool
 lp_manifest_base(const LpManifest *manifest, bool has_base_id, uint32_t base_id,
 				 const char *dataset_root, LpBaseLocation *base, LpError *err)
 {
-	const Lance__Table__Manifest *proto = manifest->proto;
-
 	if (!has_base_id)
 	{
 		base->path = NULL;
 		base->is_dataset_root = true;
 		return true;
 	}
-	for (size_t i = 0; i < proto->n_base_paths; i++)
+	for (size_t i = 0; i < lp_manifest_num_bases(manifest); i++)
 	{
-		if (proto->base_paths[i]->id != base_id)
-			continue;
-		base->path = proto->base_paths[i]->path;
-		base->is_dataset_root = proto->base_paths[i]->is_dataset_root;
-		return true;
+		uint32_t	id;
+
+		lp_manifest_base_at(manifest, i, &id, base);
+		if (id == base_id)
+			return true;
 	}
 	return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 				   "dataset \"%s\" has no base path with id %d", dataset_root, (int) base_id);
+}
+
+size_t
+lp_manifest_num_bases(const LpManifest *manifest)
+{
+	return manifest->proto->n_base_paths;
+}
+
+void
+lp_manifest_base_at(const LpManifest *manifest, size_t index, uint32_t *id,
+					LpBaseLocation *base)
+{
+	const Lance__Table__BasePath *proto = manifest->proto->base_paths[index];
+
+	*id = proto->id;
+	base->path = proto->path;
+	base->is_dataset_root = proto->is_dataset_root;
 }
 

@@ -103,5 +103,10 @@ bool		lp_manifest_base(const LpManifest *manifest, bool has_base_id,
 							 uint32_t base_id, const char *dataset_root,
 							 LpBaseLocation *base, LpError *err);
 
+/* The number of bases the manifest registers, and the one at index (its id and location). */
+size_t		lp_manifest_num_bases(const LpManifest *manifest);
+void		lp_manifest_base_at(const LpManifest *manifest, size_t index,
+								uint32_t *id, LpBaseLocation *base);
+
 
 #endif							/* LP_FRAGMENT_H */

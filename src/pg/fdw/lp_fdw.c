@@ -44,7 +44,7 @@ lance_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	double		live_rows;
 
 	lp_fdw_table_options(foreigntableid, &options);
-	source = lp_fdw_open_source(options.path, options.has_version, options.version, false);
+	source = lp_fdw_open_source(options.path, options.server, options.has_version, options.version, false);
 	info->source = source;
 	info->pushed = lp_fdw_pushable_clauses(baserel, foreigntableid, source);
 	live_rows = (double) source->physical_rows - (double) source->deleted_rows;

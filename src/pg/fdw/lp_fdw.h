@@ -40,6 +40,7 @@ typedef struct LpFdwTableOptions
 {
 	char	   *uri;			/* as given */
 	char	   *path;			/* its key (lp_store_for_uri): relative paths under the server's root */
+	Oid			server;			/* the table's server, which serves what its root contains */
 	bool		has_version;
 	uint64		version;
 } LpFdwTableOptions;
@@ -70,6 +71,7 @@ extern void lp_fdw_check_path_privilege(const char *what);
 typedef struct LpFdwSource
 {
 	char	   *path;			/* dataset root or data file: a key of store */
+	Oid			server;			/* the foreign server chosen for it (lp_store_for_uri_via) */
 	LpStore    *store;
 	bool		single_file;
 	LpManifest *manifest;		/* datasets */
@@ -88,7 +90,7 @@ typedef struct LpFdwSource
  * read its metadata; ERROR when it cannot be read.  Legacy-format data is
  * refused when refuse_legacy is set.
  */
-extern LpFdwSource *lp_fdw_open_source(const char *path, bool has_version,
+extern LpFdwSource *lp_fdw_open_source(const char *path, Oid server, bool has_version,
 									   uint64 version, bool refuse_legacy);
 
 /* Index of the top-level field called name in the source's schema, or -1. */

@@ -134,7 +134,7 @@ lp_fdw_analyze(Relation relation, AcquireSampleRowsFunc *func, BlockNumber *tota
 	double		pages;
 
 	lp_fdw_table_options(RelationGetRelid(relation), &options);
-	source = lp_fdw_open_source(options.path, options.has_version, options.version, true);
+	source = lp_fdw_open_source(options.path, options.server, options.has_version, options.version, true);
 
 	/* At least 1, so that pg_class.relpages tells an analyzed table from one never analyzed. */
 	pages = ceil(source_bytes(source) / BLCKSZ);

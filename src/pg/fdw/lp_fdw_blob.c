@@ -90,7 +90,7 @@ payload_input(LpFdwBlobReader *reader, char *path, void (*check) (const char *pa
 		check(path);
 	old = MemoryContextSwitchTo(reader->context);
 	reader->payload_input = check == NULL ? lp_open_input_in(reader->data_store, path) :
-		lp_open_input_for_uri(path);
+		lp_open_input_via(path, reader->source->server);
 	reader->payload_path = pstrdup(path);
 	MemoryContextSwitchTo(old);
 	pfree(path);
@@ -160,7 +160,7 @@ external_input(LpFdwBlobReader *reader, const LpArray *uris, uint64 row, uint64 
 						   row, reader->data_file, blob_id),
 					errhint("Read the file through its dataset."));
 		lp_resolve_base(reader->source->manifest, true, (int32) blob_id, reader->source->path,
-						&base_path, &data_dir);
+						reader->source->server, &base_path, &data_dir);
 		path = lp_require_memory(lp_path_join(base_path, location));
 	}
 	else

@@ -90,9 +90,9 @@ add_item(List *items, const char *path)
 
 /* The datasets of a directory, or the one dataset or file path names. */
 static List *
-find_datasets(const char *path)
+find_datasets(const char *path, Oid server)
 {
-	LpStore    *store = lp_store_for_uri(path, NULL);
+	LpStore    *store = lp_store_for_uri_via(path, server, NULL);
 	LpStat		st;
 	LpError		err;
 	List	   *items = NIL;
@@ -144,10 +144,10 @@ listed(const ImportForeignSchemaStmt *stmt, const char *table_name)
 }
 
 static char *
-create_statement(const ImportForeignSchemaStmt *stmt, const char *server_name,
+create_statement(const ImportForeignSchemaStmt *stmt, const ForeignServer *server,
 				 const ImportItem *item)
 {
-	LpFdwSource *source = lp_fdw_open_source(item->path, false, 0, false);
+	LpFdwSource *source = lp_fdw_open_source(item->path, server->serverid, false, 0, false);
 	StringInfoData sql;
 	bool		first = true;
 
@@ -176,7 +176,7 @@ create_statement(const ImportForeignSchemaStmt *stmt, const char *server_name,
 		first = false;
 	}
 	appendStringInfo(&sql, "\n) SERVER %s OPTIONS (uri %s)",
-					 quote_identifier(server_name), quote_literal_cstr(item->path));
+					 quote_identifier(server->servername), quote_literal_cstr(item->path));
 	return sql.data;
 }
 
@@ -227,7 +227,7 @@ lp_fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 					   server->servername, "root", "uri"),
 				errhint("Use IMPORT FOREIGN SCHEMA ... OPTIONS (uri '/some/directory')."));
 
-	foreach(cell, find_datasets(path))
+	foreach(cell, find_datasets(path, serverOid))
 	{
 		ImportItem *item = lfirst(cell);
 
@@ -235,7 +235,7 @@ lp_fdw_import_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 			continue;
 		if (stmt->list_type == FDW_IMPORT_SCHEMA_EXCEPT && listed(stmt, item->table_name))
 			continue;
-		commands = lappend(commands, create_statement(stmt, server->servername, item));
+		commands = lappend(commands, create_statement(stmt, server, item));
 	}
 	return commands;
 }

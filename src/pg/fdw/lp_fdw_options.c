@@ -179,15 +179,10 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 char *
 lp_fdw_location(const char *uri, const char *root)
 {
-	char	   *path;
-	char	   *root_key;
+	char	   *path = lp_key_for_uri(uri);
 
-	(void) lp_store_for_uri(uri, &path);
 	if (path[0] != '/' && !lp_is_s3_uri(path) && root != NULL)
-	{
-		(void) lp_store_for_uri(root, &root_key);
-		return psprintf("%s/%s", root_key, path);
-	}
+		return psprintf("%s/%s", lp_key_for_uri(root), path);
 	return path;
 }
 
@@ -231,6 +226,7 @@ lp_fdw_table_options(Oid foreigntableid, LpFdwTableOptions *options)
 				errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
 				errmsg("foreign table \"%s\" has no option \"%s\"",
 					   get_rel_name(foreigntableid), "uri"));
+	options->server = table->serverid;
 	options->path = lp_fdw_location(options->uri, lp_fdw_server_root(table->serverid));
 }
 

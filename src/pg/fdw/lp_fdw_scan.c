@@ -182,7 +182,7 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *
 		options.version = *version;
 	}
 	/* EXPLAIN shows the version a scan would read; it reads no data files. */
-	state->source = lp_fdw_open_source(options.path, options.has_version, options.version,
+	state->source = lp_fdw_open_source(options.path, options.server, options.has_version, options.version,
 									   !state->explain_only);
 
 	state->columns = palloc0(sizeof(ScanColumn) * Max(list_length(attnums), 1));

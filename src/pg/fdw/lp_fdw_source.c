@@ -33,7 +33,8 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 
 		if (!lp_dataset_latest_version(store, source->path, &latest, &naming, &err))
 			lp_raise(&err);
-		source->manifest = lp_dataset_read_manifest(store, source->path, naming, version, &err);
+		source->manifest = lp_read_manifest_version(store, source->path, source->server, naming,
+												   version, &err);
 		if (source->manifest == NULL && err.code == LP_ERR_NOT_FOUND)
 			ereport(ERROR,
 					errcode(ERRCODE_UNDEFINED_FILE),
@@ -42,7 +43,8 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 							  (uint64) latest));
 	}
 	else
-		source->manifest = lp_dataset_read_latest(store, source->path, &naming, &err);
+		source->manifest = lp_read_latest_manifest(store, source->path, source->server, &naming,
+												   &err);
 	if (source->manifest == NULL)
 		lp_raise(&err);
 	if (!lp_manifest_check_flags(source->manifest, &err) ||
@@ -80,7 +82,7 @@ open_single_file(LpFdwSource *source, bool has_version, bool refuse_legacy)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("option \"%s\" applies to datasets, but \"%s\" is a data file",
 					   "version", source->path));
-	source->file = lp_read_lance_file(source->path);
+	source->file = lp_read_lance_file_via(source->path, source->server);
 	if (refuse_legacy && source->file->version == LP_FILE_VERSION_LEGACY)
 		legacy_error("file", source->path);
 	source->schema = source->file->schema;
@@ -91,14 +93,16 @@ open_single_file(LpFdwSource *source, bool has_version, bool refuse_legacy)
 }
 
 LpFdwSource *
-lp_fdw_open_source(const char *path, bool has_version, uint64 version, bool refuse_legacy)
+lp_fdw_open_source(const char *path, Oid server, bool has_version, uint64 version,
+				   bool refuse_legacy)
 {
 	LpFdwSource *source = palloc0(sizeof(LpFdwSource));
 	LpStat		st;
 
 	source->path = pstrdup(path);
+	source->server = server;
 	/* what the manifest names below the dataset is reached without following a symlink */
-	source->store = lp_store_below(path);
+	source->store = lp_store_below_via(path, server);
 	lp_store_stat(source->store, path, true, &st);
 	if (st.kind == LP_OBJECT_ABSENT)
 		ereport(ERROR,
@@ -150,8 +154,8 @@ lp_fdw_data_file_path(const LpFdwSource *source, const LpDataFileRef *file, LpSt
 		return source->path;
 	}
 	lp_resolve_base(source->manifest, file->has_base_id, (int32) file->base_id, source->path,
-					&base_path, &data_dir);
-	*store = lp_store_below(base_path);
+					source->server, &base_path, &data_dir);
+	*store = lp_store_below_via(base_path, source->server);
 	return psprintf("%s/%s", data_dir, file->path);
 }
 
@@ -164,8 +168,8 @@ lp_fdw_deletion_file_path(const LpFdwSource *source, const LpFragment *fragment,
 	char	   *relative;
 
 	lp_resolve_base(source->manifest, deletion->has_base_id, (int32) deletion->base_id,
-					source->path, &base_path, &data_dir);
-	*store = lp_store_below(base_path);
+					source->path, source->server, &base_path, &data_dir);
+	*store = lp_store_below_via(base_path, source->server);
 	relative = lp_require_memory(lp_deletion_file_path(fragment->id, deletion->read_version,
 													   deletion->id, deletion->form));
 	return psprintf("%s/%s", base_path, relative);

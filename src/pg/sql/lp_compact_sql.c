@@ -238,7 +238,7 @@ lp_compact(PG_FUNCTION_ARGS)
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("target_rows_per_fragment must be between 2 and %u", UINT32_MAX));
 
-	manifest = lp_dataset_read_latest(store, root, &naming, &err);
+	manifest = lp_read_latest_manifest(store, root, InvalidOid, &naming, &err);
 	if (manifest == NULL || !lp_manifest_check_flags(manifest, &err) ||
 		!lp_compact_check_dataset(manifest, root, &version, &err))
 		lp_raise(&err);

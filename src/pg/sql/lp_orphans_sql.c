@@ -390,6 +390,28 @@ examine_uploads(OrphanScan *scan)
 	}
 }
 
+/*
+ * Read the latest manifest only for the checks of its bases that every entry
+ * point makes (lp_read_latest_manifest): cleaning up is reaching the dataset.
+ * A dataset whose first write died has no version, so no bases either
+ * (lp_references_read took it for one).
+ */
+static void
+check_dataset_bases(LpStore *store, const char *root)
+{
+	LpManifestNaming naming;
+	LpError		err;
+	LpManifest *latest = lp_read_latest_manifest(store, root, InvalidOid, &naming, &err);
+
+	if (latest == NULL)
+	{
+		if (err.code == LP_ERR_NOT_FOUND)
+			return;
+		lp_raise(&err);
+	}
+	lp_manifest_free(latest);
+}
+
 Datum
 lp_cleanup_orphans(PG_FUNCTION_ARGS)
 {
@@ -431,6 +453,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 	scan.refs = lp_references_read(scan.store, scan.root, &err);
 	if (scan.refs == NULL)
 		lp_raise(&err);
+	check_dataset_bases(scan.store, scan.root);
 
 	for (int i = 0; i < LP_NUM_AREAS; i++)
 		examine_area(&scan, areas[i]);

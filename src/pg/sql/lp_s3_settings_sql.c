@@ -30,7 +30,7 @@ lp_s3_settings_for(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	lp_s3_settings_for_uri(uri, &settings);
+	lp_s3_settings_for_uri(uri, InvalidOid, &settings);
 	values[0] = CStringGetTextDatum(settings.server_name);
 	values[1] = CStringGetTextDatum(settings.root);
 	nulls[2] = settings.config.endpoint == NULL;

@@ -87,7 +87,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 	target->dataset = lp_resolve_existing_path(store, key, "dataset");
 	store = lp_store_below(target->dataset);
 
-	manifest = lp_dataset_read_latest(store, target->dataset, &naming, &err);
+	manifest = lp_read_latest_manifest(store, target->dataset, InvalidOid, &naming, &err);
 	if (manifest == NULL)
 		lp_raise(&err);
 	if (!lp_manifest_check_flags(manifest, &err))
@@ -127,7 +127,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 
 	target->has_base_id = !PG_ARGISNULL(3);
 	target->base_id = target->has_base_id ? PG_GETARG_INT32(3) : 0;
-	lp_resolve_base(manifest, target->has_base_id, target->base_id, target->dataset,
+	lp_resolve_base(manifest, target->has_base_id, target->base_id, target->dataset, InvalidOid,
 					&target->base_path, &target->data_dir);
 
 	if (!lp_manifest_schema(manifest, &full, &err))

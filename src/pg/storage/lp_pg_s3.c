@@ -409,14 +409,14 @@ lp_pg_s3_name_is_canonical(const char *uri)
 }
 
 LpStore *
-lp_pg_s3_store_for_uri(const char *uri)
+lp_pg_s3_store_for_uri(const char *uri, Oid server)
 {
 	LpS3Settings *settings = palloc0(sizeof(LpS3Settings));
 	LpS3Transport *transport;
 	PgS3Store  *store = palloc0(sizeof(PgS3Store));
 	LpError		err;
 
-	lp_s3_settings_for_uri(uri, settings);
+	lp_s3_settings_for_uri(uri, server, settings);
 	transport = lp_pg_s3_curl_transport(settings->config.allow_http);
 	store->core = lp_s3_store_create(&settings->config, transport, &err);
 	if (store->core == NULL)

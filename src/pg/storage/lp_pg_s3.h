@@ -10,14 +10,15 @@
 #include "io/lp_storage.h"
 
 /*
- * The store for uri, allocated in the current memory context: ERROR when no
- * server covers it, the user may not use that server (42501), or its
- * settings are refused.  An output it creates is aborted when the memory
+ * The store for uri, allocated in the current memory context, with the
+ * settings of the server that serves it (lp_s3_settings_for_uri; server: the
+ * chosen one or InvalidOid): ERROR when no server covers it, the user may
+ * not use that server (42501), or its settings are refused.  An output it creates is aborted when the memory
  * context current at its creation is reset or deleted unpublished, so that
  * context must be the store's own or one of its children (the abort sends
  * a request through the store).
  */
-extern LpStore *lp_pg_s3_store_for_uri(const char *uri);
+extern LpStore *lp_pg_s3_store_for_uri(const char *uri, Oid server);
 
 /*
  * The core's S3 store or output (io/lp_s3_store) a store or an unfinished

@@ -4,11 +4,11 @@
  * lookup of the server and mapping that serve an s3:// URI.
  *
  * The server and the mapping are the grant: whoever has USAGE on the server
- * whose root covers a URI and a user mapping of it may reach the URI with the
- * mapping's credentials.  Because an endpoint makes the database server
- * connect to a host of the option-setter's choosing, only superusers and
- * members of LP_S3_ENDPOINT_ADMIN_ROLE may create or alter a server that has
- * one.
+ * that serves a URI (server_covering: only servers the role trusts, or names)
+ * and a user mapping of it may reach the URI with the mapping's credentials.
+ * Because an endpoint makes the database server connect to a host of the
+ * option-setter's choosing, only superusers and members of
+ * LP_S3_ENDPOINT_ADMIN_ROLE may create or alter a server that has one.
  */
 #include "postgres.h"
 
@@ -38,6 +38,7 @@ static int	lp_s3_request_timeout_ms = 5 * 60 * 1000;
 static int	lp_s3_max_retries = 5;
 static int	lp_s3_retry_base_delay_ms = 100;
 static int	lp_s3_retry_max_delay_ms = 10 * 1000;
+static char *lp_s3_server_name = NULL;
 
 void
 LpS3ConfigInit(void)
@@ -77,6 +78,13 @@ LpS3ConfigInit(void)
 							10 * 1000, 1, 10 * 60 * 1000,
 							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomStringVariable("lance_parts.s3_server",
+							   gettext_noop("The lance_fdw server that serves the s3:// URIs its root contains, whoever owns it."),
+							   gettext_noop("Empty: each URI is served by the server with the longest root containing it among those owned by the current role, a role it is a member of, or a superuser."),
+							   &lp_s3_server_name,
+							   "",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
 }
 
 bool
@@ -443,35 +451,92 @@ root_covers(const LpS3Location *root, const LpS3Location *location)
 		(location->key[prefix_len] == '\0' || location->key[prefix_len] == '/');
 }
 
-/* The lance_fdw server whose s3 root is the longest prefix of location. */
+/* The root of a lance_fdw server, split, or false when it has no valid s3:// root. */
+static bool
+server_root(ForeignServer *server, LpS3Location *root_location)
+{
+	const char *root = option_value(server->options, "root");
+	const char *detail;
+
+	/* roots are checked when set; one that is not valid covers nothing */
+	return root != NULL && lp_is_s3_uri(root) &&
+		split_s3_uri(root, LP_S3_URI_ROOT, root_location, &detail) == LP_S3_URI_VALID;
+}
+
+/*
+ * Whether the current role trusts the servers owner creates: its own, those
+ * of a role it is a member of, and those of superusers.  Membership is
+ * checked without the superuser shortcut, so that a superuser does not trust
+ * every role's servers.
+ */
+static bool
+trusts_owner(Oid owner)
+{
+	Oid			user = GetUserId();
+
+	return owner == user || superuser_arg(owner) || is_member_of_role_nosuper(user, owner);
+}
+
+/* The lance_fdw server lance_parts.s3_server names, or NULL when it is empty. */
 static ForeignServer *
-server_covering(const char *uri, const LpS3Location *location)
+named_server(void)
+{
+	ForeignServer *server;
+
+	if (lp_s3_server_name == NULL || lp_s3_server_name[0] == '\0')
+		return NULL;
+	server = GetForeignServerByName(lp_s3_server_name, false);
+	if (server->fdwid != GetForeignDataWrapperByName("lance_fdw", false)->fdwid)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("server \"%s\" named by lance_parts.s3_server is not a lance_fdw server",
+					   server->servername));
+	return server;
+}
+
+/*
+ * The lance_fdw server that serves location: the chosen server (a foreign
+ * table's, else lance_parts.s3_server's) when its root covers it; otherwise
+ * the trusted server (trusts_owner) whose s3 root is its longest prefix.
+ * Servers of roles the user does not trust are never considered, so nobody
+ * can take over the requests of others by creating a server with a longer
+ * root.
+ */
+static ForeignServer *
+server_covering(const char *uri, const LpS3Location *location, Oid chosen)
 {
 	ForeignDataWrapper *fdw = GetForeignDataWrapperByName("lance_fdw", false);
-	Relation	catalog = table_open(ForeignServerRelationId, AccessShareLock);
+	ForeignServer *preferred = OidIsValid(chosen) ? GetForeignServer(chosen) : named_server();
+	Relation	catalog;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
+	LpS3Location root_location;
 	ForeignServer *best = NULL;
 	ForeignServer *tie = NULL;
+	ForeignServer *untrusted = NULL;
 	size_t		best_len = 0;
 
+	if (preferred != NULL && server_root(preferred, &root_location) &&
+		root_covers(&root_location, location))
+		return preferred;
+
+	catalog = table_open(ForeignServerRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_foreign_server_srvfdw, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(fdw->fdwid));
 	scan = systable_beginscan(catalog, InvalidOid, false, NULL, 1, &key);
 	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
 		ForeignServer *server = GetForeignServer(((Form_pg_foreign_server) GETSTRUCT(tuple))->oid);
-		const char *root = option_value(server->options, "root");
-		LpS3Location root_location;
-		const char *detail;
 		size_t		len;
 
-		/* roots are checked when set; one that is not valid covers nothing */
-		if (root == NULL || !lp_is_s3_uri(root) ||
-			split_s3_uri(root, LP_S3_URI_ROOT, &root_location, &detail) != LP_S3_URI_VALID ||
-			!root_covers(&root_location, location))
+		if (!server_root(server, &root_location) || !root_covers(&root_location, location))
 			continue;
+		if (!trusts_owner(server->owner))
+		{
+			untrusted = server;
+			continue;
+		}
 		len = strlen(root_location.key);
 		if (best == NULL || len > best_len)
 		{
@@ -485,6 +550,13 @@ server_covering(const char *uri, const LpS3Location *location)
 	systable_endscan(scan);
 	table_close(catalog, AccessShareLock);
 
+	if (best == NULL && untrusted != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_UNDEFINED_OBJECT),
+				errmsg("no lance_fdw server of a trusted owner has a root containing \"%s\"", uri),
+				errdetail("Server \"%s\" contains it, but its owner \"%s\" is neither the current role, a role it is a member of, nor a superuser.",
+						  untrusted->servername, GetUserNameFromId(untrusted->owner, false)),
+				errhint("Name the server to use with SET lance_parts.s3_server."));
 	if (best == NULL)
 		ereport(ERROR,
 				errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -496,12 +568,12 @@ server_covering(const char *uri, const LpS3Location *location)
 				errcode(ERRCODE_DUPLICATE_OBJECT),
 				errmsg("lance_fdw servers \"%s\" and \"%s\" have the same root, which contains \"%s\"",
 					   best->servername, tie->servername, uri),
-				errhint("Change or drop the root of one of them."));
+				errhint("Change or drop the root of one of them, or name the one to use with SET lance_parts.s3_server."));
 	return best;
 }
 
 void
-lp_s3_settings_for_uri(const char *uri, LpS3Settings *settings)
+lp_s3_settings_for_uri(const char *uri, Oid server_id, LpS3Settings *settings)
 {
 	LpS3Location location;
 	ForeignServer *server;
@@ -511,12 +583,12 @@ lp_s3_settings_for_uri(const char *uri, LpS3Settings *settings)
 	const char *value;
 
 	lp_s3_parse_location(uri, &location);
-	server = server_covering(uri, &location);
+	server = server_covering(uri, &location, server_id);
 	if (pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		ereport(ERROR,
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				errmsg("permission denied for foreign server \"%s\"", server->servername),
-				errdetail("The server's root is the longest one containing \"%s\".", uri),
+				errdetail("The server serves \"%s\".", uri),
 				errhint("A role needs USAGE on the server and a user mapping of it to reach the URI."));
 
 	settings->public_mapping = false;
@@ -533,7 +605,7 @@ lp_s3_settings_for_uri(const char *uri, LpS3Settings *settings)
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				errmsg("no user mapping for role \"%s\" or PUBLIC on foreign server \"%s\"",
 					   GetUserNameFromId(GetUserId(), false), server->servername),
-				errdetail("The server's root is the longest one containing \"%s\".", uri),
+				errdetail("The server serves \"%s\".", uri),
 				errhint("Create one with CREATE USER MAPPING ... SERVER %s OPTIONS (access_key_id '...', secret_access_key '...'), without options for anonymous requests.",
 						quote_identifier(server->servername)));
 	else

@@ -5,9 +5,14 @@
  * A lance_fdw server whose root is s3://bucket[/prefix] is the scope of its
  * settings (endpoint, region, url_style, allow_http); a user mapping of it
  * holds the credentials (access_key_id, secret_access_key, session_token).
- * A URI uses the server whose root is its longest prefix, on segment
- * boundaries; USAGE on that server and a user mapping (the user's own or
- * PUBLIC) are the grant, no pg_*_server_files role is needed.  The option
+ * A URI uses the server chosen for it (a foreign table's own server, else
+ * the one setting lance_parts.s3_server names) when that server's root
+ * contains it; otherwise, among the servers the current role trusts (owned
+ * by itself, by a role it is a member of, or by a superuser), the one whose
+ * root is its longest prefix, on segment boundaries.  A server of another
+ * role thus never serves a role's requests unless the role names it.  USAGE
+ * on that server and a user mapping (the user's own or PUBLIC) are the
+ * grant, no pg_*_server_files role is needed.  The option
  * checks of the validator live here, beside the lookup that relies on them.
  *
  * Secrets never appear in a message raised here: the values of user mapping
@@ -61,12 +66,14 @@ extern bool lp_is_s3_uri(const char *uri);
 extern void lp_s3_parse_location(const char *uri, LpS3Location *location);
 
 /*
- * The settings and credentials for uri, from the lance_fdw server whose s3
- * root is its longest prefix: ERROR 42704 when no server's root covers it,
- * 42710 when two servers have that root, 42501 naming the server without
- * USAGE on it or without a user mapping for the current user or PUBLIC.
+ * The settings and credentials for uri, from the lance_fdw server that
+ * serves it (see above; server: the chosen one, InvalidOid for none but
+ * lance_parts.s3_server): ERROR 42704 when no server's root covers it,
+ * 42710 when two trusted servers have that root, 42501 naming the server
+ * without USAGE on it or without a user mapping for the current user or
+ * PUBLIC.
  */
-extern void lp_s3_settings_for_uri(const char *uri, LpS3Settings *settings);
+extern void lp_s3_settings_for_uri(const char *uri, Oid server, LpS3Settings *settings);
 
 /*
  * Validator checks: of a server's S3 options (root when it is an s3:// URI,

@@ -8,9 +8,11 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 
+#include "base/lp_alloc.h"
 #include "base/lp_path.h"
 #include "dataset/lp_dataset.h"
 #include "dataset/lp_fragment.h"
+#include "io/lp_s3_uri.h"
 #include "lp_pg_error.h"
 #include "storage/lp_pg_local.h"
 #include "storage/lp_pg_s3.h"
@@ -80,13 +82,19 @@ without_trailing_slashes(char *key)
 LpStore *
 lp_store_for_uri(const char *uri, char **key)
 {
+	return lp_store_for_uri_via(uri, InvalidOid, key);
+}
+
+LpStore *
+lp_store_for_uri_via(const char *uri, Oid server, char **key)
+{
 	LpStore    *store;
 	char	   *path;
 
 	/* an S3 store's keys are its URIs */
 	if (lp_is_s3_uri(uri))
 	{
-		store = lp_pg_s3_store_for_uri(uri);
+		store = lp_pg_s3_store_for_uri(uri, server);
 		path = pstrdup(uri);
 	}
 	else
@@ -102,8 +110,14 @@ lp_store_for_uri(const char *uri, char **key)
 LpStore *
 lp_store_below(const char *root)
 {
+	return lp_store_below_via(root, InvalidOid);
+}
+
+LpStore *
+lp_store_below_via(const char *root, Oid server)
+{
 	if (lp_is_s3_uri(root))
-		return lp_pg_s3_store_for_uri(root);
+		return lp_pg_s3_store_for_uri(root, server);
 	return lp_local_store_below(local_path_from_uri(root));
 }
 
@@ -115,6 +129,17 @@ lp_store_for_uri_below(const char *root, const char *uri, char **key)
 	if (root == NULL || lp_is_s3_uri(root) || !lp_is_local_store(store))
 		return store;
 	return lp_store_below(root);
+}
+
+char *
+lp_key_for_uri(const char *uri)
+{
+	LpS3Location location;
+
+	if (!lp_is_s3_uri(uri))
+		return local_path_from_uri(uri);
+	lp_s3_parse_location(uri, &location);
+	return pstrdup(uri);
 }
 
 bool
@@ -162,9 +187,122 @@ lp_absent_reason(void)
 	return strerror(ENOENT);
 }
 
+/* Whether a path has a ".." name (path_contains_parent_reference expects canonical paths). */
+static bool
+has_parent_name(const char *path)
+{
+	const char *name = path;
+
+	for (;;)
+	{
+		const char *slash = strchr(name, '/');
+		size_t		len = slash != NULL ? (size_t) (slash - name) : strlen(name);
+
+		if (len == 2 && strncmp(name, "..", 2) == 0)
+			return true;
+		if (slash == NULL)
+			return false;
+		name = slash + 1;
+	}
+}
+
+/*
+ * Refuse (XX001, naming the manifest and the base) a base path that does not
+ * have the form of a dataset-like directory: locally an absolute path (or
+ * file:// URI) without ".." names and with at least one name below "/"; on
+ * S3 a bucket and a non-empty prefix without "." or ".." segments.  Other
+ * schemes are refused when their store is asked for (0A000).
+ */
+static void
+check_base_form(const LpManifest *manifest, uint32 id, const char *path)
+{
+	bool		valid;
+
+	if (lp_is_s3_uri(path))
+	{
+		char	   *bucket;
+		char	   *key;
+		LpError		err;
+
+		/* its message never prints a URI holding credentials */
+		if (!lp_s3_split_uri(path, &bucket, &key, &err))
+			ereport(ERROR,
+					errcode(ERRCODE_DATA_CORRUPTED),
+					errmsg("manifest file \"%s\" names an invalid s3:// URI as base path %u",
+						   lp_manifest_file_name(manifest), id),
+					errdetail_internal("%s", err.message));
+		valid = key[0] != '\0';
+		lp_free(bucket);
+		lp_free(key);
+	}
+	else if (strstr(path, "://") != NULL && strncmp(path, "file://", 7) != 0)
+		return;
+	else
+	{
+		char	   *local = local_path_from_uri(path);
+		bool		has_parent = has_parent_name(local);
+
+		canonicalize_path(local);
+		valid = is_absolute_path(local) && strcmp(local, "/") != 0 && !has_parent;
+	}
+	if (!valid)
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("manifest file \"%s\" names base path %u as \"%s\", which is not a dataset-like directory",
+					   lp_manifest_file_name(manifest), id, path),
+				errdetail("A base is an absolute path with at least one name below \"/\" and no \"..\", or an s3:// URI of a bucket and a prefix without \".\" or \"..\" segments."));
+}
+
+/*
+ * Check every base a manifest names: its form (check_base_form), and that
+ * the user may read it as if it were named directly (the USAGE and user
+ * mapping of the server serving it on S3, with server as the chosen one;
+ * pg_read_server_files for local paths).  A dataset is only as reachable
+ * as the least reachable of its locations.
+ */
+static void
+check_manifest_bases(const LpManifest *manifest, Oid server)
+{
+	size_t		num_bases = lp_manifest_num_bases(manifest);
+
+	for (size_t i = 0; i < num_bases; i++)
+	{
+		LpBaseLocation base;
+		uint32_t	id;
+		char	   *key;
+
+		lp_manifest_base_at(manifest, i, &id, &base);
+		check_base_form(manifest, id, base.path);
+		(void) lp_store_for_uri_via(base.path, server, &key);
+		lp_check_read_privilege_for(key);
+	}
+}
+
+LpManifest *
+lp_read_latest_manifest(LpStore *store, const char *root, Oid server,
+						LpManifestNaming *naming, LpError *err)
+{
+	LpManifest *manifest = lp_dataset_read_latest(store, root, naming, err);
+
+	if (manifest != NULL)
+		check_manifest_bases(manifest, server);
+	return manifest;
+}
+
+LpManifest *
+lp_read_manifest_version(LpStore *store, const char *root, Oid server,
+						 LpManifestNaming naming, uint64 version, LpError *err)
+{
+	LpManifest *manifest = lp_dataset_read_manifest(store, root, naming, version, err);
+
+	if (manifest != NULL)
+		check_manifest_bases(manifest, server);
+	return manifest;
+}
+
 void
 lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
-				const char *dataset_root, char **base_path, char **data_dir)
+				const char *dataset_root, Oid server, char **base_path, char **data_dir)
 {
 	LpBaseLocation base;
 	LpError		err;
@@ -176,9 +314,17 @@ lp_resolve_base(const LpManifest *manifest, bool has_base_id, int32 base_id,
 	else
 	{
 		char	   *key;
-		LpStore    *store = lp_store_for_uri(base.path, &key);
+		LpStore    *store = lp_store_for_uri_via(base.path, server, &key);
+		LpStat		st;
 
 		*base_path = lp_resolve_existing_path(store, key, "base path");
+		lp_store_stat(store, *base_path, true, &st);
+		if (st.kind != LP_OBJECT_DIRECTORY)
+			ereport(ERROR,
+					errcode(ERRCODE_DATA_CORRUPTED),
+					errmsg("base path %d of dataset \"%s\" is \"%s\", which is not a directory",
+						   base_id, dataset_root, *base_path),
+					errdetail("Data files of a base are in its directory (or in its data directory)."));
 	}
 	*data_dir = lp_require_memory(lp_base_data_dir(*base_path, base.is_dataset_root));
 }
@@ -251,8 +397,14 @@ lp_open_lance_file(const char *uri)
 LpInput *
 lp_open_input_for_uri(const char *uri)
 {
+	return lp_open_input_via(uri, InvalidOid);
+}
+
+LpInput *
+lp_open_input_via(const char *uri, Oid server)
+{
 	char	   *key;
-	LpStore    *store = lp_store_for_uri(uri, &key);
+	LpStore    *store = lp_store_for_uri_via(uri, server, &key);
 
 	return lp_open_input_in(store, key);
 }
@@ -277,18 +429,10 @@ lp_open_input_in(LpStore *store, const char *key)
 	return input;
 }
 
-LpFile *
-lp_read_lance_file(const char *key)
+/* Read input's Lance metadata and close it; ERROR on failure. */
+static LpFile *
+read_lance_file(LpInput *input)
 {
-	return lp_read_lance_file_below(NULL, key);
-}
-
-LpFile *
-lp_read_lance_file_below(const char *root, const char *key)
-{
-	char	   *store_key;
-	LpStore    *store = lp_store_for_uri_below(root, key, &store_key);
-	LpInput    *input = lp_open_input_in(store, store_key);
 	LpFile	   *file;
 	LpError		err;
 
@@ -297,4 +441,25 @@ lp_read_lance_file_below(const char *root, const char *key)
 	if (file == NULL)
 		lp_raise(&err);
 	return file;
+}
+
+LpFile *
+lp_read_lance_file(const char *key)
+{
+	return lp_read_lance_file_below(NULL, key);
+}
+
+LpFile *
+lp_read_lance_file_via(const char *key, Oid server)
+{
+	return read_lance_file(lp_open_input_via(key, server));
+}
+
+LpFile *
+lp_read_lance_file_below(const char *root, const char *key)
+{
+	char	   *store_key;
+	LpStore    *store = lp_store_for_uri_below(root, key, &store_key);
+
+	return read_lance_file(lp_open_input_in(store, store_key));
 }

@@ -10,6 +10,7 @@
 #define LP_PG_STORAGE_H
 
 #include "format/lp_file.h"
+#include "dataset/lp_dataset.h"
 #include "dataset/lp_manifest.h"
 #include "io/lp_storage.h"
 
@@ -28,6 +29,18 @@
 extern LpStore *lp_store_for_uri(const char *uri, char **key);
 
 /*
+ * lp_store_for_uri with a chosen lance_fdw server (a foreign table's own; InvalidOid:
+ * none), which serves the s3:// URIs its root contains (lp_pg_s3_config.h).
+ */
+extern LpStore *lp_store_for_uri_via(const char *uri, Oid server, char **key);
+
+/*
+ * The key lp_store_for_uri gives for uri, without asking for its store (no
+ * server is looked up): the form of an s3:// URI is checked (22023).
+ */
+extern char *lp_key_for_uri(const char *uri);
+
+/*
  * The store of the files below root, a resolved dataset root or base path
  * (a key of its store), for everything read or written inside that tree:
  * locally no symlink below root is followed (lp_local_store_below), so
@@ -36,6 +49,9 @@ extern LpStore *lp_store_for_uri(const char *uri, char **key);
  */
 extern LpStore *lp_store_below(const char *root);
 
+/* The same, S3 roots served by a chosen server as lp_store_for_uri_via does. */
+extern LpStore *lp_store_below_via(const char *root, Oid server);
+
 /*
  * lp_store_for_uri, but below root (NULL: none) when uri and root are both
  * local: the store of uri confined to root as lp_store_below confines it.
@@ -43,8 +59,8 @@ extern LpStore *lp_store_below(const char *root);
 extern LpStore *lp_store_for_uri_below(const char *root, const char *uri, char **key);
 
 /*
- * The same for something to be written or removed (what it is, for the
- * message): absolute only (42602), as COPY TO takes it.
+ * lp_store_for_uri for something to be written or removed (what it is, for
+ * the message): absolute only (42602), as COPY TO takes it.
  */
 extern LpStore *lp_store_for_write_uri(const char *uri, const char *what, char **key);
 
@@ -76,13 +92,33 @@ extern void lp_store_stat(LpStore *store, const char *key, bool follow_symlinks,
 extern const char *lp_absent_reason(void);
 
 /*
- * The canonical path of a base of the manifest and the directory its data
- * files go to (lp_base_data_dir): the dataset root as given, a registered
- * base path resolved (lp_resolve_existing_path in its own store); ERROR for
- * an unknown base id.
+ * A dataset's latest manifest, or the one of a version, read as
+ * lp_dataset_read_latest and lp_dataset_read_manifest do (NULL with *err),
+ * after which every base it names is checked (ERROR): that it has the form
+ * of a dataset-like directory (XX001: locally an absolute path with at least
+ * one name below "/" and no "..", on S3 a bucket and a prefix), and that
+ * the user may read it as if it had named it directly (42501: the server's
+ * USAGE and a user mapping on S3, with server as the chosen one;
+ * pg_read_server_files locally).  The PostgreSQL layer reads manifests only
+ * through these (test/tools/check_layers.sh, check "manifests"), so every
+ * entry point (lance_fdw, IMPORT, targets, writers, compact, cleanup) makes
+ * these checks.
+ */
+extern LpManifest *lp_read_latest_manifest(LpStore *store, const char *root, Oid server,
+										   LpManifestNaming *naming, LpError *err);
+extern LpManifest *lp_read_manifest_version(LpStore *store, const char *root, Oid server,
+											LpManifestNaming naming, uint64 version,
+											LpError *err);
+
+/*
+ * The canonical path of a base of a manifest read by the above and the
+ * directory its data files go to (lp_base_data_dir): the dataset root as
+ * given, a registered base path resolved (lp_resolve_existing_path in its own
+ * store, server chosen as above), which must be a directory (XX001); ERROR
+ * for an unknown base id.
  */
 extern void lp_resolve_base(const LpManifest *manifest, bool has_base_id,
-							int32 base_id, const char *dataset_root,
+							int32 base_id, const char *dataset_root, Oid server,
 							char **base_path, char **data_dir);
 
 /* ERROR (42501) unless the user may read, or write, server files. */
@@ -99,6 +135,7 @@ extern void lp_check_write_privilege_for(const char *uri);
 
 /* Open the file a URI or key names, in its store, for reading; ERROR on failure. */
 extern LpInput *lp_open_input_for_uri(const char *uri);
+extern LpInput *lp_open_input_via(const char *uri, Oid server);
 
 /* The same in lp_store_for_uri_below(root, uri). */
 extern LpInput *lp_open_input_below(const char *root, const char *uri);
@@ -111,6 +148,7 @@ extern LpFile *lp_open_lance_file(const char *uri);
 
 /* Read the Lance metadata of a key (privileges already checked); ERROR on failure. */
 extern LpFile *lp_read_lance_file(const char *key);
+extern LpFile *lp_read_lance_file_via(const char *key, Oid server);
 
 /* The same in lp_store_for_uri_below(root, key). */
 extern LpFile *lp_read_lance_file_below(const char *root, const char *key);

@@ -554,13 +554,13 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 		foreign_target(target, psprintf("The path now resolves to \"%s\".", root));
 	store = lp_store_below(root);
 
-	latest = lp_dataset_read_latest(store, root, naming, &err);
+	latest = lp_read_latest_manifest(store, root, InvalidOid, naming, &err);
 	if (latest == NULL)
 		lp_raise(&err);
 	if (!lp_manifest_check_flags(latest, &err))
 		lp_raise(&err);
 
-	at_creation = lp_dataset_read_manifest(store, root, *naming,
+	at_creation = lp_read_manifest_version(store, root, InvalidOid, *naming,
 										   (uint64_t) target->dataset_version, &err);
 	if (at_creation == NULL)
 	{
@@ -577,7 +577,7 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 								target->dataset_version, tag, target->dataset_tag));
 	lp_manifest_free(at_creation);
 
-	lp_resolve_base(latest, target->has_base_id, target->base_id, root,
+	lp_resolve_base(latest, target->has_base_id, target->base_id, root, InvalidOid,
 					&base_path, &data_dir);
 	if (strcmp(base_path, target->base_path) != 0)
 		foreign_target(target,

@@ -667,7 +667,7 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	lp_check_read_privilege_for(root);
 	sink->store = lp_store_below(root);
 
-	latest = lp_dataset_read_latest(sink->store, root, &naming, &err);
+	latest = lp_read_latest_manifest(sink->store, root, InvalidOid, &naming, &err);
 	if (latest == NULL && err.code != LP_ERR_NOT_FOUND)
 		lp_raise(&err);
 	if (latest == NULL && mode == LP_WRITE_APPEND)
