@@ -129,7 +129,18 @@ load_key_file(const char *path)
 		damaged_key_file(path);
 	}
 	n = read(fd, bytes, st.st_size);
+	if (n < 0)
+	{
+		int			save_errno = errno;
+
+		CloseTransientFile(fd);
+		errno = save_errno;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not read file \"%s\": %m", path));
+	}
 	CloseTransientFile(fd);
+	/* shorter than fstat said: cut while being read, which a rename never does */
 	if (n != st.st_size)
 		damaged_key_file(path);
 
