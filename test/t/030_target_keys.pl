@@ -18,14 +18,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use LanceParts qw(slurp);
+use LanceParts qw(slurp start_s3_server);
 
-my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
-my $s3_dir = PostgreSQL::Test::Utils::tempdir('s3');
-my $started = `LP_S3_DIR='$s3_dir' bash '$script' start`;
-$? == 0 or BAIL_OUT("the S3 server did not start: $started");
-my %s3 = map { split /=/, $_, 2 } split /\n/, $started;
-END { system("LP_S3_DIR='$s3_dir' bash '$script' stop") if %s3; }
+my %s3 = start_s3_server();
 my $dataset = "s3://$s3{LP_S3_BUCKET}/keys/shared.lance";
 
 sub new_cluster
