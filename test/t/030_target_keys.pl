@@ -252,6 +252,13 @@ print $fh $c_keys;
 close $fh;
 is(verifies($c, $target_c), 'ok', "restored, C accepts its target again");
 
+# At most 16 keys: a rotation beyond them is refused and changes nothing
+$c->safe_psql('postgres', 'SELECT lance_parts.rotate_target_key() FROM generate_series(1, 15)');
+is(-s key_file($c), 16 * 32, 'C rotated up to 16 keys');
+like(outcome($c, 'SELECT lance_parts.rotate_target_key()'), qr/^54000: too many target keys$/,
+	'a 17th key is refused (54000)');
+is(-s key_file($c), 16 * 32, 'and the key file is unchanged');
+
 $a->stop;
 $b->stop;
 $c->stop;

@@ -303,7 +303,8 @@ lp_target_rotate_key(void)
 	if (count >= LP_TARGET_MAX_KEYS)
 		ereport(ERROR,
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				errmsg("the cluster has %d target keys already", count),
+				errmsg("too many target keys"),
+				errdetail("The cluster has %d target keys, the most it can have.", count),
 				errhint("Retire the keys no longer needed with lance_parts.retire_target_keys first."));
 	generate_key(&keys[0]);
 	memcpy(&keys[1], current, sizeof(LpTargetKey) * count);
