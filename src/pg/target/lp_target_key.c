@@ -91,6 +91,16 @@ damaged_key_file(const char *path)
 			errhint("Restore it from a copy, or remove it to create a new key; targets signed with the old keys will then be refused."));
 }
 
+/* Close fd on the way to an error about it, which reports errno. */
+static void
+close_keeping_errno(int fd)
+{
+	int			save_errno = errno;
+
+	CloseTransientFile(fd);
+	errno = save_errno;
+}
+
 /* Load the key file into loaded_keys; false if it does not exist. */
 static bool
 load_key_file(const char *path)
@@ -114,10 +124,7 @@ load_key_file(const char *path)
 	}
 	if (fstat(fd, &st) != 0)
 	{
-		int			save_errno = errno;
-
-		CloseTransientFile(fd);
-		errno = save_errno;
+		close_keeping_errno(fd);
 		ereport(ERROR,
 				errcode_for_file_access(),
 				errmsg("could not stat file \"%s\": %m", path));
@@ -131,10 +138,7 @@ load_key_file(const char *path)
 	n = read(fd, bytes, st.st_size);
 	if (n < 0)
 	{
-		int			save_errno = errno;
-
-		CloseTransientFile(fd);
-		errno = save_errno;
+		close_keeping_errno(fd);
 		ereport(ERROR,
 				errcode_for_file_access(),
 				errmsg("could not read file \"%s\": %m", path));
