@@ -105,8 +105,9 @@ ORDER BY 1, 2;
 SELECT pg_temp.tree() = :'tree_before' AS tree_unchanged;
 
 -- A target of 0.2.0 has no key_id and is verified against each key: one
--- signed with the key is accepted.  A correct signature under a key_id that
--- is not the key's is refused.
+-- signed with the key is accepted.  One naming a key id the cluster does not
+-- have is refused whatever its signature (a key_id naming another key of the
+-- cluster: 030_target_keys).
 SELECT lance_parts.staging_dir(pg_temp.resign(:'t'::jsonb - 'key_id')) = lance_parts.staging_dir(:'t')
        AS without_key_id_accepted;
 SELECT lp_test.outcome_detail(format('SELECT lance_parts.staging_dir(%L)',

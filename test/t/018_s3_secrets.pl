@@ -20,15 +20,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use LanceParts qw(reference_data);
+use LanceParts qw(reference_data start_s3_server);
 
 my ($testdata) = reference_data();
-my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
-my $s3_dir = PostgreSQL::Test::Utils::tempdir('s3');
-my $started = `LP_S3_DIR='$s3_dir' bash '$script' start`;
-$? == 0 or BAIL_OUT("the S3 server did not start: $started");
-my %s3 = map { split /=/, $_, 2 } split /\n/, $started;
-END { system("LP_S3_DIR='$s3_dir' bash '$script' stop") if %s3; }
+my %s3 = start_s3_server();
 my $secret = $s3{LP_S3_SECRET_ACCESS_KEY};
 my $bucket = "s3://$s3{LP_S3_BUCKET}";
 

@@ -4,28 +4,24 @@
 # the end).  A target made on A is used on B from write_part to commit, and
 # the rows are read back on A; C refuses it with 22023 at every entry point
 # tried.  Rotation on A (the file moved to B again): old and new targets
-# verify on both, in sessions opened before the change too; after the old
-# key is retired, targets it signed are refused (22023) and new ones
-# accepted.  Only superusers rotate and retire (42501 otherwise, even with
-# EXECUTE granted).  A leftover temporary key file is ignored, the key file
-# stays mode 0600, and a damaged key file is an error (XX001) that leaves it
-# as it is.
+# verify on both, in sessions opened before the change too, and a target
+# made to name the other key is refused; after the old key is retired,
+# targets it signed are refused (22023) and new ones accepted.  Only
+# superusers rotate and retire (42501 otherwise, even with EXECUTE granted).
+# A leftover temporary key file is ignored, the key file stays mode 0600, and
+# a damaged key file is an error (XX001) that leaves it as it is.
 use strict;
 use warnings;
 
+use Digest::SHA qw(hmac_sha256_hex);
 use File::Copy;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use LanceParts qw(slurp);
+use LanceParts qw(slurp start_s3_server);
 
-my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
-my $s3_dir = PostgreSQL::Test::Utils::tempdir('s3');
-my $started = `LP_S3_DIR='$s3_dir' bash '$script' start`;
-$? == 0 or BAIL_OUT("the S3 server did not start: $started");
-my %s3 = map { split /=/, $_, 2 } split /\n/, $started;
-END { system("LP_S3_DIR='$s3_dir' bash '$script' stop") if %s3; }
+my %s3 = start_s3_server();
 my $dataset = "s3://$s3{LP_S3_BUCKET}/keys/shared.lance";
 
 sub new_cluster
@@ -147,6 +143,24 @@ my $target3 = $a->safe_psql('postgres', "SELECT lance_parts.create_target('$data
 like(verifies($b, $target3), $foreign, 'but not those of the new key');
 share_keys($a, $b);
 is(keys_of($b), keys_of($a), 'B given the new file has the same keys');
+
+# The key id is signed: a target of the new key made to name the old one,
+# signed again with the new key, is refused (the control, signed again with
+# its own key id, is accepted, so the signature is computed as lp_target.c
+# does).
+sub resigned
+{
+	my ($node, $target, $key_id) = @_;
+	my $unsigned = $node->safe_psql('postgres',
+		"SELECT (jsonb_set(\$j\$$target\$j\$::jsonb, '{key_id}', to_jsonb('$key_id'::text)) - 'signature')::text");
+	my $signature = hmac_sha256_hex($unsigned, substr(slurp(key_file($node)), 0, 32));
+	return $node->safe_psql('postgres',
+		"SELECT (\$j\$$unsigned\$j\$::jsonb || jsonb_build_object('signature', '$signature'))::text");
+}
+is(verifies($a, resigned($a, $target3, $key2)), 'ok', 'a target signed again with its own key id is accepted');
+like(verifies($a, resigned($a, $target3, $key1)),
+	qr/^22023: lance_parts target for file "\w+\.lance" has been modified or was made by another cluster$/,
+	'one naming the other key of the cluster, signed with the signing key, is refused');
 for my $case ([ $a, $target2, 'A accepts its target of the old key' ],
 	[ $b, $target2, 'B accepts it' ],
 	[ $a, $target3, 'A accepts its target of the new key' ],
@@ -237,6 +251,13 @@ open $fh, '>:raw', key_file($c) or die 'could not write the key file of C';
 print $fh $c_keys;
 close $fh;
 is(verifies($c, $target_c), 'ok', "restored, C accepts its target again");
+
+# At most 16 keys: a rotation beyond them is refused and changes nothing
+$c->safe_psql('postgres', 'SELECT lance_parts.rotate_target_key() FROM generate_series(1, 15)');
+is(-s key_file($c), 16 * 32, 'C rotated up to 16 keys');
+like(outcome($c, 'SELECT lance_parts.rotate_target_key()'), qr/^54000: too many target keys$/,
+	'a 17th key is refused (54000)');
+is(-s key_file($c), 16 * 32, 'and the key file is unchanged');
 
 $a->stop;
 $b->stop;

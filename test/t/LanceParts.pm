@@ -1,5 +1,6 @@
-# LanceParts.pm - what the TAP tests share: the generated reference data and
-# small file-system helpers.  test/run.sh runs prove with -I test/t.
+# LanceParts.pm - what the TAP tests share: the generated reference data,
+# small file-system helpers and the S3 server.  test/run.sh runs prove with
+# -I test/t.
 package LanceParts;
 
 use strict;
@@ -7,9 +8,10 @@ use warnings;
 
 use Exporter 'import';
 use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Utils ();
 use Test::More;
 
-our @EXPORT_OK = qw(reference_data slurp directory_entries reference_read);
+our @EXPORT_OK = qw(reference_data slurp directory_entries reference_read start_s3_server);
 
 # The generated data directory (LP_TESTDATA) and its parsed manifest.json.
 sub reference_data
@@ -51,6 +53,29 @@ sub reference_read
 	my $stderr = slurp($stderr_file);
 	unlink $stderr_file;
 	return ($? == 0 ? decode_json($json) : undef, $stderr);
+}
+
+my @s3_server_dirs;			# of the S3 servers start_s3_server started
+
+# Start an S3 server (Ceph RGW, scripts/s3-server.sh, on the LP_S3_* ports)
+# in a temporary directory: its settings (LP_S3_ENDPOINT, LP_S3_BUCKET,
+# LP_S3_ACCESS_KEY_ID, ...) as a hash.  It is stopped when the test exits.
+sub start_s3_server
+{
+	my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
+	my $dir = PostgreSQL::Test::Utils::tempdir('s3');
+	my $started = `LP_S3_DIR='$dir' bash '$script' start`;
+	$? == 0 or BAIL_OUT("the S3 server did not start: $started");
+	push @s3_server_dirs, $dir;
+	return map { split /=/, $_, 2 } split /\n/, $started;
+}
+
+# The test's exit status is in $?: stopping the servers must not change it.
+END
+{
+	local $?;
+	my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
+	system("LP_S3_DIR='$_' bash '$script' stop") for @s3_server_dirs;
 }
 
 1;

@@ -91,6 +91,16 @@ damaged_key_file(const char *path)
 			errhint("Restore it from a copy, or remove it to create a new key; targets signed with the old keys will then be refused."));
 }
 
+/* Close fd on the way to an error about it, which reports errno. */
+static void
+close_keeping_errno(int fd)
+{
+	int			save_errno = errno;
+
+	CloseTransientFile(fd);
+	errno = save_errno;
+}
+
 /* Load the key file into loaded_keys; false if it does not exist. */
 static bool
 load_key_file(const char *path)
@@ -114,10 +124,7 @@ load_key_file(const char *path)
 	}
 	if (fstat(fd, &st) != 0)
 	{
-		int			save_errno = errno;
-
-		CloseTransientFile(fd);
-		errno = save_errno;
+		close_keeping_errno(fd);
 		ereport(ERROR,
 				errcode_for_file_access(),
 				errmsg("could not stat file \"%s\": %m", path));
@@ -129,7 +136,15 @@ load_key_file(const char *path)
 		damaged_key_file(path);
 	}
 	n = read(fd, bytes, st.st_size);
+	if (n < 0)
+	{
+		close_keeping_errno(fd);
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not read file \"%s\": %m", path));
+	}
 	CloseTransientFile(fd);
+	/* shorter than fstat said: cut while being read, which a rename never does */
 	if (n != st.st_size)
 		damaged_key_file(path);
 
@@ -292,7 +307,8 @@ lp_target_rotate_key(void)
 	if (count >= LP_TARGET_MAX_KEYS)
 		ereport(ERROR,
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				errmsg("the cluster has %d target keys already", count),
+				errmsg("too many target keys"),
+				errdetail("The cluster has %d target keys, the most it can have.", count),
 				errhint("Retire the keys no longer needed with lance_parts.retire_target_keys first."));
 	generate_key(&keys[0]);
 	memcpy(&keys[1], current, sizeof(LpTargetKey) * count);
