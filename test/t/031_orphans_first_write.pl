@@ -1,8 +1,10 @@
 # cleanup_orphans after a kill -9 during the first write_dataset of a new
 # dataset: the directory has data files and a temporary file but no version
-# (no _versions/); cleanup_orphans lists them (dry run) and removes them, and
-# the dataset can then be created afresh.  A directory holding anything else
-# beside data/ stays "no Lance manifest" (58P01), nothing in it touched.
+# (no _versions/); cleanup_orphans removes the temporary file and skips the
+# data files, which nothing tells from those of a dataset being copied in
+# (data/ before _versions/), and the dataset can then be created afresh.  A
+# directory holding anything else beside data/ stays "no Lance manifest"
+# (58P01), nothing in it touched.
 use strict;
 use warnings;
 
@@ -53,19 +55,22 @@ my @temporary = grep { /^\..*\.$pid\.[0-9a-f]{16}\.tmp$/ } @entries;
 cmp_ok(scalar @temporary, '>=', 1, 'the killed write left its temporary files');
 ok(!-e "$dataset/_versions", 'and no version');
 
-# ---- cleanup_orphans: a dataset with no version, every file an orphan ---------
-my $rows_sql = "SELECT string_agg(kind || ' ' || action || ' ' || regexp_replace(path, '^.*/', ''), E'\\n' ORDER BY path)"
+# ---- cleanup_orphans: a dataset with no version, its temporary files orphans ---
+my $rows_sql = "SELECT string_agg(kind || ' ' || action || ' ' || regexp_replace(path, '^.*/', '') || coalesce(' (' || reason || ')', ''), E'\\n' ORDER BY path)"
   . " FROM lance_parts.cleanup_orphans('$dataset', older_than => '0', dry_run => %s)";
 my $expected = join("\n",
 	(map { "temporary_file would_remove $_" } @temporary),
-	(map { "data_file would_remove $_" } grep { /\.lance$/ && !/^\./ } @entries));
+	(map { "data_file skipped $_ (the dataset has no version yet (a first write that died, or a copy in progress))" }
+		grep { /\.lance$/ && !/^\./ } @entries));
 my ($rc, $listed, $stderr) = $node->psql('postgres', sprintf($rows_sql, 'true'));
 is($stderr, '', 'cleanup_orphans of the dataset with no version raises nothing');
 is(join("\n", sort split /\n/, $listed), join("\n", sort split /\n/, $expected),
-	'the dry run lists the temporary file and every data file');
+	'the dry run lists the temporary file to remove and every data file as skipped');
 ($expected = $listed) =~ s/ would_remove / removed /g;
-is($node->safe_psql('postgres', sprintf($rows_sql, 'false')), $expected, 'the real run removes them');
-is(join(',', directory_entries("$dataset/data")), '', 'nothing left in data/');
+is($node->safe_psql('postgres', sprintf($rows_sql, 'false')), $expected,
+	'the real run removes the temporary file only');
+is(join(',', directory_entries("$dataset/data")), join(',', sort(grep { /\.lance$/ && !/^\./ } @entries)),
+	'the data files stay in data/');
 
 # the dataset can be made now
 is($node->safe_psql('postgres',

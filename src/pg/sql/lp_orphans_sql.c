@@ -236,6 +236,17 @@ examine_entry(OrphanScan *scan, LpDatasetArea area, const char *name)
 		action = "skipped";
 		reason = psprintf("nested deeper than %d directories", MEASURE_MAX_DEPTH);
 	}
+	else if ((kind == LP_ORPHAN_DATA_FILE || kind == LP_ORPHAN_SIDECAR_DIRECTORY) &&
+			 lp_references_num_manifests(scan->refs) == 0)
+	{
+		/*
+		 * Without a version nothing says these are a dead first write's
+		 * rather than a dataset being copied in (data/ before _versions/,
+		 * with their old times kept): only the temporary files are surely ours.
+		 */
+		action = "skipped";
+		reason = "the dataset has no version yet (a first write that died, or a copy in progress)";
+	}
 	else if (kind == LP_ORPHAN_TEMPORARY_FILE && writer_pid <= INT_MAX &&
 			 BackendPidGetProc((int) writer_pid) != NULL)
 	{

@@ -66,7 +66,7 @@ local_path_from_uri(const char *uri)
 /*
  * Drop the trailing slashes of a key in place: "dir/" and "dir//" name
  * "dir", so that joining a name under them gives the same key as under
- * "dir".  The root ("/", "s3://bucket") keeps its own.
+ * "dir".  The local root "/" stays "/"; "s3://bucket/" is "s3://bucket".
  */
 static char *
 without_trailing_slashes(char *key)
@@ -94,16 +94,17 @@ lp_store_for_uri_via(const char *uri, Oid server, char **key)
 	/* an S3 store's keys are its URIs */
 	if (lp_is_s3_uri(uri))
 	{
-		store = lp_pg_s3_store_for_uri(uri, server);
-		path = pstrdup(uri);
+		/* the server is chosen for the key it will serve */
+		path = without_trailing_slashes(pstrdup(uri));
+		store = lp_pg_s3_store_for_uri(path, server);
 	}
 	else
 	{
-		path = local_path_from_uri(uri);
+		path = without_trailing_slashes(local_path_from_uri(uri));
 		store = lp_local_store();
 	}
 	if (key != NULL)
-		*key = without_trailing_slashes(path);
+		*key = path;
 	return store;
 }
 
