@@ -161,3 +161,14 @@ CREATE USER MAPPING FOR s3_reader SERVER s3_reference_server
 	}
 });
 
+
+test('the credentials appear nowhere in EXPLAIN (ANALYZE, VERBOSE, SETTINGS) of an S3 scan', () => {
+	const table = datasets.find((d) => d.manifest_scheme === 'v2').name;
+	const plan = psqlLines('EXPLAIN (ANALYZE, VERBOSE, SETTINGS) SELECT * FROM s3_reference.' + table + ';\n')
+		.join('\n');
+
+	assert.match(plan, /Lance Data Files: /, 'the plan is the foreign scan\'s');
+	for (const [name, value] of [['access key id', settings.LP_S3_ACCESS_KEY_ID],
+		['secret access key', settings.LP_S3_SECRET_ACCESS_KEY]])
+		assert.ok(!plan.includes(value), 'the ' + name + ' is in the plan');
+});

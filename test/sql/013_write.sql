@@ -221,5 +221,29 @@ SELECT array_length(lp_test.entries(:'sub_staging'), 1) AS staging_files;
 SELECT lp_test.entries(:'staging') AS full_target_staging;
 SELECT * FROM lance_parts.clear_parts(:'sub');
 
+-- ---- privileges: writing files on the server is pg_write_server_files' ------
+-- (reading the dataset first is pg_read_server_files'); nothing is written
+CREATE ROLE lance_parts_nobody_013;
+CREATE ROLE lance_parts_reader_013;
+GRANT pg_read_server_files TO lance_parts_reader_013;
+CREATE TEMP TABLE privileged_write (ord int, fn text, call text);
+INSERT INTO privileged_write VALUES
+  (1, 'write_file', format('SELECT * FROM lance_parts.write_file(%L, %L)', :'work' || '/denied.lance', 'SELECT 1 AS id')),
+  (2, 'write_dataset create', format('SELECT * FROM lance_parts.write_dataset(%L, %L)', :'work' || '/denied_ds.lance', 'SELECT 1::bigint AS id')),
+  (3, 'write_dataset append', format('SELECT * FROM lance_parts.write_dataset(%L, %L, %L)', :'dataset', :'part_query', 'append')),
+  (4, 'write_part', format('SELECT * FROM lance_parts.write_part(%L, %L)', :'sub', :'part_query'));
+GRANT SELECT ON privileged_write TO PUBLIC;
+SET ROLE lance_parts_nobody_013;
+SELECT fn, lp_test.outcome_detail(call) AS nobody FROM privileged_write ORDER BY ord;
+RESET ROLE;
+SET ROLE lance_parts_reader_013;
+SELECT fn, lp_test.outcome_detail(call) AS reader FROM privileged_write ORDER BY ord;
+RESET ROLE;
+SELECT lp_test.entries(:'work') @> ARRAY['denied.lance'] AS file_written,
+       lp_test.entries(:'work') @> ARRAY['denied_ds.lance'] AS dataset_written,
+       array_length(lp_test.entries(:'sub_staging'), 1) AS staging_files;
+DROP TABLE privileged_write;
+DROP ROLE lance_parts_nobody_013, lance_parts_reader_013;
+
 DROP SERVER write_srv CASCADE;
 DROP TABLE write_source;
