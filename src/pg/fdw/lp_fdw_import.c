@@ -90,9 +90,10 @@ add_item(List *items, const char *path)
 
 /* The datasets of a directory, or the one dataset or file path names. */
 static List *
-find_datasets(const char *path, Oid server)
+find_datasets(const char *uri, Oid server)
 {
-	LpStore    *store = lp_store_for_uri_via(path, server, NULL);
+	char	   *path;
+	LpStore    *store = lp_store_for_uri_via(uri, server, &path);
 	LpStat		st;
 	LpError		err;
 	List	   *items = NIL;
