@@ -105,6 +105,9 @@ walk_containers(const uint8_t *data, size_t len, const char *what,
 		size_t		size;
 
 		container.key = lp_le16(data + headers + 4 * (size_t) i);
+		/* one container per key, in key order: a membership test stops at the first */
+		if (i > 0 && container.key <= lp_le16(data + headers + 4 * (size_t) (i - 1)))
+			return malformed(err, what, "container keys are not ascending");
 		if (is_run)
 		{
 			if (len - container_start < 2)
