@@ -117,9 +117,9 @@ for target in $TARGETS; do
 			while read -r file; do seed "$target" "$file" 0100000000000000; done < <(reference -name '*.txn')
 			;;
 		fuzz_deletion)
-			# the form, then 2^20 - 1 rows
-			while read -r file; do seed "$target" "$file" 00ffff0f; done < <(reference -name '*.arrow' -path '*_deletions*')
-			while read -r file; do seed "$target" "$file" 01ffff0f; done < <(reference -name '*.bin' -path '*_deletions*')
+			# the form, then 2^17 - 1 rows
+			while read -r file; do seed "$target" "$file" 00ffff01; done < <(reference -name '*.arrow' -path '*_deletions*')
+			while read -r file; do seed "$target" "$file" 01ffff01; done < <(reference -name '*.bin' -path '*_deletions*')
 			;;
 	esac
 done
@@ -130,7 +130,7 @@ header()
 	out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown): fuzzing"
 	out ""
 	out "Command: \`$COMMAND\`"
-	out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(clang --version | head -1)."
+	out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(clang --version | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
 	out "Every target (test/fuzz/<target>.c) runs alone, one process, for $RUNS executions under ASan and UBSan"
 	out "(-fno-sanitize-recover=all, leak detection on), seeded from test/fuzz/corpus/<target> and the reference"
 	out "datasets. cov: edges covered, ft: libFuzzer's features, from its last status line; corpus: the inputs it"
@@ -155,7 +155,7 @@ for target in $TARGETS; do
 		-artifact_prefix="$ARTIFACTS/$target/" "$corpus" >"$WORK/$target.log" 2>&1 || status=$?
 	seconds=$(( $(date +%s) - started ))
 	executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/$target.log" | tail -1)
-	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$WORK/$target.log" | tail -1)
+	rate=$(awk -v n="${executions:-0}" -v s="$seconds" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }')
 	last=$(grep -E '^#[0-9]+' "$WORK/$target.log" | tail -1)
 	cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
 	ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")

@@ -3,9 +3,9 @@
  * an Arrow IPC file of deleted row offsets, and <name>.bin, a Roaring bitmap of
  * them), read as a scan reads a fragment's (lp_deletions_read).  The first
  * input byte picks the form (bit 0), the next three the fragment's physical
- * row count (below 2^20, so that each run stays quick); the rest is the file.  A file read has every
- * deleted offset below the row count and num_deleted equal to the bits
- * set; for a bitmap, membership (lp_roaring32_contains, as the index
+ * row count (below 2^17: two Roaring keys, and each run stays quick); the
+ * rest is the file.  A file read has every deleted offset below the row
+ * count and num_deleted equal to the bits set; for a bitmap, membership (lp_roaring32_contains, as the index
  * coverage check asks it) agrees with the expansion at the first rows, the
  * last one and the first deleted rows.  Seeds: the deletion files of the
  * reference datasets (bench/fuzz.sh) and a few in
@@ -51,7 +51,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	lp_fuzz_use_bounded_allocator();
 	form = data[0] & 1 ? LP_DELETION_BITMAP : LP_DELETION_ARROW;
-	num_rows = data[1] | ((uint64_t) data[2] << 8) | ((uint64_t) (data[3] & 0x0f) << 16);
+	num_rows = data[1] | ((uint64_t) data[2] << 8) | ((uint64_t) (data[3] & 0x01) << 16);
 	input = lp_memory_input_open("_deletions/0-1-2.bin", data + HEADER_BYTES, size - HEADER_BYTES);
 	if (input == NULL)
 		return 0;
