@@ -125,12 +125,16 @@ resolve_column(const LpArray *descriptors)
 		size == NULL || blob_id == NULL || uri == NULL)
 		return;
 	for (uint64_t i = 0; i < descriptors->length; i++)
+	{
+		/* no string bytes at all (every URI empty): no buffer either */
+		const char *text = uri->data == NULL ? "" : (const char *) uri->data + uri->offsets[i];
+
 		if (lp_array_is_valid(descriptors, i) && lp_array_is_valid(kind, i) &&
 			kind->values[i] == LP_BLOB_EXTERNAL && lp_array_is_valid(uri, i))
-			resolve_external((const char *) uri->data + uri->offsets[i],
-							 (size_t) (uri->offsets[i + 1] - uri->offsets[i]),
+			resolve_external(text, (size_t) (uri->offsets[i + 1] - uri->offsets[i]),
 							 (uint32_t) fixed_value(blob_id, i, 4), fixed_value(position, i, 8),
 							 fixed_value(size, i, 8), (uint64_t) 1 << 20);
+	}
 }
 
 /* Sidecars of blob id n have n * 4099 % 2^20 bytes; every seventh is missing. */
