@@ -5,7 +5,7 @@
 # files, recorded at the top of docs/BENCHMARKS.md with the command line that
 # produced it.
 #
-#   sudo bench/fuzz.sh [--runs N] [--targets "fuzz_a fuzz_b"] [--no-append]
+#   sudo bench/fuzz.sh [--runs N] [--max-seconds S] [--targets "fuzz_a fuzz_b"] [--no-append]
 #
 # Needs root like the other bench scripts: the set-up (bench/common.sh,
 # scripts/setup.sh) installs clang, the libraries and the npm modules.  Then:
@@ -18,8 +18,10 @@
 #      field reader, footer and blob targets, manifests, transaction files
 #      and deletion files, with the header bytes each target expects;
 #   3. runs the targets one after the other, one process each (the machine
-#      is shared), for --runs executions each (default 10^6; -runs), with
-#      leak detection, a 120 s limit per input and 2 GiB of memory;
+#      is shared), for --runs executions each (default 10^6; -runs), or at
+#      most --max-seconds each when given (-max_total_time: the executions
+#      column then shows how far a slow target got), with leak detection, a
+#      120 s limit per input and 2 GiB of memory;
 #   4. prints per target the executions, their rate, the coverage (cov: edges,
 #      ft: features, from libFuzzer's last status line), the corpus it ended
 #      with, the crashes (crash, leak, timeout and out-of-memory inputs) and
@@ -35,15 +37,17 @@ shopt -s inherit_errexit	# a failure inside $(...) ends the run too
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 COMMAND="bench/fuzz.sh${*:+ $*}"
 RUNS=1000000
+MAX_SECONDS=0
 TARGETS=""
 SEED_MAX_BYTES=65536
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--runs) RUNS=$2; shift ;;
+		--max-seconds) MAX_SECONDS=$2; shift ;;
 		--targets) TARGETS=${2//,/ }; shift ;;
 		--no-append) APPEND=false ;;
-		*) echo "usage: bench/fuzz.sh [--runs N] [--targets \"fuzz_a fuzz_b\"] [--no-append]" >&2; exit 2 ;;
+		*) echo "usage: bench/fuzz.sh [--runs N] [--max-seconds S] [--targets \"fuzz_a fuzz_b\"] [--no-append]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -131,7 +135,7 @@ header()
 	out ""
 	out "Command: \`$COMMAND\`"
 	out "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(clang --version | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
-	out "Every target (test/fuzz/<target>.c) runs alone, one process, for $RUNS executions under ASan and UBSan"
+	out "Every target (test/fuzz/<target>.c) runs alone, one process, for $RUNS executions$( [ "$MAX_SECONDS" -eq 0 ] || echo " or $MAX_SECONDS s, whichever comes first,") under ASan and UBSan"
 	out "(-fno-sanitize-recover=all, leak detection on), seeded from test/fuzz/corpus/<target> and the reference"
 	out "datasets. cov: edges covered, ft: libFuzzer's features, from its last status line; corpus: the inputs it"
 	out "kept (from the seeds it started with); crashes: crash, leak, timeout and out-of-memory inputs."
@@ -151,7 +155,7 @@ for target in $TARGETS; do
 	started=$(date +%s)
 	status=0
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		"$ROOT/build/$target" -runs="$RUNS" -rss_limit_mb=2048 -timeout=120 -print_final_stats=1 \
+		"$ROOT/build/$target" -runs="$RUNS" -max_total_time="$MAX_SECONDS" -rss_limit_mb=2048 -timeout=120 -print_final_stats=1 \
 		-artifact_prefix="$ARTIFACTS/$target/" "$corpus" >"$WORK/$target.log" 2>&1 || status=$?
 	seconds=$(( $(date +%s) - started ))
 	executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/$target.log" | tail -1)
