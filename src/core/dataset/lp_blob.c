@@ -220,7 +220,7 @@ lp_blob_leases_read(LpStore *store, const char *lease_dir, LpBlobLease **leases,
 	}
 	for (uint64_t i = 0; i < list.count; i++)
 	{
-		/* records are numbered 1, 2, ...; each starts where the one before ends */
+		/* each record starts where the one before ends */
 		uint32_t	expected_start = i == 0 ? 1 : result[i - 1].end;
 
 		if (!read_record(store, lease_dir, list.items[i], &result[i], err) ||
