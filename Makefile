@@ -4,7 +4,8 @@
 #   make check-core             core unit tests (plain C, no server)
 #   make check-core-sanitize    the same under ASan and UBSan (clang)
 #   make check-s3               the core S3 store against a real server (LP_S3_*)
-#   make fuzz FUZZ_SECONDS=60   libFuzzer run of the metadata parser
+#   make fuzz FUZZ_TARGET=fuzz_manifest FUZZ_SECONDS=60
+#                               libFuzzer run of one target (test/fuzz/fuzz_*.c)
 #   make testdata               reference datasets written by npm lancedb
 #   make installcheck           pg_regress against a running server
 #
@@ -129,15 +130,16 @@ FUZZ_TARGETS = $(basename $(notdir $(wildcard test/fuzz/fuzz_*.c)))
 FUZZ_SECONDS ?= 60
 FUZZ_TARGET ?= fuzz_file_metadata
 
-$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(BUILD)/fuzz/liblpcore.a
+$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/lp_fuzz.h $(BUILD)/fuzz/liblpcore.a
 	clang $(CORE_TEST_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $< $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
 
-# The encoder's fuzzer shares its round trips with the unit tests.
-$(BUILD)/fuzz_encode: test/fuzz/fuzz_encode.c test/core/lp_encode_round_trip.c \
-		test/core/lp_encode_round_trip.h $(BUILD)/fuzz/liblpcore.a
+# The encoder's and the field reader's fuzzers share their round trips and
+# row comparisons with the unit tests.
+$(BUILD)/fuzz_encode $(BUILD)/fuzz_field_reader: $(BUILD)/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/lp_fuzz.h \
+		test/core/lp_encode_round_trip.c test/core/lp_encode_round_trip.h $(BUILD)/fuzz/liblpcore.a
 	clang $(CORE_TEST_CFLAGS) -Itest/core -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ test/fuzz/fuzz_encode.c test/core/lp_encode_round_trip.c $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
+		-o $@ $< test/core/lp_encode_round_trip.c $(BUILD)/fuzz/liblpcore.a $(CORE_LIBS)
 
 fuzz: $(BUILD)/$(FUZZ_TARGET)
 	@mkdir -p $(BUILD)/fuzz-corpus-$(FUZZ_TARGET)

@@ -9,6 +9,7 @@
 #                      the normal disk), starts a throwaway cluster there
 #                      (test/cluster.sh, port LP_BENCH_PORT, default 55491) with
 #                      the extension, and removes it all at exit
+#   bench_prepare NAME bench_start without the cluster: root, set-up, $WORK
 #   bench_on_exit CMD  run CMD at exit, before the cluster stops and $WORK goes
 #                      (in the reverse order of registration)
 #   bench_header TEXT  the results' heading: date, commit, the command line
@@ -54,11 +55,12 @@ bench_cleanup()
 	for command in "${BENCH_EXIT_COMMANDS[@]}"; do
 		eval "$command" || true
 	done
-	"$ROOT/test/cluster.sh" stop >/dev/null 2>&1 || true
+	[ -z "${LP_CLUSTER_DIR:-}" ] || "$ROOT/test/cluster.sh" stop >/dev/null 2>&1 || true
 	rm -rf "$WORK"
 }
 
-bench_start()
+# bench_prepare NAME - bench_start without the cluster (bench/fuzz.sh needs none)
+bench_prepare()
 {
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "bench: must run as root (it installs packages and runs the cluster as the postgres user)" >&2
@@ -67,13 +69,18 @@ bench_start()
 	WORK=$(mktemp -d "${LP_BENCH_TMPDIR:-/var/tmp}/$1.XXXXXX")
 	chmod 755 "$WORK"
 	RESULTS=$WORK/results.md
-	export LP_CLUSTER_DIR=$WORK/cluster
-	export LP_PGPORT=${LP_BENCH_PORT:-55491}
 	trap bench_cleanup EXIT
 	if [ "${LP_BENCH_SETUP:-1}" != 0 ]; then
 		log "set-up (scripts/setup.sh)"
 		bash "$ROOT/scripts/setup.sh" >"$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log" >&2; exit 1; }
 	fi
+}
+
+bench_start()
+{
+	bench_prepare "$1"
+	export LP_CLUSTER_DIR=$WORK/cluster
+	export LP_PGPORT=${LP_BENCH_PORT:-55491}
 	log "cluster"
 	"$ROOT/test/cluster.sh" start >/dev/null
 	# shellcheck source=/dev/null

@@ -80,8 +80,8 @@ lp_round_trip_slice(const LpType *type, const LpArray *whole, uint64_t start, ui
 }
 
 /* Row ia of a and row ib of b hold the same value (list items sit at different rows). */
-static bool
-rows_equal_at(const LpType *type, const LpArray *a, uint64_t ia, const LpArray *b, uint64_t ib)
+bool
+lp_round_trip_rows_equal(const LpType *type, const LpArray *a, uint64_t ia, const LpArray *b, uint64_t ib)
 {
 	uint32_t	width = lp_type_byte_width(type);
 
@@ -96,8 +96,8 @@ rows_equal_at(const LpType *type, const LpArray *a, uint64_t ia, const LpArray *
 		if (b->num_children != 1)
 			return false;
 		for (uint64_t k = 0; k < dim; k++)
-			if (!rows_equal_at(type->children[0], a->children[0], ia * dim + k,
-							   b->children[0], ib * dim + k))
+			if (!lp_round_trip_rows_equal(type->children[0], a->children[0], ia * dim + k,
+										  b->children[0], ib * dim + k))
 				return false;
 		return true;
 	}
@@ -108,8 +108,8 @@ rows_equal_at(const LpType *type, const LpArray *a, uint64_t ia, const LpArray *
 		if (b->num_children != 1 || b->offsets[ib + 1] - b->offsets[ib] != len)
 			return false;
 		for (uint64_t k = 0; k < len; k++)
-			if (!rows_equal_at(type->children[0], a->children[0], a->offsets[ia] + k,
-							   b->children[0], b->offsets[ib] + k))
+			if (!lp_round_trip_rows_equal(type->children[0], a->children[0], a->offsets[ia] + k,
+										  b->children[0], b->offsets[ib] + k))
 				return false;
 		return true;
 	}
@@ -118,7 +118,7 @@ rows_equal_at(const LpType *type, const LpArray *a, uint64_t ia, const LpArray *
 		if (b->num_children != a->num_children || a->num_children != type->num_children)
 			return false;
 		for (uint32_t c = 0; c < a->num_children; c++)
-			if (!rows_equal_at(type->children[c], a->children[c], ia, b->children[c], ib))
+			if (!lp_round_trip_rows_equal(type->children[c], a->children[c], ia, b->children[c], ib))
 				return false;
 		return true;
 	}
@@ -132,12 +132,6 @@ rows_equal_at(const LpType *type, const LpArray *a, uint64_t ia, const LpArray *
 	if (type->id == LP_TYPE_BOOL)
 		return lp_bit_get(a->values, ia) == lp_bit_get(b->values, ib);
 	return memcmp(a->values + ia * width, b->values + ib * width, width) == 0;
-}
-
-bool
-lp_round_trip_rows_equal(const LpType *type, const LpArray *a, const LpArray *b, uint64_t i)
-{
-	return rows_equal_at(type, a, i, b, i);
 }
 
 bool
@@ -197,7 +191,7 @@ lp_round_trip_compare(LpInput *input, const LpFile *file, uint32_t field_index,
 	if (decoded->length != expected->length)
 		*first_difference = decoded->length;
 	for (uint64_t i = 0; i < expected->length && *first_difference == UINT64_MAX; i++)
-		if (!lp_round_trip_rows_equal(type, expected, decoded, i))
+		if (!lp_round_trip_rows_equal(type, expected, i, decoded, i))
 			*first_difference = i;
 	lp_array_free(decoded);
 	lp_type_free(decoded_type);

@@ -27,9 +27,9 @@
 LpArray    *lp_round_trip_slice(const LpType *type, const LpArray *whole, uint64_t start,
 								uint64_t count);
 
-/* Row i of a and b is the same value, nulls at every level included. */
-bool		lp_round_trip_rows_equal(const LpType *type, const LpArray *a, const LpArray *b,
-									 uint64_t i);
+/* Row ia of a and row ib of b are the same value, nulls at every level included. */
+bool		lp_round_trip_rows_equal(const LpType *type, const LpArray *a, uint64_t ia,
+									 const LpArray *b, uint64_t ib);
 
 /*
  * Write the rows of arrays (one per top-level field of schema, types[i] its

@@ -170,3 +170,29 @@ LP_TEST(blob_lease_broken_sequences_are_refused)
 		lp_free(dir);
 	}
 }
+
+/*
+ * A claim continues only records numbered 1, 2, ..., n: after a gap it would
+ * write a record no reader takes in, and after u64::MAX it would retry
+ * record 0 forever.
+ */
+LP_TEST(blob_lease_claim_refuses_gaps)
+{
+	static const char *const last[] = {"00000000000000000003", "18446744073709551615"};
+
+	for (size_t i = 0; i < sizeof(last) / sizeof(last[0]); i++)
+	{
+		char	   *dir = fresh_lease_dir();
+		LpBlobLease lease;
+		LpError		err;
+
+		put_record(dir, "00000000000000000001", "1 5 " CLAIMER "\n");
+		put_record(dir, last[i], "5 9 " CLAIMER "\n");
+		if (i == 1)
+			put_record(dir, "00000000000000000000", "junk");
+		LP_CHECK_MSG(!lp_blob_lease_claim(lp_test_store(), dir, 1, CLAIMER, &lease, &err) &&
+					 err.code == LP_ERR_CORRUPT, "case %zu", i);
+		LP_CHECK(strstr(err.message, "do not form one sequence") != NULL);
+		lp_free(dir);
+	}
+}

@@ -155,3 +155,34 @@ LP_TEST(roaring_expand)
 	LP_CHECK(err.code == LP_ERR_CORRUPT);
 	LP_CHECK(strstr(err.message, "test bitmap holds 65541") != NULL);
 }
+
+/*
+ * Two containers of key 0 ({1} then {2}): membership would see only the first
+ * and expansion both, so the index coverage check and the deletions of one
+ * file could disagree; the format has one container per key, ascending.
+ */
+LP_TEST(roaring_keys_not_ascending)
+{
+	uint8_t		b[64];
+	uint8_t		bits[8] = {0};
+	uint64_t	count = 0;
+	bool		contains;
+	size_t		n = 0;
+	LpError		err;
+
+	n = put32(b, n, 12346);
+	n = put32(b, n, 2);
+	n = put16(b, n, 0);
+	n = put16(b, n, 0);
+	n = put16(b, n, 0);
+	n = put16(b, n, 0);
+	n = put32(b, n, 24);
+	n = put32(b, n, 26);
+	n = put16(b, n, 1);
+	n = put16(b, n, 2);
+	LP_CHECK(!lp_roaring32_contains(b, n, 2, &contains, &err));
+	LP_CHECK(err.code == LP_ERR_CORRUPT);
+	LP_CHECK(strstr(err.message, "not ascending") != NULL);
+	LP_CHECK(!lp_roaring32_expand(b, n, "test bitmap", bits, 64, &count, &err));
+	LP_CHECK(err.code == LP_ERR_CORRUPT);
+}

@@ -10,25 +10,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "lp_fuzz.h"
 #include "base/lp_alloc.h"
 #include "decode/lp_decode.h"
 #include "format/lp_file.h"
-
-#define FUZZ_MAX_ALLOCATION ((size_t) 64 << 20)
-
-static void *
-bounded_alloc(size_t size, void *context)
-{
-	(void) context;
-	return size > FUZZ_MAX_ALLOCATION ? NULL : malloc(size);
-}
-
-static void
-bounded_free(void *pointer, void *context)
-{
-	(void) context;
-	free(pointer);
-}
 
 /* Takes of one field: each either fails cleanly or gives exactly the rows asked. */
 static void
@@ -71,12 +56,11 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const LpAllocator allocator = {bounded_alloc, bounded_free, NULL};
 	LpInput    *input;
 	LpFile	   *file;
 	LpError		err;
 
-	lp_set_allocator(&allocator);
+	lp_fuzz_use_bounded_allocator();
 	input = lp_memory_input_open("fuzz.lance", data, size);
 	if (input == NULL)
 		return 0;

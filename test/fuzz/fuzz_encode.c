@@ -200,7 +200,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const LpFileVersion versions[] = {LP_FILE_VERSION_2_0, LP_FILE_VERSION_2_1,
 	LP_FILE_VERSION_2_2, LP_FILE_VERSION_2_3};
-	LpField		fields[MAX_COLUMNS + 2];
+	LpField		fields[2 * MAX_COLUMNS];	/* nesting 3: a list and its item per column */
 	LpSchema	schema;
 	LpType	   *leaf_types[MAX_COLUMNS];
 	LpArray    *leaves[MAX_COLUMNS];

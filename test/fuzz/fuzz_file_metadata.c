@@ -1,6 +1,8 @@
 /*
  * fuzz_file_metadata.c - libFuzzer target for the Lance file metadata
- * reader: the input bytes are a whole file.
+ * reader: the input bytes are a whole file, read through the core's
+ * allocation hook (lp_fuzz.h).  Its footer can only point inside the
+ * input; fuzz_footer fuzzes footers of files of any size.
  *
  * Run with "make fuzz FUZZ_SECONDS=N"; the seed corpus is
  * test/fuzz/corpus/fuzz_file_metadata (real files of every version and a
@@ -9,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lp_fuzz.h"
 #include "format/lp_file.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -16,10 +19,12 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	LpInput    *input = lp_memory_input_open("fuzz input", data, size);
+	LpInput    *input;
 	LpError		err;
 	LpFile	   *file;
 
+	lp_fuzz_use_bounded_allocator();
+	input = lp_memory_input_open("fuzz input", data, size);
 	if (input == NULL)
 		return 0;
 	file = lp_file_open(input, &err);

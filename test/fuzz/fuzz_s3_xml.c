@@ -12,25 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_fuzz.h"
 #include "base/lp_alloc.h"
 #include "io/lp_s3_xml.h"
 
-#define FUZZ_MAX_ALLOCATION ((size_t) 64 << 20)
 #define FUZZ_KINDS (LP_S3_COMPLETE_MULTIPART_REQUEST + 1)
-
-static void *
-bounded_alloc(size_t size, void *context)
-{
-	(void) context;
-	return size > FUZZ_MAX_ALLOCATION ? NULL : malloc(size);
-}
-
-static void
-bounded_free(void *pointer, void *context)
-{
-	(void) context;
-	free(pointer);
-}
 
 /* Reads every byte of s (NULL allowed). */
 static size_t
@@ -143,14 +129,13 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const LpAllocator allocator = {bounded_alloc, bounded_free, NULL};
 	LpS3Document *doc = NULL;
 	LpS3DocumentKind expected;
 	LpError		err;
 
 	if (size == 0)
 		return 0;
-	lp_set_allocator(&allocator);
+	lp_fuzz_use_bounded_allocator();
 	expected = (LpS3DocumentKind) (data[0] % FUZZ_KINDS);
 	if (lp_s3_xml_parse((const char *) data + 1, size - 1, expected, &doc, &err))
 	{

@@ -96,6 +96,23 @@ list_records(LpStore *store, const char *lease_dir, SequenceList *list, LpError 
 	return true;
 }
 
+/*
+ * Whether the records are numbered 1, 2, ..., n, as claims create them: a
+ * claim continues the last, so a gap, or a number no claim can follow
+ * (u64::MAX), would have it write a record no reader takes in, or retry
+ * one that exists forever.
+ */
+static bool
+records_numbered(const SequenceList *list, const char *lease_dir, LpError *err)
+{
+	for (uint64_t i = 0; i < list->count; i++)
+		if (list->items[i] != i + 1)
+			return lp_fail(err, LP_ERR_CORRUPT,
+						   "blob lease records of \"%s\" do not form one sequence from id 1 (record %" PRIu64 ")",
+						   lease_dir, list->items[i]);
+	return true;
+}
+
 static char *
 record_path(const char *lease_dir, uint64_t sequence)
 {
@@ -187,6 +204,11 @@ lp_blob_leases_read(LpStore *store, const char *lease_dir, LpBlobLease **leases,
 	*count = 0;
 	if (!list_records(store, lease_dir, &list, err))
 		return false;
+	if (!records_numbered(&list, lease_dir, err))
+	{
+		lp_free(list.items);
+		return false;
+	}
 	if (list.count > 0)
 	{
 		result = lp_alloc(list.count * sizeof(LpBlobLease));
@@ -198,11 +220,10 @@ lp_blob_leases_read(LpStore *store, const char *lease_dir, LpBlobLease **leases,
 	}
 	for (uint64_t i = 0; i < list.count; i++)
 	{
-		/* records are numbered 1, 2, ...; each starts where the one before ends */
+		/* each record starts where the one before ends */
 		uint32_t	expected_start = i == 0 ? 1 : result[i - 1].end;
 
-		if (list.items[i] != i + 1 ||
-			!read_record(store, lease_dir, list.items[i], &result[i], err) ||
+		if (!read_record(store, lease_dir, list.items[i], &result[i], err) ||
 			result[i].start != expected_start)
 		{
 			if (err->code == LP_OK)
@@ -246,7 +267,12 @@ lp_blob_lease_claim(LpStore *store, const char *lease_dir, uint32_t count,
 			return false;
 		if (!list_records(store, lease_dir, &list, err))
 			return false;
-		last = list.count > 0 ? list.items[list.count - 1] : 0;
+		if (!records_numbered(&list, lease_dir, err))
+		{
+			lp_free(list.items);
+			return false;
+		}
+		last = list.count;
 		lp_free(list.items);
 		if (last > 0 && !read_record(store, lease_dir, last, &previous, err))
 			return false;

@@ -48,12 +48,12 @@ malformed(LpError *err, const char *what, const char *problem)
 }
 
 /*
- * Check the whole serialized bitmap and visit its containers.  *stopped is
- * set when the visitor ended the walk early.
+ * Check the whole serialized bitmap and visit its containers, until the
+ * visitor has seen enough (the check goes on to the end).
  */
 static bool
 walk_containers(const uint8_t *data, size_t len, const char *what,
-				ContainerVisitor visit, void *arg, bool *stopped, LpError *err)
+				ContainerVisitor visit, void *arg, LpError *err)
 {
 	uint32_t	cookie;
 	uint32_t	count;
@@ -61,8 +61,8 @@ walk_containers(const uint8_t *data, size_t len, const char *what,
 	const uint8_t *run_flags = NULL;
 	size_t		headers;
 	size_t		container_start;
+	bool		stopped = false;
 
-	*stopped = false;
 	if (len < 4)
 		return malformed(err, what, "too short");
 	cookie = lp_le32(data);
@@ -105,6 +105,9 @@ walk_containers(const uint8_t *data, size_t len, const char *what,
 		size_t		size;
 
 		container.key = lp_le16(data + headers + 4 * (size_t) i);
+		/* one container per key, in key order: a membership test stops at the first */
+		if (i > 0 && container.key <= lp_le16(data + headers + 4 * (size_t) (i - 1)))
+			return malformed(err, what, "container keys are not ascending");
 		if (is_run)
 		{
 			if (len - container_start < 2)
@@ -134,10 +137,12 @@ walk_containers(const uint8_t *data, size_t len, const char *what,
 			if (len - container_start < size)
 				return malformed(err, what, "array container beyond the data");
 		}
-		if (!visit(arg, &container, err))
+		/* after the visitor stops, the rest is still checked: every reader judges the same bytes */
+		if (!stopped && !visit(arg, &container, err))
 		{
-			*stopped = true;
-			return err == NULL || err->code == LP_OK;
+			if (err != NULL && err->code != LP_OK)
+				return false;
+			stopped = true;
 		}
 		container_start += size;
 	}
@@ -191,12 +196,11 @@ lp_roaring32_contains(const uint8_t *data, size_t len, uint32_t value,
 					  bool *contains, LpError *err)
 {
 	MembershipSearch search = {value, false};
-	bool		stopped;
 
 	*contains = false;
 	lp_error_clear(err);
 	if (!walk_containers(data, len, "fragment bitmap of an index",
-						 visit_for_membership, &search, &stopped, err))
+						 visit_for_membership, &search, err))
 		return false;
 	*contains = search.contains;
 	return true;
@@ -269,11 +273,9 @@ lp_roaring32_expand(const uint8_t *data, size_t len, const char *what,
 					LpError *err)
 {
 	Expansion	expansion = {bitmap, num_bits, 0, what};
-	bool		stopped;
 
 	lp_error_clear(err);
-	if (!walk_containers(data, len, what, visit_for_expansion, &expansion,
-						 &stopped, err))
+	if (!walk_containers(data, len, what, visit_for_expansion, &expansion, err))
 		return false;
 	*count = expansion.count;
 	return true;

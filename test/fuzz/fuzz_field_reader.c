@@ -1,0 +1,96 @@
+/*
+ * fuzz_field_reader.c - libFuzzer target for the field reader as the
+ * foreign-data wrapper's scan drives it (src/pg/fdw/lp_fdw_scan.c): every
+ * top-level field of a (damaged) file read from first row to last in
+ * consecutive batches, each batch's byte ranges asked for first (the
+ * read-ahead, lp_field_reader_ranges) and then taken.  Every range lies
+ * inside the file, every batch has the rows asked for, and where the
+ * whole field also decodes in one piece (lp_decode_field) each batch's
+ * rows equal the same rows of it (lp_round_trip_rows_equal, nulls at every
+ * level), so a take that skips pages cannot give other values than a full
+ * decode.  The batch size (1 to 300 rows) follows from the input's size,
+ * so mutations of the file keep their meaning.  Seeds: the files of
+ * fuzz_decode and reference data files (bench/fuzz.sh).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lp_encode_round_trip.h"
+#include "lp_fuzz.h"
+#include "decode/lp_decode.h"
+#include "format/lp_file.h"
+
+#define MAX_BATCH 300
+
+/* Read field f by batches; compare with whole (NULL when it did not decode). */
+static void
+scan_field(LpInput *input, const LpFile *file, uint32_t f, uint64_t batch, const LpArray *whole)
+{
+	uint64_t	rows[MAX_BATCH];
+	LpFieldReader *reader;
+	LpError		err;
+
+	if (!lp_field_reader_open(input, file, f, &reader, &err))
+		return;
+	for (uint64_t first = 0; first < file->num_rows; first += batch)
+	{
+		uint64_t	n = file->num_rows - first < batch ? file->num_rows - first : batch;
+		LpByteRange *ranges;
+		size_t		num_ranges;
+		LpArray    *array;
+
+		for (uint64_t r = 0; r < n; r++)
+			rows[r] = first + r;
+		if (lp_field_reader_ranges(reader, rows, n, &ranges, &num_ranges, &err))
+		{
+			for (size_t i = 0; i < num_ranges; i++)
+				if (ranges[i].offset > input->size || ranges[i].len > input->size - ranges[i].offset)
+					abort();
+			lp_free(ranges);
+		}
+		if (!lp_field_reader_take(reader, rows, n, &array, &err))
+			break;
+		if (array->length != n)
+			abort();
+		for (uint64_t r = 0; whole != NULL && r < n; r++)
+			if (!lp_round_trip_rows_equal(whole->type, whole, first + r, array, r))
+				abort();
+		lp_array_free(array);
+	}
+	lp_field_reader_close(reader);
+}
+
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	LpInput    *input;
+	LpFile	   *file;
+	LpError		err;
+
+	lp_fuzz_use_bounded_allocator();
+	input = lp_memory_input_open("fuzz.lance", data, size);
+	if (input == NULL)
+		return 0;
+	file = lp_file_open(input, &err);
+	for (uint32_t f = 0; file != NULL && f < file->schema.num_fields; f++)
+	{
+		LpType	   *type;
+		LpArray    *whole;
+
+		if (file->schema.fields[f].parent_id != -1 || file->schema.fields[f].id < 0)
+			continue;
+		if (lp_decode_field(input, file, f, &type, &whole, &err))
+		{
+			scan_field(input, file, f, 1 + size % MAX_BATCH, whole);
+			lp_array_free(whole);
+			lp_type_free(type);
+		}
+		else
+			scan_field(input, file, f, 1 + size % MAX_BATCH, NULL);
+	}
+	lp_file_free(file);
+	lp_input_close(input);
+	return 0;
+}
