@@ -15,41 +15,18 @@ use strict;
 use warnings;
 
 use File::Copy qw(move);
-use File::Find;
 use File::Path qw(make_path);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use LanceParts qw(reference_data slurp);
+use LanceParts qw(reference_data slurp start_s3_server upload_dataset);
 
 my ($testdata) = reference_data();
-my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
-my $s3_dir = PostgreSQL::Test::Utils::tempdir('s3');
-my $started = `LP_S3_DIR='$s3_dir' bash '$script' start`;
-$? == 0 or BAIL_OUT("the S3 server did not start: $started");
-my %s3 = map { split /=/, $_, 2 } split /\n/, $started;
-END { system("LP_S3_DIR='$s3_dir' bash '$script' stop") if %s3; }
+my %s3 = start_s3_server();
 my $bucket = "s3://$s3{LP_S3_BUCKET}";
 my $work = PostgreSQL::Test::Utils::tempdir('bases');
 
-# Copy a local dataset to key (a dataset directory), file by file, with curl's own signer.
-sub upload_dataset
-{
-	my ($local, $key) = @_;
-	my @files;
-	find({ wanted => sub { push @files, $File::Find::name if -f $_ }, no_chdir => 1 }, $local);
-	for my $file (@files)
-	{
-		my $relative = substr($file, length($local) + 1);
-		system('curl', '-sS', '-f', '-o', '/dev/null', '--max-time', '30', '-T', $file,
-			'--aws-sigv4', "aws:amz:$s3{LP_S3_REGION}:s3",
-			'--user', "$s3{LP_S3_ACCESS_KEY_ID}:$s3{LP_S3_SECRET_ACCESS_KEY}",
-			'-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD',
-			"$s3{LP_S3_ENDPOINT}/$s3{LP_S3_BUCKET}/$key/$relative") == 0
-		  or die "could not upload $file";
-	}
-}
 
 # ---- a protobuf editor, just enough for the manifest (src/proto/table.proto)
 
@@ -215,7 +192,7 @@ make_path("$local_base/data");
 move("$work/local.lance/data/$moved_file", "$local_base/data/$moved_file") or die "move: $!";
 my ($s3_file) = map { s{.*/}{}r } glob("$work/local.lance/data/*.lance");
 edit_manifest_file($manifest_file, sub { with_base($_[0], 1, $local_base, 1) });
-upload_dataset("$work/local.lance", 'bases/local.lance');
+upload_dataset(\%s3, "$work/local.lance", 'bases/local.lance');
 my $dataset = "$bucket/bases/local.lance";
 
 # bases that are not dataset-like directories, registered without files in them
@@ -225,7 +202,7 @@ for my $name (sort keys %bad_base)
 	copy_tree($reference, "$work/$name.lance");
 	edit_manifest_file(latest_manifest("$work/$name.lance"),
 		sub { with_base($_[0], 7, $bad_base{$name}, $name eq 'file') });
-	upload_dataset("$work/$name.lance", "bases/$name.lance");
+	upload_dataset(\%s3, "$work/$name.lance", "bases/$name.lance");
 }
 open my $plain, '>', "$work/plain" or die;
 print $plain "not a directory\n";

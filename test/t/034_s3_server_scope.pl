@@ -15,41 +15,18 @@
 use strict;
 use warnings;
 
-use File::Find;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use LanceParts qw(reference_data);
+use LanceParts qw(reference_data start_s3_server upload_dataset);
 
 my ($testdata) = reference_data();
-my $script = ($ENV{LP_SRCDIR} // '.') . '/scripts/s3-server.sh';
-my $s3_dir = PostgreSQL::Test::Utils::tempdir('s3');
-my $started = `LP_S3_DIR='$s3_dir' bash '$script' start`;
-$? == 0 or BAIL_OUT("the S3 server did not start: $started");
-my %s3 = map { split /=/, $_, 2 } split /\n/, $started;
-END { system("LP_S3_DIR='$s3_dir' bash '$script' stop") if %s3; }
+my %s3 = start_s3_server();
 my $bucket = "s3://$s3{LP_S3_BUCKET}";
 
-# Copy a local dataset to key (a dataset directory), file by file, with curl's own signer.
-sub upload_dataset
-{
-	my ($local, $key) = @_;
-	my @files;
-	find({ wanted => sub { push @files, $File::Find::name if -f $_ }, no_chdir => 1 }, $local);
-	for my $file (@files)
-	{
-		my $relative = substr($file, length($local) + 1);
-		system('curl', '-sS', '-f', '-o', '/dev/null', '--max-time', '30', '-T', $file,
-			'--aws-sigv4', "aws:amz:$s3{LP_S3_REGION}:s3",
-			'--user', "$s3{LP_S3_ACCESS_KEY_ID}:$s3{LP_S3_SECRET_ACCESS_KEY}",
-			'-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD',
-			"$s3{LP_S3_ENDPOINT}/$s3{LP_S3_BUCKET}/$key/$relative") == 0
-		  or die "could not upload $file";
-	}
-}
 
-upload_dataset("$testdata/types_2_1_v2.lance", 'scope/ds.lance');
+upload_dataset(\%s3, "$testdata/types_2_1_v2.lance", 'scope/ds.lance');
 my $dataset = "$bucket/scope/ds.lance";
 my $server_options = "endpoint '$s3{LP_S3_ENDPOINT}', allow_http 'true', region '$s3{LP_S3_REGION}'";
 

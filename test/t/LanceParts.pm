@@ -7,11 +7,12 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Find ();
 use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Utils ();
 use Test::More;
 
-our @EXPORT_OK = qw(reference_data slurp directory_entries reference_read start_s3_server);
+our @EXPORT_OK = qw(reference_data slurp directory_entries reference_read start_s3_server upload_dataset);
 
 # The generated data directory (LP_TESTDATA) and its parsed manifest.json.
 sub reference_data
@@ -68,6 +69,26 @@ sub start_s3_server
 	$? == 0 or BAIL_OUT("the S3 server did not start: $started");
 	push @s3_server_dirs, $dir;
 	return map { split /=/, $_, 2 } split /\n/, $started;
+}
+
+# Copy the local dataset directory to key of the bucket of the S3 server
+# settings %$s3 (what start_s3_server returns), file by file, with curl's own
+# signer: the dataset lands there as another writer would put it.
+sub upload_dataset
+{
+	my ($s3, $local, $key) = @_;
+	my @files;
+	File::Find::find({ wanted => sub { push @files, $File::Find::name if -f $_ }, no_chdir => 1 }, $local);
+	for my $file (@files)
+	{
+		my $relative = substr($file, length($local) + 1);
+		system('curl', '-sS', '-f', '-o', '/dev/null', '--max-time', '30', '-T', $file,
+			'--aws-sigv4', "aws:amz:$s3->{LP_S3_REGION}:s3",
+			'--user', "$s3->{LP_S3_ACCESS_KEY_ID}:$s3->{LP_S3_SECRET_ACCESS_KEY}",
+			'-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD',
+			"$s3->{LP_S3_ENDPOINT}/$s3->{LP_S3_BUCKET}/$key/$relative") == 0
+		  or die "could not upload $file";
+	}
 }
 
 # The test's exit status is in $?: stopping the servers must not change it.
