@@ -12,9 +12,10 @@
  * so racing backends agree on one key) and is otherwise only ever replaced
  * whole (temporary file, fsync, rename, fsync of the directory), so a
  * reader sees the old keys or the new ones, never a mix, and a crash leaves
- * at most a temporary file that nothing reads.  Every use compares the
- * file's identity with that of the copy loaded, so each backend sees a
- * rotation, or a file an administrator moved in, at its next use.
+ * at most a temporary file that nothing reads.  Every use reads the file
+ * (a few hundred bytes) and compares its bytes with the copy loaded, so
+ * each backend sees a rotation, or a file an administrator copied in, at
+ * its next use, however quickly it was replaced.
  *
  * The file is the server's own, not dataset storage, so it is read and
  * written through fd.c directly (the storage check of
@@ -41,7 +42,6 @@
 
 static LpTargetKey loaded_keys[LP_TARGET_MAX_KEYS];
 static int	num_loaded_keys;	/* 0: nothing loaded */
-static struct stat loaded_file;	/* the identity of the file loaded */
 
 static void
 key_file_path(char *path)
@@ -70,16 +70,6 @@ set_key_id(LpTargetKey *key)
 		sprintf(key->id + 2 * i, "%02x", digest[i]);
 }
 
-/* Same file, unchanged: a rename gives a new inode, a copy over it a new mtime. */
-static bool
-same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-		a->st_size == b->st_size &&
-		a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-		a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 static void
 damaged_key_file(const char *path)
 {
@@ -101,6 +91,18 @@ close_keeping_errno(int fd)
 	errno = save_errno;
 }
 
+/* True if these bytes are the keys loaded, in the same order. */
+static bool
+same_keys(const uint8 *bytes, int count)
+{
+	if (count != num_loaded_keys)
+		return false;
+	for (int i = 0; i < count; i++)
+		if (memcmp(bytes + i * LP_TARGET_KEY_LEN, loaded_keys[i].bytes, LP_TARGET_KEY_LEN) != 0)
+			return false;
+	return true;
+}
+
 /* Load the key file into loaded_keys; false if it does not exist. */
 static bool
 load_key_file(const char *path)
@@ -112,7 +114,6 @@ load_key_file(const char *path)
 	int			count;
 	ssize_t		n;
 
-	num_loaded_keys = 0;
 	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 	if (fd < 0)
 	{
@@ -149,13 +150,14 @@ load_key_file(const char *path)
 		damaged_key_file(path);
 
 	count = st.st_size / LP_TARGET_KEY_LEN;
+	if (same_keys(bytes, count))
+		return true;
 	for (int i = 0; i < count; i++)
 	{
 		memcpy(keys[i].bytes, bytes + i * LP_TARGET_KEY_LEN, LP_TARGET_KEY_LEN);
 		set_key_id(&keys[i]);
 	}
 	memcpy(loaded_keys, keys, sizeof(LpTargetKey) * count);
-	loaded_file = st;
 	num_loaded_keys = count;
 	return true;
 }
@@ -235,19 +237,15 @@ const LpTargetKey *
 lp_target_keys(int *count)
 {
 	char		path[MAXPGPATH];
-	struct stat st;
 
 	key_file_path(path);
-	if (num_loaded_keys == 0 || stat(path, &st) != 0 || !same_file(&st, &loaded_file))
+	if (!load_key_file(path))
 	{
+		create_key_file(path);
 		if (!load_key_file(path))
-		{
-			create_key_file(path);
-			if (!load_key_file(path))
-				ereport(ERROR,
-						errcode_for_file_access(),
-						errmsg("could not read file \"%s\": %m", path));
-		}
+			ereport(ERROR,
+					errcode_for_file_access(),
+					errmsg("could not read file \"%s\": %m", path));
 	}
 	*count = num_loaded_keys;
 	return loaded_keys;
@@ -286,7 +284,18 @@ replace_key_file(const LpTargetKey *keys, int count)
 
 	key_file_path(path);
 	write_temporary_key_file(path, keys, count, temp);
-	durable_rename(temp, path, ERROR);
+	/* the temporary file is synced already; only the rename is left to make durable */
+	if (rename(temp, path) != 0)
+	{
+		int			save_errno = errno;
+
+		unlink(temp);
+		errno = save_errno;
+		ereport(ERROR,
+				errcode_for_file_access(),
+				errmsg("could not rename file \"%s\" to \"%s\": %m", temp, path));
+	}
+	fsync_fname(DataDir, true);
 	if (!load_key_file(path))
 		ereport(ERROR,
 				errcode_for_file_access(),
