@@ -62,35 +62,17 @@ scan_field(LpInput *input, const LpFile *file, uint32_t f, uint64_t batch, const
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void
+visit_field(LpInput *input, const LpFile *file, uint32_t field, const LpArray *whole, void *arg)
+{
+	scan_field(input, file, field, *(const uint64_t *) arg, whole);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	LpInput    *input;
-	LpFile	   *file;
-	LpError		err;
+	uint64_t	batch = 1 + size % MAX_BATCH;
 
-	lp_fuzz_use_bounded_allocator();
-	input = lp_memory_input_open("fuzz.lance", data, size);
-	if (input == NULL)
-		return 0;
-	file = lp_file_open(input, &err);
-	for (uint32_t f = 0; file != NULL && f < file->schema.num_fields; f++)
-	{
-		LpType	   *type;
-		LpArray    *whole;
-
-		if (file->schema.fields[f].parent_id != -1 || file->schema.fields[f].id < 0)
-			continue;
-		if (lp_decode_field(input, file, f, &type, &whole, &err))
-		{
-			scan_field(input, file, f, 1 + size % MAX_BATCH, whole);
-			lp_array_free(whole);
-			lp_type_free(type);
-		}
-		else
-			scan_field(input, file, f, 1 + size % MAX_BATCH, NULL);
-	}
-	lp_file_free(file);
-	lp_input_close(input);
+	lp_fuzz_visit_fields(data, size, visit_field, &batch);
 	return 0;
 }
