@@ -24,7 +24,10 @@ fi
 # file-system tests), python3 (the layout check), gdb (the TAP test that
 # stops a backend between a commit's validation and its publication), and
 # Ceph's RADOS Gateway with one monitor and one OSD plus curl (the S3 server
-# of scripts/s3-server.sh).
+# of scripts/s3-server.sh), and what builds the Debian package (debian/;
+# the TAP test 040_debian_package.pl builds it): dpkg-dev, build-essential,
+# debhelper and pg_buildext with its debhelper sequences
+# (postgresql-server-dev-all).
 PACKAGES=(
 	make gcc python3
 	postgresql-15 postgresql-server-dev-15 postgresql-15-cron
@@ -35,6 +38,7 @@ PACKAGES=(
 	xfsprogs
 	gdb
 	radosgw ceph-mon ceph-osd curl
+	dpkg-dev build-essential debhelper postgresql-server-dev-all
 )
 # Node may come from elsewhere than Debian (CI ships Node 20); only install
 # Debian's when there is none.

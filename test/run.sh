@@ -15,7 +15,10 @@
 #                               GLOB, e.g. --files '*blob*'
 #
 # Layers (see the layer_* functions below):
-#   layout    test/tools/check_layers.sh the layer rules, checked over the sources
+#   layout    test/tools/check_layers.sh the layer rules, checked over the sources,
+#                                        and test/tools/check_release.py: META.json,
+#                                        the control file, the Makefile and debian/
+#                                        name one release
 #   core      make check-core            test/core/*.c, plain C, no server
 #   s3        make check-s3              test/s3/*.c, the core's S3 store against
 #                                        Ceph RGW (scripts/s3-server.sh, on the
@@ -250,15 +253,19 @@ selected_files()
 
 # ---- layers -----------------------------------------------------------------
 
-# layout: each rule of test/tools/check_layers.sh is one test.
+# layout: each rule of test/tools/check_layers.sh and each check of the
+# release metadata (test/tools/check_release.py) is one test.
 layer_layout()
 {
-	local log=$LOGS/layout.log rc
+	local log=$LOGS/layout.log rc release_rc
 	run_logged "$log" bash "$ROOT/test/tools/check_layers.sh" "$ROOT"
 	rc=$?
-	L_PASSED=$(grep -c '^ok ' "$log")
-	L_FAILED=$(grep -c '^FAILED ' "$log")
+	run_logged "$LOGS/release.log" python3 "$ROOT/test/tools/check_release.py" "$ROOT"
+	release_rc=$?
+	L_PASSED=$(cat "$log" "$LOGS/release.log" | grep -c '^ok ')
+	L_FAILED=$(cat "$log" "$LOGS/release.log" | grep -c '^FAILED ')
 	command_failed "$rc"
+	command_failed "$release_rc"
 }
 
 # core and sanitize: the unit-test binary ends with "core: N passed, N failed".
