@@ -122,8 +122,10 @@ for my $i (0 .. $#new_bindirs)
 	# pg_upgrade loads every library the old cluster's functions name in the
 	# new installation: the old cluster has pg_cron only where the new has it
 	my $cron = -f $new->config_data('--sharedir') . '/extension/pg_cron.control';
-	my $conf = "shared_preload_libraries = '" . ($cron ? 'pg_cron, ' : '') . "lance_parts'\n"
-	  . "cron.database_name = 'postgres'\ncron.use_background_workers = on\nmax_worker_processes = 16\n";
+	my $conf = $cron
+	  ? "shared_preload_libraries = 'pg_cron, lance_parts'\ncron.database_name = 'postgres'\n"
+	  . "cron.use_background_workers = on\nmax_worker_processes = 16\n"
+	  : "shared_preload_libraries = 'lance_parts'\n";
 	my $dataset = "$work/ingest_$i.lance";
 	system('cp', '-r', $types->{path}, $dataset) == 0 or die "could not copy $types->{path}";
 
