@@ -1,7 +1,9 @@
 # pg_upgrade of a cluster that uses lance_parts, as a user runs it: from the
-# PostgreSQL the tests run on (15) to each major test/run.sh names in
-# LP_PG_UPGRADE_BINDIRS (bin directories separated by ':', each installation
-# with lance_parts installed).  For each, an old cluster holds lance_fdw
+# PostgreSQL the tests run on (15; or the installation whose bin directory
+# LP_PG_UPGRADE_OLD_BINDIR names, as pg_upgrade needs a release of the new
+# major at least as recent as the old one's) to each major test/run.sh names
+# in LP_PG_UPGRADE_BINDIRS (bin directories separated by ':', each
+# installation with lance_parts installed).  For each, an old cluster holds lance_fdw
 # servers (a local one and one on an S3 server, scripts/s3-server.sh), user
 # mappings with S3 credentials (for PUBLIC and for one role), foreign tables
 # over the reference datasets, a target made before the upgrade and, where
@@ -129,7 +131,8 @@ for my $i (0 .. $#new_bindirs)
 	my $dataset = "$work/ingest_$i.lance";
 	system('cp', '-r', $types->{path}, $dataset) == 0 or die "could not copy $types->{path}";
 
-	my $old = PostgreSQL::Test::Cluster->new("old_$i");
+	my $old = PostgreSQL::Test::Cluster->new("old_$i",
+		$ENV{LP_PG_UPGRADE_OLD_BINDIR} ? (install_path => dirname($ENV{LP_PG_UPGRADE_OLD_BINDIR})) : ());
 	$old->init;
 	$old->append_conf('postgresql.conf', $conf);
 	$old->start;
@@ -201,6 +204,14 @@ SELECT cron.schedule('lake_read', '* * * * *',
 		  '-p', $old->port, '-P', $new->port, '-s', $new->host ],
 		"pg_upgrade from $old_major to $major");
 	chdir $cwd or die "could not enter $cwd: $!";
+	# pg_upgrade keeps its logs only when it failed: show their errors, and
+	# leave the half-restored cluster alone
+	my @logs = glob($new->data_dir . '/pg_upgrade_output.d/*/log/*.log');
+	if (@logs)
+	{
+		diag(grep { /error|fatal/i } map { split /^/m, PostgreSQL::Test::Utils::slurp_file($_) } @logs);
+		next;
+	}
 
 	$new->start;
 	# what pg_upgrade tells the user to run: ALTER EXTENSION ... UPDATE for
