@@ -209,7 +209,7 @@ SELECT cron.schedule('lake_read', '* * * * *',
 	my @logs = glob($new->data_dir . '/pg_upgrade_output.d/*/log/*.log');
 	if (@logs)
 	{
-		diag(grep { /error|fatal/i } map { split /^/m, PostgreSQL::Test::Utils::slurp_file($_) } @logs);
+		diag(grep { /(?:error|ERROR|FATAL):/ } map { split /^/m, PostgreSQL::Test::Utils::slurp_file($_) } @logs);
 		next;
 	}
 
