@@ -17,7 +17,9 @@
 # into LP_PG_MAJORS_DIR/15-bookworm (default /opt/lance_parts/pg/15-bookworm)
 # in Debian's layout (usr/lib/postgresql/15, usr/share/postgresql/15), which
 # PostgreSQL finds relative to its binaries; the system's libpq serves it.
-# test/run.sh installs lance_parts into it with make install DESTDIR=.
+# Its server headers come too: a module built with 15.20's may call what
+# 15.18 lacks (DatumGetHeapTupleHeader), so test/run.sh builds lance_parts
+# for it with its own pg_config, like a major of its own.
 #
 set -euo pipefail
 
@@ -25,7 +27,7 @@ ROOT_DIR=${LP_PG_MAJORS_DIR:-/opt/lance_parts/pg}
 PREFIX=$ROOT_DIR/15-bookworm
 APT_DIR=$ROOT_DIR/apt/bookworm-binary
 STAMP=$PREFIX/.lance_parts-built
-PACKAGES=(postgresql-15 postgresql-client-15)
+PACKAGES=(postgresql-15 postgresql-client-15 postgresql-server-dev-15)
 
 if [ -f "$STAMP" ]; then
 	echo "$PREFIX/usr/lib/postgresql/15/bin"

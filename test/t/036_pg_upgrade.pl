@@ -61,7 +61,9 @@ mkdir $work unless -d $work;
 
 # What the upgrade must keep: the extension, the wrapper's servers, user
 # mappings (options included: the credentials) and foreign tables, and the
-# role the extension made.  Options in name order, as pg_dump writes them.
+# role the extension made.  Options in name order, as pg_dump writes them;
+# table privileges one by one, but for MAINTAIN, which 17 added and gives
+# owners.
 my $objects = q{
 CREATE FUNCTION pg_temp.options(options text[]) RETURNS text LANGUAGE sql
 	RETURN (SELECT string_agg(o, ',' ORDER BY o) FROM unnest(options) o);
@@ -79,7 +81,10 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
 	SELECT 'foreign table ' || ftrelid::regclass || ' ' || pg_temp.options(ftoptions) ||
 		' columns=' || (SELECT string_agg(attname || ':' || format_type(atttypid, atttypmod), ',' ORDER BY attnum)
 						FROM pg_attribute WHERE attrelid = ftrelid AND attnum > 0) ||
-		' acl=' || coalesce((SELECT relacl::text FROM pg_class WHERE oid = ftrelid), 'default')
+		' acl=' || coalesce((SELECT string_agg(grantee::regrole || '=' || privilege_type || '/' || grantor::regrole,
+											   ',' ORDER BY grantee::regrole::text, privilege_type)
+							 FROM pg_class, aclexplode(relacl)
+							 WHERE oid = ftrelid AND privilege_type <> 'MAINTAIN'), 'default')
 	FROM pg_foreign_table
 	UNION ALL
 	SELECT 'role ' || rolname || ' ' || coalesce(shobj_description(oid, 'pg_authid'), '')
