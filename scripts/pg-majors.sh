@@ -42,11 +42,6 @@ PGVECTOR_SERIES=0.8
 BUILD_PACKAGES=(bison flex pkg-config libicu-dev libreadline-dev zlib1g-dev libssl-dev
 	liblz4-dev libzstd-dev liburing-dev libipc-run-perl make gcc xz-utils bzip2)
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "pg-majors.sh: must run as root (it installs Debian packages)" >&2
-	exit 1
-fi
-
 say()
 {
 	echo "pg-majors.sh: $*" >&2
@@ -175,6 +170,11 @@ case "${1:-}" in
 		exit 2
 		;;
 esac
+if [ "$(id -u)" -ne 0 ]; then
+	echo "pg-majors.sh: must run as root (it installs Debian packages)" >&2
+	exit 1
+fi
+
 [ $# -gt 0 ] || set -- "${MAJORS[@]}"
 for major in "$@"; do
 	if [ -z "${SUITES[$major]:-}" ]; then
