@@ -28,7 +28,7 @@ shopt -s inherit_errexit
 
 ROOT_DIR=${LP_PG_MAJORS_DIR:-/opt/lance_parts/pg}
 # major -> Debian suite whose source packages build it
-declare -A SUITES=([17]="trixie-security trixie" [18]="sid")
+declare -A SUITES=([17]=trixie [18]="sid")
 # Suites searched after the major's own for pg_cron and pgvector: an older
 # release of them may be all the mirror serves.
 ADDON_SUITES="trixie"
@@ -113,8 +113,8 @@ build_server()
 	local major=$1 suites=${SUITES[$1]} prefix=$ROOT_DIR/$1 src version liburing=()
 	[ -f "$prefix/.lance_parts-built" ] && return
 	install_build_packages
-	say "building PostgreSQL $major from Debian's source package into $prefix (about 10 minutes)"
 	version=$(fetch_source "$suites" "postgresql-$major")
+	say "building PostgreSQL $major ($version) into $prefix (about 10 minutes)"
 	src=$(unpack "$suites" "postgresql-$major")
 	rm -rf "$prefix"
 	# io_uring (io_method = io_uring) from 18 on
