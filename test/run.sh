@@ -146,7 +146,6 @@ WORK=$(mktemp -d "${LP_TMPDIR:-/tmp}/lance_parts-test.XXXXXX") || exit 1
 chmod 755 "$WORK"
 TREE=$WORK/tree
 DATA=$WORK/data
-SCRATCH=$WORK/scratch
 LOGS=$WORK/logs
 export LP_CLUSTER_DIR=$WORK/cluster
 export LP_PGPORT=${LP_PGPORT:-55432}
