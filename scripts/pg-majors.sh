@@ -18,8 +18,9 @@
 #
 # The server goes into LP_PG_MAJORS_DIR/MAJOR (default
 # /opt/lance_parts/pg/MAJOR), outside any source tree; the file
-# .lance_parts-built in it, written after the whole build succeeded, makes
-# later runs reuse it.  Building takes about 10 minutes a major on 2 cores;
+# .lance_parts-built in it, written after the server built, makes later runs
+# reuse it; it lists the server's version and pg_cron's and pgvector's, or
+# why one of them is missing.  Building takes about 10 minutes a major on 2 cores;
 # it runs under nice.  A lock per major lets concurrent runs wait for each
 # other instead of building twice.
 #
@@ -130,24 +131,38 @@ build_server()
 }
 
 # build_addon MAJOR PACKAGE CONTROL SERIES - the extension CONTROL from the
-# source package PACKAGE (a version starting with SERIES), unless installed.
+# newest source package PACKAGE the mirror serves (a version starting with
+# SERIES).  The outcome goes into the stamp file, a failure too ("PACKAGE
+# none: why"), so that later runs neither rebuild nor retry it; removing
+# the prefix retries.  Called where set -e does not hold: every step checked.
 build_addon()
 {
 	local major=$1 package=$2 control=$3 series=$4 suites="${SUITES[$1]} ${ADDON_SUITES}"
-	local pg_config=$ROOT_DIR/$1/bin/pg_config src version
-	[ -f "$("$pg_config" --sharedir)/extension/$control.control" ] && return
-	version=$(fetch_source "$suites" "$package")
+	local pg_config=$ROOT_DIR/$1/bin/pg_config stamp=$ROOT_DIR/$1/.lance_parts-built src version
+	grep -q "^$package " "$stamp" && return
+	if ! version=$(fetch_source "$suites" "$package"); then
+		echo "$package none: no source package served" >>"$stamp"
+		return 1
+	fi
 	case "$version" in
 		"$series"*) ;;
-		*) say "$package $version is not of the series $series the tests were written for"; return 1 ;;
+		*)
+			say "$package $version is not of the series $series the tests were written for"
+			echo "$package none: $version is not $series" >>"$stamp"
+			return 1 ;;
 	esac
-	src=$(unpack "$suites" "$package")
+	src=$(unpack "$suites" "$package") || return 1
 	# OPTFLAGS="": no -march=native (pgvector), as Debian's own build
-	{ nice make -C "$src" -s -j2 OPTFLAGS="" PG_CONFIG="$pg_config" &&
-		make -C "$src" -s install OPTFLAGS="" PG_CONFIG="$pg_config"; } >"$src/../make.log" 2>&1 ||
-		{ tail -n 60 "$src/../make.log" >&2; return 1; }
+	if ! { nice make -C "$src" -s -j2 OPTFLAGS="" PG_CONFIG="$pg_config" &&
+		make -C "$src" -s install OPTFLAGS="" PG_CONFIG="$pg_config"; } >"$src/../make.log" 2>&1; then
+		tail -n 30 "$src/../make.log" >&2
+		echo "$package none: $version does not build for PostgreSQL $major" >>"$stamp"
+		rm -rf "$src"
+		return 1
+	fi
 	rm -rf "$src"
-	echo "$package $version" >>"$ROOT_DIR/$major/.lance_parts-built"
+	[ -f "$("$pg_config" --sharedir)/extension/$control.control" ] || return 1
+	echo "$package $version" >>"$stamp"
 	say "$package $version installed for PostgreSQL $major"
 }
 
@@ -161,8 +176,10 @@ case "${1:-}" in
 		# own, so that set -e holds in it)
 		build_server "$2"
 		# Without them the tests that need them fail, the others run.
-		build_addon "$2" pg-cron pg_cron 1.6 || say "PostgreSQL $2 has no pg_cron"
-		build_addon "$2" pgvector vector "$PGVECTOR_SERIES" || say "PostgreSQL $2 has no pgvector"
+		build_addon "$2" pg-cron pg_cron 1.6 ||
+			say "PostgreSQL $2 has no pg_cron: $(sed -n 's/^pg-cron none: //p' "$ROOT_DIR/$2/.lance_parts-built")"
+		build_addon "$2" pgvector vector "$PGVECTOR_SERIES" ||
+			say "PostgreSQL $2 has no pgvector: $(sed -n 's/^pgvector none: //p' "$ROOT_DIR/$2/.lance_parts-built")"
 		exit 0
 		;;
 	-*)
