@@ -359,7 +359,7 @@ layer_fuzz()
 	done
 }
 
-# regress: pg_regress prints one "... ok" or "... FAILED" line per test.
+# regress: pg_regress prints one line per test saying ok or not.
 layer_regress()
 {
 	local log=$LOGS/regress-$CUR_MAJOR.log rc
@@ -377,8 +377,9 @@ layer_regress()
 		PGDATABASE="$PGDATABASE" make -C "$CUR_TREE" --no-print-directory installcheck \
 		PG_CONFIG="$CUR_BINDIR/pg_config" REGRESS="$tests"
 	rc=$?
-	L_PASSED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. ok' "$log")
-	L_FAILED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. FAILED' "$log")
+	# 15: "test name ... ok"; 16 on: TAP lines, "ok 1 - name" ("+" in a parallel group)
+	L_PASSED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. ok|^ok [0-9]+ +[-+] ' "$log")
+	L_FAILED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. FAILED|^not ok [0-9]+ +[-+] ' "$log")
 	if [ -s "$CUR_TREE/results/regression.diffs" ]; then
 		echo "---- results/regression.diffs"
 		cat "$CUR_TREE/results/regression.diffs"
@@ -390,7 +391,7 @@ layer_regress()
 # failed subtests; a script that died counts one failure.
 layer_tap()
 {
-	local log=$LOGS/tap-$CUR_MAJOR.log rc total failed_subtests dead_scripts script name tests
+	local log=$LOGS/tap-$CUR_MAJOR.log rc total failed_subtests dead_scripts skipped script name tests
 	mapfile -t tests < <(selected_files "$CUR_TREE/test/t" .pl | sed "s|^$CUR_TREE/||")
 	[ ${#tests[@]} -gt 0 ] || { L_NOTE="0 tests"; return; }
 	rm -rf "$CUR_TREE/tmp_check"
@@ -416,6 +417,11 @@ layer_tap()
 	dead_scripts=$(grep -cE '\(Wstat: .* Failed: 0\)$' "$log")
 	L_PASSED=$(( ${total:-0} - failed_subtests ))
 	L_FAILED=$((failed_subtests + dead_scripts))
+	# a script that skips itself says why (a server without pg_cron, a major
+	# before 18 for io_method)
+	skipped=$(grep -cE '^\S+\.pl \.+ skipped: ' "$log")
+	[ "$skipped" -eq 0 ] || L_NOTE="$skipped skipped: $(sed -nE 's/^(\S+)\.pl \.+ skipped: (.*)$/\1 (\2)/p' "$log" |
+		sed 's|^test/t/||' | paste -sd, -)"
 	sed -nE 's/^(\S+\.pl) \(Wstat: .*/\1/p' "$log" | while read -r script; do
 		name=$(basename "$script" .pl)
 		if [ -f "$CUR_TREE/tmp_check/log/regress_log_$name" ]; then
