@@ -407,7 +407,9 @@ layer_tap()
 	else
 		mount_small_fs || echo "run.sh: could not mount a small tmpfs; the full-filesystem tests will fail"
 	fi
-	run_logged "$log" as_postgres TESTDIR="$CUR_TREE" \
+	# TESTDIR for 15's PostgreSQL::Test::Utils, TESTDATADIR and TESTLOGDIR for 16's on
+	run_logged "$log" as_postgres TESTDIR="$CUR_TREE" TESTDATADIR="$CUR_TREE/tmp_check" \
+		TESTLOGDIR="$CUR_TREE/tmp_check/log" \
 		PG_REGRESS="$CUR_PGXS/src/test/regress/pg_regress" \
 		prove -I "$CUR_PGXS/src/test/perl" -I test/t "${tests[@]}"
 	rc=$?
