@@ -679,7 +679,7 @@ for major in "${MAJORS[@]}"; do
 		done
 		"$ROOT/test/cluster.sh" stop
 	fi
-	MAJOR_SUMMARY+=("$(printf 'PostgreSQL %-2s %s passed, %s failed (%s; %d min)' "$major" "$MAJOR_PASSED" \
+	MAJOR_SUMMARY+=("$(printf 'PostgreSQL %s:    %s passed, %s failed (%s; %d min)' "$major" "$MAJOR_PASSED" \
 		"$MAJOR_FAILED" "${layers[*]}" $(( (SECONDS - major_start + 30) / 60 )))")
 	CUR_MAJOR=
 done

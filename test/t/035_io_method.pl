@@ -7,6 +7,7 @@
 use strict;
 use warnings;
 
+use Cwd ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -24,7 +25,8 @@ my $same_rows = q{SELECT count(*), sum(id), sum(value), md5(string_agg(label, ',
 for my $method (@methods)
 {
 	my $node = PostgreSQL::Test::Cluster->new("io_$method");
-	my $dir = PostgreSQL::Test::Utils::tempdir;
+	# absolute: the server resolves paths from its data directory
+	my $dir = Cwd::abs_path(PostgreSQL::Test::Utils::tempdir);
 	$node->init;
 	$node->append_conf(
 		'postgresql.conf', qq{
