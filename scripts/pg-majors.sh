@@ -11,10 +11,13 @@
 # Each major is built from the upstream tarball of Debian's own source package
 # of the suite that has it (Debian 12 has 15 only; no reachable suite has a
 # postgresql-16 source package, so 16 is not built), then pg_cron and pgvector
-# from the same suite's source packages for it.  apt runs with state of its
-# own under the build directory (the system's sources.list and lists are
-# untouched) and checks every file against the suite's Release, signed by a
-# key of debian-archive-keyring, as install_pgvector of scripts/setup.sh does.
+# from the same suite's source packages for it (or trixie's).  apt runs with
+# state of its own under LP_PG_MAJORS_DIR/apt (the system's sources.list and
+# lists are untouched) and checks every file against the suite's Release,
+# signed by a key of debian-archive-keyring, as install_pgvector of
+# scripts/setup.sh does.  The Debian mirror of this project's machines serves
+# neither postgresql-17's source nor any pg-cron source; trixie's pgvector
+# 0.8.0 does not compile against 18: those are reported, not worked around.
 #
 # The server goes into LP_PG_MAJORS_DIR/MAJOR (default
 # /opt/lance_parts/pg/MAJOR), outside any source tree; the file
@@ -29,7 +32,7 @@ shopt -s inherit_errexit
 
 ROOT_DIR=${LP_PG_MAJORS_DIR:-/opt/lance_parts/pg}
 # major -> Debian suite whose source packages build it
-declare -A SUITES=([17]=trixie [18]="sid")
+declare -A SUITES=([17]=trixie [18]=sid)
 # Suites searched after the major's own for pg_cron and pgvector: an older
 # release of them may be all the mirror serves.
 ADDON_SUITES="trixie"
