@@ -571,10 +571,11 @@ prepare_major()
 	local major=$1 bindir tree=$WORK/tree-$1 log=$LOGS/build-$1.log
 	echo
 	echo "==== PostgreSQL $major"
-	bindir=$(bash "$ROOT/scripts/pg-majors.sh" "$major" | sed -n "s/^$major //p") && [ -n "$bindir" ] || {
+	bindir=$(bash "$ROOT/scripts/pg-majors.sh" "$major" | sed -n "s/^$major //p")
+	if [ -z "$bindir" ]; then
 		echo "run.sh: scripts/pg-majors.sh could not build PostgreSQL $major"
 		return 1
-	}
+	fi
 	mkdir -p "$tree"
 	tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude='./build-*' --exclude=./results \
 		--exclude=./tmp_check --exclude=./test/reference/node_modules --exclude='*.o' --exclude='*.so' \
