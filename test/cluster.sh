@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# cluster.sh - a throwaway PostgreSQL 15 cluster for tests and the demo.
+# cluster.sh - a throwaway PostgreSQL cluster for tests and the demo.
 #
 #   test/cluster.sh start    initdb and start; prints the connection environment
 #   test/cluster.sh env      prints the connection environment (for eval)
@@ -9,7 +9,8 @@
 # LP_CLUSTER_DIR (default /tmp/lance_parts-cluster) holds the data directory,
 # the socket directory, the server log and the file "env", which other scripts
 # source: it exports PGHOST, PGPORT, PGUSER=postgres and PGDATABASE=postgres.
-# LP_PGPORT (default 55432) is the port.
+# LP_PGPORT (default 55432) is the port.  LP_PG_BINDIR (default the system's
+# PostgreSQL 15) picks the server, of any major scripts/pg-majors.sh builds.
 #
 # initdb refuses root, so the server runs as the postgres OS user; run this
 # script as root or as postgres.  The server listens on a Unix socket in its
@@ -17,7 +18,8 @@
 # cluster on the same port and needs no TCP: psql, pg_regress and the node
 # tests connect through the socket, and TAP tests start their own clusters.
 # pg_cron is preloaded and runs its jobs in background workers, since with no
-# TCP listener it could not connect to itself over libpq; lance_parts is
+# TCP listener it could not connect to itself over libpq (where it is
+# installed: without it the tests that use it fail, the others run); lance_parts is
 # preloaded so that COPY ... TO takes format lance (the node tests write with it).
 #
 set -euo pipefail
@@ -74,13 +76,15 @@ start_cluster()
 		cat "$CLUSTER_DIR/initdb.log" >&2
 		return 1
 	}
+	local preload='pg_cron, lance_parts'
+	[ -f "$("$PG_BINDIR/pg_config" --pkglibdir)/pg_cron.so" ] || preload=lance_parts
 	as_postgres tee -a "$CLUSTER_DIR/data/postgresql.conf" >/dev/null <<EOF
 
 # test/cluster.sh
 port = $PORT
 listen_addresses = ''
 unix_socket_directories = '$CLUSTER_DIR/socket'
-shared_preload_libraries = 'pg_cron, lance_parts'
+shared_preload_libraries = '$preload'
 cron.database_name = 'postgres'
 cron.use_background_workers = on
 max_worker_processes = 16

@@ -13,6 +13,18 @@
 #   test/run.sh --files GLOB    in the regress, tap and node layers, only the
 #                               test files whose name (no extension) matches
 #                               GLOB, e.g. --files '*blob*'
+#   test/run.sh --pg MAJOR      the server layers on PostgreSQL MAJOR only, all
+#                               of them (15, or a major scripts/pg-majors.sh
+#                               builds)
+#
+# PostgreSQL majors: by default the server layers (regress, tap, node) run on
+# PostgreSQL 15 (Debian 12's, or LP_PG_BINDIR's), then regress and tap on
+# each major scripts/pg-majors.sh builds (it builds the missing ones first,
+# about 10 minutes each; later runs reuse them), node on the newest of them
+# too.  The other layers do not depend on PostgreSQL and run once.  The
+# extension is built for a major in a copy of the tree of its own, so that no
+# object of one major ends up in the module of another (the PostgreSQL-free
+# core library of build/ is shared), and installed into that major's prefix.
 #
 # Layers (see the layer_* functions below):
 #   layout    test/tools/check_layers.sh the layer rules, checked over the sources,
@@ -69,8 +81,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # LP_PG_BINDIR picks another (relocated) PostgreSQL 15 installation, so that
 # several work trees can install and test their builds side by side.
 PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
-PG_CONFIG=$PG_BINDIR/pg_config
-PGXS_DIR=$(dirname "$PG_BINDIR")/lib/pgxs
+BASE_MAJOR=15
 # 12 targets in about the 2 minutes the layer took with 4 at 30 s each; long
 # runs are bench/fuzz.sh's
 FUZZ_SECONDS=${LP_FUZZ_SECONDS:-10}
@@ -92,6 +103,7 @@ quick=false
 setup=true
 keep=false
 files_glob='*'
+only_major=
 selected=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -101,6 +113,15 @@ while [ $# -gt 0 ]; do
 		--files)
 			[ $# -ge 2 ] || { echo "run.sh: --files needs a pattern" >&2; exit 2; }
 			files_glob=$2
+			shift
+			;;
+		--pg)
+			[ $# -ge 2 ] || { echo "run.sh: --pg needs a major" >&2; exit 2; }
+			if [ "$2" != "$BASE_MAJOR" ] && ! bash "$ROOT/scripts/pg-majors.sh" --list | grep -qx "$2"; then
+				echo "run.sh: no PostgreSQL $2 (majors: $BASE_MAJOR $(bash "$ROOT/scripts/pg-majors.sh" --list | tr '\n' ' '))" >&2
+				exit 2
+			fi
+			only_major=$2
 			shift
 			;;
 		--only)
@@ -116,7 +137,7 @@ while [ $# -gt 0 ]; do
 			shift
 			;;
 		*)
-			echo "usage: test/run.sh [--quick] [--only LAYER[,LAYER...]] [--files GLOB] [--no-setup] [--keep]" >&2
+			echo "usage: test/run.sh [--quick] [--only LAYER[,LAYER...]] [--files GLOB] [--pg MAJOR] [--no-setup] [--keep]" >&2
 			exit 2
 			;;
 	esac
@@ -128,12 +149,20 @@ WORK=$(mktemp -d "${LP_TMPDIR:-/tmp}/lance_parts-test.XXXXXX") || exit 1
 chmod 755 "$WORK"
 TREE=$WORK/tree
 DATA=$WORK/data
-SCRATCH=$WORK/scratch
 LOGS=$WORK/logs
 export LP_CLUSTER_DIR=$WORK/cluster
 export LP_PGPORT=${LP_PGPORT:-55432}
-mkdir -p "$TREE" "$DATA" "$SCRATCH" "$LOGS"
-chown postgres: "$TREE" "$SCRATCH"
+mkdir -p "$TREE" "$DATA" "$LOGS"
+chown postgres: "$TREE"
+
+# The major whose server layers run: its bin directory, PGXS directory, the
+# copy of the tree its module was built in and the tests run from, and the
+# tests' scratch directory (set by use_major).
+CUR_MAJOR=
+CUR_BINDIR=
+CUR_PGXS=
+CUR_TREE=
+CUR_SCRATCH=
 
 # A loop-mounted XFS with reflink for the zero-copy tests (root only can mount).
 REFLINK_MOUNT=$WORK/xfs
@@ -211,10 +240,10 @@ run_logged()
 as_postgres()
 {
 	runuser -u postgres -- env \
-		LP_TESTDATA="$DATA" LP_SCRATCH="$SCRATCH" LP_SRCDIR="$TREE" \
+		LP_TESTDATA="$DATA" LP_SCRATCH="$CUR_SCRATCH" LP_SRCDIR="$CUR_TREE" \
 		LP_REFLINK_DIR="$LP_REFLINK_DIR" LP_SMALL_FS_DIR="$LP_SMALL_FS_DIR" \
 		LP_ENCODE_APPEND="$LP_ENCODE_APPEND" LP_PAGE_ENCODINGS="$LP_PAGE_ENCODINGS" \
-		PATH="$PG_BINDIR:$PATH" "$@"
+		PATH="$CUR_BINDIR:$PATH" "$@"
 }
 
 # command_failed RC - a command that failed without reporting a failed test
@@ -337,12 +366,12 @@ layer_fuzz()
 	done
 }
 
-# regress: pg_regress prints one "... ok" or "... FAILED" line per test.
+# regress: pg_regress prints one line per test saying ok or not.
 layer_regress()
 {
-	local log=$LOGS/regress.log rc
+	local log=$LOGS/regress-$CUR_MAJOR.log rc
 	local tests
-	tests=$(selected_files "$TREE/test/sql" .sql | xargs -r -n1 basename -s .sql | grep -E '^[0-9]' | tr '\n' ' ')
+	tests=$(selected_files "$CUR_TREE/test/sql" .sql | xargs -r -n1 basename -s .sql | grep -E '^[0-9]' | tr '\n' ' ')
 	[ -n "$tests" ] || { L_NOTE="0 tests"; return; }
 	if [ ! -f "$LP_CLUSTER_DIR/env" ]; then
 		L_FAILED=1
@@ -352,14 +381,15 @@ layer_regress()
 	# shellcheck source=/dev/null
 	. "$LP_CLUSTER_DIR/env"
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-		PGDATABASE="$PGDATABASE" make -C "$TREE" --no-print-directory installcheck \
-		PG_CONFIG="$PG_CONFIG" REGRESS="$tests"
+		PGDATABASE="$PGDATABASE" make -C "$CUR_TREE" --no-print-directory installcheck \
+		PG_CONFIG="$CUR_BINDIR/pg_config" REGRESS="$tests"
 	rc=$?
-	L_PASSED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. ok' "$log")
-	L_FAILED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. FAILED' "$log")
-	if [ -s "$TREE/results/regression.diffs" ]; then
+	# 15: "test name ... ok"; 16 on: TAP lines, "ok 1 - name" ("+" in a parallel group)
+	L_PASSED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. ok|^ok [0-9]+ +[-+] ' "$log")
+	L_FAILED=$(grep -cE '^(test | +)?[[:alnum:]_-]+ +\.\.\. FAILED|^not ok [0-9]+ +[-+] ' "$log")
+	if [ -s "$CUR_TREE/results/regression.diffs" ]; then
 		echo "---- results/regression.diffs"
-		cat "$TREE/results/regression.diffs"
+		cat "$CUR_TREE/results/regression.diffs"
 	fi
 	command_failed "$rc"
 }
@@ -368,16 +398,27 @@ layer_regress()
 # failed subtests; a script that died counts one failure.
 layer_tap()
 {
-	local log=$LOGS/tap.log rc total failed_subtests dead_scripts script name tests
-	mapfile -t tests < <(selected_files "$TREE/test/t" .pl | sed "s|^$TREE/||")
+	local log=$LOGS/tap-$CUR_MAJOR.log rc total failed_subtests dead_scripts skipped script name tests
+	mapfile -t tests < <(selected_files "$CUR_TREE/test/t" .pl | sed "s|^$CUR_TREE/||")
 	[ ${#tests[@]} -gt 0 ] || { L_NOTE="0 tests"; return; }
-	rm -rf "$TREE/tmp_check"
-	as_postgres mkdir -p "$TREE/tmp_check"
-	mount_reflink_fs || echo "run.sh: could not mount a reflink XFS; the zero-copy tests will fail"
-	mount_small_fs || echo "run.sh: could not mount a small tmpfs; the full-filesystem tests will fail"
-	run_logged "$log" as_postgres TESTDIR="$TREE" \
-		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
-		prove -I "$PGXS_DIR/src/test/perl" -I test/t "${tests[@]}"
+	rm -rf "$CUR_TREE/tmp_check"
+	as_postgres mkdir -p "$CUR_TREE/tmp_check"
+	# mounted by the first major's run, emptied for the next
+	if [ -n "$LP_REFLINK_DIR" ]; then
+		find "$LP_REFLINK_DIR" -mindepth 1 -delete
+	else
+		mount_reflink_fs || echo "run.sh: could not mount a reflink XFS; the zero-copy tests will fail"
+	fi
+	if [ -n "$LP_SMALL_FS_DIR" ]; then
+		find "$LP_SMALL_FS_DIR" -mindepth 1 -delete
+	else
+		mount_small_fs || echo "run.sh: could not mount a small tmpfs; the full-filesystem tests will fail"
+	fi
+	# TESTDIR for 15's PostgreSQL::Test::Utils, TESTDATADIR and TESTLOGDIR for 16's on
+	run_logged "$log" as_postgres TESTDIR="$CUR_TREE" TESTDATADIR="$CUR_TREE/tmp_check" \
+		TESTLOGDIR="$CUR_TREE/tmp_check/log" \
+		PG_REGRESS="$CUR_PGXS/src/test/regress/pg_regress" \
+		prove -I "$CUR_PGXS/src/test/perl" -I test/t "${tests[@]}"
 	rc=$?
 	total=$(sed -nE 's/^Files=[0-9]+, Tests=([0-9]+),.*/\1/p' "$log" | tail -n 1)
 	failed_subtests=$(sed -nE 's/^.*\(Wstat: .* Tests: [0-9]+ Failed: ([0-9]+)\)$/\1/p' "$log" |
@@ -385,11 +426,16 @@ layer_tap()
 	dead_scripts=$(grep -cE '\(Wstat: .* Failed: 0\)$' "$log")
 	L_PASSED=$(( ${total:-0} - failed_subtests ))
 	L_FAILED=$((failed_subtests + dead_scripts))
+	# a script that skips itself says why (a server without pg_cron, a major
+	# before 18 for io_method)
+	skipped=$(grep -cE '^\S+\.pl \.+ skipped: ' "$log")
+	[ "$skipped" -eq 0 ] || L_NOTE="$skipped skipped: $(sed -nE 's/^(\S+)\.pl \.+ skipped: (.*)$/\1 (\2)/p' "$log" |
+		sed 's|^test/t/||' | paste -sd, -)"
 	sed -nE 's/^(\S+\.pl) \(Wstat: .*/\1/p' "$log" | while read -r script; do
 		name=$(basename "$script" .pl)
-		if [ -f "$TREE/tmp_check/log/regress_log_$name" ]; then
+		if [ -f "$CUR_TREE/tmp_check/log/regress_log_$name" ]; then
 			echo "---- tail of tmp_check/log/regress_log_$name"
-			tail -n 60 "$TREE/tmp_check/log/regress_log_$name"
+			tail -n 60 "$CUR_TREE/tmp_check/log/regress_log_$name"
 		fi
 	done
 	command_failed "$rc"
@@ -398,8 +444,8 @@ layer_tap()
 # node: node's TAP reporter ends with "# pass N", "# fail N", "# cancelled N".
 layer_node()
 {
-	local log=$LOGS/node.log rc cancelled tests
-	mapfile -t tests < <(selected_files "$TREE/test/reference" .test.cjs | sed "s|^$TREE/||")
+	local log=$LOGS/node-$CUR_MAJOR.log rc cancelled tests
+	mapfile -t tests < <(selected_files "$CUR_TREE/test/reference" .test.cjs | sed "s|^$CUR_TREE/||")
 	[ ${#tests[@]} -gt 0 ] || { L_NOTE="0 tests"; return; }
 	if [ ! -f "$LP_CLUSTER_DIR/env" ]; then
 		L_FAILED=1
@@ -412,14 +458,14 @@ layer_node()
 	# root in the work tree, run by postgres from the copy.
 	LP_ENCODE_APPEND=
 	if make -C "$ROOT" --no-print-directory -s build/encode_append; then
-		install -o postgres -m 755 "$ROOT/build/encode_append" "$TREE/encode_append" &&
-			LP_ENCODE_APPEND=$TREE/encode_append
+		install -o postgres -m 755 "$ROOT/build/encode_append" "$CUR_TREE/encode_append" &&
+			LP_ENCODE_APPEND=$CUR_TREE/encode_append
 	fi
 	# encode_compress.test.cjs compares encoding trees through this one.
 	LP_PAGE_ENCODINGS=
 	if make -C "$ROOT" --no-print-directory -s build/page_encodings; then
-		install -o postgres -m 755 "$ROOT/build/page_encodings" "$TREE/page_encodings" &&
-			LP_PAGE_ENCODINGS=$TREE/page_encodings
+		install -o postgres -m 755 "$ROOT/build/page_encodings" "$CUR_TREE/page_encodings" &&
+			LP_PAGE_ENCODINGS=$CUR_TREE/page_encodings
 	fi
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 		PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \
@@ -446,27 +492,34 @@ record()
 	local line
 	TOTAL_PASSED=$((TOTAL_PASSED + $2))
 	TOTAL_FAILED=$((TOTAL_FAILED + $3))
+	if [ -n "$CUR_MAJOR" ]; then
+		MAJOR_PASSED=$((MAJOR_PASSED + $2))
+		MAJOR_FAILED=$((MAJOR_FAILED + $3))
+	fi
 	if [ -n "$4" ] && [ "$2" -eq 0 ] && [ "$3" -eq 0 ]; then
 		line=$4
 	else
 		line="$2 passed, $3 failed${4:+ ($4)}"
 	fi
-	SUMMARY+=("$(printf '%-10s %s' "$1" "$line")")
+	SUMMARY+=("$(printf '%-16s %s' "$1" "$line")")
 }
 
 run_layer()
 {
-	local name=$1
+	local name=$1 label=$1
+	[ -n "$CUR_MAJOR" ] && label="$1 (pg$CUR_MAJOR)"
 	L_PASSED=0
 	L_FAILED=0
 	L_NOTE=
 	echo
-	echo "==== $name"
+	echo "==== $label"
 	"layer_$name"
 	if [ "$L_PASSED" -eq 0 ] && [ "$L_FAILED" -eq 0 ] && [ -z "$L_NOTE" ]; then
 		L_NOTE="0 tests"
 	fi
-	record "$name" "$L_PASSED" "$L_FAILED" "$L_NOTE"
+	record "$label" "$L_PASSED" "$L_FAILED" "$L_NOTE"
+	echo "==== $label: $L_PASSED passed, $L_FAILED failed, $(( SECONDS - LAYER_START )) s"
+	LAYER_START=$SECONDS
 }
 
 finish()
@@ -480,9 +533,91 @@ finish()
 	for line in "${SUMMARY[@]}"; do
 		echo "$line"
 	done
+	for line in "${MAJOR_SUMMARY[@]}"; do
+		echo "$line"
+	done
 	echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed"
 	[ "$TOTAL_FAILED" -eq 0 ]
 	exit $?
+}
+
+# The majors whose server layers run: 15 first, then those of
+# scripts/pg-majors.sh (or the one of --pg).
+if [ -n "$only_major" ]; then
+	MAJORS=("$only_major")
+else
+	MAJORS=("$BASE_MAJOR")
+	mapfile -t -O 1 MAJORS < <(bash "$ROOT/scripts/pg-majors.sh" --list)
+fi
+NEWEST_MAJOR=${MAJORS[-1]}
+declare -A MAJOR_BINDIR=([$BASE_MAJOR]=$PG_BINDIR)
+MAJOR_SUMMARY=()
+MAJOR_PASSED=0
+MAJOR_FAILED=0
+LAYER_START=$SECONDS
+
+# major_layers MAJOR - the server layers to run on MAJOR: all of them on 15,
+# on the newest major and under --pg; regress and tap on the others.
+major_layers()
+{
+	local layer
+	for layer in regress tap node; do
+		selected_layer "$layer" || continue
+		if [ "$layer" = node ] && [ -z "$only_major" ] && [ "$1" != "$BASE_MAJOR" ] &&
+			[ "$1" != "$NEWEST_MAJOR" ]; then
+			continue
+		fi
+		echo "$layer"
+	done
+}
+
+# prepare_major MAJOR - the server of MAJOR (built by scripts/pg-majors.sh when
+# missing) with the extension built in $WORK/tree-MAJOR and installed.
+prepare_major()
+{
+	local major=$1 bindir tree=$WORK/tree-$1 log=$LOGS/build-$1.log
+	echo
+	echo "==== PostgreSQL $major"
+	bindir=$(bash "$ROOT/scripts/pg-majors.sh" "$major" | sed -n "s/^$major //p")
+	if [ -z "$bindir" ]; then
+		echo "run.sh: scripts/pg-majors.sh could not build PostgreSQL $major"
+		return 1
+	fi
+	mkdir -p "$tree"
+	tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude='./build-*' --exclude=./results \
+		--exclude=./tmp_check --exclude=./test/reference/node_modules --exclude='*.o' --exclude='*.so' \
+		--exclude='*.bc' --exclude=.deps -cf - . | tar -C "$tree" -xf -
+	# BUILD: the core library setup.sh built, free of PostgreSQL
+	if ! run_logged "$log" make -C "$tree" --no-print-directory -j2 PG_CONFIG="$bindir/pg_config" \
+		BUILD="$ROOT/build" all install; then
+		echo "run.sh: the extension did not build for PostgreSQL $major"
+		return 1
+	fi
+	chown -R postgres: "$tree"
+	if [ -d "$ROOT/test/reference/node_modules" ]; then
+		cp -al "$ROOT/test/reference/node_modules" "$tree/test/reference/" 2>/dev/null ||
+			cp -a "$ROOT/test/reference/node_modules" "$tree/test/reference/"
+	fi
+	MAJOR_BINDIR[$major]=$bindir
+}
+
+# use_major MAJOR - point CUR_* (and test/cluster.sh) at MAJOR.
+use_major()
+{
+	CUR_MAJOR=$1
+	CUR_BINDIR=${MAJOR_BINDIR[$1]}
+	CUR_PGXS=$("$CUR_BINDIR/pg_config" --pgxs)
+	CUR_PGXS=${CUR_PGXS%/src/makefiles/pgxs.mk}
+	if [ "$1" = "$BASE_MAJOR" ]; then
+		CUR_TREE=$TREE
+	else
+		CUR_TREE=$WORK/tree-$1
+	fi
+	CUR_SCRATCH=$WORK/scratch-$1
+	mkdir -p "$CUR_SCRATCH"
+	chown postgres: "$CUR_SCRATCH"
+	export LP_PG_BINDIR=$CUR_BINDIR
+	cd "$CUR_TREE" || exit 1
 }
 
 if $setup; then
@@ -498,7 +633,7 @@ echo "==== reference data"
 if [ -f "$ROOT/test/reference/generate.cjs" ]; then
 	if run_logged "$LOGS/testdata.log" make -C "$ROOT" --no-print-directory testdata TESTDATA="$DATA" &&
 		[ -f "$DATA/manifest.json" ]; then
-		SUMMARY+=("$(printf '%-10s %s' testdata "written to LP_TESTDATA ($(find "$DATA" -type f | wc -l) files)")")
+		SUMMARY+=("$(printf '%-16s %s' testdata "written to LP_TESTDATA ($(find "$DATA" -type f | wc -l) files)")")
 	else
 		record testdata 0 1 "generator failed or wrote no manifest.json"
 	fi
@@ -518,21 +653,43 @@ if [ -d "$ROOT/test/reference/node_modules" ]; then
 fi
 # Commands run as postgres start here; the C layers use make -C "$ROOT".
 cd "$TREE" || exit 1
+LAYER_START=$SECONDS
 
-if { selected_layer regress && compgen -G "$TREE/test/sql/[0-9]*.sql" >/dev/null; } ||
-	{ selected_layer node && compgen -G "$TREE/test/reference/*.test.cjs" >/dev/null; }; then
-	echo
-	echo "==== cluster"
-	"$ROOT/test/cluster.sh" start || echo "could not start the cluster"
-fi
-
-for layer in "${LAYERS[@]}"; do
+for layer in layout core s3 sanitize fuzz; do
 	selected_layer "$layer" || continue
 	if $quick && { [ "$layer" = sanitize ] || [ "$layer" = fuzz ]; }; then
-		SUMMARY+=("$(printf '%-10s %s' "$layer" "skipped (--quick)")")
+		SUMMARY+=("$(printf '%-16s %s' "$layer" "skipped (--quick)")")
 		continue
 	fi
 	run_layer "$layer"
+done
+
+for major in "${MAJORS[@]}"; do
+	mapfile -t layers < <(major_layers "$major")
+	[ ${#layers[@]} -gt 0 ] || continue
+	MAJOR_PASSED=0
+	MAJOR_FAILED=0
+	major_start=$SECONDS
+	if [ "$major" != "$BASE_MAJOR" ] && ! prepare_major "$major"; then
+		CUR_MAJOR=$major
+		record "pg$major setup" 0 1 "PostgreSQL $major or the extension for it did not build"
+	else
+		use_major "$major"
+		if [[ " ${layers[*]} " == *" regress "* && -n $(compgen -G "$CUR_TREE/test/sql/[0-9]*.sql") ]] ||
+			[[ " ${layers[*]} " == *" node "* && -n $(compgen -G "$CUR_TREE/test/reference/*.test.cjs") ]]; then
+			echo
+			echo "==== cluster (PostgreSQL $major)"
+			"$ROOT/test/cluster.sh" start || echo "could not start the cluster"
+		fi
+		LAYER_START=$SECONDS
+		for layer in "${layers[@]}"; do
+			run_layer "$layer"
+		done
+		"$ROOT/test/cluster.sh" stop
+	fi
+	MAJOR_SUMMARY+=("$(printf 'PostgreSQL %s:    %s passed, %s failed (%s; %d min)' "$major" "$MAJOR_PASSED" \
+		"$MAJOR_FAILED" "${layers[*]}" $(( (SECONDS - major_start + 30) / 60 )))")
+	CUR_MAJOR=
 done
 
 finish

@@ -5,9 +5,10 @@
 #define LP_PG_ERROR_H
 
 #include "base/lp_error.h"
+#include "lp_pg_compat.h"
 
 /* Raise err as an ERROR with the SQLSTATE its code maps to.  Never returns. */
-extern void lp_raise(const LpError *err) pg_attribute_noreturn();
+pg_noreturn extern void lp_raise(const LpError *err);
 
 /* pointer, or ERROR (53200) when a core allocation returned NULL. */
 extern void *lp_require_memory(void *pointer);

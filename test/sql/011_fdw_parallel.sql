@@ -36,7 +36,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     line text;
 BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || query LOOP
         CONTINUE WHEN line ~ '^\s*(Lance Dataset|Lance File|Dataset Version|Data Files|Deleted Rows|Lance Fields|Rows Removed by [a-zA-Z ]+|Lance Pages [a-zA-Z]+|Sort Method|Worker \d):';
         RETURN NEXT regexp_replace(line, ' \(actual rows=.*\)$', '');
     END LOOP;

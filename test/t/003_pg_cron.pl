@@ -1,7 +1,9 @@
 # A whole ingest (target, assembly of the given parts, commit) as one SQL
 # statement run by pg_cron in a background worker: the dataset gets a new
 # version holding the assembled file.  Two forms: lance_parts.ingest(), as
-# the README schedules it, and the same steps as one WITH statement.
+# the README schedules it, and the same steps as one WITH statement.  Then
+# the README's recipe of write_part jobs, one a part, and one job that
+# assembles and commits them.
 use strict;
 use warnings;
 
@@ -12,6 +14,19 @@ use JSON::PP qw(decode_json);
 use Test::More;
 
 use LanceParts qw(reference_data directory_entries);
+
+# Debian's pg_cron for 15; scripts/pg-majors.sh builds it for another major
+# where Debian's mirror serves its source.  Without it this test fails once
+# instead of stopping every TAP test after it (a server that cannot start
+# makes PostgreSQL::Test::Cluster bail out).
+my $pkglibdir = `pg_config --pkglibdir`;
+chomp $pkglibdir;
+if (!-f "$pkglibdir/pg_cron.so")
+{
+	fail("pg_cron is installed in $pkglibdir (scripts/pg-majors.sh could not build it: see its stamp file)");
+	done_testing();
+	exit;
+}
 
 
 my ($data_dir, $index) = reference_data();
@@ -125,6 +140,52 @@ for my $job (sort keys %job_sql)
 			"$job: lancedb sees the new fragment");
 	}
 }
+
+# ---- the pg_cron recipe: one job per part, then one job that commits -------------
+my $cron_dataset = "$work/cron.lance";
+$node->safe_psql('postgres', qq{
+	CREATE SERVER lance FOREIGN DATA WRAPPER lance_fdw;
+	SELECT * FROM lance_parts.write_dataset('$cron_dataset', 'SELECT 0::bigint AS id');
+	CREATE TABLE ingest (target jsonb);
+	INSERT INTO ingest SELECT lance_parts.create_target('$cron_dataset');
+	CREATE TABLE ingest_parts (slice int PRIMARY KEY, uri text, num_rows bigint);
+	SELECT cron.schedule('part-' || s, '* * * * *', format(
+		\$job\$INSERT INTO ingest_parts SELECT %s, uri, num_rows
+		       FROM ingest, lance_parts.write_part(target, 'SELECT g::bigint AS id FROM generate_series(%s, %s) g')
+		       ON CONFLICT DO NOTHING\$job\$, s, s * 1000 + 1, s * 1000 + 1000))
+	FROM generate_series(1, 2) s;
+});
+$waited = 0;
+while ($node->safe_psql('postgres', 'SELECT count(*) FROM ingest_parts') ne '2' && $waited < 150)
+{
+	sleep 1;
+	$waited++;
+}
+$node->safe_psql('postgres', "SELECT cron.unschedule('part-' || s) FROM generate_series(1, 2) s");
+is($node->safe_psql('postgres', 'SELECT count(*) FROM ingest_parts'), '2', "two part jobs ran (after $waited s)");
+$node->safe_psql('postgres', q{
+	SELECT cron.schedule('commit', '* * * * *', $job$
+		SELECT c.* FROM ingest,
+		     LATERAL lance_parts.assemble(target, (SELECT array_agg(uri ORDER BY slice) FROM ingest_parts)) a,
+		     LATERAL lance_parts.commit(target, CASE WHEN a.status = 'written' THEN 'append' END) c$job$);
+});
+$finished = q{SELECT count(*) FROM cron.job_run_details d JOIN cron.job j USING (jobid)
+	WHERE j.jobname = 'commit' AND d.status IN ('succeeded', 'failed')};
+$waited = 0;
+while ($node->safe_psql('postgres', $finished) eq '0' && $waited < 90)
+{
+	sleep 1;
+	$waited++;
+}
+$node->safe_psql('postgres', "SELECT cron.unschedule('commit')");
+is( $node->safe_psql('postgres', q{
+		SELECT string_agg(status || ': ' || coalesce(return_message, ''), ',') FROM cron.job_run_details
+		WHERE command LIKE '%ingest_parts%lance_parts.commit%'}),
+	'succeeded: SELECT 1', 'the commit job succeeded');
+$node->safe_psql('postgres',
+	"CREATE FOREIGN TABLE cron_ds (id bigint) SERVER lance OPTIONS (uri '$cron_dataset')");
+is($node->safe_psql('postgres', 'SELECT string_agg(id::text, \',\') FROM cron_ds'),
+	join(',', 0, 1001 .. 3000), 'the dataset holds the parts in slice order');
 
 $node->stop;
 system('rm', '-rf', $work) if $ENV{LP_SCRATCH};

@@ -4,7 +4,7 @@
 # two sessions write the parts of one target at once and a third registers,
 # assembles and commits them in caller order; COPY ... TO with format 'lance'
 # works with the library in shared_preload_libraries and COPY is unchanged
-# without it; the README's pg_cron recipe (part jobs, then one commit job).
+# without it.  (The README's pg_cron recipe is 003_pg_cron's.)
 use strict;
 use warnings;
 
@@ -27,14 +27,12 @@ my $node = PostgreSQL::Test::Cluster->new('write');
 $node->init;
 $node->append_conf(
 	'postgresql.conf', q{
-shared_preload_libraries = 'lance_parts, pg_cron'
-cron.database_name = 'postgres'
-cron.use_background_workers = on
+shared_preload_libraries = 'lance_parts'
 max_worker_processes = 16
 max_parallel_workers_per_gather = 0
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION lance_parts; CREATE EXTENSION pg_cron');
+$node->safe_psql('postgres', 'CREATE EXTENSION lance_parts');
 
 my $dataset = "$work/ds.lance";
 is( $node->safe_psql(
@@ -193,51 +191,6 @@ $plain->safe_psql('postgres', 'CREATE EXTENSION lance_parts');
 like($stderr, qr/COPY format "lance" not recognized/, 'without shared_preload_libraries COPY is unchanged');
 ok(!-e "$work/plain.lance", 'and writes nothing');
 $plain->stop;
-
-# ---- the pg_cron recipe: one job per part, then one job that commits -------------
-my $cron_dataset = "$work/cron.lance";
-$node->safe_psql('postgres', qq{
-	SELECT * FROM lance_parts.write_dataset('$cron_dataset', 'SELECT 0::bigint AS id');
-	CREATE TABLE ingest (target jsonb);
-	INSERT INTO ingest SELECT lance_parts.create_target('$cron_dataset');
-	CREATE TABLE ingest_parts (slice int PRIMARY KEY, uri text, num_rows bigint);
-	SELECT cron.schedule('part-' || s, '* * * * *', format(
-		\$job\$INSERT INTO ingest_parts SELECT %s, uri, num_rows
-		       FROM ingest, lance_parts.write_part(target, 'SELECT g::bigint AS id FROM generate_series(%s, %s) g')
-		       ON CONFLICT DO NOTHING\$job\$, s, s * 1000 + 1, s * 1000 + 1000))
-	FROM generate_series(1, 2) s;
-});
-my $waited = 0;
-while ($node->safe_psql('postgres', 'SELECT count(*) FROM ingest_parts') ne '2' && $waited < 150)
-{
-	sleep 1;
-	$waited++;
-}
-$node->safe_psql('postgres', "SELECT cron.unschedule('part-' || s) FROM generate_series(1, 2) s");
-is($node->safe_psql('postgres', 'SELECT count(*) FROM ingest_parts'), '2', "two part jobs ran (after $waited s)");
-$node->safe_psql('postgres', q{
-	SELECT cron.schedule('commit', '* * * * *', $job$
-		SELECT c.* FROM ingest,
-		     LATERAL lance_parts.assemble(target, (SELECT array_agg(uri ORDER BY slice) FROM ingest_parts)) a,
-		     LATERAL lance_parts.commit(target, CASE WHEN a.status = 'written' THEN 'append' END) c$job$);
-});
-my $finished = q{SELECT count(*) FROM cron.job_run_details d JOIN cron.job j USING (jobid)
-	WHERE j.jobname = 'commit' AND d.status IN ('succeeded', 'failed')};
-$waited = 0;
-while ($node->safe_psql('postgres', $finished) eq '0' && $waited < 90)
-{
-	sleep 1;
-	$waited++;
-}
-$node->safe_psql('postgres', "SELECT cron.unschedule('commit')");
-is( $node->safe_psql('postgres', q{
-		SELECT string_agg(status || ': ' || coalesce(return_message, ''), ',') FROM cron.job_run_details
-		WHERE command LIKE '%lance_parts.commit%'}),
-	'succeeded: SELECT 1', 'the commit job succeeded');
-$node->safe_psql('postgres',
-	"CREATE FOREIGN TABLE cron_ds (id bigint) SERVER lance OPTIONS (uri '$cron_dataset')");
-is($node->safe_psql('postgres', 'SELECT string_agg(id::text, \',\') FROM cron_ds'),
-	join(',', 0, 1001 .. 3000), 'the dataset holds the parts in slice order');
 
 $node->stop;
 system('rm', '-rf', $work) if $ENV{LP_SCRATCH};

@@ -37,6 +37,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "lp_pg_compat.h"
 #include "assemble/lp_progress.h"
 
 PG_FUNCTION_INFO_V1(lp_progress);
@@ -216,7 +217,7 @@ backend_running(int pid, TimestampTz start)
 
 	for (int i = 1; i <= count; i++)
 	{
-		LocalPgBackendStatus *entry = pgstat_fetch_stat_local_beentry(i);
+		LocalPgBackendStatus *entry = pgstat_get_local_beentry_by_index(i);
 
 		if (entry != NULL && entry->backendStatus.st_procpid == pid)
 			return entry->backendStatus.st_proc_start_timestamp == start;

@@ -22,6 +22,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
+#include "lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 
 PG_FUNCTION_INFO_V1(lance_fdw_handler);
@@ -77,9 +78,9 @@ lance_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		baserel->tuples * cpu_operator_cost * list_length(baserel->baserestrictinfo);
 	Path	   *path;
 
-	path = (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows,
+	path = (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows, 0,
 											startup, startup + run, NIL,
-											baserel->lateral_relids, NULL, NIL);
+											baserel->lateral_relids, NULL, NIL, NIL);
 	path->parallel_safe = false;
 	add_path(baserel, path);
 	lp_fdw_add_partial_path(root, baserel, source, startup, run);

@@ -19,6 +19,7 @@
 #include "utils/rel.h"
 #include "utils/sampling.h"
 
+#include "lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 #include "storage/lp_pg_storage.h"
 
@@ -90,7 +91,7 @@ lance_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	{
 		int			slot = -1;
 
-		vacuum_delay_point();
+		vacuum_delay_point(true);
 		/*
 		 * The first targrows rows fill the reservoir; each later row replaces
 		 * one at random or is skipped, as Vitter's algorithm draws.

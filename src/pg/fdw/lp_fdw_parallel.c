@@ -27,6 +27,7 @@
 #include "port/atomics.h"
 #include "utils/guc.h"
 
+#include "lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 
 static int	lp_fdw_unit_rows = 1024 * 1024;
@@ -126,9 +127,9 @@ lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, const LpFdwSourc
 
 	divisor = parallel_divisor(workers);
 	path = (Path *) create_foreignscan_path(root, baserel, NULL,
-											clamp_row_est(baserel->rows / divisor),
+											clamp_row_est(baserel->rows / divisor), 0,
 											startup_cost, startup_cost + run_cost / divisor,
-											NIL, baserel->lateral_relids, NULL, NIL);
+											NIL, baserel->lateral_relids, NULL, NIL, NIL);
 	path->parallel_aware = true;
 	path->parallel_safe = true;
 	path->parallel_workers = workers;

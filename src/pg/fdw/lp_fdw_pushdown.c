@@ -32,6 +32,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 
 bool		lp_fdw_pushdown = true;
@@ -241,13 +242,13 @@ is_family_operator(Oid opno, Oid column_type, bool equality_only)
 	if (!OidIsValid(opclass) || !func_strict(get_opcode(opno)))
 		return false;
 	family = get_opclass_family(opclass);
-	foreach(cell, get_op_btree_interpretation(opno))
+	foreach(cell, get_op_index_interpretation(opno))
 	{
-		OpBtreeInterpretation *interpretation = lfirst(cell);
+		OpIndexInterpretation *interpretation = lfirst(cell);
 
 		if (interpretation->opfamily_id != family)
 			continue;
-		if (!equality_only || interpretation->strategy == BTEqualStrategyNumber)
+		if (!equality_only || LP_INTERPRETATION_IS_EQUALITY(interpretation))
 			return true;
 	}
 	return false;

@@ -20,6 +20,7 @@
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
 #include "format/lp_columns.h"
+#include "lp_pg_compat.h"
 #include "lp_pg_error.h"
 #include "sql/lp_commit_sql.h"
 #include "sql/lp_sidecar.h"
@@ -284,5 +285,5 @@ lp_blob_lease_range(const LpBlobLease *lease)
 	upper.infinite = false;
 	upper.inclusive = false;
 	upper.lower = false;
-	return make_range(typcache, &lower, &upper, false);
+	return make_range(typcache, &lower, &upper, false, NULL);
 }

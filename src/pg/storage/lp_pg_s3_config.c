@@ -28,6 +28,7 @@
 #include "utils/syscache.h"
 
 #include "io/lp_s3_uri.h"
+#include "lp_pg_compat.h"
 #include "storage/lp_pg_s3_config.h"
 
 #define S3_REGION_MAX 63		/* LP_S3_SCOPE_NAME_MAX of the signer */
@@ -150,7 +151,7 @@ lp_s3_parse_location(const char *uri, LpS3Location *location)
 
 /* ---- the validator's checks --------------------------------------------------- */
 
-static void pg_attribute_noreturn()
+pg_noreturn static void
 invalid_value(const char *option, const char *value, const char *detail)
 {
 	ereport(ERROR,
@@ -584,7 +585,7 @@ lp_s3_settings_for_uri(const char *uri, Oid server_id, LpS3Settings *settings)
 
 	lp_s3_parse_location(uri, &location);
 	server = server_covering(uri, &location, server_id);
-	if (pg_foreign_server_aclcheck(server->serverid, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
+	if (object_aclcheck(ForeignServerRelationId, server->serverid, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		ereport(ERROR,
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				errmsg("permission denied for foreign server \"%s\"", server->servername),

@@ -846,7 +846,7 @@ bitmap_append_valid(ByteBuffer *bitmap, uint64 index, uint64 count)
 		lp_bit_set(bitmap->data, index, true);
 }
 
-static void value_out_of_range(const FieldBuilder *builder, const char *value) pg_attribute_noreturn();
+pg_noreturn static void value_out_of_range(const FieldBuilder *builder, const char *value);
 
 static void
 value_out_of_range(const FieldBuilder *builder, const char *value)
