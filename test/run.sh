@@ -444,7 +444,7 @@ layer_tap()
 # node: node's TAP reporter ends with "# pass N", "# fail N", "# cancelled N".
 layer_node()
 {
-	local log=$LOGS/node-$CUR_MAJOR.log rc cancelled tests
+	local log=$LOGS/node-$CUR_MAJOR.log rc cancelled skipped tests
 	mapfile -t tests < <(selected_files "$CUR_TREE/test/reference" .test.cjs | sed "s|^$CUR_TREE/||")
 	[ ${#tests[@]} -gt 0 ] || { L_NOTE="0 tests"; return; }
 	if [ ! -f "$LP_CLUSTER_DIR/env" ]; then
@@ -476,6 +476,9 @@ layer_node()
 	cancelled=$(sed -nE 's/^# cancelled ([0-9]+)$/\1/p' "$log" | tail -n 1)
 	L_PASSED=${L_PASSED:-0}
 	L_FAILED=$(( ${L_FAILED:-0} + ${cancelled:-0} ))
+	# a test that skips itself says why (a major without pgvector)
+	skipped=$(sed -nE 's/^# skipped ([0-9]+)$/\1/p' "$log" | tail -n 1)
+	[ "${skipped:-0}" -eq 0 ] || L_NOTE="$skipped skipped: $(sed -nE 's/^ *ok [0-9]+ - (.*) # SKIP (.*)$/\1 (\2)/p' "$log" | paste -sd, -)"
 	command_failed "$rc"
 }
 
@@ -575,7 +578,7 @@ major_layers()
 # missing) with the extension built in $WORK/tree-MAJOR and installed.
 prepare_major()
 {
-	local major=$1 bindir tree=$WORK/tree-$1 log=$LOGS/build-$1.log
+	local major=$1 bindir
 	echo
 	echo "==== PostgreSQL $major"
 	bindir=$(bash "$ROOT/scripts/pg-majors.sh" "$major" | sed -n "s/^$major //p")
@@ -583,6 +586,29 @@ prepare_major()
 		echo "run.sh: scripts/pg-majors.sh could not build PostgreSQL $major"
 		return 1
 	fi
+	install_extension "$bindir" "$WORK/tree-$major" "$LOGS/build-$major.log" || return 1
+	MAJOR_BINDIR[$major]=$bindir
+}
+
+# prepare_upgrade_source - the PostgreSQL 15 that TAP 036 upgrades from to
+# the other majors (scripts/pg-upgrade-old.sh), with the extension; its bin
+# dir in UPGRADE_OLD_BINDIR.
+UPGRADE_OLD_BINDIR=
+prepare_upgrade_source()
+{
+	local bindir
+	echo
+	echo "==== PostgreSQL 15 to upgrade from"
+	bindir=$(bash "$ROOT/scripts/pg-upgrade-old.sh") || return 1
+	install_extension "$bindir" "$WORK/tree-upgrade-old" "$LOGS/build-upgrade-old.log" || return 1
+	UPGRADE_OLD_BINDIR=$bindir
+}
+
+# install_extension BINDIR TREE LOG - build the extension for the PostgreSQL
+# of BINDIR in TREE, a copy of the sources, and install it there.
+install_extension()
+{
+	local bindir=$1 tree=$2 log=$3
 	mkdir -p "$tree"
 	tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude='./build-*' --exclude=./results \
 		--exclude=./tmp_check --exclude=./test/reference/node_modules --exclude='*.o' --exclude='*.so' \
@@ -590,7 +616,7 @@ prepare_major()
 	# BUILD: the core library setup.sh built, free of PostgreSQL
 	if ! run_logged "$log" make -C "$tree" --no-print-directory -j2 PG_CONFIG="$bindir/pg_config" \
 		BUILD="$ROOT/build" all install; then
-		echo "run.sh: the extension did not build for PostgreSQL $major"
+		echo "run.sh: the extension did not build for the PostgreSQL of $bindir"
 		return 1
 	fi
 	chown -R postgres: "$tree"
@@ -598,7 +624,6 @@ prepare_major()
 		cp -al "$ROOT/test/reference/node_modules" "$tree/test/reference/" 2>/dev/null ||
 			cp -a "$ROOT/test/reference/node_modules" "$tree/test/reference/"
 	fi
-	MAJOR_BINDIR[$major]=$bindir
 }
 
 # use_major MAJOR - point CUR_* (and test/cluster.sh) at MAJOR.
@@ -617,7 +642,28 @@ use_major()
 	mkdir -p "$CUR_SCRATCH"
 	chown postgres: "$CUR_SCRATCH"
 	export LP_PG_BINDIR=$CUR_BINDIR
+	# pg_cron and pgvector lines "pg-cron none: why" of the major's stamp
+	# (scripts/pg-majors.sh): the tests that need them skip with that reason
+	LP_PG_ADDONS_MISSING=$(sed -n 's/^\(pg-cron\|pgvector\) none: /\1: /p' \
+		"$(dirname "$CUR_BINDIR")/.lance_parts-built" 2>/dev/null)
+	export LP_PG_ADDONS_MISSING
+	# TAP 036 upgrades from the 15 of pg-upgrade-old.sh to every other major
+	# in the run of 15, and to none in the others'
+	export LP_PG_UPGRADE_OLD_BINDIR=$UPGRADE_OLD_BINDIR LP_PG_UPGRADE_BINDIRS=
+	if [ "$1" = "$BASE_MAJOR" ]; then
+		LP_PG_UPGRADE_BINDIRS=$(upgrade_target_bindirs)
+	fi
 	cd "$CUR_TREE" || exit 1
+}
+
+# upgrade_target_bindirs - the bin dirs of the prepared majors other than 15, ':' between
+upgrade_target_bindirs()
+{
+	local major dirs=()
+	for major in "${!MAJOR_BINDIR[@]}"; do
+		[ "$major" = "$BASE_MAJOR" ] || dirs+=("${MAJOR_BINDIR[$major]}")
+	done
+	(IFS=:; echo "${dirs[*]}")
 }
 
 if $setup; then
@@ -664,13 +710,27 @@ for layer in layout core s3 sanitize fuzz; do
 	run_layer "$layer"
 done
 
+# Every major's server and extension first: the tap layer of 15 upgrades to
+# them.  A major that did not build counts one failure in its own summary.
+declare -A MAJOR_UNPREPARED=()
+for major in "${MAJORS[@]}"; do
+	[ "$major" = "$BASE_MAJOR" ] && continue
+	mapfile -t layers < <(major_layers "$major")
+	[ ${#layers[@]} -gt 0 ] || continue
+	prepare_major "$major" || MAJOR_UNPREPARED[$major]=1
+done
+if [ ${#MAJOR_BINDIR[@]} -gt 1 ] && selected_layer tap && [ -z "$only_major" ] &&
+	! prepare_upgrade_source; then
+	record "pg_upgrade source" 0 1 "the PostgreSQL 15 to upgrade from, or the extension for it, did not install"
+fi
+
 for major in "${MAJORS[@]}"; do
 	mapfile -t layers < <(major_layers "$major")
 	[ ${#layers[@]} -gt 0 ] || continue
 	MAJOR_PASSED=0
 	MAJOR_FAILED=0
 	major_start=$SECONDS
-	if [ "$major" != "$BASE_MAJOR" ] && ! prepare_major "$major"; then
+	if [ -n "${MAJOR_UNPREPARED[$major]:-}" ]; then
 		CUR_MAJOR=$major
 		record "pg$major setup" 0 1 "PostgreSQL $major or the extension for it did not build"
 	else
