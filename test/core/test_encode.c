@@ -723,8 +723,10 @@ typedef struct NestedSpec
 	uint32_t	null_period;	/* structs and lists: every null_period-th row (from 2) null, 0: none */
 } NestedSpec;
 
-/* Items of list row r: 0 to 4, 0 (empty) every 5th row. */
-#define LIST_LENGTH(r) ((uint64_t) ((r) * 7 + 3) % 5)
+/* Items of list row r: 0 to 4, 0 (empty) every 5th row unless lists_never_empty. */
+static bool lists_never_empty;
+
+#define LIST_LENGTH(r) ((uint64_t) ((r) * 7 + 3) % 5 + (lists_never_empty && ((r) * 7 + 3) % 5 == 0))
 
 typedef struct NestedColumns
 {
@@ -1125,6 +1127,33 @@ LP_TEST(encode_wide_list_items_full_zip)
 				}
 			lp_file_free(file);
 		}
+}
+
+LP_TEST(encode_lists_never_empty_with_null_items)
+{
+	/*
+	 * Lists never null nor empty (all-valid list layers) of items with
+	 * nulls, some lists beginning with a null item: the item's definition
+	 * level is visible at the list's layer, also under a null struct and
+	 * in full-zip pages.
+	 */
+	static const NestedSpec specs[] = {
+		{-1, {"li", "list", false, RANDOM, NULL}, 0},
+		{0, {"item", "int8", true, RANDOM, NULL}, 0},
+		{-1, {"ll", "large_list", true, RANDOM, NULL}, 0},
+		{2, {"item", "string", true, LONG_STRINGS, NULL}, 0},
+		{-1, {"st", "struct", true, RANDOM, NULL}, 4},
+		{4, {"l", "list", false, RANDOM, NULL}, 0},
+		{5, {"item", "int16", true, RANDOM, NULL}, 0},
+	};
+	static const uint64_t counts[] = {1, 5, 3000};
+
+	rng_state = 24;
+	lists_never_empty = true;
+	for (size_t v = 1; v < N_VERSIONS; v++)
+		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+			lp_file_free(nested_round_trip(versions[v], specs, 7, counts[i], 997));
+	lists_never_empty = false;
 }
 
 /*
