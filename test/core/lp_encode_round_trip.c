@@ -16,6 +16,23 @@ is_list(const LpType *type)
 	return type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST;
 }
 
+/*
+ * The offsets of rows [start, start + count) of whole into slice, shifted
+ * so that they start at up to 7 past 0 (the earlier rows' bytes or items
+ * kept before them); returns the first byte or item the slice keeps.
+ */
+static uint64_t
+slice_offsets(const LpArray *whole, uint64_t start, uint64_t count, LpArray *slice)
+{
+	uint64_t	lead = whole->offsets[start] < 7 ? whole->offsets[start] : 7;
+	uint64_t	base = whole->offsets[start] - lead;
+
+	slice->offsets = lp_alloc((count + 1) * sizeof(uint64_t));
+	for (uint64_t i = 0; i <= count; i++)
+		slice->offsets[i] = whole->offsets[start + i] - base;
+	return base;
+}
+
 LpArray *
 lp_round_trip_slice(const LpType *type, const LpArray *whole, uint64_t start, uint64_t count)
 {
@@ -42,10 +59,10 @@ lp_round_trip_slice(const LpType *type, const LpArray *whole, uint64_t start, ui
 	}
 	else if (lp_type_is_variable_width(type))
 	{
-		slice->offsets = lp_alloc((count + 1) * sizeof(uint64_t));
-		memcpy(slice->offsets, whole->offsets + start, (count + 1) * sizeof(uint64_t));
-		slice->data = lp_memdup(whole->data, whole->data_len);
-		slice->data_len = whole->data_len;
+		uint64_t	base = slice_offsets(whole, start, count, slice);
+
+		slice->data_len = whole->offsets[start + count] - base;
+		slice->data = lp_memdup(whole->data + base, slice->data_len + 1);
 	}
 	else if (type->id == LP_TYPE_FIXED_SIZE_LIST)
 	{
@@ -60,11 +77,12 @@ lp_round_trip_slice(const LpType *type, const LpArray *whole, uint64_t start, ui
 	{
 		const LpArray *items = whole->children[0];
 
-		slice->offsets = lp_alloc((count + 1) * sizeof(uint64_t));
-		memcpy(slice->offsets, whole->offsets + start, (count + 1) * sizeof(uint64_t));
+		uint64_t	base = slice_offsets(whole, start, count, slice);
+
 		slice->num_children = 1;
 		slice->children = lp_alloc(sizeof(LpArray *));
-		slice->children[0] = lp_round_trip_slice(type->children[0], items, 0, items->length);
+		slice->children[0] = lp_round_trip_slice(type->children[0], items, base,
+												 whole->offsets[start + count] - base);
 	}
 	else if (type->id == LP_TYPE_STRUCT)
 	{
@@ -137,7 +155,8 @@ lp_round_trip_rows_equal(const LpType *type, const LpArray *a, uint64_t ia, cons
 bool
 lp_round_trip_encode(const LpSchema *schema, LpFileVersion version, LpType *const *types,
 					 LpArray *const *arrays, uint32_t num_arrays, uint64_t rows,
-					 uint64_t batch_rows, uint8_t **bytes, uint64_t *size, LpError *err)
+					 uint64_t batch_rows, uint64_t flush_bytes, uint8_t **bytes, uint64_t *size,
+					 LpError *err)
 {
 	LpOutput   *output = lp_memory_output_open("memory.lance");
 	LpArray   **slices = lp_alloc0((num_arrays + 1) * sizeof(LpArray *));
@@ -151,6 +170,8 @@ lp_round_trip_encode(const LpSchema *schema, LpFileVersion version, LpType *cons
 		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	else
 		ok = (writer = lp_file_writer_open(output, schema, version, err)) != NULL;
+	if (ok && flush_bytes > 0)
+		lp_file_writer_set_page_bytes(writer, flush_bytes, 2 * flush_bytes);
 	for (uint64_t start = 0; ok && start < rows; start += batch_rows)
 	{
 		uint64_t	count = rows - start < batch_rows ? rows - start : batch_rows;

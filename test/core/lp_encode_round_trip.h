@@ -20,9 +20,10 @@
 
 /*
  * Rows [start, start + count) of whole as an array sharing nothing with it.
- * Validity and bools are re-based; string and list offsets keep their
- * positions, with the bytes or items of the whole array, so the encoder
- * sees offsets that do not start at 0.
+ * Validity and bools are re-based; string and list offsets are shifted to
+ * start at up to 7 bytes or items after those of the earlier rows kept
+ * before them, so the encoder sees offsets that do not start at 0 while
+ * a slice copies about its own rows only.
  */
 LpArray    *lp_round_trip_slice(const LpType *type, const LpArray *whole, uint64_t start,
 								uint64_t count);
@@ -33,14 +34,15 @@ bool		lp_round_trip_rows_equal(const LpType *type, const LpArray *a, uint64_t ia
 
 /*
  * Write the rows of arrays (one per top-level field of schema, types[i] its
- * type) into a file of version in batches of batch_rows; *bytes receives
- * the file (lp_alloc) and *size its size.  false with err when the writer
- * refuses.
+ * type) into a file of version in batches of batch_rows, pages written at
+ * about flush_bytes (0: the writer's default; lp_file_writer_set_page_bytes);
+ * *bytes receives the file (lp_alloc) and *size its size.  false with err
+ * when the writer refuses.
  */
 bool		lp_round_trip_encode(const LpSchema *schema, LpFileVersion version,
 								 LpType *const *types, LpArray *const *arrays, uint32_t num_arrays,
-								 uint64_t rows, uint64_t batch_rows, uint8_t **bytes,
-								 uint64_t *size, LpError *err);
+								 uint64_t rows, uint64_t batch_rows, uint64_t flush_bytes,
+								 uint8_t **bytes, uint64_t *size, LpError *err);
 
 /*
  * Decode top-level field field_index of file (read through input) and

@@ -577,6 +577,46 @@ LP_TEST(repdef_list_with_null_and_empty_lists)
 	}
 }
 
+LP_TEST(repdef_all_valid_list_with_null_items)
+{
+	/*
+	 * struct<l: list<int32>> rows: {[null, 1]}, null, {[2]}, {[null]}: the
+	 * list is never null nor empty (no definition level of its own), so a
+	 * null item's level 1 starts a valid list, and only the struct's level 2
+	 * hides one (a null list).
+	 */
+	const Lance__Encodings21__RepDefLayer layers[] = {
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM,
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_LIST,
+		LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM
+	};
+	uint16_t	rep[] = {1, 0, 1, 1, 1};
+	uint16_t	def[] = {1, 0, 2, 0, 1};
+	LpPageLevels levels = {5, rep, def};
+	LpColumnLevels acc;
+	LpError		err;
+	LpPageContext ctx = {&unit_file, 0, 0, &err};
+	const uint64_t offsets[] = {0, 2, 2, 3, 4};
+	const uint8_t item_valid[] = {0, 1, 1, 0};
+	const uint8_t list_valid[] = {1, 0, 1, 1};
+	const uint8_t struct_valid[] = {1, 0, 1, 1};
+
+	LP_CHECK(lp_column_levels_init(&acc, 3));
+	LP_CHECK_MSG(lp_repdef_unravel(&ctx, layers, 3, &levels, 4, 4, &acc), "%s", err.message);
+	LP_CHECK_EQ_U64(acc.layers[0].count, 4);
+	LP_CHECK_EQ_U64(acc.layers[1].count, 4);
+	LP_CHECK_EQ_U64(acc.layers[2].count, 4);
+	LP_CHECK(acc.layers[1].offsets.len == sizeof(offsets) &&
+			 memcmp(acc.layers[1].offsets.data, offsets, sizeof(offsets)) == 0);
+	for (int i = 0; i < 4 && acc.layers[2].count == 4; i++)
+	{
+		LP_CHECK_MSG(lp_bit_get(acc.layers[0].validity.buf.data, i) == item_valid[i], "item %d", i);
+		LP_CHECK_MSG(lp_bit_get(acc.layers[1].validity.buf.data, i) == list_valid[i], "list %d", i);
+		LP_CHECK_MSG(lp_bit_get(acc.layers[2].validity.buf.data, i) == struct_valid[i], "struct %d", i);
+	}
+	lp_column_levels_free(&acc);
+}
+
 LP_TEST(value_comparison_detects_differences)
 {
 	LpType		type = {.id = LP_TYPE_INT32, .name = "i"};

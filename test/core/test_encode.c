@@ -240,7 +240,7 @@ round_trip(LpFileVersion version, const ColumnSpec *specs, uint32_t n, uint64_t 
 		LP_CHECK(lp_type_parse(specs[c].logical_type, "memory.lance", specs[c].name, &types[c], &err));
 		arrays[c] = make_array(types[c], &specs[c], rows);
 	}
-	encoded = lp_round_trip_encode(&schema, version, types, arrays, n, rows, batch_rows,
+	encoded = lp_round_trip_encode(&schema, version, types, arrays, n, rows, batch_rows, 0,
 								   &bytes, &size, &err);
 	LP_CHECK_MSG(encoded, "encode %s, %llu rows: %.300s", lp_file_version_name(version),
 				 (unsigned long long) rows, err.message);
@@ -723,8 +723,10 @@ typedef struct NestedSpec
 	uint32_t	null_period;	/* structs and lists: every null_period-th row (from 2) null, 0: none */
 } NestedSpec;
 
-/* Items of list row r: 0 to 4, 0 (empty) every 5th row. */
-#define LIST_LENGTH(r) ((uint64_t) ((r) * 7 + 3) % 5)
+/* Items of list row r: 0 to 4, 0 (empty) every 5th row unless lists_never_empty. */
+static bool lists_never_empty;
+
+#define LIST_LENGTH(r) ((uint64_t) ((r) * 7 + 3) % 5 + (lists_never_empty && ((r) * 7 + 3) % 5 == 0))
 
 typedef struct NestedColumns
 {
@@ -839,12 +841,13 @@ nested_free(NestedColumns *columns)
 }
 
 /*
- * Write rows of the nested columns in batches, decode every top-level field
- * and compare at every level; returns the file (caller frees).
+ * Write rows of the nested columns in batches, pages at about flush_bytes
+ * (0: the writer's default), decode every top-level field and compare at
+ * every level; returns the file (caller frees).
  */
 static LpFile *
-nested_round_trip(LpFileVersion version, const NestedSpec *specs, uint32_t n, uint64_t rows,
-				  uint64_t batch_rows)
+nested_round_trip_paged(LpFileVersion version, const NestedSpec *specs, uint32_t n,
+						uint64_t rows, uint64_t batch_rows, uint64_t flush_bytes)
 {
 	NestedColumns columns;
 	LpError		err;
@@ -856,7 +859,8 @@ nested_round_trip(LpFileVersion version, const NestedSpec *specs, uint32_t n, ui
 
 	nested_build(specs, n, rows, &columns);
 	encoded = lp_round_trip_encode(&columns.schema, version, columns.top_types, columns.top_arrays,
-								   columns.num_top, rows, batch_rows, &bytes, &size, &err);
+								   columns.num_top, rows, batch_rows, flush_bytes, &bytes, &size,
+								   &err);
 	LP_CHECK_MSG(encoded, "encode %s, %llu rows: %.300s", lp_file_version_name(version),
 				 (unsigned long long) rows, err.message);
 	if (!encoded)
@@ -884,6 +888,13 @@ nested_round_trip(LpFileVersion version, const NestedSpec *specs, uint32_t n, ui
 	lp_free(bytes);
 	nested_free(&columns);
 	return file;
+}
+
+static LpFile *
+nested_round_trip(LpFileVersion version, const NestedSpec *specs, uint32_t n, uint64_t rows,
+				  uint64_t batch_rows)
+{
+	return nested_round_trip_paged(version, specs, n, rows, batch_rows, 0);
 }
 
 /*
@@ -997,7 +1008,7 @@ LP_TEST(encode_structs_2_0)
 	/* A null struct is refused in 2.0, before anything of the batch is taken. */
 	nested_build(null_struct, 2, 100, &columns);
 	LP_CHECK(!lp_round_trip_encode(&columns.schema, LP_FILE_VERSION_2_0, columns.top_types,
-								   columns.top_arrays, columns.num_top, 100, 100, &bytes, &size, &err));
+								   columns.top_arrays, columns.num_top, 100, 100, 0, &bytes, &size, &err));
 	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
 	LP_CHECK(strstr(err.message, "2.0") != NULL);
 	nested_free(&columns);
@@ -1127,6 +1138,33 @@ LP_TEST(encode_wide_list_items_full_zip)
 		}
 }
 
+LP_TEST(encode_lists_never_empty_with_null_items)
+{
+	/*
+	 * Lists never null nor empty (all-valid list layers) of items with
+	 * nulls, some lists beginning with a null item: the item's definition
+	 * level is visible at the list's layer, also under a null struct and
+	 * in full-zip pages.
+	 */
+	static const NestedSpec specs[] = {
+		{-1, {"li", "list", false, RANDOM, NULL}, 0},
+		{0, {"item", "int8", true, RANDOM, NULL}, 0},
+		{-1, {"ll", "large_list", true, RANDOM, NULL}, 0},
+		{2, {"item", "string", true, LONG_STRINGS, NULL}, 0},
+		{-1, {"st", "struct", true, RANDOM, NULL}, 4},
+		{4, {"l", "list", false, RANDOM, NULL}, 0},
+		{5, {"item", "int16", true, RANDOM, NULL}, 0},
+	};
+	static const uint64_t counts[] = {1, 5, 3000};
+
+	rng_state = 24;
+	lists_never_empty = true;
+	for (size_t v = 1; v < N_VERSIONS; v++)
+		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+			lp_file_free(nested_round_trip(versions[v], specs, 7, counts[i], 997));
+	lists_never_empty = false;
+}
+
 /*
  * list_schema for 2.0, which has no place for a null struct nor for null
  * items inside a fixed-size list: their nulls left out.
@@ -1141,6 +1179,36 @@ list_schema_2_0(NestedSpec *specs)
 			specs[i].null_period = 0;
 		if (specs[i].column.pattern == ITEM_NULLS)
 			specs[i].column.pattern = RANDOM;
+	}
+}
+
+LP_TEST(encode_small_pages)
+{
+	/*
+	 * Pages written at about 4 KiB (lp_file_writer_set_page_bytes): every
+	 * column of list_schema splits into pages (of whole rows), as with 8 MiB
+	 * pages only many more rows would.
+	 */
+	NestedSpec	specs_2_0[N_LIST_SCHEMA];
+
+	list_schema_2_0(specs_2_0);
+	rng_state = 25;
+	for (size_t v = 0; v < N_VERSIONS; v++)
+	{
+		LpFile	   *file = nested_round_trip_paged(versions[v], v == 0 ? specs_2_0 : list_schema,
+												   N_LIST_SCHEMA, 3000, 997, 4096);
+
+		for (uint32_t c = 0; file != NULL && c < file->num_columns; c++)
+		{
+			/* 2.0: a column per field, structs' one page of every row, an always null list's no items */
+			const NestedSpec *spec = &specs_2_0[c];
+			bool		one_page = v == 0 && (strcmp(spec->column.logical_type, "struct") == 0 ||
+											  (spec->parent >= 0 && specs_2_0[spec->parent].null_period == 1));
+
+			LP_CHECK_MSG(one_page || file->columns[c].num_pages >= 2, "%s column %u: %u pages",
+						 lp_file_version_name(versions[v]), c, file->columns[c].num_pages);
+		}
+		lp_file_free(file);
 	}
 }
 
@@ -1289,7 +1357,7 @@ LP_TEST(encode_refuses_null_structs_in_2_0_lists)
 
 	nested_build(specs, 3, 100, &columns);
 	LP_CHECK(!lp_round_trip_encode(&columns.schema, LP_FILE_VERSION_2_0, columns.top_types,
-								   columns.top_arrays, columns.num_top, 100, 100, &bytes, &size, &err));
+								   columns.top_arrays, columns.num_top, 100, 100, 0, &bytes, &size, &err));
 	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
 	LP_CHECK(strstr(err.message, "null at list item") != NULL);
 	nested_free(&columns);

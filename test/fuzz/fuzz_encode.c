@@ -1,16 +1,24 @@
 /*
  * fuzz_encode.c - libFuzzer target: encode → decode round trips.  The
- * input chooses the file version, up to four leaf columns (type, null
- * pattern, null items in fixed-size lists of 2.1+), whether they lie in a
- * struct, in a struct in a struct or in lists (those structs' and lists'
- * nulls and the lists' lengths from the input, struct nulls 2.1+; wide items make
- * full-zip pages with lists), the
- * row count, the batch size and, cycling through its remaining bytes,
- * every value, string length and null; the file the encoder writes must decode to exactly those
- * values, compared as the unit tests compare them
- * (test/core/lp_encode_round_trip.h).  Any refusal or difference is a crash.
+ * input chooses the file version, the page size (small pages make files of
+ * many pages from few rows), up to four leaf columns (type, null pattern,
+ * null items in fixed-size lists of 2.1+), whether they lie in a struct, in
+ * a struct in a struct or in lists (those structs' and lists' nulls and the
+ * lists' lengths from the input, struct nulls 2.1+; wide items make
+ * full-zip pages with lists), the row count, the batch size and, cycling
+ * through its remaining bytes, every value, string length and null; the
+ * file the encoder writes must decode to exactly those values, compared as
+ * the unit tests compare them (test/core/lp_encode_round_trip.h).  Any
+ * refusal or difference is a crash.
+ *
+ * Each execution is kept cheap so that long runs reach millions of them:
+ * at most 255 rows unless the header asks for more (a rare bit pattern,
+ * then up to MAX_ROWS), the rows cut so that the values stay within
+ * MAX_VALUE_BYTES, and values, nulls and lengths copied from the input in
+ * blocks.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +28,10 @@
 #include "format/lp_file.h"
 
 #define MAX_COLUMNS 4
+#define SMALL_ROWS 255
 #define MAX_ROWS 6000
-/* version, columns, rows (2), batch, nesting, struct nulls, a type and a null mode per column */
+#define MAX_VALUE_BYTES (256 * 1024)
+/* version and page size, columns and "many rows", rows (2), batch, nesting, struct nulls, a type and a null mode per column */
 #define HEADER_BYTES (7 + 2 * MAX_COLUMNS)
 
 static const char *const types[] = {
@@ -32,6 +42,14 @@ static const char *const types[] = {
 
 #define N_TYPES (sizeof(types) / sizeof(types[0]))
 
+/* A round trip that failed: what and why on stderr, then the crash. */
+static void
+fail(const char *what, const LpError *err)
+{
+	fprintf(stderr, "fuzz_encode: %s: %s\n", what, err != NULL ? err->message : "");
+	abort();
+}
+
 /* The input's bytes after the header, cycled through. */
 typedef struct Source
 {
@@ -40,32 +58,67 @@ typedef struct Source
 	size_t		pos;
 } Source;
 
-static uint8_t
-next_byte(Source *source)
+/* The next n bytes of the input into out (zeros if it has none). */
+static void
+take_bytes(Source *source, uint8_t *out, uint64_t n)
 {
-	uint8_t		byte;
-
 	if (source->size == 0)
-		return 0;
-	byte = source->data[source->pos % source->size];
-	source->pos++;
-	return byte;
+	{
+		memset(out, 0, n);
+		return;
+	}
+	while (n > 0)
+	{
+		size_t		at = source->pos % source->size;
+		size_t		run = source->size - at < n ? source->size - at : n;
+
+		memcpy(out, source->data + at, run);
+		source->pos += run;
+		out += run;
+		n -= run;
+	}
 }
 
-/* The validity of rows rows by null_mode % 4: 0 none, 1 some nulls from the input, 2 all null, 3 all valid. */
+/*
+ * A bitmap of n bits from the input, a bit set where any of the ors
+ * bitmaps taken has it (1 - 2^-ors of the bits set), bits past n clear.
+ */
+static uint8_t *
+take_bitmap(Source *source, uint64_t n, int ors)
+{
+	uint64_t	len = n / 8 + 1;
+	uint8_t    *bits = lp_alloc0(len);
+	uint8_t    *more = lp_alloc(len);
+
+	take_bytes(source, bits, (n + 7) / 8);
+	for (int k = 1; k < ors; k++)
+	{
+		take_bytes(source, more, (n + 7) / 8);
+		for (uint64_t i = 0; i < len; i++)
+			bits[i] |= more[i];
+	}
+	bits[n / 8] &= (uint8_t) ((1u << (n % 8)) - 1);
+	lp_free(more);
+	return bits;
+}
+
+/* The validity of rows rows by null_mode % 4: 0 none, 1 a quarter null from the input, 2 all null, 3 all valid. */
 static void
 make_validity(LpArray *array, uint8_t null_mode, uint64_t rows, Source *source)
 {
 	if (null_mode % 4 == 0)
 		return;
-	array->validity = lp_alloc0(rows / 8 + 1);
-	for (uint64_t i = 0; i < rows; i++)
+	if (null_mode % 4 == 1)
+		array->validity = take_bitmap(source, rows, 2);
+	else
 	{
-		bool		valid = null_mode % 4 == 3 || (null_mode % 4 == 1 && (next_byte(source) & 3) != 0);
-
-		lp_bit_set(array->validity, i, valid);
-		array->null_count += !valid;
+		array->validity = lp_alloc0(rows / 8 + 1);
+		if (null_mode % 4 == 3)
+			for (uint64_t i = 0; i < rows; i++)
+				lp_bit_set(array->validity, i, true);
 	}
+	for (uint64_t i = 0; i < rows; i++)
+		array->null_count += !lp_bit_get(array->validity, i);
 }
 
 static LpArray *
@@ -82,44 +135,41 @@ make_array(const LpType *type, uint8_t null_mode, bool item_nulls, uint64_t rows
 		uint64_t	bytes = rows * type->fixed_size * lp_type_byte_width(type->children[0]);
 
 		items->length = rows * type->fixed_size;
-		items->values = lp_alloc0(bytes + 1);
-		for (uint64_t i = 0; i < bytes; i++)
-			items->values[i] = next_byte(source);
+		items->values = lp_alloc(bytes + 1);
+		take_bytes(source, items->values, bytes);
+		/* an eighth of the items null */
 		if (item_nulls)
-		{
-			items->validity = lp_alloc0(items->length / 8 + 1);
-			for (uint64_t i = 0; i < items->length; i++)
-				lp_bit_set(items->validity, i, (next_byte(source) & 7) != 0);
-		}
+			items->validity = take_bitmap(source, items->length, 3);
 		array->num_children = 1;
 		array->children = lp_alloc(sizeof(LpArray *));
 		array->children[0] = items;
 	}
 	else if (lp_type_is_variable_width(type))
 	{
+		uint8_t    *lengths = lp_alloc(rows + 1);
+
+		take_bytes(source, lengths, rows);
 		array->offsets = lp_alloc((rows + 1) * sizeof(uint64_t));
 		array->offsets[0] = 0;
 		for (uint64_t i = 0; i < rows; i++)
 		{
-			uint8_t		len_byte = next_byte(source);
-			uint64_t	len = len_byte < 200 ? len_byte % 32 : (uint64_t) len_byte * 3;
+			uint64_t	len = lengths[i] < 200 ? lengths[i] % 32 : (uint64_t) lengths[i] * 3;
 
 			array->offsets[i + 1] = array->offsets[i] + (lp_array_is_valid(array, i) ? len : 0);
 		}
+		lp_free(lengths);
 		array->data_len = array->offsets[rows];
 		array->data = lp_alloc(array->data_len + 1);
-		for (uint64_t i = 0; i < array->data_len; i++)
-			array->data[i] = next_byte(source);
+		take_bytes(source, array->data, array->data_len);
 	}
 	else
 	{
 		uint64_t	bytes = type->id == LP_TYPE_BOOL ? rows / 8 + 1 : rows * width;
 
-		array->values = lp_alloc0(bytes + 1);
-		for (uint64_t i = 0; i < bytes; i++)
-			array->values[i] = next_byte(source);
+		array->values = lp_alloc(bytes + 1);
+		take_bytes(source, array->values, bytes);
 		/* Null slots hold zeroed values, as decoded arrays do. */
-		for (uint64_t i = 0; type->id != LP_TYPE_BOOL && i < rows; i++)
+		for (uint64_t i = 0; type->id != LP_TYPE_BOOL && array->validity != NULL && i < rows; i++)
 			if (!lp_array_is_valid(array, i))
 				memset(array->values + i * width, 0, width);
 	}
@@ -142,7 +192,7 @@ make_struct(LpType **type, LpType **member_types, LpArray **members, uint32_t n,
 	LpError		err;
 
 	if (!lp_type_parse("struct", "fuzz", "s", type, &err))
-		abort();
+		fail("type", &err);
 	(*type)->children = lp_alloc(n * sizeof(LpType *));
 	(*type)->num_children = n;
 	memcpy((*type)->children, member_types, n * sizeof(LpType *));
@@ -164,19 +214,34 @@ make_list(LpType **type, uint8_t null_mode, uint64_t rows, Source *source, uint6
 {
 	LpArray    *array;
 	LpError		err;
+	uint8_t    *lengths;
 
 	if (!lp_type_parse(data_list_type(null_mode), "fuzz", "l", type, &err))
-		abort();
+		fail("type", &err);
 	array = lp_array_new(*type);
 	array->length = rows;
 	make_validity(array, null_mode, rows, source);
+	lengths = lp_alloc(rows + 1);
+	take_bytes(source, lengths, rows);
 	array->offsets = lp_alloc((rows + 1) * sizeof(uint64_t));
 	array->offsets[0] = 0;
 	for (uint64_t i = 0; i < rows; i++)
 		array->offsets[i + 1] = array->offsets[i] +
-			(lp_array_is_valid(array, i) ? next_byte(source) % 8 : 0);
+			(lp_array_is_valid(array, i) ? lengths[i] % 8 : 0);
+	lp_free(lengths);
 	*items = array->offsets[rows];
 	return array;
+}
+
+/* The most bytes a row of a leaf of type holds (in a list: 7 items and their offset). */
+static uint64_t
+row_bytes(const LpType *type, bool in_list)
+{
+	uint64_t	bytes = type->id == LP_TYPE_FIXED_SIZE_LIST ?
+		(uint64_t) type->fixed_size * (lp_type_byte_width(type->children[0]) + 1) :
+		lp_type_is_variable_width(type) ? 8 + 255 * 3 : lp_type_byte_width(type) + 1;
+
+	return in_list ? 7 * bytes + 8 : bytes;
 }
 
 static void
@@ -215,6 +280,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t		struct_nulls;
 	uint64_t	rows;
 	uint64_t	batch;
+	uint64_t	flush_bytes;
+	uint64_t	max_row_bytes = 0;
 	LpError		err;
 	uint64_t	file_size;
 	uint8_t    *bytes;
@@ -225,14 +292,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < HEADER_BYTES)
 		return 0;
 	version = versions[data[0] % 4];
+	/* pages at 512 B to 32 KiB, or (one input in 8) the writer's 8 MiB */
+	flush_bytes = (data[0] >> 2) % 8 == 0 ? 0 : (uint64_t) 256 << ((data[0] >> 2) % 8);
 	n = 1 + data[1] % MAX_COLUMNS;
-	rows = (data[2] | ((uint64_t) data[3] << 8)) % (MAX_ROWS + 1);
-	batch = 1 + data[4] * 37;
+	/* many rows (chunks of 4096 values) for one input in 16 */
+	rows = data[1] >> 4 == 0xf ? (data[2] | ((uint64_t) data[3] << 8)) % (MAX_ROWS + 1) :
+		data[2] % (SMALL_ROWS + 1);
 	nesting = data[5] % 4;
 	if (nesting == 2 && n == 1)
 		nesting = 1;
 	/* 2.0 has no place for a null struct (lists, nesting 3, have no structs) */
 	struct_nulls = version == LP_FILE_VERSION_2_0 && nesting != 3 ? 0 : data[6];
+	for (uint32_t c = 0; c < n; c++)
+	{
+		if (!lp_type_parse(types[data[7 + c] % N_TYPES], "fuzz", "c", &leaf_types[c], &err))
+			fail("type", &err);
+		max_row_bytes += row_bytes(leaf_types[c], nesting == 3);
+	}
+	if (rows > MAX_VALUE_BYTES / max_row_bytes)
+		rows = MAX_VALUE_BYTES / max_row_bytes;
+	/* from one row a batch to all rows in one */
+	batch = 1 + data[4] * rows / 256;
 	source.data = data + HEADER_BYTES;
 	source.size = size - HEADER_BYTES;
 	source.pos = 0;
@@ -242,11 +322,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t	leaf_rows = rows;
 
 		if (nesting == 3)
-		{
 			tops[c] = make_list(&top_types[c], struct_nulls >> (2 * c), rows, &source, &leaf_rows);
-		}
-		if (!lp_type_parse(types[data[7 + c] % N_TYPES], "fuzz", "c", &leaf_types[c], &err))
-			abort();
 		/* null items inside fixed-size lists where the version holds them (2.1+) */
 		leaves[c] = make_array(leaf_types[c], null_mode,
 							   (null_mode & 4) != 0 && version != LP_FILE_VERSION_2_0, leaf_rows, &source);
@@ -309,19 +385,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	schema.fields = fields;
 
 	if (!lp_round_trip_encode(&schema, version, top_types, tops, num_top, rows, batch,
-							  &bytes, &file_size, &err))
-		abort();
+							  flush_bytes, &bytes, &file_size, &err))
+		fail("encode", &err);
 	input = lp_memory_input_open("fuzz.lance", bytes, file_size);
 	file = lp_file_open(input, &err);
-	if (file == NULL || file->num_rows != rows)
-		abort();
+	if (file == NULL)
+		fail("open", &err);
+	if (file->num_rows != rows)
+		fail("the file's row count differs", NULL);
 	for (uint32_t t = 0; t < num_top; t++)
 	{
 		uint64_t	bad;
 
-		if (!lp_round_trip_compare(input, file, top_fields[t], top_types[t], tops[t], &bad, &err) ||
-			bad != UINT64_MAX)
+		if (!lp_round_trip_compare(input, file, top_fields[t], top_types[t], tops[t], &bad, &err))
+			fail("decode", &err);
+		if (bad != UINT64_MAX)
+		{
+			fprintf(stderr, "fuzz_encode: field %u: row %llu differs\n", top_fields[t],
+					(unsigned long long) bad);
 			abort();
+		}
 		lp_array_free(tops[t]);
 		lp_type_free(top_types[t]);
 	}

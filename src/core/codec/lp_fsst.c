@@ -118,17 +118,19 @@ static void
 index_symbols(LpFsstEncoder *encoder)
 {
 	const LpFsstTable *table = &encoder->table;
-	uint32_t	pos = 0;
+	uint16_t	next[256];
 
+	/* bucket starts from the counts per first byte, then the codes by length */
+	memset(encoder->first, 0, sizeof(encoder->first));
+	for (uint32_t c = 0; c < table->num_symbols; c++)
+		encoder->first[table->symbols[c][0] + 1]++;
 	for (uint32_t b = 0; b < 256; b++)
-	{
-		encoder->first[b] = (uint16_t) pos;
-		for (uint32_t len = 8; len >= 1; len--)
-			for (uint32_t c = 0; c < table->num_symbols; c++)
-				if (table->symbols[c][0] == b && table->lengths[c] == len)
-					encoder->by_first[pos++] = (uint8_t) c;
-	}
-	encoder->first[256] = (uint16_t) pos;
+		encoder->first[b + 1] += encoder->first[b];
+	memcpy(next, encoder->first, sizeof(next));
+	for (uint32_t len = 8; len >= 1; len--)
+		for (uint32_t c = 0; c < table->num_symbols; c++)
+			if (table->lengths[c] == len)
+				encoder->by_first[next[table->symbols[c][0]]++] = (uint8_t) c;
 	for (uint32_t c = 0; c < table->num_symbols; c++)
 	{
 		encoder->values[c] = symbol_value(table->symbols[c], table->lengths[c]);
@@ -258,10 +260,11 @@ LpFsstEncoder *
 lp_fsst_encoder_build(const uint8_t *data, const uint64_t *offsets, uint64_t n)
 {
 	LpFsstEncoder *encoder = lp_alloc0(sizeof(LpFsstEncoder));
-	uint32_t   *counts1 = lp_alloc_array(FSST_CODES, sizeof(uint32_t));
-	uint32_t   *counts2 = lp_alloc_array((size_t) FSST_CODES * FSST_CODES, sizeof(uint32_t));
-	Candidate  *candidates = lp_alloc_array((size_t) FSST_CODES * FSST_CODES + FSST_CODES,
-											sizeof(Candidate));
+	/* not zeroed here: each round clears the counts and writes the candidates before reading them */
+	uint32_t   *counts1 = lp_alloc(FSST_CODES * sizeof(uint32_t));
+	uint32_t   *counts2 = lp_alloc((size_t) FSST_CODES * FSST_CODES * sizeof(uint32_t));
+	Candidate  *candidates = lp_alloc(((size_t) FSST_CODES * FSST_CODES + FSST_CODES) *
+									  sizeof(Candidate));
 	uint64_t   *sample = lp_alloc_array(n + 1, sizeof(uint64_t));
 	uint64_t	n_sample = 0;
 	uint64_t	total = n > 0 ? offsets[n] - offsets[0] : 0;

@@ -132,8 +132,14 @@ unravel_list(const LpPageContext *ctx, const Layer *layers, size_t n_layers, siz
 	if (levels->rep == NULL)
 		return corrupt(ctx, "list layer without repetition levels");
 
-	/* Null structs just outside this list also hide it: they read as null lists. */
-	upper_null = null_level > empty_level ? null_level : empty_level;
+	/*
+	 * The highest level at which a list of this layer is itself seen: its
+	 * null or empty level, or, for a layer never null nor empty, that of a
+	 * null first item (a valid list).  Levels above it up to max_level are
+	 * null structs just outside the list, which also hide it: they read as
+	 * null lists.
+	 */
+	upper_null = *def_cmp;
 	max_level = upper_null;
 	for (size_t i = index + 1; i < n_layers && !layer_is_list(layers[i]); i++)
 		max_level += layer_def_levels(layers[i]);

@@ -52,6 +52,8 @@ struct LpFileWriter
 	uint32_t	num_columns;
 	WriterColumn *columns;
 	const LpArray **chains;		/* per column: its arrays of the current batch (array_chain) */
+	uint64_t	flush_bytes;	/* LP_PAGE_FLUSH_BYTES unless set */
+	uint64_t	buffer_bytes;	/* LP_WRITER_BUFFER_BYTES unless set */
 	bool		done;			/* finished or failed: only free is left */
 };
 
@@ -366,6 +368,8 @@ lp_file_writer_open(LpOutput *output, const LpSchema *schema, LpFileVersion vers
 	}
 	writer->output = output;
 	writer->version = version;
+	writer->flush_bytes = LP_PAGE_FLUSH_BYTES;
+	writer->buffer_bytes = LP_WRITER_BUFFER_BYTES;
 	for (uint32_t i = 0; i < schema->num_fields; i++)
 		writer->num_top += schema->fields[i].parent_id == -1;
 	if (!lp_schema_physical_columns(version, schema, &physical, &num_physical, err))
@@ -1058,7 +1062,7 @@ append_rows_v20(WriterColumn *column, const LpArray *const *chain, uint64_t star
 
 /*
  * Whether the column's page is written after the current slice: when it
- * holds about LP_PAGE_FLUSH_BYTES or the writer's budget needs its memory,
+ * holds about the writer's flush_bytes or the writer's budget needs its memory,
  * or (2.0) when the page of the list above was, as Lance never lets two
  * pages of a list share a page of its items.
  */
@@ -1067,7 +1071,7 @@ page_is_due(const LpFileWriter *writer, const WriterColumn *column)
 {
 	if (column->struct_header)
 		return false;
-	return page_bytes(column) >= LP_PAGE_FLUSH_BYTES || column->over_budget ||
+	return page_bytes(column) >= writer->flush_bytes || column->over_budget ||
 		(column->list_column >= 0 && writer->columns[column->list_column].flushed);
 }
 
@@ -1083,8 +1087,8 @@ page_memory(const WriterColumn *column)
 }
 
 /*
- * Mark the largest pages over_budget until the rest hold at most
- * LP_WRITER_BUFFER_BYTES: the pages of every column wait for 8 MiB each, so
+ * Mark the largest pages over_budget until the rest hold at most the
+ * writer's buffer_bytes: the pages of every column wait for 8 MiB each, so
  * a file of many narrow columns would otherwise hold about 8 MiB per column
  * once enough rows came.  Items of a 2.0 list are left to their list's page
  * (page_is_due), struct headers hold nothing.
@@ -1099,7 +1103,7 @@ mark_over_budget(LpFileWriter *writer)
 		writer->columns[c].over_budget = false;
 		total += page_memory(&writer->columns[c]);
 	}
-	while (total > LP_WRITER_BUFFER_BYTES)
+	while (total > writer->buffer_bytes)
 	{
 		WriterColumn *largest = NULL;
 
@@ -1117,6 +1121,13 @@ mark_over_budget(LpFileWriter *writer)
 		largest->over_budget = true;
 		total -= page_memory(largest);
 	}
+}
+
+void
+lp_file_writer_set_page_bytes(LpFileWriter *writer, uint64_t flush_bytes, uint64_t buffer_bytes)
+{
+	writer->flush_bytes = flush_bytes;
+	writer->buffer_bytes = buffer_bytes;
 }
 
 bool

@@ -52,6 +52,16 @@ LpFileWriter *lp_file_writer_open(LpOutput *output, const LpSchema *schema,
 								  LpFileVersion version, LpError *err);
 
 /*
+ * Write a column's page once it holds about flush_bytes (instead of
+ * LP_PAGE_FLUSH_BYTES) and keep the pages of all columns under
+ * buffer_bytes (instead of LP_WRITER_BUFFER_BYTES), as Lance's
+ * max_page_bytes and data_cache_bytes do: small pages make the tests and
+ * the fuzzer reach files of many pages with few rows.  Before the first batch.
+ */
+void		lp_file_writer_set_page_bytes(LpFileWriter *writer, uint64_t flush_bytes,
+										  uint64_t buffer_bytes);
+
+/*
  * Append a batch: arrays[i] holds the rows of the i-th top-level field of
  * the schema (a struct's with one child per member, in schema order, a
  * list's with its items as its child),
