@@ -37,11 +37,22 @@ $session->query_until(qr/started/,
 	"\\echo started\nSELECT * FROM lance_parts.write_dataset('$dataset', \$q\$"
 	  . "SELECT g::bigint AS id FROM generate_series(1, 1000000) g WHERE pg_sleep(0.001) IS NOT NULL"
 	  . "\$q\$, 'create', '2.2', 100);\n");
+# The backend is stopped (SIGSTOP) before the directory is looked at for the
+# last time, so that the temporary file seen is still there when it dies: it
+# publishes a file and starts the next one between any two looks.
 my @entries;
+my $ready = sub {
+	@entries = -d "$dataset/data" ? directory_entries("$dataset/data") : ();
+	return (grep { /\.lance$/ && !/^\./ } @entries) >= 2 && grep { /^\..*\.$pid\.[0-9a-f]{16}\.tmp$/ } @entries;
+};
 for (my $i = 0; $i < 6000; $i++)
 {
-	@entries = -d "$dataset/data" ? directory_entries("$dataset/data") : ();
-	last if (grep { /\.lance$/ && !/^\./ } @entries) >= 2 && grep { /^\..*\.$pid\.[0-9a-f]{16}\.tmp$/ } @entries;
+	if ($ready->())
+	{
+		kill 'STOP', $pid;
+		last if $ready->();
+		kill 'CONT', $pid;
+	}
 	usleep(5_000);
 }
 my @published = grep { /\.lance$/ && !/^\./ } @entries;
