@@ -696,7 +696,7 @@ LP_TEST(field_reader_refuses_bad_rows)
 {
 	char	   *paths[MAX_DATA_FILES];
 	int			num_paths = multipage_files(paths, MAX_DATA_FILES);
-	FileUnderTest f;
+	FileUnderTest f = {0};		/* closed below also when there was no file to open */
 
 	LP_CHECK(num_paths > 0);
 	if (num_paths > 0 && open_file(paths[0], &f))
