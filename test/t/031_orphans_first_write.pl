@@ -40,6 +40,15 @@ $session->query_until(qr/started/,
 # The backend is stopped (SIGSTOP) before the directory is looked at for the
 # last time, so that the temporary file seen is still there when it dies: it
 # publishes a file and starts the next one between any two looks.
+sub stopped
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return 0;
+	my $stat = <$fh>;
+	close $fh;
+	# the state follows the parenthesised command name
+	return $stat =~ /\)\s+[Tt]\s/;
+}
 my @entries;
 my $ready = sub {
 	@entries = -d "$dataset/data" ? directory_entries("$dataset/data") : ();
@@ -50,6 +59,8 @@ for (my $i = 0; $i < 6000; $i++)
 	if ($ready->())
 	{
 		kill 'STOP', $pid;
+		# a signal is delivered asynchronously: look once the backend is stopped
+		for (my $j = 0; $j < 1000 && !stopped($pid); $j++) { usleep(1_000); }
 		last if $ready->();
 		kill 'CONT', $pid;
 	}
