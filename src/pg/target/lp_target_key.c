@@ -103,6 +103,16 @@ same_keys(const uint8 *bytes, int count)
 	return true;
 }
 
+/* Remove a temporary file on the way to an error about it, which reports errno. */
+static void
+unlink_keeping_errno(const char *temp)
+{
+	int			save_errno = errno;
+
+	unlink(temp);
+	errno = save_errno;
+}
+
 /* Load the key file into loaded_keys; false if it does not exist. */
 static bool
 load_key_file(const char *path)
@@ -221,10 +231,7 @@ create_key_file(const char *path)
 	/* the loser of a race keeps the winner's key */
 	if (link(temp, path) != 0 && errno != EEXIST)
 	{
-		int			save_errno = errno;
-
-		unlink(temp);
-		errno = save_errno;
+		unlink_keeping_errno(temp);
 		ereport(ERROR,
 				errcode_for_file_access(),
 				errmsg("could not link file \"%s\" to \"%s\": %m", temp, path));
@@ -287,10 +294,7 @@ replace_key_file(const LpTargetKey *keys, int count)
 	/* the temporary file is synced already; only the rename is left to make durable */
 	if (rename(temp, path) != 0)
 	{
-		int			save_errno = errno;
-
-		unlink(temp);
-		errno = save_errno;
+		unlink_keeping_errno(temp);
 		ereport(ERROR,
 				errcode_for_file_access(),
 				errmsg("could not rename file \"%s\" to \"%s\": %m", temp, path));
