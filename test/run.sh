@@ -64,6 +64,12 @@
 #                 tmpfs, for the tests of a full filesystem (tap); empty if
 #                 it could not be mounted, which those tests report as a
 #                 failure
+#   PGOPTIONS     (tap, node) -c lance_parts.publish_at=call: those tests
+#                 were written against 0.2.0 and read the dataset versions
+#                 the calls return, which publication at call gives;
+#                 publication at commit, the default, is what the regress
+#                 layer runs and what the tests that clear PGOPTIONS test
+#                 (TAP 037_publish_at_commit, node fdw_insert)
 #
 # Why a copy of the tree: the clone may sit in a directory the postgres user
 # cannot enter (e.g. under /root), and pg_regress, TAP and the node tests must
@@ -78,6 +84,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CALL_PUBLICATION='-c lance_parts.publish_at=call'	# PGOPTIONS of the tap and node layers
 # LP_PG_BINDIR picks another (relocated) PostgreSQL 15 installation, so that
 # several work trees can install and test their builds side by side.
 PG_BINDIR=${LP_PG_BINDIR:-/usr/lib/postgresql/15/bin}
@@ -416,7 +423,7 @@ layer_tap()
 	fi
 	# TESTDIR for 15's PostgreSQL::Test::Utils, TESTDATADIR and TESTLOGDIR for 16's on
 	run_logged "$log" as_postgres TESTDIR="$CUR_TREE" TESTDATADIR="$CUR_TREE/tmp_check" \
-		TESTLOGDIR="$CUR_TREE/tmp_check/log" \
+		TESTLOGDIR="$CUR_TREE/tmp_check/log" PGOPTIONS="$CALL_PUBLICATION" \
 		PG_REGRESS="$CUR_PGXS/src/test/regress/pg_regress" \
 		prove -I "$CUR_PGXS/src/test/perl" -I test/t "${tests[@]}"
 	rc=$?
@@ -468,7 +475,7 @@ layer_node()
 			LP_PAGE_ENCODINGS=$CUR_TREE/page_encodings
 	fi
 	run_logged "$log" as_postgres PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
-		PGDATABASE="$PGDATABASE" node --test --test-reporter=tap \
+		PGDATABASE="$PGDATABASE" PGOPTIONS="$CALL_PUBLICATION" node --test --test-reporter=tap \
 		--test-concurrency=1 "${tests[@]}"
 	rc=$?
 	L_PASSED=$(sed -nE 's/^# pass ([0-9]+)$/\1/p' "$log" | tail -n 1)

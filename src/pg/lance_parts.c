@@ -12,7 +12,7 @@
 
 #include "base/lp_alloc.h"
 #include "lp_pg_alloc.h"
-#include "sql/lp_commit_sql.h"
+#include "sql/lp_publication.h"
 #include "assemble/lp_copy.h"
 #include "fdw/lp_fdw.h"
 #include "base/lp_interrupt.h"
@@ -40,7 +40,7 @@ _PG_init(void)
 
 	/* each module defines the settings it owns */
 	LpCopyInit();
-	LpCommitInit();
+	LpPublicationInit();
 	LpFdwScanInit();
 	LpFdwPushdownInit();
 	LpFdwParallelInit();

@@ -2,6 +2,8 @@
 -- copies of the reference datasets in LP_SCRATCH.  Tampered and foreign
 -- targets are refused by every entry point, and nothing is written then.
 \set VERBOSITY terse
+-- The versions the calls return are checked: publish them at call.
+SET lance_parts.publish_at = call;
 \getenv testdata LP_TESTDATA
 \getenv scratch LP_SCRATCH
 \set work :scratch/004
@@ -372,6 +374,7 @@ DROP ROLE lance_parts_reader_004, lance_parts_writer_004, lance_parts_nobody_004
 SELECT lance_parts.create_target(:'work' || '/reg.lance') AS t6 \gset
 SELECT lance_parts.register_part(:'t6', :'p45') AS position;
 \c
+SET lance_parts.publish_at = call;
 \set VERBOSITY terse
 -- the target is still valid; the registry was the other session's
 SELECT lance_parts.staging_dir(:'t6') = (:'t6'::jsonb->>'data_dir') || '/_parts/' || (:'t6'::jsonb->>'file_name') || '/' AS staging_ok;

@@ -4,6 +4,8 @@
 -- refused with a clear error (the encoder writes them from 2.1 on), and
 -- compact's rewrite_deletions.  Read-back by lancedb: test/reference/reencode.test.cjs.
 \set VERBOSITY terse
+-- The versions the calls return are checked: publish them at call.
+SET lance_parts.publish_at = call;
 \getenv testdata LP_TESTDATA
 \getenv scratch LP_SCRATCH
 \set work :scratch/015

@@ -1,5 +1,5 @@
 /*
- * lp_fdw.c - the lance_fdw handler: planning, the executor's scans (through
+ * lp_fdw.c - lance_fdw's scans: planning, the executor's scans (through
  * the scan iterator of lp_fdw_scan.c; parallel scans share a queue of units,
  * lp_fdw_parallel.c) and EXPLAIN.
  *
@@ -24,8 +24,6 @@
 
 #include "lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
-
-PG_FUNCTION_INFO_V1(lance_fdw_handler);
 
 /* ---- planning -------------------------------------------------------------- */
 
@@ -332,13 +330,11 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	}
 }
 
-/* ---- handler ------------------------------------------------------------------- */
+/* ---- routines ------------------------------------------------------------------ */
 
-Datum
-lance_fdw_handler(PG_FUNCTION_ARGS)
+void
+lp_fdw_scan_routines(FdwRoutine *routine)
 {
-	FdwRoutine *routine = makeNode(FdwRoutine);
-
 	routine->GetForeignRelSize = lance_get_rel_size;
 	routine->GetForeignPaths = lance_get_paths;
 	routine->GetForeignPlan = lance_get_plan;
@@ -355,5 +351,4 @@ lance_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ShutdownForeignScan = lance_shutdown;
 	routine->AnalyzeForeignTable = lp_fdw_analyze;
 	routine->ImportForeignSchema = lp_fdw_import_schema;
-	PG_RETURN_POINTER(routine);
 }

@@ -1,7 +1,8 @@
 /*
  * lp_fdw.h - lance_fdw: foreign tables over Lance datasets and data files.
  *
- * lp_fdw.c           handler, planning, the executor's scans, EXPLAIN
+ * lp_fdw_handler.c   the handler: the routines of the files below
+ * lp_fdw.c           planning, the executor's scans, EXPLAIN
  * lp_fdw_scan.c      the scan iterator: a source's live rows as datums, in
  *                    batches, filter columns first
  * lp_fdw_pushdown.c  the WHERE clauses evaluated while decoding: which, and how
@@ -14,6 +15,7 @@
  * lp_fdw_types.c     Lance types to PostgreSQL types and values
  * lp_fdw_blob.c      payloads of Blob v2 columns (column option blob 'payload')
  * lp_fdw_import.c    IMPORT FOREIGN SCHEMA
+ * lp_fdw_modify.c    INSERT and COPY FROM: appends to the dataset
  */
 #ifndef LP_FDW_H
 #define LP_FDW_H
@@ -346,5 +348,13 @@ extern bool lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descript
 
 /* Close the sidecar kept open. */
 extern void lp_fdw_blob_reader_close(LpFdwBlobReader *reader);
+
+/* ---- routines (lp_fdw.c, lp_fdw_modify.c) ---- */
+
+/* Set the routines of scans, ANALYZE and IMPORT FOREIGN SCHEMA. */
+extern void lp_fdw_scan_routines(FdwRoutine *routine);
+
+/* Set the routines of INSERT and COPY FROM. */
+extern void lp_fdw_modify_routines(FdwRoutine *routine);
 
 #endif							/* LP_FDW_H */

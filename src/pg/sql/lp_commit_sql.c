@@ -3,10 +3,8 @@
  * its dataset (commit), and removing what an abandoned target left behind
  * (cleanup_target).
  *
- * A commit becomes visible to Lance readers when the call returns, not at
- * the end of the surrounding PostgreSQL transaction: Lance has no two-phase
- * protocol, and a version once published cannot be withdrawn atomically.
- * Rolling back the SQL transaction therefore does not undo a commit.
+ * A commit is published with the PostgreSQL transaction, or when the call
+ * returns (lance_parts.publish_at, sql/lp_publication.c).
  */
 #include "postgres.h"
 
@@ -16,13 +14,12 @@
 #include "funcapi.h"
 #include "storage/lock.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_assemble.h"
 #include "dataset/lp_commit.h"
-#include "sql/lp_commit_sql.h"
+#include "sql/lp_publication.h"
 #include "concat/lp_concat.h"
 #include "base/lp_path.h"
 #include "lp_pg_error.h"
@@ -35,37 +32,6 @@
 
 PG_FUNCTION_INFO_V1(lp_commit_target);
 PG_FUNCTION_INFO_V1(lp_cleanup_target);
-
-static int	commit_retries = 20;
-
-void
-LpCommitInit(void)
-{
-	DefineCustomIntVariable("lance_parts.commit_retries",
-							gettext_noop("How often a commit that lost the race for a dataset version is rebuilt on the newer version."),
-							NULL,
-							&commit_retries,
-							20, 0, 1000,
-							PGC_USERSET, 0,
-							NULL, NULL, NULL);
-}
-
-bool
-lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
-{
-	if (!pg_strong_random(buffer, len))
-		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
-	return true;
-}
-
-void
-lp_commit_options(LpCommitOptions *options, const char *uri)
-{
-	options->max_retries = commit_retries;
-	options->random = lp_random_bytes;
-	options->random_arg = NULL;
-	options->no_version_hint = lp_is_s3_uri(uri);
-}
 
 /* The target's fields must still exist in the dataset, unchanged. */
 static void
@@ -141,13 +107,11 @@ committed_since_target(const LpTarget *target, LpManifestNaming naming,
 /*
  * Remove a directory of the target, <base>/<relative>, with the store's
  * walk that never follows a symlink.  One that is not a real directory is
- * left alone with a WARNING.  What could not be removed is a WARNING after
- * publication (the call must then succeed) and an ERROR otherwise.  True if
- * anything was removed.
+ * left alone with a WARNING; what could not be removed is an ERROR.  True
+ * if anything was removed.
  */
 static bool
-remove_target_directory(const LpTarget *target, const char *relative,
-						const char *what, bool after_publication)
+remove_target_directory(const LpTarget *target, const char *relative, const char *what)
 {
 	LpStore    *store = lp_store_for_uri(target->base_path, NULL);
 	LpTreeRemoval removal;
@@ -167,12 +131,11 @@ remove_target_directory(const LpTarget *target, const char *relative,
 	else
 	{
 		errno = removal.failure_errno;
-		ereport(after_publication ? WARNING : ERROR,
+		ereport(ERROR,
 				removal.failure_errno != 0 ? errcode_for_file_access() : errcode(ERRCODE_INTERNAL_ERROR),
 				errmsg_internal("%s", err.message),
 				errdetail("The %s \"%s\" of target file \"%s\" was not removed completely.",
-						  what, path, target->file_name),
-				after_publication ? errhint("The new version is published; what is left can be removed once the cause is fixed.") : 0);
+						  what, path, target->file_name));
 	}
 	pfree(path);
 	return removal.removed_entries > 0;
@@ -216,8 +179,9 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	LpSchema	dataset_schema;
 	LpFile	   *file;
 	LpCommitRequest request;
-	LpCommitOptions options;
+	LpPublicationRequest publication = {0};
 	LpCommitResult result;
+	bool		published;
 	LpError		err;
 	uint64_t	version_found;
 	char	   *path;
@@ -335,21 +299,25 @@ lp_commit_target(PG_FUNCTION_ARGS)
 	request.file.base_id = (uint32_t) target->base_id;
 	request.physical_rows = file->num_rows;
 
-	lp_commit_options(&options, target->dataset);
-	if (!lp_commit(lp_store_below(target->dataset), target->dataset, &request, &options,
-				   &result, &err))
-		lp_raise(&err);
-
-	/*
-	 * The version is published: from here on nothing may raise, or a job
-	 * retrying with a new target would add the rows twice.  The parts are
-	 * copied into the committed file; their staging area can go, and what
-	 * cannot go is a WARNING.
-	 */
-	LockRelease(&lock_tag, ExclusiveLock, false);
-	remove_target_directory(target, staging_dir, "staging directory", true);
+	publication.root = target->dataset;
+	publication.commit = &request;
+	publication.claimed_file = path;
+	publication.after_publication =
+		list_make1(lp_publication_path(target->base_path, staging_dir, true,
+									   psprintf("The staging directory \"%s/%s\" of target file \"%s\"",
+												target->base_path, staging_dir, target->file_name)));
+	published = lp_publish(&publication, &result);
 	lp_progress_end();
 
+	/*
+	 * Published now: the lock can go.  Queued: it is held to the end of the
+	 * transaction, so that no other session commits the file meanwhile.
+	 */
+	if (published)
+		LockRelease(&lock_tag, ExclusiveLock, false);
+
+	if (!published)
+		nulls[0] = nulls[1] = true;
 	values[0] = Int64GetDatum((int64) result.version);
 	values[1] = Int64GetDatum((int64) result.fragment_id);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -383,9 +351,9 @@ lp_cleanup_target(PG_FUNCTION_ARGS)
 
 	removed = remove_data_file(target);
 	removed |= remove_target_directory(target, lp_target_staging_dir_in_base(target),
-									   "staging directory", false);
+									   "staging directory");
 	removed |= remove_target_directory(target, lp_target_sidecar_dir_in_base(target),
-									   "sidecar directory", false);
+									   "sidecar directory");
 	LockRelease(&lock_tag, ExclusiveLock, false);
 	PG_RETURN_BOOL(removed);
 }

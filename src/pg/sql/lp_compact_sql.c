@@ -21,7 +21,7 @@
 #include "assemble/lp_assemble.h"
 #include "base/lp_alloc.h"
 #include "dataset/lp_commit.h"
-#include "sql/lp_commit_sql.h"
+#include "sql/lp_publication.h"
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
 #include "format/lp_deletion.h"
@@ -142,17 +142,20 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 	return num_written;
 }
 
-/* Commit the written groups as one Rewrite on the version planned on. */
-static void
+/*
+ * Commit the written groups as one Rewrite on the version planned on, now
+ * (true, *result filled) or with the transaction (false).
+ */
+static bool
 commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifestNaming naming,
-			   LpStore *store, const char *root, const char *data_dir,
+			   const char *root, const char *data_dir,
 			   const LpAssembleResult *results, char **file_names,
 			   LpRewriteDeletions *const *deletions, int num_written, LpCommitResult *result)
 {
 	LpRewriteGroup *rewrite = palloc0(sizeof(LpRewriteGroup) * num_written);
 	LpCommitRequest request;
-	LpCommitOptions options;
-	LpError		err;
+	LpPublicationRequest publication = {0};
+	bool		published;
 	int			n = 0;
 
 	for (size_t g = 0; g < plan->n_groups; g++)
@@ -172,6 +175,10 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 		rewrite[n].file.size_bytes = results[g].size_bytes;
 		rewrite[n].physical_rows = results[g].num_rows;
 		rewrite[n].deletions = deletions[g];
+		publication.written =
+			lappend(publication.written,
+					lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, file_names[g]), false,
+										psprintf("The compacted file \"%s\"", results[g].path)));
 		n++;
 	}
 	memset(&request, 0, sizeof(request));
@@ -181,20 +188,13 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 	request.read_naming = naming;
 	request.groups = rewrite;
 	request.n_groups = num_written;
-	lp_commit_options(&options, root);
+	publication.root = root;
+	publication.commit = &request;
 	/* several files may be committed: progress names their directory */
 	lp_progress_begin(root, data_dir, LP_PHASE_COMMITTING, 0);
-	if (!lp_commit(store, root, &request, &options, result, &err))
-	{
-		LpError		ignored;
-
-		/* the new files are referenced by nothing: remove them, as far as possible */
-		for (size_t g = 0; g < plan->n_groups; g++)
-			if (!plan->groups[g].skipped)
-				(void) store->ops->remove(store, results[g].path, &ignored);
-		lp_raise(&err);
-	}
+	published = lp_publish(&publication, result);
 	lp_progress_end();
+	return published;
 }
 
 Datum
@@ -216,6 +216,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	LpRewriteDeletions **deletions;
 	bool		rewrite_deletions;
 	int			num_written;
+	bool		published = false;
 	LpCommitResult result;
 	LpError		err;
 	char	   *data_dir;
@@ -254,7 +255,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	num_written = write_group_files(&plan, root, data_dir, results, file_names, deletions);
 	memset(&result, 0, sizeof(result));
 	if (num_written > 0)
-		commit_rewrite(&plan, manifest, naming, store, root, data_dir, results, file_names,
+		published = commit_rewrite(&plan, manifest, naming, root, data_dir, results, file_names,
 					   deletions, num_written, &result);
 
 	for (int64_t i = 0, n = -1, last_group = -1; i < (int64_t) plan.n_candidates; i++)
@@ -274,9 +275,10 @@ lp_compact(PG_FUNCTION_ARGS)
 		values[1] = CStringGetTextDatum(g >= 0 ? "rewritten" : "skipped");
 		nulls[2] = g >= 0;
 		values[2] = g >= 0 ? (Datum) 0 : CStringGetTextDatum(candidate->skip_reason);
-		nulls[3] = g < 0;
-		values[3] = g >= 0 ? Int64GetDatum((int64) result.new_fragment_ids[n]) : (Datum) 0;
-		nulls[4] = g < 0;
+		/* known once published */
+		nulls[3] = g < 0 || !published;
+		values[3] = nulls[3] ? (Datum) 0 : Int64GetDatum((int64) result.new_fragment_ids[n]);
+		nulls[4] = g < 0 || !published;
 		values[4] = Int64GetDatum((int64) result.version);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

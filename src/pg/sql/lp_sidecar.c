@@ -22,7 +22,7 @@
 #include "format/lp_columns.h"
 #include "lp_pg_compat.h"
 #include "lp_pg_error.h"
-#include "sql/lp_commit_sql.h"
+#include "sql/lp_publication.h"
 #include "sql/lp_sidecar.h"
 #include "storage/lp_pg_storage.h"
 

@@ -345,6 +345,12 @@ lp_blob_writer_remove_sidecars(const LpBlobWriter *writer, const char *root)
 	}
 }
 
+List *
+lp_blob_writer_sidecar_dirs(const LpBlobWriter *writer)
+{
+	return writer->sidecar_dirs;
+}
+
 /* Key of a descriptor as an unsigned integer of at most max. */
 static uint64
 descriptor_number(Jsonb *jsonb, const char *key, uint64 max, const char *column)

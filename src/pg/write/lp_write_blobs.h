@@ -81,6 +81,9 @@ extern void lp_blob_writer_end_file(LpBlobWriter *writer);
  */
 extern void lp_blob_writer_remove_sidecars(const LpBlobWriter *writer, const char *root);
 
+/* The sidecar directories of the data files begun, "data/<stem>" below the root. */
+extern List *lp_blob_writer_sidecar_dirs(const LpBlobWriter *writer);
+
 /*
  * A descriptor as write_packed_blobs and write_dedicated_blob return it
  * ({"kind", "position", "size", "blob_id", "blob_uri"}); ERROR (22023)

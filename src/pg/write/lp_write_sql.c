@@ -35,7 +35,7 @@
 #include "lp_pg_error.h"
 #include "lp_sql_args.h"
 #include "format/lp_columns.h"
-#include "sql/lp_commit_sql.h"
+#include "sql/lp_publication.h"
 #include "sql/lp_sidecar.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
@@ -268,20 +268,122 @@ num_blob_v2_fields(const LpSchema *schema)
 	return count;
 }
 
+/*
+ * Rows being written into a sink: the batch being filled and the file it
+ * goes to.  Rows come from a query (write_rows) or from the executor
+ * (inserts into lance_fdw tables, lp_dataset_append_*).
+ */
+typedef struct LpWriteStream
+{
+	WriteSink  *sink;
+	MemoryContext results;		/* where the sink's results go */
+	MemoryContext row_context;	/* reset after each row */
+	LpRowBatch *batch;
+	OpenFile	open;
+	uint64		bytes_done;
+} LpWriteStream;
+
+/*
+ * Begin writing rows of desc into the sink (which gets desc's schema when
+ * it has none, in the current memory context, as do the results).
+ */
+static LpWriteStream *
+stream_begin(WriteSink *sink, TupleDesc desc)
+{
+	LpWriteStream *stream = palloc0(sizeof(LpWriteStream));
+	MemoryContext batch_context;
+	MemoryContext old;
+
+	stream->sink = sink;
+	stream->results = CurrentMemoryContext;
+	if (sink->schema == NULL)
+	{
+		sink->schema = palloc(sizeof(LpSchema));
+		lp_write_schema_for_columns(desc, sink->blob_columns, sink->schema);
+	}
+	batch_context = AllocSetContextCreate(CurrentMemoryContext, "lance_parts write batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	stream->row_context = AllocSetContextCreate(CurrentMemoryContext, "lance_parts write rows",
+												ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(batch_context);
+	stream->batch = lp_row_batch_create(desc, sink->schema, sink->what, sink->blobs);
+	MemoryContextSwitchTo(old);
+
+	/*
+	 * A dataset's files may be encoded by workers (one file alone is written
+	 * here); not with Blob v2 fields, whose inline payloads go into the file
+	 * as its rows are converted.  (Every dataset write has a blob writer, in
+	 * case its schema has such fields.)
+	 */
+	if (sink->fixed_path == NULL && num_blob_v2_fields(sink->schema) == 0)
+	{
+		sink->workers = lp_write_workers_start(sink->store, sink->schema, sink->version, sink->what);
+		if (sink->workers != NULL)
+			lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, lp_write_workers_count(sink->workers));
+	}
+	if (sink->fixed_path != NULL)
+		open_file(sink, &stream->open, stream->results);
+	return stream;
+}
+
+/* Add one row (values and nulls of the stream's desc). */
+static void
+stream_add(LpWriteStream *stream, const Datum *values, const bool *nulls)
+{
+	WriteSink  *sink = stream->sink;
+	LpRowBatch *batch = stream->batch;
+	OpenFile   *open = &stream->open;
+	MemoryContext old;
+
+	/* first the file: a row's inline blob payloads go into it */
+	if (open->file == NULL)
+		open_file(sink, open, stream->results);
+	old = MemoryContextSwitchTo(stream->row_context);
+	lp_row_batch_add(batch, values, nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(stream->row_context);
+	if (lp_row_batch_rows(batch) >= BATCH_MAX_ROWS ||
+		lp_row_batch_bytes(batch) >= BATCH_MAX_BYTES ||
+		(sink->max_rows_per_file > 0 &&
+		 open->file->rows + lp_row_batch_rows(batch) >= sink->max_rows_per_file))
+	{
+		stream->bytes_done += lp_row_batch_bytes(batch);
+		write_batch(sink, open, batch);
+		if (sink->max_rows_per_file > 0 && open->file->rows >= sink->max_rows_per_file)
+			close_file(sink, open, stream->results);
+		lp_progress_update(list_length(sink->files), (int64) stream->bytes_done);
+	}
+}
+
+/* Finish the open file and wait for the workers' files: every file is published. */
+static void
+stream_end(LpWriteStream *stream)
+{
+	WriteSink  *sink = stream->sink;
+
+	if (stream->open.file != NULL)
+	{
+		write_batch(sink, &stream->open, stream->batch);
+		close_file(sink, &stream->open, stream->results);
+	}
+	if (sink->workers != NULL)
+	{
+		publish_encoded_files(sink, true, stream->results);
+		lp_write_workers_end(sink->workers);
+		sink->workers = NULL;
+	}
+}
+
 /* write_query's work, in its scope of mapped buffers. */
 static void
 write_rows(const char *query, WriteSink *sink)
 {
 	MemoryContext results = CurrentMemoryContext;
-	MemoryContext batch_context;
-	MemoryContext row_context;
 	SPIPlanPtr	plan;
 	Portal		portal;
-	LpRowBatch *batch;
-	OpenFile	open = {0};
+	LpWriteStream *stream;
 	Datum	   *values;
 	bool	   *nulls;
-	uint64		bytes_done = 0;
 
 	/* in the caller's memory context: the record outlives the SPI connection, until the commit */
 	lp_progress_begin(sink->progress_dataset, sink->fixed_path ? sink->fixed_path : sink->data_dir,
@@ -299,41 +401,14 @@ write_rows(const char *query, WriteSink *sink)
 				errhint("Give a SELECT, VALUES or TABLE query."));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
 
-	if (sink->schema == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(results);
 
-		sink->schema = palloc(sizeof(LpSchema));
-		lp_write_schema_for_columns(portal->tupDesc, sink->blob_columns, sink->schema);
+		stream = stream_begin(sink, portal->tupDesc);
 		MemoryContextSwitchTo(old);
-	}
-	batch_context = AllocSetContextCreate(CurrentMemoryContext, "lance_parts write batch",
-										  ALLOCSET_DEFAULT_SIZES);
-	row_context = AllocSetContextCreate(CurrentMemoryContext, "lance_parts write rows",
-										ALLOCSET_DEFAULT_SIZES);
-	{
-		MemoryContext old = MemoryContextSwitchTo(batch_context);
-
-		batch = lp_row_batch_create(portal->tupDesc, sink->schema, sink->what, sink->blobs);
-		MemoryContextSwitchTo(old);
-	}
-	/*
-	 * A dataset's files may be encoded by workers (one file alone is written
-	 * here); not with Blob v2 fields, whose inline payloads go into the file
-	 * as its rows are converted.  (Every dataset write has a blob writer, in
-	 * case its schema has such fields.)
-	 */
-	if (sink->fixed_path == NULL && num_blob_v2_fields(sink->schema) == 0)
-	{
-		sink->workers = lp_write_workers_start(sink->store, sink->schema, sink->version, sink->what);
-		if (sink->workers != NULL)
-			lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, lp_write_workers_count(sink->workers));
 	}
 	values = palloc(sizeof(Datum) * Max(portal->tupDesc->natts, 1));
 	nulls = palloc(sizeof(bool) * Max(portal->tupDesc->natts, 1));
-
-	if (sink->fixed_path != NULL)
-		open_file(sink, &open, results);
 	for (;;)
 	{
 		SPITupleTable *table;
@@ -345,41 +420,12 @@ write_rows(const char *query, WriteSink *sink)
 		table = SPI_tuptable;
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
-			MemoryContext old;
-
-			/* first the file: a row's inline blob payloads go into it */
-			if (open.file == NULL)
-				open_file(sink, &open, results);
-			old = MemoryContextSwitchTo(row_context);
 			heap_deform_tuple(table->vals[i], table->tupdesc, values, nulls);
-			lp_row_batch_add(batch, values, nulls);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(row_context);
-			if (lp_row_batch_rows(batch) >= BATCH_MAX_ROWS ||
-				lp_row_batch_bytes(batch) >= BATCH_MAX_BYTES ||
-				(sink->max_rows_per_file > 0 &&
-				 open.file->rows + lp_row_batch_rows(batch) >= sink->max_rows_per_file))
-			{
-				bytes_done += lp_row_batch_bytes(batch);
-				write_batch(sink, &open, batch);
-				if (sink->max_rows_per_file > 0 && open.file->rows >= sink->max_rows_per_file)
-					close_file(sink, &open, results);
-				lp_progress_update(list_length(sink->files), (int64) bytes_done);
-			}
+			stream_add(stream, values, nulls);
 		}
 		SPI_freetuptable(table);
 	}
-	if (open.file != NULL)
-	{
-		write_batch(sink, &open, batch);
-		close_file(sink, &open, results);
-	}
-	if (sink->workers != NULL)
-	{
-		publish_encoded_files(sink, true, results);
-		lp_write_workers_end(sink->workers);
-		sink->workers = NULL;
-	}
+	stream_end(stream);
 	SPI_cursor_close(portal);
 	SPI_finish();
 }
@@ -569,18 +615,19 @@ new_fragments(const WriteSink *sink, const LpSchema *schema)
 	return fragments;
 }
 
-/* The rows of query into the sink's files, then the commit of the mode. */
+/*
+ * The sink's files as the publication of the mode: an Append, an Overwrite,
+ * or the creation of the dataset (latest NULL); result->published false
+ * when it is queued for the commit of the transaction.
+ */
 static void
-write_and_commit(const char *query, WriteSink *sink, const char *root, LpWriteMode mode,
-				 const LpManifest *latest, LpManifestNaming naming, LpWriteResult *result)
+publish_dataset_write(WriteSink *sink, const char *root, Oid server, LpWriteMode mode,
+					  const LpManifest *latest, LpManifestNaming naming, LpWriteResult *result)
 {
 	LpCommitRequest request = {0};
-	LpCommitOptions options;
+	LpPublicationRequest publication = {0};
 	LpCommitResult commit;
-	LpError		err;
-	bool		ok;
-
-	write_query(query, sink);
+	ListCell   *cell;
 
 	result->num_rows = sink->total_rows;
 	result->fragments = list_length(sink->files);
@@ -588,6 +635,7 @@ write_and_commit(const char *query, WriteSink *sink, const char *root, LpWriteMo
 	{
 		/* nothing to add: Lance makes no version for an empty append either */
 		result->dataset_version = lp_manifest_version(latest);
+		result->published = true;
 		lp_progress_end();
 		return;
 	}
@@ -598,33 +646,41 @@ write_and_commit(const char *query, WriteSink *sink, const char *root, LpWriteMo
 	request.n_fragments = list_length(sink->files);
 	request.schema = sink->schema;
 	request.data_version = sink->version;
-	lp_commit_options(&options, root);
-	if (latest == NULL)
-		ok = lp_commit_create(sink->store, root, &request, naming, &options, &commit, &err);
-	else
+	if (latest != NULL)
 	{
 		request.read_version = lp_manifest_version(latest);
 		request.read_manifest = latest;
 		request.read_naming = naming;
-		ok = lp_commit(sink->store, root, &request, &options, &commit, &err);
 	}
-	if (!ok)
+	publication.root = root;
+	publication.server = server;
+	publication.commit = &request;
+	publication.create = latest == NULL;
+	publication.create_naming = naming;
+	foreach(cell, sink->files)
 	{
-		if (err.code == LP_ERR_ALREADY_EXISTS)
-			ereport(ERROR,
-					errcode(ERRCODE_DUPLICATE_OBJECT),
-					errmsg("dataset \"%s\" already exists", root),
-					errdetail("Another writer created it while the rows were written; the files written were removed."));
-		lp_raise(&err);
+		WrittenFile *file = lfirst(cell);
+
+		publication.written =
+			lappend(publication.written,
+					lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, file->name), false,
+										psprintf("The data file \"%s/%s/%s\"", root, LP_DATA_DIR, file->name)));
 	}
+	foreach(cell, lp_blob_writer_sidecar_dirs(sink->blobs))
+		publication.written =
+			lappend(publication.written,
+					lp_publication_path(root, lfirst(cell), true,
+										psprintf("The sidecar directory \"%s/%s\"", root, (char *) lfirst(cell))));
+	result->published = lp_publish(&publication, &commit);
 	lp_progress_end();
 	result->dataset_version = commit.version;
+	lp_free(commit.new_fragment_ids);
 }
 
 /*
- * Remove the data files a failed write_dataset published (never through a
- * symlink: from the root down); what cannot be removed is left to
- * cleanup_orphans, since an error is already on its way.
+ * Remove the data files and sidecars a failed write published (never
+ * through a symlink: from the root down); what cannot be removed is left
+ * to cleanup_orphans, since an error is already on its way.
  */
 static void
 remove_written_files(const WriteSink *sink, const char *root)
@@ -642,19 +698,21 @@ remove_written_files(const WriteSink *sink, const char *root)
 			(void) sink->store->ops->remove_file(sink->store, root, relative, &removed, &err);
 		lp_free(relative);
 	}
+	lp_blob_writer_remove_sidecars(sink->blobs, root);
 }
 
-void
-lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
-					 LpFileVersion version, int64 max_rows_per_file, List *blob_columns,
-					 LpWriteResult *result)
+/*
+ * A sink for new data files of the dataset at root (reached through store),
+ * checked against the mode: *latest (NULL: there is none) and *naming are
+ * its latest version.  version is the file version of create and
+ * overwrite; appends write the dataset's.
+ */
+static WriteSink *
+dataset_sink(const char *root, LpStore *store, Oid server, LpWriteMode mode, LpFileVersion version,
+			 int64 max_rows_per_file, List *blob_columns,
+			 LpManifest **latest, LpManifestNaming *naming)
 {
-	/* on the heap: PG_CATCH reads what write_and_commit put in it */
 	WriteSink  *sink = palloc0(sizeof(WriteSink));
-	char	   *root;
-	LpManifest *latest;
-	LpManifestNaming naming = (LpManifestNaming) new_dataset_naming;
-	LpSchema	dataset_schema;
 	LpError		err;
 
 	if (max_rows_per_file < 1 || max_rows_per_file > (int64) UINT32_MAX)
@@ -662,25 +720,24 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				errmsg("max_rows_per_file must be between 1 and %u", UINT32_MAX),
 				errdetail("A fragment holds at most %u rows.", UINT32_MAX));
-	(void) lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
-	lp_check_write_privilege_for(root);
-	lp_check_read_privilege_for(root);
-	sink->store = lp_store_below(root);
-
-	latest = lp_read_latest_manifest(sink->store, root, InvalidOid, &naming, &err);
-	if (latest == NULL && err.code != LP_ERR_NOT_FOUND)
+	sink->store = store;
+	*naming = (LpManifestNaming) new_dataset_naming;
+	*latest = lp_read_latest_manifest(store, root, server, naming, &err);
+	if (*latest == NULL && err.code != LP_ERR_NOT_FOUND)
 		lp_raise(&err);
-	if (latest == NULL && mode == LP_WRITE_APPEND)
+	if (lp_publication_replaces(root) && mode == LP_WRITE_APPEND)
+		lp_publication_refuse_after_replacement(root);
+	if (*latest == NULL && mode == LP_WRITE_APPEND)
 		ereport(ERROR,
 				errcode(ERRCODE_UNDEFINED_OBJECT),
 				errmsg("dataset \"%s\" does not exist", root),
 				errhint("Use mode create to make it."));
-	if (latest != NULL && mode == LP_WRITE_CREATE)
+	if (*latest != NULL && mode == LP_WRITE_CREATE)
 		ereport(ERROR,
 				errcode(ERRCODE_DUPLICATE_OBJECT),
 				errmsg("dataset \"%s\" already exists", root),
 				errhint("Use mode append or overwrite."));
-	if (latest != NULL && !lp_manifest_check_flags(latest, &err))
+	if (*latest != NULL && !lp_manifest_check_flags(*latest, &err))
 		lp_raise(&err);
 
 	sink->what = psprintf("dataset \"%s\"", root);
@@ -703,30 +760,114 @@ lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mod
 	if (mode == LP_WRITE_APPEND)
 	{
 		/* appended files have the dataset's storage format and schema */
-		if (!lp_manifest_data_version(latest, &sink->version) ||
+		if (!lp_manifest_data_version(*latest, &sink->version) ||
 			sink->version == LP_FILE_VERSION_LEGACY)
 			ereport(ERROR,
 					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					errmsg("dataset \"%s\" has data storage format %s, which cannot be written",
-						   root, lp_manifest_data_format(latest) ? lp_manifest_data_format(latest) : "(none)"),
+						   root, lp_manifest_data_format(*latest) ? lp_manifest_data_format(*latest) : "(none)"),
 					errdetail("Only Lance 2.0 to 2.3 files are written."));
-		if (!lp_manifest_schema(latest, &dataset_schema, &err))
+		sink->schema = palloc0(sizeof(LpSchema));
+		if (!lp_manifest_schema(*latest, sink->schema, &err))
 			lp_raise(&err);
-		sink->schema = &dataset_schema;
 	}
+	return sink;
+}
 
-	/* an ERROR or a cancel before the commit removes the files published so far */
+void
+lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
+					 LpFileVersion version, int64 max_rows_per_file, List *blob_columns,
+					 LpWriteResult *result)
+{
+	char	   *root;
+	LpStore    *store;
+	LpManifest *latest;
+	LpManifestNaming naming;
+	WriteSink  *sink;
+
+	(void) lp_store_for_write_uri(dataset_uri, "a Lance dataset", &root);
+	lp_check_write_privilege_for(root);
+	lp_check_read_privilege_for(root);
+	store = lp_store_below(root);
+	sink = dataset_sink(root, store, InvalidOid, mode, version, max_rows_per_file, blob_columns,
+						&latest, &naming);
+
+	/* an ERROR or a cancel before the publication removes the files published so far */
 	PG_TRY();
 	{
-		write_and_commit(query, sink, root, mode, latest, naming, result);
+		write_query(query, sink);
+		publish_dataset_write(sink, root, InvalidOid, mode, latest, naming, result);
 	}
 	PG_CATCH();
 	{
 		remove_written_files(sink, root);
-		lp_blob_writer_remove_sidecars(sink->blobs, root);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+}
+
+/* ---- appends from the executor (inserts into lance_fdw tables) ----------------- */
+
+struct LpDatasetAppend
+{
+	char	   *root;
+	Oid			server;
+	LpManifest *latest;
+	LpManifestNaming naming;
+	WriteSink  *sink;
+	LpWriteStream *stream;
+	bool		handed_over;	/* the files belong to a publication */
+	MemoryContextCallback cleanup;
+};
+
+/* The statement ended before its files were handed over: nothing references them. */
+static void
+remove_unpublished_append(void *arg)
+{
+	LpDatasetAppend *append = arg;
+
+	if (!append->handed_over)
+		remove_written_files(append->sink, append->root);
+	lp_pg_map_large_end();
+}
+
+LpDatasetAppend *
+lp_dataset_append_begin(const char *root, Oid server, TupleDesc desc)
+{
+	LpDatasetAppend *append = palloc0(sizeof(LpDatasetAppend));
+
+	append->root = pstrdup(root);
+	append->server = server;
+	append->sink = dataset_sink(append->root, lp_store_below_via(root, server), server,
+								LP_WRITE_APPEND, LP_FILE_VERSION_2_2, 1048576, NIL,
+								&append->latest, &append->naming);
+	lp_progress_begin(root, append->sink->data_dir, LP_PHASE_ENCODING, 0);
+	lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, 0);
+	/* the page buffers are mapped apart while the statement writes (lp_pg_alloc.h) */
+	lp_pg_map_large_begin();
+	append->cleanup.func = remove_unpublished_append;
+	append->cleanup.arg = append;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &append->cleanup);
+	append->stream = stream_begin(append->sink, desc);
+	return append;
+}
+
+void
+lp_dataset_append_row(LpDatasetAppend *append, const Datum *values, const bool *nulls)
+{
+	stream_add(append->stream, values, nulls);
+}
+
+uint64
+lp_dataset_append_finish(LpDatasetAppend *append)
+{
+	LpWriteResult result;
+
+	stream_end(append->stream);
+	publish_dataset_write(append->sink, append->root, append->server, LP_WRITE_APPEND,
+						  append->latest, append->naming, &result);
+	append->handed_over = true;
+	return result.num_rows;
 }
 
 Datum
@@ -770,6 +911,8 @@ lp_write_dataset(PG_FUNCTION_ARGS)
 						 lp_write_mode(text_to_cstring(PG_GETARG_TEXT_PP(2))),
 						 lp_write_file_version(text_to_cstring(PG_GETARG_TEXT_PP(3))),
 						 PG_GETARG_INT64(4), blob_columns, &result);
+	/* known once published */
+	nulls[0] = !result.published;
 	values[0] = Int64GetDatum((int64) result.dataset_version);
 	values[1] = Int32GetDatum(result.fragments);
 	values[2] = Int64GetDatum((int64) result.num_rows);

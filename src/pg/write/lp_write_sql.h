@@ -5,6 +5,7 @@
 #ifndef LP_WRITE_SQL_H
 #define LP_WRITE_SQL_H
 
+#include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 
 #include "format/lp_file.h"
@@ -18,7 +19,8 @@ typedef enum LpWriteMode
 
 typedef struct LpWriteResult
 {
-	uint64		dataset_version;
+	uint64		dataset_version;	/* when published */
+	bool		published;		/* false: at the commit of the transaction */
 	int			fragments;
 	uint64		num_rows;
 } LpWriteResult;
@@ -44,5 +46,20 @@ extern LpFileVersion lp_write_file_version(const char *name);
 extern void lp_write_dataset_run(const char *dataset_uri, const char *query, LpWriteMode mode,
 								 LpFileVersion version, int64 max_rows_per_file,
 								 List *blob_columns, LpWriteResult *result);
+
+/*
+ * Appending rows from the executor (INSERT and COPY FROM into lance_fdw
+ * tables): new data files of the dataset at root, reached through the
+ * store of server, published as one Append (lp_publish: at the commit of
+ * the transaction, or now).  desc's column names are the dataset's field
+ * names; every top-level field needs one.  The files written are removed
+ * when the current memory context goes before lp_dataset_append_finish.
+ */
+typedef struct LpDatasetAppend LpDatasetAppend;
+
+extern LpDatasetAppend *lp_dataset_append_begin(const char *root, Oid server, TupleDesc desc);
+extern void lp_dataset_append_row(LpDatasetAppend *append, const Datum *values, const bool *nulls);
+/* Finish and publish the files; the rows written. */
+extern uint64 lp_dataset_append_finish(LpDatasetAppend *append);
 
 #endif							/* LP_WRITE_SQL_H */

@@ -83,6 +83,7 @@ typedef struct FieldBuilder
 	bool		element_byval;
 	char		element_align;
 	bool		raw_items;		/* items_are_raw */
+	bool		json_input;		/* values are jsonb: structs and lists as lance_fdw reads them */
 	bool		vector_items;	/* fixed-size lists of floats read from pgvector's vector */
 	/* structs: the composite type's descriptor, the attribute of each member */
 	TupleDesc	member_desc;
@@ -616,11 +617,62 @@ check_vector_dimension(const FieldBuilder *builder, const LpType *type, Oid sour
 				errhint("Give a vector(%d) column.", type->fixed_size));
 }
 
+static bool
+is_json_container(const LpType *type)
+{
+	return (type->id == LP_TYPE_STRUCT && !type->packed) ||
+		((type->id == LP_TYPE_LIST || type->id == LP_TYPE_LARGE_LIST ||
+		  type->id == LP_TYPE_FIXED_SIZE_LIST) && type->num_children == 1);
+}
+
+/*
+ * A field whose values come as JSON, as lance_fdw reads structs and nested
+ * lists: objects for structs (a key per member), arrays for lists, and for
+ * every scalar the text of its mapped type (lp_fdw_types.c), which is cast
+ * to the field's input type as text would be.
+ */
+static void
+plan_json_field(FieldBuilder *builder, const LpType *type, const char *column, const char *what,
+				int depth)
+{
+	check_stack_depth();
+	builder_init(builder, type, column);
+	builder->json_input = true;
+	if (depth > 32)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("column \"%s\" nests types too deeply", column));
+	if (is_json_container(type))
+	{
+		alloc_children(builder, type->num_children);
+		for (uint32 i = 0; i < type->num_children; i++)
+			plan_json_field(&builder->children[i], type->children[i],
+							type->id == LP_TYPE_STRUCT ?
+							psprintf("%s.%s", column, type->children[i]->name) :
+							psprintf("%s[]", column),
+							what, depth + 1);
+		return;
+	}
+	builder->input_typid = input_type_for(type, TEXTOID);
+	if (!OidIsValid(builder->input_typid))
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("column \"%s\" is written to a field of %s of Lance type %s, which cannot be written yet",
+					   column, what, lp_type_id_name(type->id)),
+				errdetail("Half floats, dictionaries and packed structs are not supported yet."));
+	plan_cast(builder, TEXTOID, what);
+}
+
 static void
 plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 source_typmod,
 		   const char *column, const char *what, int depth)
 {
 	check_stack_depth();
+	if (getBaseType(source_typid) == JSONBOID && is_json_container(type))
+	{
+		plan_json_field(builder, type, column, what, depth);
+		return;
+	}
 	builder_init(builder, type, column);
 	if (depth > 32)
 		ereport(ERROR,
@@ -1393,17 +1445,155 @@ append_blob(FieldBuilder *builder, Datum value)
 	append_descriptor_child(&builder->children[4], descriptor.uri, 0);
 }
 
+static void append_null_checked(FieldBuilder *builder);
+
+/* The JSON container of v, which must be an object or an array (what names it). */
+static JsonbContainer *
+json_container(const FieldBuilder *builder, const JsonbValue *v, bool object)
+{
+	if (v->type != jbvBinary ||
+		(object ? !JsonContainerIsObject(v->val.binary.data) : !JsonContainerIsArray(v->val.binary.data)))
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("value of column \"%s\" is not a JSON %s", builder->column,
+					   object ? "object" : "array"),
+				errdetail("Its Lance field is a %s.", object ? "struct" : "list"));
+	return v->val.binary.data;
+}
+
+/* A JSON value (NULL: a missing key) of a field planned by plan_json_field. */
+static void
+append_json(FieldBuilder *builder, const JsonbValue *v)
+{
+	const LpType *type = builder->type;
+	JsonbContainer *container;
+	char	   *text;
+
+	check_stack_depth();
+	if (v == NULL || v->type == jbvNull)
+	{
+		append_null_checked(builder);
+		return;
+	}
+	switch (type->id)
+	{
+		case LP_TYPE_STRUCT:
+			if (is_json_container(type))
+			{
+				uint32		found = 0;
+
+				container = json_container(builder, v, true);
+				bitmap_append(&builder->validity, builder->array.length, true);
+				builder->array.length++;
+				for (uint32 i = 0; i < builder->num_children; i++)
+				{
+					const char *name = type->children[i]->name;
+					JsonbValue	member;
+					bool		present = getKeyJsonValueFromContainer(container, name, strlen(name),
+																	   &member) != NULL;
+
+					found += present;
+					append_json(&builder->children[i], present ? &member : NULL);
+				}
+				if (found != JsonContainerSize(container))
+					ereport(ERROR,
+							errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("value of column \"%s\" has a key that is not a member of its struct field",
+								   builder->column));
+				return;
+			}
+			break;
+		case LP_TYPE_LIST:
+		case LP_TYPE_LARGE_LIST:
+		case LP_TYPE_FIXED_SIZE_LIST:
+			if (is_json_container(type))
+			{
+				uint32		count;
+
+				container = json_container(builder, v, false);
+				count = JsonContainerSize(container);
+				if (type->id == LP_TYPE_FIXED_SIZE_LIST && count != (uint32) type->fixed_size)
+					ereport(ERROR,
+							errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+							errmsg("value of column \"%s\" has %u items, but its Lance type holds %d",
+								   builder->column, count, type->fixed_size));
+				bitmap_append(&builder->validity, builder->array.length, true);
+				builder->array.length++;
+				for (uint32 i = 0; i < count; i++)
+				{
+					JsonbValue *item = getIthJsonbValueFromContainer(container, i);
+
+					append_json(&builder->children[0], item);
+					pfree(item);
+				}
+				if (type->id != LP_TYPE_FIXED_SIZE_LIST)
+					append_list_end(builder);
+				return;
+			}
+			break;
+		default:
+			break;
+	}
+	switch (v->type)
+	{
+		case jbvString:
+			text = pnstrdup(v->val.string.val, v->val.string.len);
+			break;
+		case jbvNumeric:
+			text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)));
+			break;
+		case jbvBool:
+			text = v->val.boolean ? "true" : "false";
+			break;
+		default:
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("value of column \"%s\" is not a JSON scalar", builder->column),
+					errdetail("Its Lance field is of type %s.", lp_type_id_name(type->id)));
+	}
+	append_value(builder, cast_value(&builder->cast, CStringGetTextDatum(text)));
+}
+
+/* A jsonb value of a field planned by plan_json_field. */
+static void
+append_jsonb(FieldBuilder *builder, Jsonb *jsonb)
+{
+	JsonbValue	v;
+
+	if (JB_ROOT_IS_SCALAR(jsonb))
+		(void) JsonbExtractScalar(&jsonb->root, &v);
+	else
+	{
+		v.type = jbvBinary;
+		v.val.binary.data = &jsonb->root;
+		v.val.binary.len = VARSIZE(jsonb) - VARHDRSZ;
+	}
+	append_json(builder, &v);
+}
+
+/* A null, unless the field is not nullable. */
+static void
+append_null_checked(FieldBuilder *builder)
+{
+	if (!builder->nullable)
+		ereport(ERROR,
+				errcode(ERRCODE_NOT_NULL_VIOLATION),
+				errmsg("null value in column \"%s\", whose Lance field is not nullable",
+					   builder->column));
+	append_null(builder);
+}
+
 static void
 append_datum(FieldBuilder *builder, Datum value, bool isnull)
 {
 	if (isnull)
 	{
-		if (!builder->nullable)
-			ereport(ERROR,
-					errcode(ERRCODE_NOT_NULL_VIOLATION),
-					errmsg("null value in column \"%s\", whose Lance field is not nullable",
-						   builder->column));
-		append_null(builder);
+		append_null_checked(builder);
+		return;
+	}
+	if (builder->json_input)
+	{
+		append_jsonb(builder, DatumGetJsonbP(value));
 		return;
 	}
 	if (builder->blob_field != NULL)

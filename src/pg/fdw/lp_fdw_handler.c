@@ -1,0 +1,22 @@
+/*
+ * lp_fdw_handler.c - the handler of lance_fdw: the routines of its scans
+ * (lp_fdw.c) and of its writes (lp_fdw_modify.c).
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "foreign/fdwapi.h"
+
+#include "fdw/lp_fdw.h"
+
+PG_FUNCTION_INFO_V1(lance_fdw_handler);
+
+Datum
+lance_fdw_handler(PG_FUNCTION_ARGS)
+{
+	FdwRoutine *routine = makeNode(FdwRoutine);
+
+	lp_fdw_scan_routines(routine);
+	lp_fdw_modify_routines(routine);
+	PG_RETURN_POINTER(routine);
+}

@@ -1,0 +1,208 @@
+'use strict';
+// INSERT, INSERT ... SELECT and COPY FROM into lance_fdw tables, published with the
+// PostgreSQL transaction (lance_parts.publish_at = 'commit', the default: this file clears the
+// PGOPTIONS test/run.sh sets for the tests written against 0.2.0).
+//
+//  - Every type lancedb wrote in the generated datasets of file versions 2.0 to 2.3, under both
+//    manifest naming schemes, and a dataset with deletion files: the rows lance_fdw reads are
+//    inserted back (two INSERT ... SELECT in one transaction, then a COPY FROM of a file), and
+//    lancedb must read each new row exactly as it reads the row it was copied from, in one
+//    version per transaction; lancedb then appends, indexes and compacts on top, and lance_fdw
+//    reads what it wrote.
+//  - A dataset lancedb made with stable row ids: the inserted rows continue the row id sequence.
+//  - ROLLBACK, an ERROR, a NOT NULL violation of a non-nullable Lance field, RETURNING, and
+//    tables that cannot take rows (pinned to a version, one data file).
+//  - On S3 (Ceph RGW): INSERT and COPY FROM, ROLLBACK leaves no object.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const arrow = require('apache-arrow');
+const lancedb = require('@lancedb/lancedb');
+const h = require('./harness.cjs');
+const s3 = require('./s3_requests.cjs');
+const { startS3Server } = require('./s3_server.cjs');
+const { encodeRows } = require('./values.cjs');
+const { psqlLines, literal } = require('./pg.cjs');
+
+delete process.env.PGOPTIONS;
+
+const dir = h.scratchDir('fdw-insert');
+
+psqlLines(`DROP SERVER IF EXISTS fdw_insert_server CASCADE;
+CREATE SERVER fdw_insert_server FOREIGN DATA WRAPPER lance_fdw;
+`);
+
+// The rows lancedb reads in the latest version, as sorted JSON strings (values.cjs encoding).
+async function lancedbRows(datasetPath)
+{
+	const table = await h.openTable(datasetPath);
+
+	return encodeRows(await table.query().toArrow()).map((r) => JSON.stringify(r)).sort();
+}
+
+// A foreign table schema holding one table, named as its dataset, over a copy of dataset `name`.
+function importCopy(name)
+{
+	const copyDir = path.join(dir, name);
+
+	fs.mkdirSync(copyDir);
+	const datasetPath = h.copyDataset(name, copyDir);
+
+	psqlLines(`DROP SCHEMA IF EXISTS fdw_insert_${name} CASCADE;
+CREATE SCHEMA fdw_insert_${name};
+IMPORT FOREIGN SCHEMA copy FROM SERVER fdw_insert_server INTO fdw_insert_${name}
+  OPTIONS (uri ${literal(copyDir)});
+`);
+	return { datasetPath, table: `fdw_insert_${name}.${name}` };
+}
+
+function dataFileCount(datasetPath)
+{
+	return fs.readdirSync(path.join(datasetPath, 'data')).filter((f) => f.endsWith('.lance')).length;
+}
+
+const datasets = JSON.parse(fs.readFileSync(path.join(h.TESTDATA, 'manifest.json'), 'utf8')).datasets
+	.filter((d) => /^types_2_[0-3]_v[12]$/.test(d.name) || d.name === 'deleted_2_2')
+	.map((d) => d.name);
+
+for (const name of datasets)
+{
+	test(`INSERT ... SELECT and COPY FROM into ${name}: lancedb reads every new row as the row it copies`, async () => {
+		const { datasetPath, table } = importCopy(name);
+		const before = await lancedbRows(datasetPath);
+		const versionBefore = await (await h.openTable(datasetPath)).version();
+		const copyFile = path.join(dir, name + '.copy');
+		const idRows = Number(h.sqlRows(`SELECT count(*) AS n FROM ${table} WHERE id < 10`)[0].n);
+
+		// one transaction, two statements: each reads the version before it (its own rows are
+		// not visible until COMMIT), together one version
+		psqlLines(`BEGIN;
+INSERT INTO ${table} SELECT * FROM ${table} WHERE id % 2 = 0;
+INSERT INTO ${table} SELECT * FROM ${table} WHERE id % 2 <> 0 OR id IS NULL;
+COMMIT;
+COPY (SELECT * FROM ${table} WHERE id < 10) TO ${literal(copyFile)};
+COPY ${table} FROM ${literal(copyFile)};
+`);
+		const reopened = await h.openTable(datasetPath);
+
+		assert.equal(await reopened.version(), versionBefore + 2, 'one version for the transaction, one for the COPY');
+		const after = await lancedbRows(datasetPath);
+		// every row twice (the INSERTs), those of id < 10 four times (the COPY of both copies)
+		const copiedByCopy = before.filter((r) => JSON.parse(r).id !== null && Number(JSON.parse(r).id) < 10);
+		const expected = [...before, ...before, ...copiedByCopy, ...copiedByCopy].sort();
+
+		assert.equal(copiedByCopy.length, idRows, 'lance_fdw and lancedb agree on the rows of id < 10');
+		assert.equal(after.length, expected.length, 'row count');
+		assert.deepEqual(after, expected, 'lancedb reads every inserted row as the row it was copied from');
+
+		// lancedb works on top, and lance_fdw reads what it wrote
+		await h.lancedbModifies(reopened);
+		assert.equal(Number(h.sqlRows(`SELECT count(*) AS n FROM ${table}`)[0].n), await reopened.countRows(),
+			'lance_fdw reads the rows of lancedb\'s versions');
+	});
+}
+
+test('a dataset with stable row ids: inserted rows continue the row id sequence', async () => {
+	const db = await lancedb.connect(dir);
+	const rowsOf = (first, count) => new arrow.Table({
+		id: arrow.vectorFromArray(BigInt64Array.from({ length: count }, (_, i) => BigInt(first + i))),
+		s: arrow.vectorFromArray(Array.from({ length: count }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
+	});
+	const table = await db.createTable('stable', rowsOf(0, 10), { storageOptions: { newTableEnableStableRowIds: 'true' } });
+
+	await table.delete('id = 3');
+	const datasetPath = path.join(dir, 'stable.lance');
+
+	psqlLines(`CREATE FOREIGN TABLE fdw_insert_stable (id bigint, s text) SERVER fdw_insert_server
+  OPTIONS (uri ${literal(datasetPath)});
+INSERT INTO fdw_insert_stable SELECT g, 'value ' || g FROM generate_series(10, 14) g;
+`);
+	const reopened = await h.openTable(datasetPath);
+	const rows = encodeRows(await reopened.query().withRowId().toArrow())
+		.sort((a, b) => Number(a._rowid) - Number(b._rowid));
+
+	assert.deepEqual(rows.map((r) => Number(r.id)), [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+	assert.deepEqual(rows.map((r) => Number(r._rowid)), [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
+		'row ids: the deleted one stays unused, the new rows get 10 to 14');
+	await h.lancedbModifies(reopened);
+	assert.equal(Number(h.sqlRows('SELECT count(*) AS n FROM fdw_insert_stable')[0].n), 15);
+});
+
+test('ROLLBACK, ERROR, NOT NULL of a Lance field, RETURNING, and tables that take no rows', async () => {
+	const db = await lancedb.connect(dir);
+	const schema = new arrow.Schema([
+		new arrow.Field('id', new arrow.Int64(), false),
+		new arrow.Field('s', new arrow.Utf8(), true),
+	]);
+	const table = await db.createTable('strict', [{ id: 1n, s: 'one' }], { schema });
+	const datasetPath = path.join(dir, 'strict.lance');
+	const files = dataFileCount(datasetPath);
+
+	psqlLines(`CREATE FOREIGN TABLE fdw_insert_strict (id bigint, s text) SERVER fdw_insert_server
+  OPTIONS (uri ${literal(datasetPath)});
+BEGIN;
+INSERT INTO fdw_insert_strict VALUES (2, 'two');
+ROLLBACK;
+`);
+	assert.equal(await table.countRows(), 1, 'ROLLBACK publishes nothing');
+	assert.equal(dataFileCount(datasetPath), files, 'ROLLBACK removes the data file written');
+
+	assert.throws(() => psqlLines(`BEGIN;
+INSERT INTO fdw_insert_strict VALUES (2, 'two');
+SELECT 1 / 0;
+COMMIT;
+`), /division by zero/);
+	assert.throws(() => psqlLines("\\set VERBOSITY verbose\nINSERT INTO fdw_insert_strict VALUES (2, 'two'), (NULL, 'none');\n"),
+		(error) => /23502/.test(String(error.stderr)) && /"id"/.test(String(error.stderr)));
+	const reopened = await h.openTable(datasetPath);
+
+	assert.equal(await reopened.version(), 1, 'no version after the ERRORs');
+	assert.equal(dataFileCount(datasetPath), files, 'no data file left by the ERRORs');
+
+	assert.deepEqual(psqlLines("INSERT INTO fdw_insert_strict VALUES (2, 'two'), (3, NULL) RETURNING id, s IS NULL;\n"),
+		['2|f', '3|t'], 'RETURNING gives the rows inserted');
+	assert.deepEqual(encodeRows(await (await h.openTable(datasetPath)).query().toArrow())
+		.map((r) => [r.id, r.s]).sort(), [['1', 'one'], ['2', 'two'], ['3', null]]);
+
+	const file = path.join(datasetPath, 'data', fs.readdirSync(path.join(datasetPath, 'data'))[0]);
+
+	psqlLines(`CREATE FOREIGN TABLE fdw_insert_pinned (id bigint, s text) SERVER fdw_insert_server
+  OPTIONS (uri ${literal(datasetPath)}, version '1');
+CREATE FOREIGN TABLE fdw_insert_file (id bigint, s text) SERVER fdw_insert_server
+  OPTIONS (uri ${literal(file)});
+`);
+	assert.throws(() => psqlLines("\\set VERBOSITY verbose\nINSERT INTO fdw_insert_pinned VALUES (4, 'four');\n"),
+		(error) => /0A000: cannot insert into foreign table "fdw_insert_pinned"/.test(String(error.stderr)));
+	assert.throws(() => psqlLines("\\set VERBOSITY verbose\nINSERT INTO fdw_insert_file VALUES (4, 'four');\n"),
+		(error) => /0A000: cannot insert into foreign table "fdw_insert_file"/.test(String(error.stderr)));
+});
+
+test('on S3: INSERT and COPY FROM publish at COMMIT, ROLLBACK leaves no object', async (t) => {
+	const { settings, storageOptions, root, fdwServerSql } = startS3Server('fdw-insert-s3', t);
+	const ROOT = root('inserts');
+	const datasetUri = ROOT + '/rows.lance';
+	const copyFile = path.join(dir, 's3.copy');
+
+	psqlLines(`DROP SERVER IF EXISTS fdw_insert_s3 CASCADE;
+${fdwServerSql('fdw_insert_s3', ROOT)}
+SELECT * FROM lance_parts.write_dataset(${literal(datasetUri)}, 'SELECT g::bigint AS id, ''row '' || g AS s FROM generate_series(1, 5) g');
+CREATE FOREIGN TABLE fdw_insert_s3_rows (id bigint, s text) SERVER fdw_insert_s3 OPTIONS (uri 'rows.lance');
+BEGIN;
+INSERT INTO fdw_insert_s3_rows SELECT g, 'rolled back' FROM generate_series(6, 10) g;
+ROLLBACK;
+`);
+	const keys = await s3.listKeys(settings, 'inserts/rows.lance/data/');
+
+	assert.equal(keys.length, 1, 'the ROLLBACK removed the object written');
+	fs.writeFileSync(copyFile, '20\tcopied\n21\t\\N\n');
+	psqlLines(`INSERT INTO fdw_insert_s3_rows SELECT g, 'inserted ' || g FROM generate_series(6, 10) g;
+COPY fdw_insert_s3_rows FROM ${literal(copyFile)};
+`);
+	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('rows');
+
+	assert.equal(await table.version(), 3);
+	assert.deepEqual(encodeRows(await table.query().toArrow()).map((r) => Number(r.id)).sort((a, b) => a - b),
+		[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 21]);
+	assert.equal(Number(h.sqlRows('SELECT count(*) AS n FROM fdw_insert_s3_rows WHERE s IS NULL')[0].n), 1);
+});
