@@ -3,7 +3,8 @@
 # version holding the assembled file.  Two forms: lance_parts.ingest(), as
 # the README schedules it, and the same steps as one WITH statement.  Then
 # the README's recipe of write_part jobs, one a part, and one job that
-# assembles and commits them.
+# assembles and commits them.  And the README's recipe of a job whose
+# failure publishes nothing: it writes a dataset, then fails.
 use strict;
 use warnings;
 
@@ -83,25 +84,39 @@ for my $job (sort keys %job_sql)
 	$node->safe_psql('postgres',
 		"SELECT cron.schedule('$job', '* * * * *', \$job\$$job_sql{$job}\$job\$)");
 }
-is($node->safe_psql('postgres', 'SELECT count(*) FROM cron.job'), '2', 'two jobs scheduled every minute');
+# a job runs its command in one transaction: its write is published at its
+# COMMIT, which the failure prevents
+my $failing = "$work/by_failing_job.lance";
+my $failing_sql = "SELECT * FROM lance_parts.write_dataset('$failing', 'SELECT 1::bigint AS id');
+SELECT 1 / 0;";
+$node->safe_psql('postgres', "SELECT cron.schedule('lp_fails', '* * * * *', \$job\$$failing_sql\$job\$)");
+is($node->safe_psql('postgres', 'SELECT count(*) FROM cron.job'), '3', 'three jobs scheduled every minute');
 
 # pg_cron starts jobs at the next minute boundary
 my $finished = q{
 	SELECT count(DISTINCT j.jobname) FROM cron.job_run_details d JOIN cron.job j USING (jobid)
 	WHERE d.status IN ('succeeded', 'failed')};
 my $waited = 0;
-while ($node->safe_psql('postgres', $finished) ne '2' && $waited < 90)
+while ($node->safe_psql('postgres', $finished) ne '3' && $waited < 90)
 {
 	sleep 1;
 	$waited++;
 }
 note "waited $waited s for the jobs";
 # stop further runs before checking anything
-for my $job (sort keys %job_sql)
+for my $job (sort(keys %job_sql), 'lp_fails')
 {
 	is($node->safe_psql('postgres', "SELECT cron.unschedule('$job')"), 't', "$job unscheduled");
 }
 is($node->safe_psql('postgres', 'SELECT count(*) FROM cron.job'), '0', 'no job left');
+
+like($node->safe_psql('postgres', qq{
+		SELECT string_agg(status || ': ' || coalesce(return_message, ''), E'\\n' ORDER BY runid)
+		FROM cron.job_run_details WHERE command = \$job\$$failing_sql\$job\$}),
+	qr/^failed: .*division by zero$/, 'lp_fails: one run, failed');
+ok(!-e "$failing/_versions", 'lp_fails: the failed job published no version');
+is(join(' ', -d "$failing/data" ? directory_entries("$failing/data") : ()), '',
+	'lp_fails: and left no data file');
 
 for my $job (sort keys %job_sql)
 {
