@@ -3,8 +3,10 @@
 # write.sh - writing Lance from SQL: lance_parts.write_dataset of a query's
 # rows, against npm lancedb writing the same rows from Arrow data already in
 # memory (bench/write_lancedb.cjs), and against COPY (the same query) TO a
-# file (PostgreSQL's own export floor); appended to docs/BENCHMARKS.md with
-# the command line that produced them.
+# file (PostgreSQL's own export floor); and INSERT ... SELECT and COPY FROM
+# into a lance_fdw table against write_dataset and against the same into an
+# unlogged heap table; appended to docs/BENCHMARKS.md with the command line
+# that produced them.
 #
 #   sudo bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--jit on|off] [--no-append]
 #
@@ -147,6 +149,7 @@ sql -c "SELECT count(t.*) FROM bench_rows t" >/dev/null
 mkdir -p "$WORK/out"
 chown postgres: "$WORK/out"
 
+sql -c "CREATE SERVER bench_lance FOREIGN DATA WRAPPER lance_fdw"
 bench_header " (one run of each writer per size; file version $VERSION)."
 out ""
 out "### Writing Lance from SQL: write_dataset against lancedb and COPY TO, ext4"
@@ -166,6 +169,7 @@ out ""
 out "| rows | 0 workers, s | rows/s | 2 workers, s | rows/s | speed-up | lancedb, s | rows/s | COPY TO, s | rows/s | Lance bytes | lancedb bytes | size ratio | COPY bytes | peak RssAnon 0 workers, MiB | 2 workers: backend, MiB | 2 workers: workers, MiB | COPY, MiB |"
 out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+INSERT_RESULTS=$WORK/inserts.md
 for rows in $SIZES; do
 	query="SELECT id, k, x, y, label, emb FROM bench_rows WHERE id <= $rows"
 	log "$rows rows: write_dataset, 0 workers"
@@ -189,7 +193,29 @@ for rows in $SIZES; do
 	copy_s=$SECONDS_TAKEN
 	copy_peak=$PEAK_KB
 	copy_bytes=$(bytes_of "$WORK/out/copy_$rows.txt")
-	rm -f "$WORK/out/copy_$rows.txt"
+
+	# an empty dataset of the rows' schema, its lance_fdw table, and an unlogged heap table like it
+	sql -c "SELECT * FROM lance_parts.write_dataset('$WORK/out/ins_$rows.lance', \$q\$$query LIMIT 0\$q\$, file_version => '$VERSION')" >/dev/null
+	sql -c "CREATE FOREIGN TABLE ins_$rows (id bigint, k integer, x float8, y real, label text, emb $EMB_TYPE)
+		SERVER bench_lance OPTIONS (uri '$WORK/out/ins_$rows.lance')" \
+		-c "CREATE UNLOGGED TABLE heap_$rows (id bigint, k integer, x float8, y real, label text, emb $EMB_TYPE)"
+	log "$rows rows: INSERT INTO a lance_fdw table"
+	timed_backend "insert_$rows" "INSERT INTO ins_$rows $query"
+	insert_s=$SECONDS_TAKEN
+	insert_peak=$PEAK_KB
+	log "$rows rows: INSERT INTO an unlogged heap table"
+	timed_backend "heap_$rows" "INSERT INTO heap_$rows $query"
+	heap_s=$SECONDS_TAKEN
+	log "$rows rows: COPY FROM into the lance_fdw table and the heap table"
+	timed_backend "copy_from_$rows" "COPY ins_$rows FROM '$WORK/out/copy_$rows.txt'"
+	copy_from_s=$SECONDS_TAKEN
+	copy_from_peak=$PEAK_KB
+	timed_backend "heap_copy_$rows" "COPY heap_$rows FROM '$WORK/out/copy_$rows.txt'"
+	heap_copy_s=$SECONDS_TAKEN
+	[ "$(sql -c "SELECT count(*) FROM ins_$rows")" = $((2 * rows)) ] || { log "ins_$rows does not hold $((2 * rows)) rows"; exit 1; }
+	sql -c "DROP FOREIGN TABLE ins_$rows" -c "DROP TABLE heap_$rows"
+	rm -rf "$WORK/out/ins_$rows.lance" "$WORK/out/copy_$rows.txt"
+	echo "| $rows | $write2_s | $insert_s | $(ratio "$insert_s" "$write2_s") | $heap_s | $(ratio "$insert_s" "$heap_s") | $copy_from_s | $heap_copy_s | $(ratio "$copy_from_s" "$heap_copy_s") | $(mib "$insert_peak") | $(mib "$copy_from_peak") |" >>"$INSERT_RESULTS"
 
 	lancedb_s=- lancedb_bytes=-
 	if [ "$rows" -le "$LANCEDB_MAX" ]; then
@@ -203,6 +229,18 @@ for rows in $SIZES; do
 
 	out "| $rows | $write_s | $(mbps "$rows" "$write_s") | $write2_s | $(mbps "$rows" "$write2_s") | $(ratio "$write_s" "$write2_s") | $lancedb_s | $(mbps "$rows" "$lancedb_s") | $copy_s | $(mbps "$rows" "$copy_s") | $write_bytes | $lancedb_bytes | $(ratio "$write_bytes" "$lancedb_bytes") | $copy_bytes | $(mib "$write_peak") | $(mib "$write2_peak") | $(mib "$write2_workers_peak") | $(mib "$copy_peak") |"
 done
+out ""
+out "### Writing through a lance_fdw table: INSERT ... SELECT and COPY FROM, ext4"
+out ""
+out "The same query's rows inserted into a lance_fdw table over an empty dataset of file version $VERSION (autocommit:"
+out "each statement publishes one Append at its commit, which the time includes), against write_dataset of the same"
+out "query with 2 workers (the default, as the INSERT) and against INSERT into an unlogged heap table of the same"
+out "columns (no index); then COPY FROM of the text file COPY TO wrote into both tables. Peak memory as above, of the"
+out "backend alone (the write workers encode as for write_dataset)."
+out ""
+out "| rows | write_dataset, s | INSERT into lance_fdw, s | INSERT / write_dataset | INSERT into unlogged heap, s | lance / heap | COPY FROM into lance_fdw, s | COPY FROM into heap, s | lance / heap | peak RssAnon INSERT, MiB | peak RssAnon COPY FROM, MiB |"
+out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+cat "$INSERT_RESULTS" >>"$RESULTS"
 out ""
 
 bench_finish

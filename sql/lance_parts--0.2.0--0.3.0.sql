@@ -38,3 +38,8 @@ COMMENT ON FUNCTION @extschema@.retire_target_keys(text[]) IS
 'Removes the named target keys (NULL: all but the signing key); targets they signed are refused from then on';
 
 REVOKE ALL ON FUNCTION @extschema@.retire_target_keys(text[]) FROM PUBLIC;
+
+-- Versions are published with the transaction (lance_parts.publish_at).
+
+COMMENT ON FUNCTION @extschema@.write_dataset(text, text, text, text, bigint, text[]) IS
+'Write the rows of a query as a new dataset (create), new fragments (append) or new contents (overwrite); published with the transaction (lance_parts.publish_at)';

@@ -263,7 +263,8 @@ COMMENT ON VIEW @extschema@.progress IS
 'Running assemblies and commits of lance_parts, one row per backend';
 
 -- Commit: the assembled file becomes a new version of the dataset when the
--- call returns (not at the end of the SQL transaction).
+-- transaction commits (lance_parts.publish_at = 'commit', the default) or
+-- when the call returns ('call').
 
 CREATE FUNCTION @extschema@.commit(
     target jsonb,
@@ -320,7 +321,7 @@ COMMENT ON FUNCTION @extschema@.compact(text, bigint[], bigint, boolean) IS
 
 -- A whole ingest in one call (for pg_cron jobs and one-statement ETL
 -- clients): target, assembly of the given parts in order, commit.  If the
--- commit fails, the assembled file is removed again.
+-- commit call fails, the assembled file is removed again.
 
 CREATE FUNCTION @extschema@.ingest(
     dataset_uri text,
@@ -465,4 +466,4 @@ AS 'MODULE_PATHNAME', 'lp_write_dataset'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE ROWS 1;
 
 COMMENT ON FUNCTION @extschema@.write_dataset(text, text, text, text, bigint, text[]) IS
-'Write the rows of a query as a new dataset (create), new fragments (append) or new contents (overwrite); committed when the call returns';
+'Write the rows of a query as a new dataset (create), new fragments (append) or new contents (overwrite); published with the transaction (lance_parts.publish_at)';
