@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "base/lp_error.h"
-#include "dataset/lp_dataset.h"
+#include "base/lp_random.h"
 #include "io/lp_storage.h"
 
 /* Refuse deletion files larger than this (they are read whole). */
