@@ -1,8 +1,8 @@
 /*
  * test_commit.c - commits into copies of the generated datasets, read back
- * with the reference implementation (test/reference/check_commit.cjs, run
- * with node; it finds @lancedb/lancedb in test/reference/node_modules or
- * through NODE_PATH).
+ * with the reference implementation (test/reference/check_commit.cjs and,
+ * for deletes, read_offsets.cjs, run with node; they find @lancedb/lancedb
+ * in test/reference/node_modules or through NODE_PATH).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -17,6 +17,8 @@
 #include "dataset/lp_dataset.h"
 #include "dataset/lp_manifest_internal.h"
 #include "base/lp_protobuf.h"
+#include "format/lp_deletion.h"
+#include "json_reader.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"
@@ -1390,6 +1392,490 @@ LP_TEST(commit_overwrite_append_fragments_create)
 	}
 	lp_schema_free(&schema);
 	lp_manifest_free(appended);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/* ---- deletes ---------------------------------------------------------------- */
+
+/*
+ * Delete rows (ascending offsets) of a fragment of the dataset at root as
+ * read in manifest, as a SQL DELETE does: the fragment's deletions read, the
+ * union written as a new deletion file, or none when every row goes.
+ * *deletions receives the union (free with lp_deletions_free).
+ */
+static bool
+stage_delete(const char *root, const LpManifest *manifest, uint64_t fragment_id,
+			 const uint32_t *rows, size_t n, uint64_t *seed, LpDeleteFragment *entry,
+			 LpDeletions *deletions)
+{
+	const Lance__Table__DataFragment *fragment = lp_manifest_find_fragment(manifest->proto, fragment_id);
+	LpError		err;
+
+	memset(entry, 0, sizeof(*entry));
+	memset(deletions, 0, sizeof(*deletions));
+	LP_CHECK(fragment != NULL);
+	if (fragment == NULL)
+		return false;
+	entry->fragment_id = fragment_id;
+	if (fragment->deletion_file != NULL)
+	{
+		const Lance__Table__DeletionFile *old = fragment->deletion_file;
+		LpDeletionForm form = old->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP ?
+			LP_DELETION_BITMAP : LP_DELETION_ARROW;
+		char	   *relative = lp_deletion_file_path(fragment_id, old->read_version, old->id, form);
+		char		path[2048];
+		LpInput    *input;
+		bool		ok;
+
+		snprintf(path, sizeof(path), "%s/%s", root, relative);
+		lp_free(relative);
+		input = lp_test_store()->ops->open_input(lp_test_store(), path, &err);
+		LP_CHECK_MSG(input != NULL, "%.300s", err.message);
+		if (input == NULL)
+			return false;
+		ok = lp_deletions_read(input, form, fragment->physical_rows, deletions, &err);
+		lp_input_close(input);
+		LP_CHECK_MSG(ok, "%.300s", err.message);
+		if (!ok)
+			return false;
+		entry->had_deletion_file = true;
+		entry->old_read_version = old->read_version;
+		entry->old_id = old->id;
+	}
+	LP_CHECK_MSG(lp_deletions_add(deletions, fragment->physical_rows, rows, n, &err),
+				 "%.300s", err.message);
+	if (deletions->num_deleted == fragment->physical_rows)
+	{
+		entry->all_deleted = true;
+		return true;
+	}
+	entry->read_version = manifest->proto->version;
+	entry->num_deleted_rows = deletions->num_deleted;
+	LP_CHECK_MSG(lp_deletion_file_write(lp_test_store(), root, fragment_id, entry->read_version,
+										deletions, lp_test_random, seed, &entry->id, &err),
+				 "%.300s", err.message);
+	return err.code == LP_OK;
+}
+
+static void
+init_delete_request(LpCommitRequest *request, const LpManifest *read,
+					const LpDeleteFragment *deletes, size_t n)
+{
+	memset(request, 0, sizeof(*request));
+	request->kind = LP_COMMIT_DELETE;
+	request->read_version = read->proto->version;
+	request->deletes = deletes;
+	request->n_deletes = n;
+	request->predicate = "id < 0";
+}
+
+/* What lancedb reads of the latest version (read_offsets.cjs); NULL when it fails. */
+static JsonValue *
+reference_offsets(const char *root)
+{
+	char		command[4096];
+	char	   *text = malloc(1 << 20);
+	size_t		len = 0;
+	size_t		got;
+	FILE	   *output;
+	int			status;
+	const char *error = NULL;
+	JsonValue  *value = NULL;
+
+	snprintf(command, sizeof(command),
+			 "LANCEDB_LOG=error node test/reference/read_offsets.cjs '%s'", root);
+	output = popen(command, "r");
+	LP_CHECK(output != NULL);
+	if (output == NULL)
+	{
+		free(text);
+		return NULL;
+	}
+	while (len < (1 << 20) && (got = fread(text + len, 1, (1 << 20) - len, output)) > 0)
+		len += got;
+	status = pclose(output);
+	LP_CHECK_MSG(status == 0, "%.400s: %.300s", command, len > 0 ? text : "");
+	if (status == 0)
+	{
+		value = json_parse(text, len, &error);
+		LP_CHECK_MSG(value != NULL, "%.100s: %.300s", error, text);
+	}
+	free(text);
+	return value;
+}
+
+/*
+ * lancedb reads of fragment fragment_id exactly its num_rows offsets that
+ * deletions does not hold; deletions NULL: it reads nothing of it.
+ */
+static void
+check_reference_fragment(const JsonValue *read, uint64_t fragment_id, uint64_t num_rows,
+						 const LpDeletions *deletions)
+{
+	char		key[32];
+	const JsonValue *offsets;
+	size_t		next = 0;
+
+	snprintf(key, sizeof(key), "%llu", (unsigned long long) fragment_id);
+	offsets = json_get(json_get(read, "fragments"), key);
+	if (deletions == NULL)
+	{
+		LP_CHECK_MSG(offsets == NULL, "lancedb reads rows of fragment %s", key);
+		return;
+	}
+	LP_CHECK_MSG(offsets != NULL, "lancedb reads no row of fragment %s", key);
+	if (offsets == NULL)
+		return;
+	for (uint64_t r = 0; r < num_rows; r++)
+	{
+		bool		read_back = next < offsets->count &&
+			strtoull(offsets->items[next].text, NULL, 10) == r;
+
+		if (read_back)
+			next++;
+		if (read_back == lp_deletions_contains(deletions, r))
+		{
+			LP_CHECK_MSG(false, "fragment %s row %llu is %s by lancedb", key,
+						 (unsigned long long) r, read_back ? "read" : "not read");
+			return;
+		}
+	}
+	LP_CHECK_MSG(next == offsets->count, "lancedb reads offsets beyond fragment %s", key);
+}
+
+static uint64_t
+reference_count(const JsonValue *read, const char *which)
+{
+	const JsonValue *count = read ? json_get(read, which) : NULL;
+
+	return count != NULL ? strtoull(count->text, NULL, 10) : UINT64_MAX;
+}
+
+/*
+ * A delete that leaves 500 of the 5000 rows of fragment 0 (a bitmap
+ * container) and every row of fragment 1: fragment 0 gets a Roaring deletion
+ * file, fragment 1 goes, lancedb reads exactly the rows left and can still
+ * append, index and compact.
+ */
+LP_TEST(commit_delete_reference)
+{
+	char		work[1024];
+	char		root[1200];
+	uint64_t	seed = 101;
+	uint32_t   *rows = malloc(5000 * sizeof(uint32_t));
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after = NULL;
+	LpDeleteFragment deletes[2];
+	LpDeletions deletions[2];
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+	JsonValue  *read;
+
+	before = copy_and_read_latest("multipage_2_2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+	{
+		free(rows);
+		return;
+	}
+	for (uint32_t i = 0; i < 5000; i++)
+		rows[i] = i < 4500 ? i : 4999 - (i - 4500) * 2;
+	LP_CHECK(stage_delete(root, before, 0, rows, 4500, &seed, &deletes[0], &deletions[0]));
+	for (uint32_t i = 0; i < 3000; i++)
+		rows[i] = i;
+	LP_CHECK(stage_delete(root, before, 1, rows, 3000, &seed, &deletes[1], &deletions[1]));
+	LP_CHECK(!deletes[0].all_deleted && deletes[0].num_deleted_rows == 4500);
+	LP_CHECK(deletes[1].all_deleted);
+	init_delete_request(&request, before, deletes, 2);
+
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, before->proto->version + 1);
+	LP_CHECK(result.new_fragment_ids == NULL);
+	after = read_latest(root, &naming);
+	if (after != NULL)
+	{
+		const Lance__Table__DataFragment *kept = after->proto->fragments[0];
+		Lance__Table__Transaction *txn = NULL;
+
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 1);
+		LP_CHECK(kept->id == 0 && kept->deletion_file != NULL &&
+				 kept->deletion_file->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP &&
+				 kept->deletion_file->read_version == before->proto->version &&
+				 kept->deletion_file->id == deletes[0].id &&
+				 kept->deletion_file->num_deleted_rows == 4500);
+		LP_CHECK(kept->n_files == before->proto->fragments[0]->n_files &&
+				 strcmp(kept->files[0]->path, before->proto->fragments[0]->files[0]->path) == 0);
+		LP_CHECK((after->proto->reader_feature_flags & 1) && (after->proto->writer_feature_flags & 1));
+		LP_CHECK(!(before->proto->writer_feature_flags & 1));
+		/* the id of the removed fragment is never given again */
+		LP_CHECK(after->proto->max_fragment_id_present_case ==
+				 LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID &&
+				 after->proto->max_fragment_id == 1);
+		check_transaction_file(root, after);
+		LP_CHECK(lp_protobuf_unpack(&lance__table__transaction__descriptor, after->transaction,
+									after->transaction_len,
+									(ProtobufCMessage **) &txn) == LP_UNPACK_OK);
+		LP_CHECK(txn != NULL && txn->operation_case == LANCE__TABLE__TRANSACTION__OPERATION_DELETE &&
+				 txn->read_version == before->proto->version &&
+				 txn->delete_->n_updated_fragments == 1 &&
+				 txn->delete_->updated_fragments[0]->id == 0 &&
+				 txn->delete_->updated_fragments[0]->deletion_file != NULL &&
+				 txn->delete_->updated_fragments[0]->deletion_file->id == deletes[0].id &&
+				 txn->delete_->n_deleted_fragment_ids == 1 &&
+				 txn->delete_->deleted_fragment_ids[0] == 1 &&
+				 strcmp(txn->delete_->predicate, "id < 0") == 0);
+		lp_protobuf_free((ProtobufCMessage *) txn);
+	}
+	read = reference_offsets(root);
+	if (read != NULL)
+	{
+		LP_CHECK_EQ_U64(reference_count(read, "count"), 500);
+		LP_CHECK_EQ_U64(reference_count(read, "filtered"), 500);
+		check_reference_fragment(read, 0, 5000, &deletions[0]);
+		check_reference_fragment(read, 1, 3000, NULL);
+		json_free(read);
+		reference_check(root, 500, "", true);
+	}
+	lp_deletions_free(&deletions[0]);
+	lp_deletions_free(&deletions[1]);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	free(rows);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * Deletes from fragments lancedb already deleted from (Arrow deletion
+ * files): the old deletions stay deleted; a fragment whose last rows are
+ * deleted goes.
+ */
+LP_TEST(commit_delete_keeps_old_deletions)
+{
+	static const uint32_t from_first[] = {0, 1, 13, 119};	/* 13 was deleted by lancedb */
+	uint32_t	rest_of_last[60];
+	char		work[1024];
+	char		root[1200];
+	uint64_t	seed = 102;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after = NULL;
+	LpDeleteFragment deletes[2];
+	LpDeletions deletions[2];
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+	JsonValue  *read;
+
+	before = copy_and_read_latest("deleted_2_2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	/* lancedb deleted offsets 3, 13, ..., 113 of fragment 0 and 0 - 29 of fragment 2 */
+	for (uint32_t i = 0; i < 60; i++)
+		rest_of_last[i] = 30 + i;
+	LP_CHECK(stage_delete(root, before, 0, from_first, 4, &seed, &deletes[0], &deletions[0]));
+	LP_CHECK(stage_delete(root, before, 2, rest_of_last, 60, &seed, &deletes[1], &deletions[1]));
+	LP_CHECK(deletes[0].had_deletion_file && deletes[0].num_deleted_rows == 12 + 3);
+	LP_CHECK(deletes[1].had_deletion_file && deletes[1].all_deleted);
+	init_delete_request(&request, before, deletes, 2);
+
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	after = read_latest(root, &naming);
+	if (after != NULL)
+	{
+		LP_CHECK_EQ_U64(after->proto->n_fragments, 2);
+		LP_CHECK_EQ_U64(total_rows(after), 360 - 15 - 90);
+		LP_CHECK(after->proto->writer_feature_flags & 1);
+	}
+	read = reference_offsets(root);
+	if (read != NULL)
+	{
+		LP_CHECK_EQ_U64(reference_count(read, "count"), 255);
+		check_reference_fragment(read, 0, 120, &deletions[0]);
+		LP_CHECK(json_get(json_get(read, "fragments"), "1") != NULL &&
+				 json_get(json_get(read, "fragments"), "1")->count == 150);
+		check_reference_fragment(read, 2, 90, NULL);
+		json_free(read);
+		reference_check(root, 255, "", true);
+	}
+	lp_deletions_free(&deletions[0]);
+	lp_deletions_free(&deletions[1]);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * Two deletes of one fragment read at the same version: the one that lands
+ * second is a conflict, whether it learns of the first from its transaction
+ * or (read at the newer version but built on the deletion file it read
+ * before) from the fragment's deletion file.
+ */
+LP_TEST(commit_delete_race_same_fragment)
+{
+	static const uint32_t ours_rows[] = {1, 2};
+	static const uint32_t theirs_rows[] = {3};
+	char		work[1024];
+	char		root[1200];
+	uint64_t	seed = 103;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	RacingStore store;
+	LpDeleteFragment ours;
+	LpDeleteFragment theirs;
+	LpDeletions ours_deletions;
+	LpDeletions theirs_deletions;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	racing_store_init(&store, root);
+	LP_CHECK(stage_delete(root, before, 0, ours_rows, 2, &seed, &ours, &ours_deletions));
+	LP_CHECK(stage_delete(root, before, 0, theirs_rows, 1, &seed, &theirs, &theirs_deletions));
+	init_delete_request(&request, before, &ours, 1);
+	init_delete_request(&store.competitor, before, &theirs, 1);
+
+	LP_CHECK(!lp_commit(&store.base, root, &request, &options, &result, &err));
+	LP_CHECK(store.raced);
+	LP_CHECK_MSG(err.code == LP_ERR_CONFLICT && strstr(err.message, "Delete") != NULL,
+				 "%s: %.300s", lp_error_code_name(err.code), err.message);
+
+	/* read at the competitor's version, but still with the deletions read before it */
+	request.read_version = store.competitor_version;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_CONFLICT &&
+				 strstr(err.message, "deletion file of fragment 0 changed") != NULL,
+				 "%s: %.300s", lp_error_code_name(err.code), err.message);
+
+	after = read_latest(root, &naming);
+	LP_CHECK(after != NULL && after->proto->version == store.competitor_version &&
+			 after->proto->fragments[0]->deletion_file != NULL &&
+			 after->proto->fragments[0]->deletion_file->id == theirs.id);
+	LP_CHECK_EQ_U64(after ? total_rows(after) : 0, 514);
+	lp_deletions_free(&ours_deletions);
+	lp_deletions_free(&theirs_deletions);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/* A delete and an append read at the same version both land, whichever wins. */
+LP_TEST(commit_delete_and_append_race)
+{
+	static const uint32_t rows[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 104;
+	LpManifest *before;
+	LpManifest *after;
+	LpManifestNaming naming;
+	RacingStore store;
+	LpDeleteFragment entry;
+	LpDeletions deletions;
+	LpCommitRequest append;
+	LpCommitRequest delete;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+	JsonValue  *read;
+
+	for (int delete_first = 0; delete_first < 2; delete_first++)
+	{
+		before = start_racing_append(work, sizeof(work), root, sizeof(root), &seed, name,
+									 &store, &append);
+		if (before == NULL)
+			return;
+		LP_CHECK(stage_delete(root, before, 1, rows, 10, &seed, &entry, &deletions));
+		init_delete_request(&delete, before, &entry, 1);
+		store.competitor = delete_first ? delete : append;
+
+		LP_CHECK_MSG(lp_commit(&store.base, root, delete_first ? &append : &delete, &options,
+							   &result, &err), "%.300s", err.message);
+		LP_CHECK(store.raced);
+		LP_CHECK_EQ_U64(result.version, before->proto->version + 2);
+		LP_CHECK_EQ_U64(result.attempts, 2);
+		after = read_latest(root, &naming);
+		LP_CHECK(after != NULL && after->proto->n_fragments == 4 &&
+				 after->proto->fragments[1]->deletion_file != NULL &&
+				 after->proto->fragments[1]->deletion_file->num_deleted_rows == 10);
+		read = reference_offsets(root);
+		if (read != NULL)
+		{
+			LP_CHECK_EQ_U64(reference_count(read, "count"), 515 - 10 + 300);
+			check_reference_fragment(read, 1, 170, &deletions);
+			json_free(read);
+		}
+		lp_deletions_free(&deletions);
+		lp_manifest_free(after);
+		lp_manifest_free(before);
+		lp_test_remove_tree(work);
+	}
+}
+
+/* Deletes that do not fit the version they are applied to change nothing. */
+LP_TEST(commit_delete_refusals)
+{
+	char		work[1024];
+	char		root[1200];
+	uint64_t	seed = 105;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	LpDeleteFragment deletes[2];
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	memset(deletes, 0, sizeof(deletes));
+	deletes[0].fragment_id = 1;
+	deletes[0].read_version = before->proto->version;
+	deletes[0].id = 5;
+	deletes[0].num_deleted_rows = 3;
+	deletes[1] = deletes[0];
+	init_delete_request(&request, before, deletes, 0);
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "needs a fragment") != NULL);
+	/* the same fragment twice */
+	request.n_deletes = 2;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "twice") != NULL);
+	/* a fragment that is not there */
+	deletes[1].fragment_id = 9;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "does not exist") != NULL);
+	/* a deletion file of all 170 rows, or none */
+	request.n_deletes = 1;
+	deletes[0].num_deleted_rows = 170;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "cannot delete 170") != NULL);
+	deletes[0].num_deleted_rows = 0;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
+	/* a deletion file the fragment never had */
+	deletes[0].num_deleted_rows = 3;
+	deletes[0].had_deletion_file = true;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK(err.code == LP_ERR_CONFLICT);
+
+	after = read_latest(root, &naming);
+	LP_CHECK(after != NULL && after->proto->version == before->proto->version);
+	LP_CHECK(after != NULL && after->proto->n_fragments == 3);
+	lp_manifest_free(after);
 	lp_manifest_free(before);
 	lp_test_remove_tree(work);
 }

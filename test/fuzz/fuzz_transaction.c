@@ -4,8 +4,8 @@
  * commit that lost version N + 1 to another writer reads the transactions
  * committed since its read version and checks each against its own request
  * (lp_transaction_check_conflict).  The first 8 input bytes choose the
- * request (its kind, the fragment it replaces, the fragments of a rewrite
- * group); the rest is the transaction.  The answer is no conflict, a
+ * request (its kind, the fragment it replaces or deletes from, the
+ * fragments of a rewrite group); the rest is the transaction.  The answer is no conflict, a
  * conflict naming the operation, damaged input or no memory, never
  * anything else; an overwrite conflicts with nothing, and a request that
  * touches no fragment (an append) conflicts only with what conflicts with
@@ -42,9 +42,11 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const LpCommitKind kinds[] = {LP_COMMIT_APPEND, LP_COMMIT_REPLACE, LP_COMMIT_REWRITE,
-	LP_COMMIT_OVERWRITE};
+	LP_COMMIT_OVERWRITE, LP_COMMIT_DELETE};
+	const size_t n_kinds = sizeof(kinds) / sizeof(kinds[0]);
 	uint64_t	old_ids[3];
 	LpRewriteGroup group;
+	LpDeleteFragment deleted;
 	LpCommitRequest request;
 	const uint8_t *transaction;
 	size_t		len;
@@ -59,15 +61,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = size - HEADER_BYTES;
 	memset(&request, 0, sizeof(request));
 	memset(&group, 0, sizeof(group));
+	memset(&deleted, 0, sizeof(deleted));
 	for (int i = 0; i < 3; i++)
 		old_ids[i] = data[2 + i];
 	group.old_fragment_ids = old_ids;
 	group.n_old = 1 + data[5] % 3;
-	request.kind = kinds[data[0] % 4];
+	request.kind = kinds[data[0] % n_kinds];
 	request.read_version = 6;
 	request.fragment_id = data[1];
 	request.groups = &group;
 	request.n_groups = request.kind == LP_COMMIT_REWRITE ? 1 : 0;
+	deleted.fragment_id = data[1];
+	request.deletes = &deleted;
+	request.n_deletes = request.kind == LP_COMMIT_DELETE ? 1 : 0;
 
 	parsed = check(&request, transaction, len, &conflict) || conflict;
 	if (request.kind == LP_COMMIT_OVERWRITE && conflict)
@@ -75,12 +81,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* what conflicts with an append (which touches no fragment) conflicts with everything but an overwrite */
 	request.kind = LP_COMMIT_APPEND;
 	request.n_groups = 0;
+	request.n_deletes = 0;
 	if ((check(&request, transaction, len, &append_conflict) || append_conflict) != parsed)
 		abort();
 	if (append_conflict)
 	{
-		request.kind = kinds[data[0] % 4];
+		request.kind = kinds[data[0] % n_kinds];
 		request.n_groups = request.kind == LP_COMMIT_REWRITE ? 1 : 0;
+		request.n_deletes = request.kind == LP_COMMIT_DELETE ? 1 : 0;
 		if (request.kind != LP_COMMIT_OVERWRITE && (check(&request, transaction, len, &conflict), !conflict))
 			abort();
 	}

@@ -167,6 +167,11 @@ count_new_fragments(const LpCommitRequest *request, size_t *n, LpError *err)
 		case LP_COMMIT_REPLACE:
 			*n = 1;
 			return true;
+		case LP_COMMIT_DELETE:
+			*n = 0;
+			if (request->n_deletes == 0 || request->deletes == NULL)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a delete needs a fragment");
+			return true;
 		case LP_COMMIT_REWRITE:
 			*n = request->n_groups;
 			if (*n == 0 || *n > LP_COMMIT_MAX_GROUPS)
@@ -211,6 +216,102 @@ schema_message(const LpSchema *schema, LpError *err)
 	return (Lance__File__FileDescriptor *) message;
 }
 
+/* The fragments a delete updates, as the new version will have them. */
+typedef struct DeleteParts
+{
+	Lance__Table__DataFragment *fragments;	/* copies with their new deletion file */
+	Lance__Table__DeletionFile *files;
+	Lance__Table__DataFragment **updated;	/* n_updated pointers to them */
+	size_t		n_updated;
+	uint64_t   *deleted_ids;	/* the fragments removed whole */
+	size_t		n_deleted;
+} DeleteParts;
+
+static void
+free_delete_parts(DeleteParts *parts)
+{
+	lp_free(parts->fragments);
+	lp_free(parts->files);
+	lp_free(parts->updated);
+	lp_free(parts->deleted_ids);
+}
+
+/*
+ * The Delete of a request applied to base: each touched fragment is
+ * checked (it exists, once, with the deletion file the caller read it
+ * with) and either copied with its new deletion file or listed as removed.
+ * The copies share everything else with base.
+ */
+static bool
+build_delete_parts(const LpManifest *base, const LpCommitRequest *request,
+				   DeleteParts *parts, LpError *err)
+{
+	const Lance__Table__Manifest *m = base->proto;
+	size_t		n = request->n_deletes;
+
+	if (n == 0 || request->deletes == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a delete needs a fragment");
+	parts->fragments = lp_alloc_array(n, sizeof(*parts->fragments));
+	parts->files = lp_alloc_array(n, sizeof(*parts->files));
+	parts->updated = lp_alloc_array(n, sizeof(*parts->updated));
+	parts->deleted_ids = lp_alloc_array(n, sizeof(*parts->deleted_ids));
+	if (parts->fragments == NULL || parts->files == NULL || parts->updated == NULL ||
+		parts->deleted_ids == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+
+	for (size_t i = 0; i < n; i++)
+	{
+		const LpDeleteFragment *entry = &request->deletes[i];
+		const Lance__Table__DataFragment *old = lp_manifest_find_fragment(m, entry->fragment_id);
+		const Lance__Table__DeletionFile *had;
+		Lance__Table__DataFragment *fragment;
+		Lance__Table__DeletionFile *file;
+
+		if (old == NULL)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "fragment %llu does not exist in version %llu",
+						   (unsigned long long) entry->fragment_id,
+						   (unsigned long long) m->version);
+		for (size_t j = 0; j < i; j++)
+			if (request->deletes[j].fragment_id == entry->fragment_id)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "fragment %llu appears twice in a delete",
+							   (unsigned long long) entry->fragment_id);
+		/* the new deletion file holds the old one's rows: it must still be that one */
+		had = old->deletion_file;
+		if ((had != NULL) != entry->had_deletion_file ||
+			(had != NULL && (had->read_version != entry->old_read_version ||
+							 had->id != entry->old_id)))
+			return lp_fail(err, LP_ERR_CONFLICT,
+						   "the deletion file of fragment %llu changed in version %llu",
+						   (unsigned long long) old->id, (unsigned long long) m->version);
+		if (entry->all_deleted)
+		{
+			parts->deleted_ids[parts->n_deleted++] = old->id;
+			continue;
+		}
+		/* physical_rows 0 is "not recorded" */
+		if (entry->num_deleted_rows == 0 ||
+			(old->physical_rows != 0 && entry->num_deleted_rows >= old->physical_rows))
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "a deletion file cannot delete %llu of the %llu rows of fragment %llu",
+						   (unsigned long long) entry->num_deleted_rows,
+						   (unsigned long long) old->physical_rows,
+						   (unsigned long long) old->id);
+		fragment = &parts->fragments[parts->n_updated];
+		file = &parts->files[parts->n_updated];
+		*fragment = *old;
+		lance__table__deletion_file__init(file);
+		file->file_type = LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
+		file->read_version = entry->read_version;
+		file->id = entry->id;
+		file->num_deleted_rows = entry->num_deleted_rows;
+		fragment->deletion_file = file;
+		parts->updated[parts->n_updated++] = fragment;
+	}
+	return true;
+}
+
 /* ---- transactions -------------------------------------------------------- */
 
 bool
@@ -225,6 +326,8 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	Lance__Table__Transaction__DataReplacementGroup *replacement_groups[1];
 	Lance__Table__Transaction__Rewrite rewrite;
 	Lance__Table__Transaction__Overwrite overwrite;
+	Lance__Table__Transaction__Delete delete_op;
+	DeleteParts delete_parts;
 	Lance__File__FileDescriptor *descriptor = NULL;
 	LpNewFragment single;
 	size_t		n_listed;
@@ -243,6 +346,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	if (!count_new_fragments(request, &n_new, err))
 		return false;
 
+	memset(&delete_parts, 0, sizeof(delete_parts));
 	lance__table__transaction__init(&txn);
 	txn.read_version = request->read_version;
 	txn.uuid = (char *) uuid;
@@ -362,6 +466,20 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
 			txn.overwrite = &overwrite;
 			break;
+		case LP_COMMIT_DELETE:
+			/* the updated fragments as the new version has them, as Lance records them */
+			if (!build_delete_parts(base, request, &delete_parts, err))
+				goto done;
+			lance__table__transaction__delete__init(&delete_op);
+			delete_op.n_updated_fragments = delete_parts.n_updated;
+			delete_op.updated_fragments = delete_parts.updated;
+			delete_op.n_deleted_fragment_ids = delete_parts.n_deleted;
+			delete_op.deleted_fragment_ids = delete_parts.deleted_ids;
+			delete_op.predicate = (char *) (request->predicate != NULL ?
+											request->predicate : protobuf_c_empty_string);
+			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DELETE;
+			txn.delete_ = &delete_op;
+			break;
 	}
 
 	len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) &txn);
@@ -377,6 +495,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 
 done:
 	lp_protobuf_free((ProtobufCMessage *) descriptor);
+	free_delete_parts(&delete_parts);
 	if (old_fragments != NULL)
 		for (size_t i = 0; i < n_new; i++)
 			lp_free(old_fragments[i]);
@@ -395,6 +514,10 @@ request_touches(const LpCommitRequest *request, uint64_t fragment_id)
 {
 	if (request->kind == LP_COMMIT_REPLACE)
 		return request->fragment_id == fragment_id;
+	if (request->kind == LP_COMMIT_DELETE)
+		for (size_t i = 0; i < request->n_deletes; i++)
+			if (request->deletes[i].fragment_id == fragment_id)
+				return true;
 	if (request->kind == LP_COMMIT_REWRITE)
 		for (size_t i = 0; i < request->n_groups; i++)
 			for (size_t j = 0; j < request->groups[i].n_old; j++)
@@ -463,9 +586,10 @@ operation_name(Lance__Table__Transaction__OperationCase operation)
 }
 
 /*
- * The compatibility rules of Lance's conflict resolver, for the three
- * operations made here, resolved to "conflict" wherever Lance looks closer
- * than fragment ids (index coverage of replaced columns, config keys).
+ * The compatibility rules of Lance's conflict resolver, for the operations
+ * made here, resolved to "conflict" wherever Lance looks closer than
+ * fragment ids (index coverage of replaced columns, config keys) or rebases
+ * (two deletes of one fragment: Lance merges their deletion files).
  */
 static bool
 operations_conflict(const LpCommitRequest *request,
@@ -482,7 +606,8 @@ operations_conflict(const LpCommitRequest *request,
 		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
 			return false;
 		case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
-			return request->kind != LP_COMMIT_APPEND;
+			/* an index skips deleted rows when it is read */
+			return request->kind != LP_COMMIT_APPEND && request->kind != LP_COMMIT_DELETE;
 		case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
 			return ids_touched(request, theirs->delete_->deleted_fragment_ids,
 							   theirs->delete_->n_deleted_fragment_ids) ||
@@ -557,6 +682,7 @@ typedef struct ManifestBuild
 	uint8_t    *row_ids;
 	uint8_t    *row_versions;
 	Lance__File__FileDescriptor *descriptor;	/* overwrite: the new schema */
+	DeleteParts deletes;		/* delete */
 	Lance__Table__Manifest__DataStorageFormat data_format;
 	bool		drop_indexes;	/* overwrite */
 } ManifestBuild;
@@ -572,6 +698,7 @@ free_build(ManifestBuild *build)
 	lp_free(build->row_ids);
 	lp_free(build->row_versions);
 	lp_protobuf_free((ProtobufCMessage *) build->descriptor);
+	free_delete_parts(&build->deletes);
 }
 
 static uint8_t *
@@ -1050,6 +1177,55 @@ fail:
 	return false;
 }
 
+/*
+ * Lance's Delete: updated fragments take their new deletion files, removed
+ * ones go; everything else (indexes with their fragment bitmaps too) stays.
+ */
+static bool
+build_delete(ManifestBuild *build, const LpManifest *base,
+			 const LpCommitRequest *request, LpError *err)
+{
+	const Lance__Table__Manifest *m = base->proto;
+	const DeleteParts *parts = &build->deletes;
+	size_t		n_out = 0;
+	uint64_t	max_id = 0;
+
+	if (!build_delete_parts(base, request, &build->deletes, err))
+		return false;
+	build->fragments = lp_alloc_array(m->n_fragments + 1, sizeof(*build->fragments));
+	if (build->fragments == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	for (size_t i = 0; i < m->n_fragments; i++)
+	{
+		Lance__Table__DataFragment *fragment = m->fragments[i];
+		bool		removed = false;
+
+		if (fragment->id > max_id)
+			max_id = fragment->id;
+		for (size_t d = 0; d < parts->n_deleted; d++)
+			if (parts->deleted_ids[d] == fragment->id)
+				removed = true;
+		for (size_t u = 0; u < parts->n_updated; u++)
+			if (parts->updated[u]->id == fragment->id)
+				fragment = parts->updated[u];
+		if (!removed)
+			build->fragments[n_out++] = fragment;
+	}
+	build->manifest.n_fragments = n_out;
+	build->manifest.fragments = build->fragments;
+
+	/* without the high-water mark, removing the last fragment would free its id again */
+	if (m->max_fragment_id_present_case !=
+		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID &&
+		m->n_fragments > 0 && max_id <= UINT32_MAX)
+	{
+		build->manifest.max_fragment_id_present_case =
+			LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID;
+		build->manifest.max_fragment_id = (uint32_t) max_id;
+	}
+	return true;
+}
+
 static bool
 same_data_file(const Lance__Table__DataFile *existing, const LpNewDataFile *file)
 {
@@ -1096,8 +1272,8 @@ check_files_are_new(const LpManifest *base, const LpCommitRequest *request,
 				return false;
 		return true;
 	}
-	/* an overwrite drops every fragment of the base */
-	if (request->kind == LP_COMMIT_OVERWRITE)
+	/* an overwrite drops every fragment of the base; a delete adds no file */
+	if (request->kind == LP_COMMIT_OVERWRITE || request->kind == LP_COMMIT_DELETE)
 		return true;
 	if (request->kind != LP_COMMIT_REWRITE)
 		return check_file_is_new(base, &request->file, err);
@@ -1138,6 +1314,9 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 			break;
 		case LP_COMMIT_OVERWRITE:
 			ok = build_overwrite(&build, base, request, new_fragment_ids, err);
+			break;
+		case LP_COMMIT_DELETE:
+			ok = build_delete(&build, base, request, err);
 			break;
 		default:
 			ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "unknown commit kind %d",
@@ -1388,7 +1567,8 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 				result->fragment_id = new_ids[0];
 			if (request->kind == LP_COMMIT_REPLACE)
 				result->fragment_id = request->fragment_id;
-			else if (request->kind != LP_COMMIT_APPEND || request->n_fragments > 0)
+			else if (request->kind == LP_COMMIT_REWRITE || request->kind == LP_COMMIT_OVERWRITE ||
+					 (request->kind == LP_COMMIT_APPEND && request->n_fragments > 0))
 			{
 				result->new_fragment_ids = new_ids;
 				new_ids = NULL;

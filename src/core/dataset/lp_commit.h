@@ -1,7 +1,7 @@
 /*
  * lp_commit.h - committing new versions of a Lance dataset.
  *
- * Three operations, each published as Lance publishes its own
+ * Five operations, each published as Lance publishes its own
  * (lance-format.md sections 5.7 - 5.9): a transaction file
  * _transactions/{read_version}-{uuid}.txn, then the manifest of version N+1,
  * created only if absent under the dataset's own naming scheme and carrying
@@ -17,7 +17,10 @@
  *             new fragment holding the same rows;
  *  - overwrite: Lance's Overwrite - a new schema and new fragments replace
  *             the whole dataset (indexes dropped, fragment ids from 0);
- *             lp_commit_create publishes it as version 1 of a new dataset.
+ *             lp_commit_create publishes it as version 1 of a new dataset;
+ *  - delete:  Lance's Delete - fragments get new deletion files (written
+ *             before, lp_deletion_file_write), fragments whose every row is
+ *             deleted go; indexes stay (deleted rows are filtered when read).
  */
 #ifndef LP_COMMIT_H
 #define LP_COMMIT_H
@@ -84,12 +87,33 @@ typedef struct LpNewFragment
 	uint64_t	physical_rows;
 } LpNewFragment;
 
+/*
+ * A fragment a delete touches: its new deletion file (in the BITMAP form, in
+ * the dataset root, holding the rows deleted before too), or, when every row
+ * is deleted, none: the fragment goes.  The deletion file it had when it was
+ * read is named as well: another one by then (a delete that got there
+ * first) is LP_ERR_CONFLICT.
+ */
+typedef struct LpDeleteFragment
+{
+	uint64_t	fragment_id;
+	bool		had_deletion_file;	/* when read */
+	uint64_t	old_read_version;	/* its DeletionFile.read_version */
+	uint64_t	old_id;			/* its DeletionFile.id */
+	bool		all_deleted;	/* every row: the fragment is removed */
+	/* the new DeletionFile, unless all_deleted */
+	uint64_t	read_version;
+	uint64_t	id;
+	uint64_t	num_deleted_rows;	/* old and new deleted rows: > 0, < physical rows */
+} LpDeleteFragment;
+
 typedef enum LpCommitKind
 {
 	LP_COMMIT_APPEND,
 	LP_COMMIT_REPLACE,
 	LP_COMMIT_REWRITE,
-	LP_COMMIT_OVERWRITE
+	LP_COMMIT_OVERWRITE,
+	LP_COMMIT_DELETE
 } LpCommitKind;
 
 typedef struct LpCommitRequest
@@ -112,6 +136,14 @@ typedef struct LpCommitRequest
 	size_t		n_fragments;
 	const LpSchema *schema;
 	LpFileVersion data_version;
+
+	/*
+	 * delete: the fragments touched (each once) and the predicate recorded
+	 * in the transaction (NULL: none).
+	 */
+	const LpDeleteFragment *deletes;
+	size_t		n_deletes;
+	const char *predicate;
 
 	/*
 	 * Optional: the manifest of read_version as the caller read it (the
@@ -163,7 +195,7 @@ bool		lp_transaction_build(const LpCommitRequest *request,
  * The manifest file of version base + 1 for the request, with the given
  * transaction inline and recorded as transaction_file.  new_fragment_ids
  * receives the id of every new fragment (1 for append, n_groups for rewrite,
- * none for replace; may be NULL).  Fails (LP_ERR_INVALID_ARGUMENT,
+ * none for replace and delete; may be NULL).  Fails (LP_ERR_INVALID_ARGUMENT,
  * LP_ERR_UNSUPPORTED) when the request does not fit the base version.
  */
 bool		lp_commit_build_manifest(const LpManifest *base,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/lp_error.h"
+#include "base/lp_random.h"
 #include "format/lp_file.h"
 #include "dataset/lp_manifest.h"
 #include "io/lp_storage.h"
@@ -37,10 +38,6 @@ typedef enum LpManifestNaming
 #define LP_UUID_STRING_SIZE 37
 /* 32 binary digits + ".blob" + NUL */
 #define LP_BLOB_FILE_NAME_SIZE 38
-
-/* Caller-supplied randomness (pg_strong_random in the server, fixed in tests). */
-typedef bool (*LpRandomFunction) (void *arg, uint8_t *buffer, size_t len,
-								  LpError *err);
 
 /*
  * Decode a _versions entry name.  False for names that are not version

@@ -1,5 +1,6 @@
 /*
- * lp_deletion.c - reading Lance deletion files (Arrow IPC and Roaring forms).
+ * lp_deletion.c - reading Lance deletion files (Arrow IPC and Roaring forms),
+ * and writing them (Roaring form).
  *
  * The Arrow IPC file reader handles exactly what a deletion file is: the
  * file magic, the footer (a FlatBuffer) with a schema of one 32-bit integer
@@ -17,6 +18,7 @@
 #include "base/lp_alloc.h"
 #include "base/lp_bytes.h"
 #include "base/lp_checked.h"
+#include "base/lp_path.h"
 #include "format/lp_deletion.h"
 #include "format/lp_roaring.h"
 
@@ -485,4 +487,131 @@ lp_deletions_free(LpDeletions *deletions)
 	lp_free(deletions->deleted);
 	deletions->deleted = NULL;
 	deletions->num_deleted = 0;
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+bool
+lp_deletions_add(LpDeletions *deletions, uint64_t num_rows, const uint32_t *rows, size_t n,
+				 LpError *err)
+{
+	lp_error_clear(err);
+	if (deletions->deleted != NULL && deletions->num_rows != num_rows)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "deletions of %llu rows cannot take offsets of a fragment of %llu rows",
+					   (unsigned long long) deletions->num_rows, (unsigned long long) num_rows);
+	for (size_t i = 0; i < n; i++)
+	{
+		if (rows[i] >= num_rows)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "row offset %u is outside the fragment's %llu rows",
+						   rows[i], (unsigned long long) num_rows);
+		if (i > 0 && rows[i] <= rows[i - 1])
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "deleted row offsets must be strictly ascending, but %u follows %u",
+						   rows[i], rows[i - 1]);
+	}
+	if (deletions->deleted == NULL)
+	{
+		if (num_rows > (uint64_t) UINT32_MAX + 1)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "a fragment of %llu rows has more rows than row offsets can address",
+						   (unsigned long long) num_rows);
+		deletions->deleted = lp_alloc0((size_t) ((num_rows + 7) / 8 + 1));
+		if (deletions->deleted == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		deletions->num_rows = num_rows;
+		deletions->num_deleted = 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!lp_deletions_contains(deletions, rows[i]))
+		{
+			deletions->deleted[rows[i] >> 3] |= (uint8_t) (1 << (rows[i] & 7));
+			deletions->num_deleted++;
+		}
+	return true;
+}
+
+/* The deleted offsets in ascending order (num_deleted of them, lp_alloc). */
+static uint32_t *
+deleted_offsets(const LpDeletions *deletions, LpError *err)
+{
+	uint32_t   *offsets = lp_alloc_array((size_t) deletions->num_deleted, sizeof(uint32_t));
+	uint64_t	n = 0;
+
+	if (offsets == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	for (uint64_t byte = 0; byte < (deletions->num_rows + 7) / 8; byte++)
+	{
+		if (deletions->deleted[byte] == 0)
+			continue;
+		for (uint64_t row = byte * 8; row < byte * 8 + 8 && row < deletions->num_rows; row++)
+		{
+			if (!lp_deletions_contains(deletions, row))
+				continue;
+			if (n < deletions->num_deleted)
+				offsets[n] = (uint32_t) row;
+			n++;
+		}
+	}
+	if (n != deletions->num_deleted)
+	{
+		lp_free(offsets);
+		lp_fail(err, LP_ERR_INTERNAL, "deletions count %llu rows but mark others",
+				(unsigned long long) deletions->num_deleted);
+		return NULL;
+	}
+	return offsets;
+}
+
+bool
+lp_deletion_file_write(LpStore *store, const char *root, uint64_t fragment_id,
+					   uint64_t read_version, const LpDeletions *deletions,
+					   LpRandomFunction random, void *random_arg,
+					   uint64_t *id, LpError *err)
+{
+	uint8_t		id_bytes[8];
+	uint32_t   *offsets;
+	uint8_t    *data;
+	size_t		len;
+	char	   *relative;
+	char	   *path;
+	bool		ok;
+
+	*id = 0;
+	lp_error_clear(err);
+	if (deletions->deleted == NULL || deletions->num_deleted == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "fragment %llu has no deleted rows to write",
+					   (unsigned long long) fragment_id);
+	if (deletions->num_deleted >= deletions->num_rows)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "every row of fragment %llu is deleted: the fragment goes instead",
+					   (unsigned long long) fragment_id);
+	if (!random(random_arg, id_bytes, sizeof(id_bytes), err))
+		return false;
+	offsets = deleted_offsets(deletions, err);
+	if (offsets == NULL)
+		return false;
+	ok = lp_roaring32_serialize(offsets, (size_t) deletions->num_deleted, &data, &len, err);
+	lp_free(offsets);
+	if (!ok)
+		return false;
+
+	relative = lp_deletion_file_path(fragment_id, read_version, lp_le64(id_bytes),
+									 LP_DELETION_BITMAP);
+	path = relative != NULL ? lp_path_join(root, relative) : NULL;
+	if (path == NULL)
+		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	else
+		ok = store->ops->put_if_absent(store, path, data, len, err);
+	if (ok)
+		*id = lp_le64(id_bytes);
+	lp_free(relative);
+	lp_free(path);
+	lp_free(data);
+	return ok;
 }

@@ -6,7 +6,8 @@
  * {id}.arrow (an Arrow IPC file with one Int32 or UInt32 column of deleted
  * row offsets, the sparse form) or ….bin (a serialized Roaring bitmap of
  * them, the dense form).  Both are read whole and checked: every offset must
- * lie below the fragment's physical row count.
+ * lie below the fragment's physical row count.  A delete adds offsets to
+ * those read and writes the union as a new file of the dense form.
  */
 #ifndef LP_DELETION_H
 #define LP_DELETION_H
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "base/lp_error.h"
+#include "base/lp_random.h"
 #include "io/lp_storage.h"
 
 /* Refuse deletion files larger than this (they are read whole). */
@@ -50,6 +52,32 @@ bool		lp_deletions_read(LpInput *input, LpDeletionForm form, uint64_t num_rows,
 							  LpDeletions *out, LpError *err);
 
 void		lp_deletions_free(LpDeletions *deletions);
+
+/*
+ * Add the offsets rows (n of them, strictly ascending, each below num_rows)
+ * to the deletions of a fragment of num_rows physical rows: *deletions as
+ * lp_deletions_read filled it, or zeroed for a fragment without deletions
+ * (then its bitmap is allocated here; free with lp_deletions_free).  An
+ * offset already deleted stays deleted once.  On failure (invalid rows,
+ * LP_ERR_INVALID_ARGUMENT) *deletions is unchanged.
+ */
+bool		lp_deletions_add(LpDeletions *deletions, uint64_t num_rows,
+							 const uint32_t *rows, size_t n, LpError *err);
+
+/*
+ * Write deletions as the deletion file of fragment fragment_id of the
+ * dataset at root, in the dense form, at lp_deletion_file_path(fragment_id,
+ * read_version, *id, LP_DELETION_BITMAP) with *id drawn from random.  The
+ * file is created whole and only if absent (LpStoreOps.put_if_absent: a
+ * temporary file published complete); it never replaces an existing file
+ * (LP_ERR_ALREADY_EXISTS).  deletions must
+ * delete some rows but not all (Lance removes such a fragment instead of
+ * giving it a deletion file): LP_ERR_INVALID_ARGUMENT otherwise.
+ */
+bool		lp_deletion_file_write(LpStore *store, const char *root, uint64_t fragment_id,
+								   uint64_t read_version, const LpDeletions *deletions,
+								   LpRandomFunction random, void *random_arg,
+								   uint64_t *id, LpError *err);
 
 static inline bool
 lp_deletions_contains(const LpDeletions *deletions, uint64_t row)

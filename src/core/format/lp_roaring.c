@@ -1,6 +1,6 @@
 /*
- * lp_roaring.c - reading serialized 32-bit Roaring bitmaps: membership
- * tests, and expansion into a plain bitmap.
+ * lp_roaring.c - serialized 32-bit Roaring bitmaps: membership tests,
+ * expansion into a plain bitmap, and serialization of sorted values.
  *
  * Portable format: a cookie (12346 without run containers, then a u32
  * container count; or 12347 | (count - 1) << 16, then a bitmap of which
@@ -12,10 +12,12 @@
  */
 #include <string.h>
 
+#include "base/lp_alloc.h"
 #include "base/lp_bytes.h"
 #include "format/lp_roaring.h"
 
 #define COOKIE_NO_RUNS 12346
+#define COOKIE_NO_RUNS_HEADER 8		/* the cookie and the container count */
 #define COOKIE_RUNS 12347
 #define NO_OFFSET_THRESHOLD 4
 #define ARRAY_LIMIT 4096
@@ -278,5 +280,89 @@ lp_roaring32_expand(const uint8_t *data, size_t len, const char *what,
 	if (!walk_containers(data, len, what, visit_for_expansion, &expansion, err))
 		return false;
 	*count = expansion.count;
+	return true;
+}
+
+/* ---- serialization ---------------------------------------------------------- */
+
+/* How many of the values from values[start] on share its container key. */
+static size_t
+container_cardinality(const uint32_t *values, size_t n, size_t start)
+{
+	uint32_t	key = values[start] >> 16;
+	size_t		end = start;
+
+	while (end < n && values[end] >> 16 == key)
+		end++;
+	return end - start;
+}
+
+/*
+ * The inverse of walk_containers for the form without runs: headers, then
+ * offsets (always present there), then each container as an array or, above
+ * ARRAY_LIMIT values, a bitmap.
+ */
+bool
+lp_roaring32_serialize(const uint32_t *values, size_t n, uint8_t **out, size_t *out_len,
+					   LpError *err)
+{
+	size_t		count = 0;
+	size_t		len = COOKIE_NO_RUNS_HEADER;
+	size_t		cardinality;
+	size_t		offsets;
+	size_t		position;
+	uint8_t    *data;
+
+	*out = NULL;
+	*out_len = 0;
+	lp_error_clear(err);
+	for (size_t i = 1; i < n; i++)
+		if (values[i] <= values[i - 1])
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "values of a Roaring bitmap must be strictly ascending, but %u follows %u",
+						   values[i], values[i - 1]);
+	/* a container: its header, its offset and its values (at most 8 KiB) */
+	for (size_t i = 0; i < n; i += cardinality)
+	{
+		cardinality = container_cardinality(values, n, i);
+		count++;
+		len += 8 + (cardinality > ARRAY_LIMIT ? BITMAP_BYTES : cardinality * 2);
+	}
+	data = lp_alloc0(len);
+	if (data == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory serializing a Roaring bitmap");
+
+	lp_put_le32(data, COOKIE_NO_RUNS);
+	lp_put_le32(data + 4, (uint32_t) count);
+	offsets = COOKIE_NO_RUNS_HEADER + 4 * count;
+	position = offsets + 4 * count;
+	for (size_t i = 0, c = 0; i < n; i += cardinality, c++)
+	{
+		uint8_t    *header = data + COOKIE_NO_RUNS_HEADER + 4 * c;
+
+		cardinality = container_cardinality(values, n, i);
+		lp_put_le16(header, (uint16_t) (values[i] >> 16));
+		lp_put_le16(header + 2, (uint16_t) (cardinality - 1));
+		/* below 2^32: at most 65536 containers of at most 8 KiB */
+		lp_put_le32(data + offsets + 4 * c, (uint32_t) position);
+		if (cardinality > ARRAY_LIMIT)
+		{
+			for (size_t k = 0; k < cardinality; k++)
+			{
+				uint16_t	low = (uint16_t) values[i + k];
+
+				data[position + low / 8] |= (uint8_t) (1 << (low % 8));
+			}
+			position += BITMAP_BYTES;
+		}
+		else
+		{
+			for (size_t k = 0; k < cardinality; k++)
+				lp_put_le16(data + position + 2 * k, (uint16_t) values[i + k]);
+			position += cardinality * 2;
+		}
+	}
+	*out = data;
+	*out_len = len;
 	return true;
 }

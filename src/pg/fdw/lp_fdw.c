@@ -176,6 +176,7 @@ lance_iterate(ForeignScanState *node)
 		return slot;
 	lp_fdw_scan_values(node->fdw_state, slot->tts_values, slot->tts_isnull);
 	ExecStoreVirtualTuple(slot);
+	lp_fdw_scan_row_identity(node->fdw_state, &slot->tts_tid);
 	return slot;
 }
 

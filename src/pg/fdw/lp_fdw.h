@@ -21,6 +21,7 @@
 #define LP_FDW_H
 
 #include "access/attnum.h"
+#include "storage/itemptr.h"
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
 #include "lib/stringinfo.h"
@@ -194,6 +195,15 @@ extern uint64 lp_fdw_scan_deleted_rows(const LpFdwScan *scan);
 /* The live rows the filter rejected so far, and the pages decoded and skipped (for EXPLAIN ANALYZE). */
 extern uint64 lp_fdw_scan_filtered_rows(const LpFdwScan *scan);
 extern void lp_fdw_scan_pages(const LpFdwScan *scan, uint64 *decoded, uint64 *skipped);
+
+/*
+ * The current row's identity for DELETE: its fragment id and row offset
+ * packed into an ItemPointer (ctid), invalid when they do not fit (24 bits
+ * each) or the table reads one data file; lp_fdw_row_address unpacks it
+ * (false for an invalid one).
+ */
+extern void lp_fdw_scan_row_identity(const LpFdwScan *scan, ItemPointer tid);
+extern bool lp_fdw_row_address(ItemPointer tid, uint64 *fragment_id, uint64 *row);
 
 /* What the scan reads, and the Lance fields of its columns (for EXPLAIN). */
 extern const LpFdwSource *lp_fdw_scan_source(const LpFdwScan *scan);

@@ -1,12 +1,15 @@
 /*
- * lp_fdw_modify.c - INSERT, INSERT ... SELECT and COPY FROM into lance_fdw
- * tables over datasets.
+ * lp_fdw_modify.c - INSERT, INSERT ... SELECT, COPY FROM and DELETE on
+ * lance_fdw tables over datasets.
  *
  * A statement's rows are encoded into new data files of the dataset (the
  * writer of write_dataset's appends, write/lp_write_sql.c) and published as
  * one Append: with the transaction (lance_parts.publish_at = 'commit',
  * where the appends of one transaction become one version) or when the
- * statement ends ('call').  Tables pinned to a version and tables over one
+ * statement ends ('call').  A DELETE takes the row identities its scan
+ * gives (fragment id and row offset in the ctid, lp_fdw_scan_row_identity)
+ * and publishes Lance deletion files of the version the scan read, as one
+ * Lance Delete (write/lp_write_deletions.c).  Tables pinned to a version and tables over one
  * data file are read-only.  Writing a local dataset needs the privileges of
  * pg_write_server_files, as write_dataset does; on S3 the user mapping's
  * credentials decide.
@@ -14,13 +17,19 @@
 #include "postgres.h"
 
 #include "access/tupdesc.h"
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/appendinfo.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "fdw/lp_fdw.h"
 #include "storage/lp_pg_storage.h"
+#include "write/lp_write_deletions.h"
 #include "write/lp_write_sql.h"
 
 /* Rows ExecForeignBatchInsert is given at a time. */
@@ -28,8 +37,13 @@
 
 typedef struct ModifyState
 {
+	MemoryContext context;		/* the statement's, where the state lives */
+	/* INSERT */
 	LpDatasetAppend *append;
-	MemoryContext context;		/* the statement's, where the append lives */
+	/* DELETE */
+	AttrNumber	ctid_attno;		/* the row identity in the plan's rows */
+	AttrNumber	wholerow_attno; /* the old row, for RETURNING; or invalid */
+	LpDatasetDeletion *deletion;
 } ModifyState;
 
 /*
@@ -53,6 +67,33 @@ field_named_desc(Relation rel)
 	return desc;
 }
 
+/*
+ * ERROR unless rel is a table over a dataset (kind: what its uri is) that
+ * may change; what names the operation.
+ */
+static void
+check_writable(Relation rel, LpObjectKind kind, const char *what)
+{
+	LpFdwTableOptions options;
+
+	lp_fdw_table_options(RelationGetRelid(rel), &options);
+	if (options.has_version)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot %s foreign table \"%s\"", what, RelationGetRelationName(rel)),
+				errdetail("It reads version " UINT64_FORMAT " of its dataset, which cannot change.",
+						  options.version),
+				errhint("Use a foreign table without the option \"version\"."));
+	if (kind != LP_OBJECT_DIRECTORY)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot %s foreign table \"%s\"", what, RelationGetRelationName(rel)),
+				errdetail("Its uri \"%s\" is %s, not a dataset.", options.path,
+						  kind == LP_OBJECT_ABSENT ? "missing" : "a single data file"));
+	lp_check_read_privilege_for(options.path);
+	lp_check_write_privilege_for(options.path);
+}
+
 static void
 begin_append(ResultRelInfo *rinfo)
 {
@@ -62,24 +103,61 @@ begin_append(ResultRelInfo *rinfo)
 	ModifyState *state = palloc0(sizeof(ModifyState));
 
 	lp_fdw_table_options(RelationGetRelid(rel), &options);
-	if (options.has_version)
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("cannot insert into foreign table \"%s\"", RelationGetRelationName(rel)),
-				errdetail("It reads version " UINT64_FORMAT " of its dataset, which cannot change.",
-						  options.version),
-				errhint("Insert into a foreign table without the option \"version\"."));
-	lp_check_read_privilege_for(options.path);
-	lp_check_write_privilege_for(options.path);
 	lp_store_stat(lp_store_for_uri_via(options.path, options.server, NULL), options.path, false, &st);
-	if (st.kind != LP_OBJECT_DIRECTORY)
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("cannot insert into foreign table \"%s\"", RelationGetRelationName(rel)),
-				errdetail("Its uri \"%s\" is %s, not a dataset.", options.path,
-						  st.kind == LP_OBJECT_ABSENT ? "missing" : "a single data file"));
+	check_writable(rel, st.kind, "insert into");
 	state->context = CurrentMemoryContext;
 	state->append = lp_dataset_append_begin(options.path, options.server, field_named_desc(rel));
+	rinfo->ri_FdwState = state;
+}
+
+/* What find_scan looks for: the scan of the modified table, by range table index. */
+typedef struct ScanSearch
+{
+	Index		rtindex;
+	ForeignScanState *found;
+} ScanSearch;
+
+static bool
+find_scan(PlanState *planstate, void *context)
+{
+	ScanSearch *search = context;
+
+	if (IsA(planstate, ForeignScanState) &&
+		((ForeignScan *) planstate->plan)->scan.scanrelid == search->rtindex)
+	{
+		search->found = (ForeignScanState *) planstate;
+		return true;
+	}
+	return planstate_tree_walker(planstate, find_scan, context);
+}
+
+/*
+ * A DELETE: the row identities come from the scan of the table below it,
+ * whose dataset version the deletions are made on.
+ */
+static void
+begin_delete(ModifyTableState *mtstate, ResultRelInfo *rinfo)
+{
+	Relation	rel = rinfo->ri_RelationDesc;
+	Plan	   *subplan = outerPlanState(mtstate)->plan;
+	ModifyState *state = palloc0(sizeof(ModifyState));
+	ScanSearch	search = {.rtindex = rinfo->ri_RangeTableIndex};
+	const LpFdwSource *source;
+
+	(void) find_scan(outerPlanState(mtstate), &search);
+	if (search.found == NULL || search.found->fdw_state == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot delete from foreign table \"%s\" without scanning it",
+					   RelationGetRelationName(rel)));
+	source = lp_fdw_scan_source(search.found->fdw_state);
+	check_writable(rel, source->single_file ? LP_OBJECT_FILE : LP_OBJECT_DIRECTORY, "delete from");
+	state->context = CurrentMemoryContext;
+	state->ctid_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "ctid");
+	if (!AttributeNumberIsValid(state->ctid_attno))
+		elog(ERROR, "could not find the junk ctid column");
+	state->wholerow_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "wholerow");
+	state->deletion = lp_dataset_deletion_begin(source);
 	rinfo->ri_FdwState = state;
 }
 
@@ -89,7 +167,63 @@ lance_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_pr
 {
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	begin_append(rinfo);
+	if (mtstate->operation == CMD_DELETE)
+		begin_delete(mtstate, rinfo);
+	else
+		begin_append(rinfo);
+}
+
+/*
+ * The row identity of a DELETE (ctid), and for RETURNING the old row
+ * (wholerow), added to what the scan returns.
+ */
+static void
+lance_add_update_targets(PlannerInfo *root, Index rtindex, RangeTblEntry *target_rte,
+						 Relation target_relation)
+{
+	add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1,
+									   InvalidOid, 0),
+						 rtindex, "ctid");
+	if (root->parse->returningList != NIL)
+		add_row_identity_var(root, (Var *) makeWholeRowVar(target_rte, rtindex, 0, false),
+							 rtindex, "wholerow");
+}
+
+static TupleTableSlot *
+lance_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *plan_slot)
+{
+	ModifyState *state = rinfo->ri_FdwState;
+	bool		isnull;
+	Datum		ctid = ExecGetJunkAttribute(plan_slot, state->ctid_attno, &isnull);
+	uint64		fragment_id;
+	uint64		row;
+	MemoryContext old;
+
+	if (isnull || !lp_fdw_row_address((ItemPointer) DatumGetPointer(ctid), &fragment_id, &row))
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot delete a row of foreign table \"%s\": its address does not fit a row identity",
+					   RelationGetRelationName(rinfo->ri_RelationDesc)),
+				errdetail("DELETE reaches fragments with ids below 16777215 and rows below 16777216 of a fragment."));
+	old = MemoryContextSwitchTo(state->context);
+	lp_dataset_deletion_add(state->deletion, fragment_id, row);
+	MemoryContextSwitchTo(old);
+	if (AttributeNumberIsValid(state->wholerow_attno))
+	{
+		Datum		wholerow = ExecGetJunkAttribute(plan_slot, state->wholerow_attno, &isnull);
+		HeapTupleHeader header = DatumGetHeapTupleHeader(wholerow);
+		HeapTupleData tuple;
+
+		tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+		ItemPointerSetInvalid(&tuple.t_self);
+		tuple.t_tableOid = RelationGetRelid(rinfo->ri_RelationDesc);
+		tuple.t_data = header;
+		ExecClearTuple(slot);
+		heap_deform_tuple(&tuple, slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+		ExecStoreVirtualTuple(slot);
+	}
+	return slot;
 }
 
 static void
@@ -142,7 +276,7 @@ lance_batch_size(ResultRelInfo *rinfo)
 }
 
 static void
-end_append(ResultRelInfo *rinfo)
+end_modify(ResultRelInfo *rinfo)
 {
 	ModifyState *state = rinfo->ri_FdwState;
 	MemoryContext old;
@@ -150,26 +284,31 @@ end_append(ResultRelInfo *rinfo)
 	if (state == NULL)
 		return;
 	old = MemoryContextSwitchTo(state->context);
-	(void) lp_dataset_append_finish(state->append);
+	if (state->deletion != NULL)
+		(void) lp_dataset_deletion_finish(state->deletion);
+	else
+		(void) lp_dataset_append_finish(state->append);
 	MemoryContextSwitchTo(old);
 }
 
 static void
 lance_end_modify(EState *estate, ResultRelInfo *rinfo)
 {
-	end_append(rinfo);
+	end_modify(rinfo);
 }
 
 static void
 lance_end_insert(EState *estate, ResultRelInfo *rinfo)
 {
-	end_append(rinfo);
+	end_modify(rinfo);
 }
 
 void
 lp_fdw_modify_routines(FdwRoutine *routine)
 {
+	routine->AddForeignUpdateTargets = lance_add_update_targets;
 	routine->BeginForeignModify = lance_begin_modify;
+	routine->ExecForeignDelete = lance_exec_delete;
 	routine->ExecForeignInsert = lance_exec_insert;
 	routine->ExecForeignBatchInsert = lance_exec_batch_insert;
 	routine->GetForeignModifyBatchSize = lance_batch_size;

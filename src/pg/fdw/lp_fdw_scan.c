@@ -845,6 +845,45 @@ lp_fdw_scan_end(LpFdwScan *state)
 		MemoryContextDelete(state->row_context);
 }
 
+/*
+ * A row address (fragment id, row offset) as an ItemPointer, the row
+ * identity DELETE carries from the scan to the modification: 24 bits of
+ * each, high to low over the block and offset numbers.  The largest
+ * fragment id is left out, so that no address is the invalid ItemPointer.
+ */
+#define ROW_ADDRESS_BITS 24
+
+void
+lp_fdw_scan_row_identity(const LpFdwScan *state, ItemPointer tid)
+{
+	uint64		address;
+
+	if (state->source->single_file ||
+		state->fragment_id >= (UINT64CONST(1) << ROW_ADDRESS_BITS) - 1 ||
+		state->row >> ROW_ADDRESS_BITS != 0)
+	{
+		ItemPointerSetInvalid(tid);
+		return;
+	}
+	address = state->fragment_id << ROW_ADDRESS_BITS | state->row;
+	ItemPointerSet(tid, (BlockNumber) (address >> 16), (OffsetNumber) (address & 0xFFFF));
+}
+
+bool
+lp_fdw_row_address(ItemPointer tid, uint64 *fragment_id, uint64 *row)
+{
+	uint64		address;
+
+	if (ItemPointerGetBlockNumberNoCheck(tid) == InvalidBlockNumber &&
+		ItemPointerGetOffsetNumberNoCheck(tid) == InvalidOffsetNumber)
+		return false;
+	address = (uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16 |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+	*fragment_id = address >> ROW_ADDRESS_BITS;
+	*row = address & ((UINT64CONST(1) << ROW_ADDRESS_BITS) - 1);
+	return true;
+}
+
 const LpFdwSource *
 lp_fdw_scan_source(const LpFdwScan *state)
 {

@@ -193,6 +193,9 @@ copy_request(LpCommitRequest *to, const LpCommitRequest *from)
 	}
 	if (from->schema != NULL)
 		to->schema = copy_schema(from->schema);
+	to->deletes = copy_array(from->deletes, from->n_deletes, sizeof(LpDeleteFragment));
+	if (from->predicate != NULL)
+		to->predicate = pstrdup(from->predicate);
 }
 
 /* Copies of the paths, with their stores made now, for the pre-commit or the abort. */
@@ -458,6 +461,21 @@ lp_publication_replaces(const char *root)
 		Publication *publication = lfirst(cell);
 
 		if (strcmp(publication->root, root) == 0 && replaces_dataset(publication))
+			return true;
+	}
+	return false;
+}
+
+bool
+lp_publication_deletes(const char *root)
+{
+	ListCell   *cell;
+
+	foreach(cell, pending)
+	{
+		Publication *publication = lfirst(cell);
+
+		if (strcmp(publication->root, root) == 0 && publication->request.kind == LP_COMMIT_DELETE)
 			return true;
 	}
 	return false;

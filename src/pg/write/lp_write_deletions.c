@@ -1,0 +1,219 @@
+/*
+ * lp_write_deletions.c - deleting rows of a dataset from the executor
+ * (DELETE on lance_fdw tables).
+ *
+ * The rows are collected per fragment as their offsets; at the end each
+ * touched fragment gets a new deletion file holding its old deletions and
+ * the new ones (core/format/lp_deletion.c), or, when no row is left, goes
+ * from the dataset, and all of it is published as one Lance Delete on the
+ * version the scan read (lp_publish: a delete that got to a fragment first
+ * makes it a conflict, 40001).
+ */
+#include "postgres.h"
+
+#include "utils/hsearch.h"
+
+#include "base/lp_alloc.h"
+#include "dataset/lp_commit.h"
+#include "dataset/lp_fragment.h"
+#include "fdw/lp_fdw.h"
+#include "format/lp_deletion.h"
+#include "lp_pg_error.h"
+#include "sql/lp_publication.h"
+#include "storage/lp_pg_storage.h"
+#include "write/lp_write_deletions.h"
+
+/* The rows deleted from one fragment. */
+typedef struct FragmentRows
+{
+	uint64		fragment_id;	/* hash key */
+	LpFragment	fragment;
+	uint32	   *rows;			/* offsets, in the order deleted */
+	size_t		num_rows;
+	size_t		capacity;
+} FragmentRows;
+
+struct LpDatasetDeletion
+{
+	const LpFdwSource *source;	/* the version the rows were read in */
+	HTAB	   *fragments;		/* FragmentRows by fragment id */
+};
+
+LpDatasetDeletion *
+lp_dataset_deletion_begin(const LpFdwSource *source)
+{
+	LpDatasetDeletion *deletion = palloc0(sizeof(LpDatasetDeletion));
+	HASHCTL		ctl = {0};
+
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(FragmentRows);
+	ctl.hcxt = CurrentMemoryContext;
+	deletion->source = source;
+	deletion->fragments = hash_create("lance_parts deleted rows", 16, &ctl,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return deletion;
+}
+
+/* The fragment fragment_id of the version read, or ERROR: the scan gave it. */
+static void
+find_fragment(const LpFdwSource *source, uint64 fragment_id, LpFragment *fragment)
+{
+	for (size_t i = 0; i < source->num_fragments; i++)
+	{
+		lp_manifest_fragment(source->manifest, i, fragment);
+		if (fragment->id == fragment_id)
+			return;
+	}
+	elog(ERROR, "fragment " UINT64_FORMAT " is not in version " UINT64_FORMAT " of dataset \"%s\"",
+		 fragment_id, source->version, source->path);
+}
+
+void
+lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment_id, uint64 row)
+{
+	bool		found;
+	FragmentRows *entry = hash_search(deletion->fragments, &fragment_id, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		find_fragment(deletion->source, fragment_id, &entry->fragment);
+		entry->rows = NULL;
+		entry->num_rows = 0;
+		entry->capacity = 0;
+	}
+	if (row >= entry->fragment.physical_rows)
+		elog(ERROR, "row " UINT64_FORMAT " is beyond the " UINT64_FORMAT " rows of fragment " UINT64_FORMAT,
+			 row, (uint64) entry->fragment.physical_rows, fragment_id);
+	if (entry->num_rows == entry->capacity)
+	{
+		entry->capacity = Max(entry->capacity * 2, 1024);
+		entry->rows = entry->rows == NULL ? palloc(sizeof(uint32) * entry->capacity) :
+			repalloc(entry->rows, sizeof(uint32) * entry->capacity);
+	}
+	entry->rows[entry->num_rows++] = (uint32) row;
+}
+
+static int
+compare_rows(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The fragment's deletions as read, or none (zeroed). */
+static void
+read_old_deletions(const LpFdwSource *source, const LpFragment *fragment, LpDeletions *deletions)
+{
+	LpStore    *store;
+	char	   *path;
+	LpInput    *input;
+	LpError		err;
+
+	memset(deletions, 0, sizeof(*deletions));
+	if (!fragment->has_deletion_file)
+		return;
+	path = lp_fdw_deletion_file_path(source, fragment, &store);
+	input = lp_open_input_in(store, path);
+	if (!lp_deletions_read(input, fragment->deletion_file.form, fragment->physical_rows,
+						   deletions, &err))
+		lp_raise(&err);
+	lp_input_close(input);
+}
+
+/*
+ * The new state of one fragment: its deletions with rows added, written as
+ * a new deletion file unless no row is left; the rows newly deleted.
+ */
+static uint64
+delete_rows(const LpFdwSource *source, FragmentRows *entry, LpDeleteFragment *out,
+			List **written)
+{
+	const LpFragment *fragment = &entry->fragment;
+	LpStore    *store = lp_store_below_via(source->path, source->server);
+	LpDeletions deletions;
+	uint64		before;
+	size_t		n = 0;
+	LpError		err;
+
+	if (fragment->has_deletion_file && fragment->deletion_file.has_base_id)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot delete from fragment " UINT64_FORMAT " of dataset \"%s\": its deletion file is in another base",
+					   (uint64) fragment->id, source->path));
+	/* in order, each once */
+	qsort(entry->rows, entry->num_rows, sizeof(uint32), compare_rows);
+	for (size_t i = 0; i < entry->num_rows; i++)
+		if (n == 0 || entry->rows[i] != entry->rows[n - 1])
+			entry->rows[n++] = entry->rows[i];
+
+	read_old_deletions(source, fragment, &deletions);
+	before = deletions.num_deleted;
+	if (!lp_deletions_add(&deletions, fragment->physical_rows, entry->rows, n, &err))
+		lp_raise(&err);
+
+	memset(out, 0, sizeof(*out));
+	out->fragment_id = fragment->id;
+	out->had_deletion_file = fragment->has_deletion_file;
+	out->old_read_version = fragment->deletion_file.read_version;
+	out->old_id = fragment->deletion_file.id;
+	out->all_deleted = deletions.num_deleted == fragment->physical_rows;
+	if (!out->all_deleted)
+	{
+		out->read_version = source->version;
+		out->num_deleted_rows = deletions.num_deleted;
+		if (!lp_deletion_file_write(store, source->path, fragment->id, source->version,
+									&deletions, lp_random_bytes, NULL, &out->id, &err))
+			lp_raise(&err);
+		*written = lappend(*written,
+						   lp_publication_path(source->path,
+											   lp_require_memory(lp_deletion_file_path(fragment->id, source->version,
+																					   out->id, LP_DELETION_BITMAP)),
+											   false,
+											   psprintf("The deletion file of fragment " UINT64_FORMAT " of dataset \"%s\"",
+														(uint64) fragment->id, source->path)));
+	}
+	before = deletions.num_deleted - before;
+	lp_deletions_free(&deletions);
+	return before;
+}
+
+uint64
+lp_dataset_deletion_finish(LpDatasetDeletion *deletion)
+{
+	const LpFdwSource *source = deletion->source;
+	long		n_fragments = hash_get_num_entries(deletion->fragments);
+	LpDeleteFragment *deletes;
+	LpCommitRequest request = {0};
+	LpPublicationRequest publication = {0};
+	LpCommitResult result;
+	HASH_SEQ_STATUS status;
+	FragmentRows *entry;
+	uint64		deleted = 0;
+	int			i = 0;
+
+	if (n_fragments == 0)
+		return 0;
+	if (lp_publication_deletes(source->path))
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("dataset \"%s\" is already deleted from by this transaction", source->path),
+				errdetail("Its deletions are published when the transaction commits; a second DELETE would be built on the version before them."),
+				errhint("Delete in one statement, commit first, or set lance_parts.publish_at to \"call\"."));
+	deletes = palloc0(sizeof(LpDeleteFragment) * n_fragments);
+	hash_seq_init(&status, deletion->fragments);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		deleted += delete_rows(source, entry, &deletes[i++], &publication.written);
+
+	request.kind = LP_COMMIT_DELETE;
+	request.read_version = source->version;
+	request.deletes = deletes;
+	request.n_deletes = n_fragments;
+	publication.root = source->path;
+	publication.server = source->server;
+	publication.commit = &request;
+	(void) lp_publish(&publication, &result);
+	lp_free(result.new_fragment_ids);
+	return deleted;
+}

@@ -1,0 +1,26 @@
+/*
+ * lp_write_deletions.h - deleting rows of a dataset from the executor
+ * (DELETE on lance_fdw tables): new Lance deletion files of the fragments
+ * touched, published as one Lance Delete (lp_publish: at the commit of the
+ * transaction, or now).
+ */
+#ifndef LP_WRITE_DELETIONS_H
+#define LP_WRITE_DELETIONS_H
+
+#include "fdw/lp_fdw.h"
+
+typedef struct LpDatasetDeletion LpDatasetDeletion;
+
+/* Begin deleting rows of the dataset version source reads (which must stay). */
+extern LpDatasetDeletion *lp_dataset_deletion_begin(const LpFdwSource *source);
+
+/* Mark the row at offset row of fragment fragment_id deleted (again: no change). */
+extern void lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment_id, uint64 row);
+
+/*
+ * Write the touched fragments' deletion files (their old deletions and the
+ * new ones) and publish them as one Lance Delete; the rows newly deleted.
+ */
+extern uint64 lp_dataset_deletion_finish(LpDatasetDeletion *deletion);
+
+#endif							/* LP_WRITE_DELETIONS_H */

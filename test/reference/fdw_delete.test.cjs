@@ -1,0 +1,181 @@
+'use strict';
+// DELETE on lance_fdw tables, published with the PostgreSQL transaction as Lance Deletes
+// (lance_parts.publish_at = 'commit', the default: this file clears the PGOPTIONS test/run.sh
+// sets for the tests written against 0.2.0).
+//
+//  - The generated datasets of file versions 2.0 to 2.3 under both manifest naming schemes and
+//    one with lancedb's deletion files: two DELETEs in two transactions (the second adding to
+//    the deletion files of the first), a pushed WHERE; lancedb reads exactly the rows left, and
+//    lance_fdw reads what lancedb writes on top.
+//  - A fragment whose every row is deleted goes; RETURNING gives the deleted rows; ROLLBACK
+//    publishes nothing and removes the deletion files written; a second DELETE of the dataset in
+//    one transaction is refused; two transactions deleting from one fragment: the second COMMIT
+//    fails with 40001; a dataset with stable row ids keeps its row ids; on S3.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const arrow = require('apache-arrow');
+const lancedb = require('@lancedb/lancedb');
+const h = require('./harness.cjs');
+const { startS3Server } = require('./s3_server.cjs');
+const { encodeRows } = require('./values.cjs');
+const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
+
+delete process.env.PGOPTIONS;
+
+const dir = h.scratchDir('fdw-delete');
+
+psqlLines(`DROP SERVER IF EXISTS fdw_delete_server CASCADE;
+CREATE SERVER fdw_delete_server FOREIGN DATA WRAPPER lance_fdw;
+`);
+
+async function lancedbRows(datasetPath)
+{
+	const table = await h.openTable(datasetPath);
+
+	return encodeRows(await table.query().toArrow()).map((r) => JSON.stringify(r)).sort();
+}
+
+function deletionFiles(datasetPath)
+{
+	const deletions = path.join(datasetPath, '_deletions');
+
+	return fs.existsSync(deletions) ? fs.readdirSync(deletions).sort() : [];
+}
+
+// A foreign table over a copy of generated dataset `name`.
+function importCopy(name)
+{
+	const copyDir = path.join(dir, name);
+
+	fs.mkdirSync(copyDir);
+	const datasetPath = h.copyDataset(name, copyDir);
+
+	psqlLines(`DROP SCHEMA IF EXISTS fdw_delete_${name} CASCADE;
+CREATE SCHEMA fdw_delete_${name};
+IMPORT FOREIGN SCHEMA copy FROM SERVER fdw_delete_server INTO fdw_delete_${name}
+  OPTIONS (uri ${literal(copyDir)});
+`);
+	return { datasetPath, table: `fdw_delete_${name}.${name}` };
+}
+
+const idOf = (row) => JSON.parse(row).id === null ? null : Number(JSON.parse(row).id);
+
+const datasets = JSON.parse(fs.readFileSync(path.join(h.TESTDATA, 'manifest.json'), 'utf8')).datasets
+	.filter((d) => /^types_2_[0-3]_v[12]$/.test(d.name) || d.name === 'deleted_2_2')
+	.map((d) => d.name);
+
+for (const name of datasets)
+{
+	test(`DELETE from ${name}: lancedb reads exactly the rows left`, async () => {
+		const { datasetPath, table } = importCopy(name);
+		const before = await lancedbRows(datasetPath);
+		const version = await (await h.openTable(datasetPath)).version();
+
+		assert.deepEqual(psqlLines(`DELETE FROM ${table} WHERE id % 3 = 0;\n`), []);
+		let expected = before.filter((r) => idOf(r) === null || idOf(r) % 3 !== 0);
+
+		assert.deepEqual(await lancedbRows(datasetPath), expected, 'the first DELETE');
+		psqlLines(`BEGIN;\nDELETE FROM ${table} WHERE id < 50;\nCOMMIT;\n`);
+		expected = expected.filter((r) => idOf(r) === null || idOf(r) >= 50);
+		assert.deepEqual(await lancedbRows(datasetPath), expected, 'the second DELETE adds to the first');
+		const reopened = await h.openTable(datasetPath);
+
+		assert.equal(await reopened.version(), version + 2, 'one version each');
+		assert.equal(Number(h.sqlRows(`SELECT count(*) AS n FROM ${table}`)[0].n), expected.length);
+		await h.lancedbModifies(reopened);
+		assert.equal(Number(h.sqlRows(`SELECT count(*) AS n FROM ${table}`)[0].n), await reopened.countRows(),
+			'lance_fdw reads the rows of lancedb\'s versions');
+	});
+}
+
+// A dataset of 3 fragments of 10 rows (ids 0..29) made by lancedb.
+async function threeFragments(name, options = {})
+{
+	const db = await lancedb.connect(dir);
+	const rowsOf = (first) => new arrow.Table({
+		id: arrow.vectorFromArray(BigInt64Array.from({ length: 10 }, (_, i) => BigInt(first + i))),
+		s: arrow.vectorFromArray(Array.from({ length: 10 }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
+	});
+	const table = await db.createTable(name, rowsOf(0), options);
+
+	await table.add(rowsOf(10));
+	await table.add(rowsOf(20));
+	psqlLines(`DROP FOREIGN TABLE IF EXISTS fdw_delete_${name};
+CREATE FOREIGN TABLE fdw_delete_${name} (id bigint, s text) SERVER fdw_delete_server
+  OPTIONS (uri ${literal(path.join(dir, name + '.lance'))});
+`);
+	return path.join(dir, name + '.lance');
+}
+
+const ids = async (datasetPath) => encodeRows(await (await h.openTable(datasetPath)).query().toArrow())
+	.map((r) => Number(r.id)).sort((a, b) => a - b);
+const range = (from, to) => Array.from({ length: to - from }, (_, i) => from + i);
+
+test('a fragment whose every row is deleted goes; RETURNING; ROLLBACK; a second DELETE in one transaction', async () => {
+	const datasetPath = await threeFragments('fragments');
+	const table = 'fdw_delete_fragments';
+
+	assert.deepEqual(psqlLines(`DELETE FROM ${table} WHERE id >= 10 AND id < 20 RETURNING id, s;\n`),
+		range(10, 20).map((i) => `${i}|value ${i}`), 'RETURNING gives the deleted rows');
+	const after = await h.openTable(datasetPath);
+
+	assert.deepEqual(await ids(datasetPath), [...range(0, 10), ...range(20, 30)]);
+	assert.equal((await after.stats()).fragmentStats.numFragments, 2, 'the emptied fragment goes');
+	assert.deepEqual(deletionFiles(datasetPath), [], 'and needs no deletion file');
+
+	psqlLines(`BEGIN;\nDELETE FROM ${table} WHERE id = 3;\nROLLBACK;\n`);
+	assert.deepEqual(await ids(datasetPath), [...range(0, 10), ...range(20, 30)], 'ROLLBACK deletes nothing');
+	assert.deepEqual(deletionFiles(datasetPath), [], 'and removes the deletion file written');
+
+	assert.throws(() => psqlLines(`\\set VERBOSITY verbose\nBEGIN;\nDELETE FROM ${table} WHERE id = 3;\nDELETE FROM ${table} WHERE id = 4;\nCOMMIT;\n`),
+		(error) => /0A000: dataset ".*" is already deleted from by this transaction/.test(String(error.stderr)));
+	assert.deepEqual(await ids(datasetPath), [...range(0, 10), ...range(20, 30)], 'nothing deleted');
+	assert.deepEqual(deletionFiles(datasetPath), [], 'nothing left');
+	assert.throws(() => psqlLines(`UPDATE ${table} SET s = 'x' WHERE id = 1;\n`), /cannot update foreign table/);
+});
+
+test('two transactions deleting from one fragment: the second COMMIT fails with 40001', async () => {
+	const datasetPath = await threeFragments('race');
+	const table = 'fdw_delete_race';
+	const first = psqlAsync(`\\set VERBOSITY verbose\nBEGIN;\nDELETE FROM ${table} WHERE id = 1;\nSELECT pg_sleep(3);\nCOMMIT;\n`, true);
+
+	await new Promise((resolve) => setTimeout(resolve, 1000));
+	psqlLines(`DELETE FROM ${table} WHERE id = 2;\n`);
+	const outcome = await first;
+
+	assert.match(outcome.err.join('\n'), /ERROR:  40001/, 'the later COMMIT is a serialization failure');
+	assert.deepEqual(await ids(datasetPath), range(0, 30).filter((i) => i !== 2), 'only the first committed delete');
+	assert.equal(deletionFiles(datasetPath).length, 1, 'the losing deletion file is removed');
+});
+
+test('stable row ids: DELETE keeps the row ids of the rows left', async () => {
+	const datasetPath = await threeFragments('stable_delete', { storageOptions: { newTableEnableStableRowIds: 'true' } });
+	const read = async () => encodeRows(await (await h.openTable(datasetPath)).query().withRowId().toArrow())
+		.map((r) => [Number(r.id), Number(r._rowid)]).sort((a, b) => a[0] - b[0]);
+	const before = await read();
+
+	psqlLines('DELETE FROM fdw_delete_stable_delete WHERE id % 4 = 1;\n');
+	assert.deepEqual(await read(), before.filter(([id]) => id % 4 !== 1));
+});
+
+test('on S3: DELETE publishes a Lance Delete that lancedb reads', async (t) => {
+	const { storageOptions, root, fdwServerSql } = startS3Server('fdw-delete-s3', t);
+	const ROOT = root('deletes');
+
+	psqlLines(`DROP SERVER IF EXISTS fdw_delete_s3 CASCADE;
+${fdwServerSql('fdw_delete_s3', ROOT)}
+SELECT * FROM lance_parts.write_dataset(${literal(ROOT + '/rows.lance')}, 'SELECT g::bigint AS id FROM generate_series(1, 20) g');
+CREATE FOREIGN TABLE fdw_delete_s3_rows (id bigint) SERVER fdw_delete_s3 OPTIONS (uri 'rows.lance');
+BEGIN;
+DELETE FROM fdw_delete_s3_rows WHERE id > 15;
+ROLLBACK;
+DELETE FROM fdw_delete_s3_rows WHERE id % 2 = 0;
+`);
+	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('rows');
+
+	assert.equal(await table.version(), 2);
+	assert.deepEqual(encodeRows(await table.query().toArrow()).map((r) => Number(r.id)).sort((a, b) => a - b),
+		range(1, 21).filter((i) => i % 2 === 1));
+});
