@@ -139,8 +139,8 @@ next_fragment_id(const Lance__Table__Manifest *m, uint64_t *id, LpError *err)
 }
 
 /*
- * The new fragments of an append or an overwrite; a plain append's one
- * file becomes *single.
+ * The new fragments of an append, an update or an overwrite; a plain
+ * append's one file becomes *single.
  */
 static const LpNewFragment *
 request_fragments(const LpCommitRequest *request, LpNewFragment *single, size_t *n)
@@ -156,6 +156,16 @@ request_fragments(const LpCommitRequest *request, LpNewFragment *single, size_t 
 	return request->fragments;
 }
 
+/* A delete or an update names the fragments it deletes from. */
+static bool
+check_deletes_given(const LpCommitRequest *request, LpError *err)
+{
+	if (request->n_deletes == 0 || request->deletes == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "%s needs a fragment to delete from",
+					   request->kind == LP_COMMIT_UPDATE ? "an update" : "a delete");
+	return true;
+}
+
 /* How many new fragments a request makes (one per group for a rewrite). */
 static bool
 count_new_fragments(const LpCommitRequest *request, size_t *n, LpError *err)
@@ -169,9 +179,13 @@ count_new_fragments(const LpCommitRequest *request, size_t *n, LpError *err)
 			return true;
 		case LP_COMMIT_DELETE:
 			*n = 0;
-			if (request->n_deletes == 0 || request->deletes == NULL)
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a delete needs a fragment");
-			return true;
+			return check_deletes_given(request, err);
+		case LP_COMMIT_UPDATE:
+			*n = request->n_fragments;
+			if (*n == 0 || *n > LP_COMMIT_MAX_GROUPS || request->fragments == NULL)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "an update adds between 1 and %d fragments", LP_COMMIT_MAX_GROUPS);
+			return check_deletes_given(request, err);
 		case LP_COMMIT_REWRITE:
 			*n = request->n_groups;
 			if (*n == 0 || *n > LP_COMMIT_MAX_GROUPS)
@@ -237,10 +251,10 @@ free_delete_parts(DeleteParts *parts)
 }
 
 /*
- * The Delete of a request applied to base: each touched fragment is
- * checked (it exists, once, with the deletion file the caller read it
- * with) and either copied with its new deletion file or listed as removed.
- * The copies share everything else with base.
+ * The Delete of a request (or the deletions of an Update) applied to base:
+ * each touched fragment is checked (it exists, once, with the deletion file
+ * the caller read it with) and either copied with its new deletion file or
+ * listed as removed.  The copies share everything else with base.
  */
 static bool
 build_delete_parts(const LpManifest *base, const LpCommitRequest *request,
@@ -249,8 +263,8 @@ build_delete_parts(const LpManifest *base, const LpCommitRequest *request,
 	const Lance__Table__Manifest *m = base->proto;
 	size_t		n = request->n_deletes;
 
-	if (n == 0 || request->deletes == NULL)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a delete needs a fragment");
+	if (!check_deletes_given(request, err))
+		return false;
 	parts->fragments = lp_alloc_array(n, sizeof(*parts->fragments));
 	parts->files = lp_alloc_array(n, sizeof(*parts->files));
 	parts->updated = lp_alloc_array(n, sizeof(*parts->updated));
@@ -327,6 +341,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	Lance__Table__Transaction__Rewrite rewrite;
 	Lance__Table__Transaction__Overwrite overwrite;
 	Lance__Table__Transaction__Delete delete_op;
+	Lance__Table__Transaction__Update update;
 	DeleteParts delete_parts;
 	Lance__File__FileDescriptor *descriptor = NULL;
 	LpNewFragment single;
@@ -378,6 +393,11 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 			request->physical_rows : fragments[i].physical_rows;
 		new_fragment_pointers[i] = &new_fragments[i];
 	}
+
+	/* the updated fragments as the new version has them, as Lance records them */
+	if ((request->kind == LP_COMMIT_DELETE || request->kind == LP_COMMIT_UPDATE) &&
+		!build_delete_parts(base, request, &delete_parts, err))
+		goto done;
 
 	switch (request->kind)
 	{
@@ -467,9 +487,6 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 			txn.overwrite = &overwrite;
 			break;
 		case LP_COMMIT_DELETE:
-			/* the updated fragments as the new version has them, as Lance records them */
-			if (!build_delete_parts(base, request, &delete_parts, err))
-				goto done;
 			lance__table__transaction__delete__init(&delete_op);
 			delete_op.n_updated_fragments = delete_parts.n_updated;
 			delete_op.updated_fragments = delete_parts.updated;
@@ -479,6 +496,17 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 											request->predicate : protobuf_c_empty_string);
 			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DELETE;
 			txn.delete_ = &delete_op;
+			break;
+		case LP_COMMIT_UPDATE:
+			lance__table__transaction__update__init(&update);
+			update.n_removed_fragment_ids = delete_parts.n_deleted;
+			update.removed_fragment_ids = delete_parts.deleted_ids;
+			update.n_updated_fragments = delete_parts.n_updated;
+			update.updated_fragments = delete_parts.updated;
+			update.n_new_fragments = n_new;
+			update.new_fragments = new_fragment_pointers;
+			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_UPDATE;
+			txn.update = &update;
 			break;
 	}
 
@@ -514,7 +542,7 @@ request_touches(const LpCommitRequest *request, uint64_t fragment_id)
 {
 	if (request->kind == LP_COMMIT_REPLACE)
 		return request->fragment_id == fragment_id;
-	if (request->kind == LP_COMMIT_DELETE)
+	if (request->kind == LP_COMMIT_DELETE || request->kind == LP_COMMIT_UPDATE)
 		for (size_t i = 0; i < request->n_deletes; i++)
 			if (request->deletes[i].fragment_id == fragment_id)
 				return true;
@@ -606,8 +634,9 @@ operations_conflict(const LpCommitRequest *request,
 		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
 			return false;
 		case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
-			/* an index skips deleted rows when it is read */
-			return request->kind != LP_COMMIT_APPEND && request->kind != LP_COMMIT_DELETE;
+			/* an index skips deleted rows when it is read, and covers no new fragment */
+			return request->kind != LP_COMMIT_APPEND && request->kind != LP_COMMIT_DELETE &&
+				request->kind != LP_COMMIT_UPDATE;
 		case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
 			return ids_touched(request, theirs->delete_->deleted_fragment_ids,
 							   theirs->delete_->n_deleted_fragment_ids) ||
@@ -682,7 +711,7 @@ typedef struct ManifestBuild
 	uint8_t    *row_ids;
 	uint8_t    *row_versions;
 	Lance__File__FileDescriptor *descriptor;	/* overwrite: the new schema */
-	DeleteParts deletes;		/* delete */
+	DeleteParts deletes;		/* delete, update */
 	Lance__Table__Manifest__DataStorageFormat data_format;
 	bool		drop_indexes;	/* overwrite */
 } ManifestBuild;
@@ -782,19 +811,20 @@ assign_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
 	return true;
 }
 
+/*
+ * New fragments of one data file each, placed after the fragments the new
+ * manifest holds so far, with the next fragment ids of base.
+ */
 static bool
-build_append(ManifestBuild *build, const LpManifest *base,
-			 const LpCommitRequest *request, uint64_t *new_fragment_ids,
-			 LpError *err)
+add_new_fragments(ManifestBuild *build, const LpManifest *base,
+				  const LpNewFragment *fragments, size_t n,
+				  uint64_t *new_fragment_ids, LpError *err)
 {
 	const Lance__Table__Manifest *m = base->proto;
-	LpNewFragment single;
-	size_t		n;
-	const LpNewFragment *fragments = request_fragments(request, &single, &n);
+	size_t		n_kept = build->manifest.n_fragments;
+	Lance__Table__DataFragment **all;
 	uint64_t	id;
 
-	if (n == 0)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an append needs a fragment");
 	for (size_t i = 0; i < n; i++)
 		if (!check_new_file(base, &fragments[i].file, err) ||
 			!check_rows(fragments[i].physical_rows, err))
@@ -808,16 +838,21 @@ build_append(ManifestBuild *build, const LpManifest *base,
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "appends of several fragments to datasets with stable row ids are not supported");
 
-	build->fragments = lp_alloc_array(m->n_fragments + n, sizeof(*build->fragments));
+	all = lp_alloc_array(n_kept + n, sizeof(*all));
+	if (all == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	if (n_kept > 0)
+		memcpy(all, build->manifest.fragments, n_kept * sizeof(*all));
+	/* the kept fragments may be build's own list (an update's deletions) */
+	lp_free(build->fragments);
+	build->fragments = all;
 	build->new_fragments = lp_alloc_array(n, sizeof(*build->new_fragments));
 	build->new_files = lp_alloc_array(n, sizeof(*build->new_files));
 	build->new_file_pointers = lp_alloc_array(n, sizeof(*build->new_file_pointers));
-	if (build->fragments == NULL || build->new_fragments == NULL ||
-		build->new_files == NULL || build->new_file_pointers == NULL)
+	if (build->new_fragments == NULL || build->new_files == NULL ||
+		build->new_file_pointers == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 
-	if (m->n_fragments > 0)
-		memcpy(build->fragments, m->fragments, m->n_fragments * sizeof(*build->fragments));
 	for (size_t i = 0; i < n; i++)
 	{
 		Lance__Table__DataFragment *fragment = &build->new_fragments[i];
@@ -833,16 +868,30 @@ build_append(ManifestBuild *build, const LpManifest *base,
 			!assign_row_ids(build, fragment, fragments[i].physical_rows,
 							m->version + 1, err))
 			return false;
-		build->fragments[m->n_fragments + i] = fragment;
+		build->fragments[n_kept + i] = fragment;
 		if (new_fragment_ids != NULL)
 			new_fragment_ids[i] = id + i;
 	}
-	build->manifest.n_fragments = m->n_fragments + n;
+	build->manifest.n_fragments = n_kept + n;
 	build->manifest.fragments = build->fragments;
 	build->manifest.max_fragment_id_present_case =
 		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID;
 	build->manifest.max_fragment_id = (uint32_t) (id + n - 1);
 	return true;
+}
+
+static bool
+build_append(ManifestBuild *build, const LpManifest *base,
+			 const LpCommitRequest *request, uint64_t *new_fragment_ids,
+			 LpError *err)
+{
+	LpNewFragment single;
+	size_t		n;
+	const LpNewFragment *fragments = request_fragments(request, &single, &n);
+
+	if (n == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an append needs a fragment");
+	return add_new_fragments(build, base, fragments, n, new_fragment_ids, err);
 }
 
 /* A file of an overwrite: checked against the new schema and format. */
@@ -1226,6 +1275,30 @@ build_delete(ManifestBuild *build, const LpManifest *base,
 	return true;
 }
 
+/*
+ * Lance's Update of rewritten rows: the delete, then the new rows' fragments
+ * after the fragments left, with ids after every id the base has used.
+ */
+static bool
+build_update(ManifestBuild *build, const LpManifest *base,
+			 const LpCommitRequest *request, uint64_t *new_fragment_ids,
+			 LpError *err)
+{
+	size_t		n_new;
+
+	if (base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
+	{
+		lp_fail(err, LP_ERR_UNSUPPORTED,
+				"updating datasets with stable row ids is not supported");
+		lp_error_detail(err, "Lance keeps the row ids of updated rows by moving them into the new fragments; lance_parts does not do that yet.");
+		return false;
+	}
+	if (!count_new_fragments(request, &n_new, err))
+		return false;
+	return build_delete(build, base, request, err) &&
+		add_new_fragments(build, base, request->fragments, n_new, new_fragment_ids, err);
+}
+
 static bool
 same_data_file(const Lance__Table__DataFile *existing, const LpNewDataFile *file)
 {
@@ -1265,17 +1338,21 @@ static bool
 check_files_are_new(const LpManifest *base, const LpCommitRequest *request,
 					LpError *err)
 {
-	if (request->kind == LP_COMMIT_APPEND && request->n_fragments > 0)
+	if (request->kind == LP_COMMIT_APPEND || request->kind == LP_COMMIT_UPDATE)
 	{
-		for (size_t f = 0; f < request->n_fragments; f++)
-			if (!check_file_is_new(base, &request->fragments[f].file, err))
+		LpNewFragment single;
+		size_t		n;
+		const LpNewFragment *fragments = request_fragments(request, &single, &n);
+
+		for (size_t f = 0; f < n; f++)
+			if (!check_file_is_new(base, &fragments[f].file, err))
 				return false;
 		return true;
 	}
 	/* an overwrite drops every fragment of the base; a delete adds no file */
 	if (request->kind == LP_COMMIT_OVERWRITE || request->kind == LP_COMMIT_DELETE)
 		return true;
-	if (request->kind != LP_COMMIT_REWRITE)
+	if (request->kind == LP_COMMIT_REPLACE)
 		return check_file_is_new(base, &request->file, err);
 	for (size_t g = 0; g < request->n_groups; g++)
 		if (!check_file_is_new(base, &request->groups[g].file, err))
@@ -1317,6 +1394,9 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 			break;
 		case LP_COMMIT_DELETE:
 			ok = build_delete(&build, base, request, err);
+			break;
+		case LP_COMMIT_UPDATE:
+			ok = build_update(&build, base, request, new_fragment_ids, err);
 			break;
 		default:
 			ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "unknown commit kind %d",
@@ -1568,6 +1648,7 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 			if (request->kind == LP_COMMIT_REPLACE)
 				result->fragment_id = request->fragment_id;
 			else if (request->kind == LP_COMMIT_REWRITE || request->kind == LP_COMMIT_OVERWRITE ||
+					 request->kind == LP_COMMIT_UPDATE ||
 					 (request->kind == LP_COMMIT_APPEND && request->n_fragments > 0))
 			{
 				result->new_fragment_ids = new_ids;

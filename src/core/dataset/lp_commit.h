@@ -1,7 +1,7 @@
 /*
  * lp_commit.h - committing new versions of a Lance dataset.
  *
- * Five operations, each published as Lance publishes its own
+ * Six operations, each published as Lance publishes its own
  * (lance-format.md sections 5.7 - 5.9): a transaction file
  * _transactions/{read_version}-{uuid}.txn, then the manifest of version N+1,
  * created only if absent under the dataset's own naming scheme and carrying
@@ -20,7 +20,12 @@
  *             lp_commit_create publishes it as version 1 of a new dataset;
  *  - delete:  Lance's Delete - fragments get new deletion files (written
  *             before, lp_deletion_file_write), fragments whose every row is
- *             deleted go; indexes stay (deleted rows are filtered when read).
+ *             deleted go; indexes stay (deleted rows are filtered when read);
+ *  - update:  Lance's Update as its UPDATE statement makes it (rows
+ *             rewritten): the old rows deleted as by a delete and the new
+ *             rows appended as new fragments, in one version; refused on
+ *             datasets with stable row ids (Lance moves the ids of the
+ *             updated rows into the new fragments, not done here).
  */
 #ifndef LP_COMMIT_H
 #define LP_COMMIT_H
@@ -113,7 +118,8 @@ typedef enum LpCommitKind
 	LP_COMMIT_REPLACE,
 	LP_COMMIT_REWRITE,
 	LP_COMMIT_OVERWRITE,
-	LP_COMMIT_DELETE
+	LP_COMMIT_DELETE,
+	LP_COMMIT_UPDATE
 } LpCommitKind;
 
 typedef struct LpCommitRequest
@@ -128,9 +134,10 @@ typedef struct LpCommitRequest
 
 	/*
 	 * append with n_fragments > 0: these fragments instead of file and
-	 * physical_rows; overwrite: the new fragments (none is allowed), the
-	 * new schema (fields with their ids, pre-order) and the data storage
-	 * format (every fragment's file version).
+	 * physical_rows; update: the fragments of the new rows (at least one);
+	 * overwrite: the new fragments (none is allowed), the new schema
+	 * (fields with their ids, pre-order) and the data storage format
+	 * (every fragment's file version).
 	 */
 	const LpNewFragment *fragments;
 	size_t		n_fragments;
@@ -138,8 +145,9 @@ typedef struct LpCommitRequest
 	LpFileVersion data_version;
 
 	/*
-	 * delete: the fragments touched (each once) and the predicate recorded
-	 * in the transaction (NULL: none).
+	 * delete, update: the fragments the old rows are deleted from (each
+	 * once); delete: the predicate recorded in the transaction (NULL: none;
+	 * Lance's Update records none).
 	 */
 	const LpDeleteFragment *deletes;
 	size_t		n_deletes;
@@ -179,7 +187,10 @@ typedef struct LpCommitResult
 	int			attempts;		/* 1 when no other writer interfered */
 	/* append: the (first) new fragment; replace: the fragment given */
 	uint64_t	fragment_id;
-	/* rewrite, overwrite, append of fragments: one per new fragment (lp_alloc'd) */
+	/*
+	 * rewrite, overwrite, update, append of fragments: one per new fragment
+	 * (lp_alloc'd)
+	 */
 	uint64_t   *new_fragment_ids;
 } LpCommitResult;
 
@@ -195,7 +206,7 @@ bool		lp_transaction_build(const LpCommitRequest *request,
  * The manifest file of version base + 1 for the request, with the given
  * transaction inline and recorded as transaction_file.  new_fragment_ids
  * receives the id of every new fragment (1 for append, n_groups for rewrite,
- * none for replace and delete; may be NULL).  Fails (LP_ERR_INVALID_ARGUMENT,
+ * n_fragments for update, none for replace and delete; may be NULL).  Fails (LP_ERR_INVALID_ARGUMENT,
  * LP_ERR_UNSUPPORTED) when the request does not fit the base version.
  */
 bool		lp_commit_build_manifest(const LpManifest *base,
