@@ -1,7 +1,7 @@
 /*
  * test_commit.c - commits into copies of the generated datasets, read back
  * with the reference implementation (test/reference/check_commit.cjs and,
- * for deletes, read_offsets.cjs, run with node; they find @lancedb/lancedb
+ * for deletes and updates, read_offsets.cjs, run with node; they find @lancedb/lancedb
  * in test/reference/node_modules or through NODE_PATH).
  */
 #include <dirent.h>
@@ -309,6 +309,7 @@ racing_put_if_absent(LpStore *store, const char *path, const void *data,
 					 "competitor: %.300s", competitor_err.message);
 		racing->competitor_version = result.version;
 		racing->competitor_fragment = result.fragment_id;
+		lp_free(result.new_fragment_ids);
 	}
 	return lp_test_store()->ops->put_if_absent(lp_test_store(), path, data, len, err);
 }
@@ -1875,6 +1876,369 @@ LP_TEST(commit_delete_refusals)
 	after = read_latest(root, &naming);
 	LP_CHECK(after != NULL && after->proto->version == before->proto->version);
 	LP_CHECK(after != NULL && after->proto->n_fragments == 3);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/* ---- updates ---------------------------------------------------------------- */
+
+/* An update of the rows staged in deletes, its new rows in fragments. */
+static void
+init_update_request(LpCommitRequest *request, const LpManifest *read,
+					const LpDeleteFragment *deletes, size_t n_deletes,
+					const LpNewFragment *fragments, size_t n_fragments)
+{
+	init_delete_request(request, read, deletes, n_deletes);
+	request->kind = LP_COMMIT_UPDATE;
+	request->predicate = NULL;
+	request->fragments = fragments;
+	request->n_fragments = n_fragments;
+}
+
+/*
+ * An update of 10 rows of fragment 1 and every row of fragment 2 of
+ * types_2_2_v2 whose new rows are two new fragments (copies of the data
+ * files of fragments 2 and 1): in one version fragment 1 gets a deletion
+ * file, fragment 2 goes, the new fragments get ids 3 and 4; the transaction
+ * is Lance's Update, and lancedb reads exactly the rows left and the new
+ * ones, and can still append, index and compact.
+ */
+LP_TEST(commit_update_reference)
+{
+	static const uint32_t updated_rows[] = {0, 7, 8, 9, 60, 61, 100, 150, 168, 169};
+	uint32_t	every_row[45];
+	char		work[1024];
+	char		root[1200];
+	char		versions[1300];
+	char		original[1024];
+	char		pairs[3300];
+	char		names[2][LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 111;
+	uint64_t	manifests_before;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after = NULL;
+	LpDeleteFragment deletes[2];
+	LpDeletions deletions[2];
+	LpNewFragment fragments[2];
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+	JsonValue  *read;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	for (uint32_t i = 0; i < 45; i++)
+		every_row[i] = i;
+	LP_CHECK(stage_delete(root, before, 1, updated_rows, 10, &seed, &deletes[0], &deletions[0]));
+	LP_CHECK(stage_delete(root, before, 2, every_row, 45, &seed, &deletes[1], &deletions[1]));
+	LP_CHECK(!deletes[0].all_deleted && deletes[1].all_deleted);
+	LP_CHECK(stage_copy(root, before, 2, &seed, names[0], &fragments[0].file,
+						&fragments[0].physical_rows));
+	LP_CHECK(stage_copy(root, before, 1, &seed, names[1], &fragments[1].file,
+						&fragments[1].physical_rows));
+	init_update_request(&request, before, deletes, 2, fragments, 2);
+	snprintf(versions, sizeof(versions), "%s/_versions", root);
+	manifests_before = count_entries(versions);
+
+	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
+				 "%.300s", err.message);
+	LP_CHECK_EQ_U64(result.version, before->proto->version + 1);
+	LP_CHECK_EQ_U64(count_entries(versions), manifests_before + 1);
+	LP_CHECK(result.new_fragment_ids != NULL &&
+			 result.new_fragment_ids[0] == 3 && result.new_fragment_ids[1] == 4);
+	lp_free(result.new_fragment_ids);
+	after = read_latest(root, &naming);
+	if (after != NULL)
+	{
+		const Lance__Table__Manifest *m = after->proto;
+		Lance__Table__Transaction *txn = NULL;
+
+		LP_CHECK_EQ_U64(m->version, result.version);
+		LP_CHECK(m->n_fragments == 4);
+		if (m->n_fragments == 4)
+		{
+			LP_CHECK(m->fragments[0]->id == 0 && m->fragments[0]->deletion_file == NULL);
+			LP_CHECK(m->fragments[1]->id == 1 && m->fragments[1]->deletion_file != NULL &&
+					 m->fragments[1]->deletion_file->id == deletes[0].id &&
+					 m->fragments[1]->deletion_file->num_deleted_rows == 10);
+			LP_CHECK(m->fragments[2]->id == 3 && m->fragments[2]->physical_rows == 45 &&
+					 m->fragments[2]->n_files == 1 &&
+					 strcmp(m->fragments[2]->files[0]->path, names[0]) == 0 &&
+					 m->fragments[2]->deletion_file == NULL);
+			LP_CHECK(m->fragments[3]->id == 4 && m->fragments[3]->physical_rows == 170 &&
+					 m->fragments[3]->n_files == 1 &&
+					 strcmp(m->fragments[3]->files[0]->path, names[1]) == 0);
+		}
+		LP_CHECK(m->max_fragment_id_present_case ==
+				 LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID &&
+				 m->max_fragment_id == 4);
+		check_transaction_file(root, after);
+		LP_CHECK(lp_protobuf_unpack(&lance__table__transaction__descriptor, after->transaction,
+									after->transaction_len,
+									(ProtobufCMessage **) &txn) == LP_UNPACK_OK);
+		LP_CHECK(txn != NULL && txn->operation_case == LANCE__TABLE__TRANSACTION__OPERATION_UPDATE &&
+				 txn->read_version == before->proto->version);
+		if (txn != NULL && txn->operation_case == LANCE__TABLE__TRANSACTION__OPERATION_UPDATE)
+		{
+			const Lance__Table__Transaction__Update *update = txn->update;
+
+			LP_CHECK(update->n_removed_fragment_ids == 1 && update->removed_fragment_ids[0] == 2);
+			LP_CHECK(update->n_updated_fragments == 1 && update->updated_fragments[0]->id == 1 &&
+					 update->updated_fragments[0]->deletion_file != NULL &&
+					 update->updated_fragments[0]->deletion_file->id == deletes[0].id &&
+					 update->updated_fragments[0]->n_files == 1);
+			/* ids are given when Lance applies the transaction */
+			LP_CHECK(update->n_new_fragments == 2 &&
+					 update->new_fragments[0]->id == 0 && update->new_fragments[1]->id == 0 &&
+					 update->new_fragments[0]->physical_rows == 45 &&
+					 update->new_fragments[1]->physical_rows == 170 &&
+					 strcmp(update->new_fragments[0]->files[0]->path, names[0]) == 0 &&
+					 strcmp(update->new_fragments[1]->files[0]->path, names[1]) == 0);
+		}
+		lp_protobuf_free((ProtobufCMessage *) txn);
+	}
+	read = reference_offsets(root);
+	if (read != NULL)
+	{
+		const JsonValue *read_fragments = json_get(read, "fragments");
+
+		LP_CHECK_EQ_U64(reference_count(read, "count"), 300 + 160 + 45 + 170);
+		LP_CHECK_EQ_U64(reference_count(read, "filtered"), 300 + 160 + 45 + 170);
+		check_reference_fragment(read, 1, 170, &deletions[0]);
+		check_reference_fragment(read, 2, 45, NULL);
+		LP_CHECK(json_get(read_fragments, "3") != NULL &&
+				 json_get(read_fragments, "3")->count == 45);
+		LP_CHECK(json_get(read_fragments, "4") != NULL &&
+				 json_get(read_fragments, "4")->count == 170);
+		json_free(read);
+		lp_test_dataset_path("types_2_2_v2", original, sizeof(original));
+		snprintf(pairs, sizeof(pairs), "0=%s:0 3=%s:2 4=%s:1", original, original, original);
+		reference_check(root, 300 + 160 + 45 + 170, pairs, true);
+	}
+	lp_deletions_free(&deletions[0]);
+	lp_deletions_free(&deletions[1]);
+	lp_manifest_free(after);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * An update and a delete of one fragment read at the same version: the one
+ * that lands second is a conflict, whichever it is; an update read at the
+ * delete's version but built on the deletion file read before is one too.
+ */
+LP_TEST(commit_update_and_delete_race)
+{
+	static const uint32_t updated_rows[] = {1, 2};
+	static const uint32_t deleted_rows[] = {3};
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 112;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	RacingStore store;
+	LpDeleteFragment updated;
+	LpDeleteFragment deleted;
+	LpDeletions updated_deletions;
+	LpDeletions deleted_deletions;
+	LpNewFragment fragment;
+	LpCommitRequest update;
+	LpCommitRequest delete;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+
+	for (int update_first = 0; update_first < 2; update_first++)
+	{
+		before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root),
+									  &naming);
+		if (before == NULL)
+			return;
+		racing_store_init(&store, root);
+		LP_CHECK(stage_delete(root, before, 0, updated_rows, 2, &seed, &updated,
+							  &updated_deletions));
+		LP_CHECK(stage_delete(root, before, 0, deleted_rows, 1, &seed, &deleted,
+							  &deleted_deletions));
+		LP_CHECK(stage_copy(root, before, 2, &seed, name, &fragment.file, &fragment.physical_rows));
+		init_update_request(&update, before, &updated, 1, &fragment, 1);
+		init_delete_request(&delete, before, &deleted, 1);
+		store.competitor = update_first ? update : delete;
+
+		LP_CHECK(!lp_commit(&store.base, root, update_first ? &delete : &update, &options,
+							&result, &err));
+		LP_CHECK(store.raced);
+		LP_CHECK_MSG(err.code == LP_ERR_CONFLICT &&
+					 strstr(err.message, update_first ? "Update" : "Delete") != NULL,
+					 "%s: %.300s", lp_error_code_name(err.code), err.message);
+		if (!update_first)
+		{
+			update.read_version = store.competitor_version;
+			LP_CHECK(!lp_commit(lp_test_store(), root, &update, &options, &result, &err));
+			LP_CHECK_MSG(err.code == LP_ERR_CONFLICT &&
+						 strstr(err.message, "deletion file of fragment 0 changed") != NULL,
+						 "%s: %.300s", lp_error_code_name(err.code), err.message);
+		}
+
+		after = read_latest(root, &naming);
+		LP_CHECK(after != NULL && after->proto->version == store.competitor_version &&
+				 after->proto->n_fragments == (update_first ? 4 : 3));
+		LP_CHECK_EQ_U64(after ? total_rows(after) : 0, update_first ? 515 - 2 + 45 : 515 - 1);
+		lp_deletions_free(&updated_deletions);
+		lp_deletions_free(&deleted_deletions);
+		lp_manifest_free(after);
+		lp_manifest_free(before);
+		lp_test_remove_tree(work);
+	}
+}
+
+/*
+ * An update and an append read at the same version both land, whichever
+ * wins; the one that lands second takes the next fragment id.
+ */
+LP_TEST(commit_update_and_append_race)
+{
+	static const uint32_t rows[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+	char		work[1024];
+	char		root[1200];
+	char		append_name[LP_DATA_FILE_NAME_SIZE];
+	char		update_name[LP_DATA_FILE_NAME_SIZE];
+	char		update_id[32];
+	uint64_t	seed = 113;
+	LpManifest *before;
+	LpManifest *after;
+	LpManifestNaming naming;
+	RacingStore store;
+	LpDeleteFragment entry;
+	LpDeletions deletions;
+	LpNewFragment fragment;
+	LpCommitRequest append;
+	LpCommitRequest update;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+	JsonValue  *read;
+
+	for (int update_first = 0; update_first < 2; update_first++)
+	{
+		before = start_racing_append(work, sizeof(work), root, sizeof(root), &seed, append_name,
+									 &store, &append);
+		if (before == NULL)
+			return;
+		LP_CHECK(stage_delete(root, before, 1, rows, 10, &seed, &entry, &deletions));
+		LP_CHECK(stage_copy(root, before, 2, &seed, update_name, &fragment.file,
+							&fragment.physical_rows));
+		init_update_request(&update, before, &entry, 1, &fragment, 1);
+		store.competitor = update_first ? update : append;
+
+		LP_CHECK_MSG(lp_commit(&store.base, root, update_first ? &append : &update, &options,
+							   &result, &err), "%.300s", err.message);
+		LP_CHECK(store.raced);
+		LP_CHECK_EQ_U64(result.version, before->proto->version + 2);
+		LP_CHECK_EQ_U64(result.attempts, 2);
+		if (update_first)
+			LP_CHECK_EQ_U64(result.fragment_id, 4);
+		else
+			LP_CHECK(result.new_fragment_ids != NULL && result.new_fragment_ids[0] == 4);
+		lp_free(result.new_fragment_ids);
+		after = read_latest(root, &naming);
+		LP_CHECK(after != NULL && after->proto->n_fragments == 5 &&
+				 after->proto->max_fragment_id == 4 &&
+				 after->proto->fragments[1]->deletion_file != NULL &&
+				 after->proto->fragments[1]->deletion_file->num_deleted_rows == 10);
+		read = reference_offsets(root);
+		if (read != NULL)
+		{
+			const JsonValue *updated_rows;
+
+			snprintf(update_id, sizeof(update_id), "%d", update_first ? 3 : 4);
+			updated_rows = json_get(json_get(read, "fragments"), update_id);
+			LP_CHECK_EQ_U64(reference_count(read, "count"), 515 - 10 + 300 + 45);
+			check_reference_fragment(read, 1, 170, &deletions);
+			LP_CHECK_MSG(updated_rows != NULL && updated_rows->count == 45,
+						 "fragment %s of the update", update_id);
+			json_free(read);
+		}
+		lp_deletions_free(&deletions);
+		lp_manifest_free(after);
+		lp_manifest_free(before);
+		lp_test_remove_tree(work);
+	}
+}
+
+/*
+ * Updates that do not fit the version they are applied to publish nothing:
+ * no new rows, nothing deleted, a new file the dataset already holds, and a
+ * dataset with stable row ids (as lancedb's newTableEnableStableRowIds makes
+ * it: Lance would move the updated rows' ids into the new fragments).
+ */
+LP_TEST(commit_update_refusals)
+{
+	static const uint32_t rows[] = {4, 5, 6};
+	char		work[1024];
+	char		root[1200];
+	char		transactions[1300];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 114;
+	uint64_t	transactions_before;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpManifest *after;
+	LpDeleteFragment entry;
+	LpDeletions deletions;
+	LpNewFragment fragment;
+	LpNewFragment committed;
+	LpCommitRequest request;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+	LpCommitResult result;
+	LpError		err;
+
+	before = copy_and_read_latest("types_2_2_v2", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	LP_CHECK(stage_delete(root, before, 1, rows, 3, &seed, &entry, &deletions));
+	LP_CHECK(stage_copy(root, before, 2, &seed, name, &fragment.file, &fragment.physical_rows));
+	init_update_request(&request, before, &entry, 1, &fragment, 1);
+	snprintf(transactions, sizeof(transactions), "%s/_transactions", root);
+	transactions_before = count_entries(transactions);
+
+	request.n_fragments = 0;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "an update adds") != NULL,
+				 "%.300s", err.message);
+	request.n_fragments = 1;
+	request.n_deletes = 0;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_INVALID_ARGUMENT &&
+				 strstr(err.message, "an update needs a fragment to delete from") != NULL,
+				 "%.300s", err.message);
+	request.n_deletes = 1;
+	/* the data file of fragment 2, already committed */
+	committed = fragment;
+	committed.file.path = before->proto->fragments[2]->files[0]->path;
+	request.fragments = &committed;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_ALREADY_COMMITTED, "%.300s", err.message);
+	request.fragments = &fragment;
+	/* the version read as if the dataset had stable row ids */
+	before->proto->reader_feature_flags |= LP_FLAG_STABLE_ROW_IDS;
+	before->proto->writer_feature_flags |= LP_FLAG_STABLE_ROW_IDS;
+	request.read_manifest = before;
+	request.read_naming = naming;
+	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_UNSUPPORTED && strstr(err.message, "stable row ids") != NULL,
+				 "%s: %.300s", lp_error_code_name(err.code), err.message);
+
+	after = read_latest(root, &naming);
+	LP_CHECK(after != NULL && after->proto->version == before->proto->version &&
+			 after->proto->n_fragments == 3);
+	LP_CHECK_EQ_U64(count_entries(transactions), transactions_before);
+	lp_deletions_free(&deletions);
 	lp_manifest_free(after);
 	lp_manifest_free(before);
 	lp_test_remove_tree(work);
