@@ -7,9 +7,10 @@
  * request (its kind, the fragment it replaces or deletes from, the
  * fragments of a rewrite group); the rest is the transaction.  The answer is no conflict, a
  * conflict naming the operation, damaged input or no memory, never
- * anything else; an overwrite conflicts with nothing, and a request that
+ * anything else; an overwrite conflicts with nothing, a request that
  * touches no fragment (an append) conflicts only with what conflicts with
- * every request.  Seeds: the transaction files of the reference datasets
+ * every request, and an update conflicts exactly where a delete of the same
+ * fragment does.  Seeds: the transaction files of the reference datasets
  * (bench/fuzz.sh) and a few in test/fuzz/corpus/fuzz_transaction.
  */
 #include <stdint.h>
@@ -42,7 +43,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const LpCommitKind kinds[] = {LP_COMMIT_APPEND, LP_COMMIT_REPLACE, LP_COMMIT_REWRITE,
-	LP_COMMIT_OVERWRITE, LP_COMMIT_DELETE};
+	LP_COMMIT_OVERWRITE, LP_COMMIT_DELETE, LP_COMMIT_UPDATE};
 	const size_t n_kinds = sizeof(kinds) / sizeof(kinds[0]);
 	uint64_t	old_ids[3];
 	LpRewriteGroup group;
@@ -53,6 +54,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool		parsed;
 	bool		conflict;
 	bool		append_conflict;
+	bool		delete_conflict;
 
 	if (size < HEADER_BYTES)
 		return 0;
@@ -73,11 +75,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	request.n_groups = request.kind == LP_COMMIT_REWRITE ? 1 : 0;
 	deleted.fragment_id = data[1];
 	request.deletes = &deleted;
-	request.n_deletes = request.kind == LP_COMMIT_DELETE ? 1 : 0;
+	request.n_deletes = (request.kind == LP_COMMIT_DELETE ||
+							 request.kind == LP_COMMIT_UPDATE) ? 1 : 0;
 
 	parsed = check(&request, transaction, len, &conflict) || conflict;
 	if (request.kind == LP_COMMIT_OVERWRITE && conflict)
 		abort();
+	/* an update deletes as a delete does */
+	if (request.kind == LP_COMMIT_UPDATE)
+	{
+		request.kind = LP_COMMIT_DELETE;
+		(void) check(&request, transaction, len, &delete_conflict);
+		if (delete_conflict != conflict)
+			abort();
+	}
 	/* what conflicts with an append (which touches no fragment) conflicts with everything but an overwrite */
 	request.kind = LP_COMMIT_APPEND;
 	request.n_groups = 0;
@@ -88,7 +99,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		request.kind = kinds[data[0] % n_kinds];
 		request.n_groups = request.kind == LP_COMMIT_REWRITE ? 1 : 0;
-		request.n_deletes = request.kind == LP_COMMIT_DELETE ? 1 : 0;
+		request.n_deletes = (request.kind == LP_COMMIT_DELETE ||
+							 request.kind == LP_COMMIT_UPDATE) ? 1 : 0;
 		if (request.kind != LP_COMMIT_OVERWRITE && (check(&request, transaction, len, &conflict), !conflict))
 			abort();
 	}
