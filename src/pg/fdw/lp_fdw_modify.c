@@ -1,6 +1,6 @@
 /*
- * lp_fdw_modify.c - INSERT, INSERT ... SELECT, COPY FROM and DELETE on
- * lance_fdw tables over datasets.
+ * lp_fdw_modify.c - INSERT, INSERT ... SELECT, COPY FROM, UPDATE and DELETE
+ * on lance_fdw tables over datasets.
  *
  * A statement's rows are encoded into new data files of the dataset (the
  * writer of write_dataset's appends, write/lp_write_sql.c) and published as
@@ -9,7 +9,8 @@
  * statement ends ('call').  A DELETE takes the row identities its scan
  * gives (fragment id and row offset in the ctid, lp_fdw_scan_row_identity)
  * and publishes Lance deletion files of the version the scan read, as one
- * Lance Delete (write/lp_write_deletions.c).  Tables pinned to a version and tables over one
+ * Lance Delete (write/lp_write_deletions.c); an UPDATE deletes its old rows
+ * so and appends its new ones, published together as one Lance Update.  Tables pinned to a version and tables over one
  * data file are read-only.  Writing a local dataset needs the privileges of
  * pg_write_server_files, as write_dataset does; on S3 the user mapping's
  * credentials decide.
@@ -132,12 +133,14 @@ find_scan(PlanState *planstate, void *context)
 }
 
 /*
- * A DELETE: the row identities come from the scan of the table below it,
- * whose dataset version the deletions are made on.
+ * A DELETE or UPDATE: the row identities come from the scan of the table
+ * below it, whose dataset version the deletions are made on; an UPDATE's
+ * new rows are appended as an INSERT's are.
  */
 static void
-begin_delete(ModifyTableState *mtstate, ResultRelInfo *rinfo)
+begin_change(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 {
+	const char *what = mtstate->operation == CMD_UPDATE ? "update" : "delete from";
 	Relation	rel = rinfo->ri_RelationDesc;
 	Plan	   *subplan = outerPlanState(mtstate)->plan;
 	ModifyState *state = palloc0(sizeof(ModifyState));
@@ -148,16 +151,18 @@ begin_delete(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	if (search.found == NULL || search.found->fdw_state == NULL)
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("cannot delete from foreign table \"%s\" without scanning it",
-					   RelationGetRelationName(rel)));
+				errmsg("cannot %s foreign table \"%s\" without scanning it",
+					   what, RelationGetRelationName(rel)));
 	source = lp_fdw_scan_source(search.found->fdw_state);
-	check_writable(rel, source->single_file ? LP_OBJECT_FILE : LP_OBJECT_DIRECTORY, "delete from");
+	check_writable(rel, source->single_file ? LP_OBJECT_FILE : LP_OBJECT_DIRECTORY, what);
 	state->context = CurrentMemoryContext;
 	state->ctid_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "ctid");
 	if (!AttributeNumberIsValid(state->ctid_attno))
 		elog(ERROR, "could not find the junk ctid column");
 	state->wholerow_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "wholerow");
 	state->deletion = lp_dataset_deletion_begin(source);
+	if (mtstate->operation == CMD_UPDATE)
+		state->append = lp_dataset_append_begin(source->path, source->server, field_named_desc(rel));
 	rinfo->ri_FdwState = state;
 }
 
@@ -167,15 +172,16 @@ lance_begin_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_pr
 {
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	if (mtstate->operation == CMD_DELETE)
-		begin_delete(mtstate, rinfo);
-	else
+	if (mtstate->operation == CMD_INSERT)
 		begin_append(rinfo);
+	else
+		begin_change(mtstate, rinfo);
 }
 
 /*
- * The row identity of a DELETE (ctid), and for RETURNING the old row
- * (wholerow), added to what the scan returns.
+ * The row identity of a DELETE or UPDATE (ctid), and for a DELETE's
+ * RETURNING the old row (wholerow; the planner adds it to every UPDATE),
+ * added to what the scan returns.
  */
 static void
 lance_add_update_targets(PlannerInfo *root, Index rtindex, RangeTblEntry *target_rte,
@@ -184,16 +190,15 @@ lance_add_update_targets(PlannerInfo *root, Index rtindex, RangeTblEntry *target
 	add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1,
 									   InvalidOid, 0),
 						 rtindex, "ctid");
-	if (root->parse->returningList != NIL)
+	if (root->parse->commandType == CMD_DELETE && root->parse->returningList != NIL)
 		add_row_identity_var(root, (Var *) makeWholeRowVar(target_rte, rtindex, 0, false),
 							 rtindex, "wholerow");
 }
 
-static TupleTableSlot *
-lance_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
-				  TupleTableSlot *plan_slot)
+/* The row plan_slot identifies is deleted (or replaced by an UPDATE's new row). */
+static void
+mark_deleted(ModifyState *state, ResultRelInfo *rinfo, TupleTableSlot *plan_slot)
 {
-	ModifyState *state = rinfo->ri_FdwState;
 	bool		isnull;
 	Datum		ctid = ExecGetJunkAttribute(plan_slot, state->ctid_attno, &isnull);
 	uint64		fragment_id;
@@ -209,6 +214,16 @@ lance_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	old = MemoryContextSwitchTo(state->context);
 	lp_dataset_deletion_add(state->deletion, fragment_id, row);
 	MemoryContextSwitchTo(old);
+}
+
+static TupleTableSlot *
+lance_exec_delete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *plan_slot)
+{
+	ModifyState *state = rinfo->ri_FdwState;
+	bool		isnull;
+
+	mark_deleted(state, rinfo, plan_slot);
 	if (AttributeNumberIsValid(state->wholerow_attno))
 	{
 		Datum		wholerow = ExecGetJunkAttribute(plan_slot, state->wholerow_attno, &isnull);
@@ -250,6 +265,15 @@ lance_exec_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	return slot;
 }
 
+static TupleTableSlot *
+lance_exec_update(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+				  TupleTableSlot *plan_slot)
+{
+	mark_deleted(rinfo->ri_FdwState, rinfo, plan_slot);
+	add_slot(rinfo->ri_FdwState, slot);
+	return slot;
+}
+
 static TupleTableSlot **
 lance_exec_batch_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **slots,
 						TupleTableSlot **plan_slots, int *num_slots)
@@ -284,7 +308,9 @@ end_modify(ResultRelInfo *rinfo)
 	if (state == NULL)
 		return;
 	old = MemoryContextSwitchTo(state->context);
-	if (state->deletion != NULL)
+	if (state->deletion != NULL && state->append != NULL)
+		(void) lp_dataset_update_finish(state->deletion, state->append);
+	else if (state->deletion != NULL)
 		(void) lp_dataset_deletion_finish(state->deletion);
 	else
 		(void) lp_dataset_append_finish(state->append);
@@ -308,6 +334,7 @@ lp_fdw_modify_routines(FdwRoutine *routine)
 {
 	routine->AddForeignUpdateTargets = lance_add_update_targets;
 	routine->BeginForeignModify = lance_begin_modify;
+	routine->ExecForeignUpdate = lance_exec_update;
 	routine->ExecForeignDelete = lance_exec_delete;
 	routine->ExecForeignInsert = lance_exec_insert;
 	routine->ExecForeignBatchInsert = lance_exec_batch_insert;

@@ -475,7 +475,9 @@ lp_publication_deletes(const char *root)
 	{
 		Publication *publication = lfirst(cell);
 
-		if (strcmp(publication->root, root) == 0 && publication->request.kind == LP_COMMIT_DELETE)
+		if (strcmp(publication->root, root) == 0 &&
+			(publication->request.kind == LP_COMMIT_DELETE ||
+			 publication->request.kind == LP_COMMIT_UPDATE))
 			return true;
 	}
 	return false;

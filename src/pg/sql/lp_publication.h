@@ -76,7 +76,7 @@ extern LpPublicationPath *lp_publication_path(const char *base, const char *rela
  */
 extern bool lp_publish(const LpPublicationRequest *request, LpCommitResult *result);
 
-/* Does a publication of this transaction delete rows of the dataset at root? */
+/* Does a publication of this transaction delete (or update) rows of the dataset at root? */
 extern bool lp_publication_deletes(const char *root);
 
 /* Does a publication of this transaction create or overwrite the dataset at root? */

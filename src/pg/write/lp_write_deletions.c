@@ -7,7 +7,8 @@
  * the new ones (core/format/lp_deletion.c), or, when no row is left, goes
  * from the dataset, and all of it is published as one Lance Delete on the
  * version the scan read (lp_publish: a delete that got to a fragment first
- * makes it a conflict, 40001).
+ * makes it a conflict, 40001).  An UPDATE publishes the deletion of its old
+ * rows and the fragments of its new ones as one Lance Update.
  */
 #include "postgres.h"
 
@@ -22,6 +23,7 @@
 #include "sql/lp_publication.h"
 #include "storage/lp_pg_storage.h"
 #include "write/lp_write_deletions.h"
+#include "write/lp_write_sql.h"
 
 /* The rows deleted from one fragment. */
 typedef struct FragmentRows
@@ -179,41 +181,87 @@ delete_rows(const LpFdwSource *source, FragmentRows *entry, LpDeleteFragment *ou
 	return before;
 }
 
-uint64
-lp_dataset_deletion_finish(LpDatasetDeletion *deletion)
+/*
+ * Write the touched fragments' deletion files: the fragments' new states
+ * (*deletes, *n_deletes), the paths to remove if the publication is not
+ * made; the rows newly deleted.
+ */
+static uint64
+deletion_end(LpDatasetDeletion *deletion, LpDeleteFragment **deletes, size_t *n_deletes,
+			 List **written)
 {
 	const LpFdwSource *source = deletion->source;
-	long		n_fragments = hash_get_num_entries(deletion->fragments);
-	LpDeleteFragment *deletes;
-	LpCommitRequest request = {0};
-	LpPublicationRequest publication = {0};
-	LpCommitResult result;
 	HASH_SEQ_STATUS status;
 	FragmentRows *entry;
 	uint64		deleted = 0;
-	int			i = 0;
+	size_t		i = 0;
 
-	if (n_fragments == 0)
+	*n_deletes = hash_get_num_entries(deletion->fragments);
+	*deletes = palloc0(sizeof(LpDeleteFragment) * Max(*n_deletes, 1));
+	*written = NIL;
+	if (*n_deletes == 0)
 		return 0;
 	if (lp_publication_deletes(source->path))
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				errmsg("dataset \"%s\" is already deleted from by this transaction", source->path),
-				errdetail("Its deletions are published when the transaction commits; a second DELETE would be built on the version before them."),
-				errhint("Delete in one statement, commit first, or set lance_parts.publish_at to \"call\"."));
-	deletes = palloc0(sizeof(LpDeleteFragment) * n_fragments);
+				errdetail("Its deletions are published when the transaction commits; a second DELETE or UPDATE would be built on the version before them."),
+				errhint("Change the rows in one statement, commit first, or set lance_parts.publish_at to \"call\"."));
 	hash_seq_init(&status, deletion->fragments);
 	while ((entry = hash_seq_search(&status)) != NULL)
-		deleted += delete_rows(source, entry, &deletes[i++], &publication.written);
+		deleted += delete_rows(source, entry, &(*deletes)[i++], written);
+	return deleted;
+}
 
-	request.kind = LP_COMMIT_DELETE;
-	request.read_version = source->version;
-	request.deletes = deletes;
-	request.n_deletes = n_fragments;
-	publication.root = source->path;
-	publication.server = source->server;
-	publication.commit = &request;
+/* Publish request (its kind, deletes and fragments set) on the version the rows were read in. */
+static void
+publish_on_read_version(const LpDatasetDeletion *deletion, LpCommitRequest *request, List *written)
+{
+	LpPublicationRequest publication = {0};
+	LpCommitResult result;
+
+	request->read_version = deletion->source->version;
+	publication.root = deletion->source->path;
+	publication.server = deletion->source->server;
+	publication.commit = request;
+	publication.written = written;
 	(void) lp_publish(&publication, &result);
 	lp_free(result.new_fragment_ids);
+}
+
+uint64
+lp_dataset_deletion_finish(LpDatasetDeletion *deletion)
+{
+	LpCommitRequest request = {0};
+	LpDeleteFragment *deletes;
+	List	   *written;
+	uint64		deleted;
+
+	deleted = deletion_end(deletion, &deletes, &request.n_deletes, &written);
+	request.kind = LP_COMMIT_DELETE;
+	request.deletes = deletes;
+	if (request.n_deletes > 0)
+		publish_on_read_version(deletion, &request, written);
 	return deleted;
+}
+
+uint64
+lp_dataset_update_finish(LpDatasetDeletion *deletion, LpDatasetAppend *append)
+{
+	LpCommitRequest request = {0};
+	LpDeleteFragment *deletes;
+	LpNewFragment *fragments;
+	List	   *deletion_files;
+	List	   *data_files;
+	uint64		updated;
+
+	/* until it ends, an ERROR removes what the append wrote */
+	updated = deletion_end(deletion, &deletes, &request.n_deletes, &deletion_files);
+	lp_dataset_append_end(append, &fragments, &request.n_fragments, &data_files);
+	request.kind = LP_COMMIT_UPDATE;
+	request.deletes = deletes;
+	request.fragments = fragments;
+	if (request.n_deletes > 0)
+		publish_on_read_version(deletion, &request, list_concat(data_files, deletion_files));
+	return updated;
 }

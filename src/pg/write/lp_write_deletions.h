@@ -1,13 +1,15 @@
 /*
  * lp_write_deletions.h - deleting rows of a dataset from the executor
- * (DELETE on lance_fdw tables): new Lance deletion files of the fragments
- * touched, published as one Lance Delete (lp_publish: at the commit of the
- * transaction, or now).
+ * (DELETE and UPDATE on lance_fdw tables): new Lance deletion files of the
+ * fragments touched, published as one Lance Delete, or with an UPDATE's new
+ * rows as one Lance Update (lp_publish: at the commit of the transaction,
+ * or now).
  */
 #ifndef LP_WRITE_DELETIONS_H
 #define LP_WRITE_DELETIONS_H
 
 #include "fdw/lp_fdw.h"
+#include "write/lp_write_sql.h"
 
 typedef struct LpDatasetDeletion LpDatasetDeletion;
 
@@ -22,5 +24,11 @@ extern void lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment
  * new ones) and publish them as one Lance Delete; the rows newly deleted.
  */
 extern uint64 lp_dataset_deletion_finish(LpDatasetDeletion *deletion);
+
+/*
+ * The same for the old rows of an UPDATE, whose new rows append wrote:
+ * both published as one Lance Update; the rows updated.
+ */
+extern uint64 lp_dataset_update_finish(LpDatasetDeletion *deletion, LpDatasetAppend *append);
 
 #endif							/* LP_WRITE_DELETIONS_H */

@@ -615,6 +615,28 @@ new_fragments(const WriteSink *sink, const LpSchema *schema)
 	return fragments;
 }
 
+/* The data files and sidecar directories of the sink, for a publication (LpPublicationPath *). */
+static List *
+written_paths(const WriteSink *sink, const char *root)
+{
+	List	   *written = NIL;
+	ListCell   *cell;
+
+	foreach(cell, sink->files)
+	{
+		WrittenFile *file = lfirst(cell);
+
+		written = lappend(written,
+						  lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, file->name), false,
+											  psprintf("The data file \"%s/%s/%s\"", root, LP_DATA_DIR, file->name)));
+	}
+	foreach(cell, lp_blob_writer_sidecar_dirs(sink->blobs))
+		written = lappend(written,
+						  lp_publication_path(root, lfirst(cell), true,
+											  psprintf("The sidecar directory \"%s/%s\"", root, (char *) lfirst(cell))));
+	return written;
+}
+
 /*
  * The sink's files as the publication of the mode: an Append, an Overwrite,
  * or the creation of the dataset (latest NULL); result->published false
@@ -627,7 +649,6 @@ publish_dataset_write(WriteSink *sink, const char *root, Oid server, LpWriteMode
 	LpCommitRequest request = {0};
 	LpPublicationRequest publication = {0};
 	LpCommitResult commit;
-	ListCell   *cell;
 
 	result->num_rows = sink->total_rows;
 	result->fragments = list_length(sink->files);
@@ -657,20 +678,7 @@ publish_dataset_write(WriteSink *sink, const char *root, Oid server, LpWriteMode
 	publication.commit = &request;
 	publication.create = latest == NULL;
 	publication.create_naming = naming;
-	foreach(cell, sink->files)
-	{
-		WrittenFile *file = lfirst(cell);
-
-		publication.written =
-			lappend(publication.written,
-					lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, file->name), false,
-										psprintf("The data file \"%s/%s/%s\"", root, LP_DATA_DIR, file->name)));
-	}
-	foreach(cell, lp_blob_writer_sidecar_dirs(sink->blobs))
-		publication.written =
-			lappend(publication.written,
-					lp_publication_path(root, lfirst(cell), true,
-										psprintf("The sidecar directory \"%s/%s\"", root, (char *) lfirst(cell))));
+	publication.written = written_paths(sink, root);
 	result->published = lp_publish(&publication, &commit);
 	lp_progress_end();
 	result->dataset_version = commit.version;
@@ -868,6 +876,18 @@ lp_dataset_append_finish(LpDatasetAppend *append)
 						  append->latest, append->naming, &result);
 	append->handed_over = true;
 	return result.num_rows;
+}
+
+void
+lp_dataset_append_end(LpDatasetAppend *append, LpNewFragment **fragments, size_t *n_fragments,
+					  List **written)
+{
+	stream_end(append->stream);
+	lp_progress_end();
+	*fragments = new_fragments(append->sink, append->sink->schema);
+	*n_fragments = list_length(append->sink->files);
+	*written = written_paths(append->sink, append->root);
+	append->handed_over = true;
 }
 
 Datum

@@ -8,6 +8,7 @@
 #include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 
+#include "dataset/lp_commit.h"
 #include "format/lp_file.h"
 
 typedef enum LpWriteMode
@@ -61,5 +62,12 @@ extern LpDatasetAppend *lp_dataset_append_begin(const char *root, Oid server, Tu
 extern void lp_dataset_append_row(LpDatasetAppend *append, const Datum *values, const bool *nulls);
 /* Finish and publish the files; the rows written. */
 extern uint64 lp_dataset_append_finish(LpDatasetAppend *append);
+
+/*
+ * Finish the files and hand them to the caller's publication: the new
+ * fragments (none without rows) and the paths to remove if it is not made.
+ */
+extern void lp_dataset_append_end(LpDatasetAppend *append, LpNewFragment **fragments,
+								  size_t *n_fragments, List **written);
 
 #endif							/* LP_WRITE_SQL_H */

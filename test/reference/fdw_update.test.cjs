@@ -1,0 +1,143 @@
+'use strict';
+// UPDATE on lance_fdw tables: the old rows deleted (new Lance deletion files) and the new rows
+// appended, published with the PostgreSQL transaction as one Lance Update (this file clears the
+// PGOPTIONS test/run.sh sets for the tests written against 0.2.0).
+//
+//  - The generated datasets of file versions 2.0 to 2.3 under both manifest naming schemes and
+//    one with lancedb's deletion files: lancedb reads every row, the updated ones with their new
+//    values, in one new version; lance_fdw reads what lancedb writes on top.
+//  - RETURNING; ROLLBACK; an UPDATE racing a DELETE of the same fragment: the later COMMIT
+//    fails with 40001; datasets with stable row ids are refused; on S3.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const arrow = require('apache-arrow');
+const lancedb = require('@lancedb/lancedb');
+const h = require('./harness.cjs');
+const { startS3Server } = require('./s3_server.cjs');
+const { encodeRows } = require('./values.cjs');
+const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
+
+delete process.env.PGOPTIONS;
+
+const dir = h.scratchDir('fdw-update');
+
+psqlLines(`DROP SERVER IF EXISTS fdw_update_server CASCADE;
+CREATE SERVER fdw_update_server FOREIGN DATA WRAPPER lance_fdw;
+`);
+
+async function lancedbRows(datasetPath)
+{
+	const table = await h.openTable(datasetPath);
+
+	return encodeRows(await table.query().toArrow());
+}
+
+function importCopy(name)
+{
+	const copyDir = path.join(dir, name);
+
+	fs.mkdirSync(copyDir);
+	const datasetPath = h.copyDataset(name, copyDir);
+
+	psqlLines(`DROP SCHEMA IF EXISTS fdw_update_${name} CASCADE;
+CREATE SCHEMA fdw_update_${name};
+IMPORT FOREIGN SCHEMA copy FROM SERVER fdw_update_server INTO fdw_update_${name}
+  OPTIONS (uri ${literal(copyDir)});
+`);
+	return { datasetPath, table: `fdw_update_${name}.${name}` };
+}
+
+const datasets = JSON.parse(fs.readFileSync(path.join(h.TESTDATA, 'manifest.json'), 'utf8')).datasets
+	.filter((d) => /^types_2_[0-3]_v[12]$/.test(d.name) || d.name === 'deleted_2_2')
+	.map((d) => d.name);
+
+for (const name of datasets)
+{
+	test(`UPDATE of ${name}: lancedb reads every row, the updated ones changed, in one version`, async () => {
+		const { datasetPath, table } = importCopy(name);
+		const before = await lancedbRows(datasetPath);
+		const version = await (await h.openTable(datasetPath)).version();
+
+		psqlLines(`UPDATE ${table} SET id = id + 1000000 WHERE id % 5 = 0;\n`);
+		const expected = before.map((r) => (r.id !== null && Number(r.id) % 5 === 0
+			? JSON.stringify({ ...r, id: typeof r.id === 'string' ? String(Number(r.id) + 1000000) : Number(r.id) + 1000000 })
+			: JSON.stringify(r))).sort();
+		const reopened = await h.openTable(datasetPath);
+
+		assert.equal(await reopened.version(), version + 1, 'one version');
+		assert.deepEqual((await lancedbRows(datasetPath)).map((r) => JSON.stringify(r)).sort(), expected);
+		await h.lancedbModifies(reopened);
+		assert.equal(Number(h.sqlRows(`SELECT count(*) AS n FROM ${table}`)[0].n), await reopened.countRows(),
+			'lance_fdw reads the rows of lancedb\'s versions');
+	});
+}
+
+// A dataset of 3 fragments of 10 rows (ids 0..29) made by lancedb, and its foreign table.
+async function threeFragments(name, options = {})
+{
+	const db = await lancedb.connect(dir);
+	const rowsOf = (first) => new arrow.Table({
+		id: arrow.vectorFromArray(BigInt64Array.from({ length: 10 }, (_, i) => BigInt(first + i))),
+		s: arrow.vectorFromArray(Array.from({ length: 10 }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
+	});
+	const table = await db.createTable(name, rowsOf(0), options);
+
+	await table.add(rowsOf(10));
+	await table.add(rowsOf(20));
+	psqlLines(`CREATE FOREIGN TABLE fdw_update_${name} (id bigint, s text) SERVER fdw_update_server
+  OPTIONS (uri ${literal(path.join(dir, name + '.lance'))});
+`);
+	return path.join(dir, name + '.lance');
+}
+
+const pairs = async (datasetPath) => (await lancedbRows(datasetPath))
+	.map((r) => `${r.id}|${r.s}`).sort();
+
+test('RETURNING, ROLLBACK, a race with a DELETE, stable row ids refused', async () => {
+	const datasetPath = await threeFragments('changes');
+	const table = 'fdw_update_changes';
+
+	assert.deepEqual(psqlLines(`UPDATE ${table} SET s = 'new ' || id WHERE id IN (1, 12) RETURNING id, s;\n`).sort(),
+		['12|new 12', '1|new 1']);
+	const after = await pairs(datasetPath);
+
+	assert.ok(after.includes('1|new 1') && after.includes('12|new 12') && !after.includes('1|value 1'));
+	assert.equal(after.length, 30);
+
+	psqlLines(`BEGIN;\nUPDATE ${table} SET s = 'rolled back';\nROLLBACK;\n`);
+	assert.deepEqual(await pairs(datasetPath), after, 'ROLLBACK changes nothing');
+
+	const first = psqlAsync(`\\set VERBOSITY verbose\nBEGIN;\nUPDATE ${table} SET s = 'lost' WHERE id = 2;\nSELECT pg_sleep(3);\nCOMMIT;\n`, true);
+
+	await new Promise((resolve) => setTimeout(resolve, 1000));
+	psqlLines(`DELETE FROM ${table} WHERE id = 3;\n`);
+	const outcome = await first;
+
+	assert.match(outcome.err.join('\n'), /ERROR:  40001/, 'the later COMMIT is a serialization failure');
+	const last = await pairs(datasetPath);
+
+	assert.ok(last.includes('2|value 2') && !last.some((p) => p.startsWith('3|')), 'only the DELETE is published');
+
+	await threeFragments('stable_update', { storageOptions: { newTableEnableStableRowIds: 'true' } });
+	assert.throws(() => psqlLines("\\set VERBOSITY verbose\nUPDATE fdw_update_stable_update SET s = 'x' WHERE id = 1;\n"),
+		(error) => /0A000/.test(String(error.stderr)) && /stable row ids/.test(String(error.stderr)));
+});
+
+test('on S3: UPDATE publishes a Lance Update that lancedb reads', async (t) => {
+	const { storageOptions, root, fdwServerSql } = startS3Server('fdw-update-s3', t);
+	const ROOT = root('updates');
+
+	psqlLines(`DROP SERVER IF EXISTS fdw_update_s3 CASCADE;
+${fdwServerSql('fdw_update_s3', ROOT)}
+SELECT * FROM lance_parts.write_dataset(${literal(ROOT + '/rows.lance')}, 'SELECT g::bigint AS id, ''v'' || g AS s FROM generate_series(1, 10) g');
+CREATE FOREIGN TABLE fdw_update_s3_rows (id bigint, s text) SERVER fdw_update_s3 OPTIONS (uri 'rows.lance');
+UPDATE fdw_update_s3_rows SET s = 'updated' WHERE id > 7;
+`);
+	const table = await (await lancedb.connect(ROOT, { storageOptions })).openTable('rows');
+
+	assert.equal(await table.version(), 2);
+	assert.deepEqual(encodeRows(await table.query().toArrow()).map((r) => `${r.id}|${r.s}`).sort(),
+		[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => `${i}|${i > 7 ? 'updated' : 'v' + i}`).sort());
+});
