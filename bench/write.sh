@@ -5,8 +5,9 @@
 # memory (bench/write_lancedb.cjs), and against COPY (the same query) TO a
 # file (PostgreSQL's own export floor); and INSERT ... SELECT and COPY FROM
 # into a lance_fdw table against write_dataset and against the same into an
-# unlogged heap table; appended to docs/BENCHMARKS.md with the command line
-# that produced them.
+# unlogged heap table, and a DELETE of 1 % of its rows against rewriting the
+# rest; appended to docs/BENCHMARKS.md with the command line that produced
+# them.
 #
 #   sudo bench/write.sh [--sizes N [N ...]] [--version V] [--lancedb-max N] [--jit on|off] [--no-append]
 #
@@ -213,9 +214,17 @@ for rows in $SIZES; do
 	timed_backend "heap_copy_$rows" "COPY heap_$rows FROM '$WORK/out/copy_$rows.txt'"
 	heap_copy_s=$SECONDS_TAKEN
 	[ "$(sql -c "SELECT count(*) FROM ins_$rows")" = $((2 * rows)) ] || { log "ins_$rows does not hold $((2 * rows)) rows"; exit 1; }
+	# 1 % of the rows (k < 10 of k = id % 1000: scattered over every fragment), deleted in
+	# place through the pushed WHERE, against rewriting the other 99 % as a new dataset
+	log "$rows rows: DELETE of 1 % against rewriting the rest"
+	timed_backend "delete_$rows" "DELETE FROM ins_$rows WHERE k < 10"
+	delete_s=$SECONDS_TAKEN
+	timed_backend "rewrite_$rows" "SELECT * FROM lance_parts.write_dataset('$WORK/out/rewrite_$rows.lance', \$q\$SELECT * FROM ins_$rows WHERE k >= 10\$q\$, file_version => '$VERSION')"
+	rewrite_s=$SECONDS_TAKEN
+	[ "$(sql -c "SELECT count(*) FROM ins_$rows")" = $((2 * rows * 99 / 100)) ] || { log "ins_$rows does not hold 99 % of its rows after the DELETE"; exit 1; }
 	sql -c "DROP FOREIGN TABLE ins_$rows" -c "DROP TABLE heap_$rows"
-	rm -rf "$WORK/out/ins_$rows.lance" "$WORK/out/copy_$rows.txt"
-	echo "| $rows | $write2_s | $insert_s | $(ratio "$insert_s" "$write2_s") | $heap_s | $(ratio "$insert_s" "$heap_s") | $copy_from_s | $heap_copy_s | $(ratio "$copy_from_s" "$heap_copy_s") | $(mib "$insert_peak") | $(mib "$copy_from_peak") |" >>"$INSERT_RESULTS"
+	rm -rf "$WORK/out/ins_$rows.lance" "$WORK/out/rewrite_$rows.lance" "$WORK/out/copy_$rows.txt"
+	echo "| $rows | $write2_s | $insert_s | $(ratio "$insert_s" "$write2_s") | $heap_s | $(ratio "$insert_s" "$heap_s") | $copy_from_s | $heap_copy_s | $(ratio "$copy_from_s" "$heap_copy_s") | $(mib "$insert_peak") | $(mib "$copy_from_peak") | $delete_s | $rewrite_s | $(ratio "$rewrite_s" "$delete_s") |" >>"$INSERT_RESULTS"
 
 	lancedb_s=- lancedb_bytes=-
 	if [ "$rows" -le "$LANCEDB_MAX" ]; then
@@ -236,10 +245,12 @@ out "The same query's rows inserted into a lance_fdw table over an empty dataset
 out "each statement publishes one Append at its commit, which the time includes), against write_dataset of the same"
 out "query with 2 workers (the default, as the INSERT) and against INSERT into an unlogged heap table of the same"
 out "columns (no index); then COPY FROM of the text file COPY TO wrote into both tables. Peak memory as above, of the"
-out "backend alone (the write workers encode as for write_dataset)."
+out "backend alone (the write workers encode as for write_dataset). Then a DELETE of 1 % of the table's rows (k < 10,"
+out "scattered over every fragment; the WHERE pushed into the scan) against rewriting the other 99 % with write_dataset"
+out "(what a format without deletion files would do)."
 out ""
-out "| rows | write_dataset, s | INSERT into lance_fdw, s | INSERT / write_dataset | INSERT into unlogged heap, s | lance / heap | COPY FROM into lance_fdw, s | COPY FROM into heap, s | lance / heap | peak RssAnon INSERT, MiB | peak RssAnon COPY FROM, MiB |"
-out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+out "| rows | write_dataset, s | INSERT into lance_fdw, s | INSERT / write_dataset | INSERT into unlogged heap, s | lance / heap | COPY FROM into lance_fdw, s | COPY FROM into heap, s | lance / heap | peak RssAnon INSERT, MiB | peak RssAnon COPY FROM, MiB | DELETE 1 % of 2 x rows, s | rewrite 99 %, s | rewrite / DELETE |"
+out "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 cat "$INSERT_RESULTS" >>"$RESULTS"
 out ""
 
