@@ -12,6 +12,8 @@
 //  - A dataset lancedb made with stable row ids: the inserted rows continue the row id sequence.
 //  - ROLLBACK, an ERROR, a NOT NULL violation of a non-nullable Lance field, RETURNING, and
 //    tables that cannot take rows (pinned to a version, one data file).
+//  - Many single-row INSERTs in one transaction: one version of few fragments (their small files
+//    concatenated by page copy), none of a rolled-back savepoint.
 //  - On S3 (Ceph RGW): INSERT and COPY FROM, ROLLBACK leaves no object.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -177,6 +179,32 @@ CREATE FOREIGN TABLE fdw_insert_file (id bigint, s text) SERVER fdw_insert_serve
 	assert.throws(() => psqlLines("\\set VERBOSITY verbose\nINSERT INTO fdw_insert_file VALUES (4, 'four');\n"),
 		(error) => /0A000: cannot insert into foreign table "fdw_insert_file"/.test(String(error.stderr)));
 });
+
+test('many small INSERTs in one transaction: one version of few fragments; a rolled-back savepoint adds none', async () => {
+	const datasetPath = path.join(dir, 'small.lance');
+	const inserts = (from, to) => range(from, to).map((i) => `INSERT INTO fdw_insert_small VALUES (${i}, 'row ${i}');\n`).join('');
+
+	psqlLines(`SELECT * FROM lance_parts.write_dataset(${literal(datasetPath)}, 'SELECT 1::bigint AS id, ''row 1'' AS s');
+CREATE FOREIGN TABLE fdw_insert_small (id bigint, s text) SERVER fdw_insert_server OPTIONS (uri ${literal(datasetPath)});
+BEGIN;
+${inserts(2, 42)}SAVEPOINT s;
+${inserts(100, 130)}ROLLBACK TO SAVEPOINT s;
+COMMIT;
+`);
+	const table = await h.openTable(datasetPath);
+	const fragments = (await table.stats()).fragmentStats.numFragments;
+
+	assert.equal(await table.version(), 2, 'one version for the transaction');
+	assert.deepEqual(encodeRows(await table.query().toArrow()).map((r) => [Number(r.id), r.s]).sort((a, b) => a[0] - b[0]),
+		range(1, 42).map((i) => [i, 'row ' + i]), 'every row of the transaction, none of the savepoint');
+	// 40 statements: every 16 pending small files are concatenated (16, then 1 + 15), 9 left
+	assert.equal(fragments, 1 + 1 + 9, 'fragments: the first, the concatenated one, the 9 left');
+	assert.equal(fs.readdirSync(path.join(datasetPath, 'data')).filter((f) => f.endsWith('.lance')).length, fragments,
+		'no data file besides the fragments\' (the concatenated and the rolled-back ones are removed)');
+	await h.lancedbModifies(table);
+});
+
+const range = (from, to) => Array.from({ length: to - from }, (_, i) => from + i);
 
 test('on S3: INSERT and COPY FROM publish at COMMIT, ROLLBACK leaves no object', async (t) => {
 	const { settings, storageOptions, root, fdwServerSql } = startS3Server('fdw-insert-s3', t);

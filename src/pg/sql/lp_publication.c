@@ -24,8 +24,10 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "assemble/lp_assemble.h"
 #include "assemble/lp_progress.h"
 #include "base/lp_alloc.h"
+#include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
 #include "sql/lp_publication.h"
 #include "storage/lp_pg_s3_config.h"
@@ -371,6 +373,209 @@ lp_publication_refuse_after_replacement(const char *root)
 			errhint("Commit first, or set lance_parts.publish_at to \"call\"."));
 }
 
+/* ---- small appends concatenated ---------------------------------------------- */
+
+/*
+ * Small data files of the plain appends one (sub)transaction queues to one
+ * dataset (an INSERT of a few rows each) are concatenated by page copy once
+ * COALESCE_FRAGMENTS of them are pending, into files of at most Lance's
+ * default of rows per file, so that many small statements make few
+ * fragments.  Files with sidecars or in another base are left as they are.
+ */
+#define COALESCE_FRAGMENTS 16
+#define COALESCED_FILE_ROWS 1048576
+
+static bool is_plain_append(const Publication *publication);
+
+/* Can the fragments of this publication be concatenated with others? */
+static bool
+coalescible(const Publication *publication, const Publication *latest)
+{
+	ListCell   *cell;
+
+	if (!is_plain_append(publication) || publication->subid != latest->subid ||
+		strcmp(publication->root, latest->root) != 0 || publication->after_publication != NIL)
+		return false;
+	foreach(cell, publication->written)
+		if (((LpPublicationPath *) lfirst(cell))->directory)
+			return false;
+	for (size_t i = 0; i < publication->request.n_fragments; i++)
+	{
+		const LpNewFragment *fragment = &publication->request.fragments[i];
+
+		if (fragment->file.has_base_id || fragment->physical_rows >= COALESCED_FILE_ROWS ||
+			fragment->file.version != latest->request.fragments[0].file.version)
+			return false;
+	}
+	return true;
+}
+
+/* Concatenate fragments[first, first + count) into one new data file of the dataset. */
+static LpNewFragment
+concatenate(const Publication *into, const LpNewFragment *fragments, size_t count)
+{
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	char	   *data_dir = psprintf("%s/%s", into->root, LP_DATA_DIR);
+	LpAssembleTarget target = {fragments[0].file.version, NULL, into->root, NULL, false, false, into->root};
+	LpAssembleResult result;
+	LpNewFragment merged = fragments[0];
+	List	   *parts = NIL;
+	LpError		err;
+
+	for (size_t i = 0; i < count; i++)
+	{
+		LpAssemblePart *part = palloc0(sizeof(LpAssemblePart));
+
+		part->path = psprintf("%s/%s", data_dir, fragments[i].file.path);
+		part->has_expected_rows = true;
+		part->expected_rows = (int64) fragments[i].physical_rows;
+		parts = lappend(parts, part);
+	}
+	if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
+		lp_raise(&err);
+	lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &target, false, &result);
+	if (strcmp(result.status, "written") != 0)
+		elog(ERROR, "data files written by this transaction cannot be concatenated: %s",
+			 result.message ? result.message : result.reason);
+	copy_data_file(&merged.file, &fragments[0].file);
+	merged.file.path = pstrdup(name);
+	merged.file.size_bytes = result.size_bytes;
+	merged.physical_rows = result.num_rows;
+	return merged;
+}
+
+static bool
+is_replaced(List *replaced, const char *relative)
+{
+	ListCell   *cell;
+
+	foreach(cell, replaced)
+		if (strcmp(lfirst(cell), relative) == 0)
+			return true;
+	return false;
+}
+
+static void
+coalesce_small_appends(Publication *latest)
+{
+	List	   *run = NIL;
+	size_t		n_fragments = 0;
+	Publication *into;
+	LpNewFragment *fragments;
+	LpNewFragment *coalesced;
+	size_t		n_coalesced = 0;
+	List	   *replaced = NIL;
+	List	   *written;
+	MemoryContext old;
+	ListCell   *cell;
+
+	if (!coalescible(latest, latest))
+		return;
+	/* the run of such appends ending with latest: nothing else of the dataset in between */
+	for (int i = list_length(pending) - 1; i >= 0; i--)
+	{
+		Publication *publication = list_nth(pending, i);
+
+		if (strcmp(publication->root, latest->root) != 0)
+			continue;
+		if (!coalescible(publication, latest))
+			break;
+		run = lcons(publication, run);
+		n_fragments += publication->request.n_fragments;
+	}
+	if (n_fragments < COALESCE_FRAGMENTS)
+		return;
+
+	/* the fragments in statement order, concatenated in groups of at most COALESCED_FILE_ROWS rows */
+	fragments = palloc(sizeof(LpNewFragment) * n_fragments);
+	n_fragments = 0;
+	foreach(cell, run)
+	{
+		Publication *publication = lfirst(cell);
+
+		memcpy(&fragments[n_fragments], publication->request.fragments,
+			   sizeof(LpNewFragment) * publication->request.n_fragments);
+		n_fragments += publication->request.n_fragments;
+	}
+	into = linitial(run);
+	old = MemoryContextSwitchTo(into->context);
+	coalesced = palloc(sizeof(LpNewFragment) * n_fragments);
+	for (size_t first = 0; first < n_fragments;)
+	{
+		size_t		count = 0;
+		uint64		rows = 0;
+
+		while (first + count < n_fragments &&
+			   rows + fragments[first + count].physical_rows <= COALESCED_FILE_ROWS)
+			rows += fragments[first + (count++)].physical_rows;
+		if (count <= 1)
+		{
+			coalesced[n_coalesced] = fragments[first];
+			copy_data_file(&coalesced[n_coalesced++].file, &fragments[first].file);
+		}
+		else
+		{
+			coalesced[n_coalesced] = concatenate(into, &fragments[first], count);
+			into->written = lappend(into->written,
+									lp_publication_path(into->root,
+														psprintf("%s/%s", LP_DATA_DIR, coalesced[n_coalesced].file.path),
+														false,
+														psprintf("The data file \"%s/%s/%s\"", into->root, LP_DATA_DIR,
+																 coalesced[n_coalesced].file.path)));
+			llast_node(LpPublicationPath, into->written)->store = into->store;
+			for (size_t i = first; i < first + count; i++)
+				replaced = lappend(replaced, psprintf("%s/%s", LP_DATA_DIR, fragments[i].file.path));
+			n_coalesced++;
+		}
+		first += Max(count, 1);
+	}
+	into->request.fragments = coalesced;
+	into->request.n_fragments = n_coalesced;
+	MemoryContextSwitchTo(old);
+
+	/* the replaced files go now; the later appends of the run live on in the first */
+	foreach(cell, replaced)
+	{
+		LpPublicationPath path = {.base = into->root, .relative = lfirst(cell), .store = into->store,
+		.what = "A data file concatenated into another"};
+		LpError		err;
+
+		if (!remove_path(&path, into->server, &err))
+			ereport(WARNING,
+					errcode(ERRCODE_IO_ERROR),
+					errmsg_internal("%s", err.message),
+					errhint("cleanup_orphans removes it later."));
+	}
+	old = MemoryContextSwitchTo(into->context);
+	written = NIL;
+	foreach(cell, run)
+	{
+		Publication *publication = lfirst(cell);
+		ListCell   *path_cell;
+
+		foreach(path_cell, publication->written)
+		{
+			LpPublicationPath *path = lfirst(path_cell);
+			LpPublicationPath *copy;
+
+			if (is_replaced(replaced, path->relative))
+				continue;
+			copy = lp_publication_path(path->base, path->relative, path->directory, path->what);
+			copy->store = into->store;
+			written = lappend(written, copy);
+		}
+	}
+	into->written = written;
+	MemoryContextSwitchTo(old);
+	for_each_from(cell, run, 1)
+	{
+		Publication *publication = lfirst(cell);
+
+		pending = list_delete_ptr(pending, publication);
+		MemoryContextDelete(publication->context);
+	}
+}
+
 /*
  * A request that does not fit the version it was made on (a fragment that
  * is not there, rows that do not match) is refused by the call, not at
@@ -448,6 +653,7 @@ lp_publish(const LpPublicationRequest *request, LpCommitResult *result)
 	MemoryContextSwitchTo(TopMemoryContext);
 	pending = lappend(pending, publication);
 	MemoryContextSwitchTo(old);
+	coalesce_small_appends(publication);
 	return false;
 }
 
