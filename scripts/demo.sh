@@ -139,7 +139,7 @@ ingest()
 	parts=$(printf "'%s'," "$parts_dir"/data/*.lance)
 	"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 <<SQL
 SELECT * FROM lance_parts.ingest('$dataset', ARRAY[${parts%,}]) \\gset
-\\echo new version :dataset_version, fragment :fragment_id, :num_rows rows in :path
+\\echo :num_rows rows assembled into :path, published as a new version when the statement commits
 SELECT version, num_rows, num_columns, size_bytes FROM lance_parts.file_info(:'path');
 SQL
 }
