@@ -133,6 +133,9 @@ LP_TEST(orphans_reference_datasets_have_none)
 		LP_CHECK(check_area(root, refs, LP_AREA_DATA) >= 2);
 		LP_CHECK(check_area(root, refs, LP_AREA_TRANSACTIONS) >= 2);
 		LP_CHECK(check_area(root, refs, LP_AREA_VERSIONS) >= 2);
+		/* lancedb's deletion files are referenced */
+		if (strcmp(datasets[i], "deleted_2_2") == 0)
+			LP_CHECK(check_area(root, refs, LP_AREA_DELETIONS) >= 1);
 		lp_references_free(refs);
 	}
 	lp_test_remove_tree(work);
@@ -221,6 +224,11 @@ LP_TEST(orphans_classification)
 		LP_CHECK(lp_orphan_classify(refs, LP_AREA_DATA, ".new.lance.42.0123456789abcdef.tmp",
 									LP_ENTRY_FILE, &kind, &pid));
 		LP_CHECK(kind == LP_ORPHAN_TEMPORARY_FILE && pid == 42);
+		LP_CHECK(is_orphan(refs, LP_AREA_DELETIONS, "3-2-12345.bin", LP_ENTRY_FILE, LP_ORPHAN_DELETION_FILE));
+		LP_CHECK(is_orphan(refs, LP_AREA_DELETIONS, "3-2-12345.arrow", LP_ENTRY_FILE, LP_ORPHAN_DELETION_FILE));
+		LP_CHECK(lp_orphan_classify(refs, LP_AREA_DELETIONS, ".3-2-12345.bin.42.0123456789abcdef.tmp",
+									LP_ENTRY_FILE, &kind, &pid));
+		LP_CHECK(kind == LP_ORPHAN_TEMPORARY_FILE && pid == 42);
 
 		/* what is not ours, or not of that type, is never an orphan */
 		LP_CHECK(!is_orphan(refs, LP_AREA_DATA, "_parts", LP_ENTRY_DIRECTORY, LP_ORPHAN_SIDECAR_DIRECTORY));
@@ -229,6 +237,8 @@ LP_TEST(orphans_classification)
 		LP_CHECK(!is_orphan(refs, LP_AREA_STAGING, "part.lance", LP_ENTRY_FILE, LP_ORPHAN_STAGING_DIRECTORY));
 		LP_CHECK(!is_orphan(refs, LP_AREA_TRANSACTIONS, "3-abc.txn", LP_ENTRY_DIRECTORY, LP_ORPHAN_TRANSACTION_FILE));
 		LP_CHECK(!is_orphan(refs, LP_AREA_VERSIONS, "99.manifest", LP_ENTRY_FILE, LP_ORPHAN_TEMPORARY_FILE));
+		LP_CHECK(!is_orphan(refs, LP_AREA_DELETIONS, "3-2-12345.bin", LP_ENTRY_DIRECTORY, LP_ORPHAN_DELETION_FILE));
+		LP_CHECK(!is_orphan(refs, LP_AREA_DELETIONS, "notes.txt", LP_ENTRY_FILE, LP_ORPHAN_DELETION_FILE));
 		LP_CHECK(!is_orphan(refs, LP_AREA_STAGING, ".x.lance.1.0123456789abcdef.tmp", LP_ENTRY_FILE,
 							LP_ORPHAN_TEMPORARY_FILE));
 

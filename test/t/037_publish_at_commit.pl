@@ -4,8 +4,9 @@
 # removed; appends of one transaction in one version; PREPARE TRANSACTION
 # refused; a conflict at COMMIT is 40001 and leaves the other writer's
 # version; a backend killed while publishing leaves the whole version or
-# none, and cleanup_orphans removes what an unpublished one wrote.  The
-# reference implementation (npm lancedb) reads every state.
+# none, and cleanup_orphans removes what an unpublished one wrote (a data
+# file, a deletion file).  The reference implementation (npm lancedb) reads
+# every state.
 #
 # The backend is stopped with gdb at lp_commit (the pre-commit phase, before
 # the transaction and manifest files are written) and at the lp_progress_end
@@ -232,6 +233,20 @@ is(data_files($ds), $files, 'nothing else is left');
 kill_while_publishing(write_rows($ds, 'append', 61, 70), 'lp_progress_end');
 is(ids($ds), '1-20,31-70', 'killed after the manifest: the version is all there');
 is(version($ds), 5, 'as the next version');
+
+# a DELETE killed before its manifest leaves a deletion file no version names
+$node->safe_psql('postgres', "CREATE SERVER lance FOREIGN DATA WRAPPER lance_fdw;
+	CREATE FOREIGN TABLE main_rows (id bigint, name text) SERVER lance OPTIONS (uri '$ds')");
+kill_while_publishing('DELETE FROM main_rows WHERE id <= 5', 'lp_commit');
+is(ids($ds), '1-20,31-70', 'a DELETE killed before the manifest: nothing deleted');
+my @deletion_files = -d "$ds/_deletions" ? directory_entries("$ds/_deletions") : ();
+is(scalar(@deletion_files), 1, 'its deletion file is left');
+is($node->safe_psql('postgres',
+		"SELECT string_agg(kind || ' ' || action, ',') FROM lance_parts.cleanup_orphans('$ds', '0 seconds', false) WHERE path LIKE '%/_deletions/%'"),
+	'deletion_file removed', 'cleanup_orphans removes it');
+is(join(' ', directory_entries("$ds/_deletions")), '', 'nothing is left in _deletions/');
+$node->safe_psql('postgres', 'DELETE FROM main_rows WHERE id <= 5');
+is(ids($ds), '6-20,31-70', 'a DELETE that commits deletes the rows');
 
 $node->stop;
 done_testing();

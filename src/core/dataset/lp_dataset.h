@@ -26,6 +26,7 @@ typedef enum LpManifestNaming
 
 #define LP_VERSIONS_DIR "_versions"
 #define LP_TRANSACTIONS_DIR "_transactions"
+#define LP_DELETIONS_DIR "_deletions"
 #define LP_DATA_DIR "data"
 #define LP_VERSION_HINT_FILE "latest_version_hint.json"
 #define LP_STAGING_DIR "_parts"

@@ -17,6 +17,7 @@
 #include "base/lp_interrupt.h"
 #include "dataset/lp_manifest_internal.h"
 #include "dataset/lp_orphans.h"
+#include "format/lp_deletion.h"
 #include "base/lp_path.h"
 
 #define DATA_FILE_SUFFIX ".lance"
@@ -42,6 +43,7 @@ struct LpDatasetReferences
 	NameSet		data_files;		/* DataFile.path values */
 	NameSet		data_dirs;		/* directories of data/ those paths need */
 	NameSet		transactions;	/* Manifest.transaction_file values */
+	NameSet		deletions;		/* deletion files in the root's _deletions/ */
 };
 
 static int
@@ -137,6 +139,8 @@ lp_area_directory(LpDatasetArea area)
 			return LP_VERSIONS_DIR;
 		case LP_AREA_TRANSACTIONS:
 			return LP_TRANSACTIONS_DIR;
+		case LP_AREA_DELETIONS:
+			return LP_DELETIONS_DIR;
 	}
 	return NULL;
 }
@@ -156,6 +160,8 @@ lp_orphan_kind_name(LpOrphanKind kind)
 			return "sidecar_directory";
 		case LP_ORPHAN_STAGING_DIRECTORY:
 			return "staging_directory";
+		case LP_ORPHAN_DELETION_FILE:
+			return "deletion_file";
 		case LP_ORPHAN_MULTIPART_UPLOAD:
 			return "multipart_upload";
 	}
@@ -210,7 +216,24 @@ add_manifest_references(LpDatasetReferences *refs, const LpManifest *manifest,
 	for (size_t f = 0; f < m->n_fragments; f++)
 	{
 		const Lance__Table__DataFragment *fragment = m->fragments[f];
+		const Lance__Table__DeletionFile *deletion = fragment->deletion_file;
 
+		/* those of other bases are not in the root's _deletions/ */
+		if (deletion != NULL &&
+			deletion->base_id_present_case != LANCE__TABLE__DELETION_FILE__BASE_ID_PRESENT_BASE_ID)
+		{
+			char	   *path = lp_deletion_file_path(fragment->id, deletion->read_version, deletion->id,
+													 deletion->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP ?
+													 LP_DELETION_BITMAP : LP_DELETION_ARROW);
+			bool		added;
+
+			if (path == NULL)
+				return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+			added = name_set_add(&refs->deletions, path + strlen(LP_DELETIONS_DIR "/"), err);
+			lp_free(path);
+			if (!added)
+				return false;
+		}
 		for (size_t d = 0; d < fragment->n_files; d++)
 		{
 			const char *path = fragment->files[d]->path;
@@ -328,6 +351,7 @@ lp_references_refresh(LpStore *store, const char *root,
 	name_set_sort(&refs->data_files);
 	name_set_sort(&refs->data_dirs);
 	name_set_sort(&refs->transactions);
+	name_set_sort(&refs->deletions);
 	return ok;
 }
 
@@ -425,6 +449,7 @@ lp_references_free(LpDatasetReferences *refs)
 	name_set_free(&refs->data_files);
 	name_set_free(&refs->data_dirs);
 	name_set_free(&refs->transactions);
+	name_set_free(&refs->deletions);
 	lp_free(refs);
 }
 
@@ -467,6 +492,10 @@ lp_orphan_classify(const LpDatasetReferences *refs, LpDatasetArea area,
 			*kind = LP_ORPHAN_TRANSACTION_FILE;
 			return as_file && has_suffix(entry_name, TRANSACTION_SUFFIX) &&
 				!name_set_contains(&refs->transactions, entry_name);
+		case LP_AREA_DELETIONS:
+			*kind = LP_ORPHAN_DELETION_FILE;
+			return as_file && (has_suffix(entry_name, ".arrow") || has_suffix(entry_name, ".bin")) &&
+				!name_set_contains(&refs->deletions, entry_name);
 		case LP_AREA_VERSIONS:
 			return false;
 	}
@@ -495,6 +524,7 @@ lp_orphan_target_file(LpOrphanKind kind, const char *entry_name)
 			}
 		case LP_ORPHAN_TEMPORARY_FILE:
 		case LP_ORPHAN_TRANSACTION_FILE:
+		case LP_ORPHAN_DELETION_FILE:
 		case LP_ORPHAN_MULTIPART_UPLOAD:
 			break;
 	}

@@ -3,8 +3,8 @@
  * directory, and which of it no version references.
  *
  * The references are read from every manifest in _versions/ (both naming
- * schemes, detached versions too): the data files of every fragment and the
- * transaction file of every version.  An entry of one of the dataset's
+ * schemes, detached versions too): the data files and deletion files of
+ * every fragment and the transaction file of every version.  An entry of one of the dataset's
  * areas is then classified by its name and type alone; ages, locks and the
  * removal itself are the caller's (the file system is the caller's).
  */
@@ -23,10 +23,11 @@ typedef enum LpDatasetArea
 	LP_AREA_DATA,				/* data/: data files, sidecar directories, temporary files */
 	LP_AREA_STAGING,			/* data/_parts/: staging directories of targets */
 	LP_AREA_VERSIONS,			/* _versions/: temporary files */
-	LP_AREA_TRANSACTIONS		/* _transactions/: transaction files, temporary files */
+	LP_AREA_TRANSACTIONS,		/* _transactions/: transaction files, temporary files */
+	LP_AREA_DELETIONS			/* _deletions/: deletion files, temporary files */
 } LpDatasetArea;
 
-#define LP_NUM_AREAS 4
+#define LP_NUM_AREAS 5
 
 typedef enum LpEntryType
 {
@@ -42,6 +43,7 @@ typedef enum LpOrphanKind
 	LP_ORPHAN_DATA_FILE,
 	LP_ORPHAN_SIDECAR_DIRECTORY,
 	LP_ORPHAN_STAGING_DIRECTORY,
+	LP_ORPHAN_DELETION_FILE,
 	LP_ORPHAN_MULTIPART_UPLOAD	/* an upload of a store's list_uploads, not an entry */
 } LpOrphanKind;
 

@@ -434,7 +434,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 	char	   *path;
 	LpStore    *store;
 	static const LpDatasetArea areas[LP_NUM_AREAS] = {
-		LP_AREA_DATA, LP_AREA_STAGING, LP_AREA_TRANSACTIONS, LP_AREA_VERSIONS
+		LP_AREA_DATA, LP_AREA_STAGING, LP_AREA_TRANSACTIONS, LP_AREA_DELETIONS, LP_AREA_VERSIONS
 	};
 
 	InitMaterializedSRF(fcinfo, 0);
