@@ -410,7 +410,7 @@ coalescible(const Publication *publication, const Publication *latest)
 	return true;
 }
 
-/* Concatenate fragments[first, first + count) into one new data file of the dataset. */
+/* Concatenate the count fragments into one new data file of the dataset. */
 static LpNewFragment
 concatenate(const Publication *into, const LpNewFragment *fragments, size_t count)
 {
