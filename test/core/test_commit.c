@@ -18,6 +18,7 @@
 #include "dataset/lp_manifest_internal.h"
 #include "base/lp_protobuf.h"
 #include "format/lp_deletion.h"
+#include "format/lp_roaring.h"
 #include "json_reader.h"
 #include "lp_test.h"
 #include "lp_test_files.h"
@@ -998,6 +999,64 @@ LP_TEST(commit_refusals)
 	lp_test_remove_tree(work);
 }
 
+/* A RowIdSequence of one range, serialized (lp_alloc). */
+static uint8_t *
+range_row_ids(uint64_t start, uint64_t end, size_t *len)
+{
+	Lance__Table__RowIdSequence sequence;
+	Lance__Table__U64Segment segment;
+	Lance__Table__U64Segment *segments[1] = {&segment};
+	Lance__Table__U64Segment__Range range;
+	uint8_t    *data;
+
+	lance__table__u64_segment__range__init(&range);
+	range.start = start;
+	range.end = end;
+	lance__table__u64_segment__init(&segment);
+	segment.segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE;
+	segment.range = &range;
+	lance__table__row_id_sequence__init(&sequence);
+	sequence.n_segments = 1;
+	sequence.segments = segments;
+	*len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) &sequence);
+	data = lp_alloc(*len);
+	protobuf_c_message_pack((const ProtobufCMessage *) &sequence, data);
+	return data;
+}
+
+/* An index section of one index ("idx" on field 0) covering fragments ids. */
+static uint8_t *
+index_section_covering(const uint64_t *ids, size_t n, size_t *len)
+{
+	Lance__Table__IndexSection section;
+	Lance__Table__IndexMetadata index;
+	Lance__Table__IndexMetadata *indices[1] = {&index};
+	int32_t		fields[1] = {0};
+	uint32_t	members[8];
+	uint8_t    *bitmap;
+	size_t		bitmap_len;
+	uint8_t    *data;
+	LpError		err;
+
+	for (size_t i = 0; i < n; i++)
+		members[i] = (uint32_t) ids[i];
+	LP_CHECK(lp_roaring32_serialize(members, n, &bitmap, &bitmap_len, &err));
+	lance__table__index_metadata__init(&index);
+	index.name = (char *) "idx";
+	index.n_fields = 1;
+	index.fields = fields;
+	index.fragment_bitmap.data = bitmap;
+	index.fragment_bitmap.len = bitmap_len;
+	lance__table__index_section__init(&section);
+	section.n_indices = 1;
+	section.indices = indices;
+	*len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) &section);
+	data = lp_alloc(*len);
+	protobuf_c_message_pack((const ProtobufCMessage *) &section, data);
+	lp_free(bitmap);
+	return data;
+}
+
 /*
  * Stable row ids: the appended fragment gets the next row ids as one range
  * and the new version as created-at / last-updated-at, as lancedb writes them
@@ -1082,17 +1141,92 @@ LP_TEST(commit_stable_row_ids)
 	}
 	lp_free(out);
 
-	/* rewriting fragments of such a dataset is refused */
+	/*
+	 * A rewrite of fragments 0 and 1 carries their row ids (ranges 40..
+	 * and 7..) into the new fragment, in order, and the bitmap of an index
+	 * covering both names the new fragment instead.
+	 */
 	{
-		uint64_t	old[1] = {0};
-		LpRewriteGroup group = {old, 1, file, 300, NULL};
+		Lance__Table__DataFragment *old0 = base->proto->fragments[0];
+		Lance__Table__DataFragment *old1 = base->proto->fragments[1];
+		uint64_t	rows0 = old0->physical_rows;
+		uint64_t	rows1 = old1->physical_rows;
+		uint64_t	old[2] = {old0->id, old1->id};
+		LpRewriteGroup group = {old, 2, file, rows0 + rows1, NULL};
+		uint8_t    *ids0 = range_row_ids(40, 40 + rows0, &old0->inline_row_ids.len);
+		uint8_t    *ids1 = range_row_ids(7, 7 + rows1, &old1->inline_row_ids.len);
+		uint8_t    *section_both;
+		uint8_t    *section_first;
+		size_t		section_both_len;
+		size_t		section_first_len;
+
+		old0->inline_row_ids.data = ids0;
+		old0->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+		old1->inline_row_ids.data = ids1;
+		old1->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+		section_both = index_section_covering(old, 2, &section_both_len);
+		section_first = index_section_covering(old, 1, &section_first_len);
+		base->index_section = section_both;
+		base->index_section_len = section_both_len;
 
 		request.kind = LP_COMMIT_REWRITE;
 		request.groups = &group;
 		request.n_groups = 1;
+		LP_CHECK_MSG(lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "3-x.txn",
+											  0, &out, &out_len, &new_id, &err),
+					 "%s", err.message);
+		built = lp_manifest_parse("built", out, out_len, &err);
+		LP_CHECK(built != NULL);
+		if (built != NULL)
+		{
+			const Lance__Table__DataFragment *merged = lp_manifest_find_fragment(built->proto, new_id);
+			Lance__Table__RowIdSequence *ids = NULL;
+			bool		covered;
+
+			LP_CHECK_EQ_U64(built->proto->next_row_id, 515);
+			LP_CHECK(merged != NULL && lp_protobuf_unpack(&lance__table__row_id_sequence__descriptor,
+														  merged->inline_row_ids.data,
+														  merged->inline_row_ids.len,
+														  (ProtobufCMessage **) &ids) == LP_UNPACK_OK);
+			LP_CHECK(ids != NULL && ids->n_segments == 2 &&
+					 ids->segments[0]->range->start == 40 &&
+					 ids->segments[0]->range->end == 40 + rows0 &&
+					 ids->segments[1]->range->start == 7 &&
+					 ids->segments[1]->range->end == 7 + rows1);
+			lp_protobuf_free((ProtobufCMessage *) ids);
+			LP_CHECK(lp_manifest_fragment_indexed(built, new_id, NULL, 0, &covered, &err) && covered);
+			LP_CHECK(lp_manifest_fragment_indexed(built, old[0], NULL, 0, &covered, &err) && !covered);
+			lp_manifest_free(built);
+		}
+		lp_free(out);
+
+		/* an index covering part of the group: refused, as Lance refuses it */
+		base->index_section = section_first;
+		base->index_section_len = section_first_len;
 		LP_CHECK(!lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "3-x.txn",
 										   0, &out, &out_len, NULL, &err));
-		LP_CHECK(err.code == LP_ERR_UNSUPPORTED && strstr(err.message, "stable row ids") != NULL);
+		LP_CHECK_MSG(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "mixes") != NULL,
+					 "%s", err.message);
+
+		/* without stable row ids, a covered fragment would need its index remapped */
+		base->proto->reader_feature_flags &= ~LP_FLAG_STABLE_ROW_IDS;
+		base->proto->writer_feature_flags &= ~LP_FLAG_STABLE_ROW_IDS;
+		base->index_section = section_both;
+		base->index_section_len = section_both_len;
+		LP_CHECK(!lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "3-x.txn",
+										   0, &out, &out_len, NULL, &err));
+		LP_CHECK_MSG(err.code == LP_ERR_UNSUPPORTED && strstr(err.message, "remapped") != NULL,
+					 "%s", err.message);
+		base->index_section = NULL;
+		base->index_section_len = 0;
+		old0->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET;
+		old1->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET;
+		old0->inline_row_ids.data = old1->inline_row_ids.data = NULL;
+		old0->inline_row_ids.len = old1->inline_row_ids.len = 0;
+		lp_free(ids0);
+		lp_free(ids1);
+		lp_free(section_both);
+		lp_free(section_first);
 	}
 	lp_manifest_free(base);
 }

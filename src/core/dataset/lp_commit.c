@@ -15,9 +15,11 @@
 #include "dataset/lp_commit.h"
 #include "dataset/lp_fragment.h"
 #include "dataset/lp_manifest_internal.h"
+#include "dataset/lp_row_ids.h"
 #include "base/lp_path.h"
 #include "base/lp_protobuf.h"
 #include "format/lp_file_tail.h"
+#include "format/lp_roaring.h"
 #include "rowids.pb-c.h"
 #include "transaction.pb-c.h"
 
@@ -708,8 +710,11 @@ typedef struct ManifestBuild
 	Lance__Table__DataFile *new_files;
 	Lance__Table__DataFile **new_file_pointers;
 	Lance__Table__DataFile **replaced_files;
-	uint8_t    *row_ids;
-	uint8_t    *row_versions;
+	uint8_t   **row_meta;		/* serialized row ids and versions of new fragments */
+	size_t		n_row_meta;
+	size_t		row_meta_capacity;
+	uint8_t    *index_section;	/* a rewrite's, with new fragment bitmaps */
+	size_t		index_section_len;
 	Lance__File__FileDescriptor *descriptor;	/* overwrite: the new schema */
 	DeleteParts deletes;		/* delete, update */
 	Lance__Table__Manifest__DataStorageFormat data_format;
@@ -724,8 +729,10 @@ free_build(ManifestBuild *build)
 	lp_free(build->new_files);
 	lp_free(build->new_file_pointers);
 	lp_free(build->replaced_files);
-	lp_free(build->row_ids);
-	lp_free(build->row_versions);
+	for (size_t i = 0; i < build->n_row_meta; i++)
+		lp_free(build->row_meta[i]);
+	lp_free(build->row_meta);
+	lp_free(build->index_section);
 	lp_protobuf_free((ProtobufCMessage *) build->descriptor);
 	free_delete_parts(&build->deletes);
 }
@@ -742,9 +749,62 @@ pack_message(const ProtobufCMessage *message, size_t *len)
 	return data;
 }
 
+/* Keep data until the build is freed; false (data freed) when out of memory. */
+static bool
+own_row_meta(ManifestBuild *build, uint8_t *data, LpError *err)
+{
+	if (data == NULL)
+		return false;
+	if (build->n_row_meta == build->row_meta_capacity)
+	{
+		size_t		capacity = build->row_meta_capacity > 0 ? build->row_meta_capacity * 2 : 8;
+		uint8_t   **wider = lp_alloc_array(capacity, sizeof(*wider));
+
+		if (wider == NULL)
+		{
+			lp_free(data);
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		}
+		if (build->n_row_meta > 0)
+			memcpy(wider, build->row_meta, build->n_row_meta * sizeof(*wider));
+		lp_free(build->row_meta);
+		build->row_meta = wider;
+		build->row_meta_capacity = capacity;
+	}
+	build->row_meta[build->n_row_meta++] = data;
+	return true;
+}
+
+/* Attach serialized row ids and versions (owned by build from now on). */
+static bool
+set_row_meta(ManifestBuild *build, Lance__Table__DataFragment *fragment,
+			 uint8_t *row_ids, size_t row_ids_len, uint8_t *created_at, size_t created_at_len,
+			 uint8_t *last_updated_at, size_t last_updated_at_len, LpError *err)
+{
+	bool		owned = own_row_meta(build, row_ids, err);
+
+	owned = (owned ? own_row_meta(build, created_at, err) : (lp_free(created_at), false));
+	owned = (owned ? own_row_meta(build, last_updated_at, err) : (lp_free(last_updated_at), false));
+	if (!owned)
+		return false;
+	fragment->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+	fragment->inline_row_ids.data = row_ids;
+	fragment->inline_row_ids.len = row_ids_len;
+	fragment->created_at_version_sequence_case =
+		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+	fragment->inline_created_at_versions.data = created_at;
+	fragment->inline_created_at_versions.len = created_at_len;
+	fragment->last_updated_at_version_sequence_case =
+		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
+	fragment->inline_last_updated_at_versions.data = last_updated_at;
+	fragment->inline_last_updated_at_versions.len = last_updated_at_len;
+	return true;
+}
+
 /*
- * Stable row ids: the appended fragment gets the next row ids as one range,
- * and created-at / last-updated-at versions of the new version for all rows.
+ * Stable row ids: a new fragment gets the next row ids as one range, and
+ * created-at / last-updated-at versions of the new version for all rows
+ * (Lance's assign_row_ids and build_version_meta).
  */
 static bool
 assign_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
@@ -761,6 +821,9 @@ assign_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
 	Lance__Table__U64Segment__Range span_range;
 	size_t		row_ids_len;
 	size_t		versions_len;
+	uint8_t    *row_ids;
+	uint8_t    *created_at;
+	uint8_t    *last_updated_at;
 	uint64_t	next_row_id = build->manifest.next_row_id;
 
 	if (next_row_id > UINT64_MAX - rows)
@@ -791,24 +854,64 @@ assign_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
 	versions.n_runs = 1;
 	versions.runs = runs;
 
-	build->row_ids = pack_message((const ProtobufCMessage *) &sequence, &row_ids_len);
-	build->row_versions = pack_message((const ProtobufCMessage *) &versions, &versions_len);
-	if (build->row_ids == NULL || build->row_versions == NULL)
+	row_ids = pack_message((const ProtobufCMessage *) &sequence, &row_ids_len);
+	created_at = pack_message((const ProtobufCMessage *) &versions, &versions_len);
+	last_updated_at = pack_message((const ProtobufCMessage *) &versions, &versions_len);
+	if (row_ids == NULL || created_at == NULL || last_updated_at == NULL)
+	{
+		lp_free(row_ids);
+		lp_free(created_at);
+		lp_free(last_updated_at);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-
-	fragment->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
-	fragment->inline_row_ids.data = build->row_ids;
-	fragment->inline_row_ids.len = row_ids_len;
-	fragment->last_updated_at_version_sequence_case =
-		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
-	fragment->inline_last_updated_at_versions.data = build->row_versions;
-	fragment->inline_last_updated_at_versions.len = versions_len;
-	fragment->created_at_version_sequence_case =
-		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
-	fragment->inline_created_at_versions.data = build->row_versions;
-	fragment->inline_created_at_versions.len = versions_len;
+	}
+	if (!set_row_meta(build, fragment, row_ids, row_ids_len, created_at, versions_len,
+					  last_updated_at, versions_len, err))
+		return false;
 	build->manifest.next_row_id = next_row_id + rows;
 	return true;
+}
+
+/*
+ * Stable row ids of a rewrite group's new fragment: the old fragments' row
+ * ids and versions, in order, without the rows the new file leaves out.
+ */
+static bool
+carry_row_ids(ManifestBuild *build, const LpManifest *base, const LpRewriteGroup *group,
+			  Lance__Table__DataFragment *const *old, Lance__Table__DataFragment *fragment,
+			  LpError *err)
+{
+	LpRowMeta	meta;
+	uint8_t    *row_ids;
+	uint8_t    *created_at;
+	uint8_t    *last_updated_at;
+	size_t		row_ids_len;
+	size_t		created_at_len;
+	size_t		last_updated_at_len;
+	bool		ok;
+
+	if (!lp_row_meta_init(&meta, group->physical_rows, err))
+		return false;
+	ok = true;
+	for (size_t j = 0; ok && j < group->n_old; j++)
+	{
+		const LpDeletions *deleted = NULL;
+
+		if (group->deletions != NULL && group->deletions[j].has_deletion_file)
+		{
+			deleted = group->deletions[j].deleted;
+			if (deleted == NULL)
+				ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							 "the rows deleted from fragment %llu are needed to carry its stable row ids",
+							 (unsigned long long) old[j]->id);
+		}
+		if (ok)
+			ok = lp_row_meta_append(&meta, old[j], deleted, base->name, err);
+	}
+	ok = ok && lp_row_meta_pack(&meta, &row_ids, &row_ids_len, &created_at, &created_at_len,
+								&last_updated_at, &last_updated_at_len, err);
+	lp_row_meta_free(&meta);
+	return ok && set_row_meta(build, fragment, row_ids, row_ids_len, created_at, created_at_len,
+							  last_updated_at, last_updated_at_len, err);
 }
 
 /*
@@ -833,11 +936,6 @@ add_new_fragments(ManifestBuild *build, const LpManifest *base,
 		return false;
 	if (id + n - 1 > UINT32_MAX)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every fragment id");
-	/* one range of row ids per commit (assign_row_ids) */
-	if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) && n > 1)
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "appends of several fragments to datasets with stable row ids are not supported");
-
 	all = lp_alloc_array(n_kept + n, sizeof(*all));
 	if (all == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
@@ -941,9 +1039,6 @@ build_overwrite(ManifestBuild *build, const LpManifest *base,
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an overwrite needs a schema");
 	if (request->data_version == LP_FILE_VERSION_LEGACY)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "an overwrite cannot write legacy (v1) files");
-	if (base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "overwriting datasets with stable row ids is not supported");
 	for (size_t i = 0; i < n; i++)
 		if (!check_overwrite_file(request, &request->fragments[i], err))
 			return false;
@@ -968,6 +1063,11 @@ build_overwrite(ManifestBuild *build, const LpManifest *base,
 		fragment->n_files = 1;
 		fragment->files = &build->new_file_pointers[i];
 		fragment->physical_rows = request->fragments[i].physical_rows;
+		/* row ids go on from the dataset's next one (Lance's Overwrite) */
+		if ((base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) &&
+			!assign_row_ids(build, fragment, fragment->physical_rows,
+							base->proto->version + 1, err))
+			return false;
 		build->fragments[i] = fragment;
 		if (new_fragment_ids != NULL)
 			new_fragment_ids[i] = i;
@@ -978,12 +1078,13 @@ build_overwrite(ManifestBuild *build, const LpManifest *base,
 		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID :
 		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT__NOT_SET;
 	build->manifest.max_fragment_id = n > 0 ? (uint32_t) (n - 1) : 0;
+	if (!(base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS))
+		build->manifest.next_row_id = 0;
 	build->manifest.n_fields = build->descriptor->schema->n_fields;
 	build->manifest.fields = build->descriptor->schema->fields;
 	build->manifest.n_schema_metadata = build->descriptor->schema->n_metadata;
 	build->manifest.schema_metadata = (Lance__Table__Manifest__SchemaMetadataEntry **)
 		build->descriptor->schema->metadata;
-	build->manifest.next_row_id = 0;
 	lance__table__manifest__data_storage_format__init(&build->data_format);
 	build->data_format.file_format = (char *) "lance";
 	build->data_format.version = (char *) lp_file_version_name(request->data_version);
@@ -1075,6 +1176,118 @@ build_replace(ManifestBuild *build, const LpManifest *base,
 	return true;
 }
 
+/*
+ * The fragments each index covers after a rewrite, as Lance recalculates
+ * them for datasets with stable row ids (recalculate_fragment_bitmap): a
+ * group wholly covered is replaced by its new fragment; a group partly
+ * covered is refused.  Without stable row ids an index keys on row
+ * addresses, which a rewrite moves: a covered fragment is refused (the
+ * compaction plan leaves them out).
+ */
+static bool
+rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewriteGroup *groups,
+					  size_t n_groups, uint64_t first_new_id, LpError *err)
+{
+	bool		stable = (base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) != 0;
+	Lance__Table__IndexSection *section;
+	LpUnpackResult result;
+	uint64_t	num_bits = first_new_id + n_groups;
+	uint8_t    *covered = NULL;
+	uint32_t   *members = NULL;
+	uint8_t   **bitmaps;
+	bool		changed = false;
+	bool		ok = true;
+
+	if (base->index_section == NULL)
+		return true;
+	result = lp_protobuf_unpack(&lance__table__index_section__descriptor, base->index_section,
+								base->index_section_len, (ProtobufCMessage **) &section);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+					   "index section of manifest \"%s\" %s", base->name,
+					   lp_unpack_result_text(result));
+	bitmaps = lp_alloc_array(section->n_indices + 1, sizeof(*bitmaps));
+	covered = lp_alloc((size_t) (num_bits / 8 + 1));
+	members = lp_alloc_array((size_t) num_bits, sizeof(uint32_t));
+	if (bitmaps == NULL || covered == NULL || members == NULL)
+		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	for (size_t i = 0; ok && i < section->n_indices; i++)
+	{
+		Lance__Table__IndexMetadata *index = section->indices[i];
+		uint64_t	count;
+		size_t		n_members = 0;
+
+		bitmaps[i] = NULL;
+		if (index->fragment_bitmap.len == 0)
+			continue;
+		memset(covered, 0, (size_t) (num_bits / 8 + 1));
+		if (!lp_roaring32_expand(index->fragment_bitmap.data, index->fragment_bitmap.len,
+								 "fragment bitmap of an index", covered, num_bits, &count, err))
+		{
+			ok = false;
+			break;
+		}
+		for (size_t g = 0; ok && g < n_groups; g++)
+		{
+			size_t		n_covered = 0;
+
+			for (size_t j = 0; j < groups[g].n_old; j++)
+			{
+				uint64_t	id = groups[g].old_fragment_ids[j];
+
+				n_covered += (covered[id / 8] >> (id % 8)) & 1;
+			}
+			if (n_covered == 0)
+				continue;
+			if (!stable)
+				ok = lp_fail(err, LP_ERR_UNSUPPORTED,
+							 "index \"%s\" covers fragments of rewrite group %zu; rewriting them would need the index remapped",
+							 index->name, g);
+			else if (n_covered != groups[g].n_old)
+				ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							 "rewrite group %zu mixes fragments index \"%s\" covers with fragments it does not",
+							 g, index->name);
+			for (size_t j = 0; ok && j < groups[g].n_old; j++)
+			{
+				uint64_t	id = groups[g].old_fragment_ids[j];
+
+				covered[id / 8] &= (uint8_t) ~(1u << (id % 8));
+			}
+			if (ok)
+				covered[(first_new_id + g) / 8] |= (uint8_t) (1u << ((first_new_id + g) % 8));
+			changed = true;
+		}
+		for (uint64_t id = 0; ok && id < num_bits; id++)
+			if ((covered[id / 8] >> (id % 8)) & 1)
+				members[n_members++] = (uint32_t) id;
+		if (ok && !lp_roaring32_serialize(members, n_members, &bitmaps[i],
+										  &index->fragment_bitmap.len, err))
+			ok = false;
+		if (ok)
+			index->fragment_bitmap.data = bitmaps[i];
+	}
+	if (ok && changed)
+	{
+		build->index_section = pack_message((const ProtobufCMessage *) section,
+											&build->index_section_len);
+		if (build->index_section == NULL)
+			ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	}
+	/* the section points into the new bitmaps: free them before it, not through it */
+	for (size_t i = 0; bitmaps != NULL && i < section->n_indices; i++)
+		if (bitmaps[i] != NULL && section->indices[i]->fragment_bitmap.data == bitmaps[i])
+		{
+			lp_free(bitmaps[i]);
+			section->indices[i]->fragment_bitmap.data = NULL;
+			section->indices[i]->fragment_bitmap.len = 0;
+		}
+	lp_free(bitmaps);
+	lp_free(covered);
+	lp_free(members);
+	lp_protobuf_free((ProtobufCMessage *) section);
+	return ok;
+}
+
 static bool
 build_rewrite(ManifestBuild *build, const LpManifest *base,
 			  const LpCommitRequest *request, uint64_t *new_fragment_ids,
@@ -1086,9 +1299,6 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 	uint64_t	next_id;
 	size_t	   *group_start;
 
-	if (m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "rewriting fragments of a dataset with stable row ids is not supported");
 	if (n_groups == 0 || n_groups > LP_COMMIT_MAX_GROUPS)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
@@ -1201,9 +1411,15 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 		build->new_fragments[g].n_files = 1;
 		build->new_fragments[g].files = &build->new_file_pointers[g];
 		build->new_fragments[g].physical_rows = group->physical_rows;
+		if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) &&
+			!carry_row_ids(build, base, group, &m->fragments[first],
+						   &build->new_fragments[g], err))
+			goto fail;
 		if (new_fragment_ids != NULL)
 			new_fragment_ids[g] = next_id + g;
 	}
+	if (!rewrite_index_section(build, base, request->groups, n_groups, next_id, err))
+		goto fail;
 
 	/* Each group's new fragment takes the place of its old ones. */
 	for (size_t i = 0; i < m->n_fragments; i++)
@@ -1422,8 +1638,13 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 		m->writer_version = &build.writer_version;
 		m->transaction_file = (char *) transaction_file;
 		lp_manifest_compute_flags(m, &m->reader_feature_flags, &m->writer_feature_flags);
-		ok = lp_manifest_serialize(m, build.drop_indexes ? NULL : base->index_section,
-								   build.drop_indexes ? 0 : base->index_section_len,
+		const uint8_t *index_section = build.index_section != NULL ?
+			build.index_section : base->index_section;
+		size_t		index_section_len = build.index_section != NULL ?
+			build.index_section_len : base->index_section_len;
+
+		ok = lp_manifest_serialize(m, build.drop_indexes ? NULL : index_section,
+								   build.drop_indexes ? 0 : index_section_len,
 								   transaction, transaction_len, out, out_len, err);
 	}
 	free_build(&build);

@@ -14,9 +14,12 @@
  *             new file's fields in a fragment is swapped for it (or the file
  *             is added when no file holds any of those fields);
  *  - rewrite: compaction - groups of adjacent fragments each replaced by one
- *             new fragment holding the same rows;
+ *             new fragment holding the same rows (their stable row ids and
+ *             row versions carried, lp_row_ids.h; the fragment bitmaps of
+ *             indexes follow where row ids are stable);
  *  - overwrite: Lance's Overwrite - a new schema and new fragments replace
- *             the whole dataset (indexes dropped, fragment ids from 0);
+ *             the whole dataset (indexes dropped, fragment ids from 0, stable
+ *             row ids going on from the dataset's next one);
  *             lp_commit_create publishes it as version 1 of a new dataset;
  *  - delete:  Lance's Delete - fragments get new deletion files (written
  *             before, lp_deletion_file_write), fragments whose every row is
@@ -35,6 +38,7 @@
 
 #include "dataset/lp_dataset.h"
 #include "base/lp_error.h"
+#include "format/lp_deletion.h"
 #include "format/lp_file.h"
 #include "format/lp_schema.h"
 #include "dataset/lp_manifest.h"
@@ -67,6 +71,8 @@ typedef struct LpRewriteDeletions
 	uint64_t	read_version;	/* DeletionFile.read_version */
 	uint64_t	id;				/* DeletionFile.id */
 	uint64_t	live_rows;
+	/* the deleted rows as read; needed on datasets with stable row ids */
+	const LpDeletions *deleted;
 } LpRewriteDeletions;
 
 typedef struct LpRewriteGroup

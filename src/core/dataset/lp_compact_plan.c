@@ -10,10 +10,9 @@
 static bool
 skip_reason(const LpManifest *manifest, const LpFragment *fragment,
 			const LpDataFileRef *file, LpFileVersion version, uint64_t target_rows,
-			bool rewrite_deletions, const char **reason, LpError *err)
+			bool rewrite_deletions, LpCompactCandidate *candidate, const char **reason,
+			LpError *err)
 {
-	bool		indexed;
-
 	*reason = NULL;
 	if (fragment->has_deletion_file && !rewrite_deletions)
 		*reason = LP_COMPACT_DELETION_FILE;
@@ -27,9 +26,11 @@ skip_reason(const LpManifest *manifest, const LpFragment *fragment,
 		*reason = LP_COMPACT_EXTERNAL_BASE;
 	else
 	{
-		if (!lp_manifest_fragment_indexed(manifest, fragment->id, NULL, 0, &indexed, err))
+		if (!lp_manifest_fragment_indexes(manifest, fragment->id, NULL, 0,
+										  &candidate->indexes, err))
 			return false;
-		if (indexed)
+		/* indexes keyed on row addresses would need remapping; stable row ids do not move */
+		if (candidate->indexes != 0 && !lp_manifest_stable_row_ids(manifest))
 			*reason = LP_COMPACT_INDEXED;
 		else if (!fragment->has_deletion_file &&
 				 (fragment->physical_rows == 0 || fragment->physical_rows >= target_rows))
@@ -60,8 +61,10 @@ group_rows(const LpCompactCandidate *candidate)
 }
 
 /*
- * Greedy runs of adjacent eligible candidates with the same file layout; a
- * candidate with a deletion file forms a group even alone.
+ * Greedy runs of adjacent eligible candidates with the same file layout,
+ * covered by the same indexes (a group's new fragment is covered by an index
+ * exactly when all of its old ones were); a candidate with a deletion file
+ * forms a group even alone.
  */
 static bool
 form_groups(LpCompactPlan *plan, uint64_t target_rows, LpError *err)
@@ -76,6 +79,7 @@ form_groups(LpCompactPlan *plan, uint64_t target_rows, LpError *err)
 
 		while (j < plan->n_candidates && c[j].skip_reason == NULL &&
 			   (j == i || rows + group_rows(&c[j]) <= target_rows) &&
+			   c[j].indexes == c[i].indexes &&
 			   lp_data_file_same_columns(&c[i].file, &c[j].file))
 		{
 			deletions |= c[j].has_deletion_file;
@@ -119,10 +123,6 @@ lp_compact_check_dataset(const LpManifest *manifest, const char *dataset,
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "dataset \"%s\" has data storage format \"%s\", which cannot be compacted by page copy",
 					   dataset, format ? format : "");
-	if (lp_manifest_stable_row_ids(manifest))
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "dataset \"%s\" uses stable row ids, which compaction by page copy does not carry over yet",
-					   dataset);
 	return true;
 }
 
@@ -165,7 +165,7 @@ lp_compact_plan(const LpManifest *manifest, const char *dataset,
 		if (!is_selected(fragment.id, selected, n_selected))
 			candidate->skip_reason = LP_COMPACT_NOT_SELECTED;
 		else if (!skip_reason(manifest, &fragment, &candidate->file, plan->version,
-							  target_rows, rewrite_deletions, &candidate->skip_reason, err))
+							  target_rows, rewrite_deletions, candidate, &candidate->skip_reason, err))
 		{
 			lp_compact_plan_free(plan);
 			return false;

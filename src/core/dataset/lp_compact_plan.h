@@ -4,11 +4,13 @@
  *
  * A fragment takes part only when its rows are exactly its one data file: no
  * deletion file, one data file, in the dataset's storage format, in the
- * dataset root, not covered by an index (rewriting would leave the index
- * pointing at fragments that no longer exist), and smaller than the target.
- * Groups are greedy runs of adjacent such fragments whose data files hold
- * the same fields in the same columns, at least two per group and at most
- * target_rows rows.  With rewrite_deletions, fragments with a deletion file
+ * dataset root, and smaller than the target.  Fragments an index covers
+ * take part where the dataset has stable row ids (the index keys on row ids,
+ * which the rewrite carries; its fragment bitmap follows), not where it keys
+ * on row addresses (the rewrite moves them).  Groups are greedy runs of
+ * adjacent such fragments whose data files hold the same fields in the same
+ * columns and which the same indexes cover, at least two per group and at
+ * most target_rows rows.  With rewrite_deletions, fragments with a deletion file
  * take part too, whatever their size, counted by their live rows: their
  * live rows are re-encoded into the group's file (as Lance's compaction
  * materializes deletions), so such a fragment is rewritten even alone.
@@ -46,6 +48,7 @@ typedef struct LpCompactCandidate
 	LpDataFileRef file;			/* its data file (when it has exactly one) */
 	bool		has_deletion_file;	/* rewritten: its live rows only */
 	LpDeletionFileRef deletion_file;	/* when has_deletion_file */
+	uint64_t	indexes;		/* lp_manifest_fragment_indexes */
 	const char *skip_reason;	/* NULL: rewritten by group `group` */
 	int64_t		group;			/* -1: not in a group */
 } LpCompactCandidate;
@@ -72,9 +75,8 @@ typedef struct LpCompactPlan
 
 /*
  * Whether the dataset version can be compacted by page copy at all: not in
- * the legacy or an unknown storage format, no stable row ids (both
- * LP_ERR_UNSUPPORTED; dataset names it in messages).  *version receives its
- * storage format.
+ * the legacy or an unknown storage format (LP_ERR_UNSUPPORTED; dataset names
+ * it in messages).  *version receives its storage format.
  */
 bool		lp_compact_check_dataset(const LpManifest *manifest, const char *dataset,
 									 LpFileVersion *version, LpError *err);

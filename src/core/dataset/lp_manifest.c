@@ -408,15 +408,15 @@ index_on_fields(const Lance__Table__IndexMetadata *index, const int32_t *fields,
 }
 
 bool
-lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
+lp_manifest_fragment_indexes(const LpManifest *manifest, uint64_t fragment_id,
 							 const int32_t *fields, size_t n_fields,
-							 bool *indexed, LpError *err)
+							 uint64_t *indexes, LpError *err)
 {
 	Lance__Table__IndexSection *section;
 	LpUnpackResult result;
 	bool		ok = true;
 
-	*indexed = false;
+	*indexes = 0;
 	if (manifest->index_section == NULL)
 		return true;
 	result = lp_protobuf_unpack(&lance__table__index_section__descriptor,
@@ -426,18 +426,34 @@ lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
 		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
 					   "index section of manifest \"%s\" %s", manifest->name,
 					   lp_unpack_result_text(result));
-	for (size_t i = 0; ok && !*indexed && i < section->n_indices; i++)
+	for (size_t i = 0; ok && i < section->n_indices; i++)
 	{
 		const Lance__Table__IndexMetadata *index = section->indices[i];
+		bool		covers = false;
 
 		/* fragment ids are u32 in row addresses; larger ones cannot be covered */
 		if (fragment_id <= UINT32_MAX && index_on_fields(index, fields, n_fields))
 			ok = lp_roaring32_contains(index->fragment_bitmap.data,
 									   index->fragment_bitmap.len,
-									   (uint32_t) fragment_id, indexed, err);
+									   (uint32_t) fragment_id, &covers, err);
+		if (covers)
+			*indexes |= (uint64_t) 1 << (i % 64);
 	}
 	lp_protobuf_free(&section->base);
 	return ok;
+}
+
+bool
+lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
+							 const int32_t *fields, size_t n_fields,
+							 bool *indexed, LpError *err)
+{
+	uint64_t	indexes;
+
+	if (!lp_manifest_fragment_indexes(manifest, fragment_id, fields, n_fields, &indexes, err))
+		return false;
+	*indexed = indexes != 0;
+	return true;
 }
 
 uint64_t

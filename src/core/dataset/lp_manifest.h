@@ -72,9 +72,16 @@ bool		lp_manifest_schema(const LpManifest *manifest, LpSchema *schema,
 							   LpError *err);
 
 /*
- * Whether an index of the manifest's index section covers the fragment; only
- * indexes on one of fields count (every index when fields is NULL).
+ * Which indexes of the manifest's index section cover the fragment, as bits
+ * (index i: bit i % 64; fragments with equal bits are covered alike unless
+ * the dataset has more than 64 indexes); only indexes on one of fields count
+ * (every index when fields is NULL).
  */
+bool		lp_manifest_fragment_indexes(const LpManifest *manifest, uint64_t fragment_id,
+										 const int32_t *fields, size_t n_fields,
+										 uint64_t *indexes, LpError *err);
+
+/* Whether any index lp_manifest_fragment_indexes counts covers the fragment. */
 bool		lp_manifest_fragment_indexed(const LpManifest *manifest,
 										 uint64_t fragment_id,
 										 const int32_t *fields, size_t n_fields,

@@ -124,6 +124,7 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 				read->read_version = candidate->deletion_file.read_version;
 				read->id = candidate->deletion_file.id;
 				read->live_rows = candidate->physical_rows - part->deletions->num_deleted;
+				read->deleted = part->deletions;
 			}
 			parts = lappend(parts, part);
 		}

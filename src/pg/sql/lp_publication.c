@@ -144,6 +144,25 @@ copy_schema(const LpSchema *from)
 	return to;
 }
 
+/* A rewrite group's deletions, with the deleted rows they carry. */
+static LpRewriteDeletions *
+copy_deletions(const LpRewriteDeletions *from, size_t n)
+{
+	LpRewriteDeletions *to = copy_array(from, n, sizeof(LpRewriteDeletions));
+
+	for (size_t i = 0; to != NULL && i < n; i++)
+		if (from[i].deleted != NULL)
+		{
+			LpDeletions *deleted = palloc(sizeof(LpDeletions));
+
+			*deleted = *from[i].deleted;
+			deleted->deleted = copy_array(from[i].deleted->deleted,
+										  (size_t) (deleted->num_rows / 8 + 1), 1);
+			to[i].deleted = deleted;
+		}
+	return to;
+}
+
 /*
  * The request without the manifest it was read from, an append of one
  * file made an append of one fragment (so that appends merge).
@@ -187,8 +206,7 @@ copy_request(LpCommitRequest *to, const LpCommitRequest *from)
 			groups[g] = from->groups[g];
 			groups[g].old_fragment_ids = copy_array(from->groups[g].old_fragment_ids,
 													from->groups[g].n_old, sizeof(uint64_t));
-			groups[g].deletions = copy_array(from->groups[g].deletions,
-											 from->groups[g].n_old, sizeof(LpRewriteDeletions));
+			groups[g].deletions = copy_deletions(from->groups[g].deletions, from->groups[g].n_old);
 			copy_data_file(&groups[g].file, &from->groups[g].file);
 		}
 		to->groups = groups;

@@ -1,0 +1,608 @@
+/*
+ * lp_row_ids.c - stable row ids and row versions carried into rewritten
+ * fragments (see lp_row_ids.h).
+ */
+#include "dataset/lp_row_ids.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_bytes.h"
+#include "base/lp_protobuf.h"
+#include "rowids.pb-c.h"
+
+/* Where the values being read come from, for messages. */
+typedef struct SequenceSource
+{
+	const char *manifest_name;
+	uint64_t	fragment_id;
+	const char *what;			/* "row ids", "created-at versions", ... */
+} SequenceSource;
+
+static bool
+corrupt(const SequenceSource *source, LpError *err, const char *problem)
+{
+	return lp_fail(err, LP_ERR_CORRUPT,
+				   "%s of fragment %" PRIu64 " in manifest file \"%s\" %s",
+				   source->what, source->fragment_id, source->manifest_name, problem);
+}
+
+/*
+ * Values of an EncodedU64Array into out[0..room) (out NULL: count only);
+ * *count gets how many.
+ */
+static bool
+read_array(const Lance__Table__EncodedU64Array *array, uint64_t *out, uint64_t room,
+		   uint64_t *count, const SequenceSource *source, LpError *err)
+{
+	const uint8_t *data;
+	size_t		len;
+	size_t		width;
+	uint64_t	base = 0;
+
+	switch (array->array_case)
+	{
+		case LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U16_ARRAY:
+			data = array->u16_array->offsets.data;
+			len = array->u16_array->offsets.len;
+			base = array->u16_array->first;
+			width = 2;
+			break;
+		case LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U32_ARRAY:
+			data = array->u32_array->offsets.data;
+			len = array->u32_array->offsets.len;
+			base = array->u32_array->first;
+			width = 4;
+			break;
+		case LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U64_ARRAY:
+			data = array->u64_array->values.data;
+			len = array->u64_array->values.len;
+			width = 8;
+			break;
+		default:
+			return corrupt(source, err, "has an array of no known form");
+	}
+	if (len % width != 0)
+		return corrupt(source, err, "has an array whose size is not a multiple of its values");
+	*count = len / width;
+	if (*count > room)
+		return corrupt(source, err, "holds more values than the fragment has rows");
+	for (uint64_t i = 0; out != NULL && i < *count; i++)
+	{
+		uint64_t	offset = lp_le_uint(data + i * width, (uint32_t) width);
+
+		if (offset > UINT64_MAX - base)
+			return corrupt(source, err, "has a value past 2^64");
+		out[i] = base + offset;
+	}
+	return true;
+}
+
+/* The values of a range (start, end) without its holes, in order. */
+static bool
+read_range_with_holes(const Lance__Table__U64Segment__RangeWithHoles *segment, uint64_t *out,
+					  uint64_t room, uint64_t *count, const SequenceSource *source,
+					  LpError *err)
+{
+	uint64_t	n_holes;
+	uint64_t   *holes;
+	uint64_t	next_hole = 0;
+
+	if (segment->end < segment->start)
+		return corrupt(source, err, "has a range that ends before it starts");
+	if (segment->holes == NULL)
+		return corrupt(source, err, "has a range with holes but no holes");
+	if (!read_array(segment->holes, NULL, segment->end - segment->start, &n_holes, source, err))
+		return false;
+	*count = segment->end - segment->start - n_holes;
+	if (*count > room)
+		return corrupt(source, err, "holds more values than the fragment has rows");
+	holes = lp_alloc_array(n_holes > 0 ? n_holes : 1, sizeof(uint64_t));
+	if (holes == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	if (!read_array(segment->holes, holes, n_holes, &n_holes, source, err))
+	{
+		lp_free(holes);
+		return false;
+	}
+	for (uint64_t i = 0; i < n_holes; i++)
+		if (holes[i] < segment->start || holes[i] >= segment->end ||
+			(i > 0 && holes[i] <= holes[i - 1]))
+		{
+			lp_free(holes);
+			return corrupt(source, err, "has holes that are not ascending values of their range");
+		}
+	for (uint64_t value = segment->start, k = 0; out != NULL && value < segment->end; value++)
+	{
+		if (next_hole < n_holes && holes[next_hole] == value)
+			next_hole++;
+		else
+			out[k++] = value;
+	}
+	lp_free(holes);
+	return true;
+}
+
+static bool
+read_range_with_bitmap(const Lance__Table__U64Segment__RangeWithBitmap *segment, uint64_t *out,
+					   uint64_t room, uint64_t *count, const SequenceSource *source,
+					   LpError *err)
+{
+	uint64_t	span;
+	uint64_t	k = 0;
+
+	if (segment->end < segment->start)
+		return corrupt(source, err, "has a range that ends before it starts");
+	span = segment->end - segment->start;
+	if (segment->bitmap.len < span / 8 + (span % 8 != 0))
+		return corrupt(source, err, "has a bitmap shorter than its range");
+	for (uint64_t i = 0; i < span; i++)
+		if (segment->bitmap.data[i / 8] & (1u << (i % 8)))
+		{
+			if (k == room)
+				return corrupt(source, err, "holds more values than the fragment has rows");
+			if (out != NULL)
+				out[k] = segment->start + i;
+			k++;
+		}
+	*count = k;
+	return true;
+}
+
+/* The values of one segment into out[0..room) (out NULL: count only). */
+static bool
+read_segment(const Lance__Table__U64Segment *segment, uint64_t *out, uint64_t room,
+			 uint64_t *count, const SequenceSource *source, LpError *err)
+{
+	switch (segment->segment_case)
+	{
+		case LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE:
+			if (segment->range->end < segment->range->start)
+				return corrupt(source, err, "has a range that ends before it starts");
+			*count = segment->range->end - segment->range->start;
+			if (*count > room)
+				return corrupt(source, err, "holds more values than the fragment has rows");
+			for (uint64_t i = 0; out != NULL && i < *count; i++)
+				out[i] = segment->range->start + i;
+			return true;
+		case LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE_WITH_HOLES:
+			return read_range_with_holes(segment->range_with_holes, out, room, count, source, err);
+		case LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE_WITH_BITMAP:
+			return read_range_with_bitmap(segment->range_with_bitmap, out, room, count, source, err);
+		case LANCE__TABLE__U64_SEGMENT__SEGMENT_SORTED_ARRAY:
+			return read_array(segment->sorted_array, out, room, count, source, err);
+		case LANCE__TABLE__U64_SEGMENT__SEGMENT_ARRAY:
+			return read_array(segment->array, out, room, count, source, err);
+		default:
+			return corrupt(source, err, "has a segment of no known form");
+	}
+}
+
+static bool
+unpack(const ProtobufCMessageDescriptor *descriptor, const ProtobufCBinaryData *data,
+	   ProtobufCMessage **message, const SequenceSource *source, LpError *err)
+{
+	LpUnpackResult result = lp_protobuf_unpack(descriptor, data->data, data->len, message);
+
+	if (result == LP_UNPACK_NO_MEMORY)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	if (result != LP_UNPACK_OK)
+		return corrupt(source, err, lp_unpack_result_text(result));
+	return true;
+}
+
+/* The row ids of a fragment, exactly rows of them, into out. */
+static bool
+read_row_ids(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
+			 const SequenceSource *source, LpError *err)
+{
+	Lance__Table__RowIdSequence *sequence;
+	uint64_t	filled = 0;
+	bool		ok = true;
+
+	if (!unpack(&lance__table__row_id_sequence__descriptor, data,
+				(ProtobufCMessage **) &sequence, source, err))
+		return false;
+	for (size_t i = 0; ok && i < sequence->n_segments; i++)
+	{
+		uint64_t	count;
+
+		ok = read_segment(sequence->segments[i], out + filled, rows - filled, &count,
+						  source, err);
+		filled += ok ? count : 0;
+	}
+	if (ok && filled != rows)
+		ok = corrupt(source, err, "does not count the rows of the fragment");
+	lp_protobuf_free((ProtobufCMessage *) sequence);
+	return ok;
+}
+
+/*
+ * The versions of a fragment's rows, exactly rows of them, into out.  A run
+ * stands for as many rows as its span has values, in order; Lance reads
+ * spans by their length alone (RowDatasetVersionSequence::version_at).
+ */
+static bool
+read_versions(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
+			  const SequenceSource *source, LpError *err)
+{
+	Lance__Table__RowVersionSequence *sequence;
+	uint64_t	filled = 0;
+	bool		ok = true;
+
+	if (!unpack(&lance__table__row_version_sequence__descriptor, data,
+				(ProtobufCMessage **) &sequence, source, err))
+		return false;
+	for (size_t i = 0; ok && i < sequence->n_runs; i++)
+	{
+		const Lance__Table__RowVersionRun *run = sequence->runs[i];
+		uint64_t	count;
+
+		if (run->span == NULL)
+			ok = corrupt(source, err, "has a run without a span");
+		else
+			ok = read_segment(run->span, NULL, rows - filled, &count, source, err);
+		for (uint64_t k = 0; ok && k < count; k++)
+			out[filled++] = run->version;
+	}
+	if (ok && filled != rows)
+		ok = corrupt(source, err, "does not count the rows of the fragment");
+	lp_protobuf_free((ProtobufCMessage *) sequence);
+	return ok;
+}
+
+bool
+lp_row_meta_init(LpRowMeta *meta, uint64_t capacity, LpError *err)
+{
+	size_t		n = capacity > 0 ? (size_t) capacity : 1;
+
+	memset(meta, 0, sizeof(*meta));
+	if (capacity > SIZE_MAX / (3 * sizeof(uint64_t)))
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	meta->capacity = meta->allocated = capacity;
+	meta->row_ids = lp_alloc_array(n, sizeof(uint64_t));
+	meta->created_at = lp_alloc_array(n, sizeof(uint64_t));
+	meta->last_updated_at = lp_alloc_array(n, sizeof(uint64_t));
+	if (meta->row_ids == NULL || meta->created_at == NULL || meta->last_updated_at == NULL)
+	{
+		lp_row_meta_free(meta);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	}
+	return true;
+}
+
+void
+lp_row_meta_free(LpRowMeta *meta)
+{
+	lp_free(meta->row_ids);
+	lp_free(meta->created_at);
+	lp_free(meta->last_updated_at);
+	memset(meta, 0, sizeof(*meta));
+}
+
+/* Keep, in place, the values of the rows deleted does not name. */
+static uint64_t
+drop_deleted(uint64_t *values, uint64_t rows, const LpDeletions *deleted)
+{
+	uint64_t	kept = 0;
+
+	for (uint64_t i = 0; i < rows; i++)
+		if (!(deleted->deleted[i / 8] & (1u << (i % 8))))
+			values[kept++] = values[i];
+	return kept;
+}
+
+bool
+lp_row_meta_append(LpRowMeta *meta, const Lance__Table__DataFragment *fragment,
+				   const LpDeletions *deleted, const char *manifest_name, LpError *err)
+{
+	uint64_t	rows = fragment->physical_rows;
+	uint64_t	live = deleted != NULL ? rows - deleted->num_deleted : rows;
+	SequenceSource source = {manifest_name, fragment->id, "row ids"};
+	uint64_t   *ids;
+	uint64_t   *created;
+	uint64_t   *updated;
+	bool		ok;
+
+	if (deleted != NULL && (deleted->num_rows != rows || deleted->num_deleted > rows))
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the deleted rows given for fragment %" PRIu64 " do not match its %" PRIu64 " rows",
+					   fragment->id, rows);
+	if (live > meta->capacity - meta->rows)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the rewritten fragments hold more rows than the new fragment");
+	if (fragment->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+		return fragment->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ?
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"row ids of fragment %" PRIu64 " in manifest file \"%s\" are in an external file, which lance_parts does not read",
+					fragment->id, manifest_name) :
+			corrupt(&source, err, "are missing in a dataset with stable row ids");
+	if (fragment->created_at_version_sequence_case ==
+		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_EXTERNAL_CREATED_AT_VERSIONS ||
+		fragment->last_updated_at_version_sequence_case ==
+		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_EXTERNAL_LAST_UPDATED_AT_VERSIONS)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "row versions of fragment %" PRIu64 " in manifest file \"%s\" are in an external file, which lance_parts does not read",
+					   fragment->id, manifest_name);
+
+	/* the whole fragment is read, its deleted rows dropped afterwards */
+	if (rows > meta->allocated - meta->rows)
+	{
+		LpRowMeta	wider;
+
+		if (!lp_row_meta_init(&wider, meta->rows + rows, err))
+			return false;
+		memcpy(wider.row_ids, meta->row_ids, meta->rows * sizeof(uint64_t));
+		memcpy(wider.created_at, meta->created_at, meta->rows * sizeof(uint64_t));
+		memcpy(wider.last_updated_at, meta->last_updated_at, meta->rows * sizeof(uint64_t));
+		wider.rows = meta->rows;
+		wider.capacity = meta->capacity;
+		lp_row_meta_free(meta);
+		*meta = wider;
+	}
+	ids = meta->row_ids + meta->rows;
+	created = meta->created_at + meta->rows;
+	updated = meta->last_updated_at + meta->rows;
+
+	ok = read_row_ids(&fragment->inline_row_ids, ids, rows, &source, err);
+	source.what = "created-at versions";
+	if (ok && fragment->created_at_version_sequence_case ==
+		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS)
+		ok = read_versions(&fragment->inline_created_at_versions, created, rows, &source, err);
+	else
+		for (uint64_t i = 0; i < rows; i++)
+			created[i] = 1;
+	source.what = "last-updated-at versions";
+	if (ok && fragment->last_updated_at_version_sequence_case ==
+		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS)
+		ok = read_versions(&fragment->inline_last_updated_at_versions, updated, rows, &source, err);
+	else if (ok)
+		memcpy(updated, created, rows * sizeof(uint64_t));
+	if (!ok)
+		return false;
+	if (deleted != NULL)
+	{
+		drop_deleted(ids, rows, deleted);
+		drop_deleted(created, rows, deleted);
+		drop_deleted(updated, rows, deleted);
+	}
+	meta->rows += live;
+	return true;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* Runs of consecutive values this long or longer become ranges; others an array. */
+#define RANGE_MIN_RUN 4
+
+typedef struct SegmentList
+{
+	Lance__Table__U64Segment *segments;
+	Lance__Table__U64Segment **pointers;
+	Lance__Table__U64Segment__Range *ranges;
+	Lance__Table__EncodedU64Array *arrays;
+	Lance__Table__EncodedU64Array__U64Array *u64_arrays;
+	uint8_t    *array_bytes;	/* every array's values, little-endian */
+	size_t		n;
+} SegmentList;
+
+static void
+free_segments(SegmentList *list)
+{
+	lp_free(list->segments);
+	lp_free(list->pointers);
+	lp_free(list->ranges);
+	lp_free(list->arrays);
+	lp_free(list->u64_arrays);
+	lp_free(list->array_bytes);
+}
+
+static bool
+alloc_segments(SegmentList *list, uint64_t max_segments, uint64_t max_values, LpError *err)
+{
+	size_t		n = (size_t) (max_segments > 0 ? max_segments : 1);
+
+	memset(list, 0, sizeof(*list));
+	list->segments = lp_alloc_array(n, sizeof(*list->segments));
+	list->pointers = lp_alloc_array(n, sizeof(*list->pointers));
+	list->ranges = lp_alloc_array(n, sizeof(*list->ranges));
+	list->arrays = lp_alloc_array(n, sizeof(*list->arrays));
+	list->u64_arrays = lp_alloc_array(n, sizeof(*list->u64_arrays));
+	list->array_bytes = lp_alloc_array(max_values > 0 ? (size_t) max_values : 1, 8);
+	if (list->segments == NULL || list->pointers == NULL || list->ranges == NULL ||
+		list->arrays == NULL || list->u64_arrays == NULL || list->array_bytes == NULL)
+	{
+		free_segments(list);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	}
+	return true;
+}
+
+static void
+add_range(SegmentList *list, uint64_t start, uint64_t end)
+{
+	Lance__Table__U64Segment *segment = &list->segments[list->n];
+
+	lance__table__u64_segment__range__init(&list->ranges[list->n]);
+	list->ranges[list->n].start = start;
+	list->ranges[list->n].end = end;
+	lance__table__u64_segment__init(segment);
+	segment->segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE;
+	segment->range = &list->ranges[list->n];
+	list->pointers[list->n] = segment;
+	list->n++;
+}
+
+static void
+add_array(SegmentList *list, const uint64_t *values, size_t n, size_t *bytes_used)
+{
+	Lance__Table__U64Segment *segment = &list->segments[list->n];
+	uint8_t    *bytes = list->array_bytes + *bytes_used;
+
+	for (size_t i = 0; i < n; i++)
+		lp_put_le64(bytes + i * 8, values[i]);
+	*bytes_used += n * 8;
+	lance__table__encoded_u64_array__u64_array__init(&list->u64_arrays[list->n]);
+	list->u64_arrays[list->n].values.data = bytes;
+	list->u64_arrays[list->n].values.len = n * 8;
+	lance__table__encoded_u64_array__init(&list->arrays[list->n]);
+	list->arrays[list->n].array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U64_ARRAY;
+	list->arrays[list->n].u64_array = &list->u64_arrays[list->n];
+	lance__table__u64_segment__init(segment);
+	segment->segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_ARRAY;
+	segment->array = &list->arrays[list->n];
+	list->pointers[list->n] = segment;
+	list->n++;
+}
+
+/*
+ * Row ids as segments: runs of consecutive ids of RANGE_MIN_RUN or more as
+ * ranges, the ids between them as plain arrays.  With list NULL, only
+ * counts the segments and the ids that go into arrays.
+ */
+static void
+walk_row_ids(const uint64_t *ids, uint64_t n, SegmentList *list, uint64_t *n_segments,
+			 uint64_t *n_loose)
+{
+	size_t		bytes_used = 0;
+	uint64_t	loose_start = 0;
+	uint64_t	i = 0;
+
+	*n_segments = *n_loose = 0;
+	while (i < n)
+	{
+		uint64_t	run = 1;
+
+		while (i + run < n && ids[i + run - 1] != UINT64_MAX &&
+			   ids[i + run] == ids[i + run - 1] + 1)
+			run++;
+		if (run >= RANGE_MIN_RUN)
+		{
+			if (loose_start < i)
+			{
+				if (list != NULL)
+					add_array(list, ids + loose_start, (size_t) (i - loose_start), &bytes_used);
+				(*n_segments)++;
+				*n_loose += i - loose_start;
+			}
+			if (list != NULL)
+				add_range(list, ids[i], ids[i] + run);
+			(*n_segments)++;
+			loose_start = i + run;
+		}
+		i += run;
+	}
+	if (loose_start < n)
+	{
+		if (list != NULL)
+			add_array(list, ids + loose_start, (size_t) (n - loose_start), &bytes_used);
+		(*n_segments)++;
+		*n_loose += n - loose_start;
+	}
+}
+
+static uint8_t *
+pack(const ProtobufCMessage *message, size_t *len, LpError *err)
+{
+	uint8_t    *data;
+
+	*len = protobuf_c_message_get_packed_size(message);
+	data = lp_alloc(*len > 0 ? *len : 1);
+	if (data == NULL)
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	else
+		protobuf_c_message_pack(message, data);
+	return data;
+}
+
+static uint8_t *
+pack_row_ids(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
+{
+	Lance__Table__RowIdSequence sequence;
+	SegmentList list;
+	uint64_t	n_segments;
+	uint64_t	n_loose;
+	uint8_t    *data;
+
+	walk_row_ids(ids, n, NULL, &n_segments, &n_loose);
+	if (!alloc_segments(&list, n_segments, n_loose, err))
+		return NULL;
+	walk_row_ids(ids, n, &list, &n_segments, &n_loose);
+	lance__table__row_id_sequence__init(&sequence);
+	sequence.n_segments = list.n;
+	sequence.segments = list.pointers;
+	data = pack((const ProtobufCMessage *) &sequence, len, err);
+	free_segments(&list);
+	return data;
+}
+
+/* Versions as runs of equal versions, each spanning its row offsets. */
+static uint8_t *
+pack_versions(const uint64_t *versions, uint64_t n, size_t *len, LpError *err)
+{
+	Lance__Table__RowVersionSequence sequence;
+	Lance__Table__RowVersionRun *runs;
+	Lance__Table__RowVersionRun **pointers;
+	SegmentList spans;
+	uint8_t    *data = NULL;
+	size_t		n_runs = 0;
+	uint64_t	max_runs = n > 0 ? 1 : 0;
+
+	for (uint64_t i = 1; i < n; i++)
+		max_runs += versions[i] != versions[i - 1];
+	if (!alloc_segments(&spans, max_runs, 0, err))
+		return NULL;
+	runs = lp_alloc_array(max_runs > 0 ? (size_t) max_runs : 1, sizeof(*runs));
+	pointers = lp_alloc_array(max_runs > 0 ? (size_t) max_runs : 1, sizeof(*pointers));
+	if (runs == NULL || pointers == NULL)
+	{
+		lp_free(runs);
+		lp_free(pointers);
+		free_segments(&spans);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	for (uint64_t start = 0, end; start < n; start = end)
+	{
+		for (end = start + 1; end < n && versions[end] == versions[start]; end++)
+			;
+		add_range(&spans, start, end);
+		lance__table__row_version_run__init(&runs[n_runs]);
+		runs[n_runs].span = spans.pointers[spans.n - 1];
+		runs[n_runs].version = versions[start];
+		pointers[n_runs] = &runs[n_runs];
+		n_runs++;
+	}
+	lance__table__row_version_sequence__init(&sequence);
+	sequence.n_runs = n_runs;
+	sequence.runs = pointers;
+	data = pack((const ProtobufCMessage *) &sequence, len, err);
+	free_segments(&spans);
+	lp_free(runs);
+	lp_free(pointers);
+	return data;
+}
+
+bool
+lp_row_meta_pack(const LpRowMeta *meta, uint8_t **row_ids, size_t *row_ids_len,
+				 uint8_t **created_at, size_t *created_at_len,
+				 uint8_t **last_updated_at, size_t *last_updated_at_len, LpError *err)
+{
+	if (meta->rows != meta->capacity)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the rewritten fragments hold %" PRIu64 " rows, the new fragment %" PRIu64,
+					   meta->rows, meta->capacity);
+	*row_ids = pack_row_ids(meta->row_ids, meta->rows, row_ids_len, err);
+	*created_at = *row_ids ? pack_versions(meta->created_at, meta->rows, created_at_len, err) : NULL;
+	*last_updated_at = *created_at ?
+		pack_versions(meta->last_updated_at, meta->rows, last_updated_at_len, err) : NULL;
+	if (*last_updated_at == NULL)
+	{
+		lp_free(*row_ids);
+		lp_free(*created_at);
+		*row_ids = *created_at = NULL;
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,62 @@
+/*
+ * lp_row_ids.h - the stable row ids of fragments (Lance's RowIdSequence)
+ * and the created-at / last-updated-at versions of their rows (run-length
+ * sequences beside them), carried into the fragment a rewrite makes: the
+ * values of each old fragment in order, without the rows the new file
+ * leaves out (its deleted rows, when deletions are materialized), as
+ * Lance's compaction carries them (rechunk_stable_row_ids and
+ * recalc_versions_for_rewritten_fragments in optimize.rs).  Row ids never
+ * change, so indexes keyed on them stay valid.
+ *
+ * The values are expanded in memory (24 bytes a row of the new fragment)
+ * and written back as ranges where they run on, so that a compacted
+ * sequence is as small as its input.  Everything read from a manifest is
+ * checked: segment bounds, array sizes, holes, and that a fragment's
+ * sequences count exactly its physical rows.
+ */
+#ifndef LP_ROW_IDS_H
+#define LP_ROW_IDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/lp_error.h"
+#include "format/lp_deletion.h"
+#include "table.pb-c.h"
+
+typedef struct LpRowMeta
+{
+	uint64_t	rows;			/* rows gathered so far */
+	uint64_t	capacity;		/* rows of the new fragment */
+	uint64_t	allocated;		/* rows the arrays hold */
+	uint64_t   *row_ids;
+	uint64_t   *created_at;
+	uint64_t   *last_updated_at;
+} LpRowMeta;
+
+/* Room for the rows of one new fragment. */
+bool		lp_row_meta_init(LpRowMeta *meta, uint64_t capacity, LpError *err);
+
+/*
+ * Add the rows of old fragment, without those set in deleted (NULL: all its
+ * rows).  A fragment without row ids is LP_ERR_CORRUPT (every fragment of a
+ * dataset with stable row ids has them); missing version sequences mean
+ * version 1, as in Lance.
+ */
+bool		lp_row_meta_append(LpRowMeta *meta, const Lance__Table__DataFragment *fragment,
+							   const LpDeletions *deleted, const char *manifest_name,
+							   LpError *err);
+
+/*
+ * The serialized RowIdSequence and RowVersionSequences of the rows
+ * gathered, which must fill the capacity (lp_alloc'd, free with lp_free).
+ */
+bool		lp_row_meta_pack(const LpRowMeta *meta, uint8_t **row_ids, size_t *row_ids_len,
+							 uint8_t **created_at, size_t *created_at_len,
+							 uint8_t **last_updated_at, size_t *last_updated_at_len,
+							 LpError *err);
+
+void		lp_row_meta_free(LpRowMeta *meta);
+
+#endif							/* LP_ROW_IDS_H */
