@@ -374,4 +374,5 @@ module.exports = {
 	expectedNumColumns,
 	readDataFileMeta,
 	readManifest,
+	latestManifestFile,
 };

@@ -625,6 +625,17 @@ is_json_container(const LpType *type)
 		  type->id == LP_TYPE_FIXED_SIZE_LIST) && type->num_children == 1);
 }
 
+/* A Lance type no writer here produces. */
+static void
+refuse_unwritable_type(const LpType *type, const char *column, const char *what)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			errmsg("column \"%s\" is written to a field of %s of Lance type %s, which cannot be written yet",
+				   column, what, lp_type_id_name(type->id)),
+			errdetail("Half floats, dictionaries and packed structs are not supported yet."));
+}
+
 /*
  * A field whose values come as JSON, as lance_fdw reads structs and nested
  * lists: objects for structs (a key per member), arrays for lists, and for
@@ -655,11 +666,7 @@ plan_json_field(FieldBuilder *builder, const LpType *type, const char *column, c
 	}
 	builder->input_typid = input_type_for(type, TEXTOID);
 	if (!OidIsValid(builder->input_typid))
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("column \"%s\" is written to a field of %s of Lance type %s, which cannot be written yet",
-					   column, what, lp_type_id_name(type->id)),
-				errdetail("Half floats, dictionaries and packed structs are not supported yet."));
+		refuse_unwritable_type(type, column, what);
 	plan_cast(builder, TEXTOID, what);
 }
 
@@ -696,11 +703,7 @@ plan_field(FieldBuilder *builder, const LpType *type, Oid source_typid, int32 so
 	}
 	builder->input_typid = input_type_for(type, source_typid);
 	if (!OidIsValid(builder->input_typid))
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("column \"%s\" is written to a field of %s of Lance type %s, which cannot be written yet",
-					   column, what, lp_type_id_name(type->id)),
-				errdetail("Half floats, dictionaries and packed structs are not supported yet."));
+		refuse_unwritable_type(type, column, what);
 	if (type->id == LP_TYPE_FIXED_SIZE_LIST)
 		check_vector_dimension(builder, type, source_typid, source_typmod, what);
 	plan_cast(builder, source_typid, what);
