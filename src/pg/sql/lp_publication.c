@@ -675,8 +675,16 @@ lp_publish(const LpPublicationRequest *request, LpCommitResult *result)
 	return false;
 }
 
-bool
-lp_publication_replaces(const char *root)
+static bool
+deletes_rows(const Publication *publication)
+{
+	return publication->request.kind == LP_COMMIT_DELETE ||
+		publication->request.kind == LP_COMMIT_UPDATE;
+}
+
+/* Whether a pending publication to the dataset at root satisfies matches. */
+static bool
+pending_for(const char *root, bool (*matches) (const Publication *))
 {
 	ListCell   *cell;
 
@@ -684,27 +692,22 @@ lp_publication_replaces(const char *root)
 	{
 		Publication *publication = lfirst(cell);
 
-		if (strcmp(publication->root, root) == 0 && replaces_dataset(publication))
+		if (strcmp(publication->root, root) == 0 && matches(publication))
 			return true;
 	}
 	return false;
 }
 
 bool
+lp_publication_replaces(const char *root)
+{
+	return pending_for(root, replaces_dataset);
+}
+
+bool
 lp_publication_deletes(const char *root)
 {
-	ListCell   *cell;
-
-	foreach(cell, pending)
-	{
-		Publication *publication = lfirst(cell);
-
-		if (strcmp(publication->root, root) == 0 &&
-			(publication->request.kind == LP_COMMIT_DELETE ||
-			 publication->request.kind == LP_COMMIT_UPDATE))
-			return true;
-	}
-	return false;
+	return pending_for(root, deletes_rows);
 }
 
 static bool
