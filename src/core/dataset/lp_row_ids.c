@@ -61,19 +61,19 @@ read_array(const Lance__Table__EncodedU64Array *array, uint64_t *out, uint64_t r
 			width = 8;
 			break;
 		default:
-			return corrupt(source, err, "has an array of no known form");
+			return corrupt(source, err, "have an array of no known form");
 	}
 	if (len % width != 0)
-		return corrupt(source, err, "has an array whose size is not a multiple of its values");
+		return corrupt(source, err, "have an array whose size is not a multiple of its values");
 	*count = len / width;
 	if (*count > room)
-		return corrupt(source, err, "holds more values than the fragment has rows");
+		return corrupt(source, err, "hold more values than the fragment has rows");
 	for (uint64_t i = 0; out != NULL && i < *count; i++)
 	{
 		uint64_t	offset = lp_le_uint(data + i * width, (uint32_t) width);
 
 		if (offset > UINT64_MAX - base)
-			return corrupt(source, err, "has a value past 2^64");
+			return corrupt(source, err, "have a value past 2^64");
 		out[i] = base + offset;
 	}
 	return true;
@@ -90,14 +90,14 @@ read_range_with_holes(const Lance__Table__U64Segment__RangeWithHoles *segment, u
 	uint64_t	next_hole = 0;
 
 	if (segment->end < segment->start)
-		return corrupt(source, err, "has a range that ends before it starts");
+		return corrupt(source, err, "have a range that ends before it starts");
 	if (segment->holes == NULL)
-		return corrupt(source, err, "has a range with holes but no holes");
+		return corrupt(source, err, "have a range with holes but no holes");
 	if (!read_array(segment->holes, NULL, segment->end - segment->start, &n_holes, source, err))
 		return false;
 	*count = segment->end - segment->start - n_holes;
 	if (*count > room)
-		return corrupt(source, err, "holds more values than the fragment has rows");
+		return corrupt(source, err, "hold more values than the fragment has rows");
 	holes = lp_alloc_array(n_holes > 0 ? n_holes : 1, sizeof(uint64_t));
 	if (holes == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
@@ -111,7 +111,7 @@ read_range_with_holes(const Lance__Table__U64Segment__RangeWithHoles *segment, u
 			(i > 0 && holes[i] <= holes[i - 1]))
 		{
 			lp_free(holes);
-			return corrupt(source, err, "has holes that are not ascending values of their range");
+			return corrupt(source, err, "have holes that are not ascending values of their range");
 		}
 	for (uint64_t value = segment->start, k = 0; out != NULL && value < segment->end; value++)
 	{
@@ -133,15 +133,15 @@ read_range_with_bitmap(const Lance__Table__U64Segment__RangeWithBitmap *segment,
 	uint64_t	k = 0;
 
 	if (segment->end < segment->start)
-		return corrupt(source, err, "has a range that ends before it starts");
+		return corrupt(source, err, "have a range that ends before it starts");
 	span = segment->end - segment->start;
 	if (segment->bitmap.len < span / 8 + (span % 8 != 0))
-		return corrupt(source, err, "has a bitmap shorter than its range");
+		return corrupt(source, err, "have a bitmap shorter than its range");
 	for (uint64_t i = 0; i < span; i++)
 		if (segment->bitmap.data[i / 8] & (1u << (i % 8)))
 		{
 			if (k == room)
-				return corrupt(source, err, "holds more values than the fragment has rows");
+				return corrupt(source, err, "hold more values than the fragment has rows");
 			if (out != NULL)
 				out[k] = segment->start + i;
 			k++;
@@ -159,10 +159,10 @@ read_segment(const Lance__Table__U64Segment *segment, uint64_t *out, uint64_t ro
 	{
 		case LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE:
 			if (segment->range->end < segment->range->start)
-				return corrupt(source, err, "has a range that ends before it starts");
+				return corrupt(source, err, "have a range that ends before it starts");
 			*count = segment->range->end - segment->range->start;
 			if (*count > room)
-				return corrupt(source, err, "holds more values than the fragment has rows");
+				return corrupt(source, err, "hold more values than the fragment has rows");
 			for (uint64_t i = 0; out != NULL && i < *count; i++)
 				out[i] = segment->range->start + i;
 			return true;
@@ -175,7 +175,7 @@ read_segment(const Lance__Table__U64Segment *segment, uint64_t *out, uint64_t ro
 		case LANCE__TABLE__U64_SEGMENT__SEGMENT_ARRAY:
 			return read_array(segment->array, out, room, count, source, err);
 		default:
-			return corrupt(source, err, "has a segment of no known form");
+			return corrupt(source, err, "have a segment of no known form");
 	}
 }
 
@@ -188,7 +188,10 @@ unpack(const ProtobufCMessageDescriptor *descriptor, const ProtobufCBinaryData *
 	if (result == LP_UNPACK_NO_MEMORY)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	if (result != LP_UNPACK_OK)
-		return corrupt(source, err, lp_unpack_result_text(result));
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "%s of fragment %" PRIu64 " in manifest file \"%s\": the message %s",
+					   source->what, source->fragment_id, source->manifest_name,
+					   lp_unpack_result_text(result));
 	return true;
 }
 
@@ -213,7 +216,7 @@ read_row_ids(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
 		filled += ok ? count : 0;
 	}
 	if (ok && filled != rows)
-		ok = corrupt(source, err, "does not count the rows of the fragment");
+		ok = corrupt(source, err, "do not count the rows of the fragment");
 	lp_protobuf_free((ProtobufCMessage *) sequence);
 	return ok;
 }
@@ -240,14 +243,14 @@ read_versions(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
 		uint64_t	count;
 
 		if (run->span == NULL)
-			ok = corrupt(source, err, "has a run without a span");
+			ok = corrupt(source, err, "have a run without a span");
 		else
 			ok = read_segment(run->span, NULL, rows - filled, &count, source, err);
 		for (uint64_t k = 0; ok && k < count; k++)
 			out[filled++] = run->version;
 	}
 	if (ok && filled != rows)
-		ok = corrupt(source, err, "does not count the rows of the fragment");
+		ok = corrupt(source, err, "do not count the rows of the fragment");
 	lp_protobuf_free((ProtobufCMessage *) sequence);
 	return ok;
 }
