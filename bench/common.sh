@@ -14,7 +14,8 @@
 #                      (in the reverse order of registration)
 #   bench_header TEXT  the results' heading: date, commit, the command line
 #                      ($COMMAND) with TEXT after it, and the machine
-#   bench_finish       print the results, append them to docs/BENCHMARKS.md
+#   bench_finish       print the results, insert them into docs/BENCHMARKS.md before
+#                      the earlier runs (latest first)
 #                      unless $APPEND is false
 # and the helpers log, out, median, ratio, mbps, array_sql.
 # shellcheck shell=bash
@@ -100,7 +101,14 @@ bench_finish()
 {
 	cat "$RESULTS"
 	if $APPEND; then
-		cat "$RESULTS" >>"$ROOT/docs/BENCHMARKS.md"
-		log "appended to docs/BENCHMARKS.md"
+		# latest first: before the first dated section (the summary stays on top)
+		awk -v results="$RESULTS" '
+			!done && /^## [0-9]/ { while ((getline line < results) > 0) print line; print ""; done = 1 }
+			{ print }
+			END { if (!done) while ((getline line < results) > 0) print line }
+		' "$ROOT/docs/BENCHMARKS.md" >"$RESULTS.doc"
+		cat "$RESULTS.doc" >"$ROOT/docs/BENCHMARKS.md"
+		rm -f "$RESULTS.doc"
+		log "inserted before the earlier runs in docs/BENCHMARKS.md"
 	fi
 }

@@ -187,7 +187,7 @@ cat "$RESULTS"
 if $APPEND; then
 	# latest first: before the first dated section
 	awk -v results="$RESULTS" '
-		!done && /^## / { while ((getline line < results) > 0) print line; done = 1 }
+		!done && /^## [0-9]/ { while ((getline line < results) > 0) print line; done = 1 }
 		{ print }
 		END { if (!done) while ((getline line < results) > 0) print line }
 	' "$ROOT/docs/BENCHMARKS.md" >"$WORK/BENCHMARKS.md"

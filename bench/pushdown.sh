@@ -3,7 +3,7 @@
 # pushdown.sh - lance_fdw filter pushdown: 1 %-selective queries with the
 # pushed clauses evaluated while decoding, against the same queries with
 # lance_parts.fdw_pushdown off (every column of every row decoded and
-# converted, then filtered by the executor); appended to docs/BENCHMARKS.md
+# converted, then filtered by the executor); recorded in docs/BENCHMARKS.md
 # with the command line that produced them.
 #
 #   sudo bench/pushdown.sh [--rows N] [--reps N] [--workers N] [--no-append]

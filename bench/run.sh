@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
 # run.sh - the assembly benchmarks, side by side on the same generated data,
-# appended to docs/BENCHMARKS.md with the command line that produced them.
+# recorded in docs/BENCHMARKS.md (latest first) with the command line that produced them.
 #
 #   sudo bench/run.sh [--size-mb N] [--reps N] [--only SECTION[,SECTION...]] [--no-append]
 #

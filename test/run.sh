@@ -30,7 +30,10 @@
 #   layout    test/tools/check_layers.sh the layer rules, checked over the sources,
 #                                        and test/tools/check_release.py: META.json,
 #                                        the control file, the Makefile and debian/
-#                                        name one release
+#                                        name one release; test/tools/check_docs.py:
+#                                        every SQL object, setting and option has an
+#                                        entry in docs/REFERENCE.md, every src/ file a
+#                                        line in docs/ARCHITECTURE.md, links resolve
 #   core      make check-core            test/core/*.c, plain C, no server
 #   s3        make check-s3              test/s3/*.c, the core's S3 store against
 #                                        Ceph RGW (scripts/s3-server.sh, on the
@@ -290,18 +293,22 @@ selected_files()
 # ---- layers -----------------------------------------------------------------
 
 # layout: each rule of test/tools/check_layers.sh and each check of the
-# release metadata (test/tools/check_release.py) is one test.
+# release metadata (test/tools/check_release.py) and of the documentation
+# (test/tools/check_docs.py) is one test.
 layer_layout()
 {
-	local log=$LOGS/layout.log rc release_rc
+	local log=$LOGS/layout.log rc release_rc docs_rc
 	run_logged "$log" bash "$ROOT/test/tools/check_layers.sh" "$ROOT"
 	rc=$?
 	run_logged "$LOGS/release.log" python3 "$ROOT/test/tools/check_release.py" "$ROOT"
 	release_rc=$?
-	L_PASSED=$(cat "$log" "$LOGS/release.log" | grep -c '^ok ')
-	L_FAILED=$(cat "$log" "$LOGS/release.log" | grep -c '^FAILED ')
+	run_logged "$LOGS/docs.log" python3 "$ROOT/test/tools/check_docs.py" "$ROOT"
+	docs_rc=$?
+	L_PASSED=$(cat "$log" "$LOGS/release.log" "$LOGS/docs.log" | grep -c '^ok ')
+	L_FAILED=$(cat "$log" "$LOGS/release.log" "$LOGS/docs.log" | grep -c '^FAILED ')
 	command_failed "$rc"
 	command_failed "$release_rc"
+	command_failed "$docs_rc"
 }
 
 # core and sanitize: the unit-test binary ends with "core: N passed, N failed".
