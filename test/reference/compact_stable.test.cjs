@@ -121,3 +121,27 @@ SELECT * FROM lance_parts.compact(${h.literal(dataset)});
 	await table.checkoutLatest();
 	assert.equal(await table.version(), version, 'nothing published');
 });
+
+// Lance's Append and Overwrite give each new fragment the next row ids and keep the dataset's
+// stable row ids; so do write_dataset's appends of several fragments and its overwrite.
+test('write_dataset appends several fragments and overwrites: row ids go on from next_row_id', async () => {
+	const db = await lancedb.connect(dir);
+	const name = 'stable_write';
+	const table = await db.createTable(name, rowsOf(0, 10), { storageOptions: { newTableEnableStableRowIds: 'true' } });
+	const dataset = path.join(dir, name + '.lance');
+	const write = (mode, from, to) => h.sqlRows(`SELECT * FROM lance_parts.write_dataset(${h.literal(dataset)},
+		'SELECT g::bigint AS id, ''value '' || g AS s FROM generate_series(${from}, ${to}) g',
+		mode => '${mode}', max_rows_per_file => 4)`)[0];
+
+	assert.equal(write('append', 10, 19).fragments, 3);
+	await table.checkoutLatest();
+	assert.deepEqual((await rowsWithIds(table)).map((r) => r.split(' ').slice(0, 2).join(' ')),
+		Array.from({ length: 20 }, (_, i) => i + ' ' + i));
+
+	assert.equal(write('overwrite', 100, 104).fragments, 2);
+	await table.checkoutLatest();
+	assert.deepEqual((await rowsWithIds(table)).map((r) => r.split(' ').slice(0, 2).join(' ')),
+		Array.from({ length: 5 }, (_, i) => (100 + i) + ' ' + (20 + i)));
+	await table.add(rowsOf(200, 2));
+	assert.deepEqual((await rowsWithIds(table)).slice(-2).map((r) => r.split(' ')[1]), ['25', '26']);
+});
