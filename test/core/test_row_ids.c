@@ -10,6 +10,7 @@
 #include "base/lp_alloc.h"
 #include "base/lp_bytes.h"
 #include "base/lp_protobuf.h"
+#include "dataset/lp_manifest_internal.h"
 #include "dataset/lp_row_ids.h"
 #include "rowids.pb-c.h"
 
@@ -180,6 +181,29 @@ free_fragment(Lance__Table__DataFragment *fragment)
 		lp_free(fragment->inline_created_at_versions.data);
 }
 
+/* A manifest named name holding the fragments, for lp_row_meta_append. */
+typedef struct TestManifest
+{
+	Lance__Table__Manifest proto;
+	Lance__Table__DataFragment *fragments[2];
+	LpManifest	manifest;
+} TestManifest;
+
+static LpManifest *
+wrap(TestManifest *t, const char *name, Lance__Table__DataFragment *first,
+	 Lance__Table__DataFragment *second)
+{
+	memset(t, 0, sizeof(*t));
+	lance__table__manifest__init(&t->proto);
+	t->fragments[0] = first;
+	t->fragments[1] = second;
+	t->proto.fragments = t->fragments;
+	t->proto.n_fragments = second != NULL ? 2 : 1;
+	t->manifest.name = (char *) name;
+	t->manifest.proto = &t->proto;
+	return &t->manifest;
+}
+
 /* The values of a sequence written by lp_row_meta_pack (ranges and u64 arrays). */
 static size_t
 expand_written(const uint8_t *data, size_t len, uint64_t *out, size_t room)
@@ -217,6 +241,8 @@ LP_TEST(row_ids_carried_through_rewrite)
 	LpDeletions deleted;
 	uint8_t		deleted_bits[2] = {0x05, 0x00};	/* rows 0 and 2 of the second */
 	LpRowMeta	meta;
+	TestManifest wrapped;
+	LpManifest *manifest;
 	uint8_t    *ids;
 	uint8_t    *created;
 	uint8_t    *updated;
@@ -234,9 +260,10 @@ LP_TEST(row_ids_carried_through_rewrite)
 	deleted.num_deleted = 2;
 	deleted.deleted = deleted_bits;
 
+	manifest = wrap(&wrapped, "m", &first, &second);
 	LP_CHECK(lp_row_meta_init(&meta, n_ids + 4, &err));
-	LP_CHECK_MSG(lp_row_meta_append(&meta, &first, NULL, "m", &err), "%s", err.message);
-	LP_CHECK_MSG(lp_row_meta_append(&meta, &second, &deleted, "m", &err), "%s", err.message);
+	LP_CHECK_MSG(lp_row_meta_append(&meta, manifest, 0, NULL, &err), "%s", err.message);
+	LP_CHECK_MSG(lp_row_meta_append(&meta, manifest, 1, &deleted, &err), "%s", err.message);
 	LP_CHECK_EQ_U64(meta.rows, n_ids + 4);
 	LP_CHECK(lp_row_meta_pack(&meta, &ids, &ids_len, &created, &created_len, &updated,
 							  &updated_len, &err));
@@ -281,6 +308,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 {
 	Segments	segments;
 	Lance__Table__DataFragment fragment;
+	TestManifest wrapped;
 	LpRowMeta	meta;
 	LpError		err;
 
@@ -290,7 +318,8 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	{
 		make_fragment(&fragment, 3, rows, &segments, 5, false);
 		LP_CHECK(lp_row_meta_init(&meta, rows, &err));
-		LP_CHECK(!lp_row_meta_append(&meta, &fragment, NULL, "bad.manifest", &err));
+		LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "bad.manifest", &fragment, NULL), 0,
+									 NULL, &err));
 		LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "fragment 3") != NULL &&
 					 strstr(err.message, "bad.manifest") != NULL, "%s", err.message);
 		lp_row_meta_free(&meta);
@@ -301,7 +330,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	lp_put_le16(segments.holes_bytes + 2, 9);
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
 	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
-	LP_CHECK(!lp_row_meta_append(&meta, &fragment, NULL, "m", &err));
+	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "holes") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
 	free_fragment(&fragment);
@@ -310,7 +339,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	segments.range.end = 10;
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
 	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
-	LP_CHECK(!lp_row_meta_append(&meta, &fragment, NULL, "m", &err));
+	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "ends before") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
 	free_fragment(&fragment);
@@ -319,7 +348,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	segments.array_u64.values.len = 15;
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
 	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
-	LP_CHECK(!lp_row_meta_append(&meta, &fragment, NULL, "m", &err));
+	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "multiple") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
 	free_fragment(&fragment);
@@ -329,7 +358,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	segments.range.end = UINT64_MAX;
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
 	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
-	LP_CHECK(!lp_row_meta_append(&meta, &fragment, NULL, "m", &err));
+	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "more values") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
 	free_fragment(&fragment);
@@ -338,7 +367,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	lance__table__data_fragment__init(&fragment);
 	fragment.physical_rows = 5;
 	LP_CHECK(lp_row_meta_init(&meta, 5, &err));
-	LP_CHECK(!lp_row_meta_append(&meta, &fragment, NULL, "m", &err));
+	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "missing") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
 }

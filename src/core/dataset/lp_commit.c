@@ -877,8 +877,7 @@ assign_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
  */
 static bool
 carry_row_ids(ManifestBuild *build, const LpManifest *base, const LpRewriteGroup *group,
-			  Lance__Table__DataFragment *const *old, Lance__Table__DataFragment *fragment,
-			  LpError *err)
+			  size_t first, Lance__Table__DataFragment *fragment, LpError *err)
 {
 	LpRowMeta	meta;
 	uint8_t    *row_ids;
@@ -902,10 +901,10 @@ carry_row_ids(ManifestBuild *build, const LpManifest *base, const LpRewriteGroup
 			if (deleted == NULL)
 				ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 							 "the rows deleted from fragment %llu are needed to carry its stable row ids",
-							 (unsigned long long) old[j]->id);
+							 (unsigned long long) group->old_fragment_ids[j]);
 		}
 		if (ok)
-			ok = lp_row_meta_append(&meta, old[j], deleted, base->name, err);
+			ok = lp_row_meta_append(&meta, base, first + j, deleted, err);
 	}
 	ok = ok && lp_row_meta_pack(&meta, &row_ids, &row_ids_len, &created_at, &created_at_len,
 								&last_updated_at, &last_updated_at_len, err);
@@ -1412,8 +1411,7 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 		build->new_fragments[g].files = &build->new_file_pointers[g];
 		build->new_fragments[g].physical_rows = group->physical_rows;
 		if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) &&
-			!carry_row_ids(build, base, group, &m->fragments[first],
-						   &build->new_fragments[g], err))
+			!carry_row_ids(build, base, group, first, &build->new_fragments[g], err))
 			goto fail;
 		if (new_fragment_ids != NULL)
 			new_fragment_ids[g] = next_id + g;

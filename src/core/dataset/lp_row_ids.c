@@ -10,6 +10,7 @@
 #include "base/lp_alloc.h"
 #include "base/lp_bytes.h"
 #include "base/lp_protobuf.h"
+#include "dataset/lp_manifest_internal.h"
 #include "rowids.pb-c.h"
 
 /* Where the values being read come from, for messages. */
@@ -297,16 +298,28 @@ drop_deleted(uint64_t *values, uint64_t rows, const LpDeletions *deleted)
 }
 
 bool
-lp_row_meta_append(LpRowMeta *meta, const Lance__Table__DataFragment *fragment,
-				   const LpDeletions *deleted, const char *manifest_name, LpError *err)
+lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
+				   const LpDeletions *deleted, LpError *err)
 {
-	uint64_t	rows = fragment->physical_rows;
-	uint64_t	live = deleted != NULL ? rows - deleted->num_deleted : rows;
-	SequenceSource source = {manifest_name, fragment->id, "row ids"};
+	const Lance__Table__DataFragment *fragment;
+	const char *manifest_name = manifest->name;
+	uint64_t	rows;
+	SequenceSource source;
 	uint64_t   *ids;
 	uint64_t   *created;
 	uint64_t   *updated;
+	uint64_t	live;
 	bool		ok;
+
+	if (index >= manifest->proto->n_fragments)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "manifest file \"%s\" has no fragment at %zu",
+					   manifest_name, index);
+	fragment = manifest->proto->fragments[index];
+	rows = fragment->physical_rows;
+	live = deleted != NULL ? rows - deleted->num_deleted : rows;
+	source.manifest_name = manifest_name;
+	source.fragment_id = fragment->id;
+	source.what = "row ids";
 
 	if (deleted != NULL && (deleted->num_rows != rows || deleted->num_deleted > rows))
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
@@ -519,8 +532,8 @@ pack(const ProtobufCMessage *message, size_t *len, LpError *err)
 	return data;
 }
 
-static uint8_t *
-pack_row_ids(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
+uint8_t *
+lp_row_ids_pack(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
 {
 	Lance__Table__RowIdSequence sequence;
 	SegmentList list;
@@ -541,8 +554,8 @@ pack_row_ids(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
 }
 
 /* Versions as runs of equal versions, each spanning its row offsets. */
-static uint8_t *
-pack_versions(const uint64_t *versions, uint64_t n, size_t *len, LpError *err)
+uint8_t *
+lp_row_versions_pack(const uint64_t *versions, uint64_t n, size_t *len, LpError *err)
 {
 	Lance__Table__RowVersionSequence sequence;
 	Lance__Table__RowVersionRun *runs;
@@ -596,10 +609,11 @@ lp_row_meta_pack(const LpRowMeta *meta, uint8_t **row_ids, size_t *row_ids_len,
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "the rewritten fragments hold %" PRIu64 " rows, the new fragment %" PRIu64,
 					   meta->rows, meta->capacity);
-	*row_ids = pack_row_ids(meta->row_ids, meta->rows, row_ids_len, err);
-	*created_at = *row_ids ? pack_versions(meta->created_at, meta->rows, created_at_len, err) : NULL;
+	*row_ids = lp_row_ids_pack(meta->row_ids, meta->rows, row_ids_len, err);
+	*created_at = *row_ids ?
+		lp_row_versions_pack(meta->created_at, meta->rows, created_at_len, err) : NULL;
 	*last_updated_at = *created_at ?
-		pack_versions(meta->last_updated_at, meta->rows, last_updated_at_len, err) : NULL;
+		lp_row_versions_pack(meta->last_updated_at, meta->rows, last_updated_at_len, err) : NULL;
 	if (*last_updated_at == NULL)
 	{
 		lp_free(*row_ids);

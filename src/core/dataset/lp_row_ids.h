@@ -22,8 +22,8 @@
 #include <stdint.h>
 
 #include "base/lp_error.h"
+#include "dataset/lp_manifest.h"
 #include "format/lp_deletion.h"
-#include "table.pb-c.h"
 
 typedef struct LpRowMeta
 {
@@ -39,14 +39,13 @@ typedef struct LpRowMeta
 bool		lp_row_meta_init(LpRowMeta *meta, uint64_t capacity, LpError *err);
 
 /*
- * Add the rows of old fragment, without those set in deleted (NULL: all its
- * rows).  A fragment without row ids is LP_ERR_CORRUPT (every fragment of a
- * dataset with stable row ids has them); missing version sequences mean
- * version 1, as in Lance.
+ * Add the rows of the manifest's fragment at index (dataset order), without
+ * those set in deleted (NULL: all its rows).  A fragment without row ids is
+ * LP_ERR_CORRUPT (every fragment of a dataset with stable row ids has them);
+ * missing version sequences mean version 1, as in Lance.
  */
-bool		lp_row_meta_append(LpRowMeta *meta, const Lance__Table__DataFragment *fragment,
-							   const LpDeletions *deleted, const char *manifest_name,
-							   LpError *err);
+bool		lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
+							   const LpDeletions *deleted, LpError *err);
 
 /*
  * The serialized RowIdSequence and RowVersionSequences of the rows
@@ -58,5 +57,12 @@ bool		lp_row_meta_pack(const LpRowMeta *meta, uint8_t **row_ids, size_t *row_ids
 							 LpError *err);
 
 void		lp_row_meta_free(LpRowMeta *meta);
+
+/*
+ * Serialized RowIdSequence of ids and RowVersionSequence of versions (n
+ * each; lp_alloc'd), as lp_row_meta_pack writes them; NULL when out of memory.
+ */
+uint8_t    *lp_row_ids_pack(const uint64_t *ids, uint64_t n, size_t *len, LpError *err);
+uint8_t    *lp_row_versions_pack(const uint64_t *versions, uint64_t n, size_t *len, LpError *err);
 
 #endif							/* LP_ROW_IDS_H */
