@@ -1406,7 +1406,7 @@ LP_TEST(commit_overwrite_append_fragments_create)
 	LpManifest *after;
 	LpManifest *appended;
 	LpSchema	schema;
-	LpNewFragment fragments[2];
+	LpNewFragment fragments[2] = {0};
 	LpCommitRequest request;
 	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
@@ -2055,7 +2055,7 @@ LP_TEST(commit_update_reference)
 	LpManifest *after = NULL;
 	LpDeleteFragment deletes[2];
 	LpDeletions deletions[2];
-	LpNewFragment fragments[2];
+	LpNewFragment fragments[2] = {0};
 	LpCommitRequest request;
 	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
@@ -2181,7 +2181,7 @@ LP_TEST(commit_update_and_delete_race)
 	LpDeleteFragment deleted;
 	LpDeletions updated_deletions;
 	LpDeletions deleted_deletions;
-	LpNewFragment fragment;
+	LpNewFragment fragment = {0};
 	LpCommitRequest update;
 	LpCommitRequest delete;
 	LpCommitOptions options = {3, lp_test_random, &seed, false};
@@ -2250,7 +2250,7 @@ LP_TEST(commit_update_and_append_race)
 	RacingStore store;
 	LpDeleteFragment entry;
 	LpDeletions deletions;
-	LpNewFragment fragment;
+	LpNewFragment fragment = {0};
 	LpCommitRequest append;
 	LpCommitRequest update;
 	LpCommitOptions options = {3, lp_test_random, &seed, false};
@@ -2307,9 +2307,9 @@ LP_TEST(commit_update_and_append_race)
 
 /*
  * Updates that do not fit the version they are applied to publish nothing:
- * no new rows, nothing deleted, a new file the dataset already holds, and a
- * dataset with stable row ids (as lancedb's newTableEnableStableRowIds makes
- * it: Lance would move the updated rows' ids into the new fragments).
+ * no new rows, nothing deleted, a new file the dataset already holds, and,
+ * on a dataset with stable row ids, rows moved with their row ids but
+ * without the versions they were created in.
  */
 LP_TEST(commit_update_refusals)
 {
@@ -2325,8 +2325,9 @@ LP_TEST(commit_update_refusals)
 	LpManifest *after;
 	LpDeleteFragment entry;
 	LpDeletions deletions;
-	LpNewFragment fragment;
-	LpNewFragment committed;
+	LpNewFragment fragment = {0};
+	LpNewFragment committed = {0};
+	static const uint64_t moved_ids[1024];
 	LpCommitRequest request;
 	LpCommitOptions options = {3, lp_test_random, &seed, false};
 	LpCommitResult result;
@@ -2359,13 +2360,15 @@ LP_TEST(commit_update_refusals)
 	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_ALREADY_COMMITTED, "%.300s", err.message);
 	request.fragments = &fragment;
-	/* the version read as if the dataset had stable row ids */
+	/* the version read as if the dataset had stable row ids: moved rows without their versions */
 	before->proto->reader_feature_flags |= LP_FLAG_STABLE_ROW_IDS;
 	before->proto->writer_feature_flags |= LP_FLAG_STABLE_ROW_IDS;
 	request.read_manifest = before;
 	request.read_naming = naming;
+	fragment.moved_row_ids = moved_ids;
+	LP_CHECK(fragment.physical_rows <= sizeof(moved_ids) / sizeof(moved_ids[0]));
 	LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
-	LP_CHECK_MSG(err.code == LP_ERR_UNSUPPORTED && strstr(err.message, "stable row ids") != NULL,
+	LP_CHECK_MSG(err.code == LP_ERR_INVALID_ARGUMENT && strstr(err.message, "moved rows") != NULL,
 				 "%s: %.300s", lp_error_code_name(err.code), err.message);
 
 	after = read_latest(root, &naming);

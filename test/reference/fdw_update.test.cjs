@@ -7,7 +7,7 @@
 //    one with lancedb's deletion files: lancedb reads every row, the updated ones with their new
 //    values, in one new version; lance_fdw reads what lancedb writes on top.
 //  - RETURNING; ROLLBACK; an UPDATE racing a DELETE of the same fragment: the later COMMIT
-//    fails with 40001; datasets with stable row ids are refused; on S3.
+//    fails with 40001; a dataset with stable row ids keeps the row ids of the rows updated; on S3.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -95,7 +95,7 @@ async function threeFragments(name, options = {})
 const pairs = async (datasetPath) => (await lancedbRows(datasetPath))
 	.map((r) => `${r.id}|${r.s}`).sort();
 
-test('RETURNING, ROLLBACK, a race with a DELETE, stable row ids refused', async () => {
+test('RETURNING, ROLLBACK, a race with a DELETE', async () => {
 	const datasetPath = await threeFragments('changes');
 	const table = 'fdw_update_changes';
 
@@ -119,10 +119,52 @@ test('RETURNING, ROLLBACK, a race with a DELETE, stable row ids refused', async 
 	const last = await pairs(datasetPath);
 
 	assert.ok(last.includes('2|value 2') && !last.some((p) => p.startsWith('3|')), 'only the DELETE is published');
+});
 
-	await threeFragments('stable_update', { storageOptions: { newTableEnableStableRowIds: 'true' } });
-	assert.throws(() => psqlLines("\\set VERBOSITY verbose\nUPDATE fdw_update_stable_update SET s = 'x' WHERE id = 1;\n"),
-		(error) => /0A000/.test(String(error.stderr)) && /stable row ids/.test(String(error.stderr)));
+// Lance's Update keeps the row ids of the rows it rewrites: lancedb reads every updated row with
+// its old _rowid, its created-at version kept and its last-updated-at version the new one
+// (lancedb's _row_created_at_version / _row_last_updated_at_version), and goes on from there.
+test('stable row ids: updated rows keep their row ids and created-at versions', async () => {
+	const datasetPath = await threeFragments('stable_update', { storageOptions: { newTableEnableStableRowIds: 'true' } });
+	const read = async () => encodeRows(await (await h.openTable(datasetPath)).query().withRowId().toArrow())
+		.map((r) => [Number(r.id), Number(r._rowid), r.s]).sort((a, b) => a[0] - b[0]);
+	const before = await read();
+	const versionBefore = await (await h.openTable(datasetPath)).version();
+
+	// rows of all three fragments, several new fragments not needed: one statement
+	psqlLines("UPDATE fdw_update_stable_update SET s = 'new ' || id WHERE id % 3 = 1;\n");
+	const after = await read();
+
+	assert.deepEqual(after.map(([id, rowid]) => [id, rowid]), before.map(([id, rowid]) => [id, rowid]),
+		'every row keeps its row id');
+	assert.deepEqual(after.map(([id, , s]) => s), before.map(([id, , s]) => (id % 3 === 1 ? 'new ' + id : s)));
+
+	const table = await h.openTable(datasetPath);
+	const versions = encodeRows(await table.query()
+		.select(['id', '_row_created_at_version', '_row_last_updated_at_version']).toArrow())
+		.map((r) => [Number(r.id), Number(r._row_created_at_version), Number(r._row_last_updated_at_version)])
+		.sort((a, b) => a[0] - b[0]);
+
+	for (const [id, created, updated] of versions)
+	{
+		assert.equal(created, id < 10 ? 1 : id < 20 ? 2 : 3, 'created-at of row ' + id);
+		assert.equal(updated, id % 3 === 1 ? versionBefore + 1 : created, 'last-updated-at of row ' + id);
+	}
+
+	// a row matched twice by UPDATE ... FROM: refused, nothing published
+	assert.throws(() => psqlLines(`\\set VERBOSITY verbose
+UPDATE fdw_update_stable_update t SET s = 'twice' FROM (VALUES (5), (5)) v(id) WHERE t.id = v.id;
+`), (error) => /21000/.test(String(error.stderr)) && /a second time/.test(String(error.stderr)));
+	assert.equal(await (await h.openTable(datasetPath)).version(), versionBefore + 1);
+
+	// lancedb goes on: an update of its own, a compaction, the row ids still the same
+	await table.checkoutLatest();
+	await table.update({ where: 'id = 2', values: { s: 'by lancedb' } });
+	await table.optimize();
+	const last = await read();
+
+	assert.deepEqual(last.map(([id, rowid]) => [id, rowid]), before.map(([id, rowid]) => [id, rowid]));
+	assert.equal(last.find(([id]) => id === 2)[2], 'by lancedb');
 });
 
 test('on S3: UPDATE publishes a Lance Update that lancedb reads', async (t) => {

@@ -149,6 +149,7 @@ request_fragments(const LpCommitRequest *request, LpNewFragment *single, size_t 
 {
 	if (request->kind == LP_COMMIT_APPEND && request->n_fragments == 0)
 	{
+		memset(single, 0, sizeof(*single));
 		single->file = request->file;
 		single->physical_rows = request->physical_rows;
 		*n = 1;
@@ -872,6 +873,48 @@ assign_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
 }
 
 /*
+ * Stable row ids of rows an update moved into a new fragment: their own row
+ * ids and created-at versions, the new version as last-updated-at (Lance's
+ * Update in its rewrite-rows mode); next_row_id stays.
+ */
+static bool
+keep_moved_row_ids(ManifestBuild *build, Lance__Table__DataFragment *fragment,
+				   const LpNewFragment *moved, uint64_t new_version, LpError *err)
+{
+	uint64_t	rows = moved->physical_rows;
+	uint64_t   *updated;
+	uint8_t    *row_ids;
+	uint8_t    *created_at = NULL;
+	uint8_t    *last_updated_at = NULL;
+	size_t		row_ids_len;
+	size_t		created_at_len;
+	size_t		last_updated_at_len;
+
+	if (moved->moved_created_at == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "moved rows need the versions they were created in");
+	updated = lp_alloc_array(rows > 0 ? (size_t) rows : 1, sizeof(uint64_t));
+	if (updated == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	for (uint64_t i = 0; i < rows; i++)
+		updated[i] = new_version;
+	row_ids = lp_row_ids_pack(moved->moved_row_ids, rows, &row_ids_len, err);
+	if (row_ids != NULL)
+		created_at = lp_row_versions_pack(moved->moved_created_at, rows, &created_at_len, err);
+	if (created_at != NULL)
+		last_updated_at = lp_row_versions_pack(updated, rows, &last_updated_at_len, err);
+	lp_free(updated);
+	if (last_updated_at == NULL)
+	{
+		lp_free(row_ids);
+		lp_free(created_at);
+		return false;
+	}
+	return set_row_meta(build, fragment, row_ids, row_ids_len, created_at, created_at_len,
+						last_updated_at, last_updated_at_len, err);
+}
+
+/*
  * Stable row ids of a rewrite group's new fragment: the old fragments' row
  * ids and versions, in order, without the rows the new file leaves out.
  */
@@ -962,8 +1005,9 @@ add_new_fragments(ManifestBuild *build, const LpManifest *base,
 		fragment->files = &build->new_file_pointers[i];
 		fragment->physical_rows = fragments[i].physical_rows;
 		if ((m->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) &&
-			!assign_row_ids(build, fragment, fragments[i].physical_rows,
-							m->version + 1, err))
+			!(fragments[i].moved_row_ids != NULL ?
+			  keep_moved_row_ids(build, fragment, &fragments[i], m->version + 1, err) :
+			  assign_row_ids(build, fragment, fragments[i].physical_rows, m->version + 1, err)))
 			return false;
 		build->fragments[n_kept + i] = fragment;
 		if (new_fragment_ids != NULL)
@@ -1500,13 +1544,6 @@ build_update(ManifestBuild *build, const LpManifest *base,
 {
 	size_t		n_new;
 
-	if (base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS)
-	{
-		lp_fail(err, LP_ERR_UNSUPPORTED,
-				"updating datasets with stable row ids is not supported");
-		lp_error_detail(err, "Lance keeps the row ids of updated rows by moving them into the new fragments; lance_parts does not do that yet.");
-		return false;
-	}
 	if (!count_new_fragments(request, &n_new, err))
 		return false;
 	return build_delete(build, base, request, err) &&

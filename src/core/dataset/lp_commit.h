@@ -26,9 +26,9 @@
  *             deleted go; indexes stay (deleted rows are filtered when read);
  *  - update:  Lance's Update as its UPDATE statement makes it (rows
  *             rewritten): the old rows deleted as by a delete and the new
- *             rows appended as new fragments, in one version; refused on
- *             datasets with stable row ids (Lance moves the ids of the
- *             updated rows into the new fragments, not done here).
+ *             rows appended as new fragments, in one version; with stable
+ *             row ids the moved rows keep their row ids and created-at
+ *             versions (LpNewFragment.moved_row_ids).
  */
 #ifndef LP_COMMIT_H
 #define LP_COMMIT_H
@@ -91,11 +91,20 @@ typedef struct LpRewriteGroup
 	const LpRewriteDeletions *deletions;
 } LpRewriteGroup;
 
-/* A new fragment of one data file (appends of several files, overwrites). */
+/* A new fragment of one data file (appends of several files, overwrites, updates). */
 typedef struct LpNewFragment
 {
 	LpNewDataFile file;
 	uint64_t	physical_rows;
+
+	/*
+	 * Update of a dataset with stable row ids: the row ids and created-at
+	 * versions its rows had before they were moved here (physical_rows of
+	 * each), which they keep, as Lance's Update keeps them; NULL: new rows,
+	 * which take the next row ids.
+	 */
+	const uint64_t *moved_row_ids;
+	const uint64_t *moved_created_at;
 } LpNewFragment;
 
 /*

@@ -107,7 +107,7 @@ begin_append(ResultRelInfo *rinfo)
 	lp_store_stat(lp_store_for_uri_via(options.path, options.server, NULL), options.path, false, &st);
 	check_writable(rel, st.kind, "insert into");
 	state->context = CurrentMemoryContext;
-	state->append = lp_dataset_append_begin(options.path, options.server, field_named_desc(rel));
+	state->append = lp_dataset_append_begin(options.path, options.server, field_named_desc(rel), false);
 	rinfo->ri_FdwState = state;
 }
 
@@ -160,9 +160,11 @@ begin_change(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	if (!AttributeNumberIsValid(state->ctid_attno))
 		elog(ERROR, "could not find the junk ctid column");
 	state->wholerow_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "wholerow");
-	state->deletion = lp_dataset_deletion_begin(source);
+	state->deletion = lp_dataset_deletion_begin(source, mtstate->operation == CMD_UPDATE);
+	/* moved rows keep their row ids: the i-th new row is the i-th row deleted */
 	if (mtstate->operation == CMD_UPDATE)
-		state->append = lp_dataset_append_begin(source->path, source->server, field_named_desc(rel));
+		state->append = lp_dataset_append_begin(source->path, source->server, field_named_desc(rel),
+												lp_manifest_stable_row_ids(source->manifest));
 	rinfo->ri_FdwState = state;
 }
 

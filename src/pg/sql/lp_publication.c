@@ -98,7 +98,7 @@ copy_array(const void *data, size_t count, size_t size)
 
 	if (data == NULL || count == 0)
 		return NULL;
-	copy = palloc(count * size);
+	copy = palloc_extended(count * size, MCXT_ALLOC_HUGE);
 	memcpy(copy, data, count * size);
 	return copy;
 }
@@ -194,6 +194,12 @@ copy_request(LpCommitRequest *to, const LpCommitRequest *from)
 		{
 			fragments[i] = from->fragments[i];
 			copy_data_file(&fragments[i].file, &from->fragments[i].file);
+			fragments[i].moved_row_ids = copy_array(from->fragments[i].moved_row_ids,
+													(size_t) from->fragments[i].physical_rows,
+													sizeof(uint64_t));
+			fragments[i].moved_created_at = copy_array(from->fragments[i].moved_created_at,
+													   (size_t) from->fragments[i].physical_rows,
+													   sizeof(uint64_t));
 		}
 		to->fragments = fragments;
 	}

@@ -8,7 +8,9 @@
  * from the dataset, and all of it is published as one Lance Delete on the
  * version the scan read (lp_publish: a delete that got to a fragment first
  * makes it a conflict, 40001).  An UPDATE publishes the deletion of its old
- * rows and the fragments of its new ones as one Lance Update.
+ * rows and the fragments of its new ones as one Lance Update; on a dataset
+ * with stable row ids each new row keeps the row id and created-at version
+ * of the row it replaces (core/dataset/lp_row_ids.h), as in Lance's Update.
  */
 #include "postgres.h"
 
@@ -17,6 +19,7 @@
 #include "base/lp_alloc.h"
 #include "dataset/lp_commit.h"
 #include "dataset/lp_fragment.h"
+#include "dataset/lp_row_ids.h"
 #include "fdw/lp_fdw.h"
 #include "format/lp_deletion.h"
 #include "lp_pg_error.h"
@@ -30,19 +33,33 @@ typedef struct FragmentRows
 {
 	uint64		fragment_id;	/* hash key */
 	LpFragment	fragment;
+	size_t		index;			/* in the manifest, dataset order */
 	uint32	   *rows;			/* offsets, in the order deleted */
 	size_t		num_rows;
 	size_t		capacity;
 } FragmentRows;
 
+/* A row an UPDATE moves: where it was. */
+typedef struct MovedRow
+{
+	uint64		fragment_id;
+	uint64		row;
+	uint64		position;		/* among the rows deleted, in order */
+} MovedRow;
+
 struct LpDatasetDeletion
 {
 	const LpFdwSource *source;	/* the version the rows were read in */
 	HTAB	   *fragments;		/* FragmentRows by fragment id */
+	/* an UPDATE keeping row ids: the rows deleted, in order */
+	bool		record_moves;
+	MovedRow   *moved;
+	size_t		num_moved;
+	size_t		moved_capacity;
 };
 
 LpDatasetDeletion *
-lp_dataset_deletion_begin(const LpFdwSource *source)
+lp_dataset_deletion_begin(const LpFdwSource *source, bool moves)
 {
 	LpDatasetDeletion *deletion = palloc0(sizeof(LpDatasetDeletion));
 	HASHCTL		ctl = {0};
@@ -51,20 +68,21 @@ lp_dataset_deletion_begin(const LpFdwSource *source)
 	ctl.entrysize = sizeof(FragmentRows);
 	ctl.hcxt = CurrentMemoryContext;
 	deletion->source = source;
+	deletion->record_moves = moves && lp_manifest_stable_row_ids(source->manifest);
 	deletion->fragments = hash_create("lance_parts deleted rows", 16, &ctl,
 									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	return deletion;
 }
 
-/* The fragment fragment_id of the version read, or ERROR: the scan gave it. */
-static void
+/* The fragment fragment_id of the version read and its index, or ERROR: the scan gave it. */
+static size_t
 find_fragment(const LpFdwSource *source, uint64 fragment_id, LpFragment *fragment)
 {
 	for (size_t i = 0; i < source->num_fragments; i++)
 	{
 		lp_manifest_fragment(source->manifest, i, fragment);
 		if (fragment->id == fragment_id)
-			return;
+			return i;
 	}
 	elog(ERROR, "fragment " UINT64_FORMAT " is not in version " UINT64_FORMAT " of dataset \"%s\"",
 		 fragment_id, source->version, source->path);
@@ -78,7 +96,7 @@ lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment_id, uint64 
 
 	if (!found)
 	{
-		find_fragment(deletion->source, fragment_id, &entry->fragment);
+		entry->index = find_fragment(deletion->source, fragment_id, &entry->fragment);
 		entry->rows = NULL;
 		entry->num_rows = 0;
 		entry->capacity = 0;
@@ -93,6 +111,20 @@ lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment_id, uint64 
 			repalloc(entry->rows, sizeof(uint32) * entry->capacity);
 	}
 	entry->rows[entry->num_rows++] = (uint32) row;
+	if (deletion->record_moves)
+	{
+		if (deletion->num_moved == deletion->moved_capacity)
+		{
+			deletion->moved_capacity = Max(deletion->moved_capacity * 2, 1024);
+			deletion->moved = deletion->moved == NULL ?
+				palloc_extended(sizeof(MovedRow) * deletion->moved_capacity, MCXT_ALLOC_HUGE) :
+				repalloc_huge(deletion->moved, sizeof(MovedRow) * deletion->moved_capacity);
+		}
+		deletion->moved[deletion->num_moved].fragment_id = fragment_id;
+		deletion->moved[deletion->num_moved].row = row;
+		deletion->moved[deletion->num_moved].position = deletion->num_moved;
+		deletion->num_moved++;
+	}
 }
 
 static int
@@ -245,6 +277,75 @@ lp_dataset_deletion_finish(LpDatasetDeletion *deletion)
 	return deleted;
 }
 
+static int
+compare_moved(const void *a, const void *b)
+{
+	const MovedRow *x = a;
+	const MovedRow *y = b;
+
+	if (x->fragment_id != y->fragment_id)
+		return x->fragment_id < y->fragment_id ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/*
+ * Each new fragment's rows keep the row ids and created-at versions of the
+ * rows they replace: the i-th row written replaces the i-th row deleted.
+ */
+static void
+keep_moved_row_ids(const LpDatasetDeletion *deletion, LpNewFragment *fragments, size_t n_fragments)
+{
+	const LpFdwSource *source = deletion->source;
+	uint64	   *row_ids = palloc_extended(sizeof(uint64) * Max(deletion->num_moved, 1), MCXT_ALLOC_HUGE);
+	uint64	   *created_at = palloc_extended(sizeof(uint64) * Max(deletion->num_moved, 1), MCXT_ALLOC_HUGE);
+	MovedRow   *sorted = palloc_extended(sizeof(MovedRow) * Max(deletion->num_moved, 1), MCXT_ALLOC_HUGE);
+	uint64		given = 0;
+
+	/* a row given twice (UPDATE ... FROM matching it twice) would make two rows of one row id */
+	memcpy(sorted, deletion->moved, sizeof(MovedRow) * deletion->num_moved);
+	qsort(sorted, deletion->num_moved, sizeof(MovedRow), compare_moved);
+	for (size_t i = 1; i < deletion->num_moved; i++)
+		if (compare_moved(&sorted[i - 1], &sorted[i]) == 0)
+			ereport(ERROR,
+					errcode(ERRCODE_CARDINALITY_VIOLATION),
+					errmsg("UPDATE would change a row of dataset \"%s\" a second time", source->path),
+					errdetail("Its rows keep their stable row ids, so each row can be updated only once in one statement."),
+					errhint("Ensure that no row is matched by more than one source row."));
+	/* each fragment's row ids read once, for its rows in a run of the sorted moves */
+	for (size_t first = 0, next; first < deletion->num_moved; first = next)
+	{
+		FragmentRows *entry = hash_search(deletion->fragments, &sorted[first].fragment_id,
+										  HASH_FIND, NULL);
+		LpRowMeta	meta;
+		LpError		err;
+
+		CHECK_FOR_INTERRUPTS();
+		Assert(entry != NULL);
+		if (!lp_row_meta_init(&meta, entry->fragment.physical_rows, &err) ||
+			!lp_row_meta_append(&meta, source->manifest, entry->index, NULL, &err))
+			lp_raise(&err);
+		for (next = first; next < deletion->num_moved &&
+			 sorted[next].fragment_id == sorted[first].fragment_id; next++)
+		{
+			row_ids[sorted[next].position] = meta.row_ids[sorted[next].row];
+			created_at[sorted[next].position] = meta.created_at[sorted[next].row];
+		}
+		lp_row_meta_free(&meta);
+	}
+	pfree(sorted);
+	for (size_t k = 0; k < n_fragments; k++)
+	{
+		if (fragments[k].physical_rows > deletion->num_moved - given)
+			break;
+		fragments[k].moved_row_ids = row_ids + given;
+		fragments[k].moved_created_at = created_at + given;
+		given += fragments[k].physical_rows;
+	}
+	if (given != deletion->num_moved)
+		elog(ERROR, "an UPDATE of dataset \"%s\" wrote " UINT64_FORMAT " rows for %zu rows deleted",
+			 source->path, given, deletion->num_moved);
+}
+
 uint64
 lp_dataset_update_finish(LpDatasetDeletion *deletion, LpDatasetAppend *append)
 {
@@ -258,6 +359,8 @@ lp_dataset_update_finish(LpDatasetDeletion *deletion, LpDatasetAppend *append)
 	/* until it ends, an ERROR removes what the append wrote */
 	updated = deletion_end(deletion, &deletes, &request.n_deletes, &deletion_files);
 	lp_dataset_append_end(append, &fragments, &request.n_fragments, &data_files);
+	if (deletion->record_moves)
+		keep_moved_row_ids(deletion, fragments, request.n_fragments);
 	request.kind = LP_COMMIT_UPDATE;
 	request.deletes = deletes;
 	request.fragments = fragments;

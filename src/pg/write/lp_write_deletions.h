@@ -13,8 +13,13 @@
 
 typedef struct LpDatasetDeletion LpDatasetDeletion;
 
-/* Begin deleting rows of the dataset version source reads (which must stay). */
-extern LpDatasetDeletion *lp_dataset_deletion_begin(const LpFdwSource *source);
+/*
+ * Begin deleting rows of the dataset version source reads (which must
+ * stay); for an UPDATE (moves) of a dataset with stable row ids, the rows
+ * deleted are also remembered in order, each to keep its row id in the new
+ * row appended in its place.
+ */
+extern LpDatasetDeletion *lp_dataset_deletion_begin(const LpFdwSource *source, bool moves);
 
 /* Mark the row at offset row of fragment fragment_id deleted (again: no change). */
 extern void lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment_id, uint64 row);
@@ -26,8 +31,9 @@ extern void lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment
 extern uint64 lp_dataset_deletion_finish(LpDatasetDeletion *deletion);
 
 /*
- * The same for the old rows of an UPDATE, whose new rows append wrote:
- * both published as one Lance Update; the rows updated.
+ * The same for the old rows of an UPDATE, whose new rows append wrote (in
+ * order where row ids are stable): both published as one Lance Update; the
+ * rows updated.
  */
 extern uint64 lp_dataset_update_finish(LpDatasetDeletion *deletion, LpDatasetAppend *append);
 

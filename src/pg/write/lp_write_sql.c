@@ -100,6 +100,7 @@ typedef struct WriteSink
 	List	   *blob_columns;	/* without a schema: the columns that are Blob v2 fields */
 
 	LpWriteWorkers *workers;	/* NULL: files encoded in this backend */
+	bool		in_order;		/* files hold the rows in the order given: no workers */
 
 	/* results, in the caller's memory context */
 	List	   *files;			/* WrittenFile * */
@@ -315,7 +316,7 @@ stream_begin(WriteSink *sink, TupleDesc desc)
 	 * as its rows are converted.  (Every dataset write has a blob writer, in
 	 * case its schema has such fields.)
 	 */
-	if (sink->fixed_path == NULL && num_blob_v2_fields(sink->schema) == 0)
+	if (sink->fixed_path == NULL && !sink->in_order && num_blob_v2_fields(sink->schema) == 0)
 	{
 		sink->workers = lp_write_workers_start(sink->store, sink->schema, sink->version, sink->what);
 		if (sink->workers != NULL)
@@ -840,7 +841,7 @@ remove_unpublished_append(void *arg)
 }
 
 LpDatasetAppend *
-lp_dataset_append_begin(const char *root, Oid server, TupleDesc desc)
+lp_dataset_append_begin(const char *root, Oid server, TupleDesc desc, bool in_order)
 {
 	LpDatasetAppend *append = palloc0(sizeof(LpDatasetAppend));
 
@@ -849,6 +850,7 @@ lp_dataset_append_begin(const char *root, Oid server, TupleDesc desc)
 	append->sink = dataset_sink(append->root, lp_store_below_via(root, server), server,
 								LP_WRITE_APPEND, LP_FILE_VERSION_2_2, 1048576, NIL,
 								&append->latest, &append->naming);
+	append->sink->in_order = in_order;
 	lp_progress_begin(root, append->sink->data_dir, LP_PHASE_ENCODING, 0);
 	lp_progress_phase(LP_PHASE_ENCODING, 0, 0, 0, 0);
 	/* the page buffers are mapped apart while the statement writes (lp_pg_alloc.h) */

@@ -55,10 +55,13 @@ extern void lp_write_dataset_run(const char *dataset_uri, const char *query, LpW
  * the transaction, or now).  desc's column names are the dataset's field
  * names; every top-level field needs one.  The files written are removed
  * when the current memory context goes before lp_dataset_append_finish.
+ * in_order: the files hold the rows in the order added, file after file
+ * (encoded in this backend), as an UPDATE that keeps row ids needs them.
  */
 typedef struct LpDatasetAppend LpDatasetAppend;
 
-extern LpDatasetAppend *lp_dataset_append_begin(const char *root, Oid server, TupleDesc desc);
+extern LpDatasetAppend *lp_dataset_append_begin(const char *root, Oid server, TupleDesc desc,
+												bool in_order);
 extern void lp_dataset_append_row(LpDatasetAppend *append, const Datum *values, const bool *nulls);
 /* Finish and publish the files; the rows written. */
 extern uint64 lp_dataset_append_finish(LpDatasetAppend *append);
