@@ -1238,6 +1238,7 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 	uint8_t    *covered = NULL;
 	uint32_t   *members = NULL;
 	uint8_t   **bitmaps;
+	ProtobufCBinaryData *originals;
 	bool		changed = false;
 	bool		ok = true;
 
@@ -1250,17 +1251,19 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 					   "index section of manifest \"%s\" %s", base->name,
 					   lp_unpack_result_text(result));
 	bitmaps = lp_alloc_array(section->n_indices + 1, sizeof(*bitmaps));
+	originals = lp_alloc_array(section->n_indices + 1, sizeof(*originals));
 	covered = lp_alloc((size_t) (num_bits / 8 + 1));
 	members = lp_alloc_array((size_t) num_bits, sizeof(uint32_t));
-	if (bitmaps == NULL || covered == NULL || members == NULL)
+	if (bitmaps == NULL || originals == NULL || covered == NULL || members == NULL)
 		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	for (size_t i = 0; bitmaps != NULL && i < section->n_indices; i++)
+		bitmaps[i] = NULL;
 	for (size_t i = 0; ok && i < section->n_indices; i++)
 	{
 		Lance__Table__IndexMetadata *index = section->indices[i];
 		uint64_t	count;
 		size_t		n_members = 0;
 
-		bitmaps[i] = NULL;
 		if (index->fragment_bitmap.len == 0)
 			continue;
 		memset(covered, 0, (size_t) (num_bits / 8 + 1));
@@ -1303,6 +1306,7 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 		for (uint64_t id = 0; ok && id < num_bits; id++)
 			if ((covered[id / 8] >> (id % 8)) & 1)
 				members[n_members++] = (uint32_t) id;
+		originals[i] = index->fragment_bitmap;
 		if (ok && !lp_roaring32_serialize(members, n_members, &bitmaps[i],
 										  &index->fragment_bitmap.len, err))
 			ok = false;
@@ -1316,15 +1320,15 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 		if (build->index_section == NULL)
 			ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	}
-	/* the section points into the new bitmaps: free them before it, not through it */
+	/* the section's own bitmaps back in place, so that freeing it frees them */
 	for (size_t i = 0; bitmaps != NULL && i < section->n_indices; i++)
-		if (bitmaps[i] != NULL && section->indices[i]->fragment_bitmap.data == bitmaps[i])
+		if (bitmaps[i] != NULL)
 		{
+			section->indices[i]->fragment_bitmap = originals[i];
 			lp_free(bitmaps[i]);
-			section->indices[i]->fragment_bitmap.data = NULL;
-			section->indices[i]->fragment_bitmap.len = 0;
 		}
 	lp_free(bitmaps);
+	lp_free(originals);
 	lp_free(covered);
 	lp_free(members);
 	lp_protobuf_free((ProtobufCMessage *) section);
