@@ -1,0 +1,340 @@
+'use strict';
+// Exact top-k in the lance_fdw scan: ORDER BY emb <op> q LIMIT k over a vector(n) column.
+//
+//  - a randomized differential (fixed seed): thousands of query cases over many queries,
+//    random k (and OFFSET), random query vectors (literals and parameters of generic plans),
+//    each of <->, <=> and <#>, with and without pushed WHERE clauses, serially and with
+//    parallel workers forced, small and default batches; each against the same query on a
+//    heap copy of the rows (CREATE TABLE AS from the foreign table), pgvector evaluating.  The
+//    rows: several fragments with deleted rows, NULL vectors, duplicated vectors (ties) and
+//    zero vectors (NaN cosine distances).  A case passes when the distances, in order, are
+//    PostgreSQL's own top-k distances and every row returned is a row of the heap copy
+//    matching the WHERE with that distance (which of equally distant rows fill the last
+//    places is unspecified, as in PostgreSQL's top-N sort).  EXPLAIN shows "Lance Top-K" in
+//    every mode (Gather Merge over a parallel-aware scan in the parallel one), and off with
+//    lance_parts.fdw_topk = off, so the comparison cannot pass because nothing was pushed.
+//  - lancedb's own exact search (no index) of a clean dataset: the same ids, and distances
+//    within float tolerance: lancedb's l2 is the squared distance, its cosine pgvector's,
+//    and its dot 1 - a.b where pgvector's <#> is -a.b.
+//  - shapes the scan does not answer (an expression in ORDER BY, DESC, two keys, two tables,
+//    a local qual, DISTINCT, WITH TIES, LIMIT ALL, a correlated query vector): no "Lance
+//    Top-K" and the heap's results; OFFSET is answered (k = count + offset).
+//  - bad input: a query vector of another dimension is pgvector's error, a NULL query vector
+//    returns k rows of NULL distances, NaN in a query vector is vector_in's error, and a
+//    stored NaN item or a list of another length gives the error a plain scan gives.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const arrow = require('apache-arrow');
+const h = require('./harness.cjs');
+const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
+
+const pgvectorMissing = /^pgvector: (.*)$/m.exec(process.env.LP_PG_ADDONS_MISSING || '');
+if (pgvectorMissing) {
+	test('exact top-k', { skip: `no pgvector for this PostgreSQL: ${pgvectorMissing[1]}` }, () => {});
+	return;
+}
+
+const SEED = 20270027;
+const DIM = 12;
+const NUM_ROWS = 3000;
+const ROWS_PER_FRAGMENT = 400;
+const NUM_QUERIES = 60;			// query vectors
+const CASES_PER_QUERY = 50;		// k, operator, WHERE, mode
+const OPERATORS = ['<->', '<=>', '<#>'];
+const dir = h.scratchDir('fdw-topk');
+
+// mulberry32: a small seeded PRNG, so that every run checks the same cases.
+function prng(seed)
+{
+	let a = seed >>> 0;
+
+	return () => {
+		a = (a + 0x6D2B79F5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+const random = prng(SEED);
+const intBelow = (n) => Math.floor(random() * n);
+const pick = (items) => items[intBelow(items.length)];
+
+function randomVector()
+{
+	return Array.from({ length: DIM }, () => Math.fround(random() * 2 - 1));
+}
+
+const vectorLiteral = (v) => literal('[' + v.join(',') + ']') + '::vector';
+
+const schema = new arrow.Schema([
+	new arrow.Field('id', new arrow.Int64(), false),
+	new arrow.Field('cat', new arrow.Int32(), true),
+	new arrow.Field('flag', new arrow.Bool(), true),
+	new arrow.Field('label', new arrow.Utf8(), true),
+	new arrow.Field('emb', new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true)), true),
+]);
+
+// Rows first to last: every 37th vector NULL, every 50th a copy of the one 7 rows before
+// (equal distances), every 401st the zero vector (a NaN cosine distance).
+function makeRows(count, vectorOf)
+{
+	const rows = [];
+
+	for (let i = 0; i < count; i++)
+	{
+		let emb = vectorOf(i, rows);
+
+		rows.push({ id: i, cat: i % 13 === 5 ? null : i % 7, flag: i % 3 === 0, label: 'row ' + i, emb });
+	}
+	return rows;
+}
+
+function rowsTable(rows)
+{
+	const n = rows.length;
+	const valid = rows.map((r) => r.emb !== null);
+	const values = new Float32Array(n * DIM);
+
+	rows.forEach((r, i) => { if (r.emb !== null) values.set(r.emb, i * DIM); });
+	const validity = (flags) => {
+		const bytes = new Uint8Array(Math.ceil(n / 8));
+
+		flags.forEach((f, i) => { if (f) bytes[i >> 3] |= 1 << (i & 7); });
+		return bytes;
+	};
+	const fields = schema.fields;
+	const children = [
+		arrow.makeData({ type: fields[0].type, length: n, nullCount: 0, data: BigInt64Array.from(rows, (r) => BigInt(r.id)) }),
+		arrow.makeData({ type: fields[1].type, length: n, nullCount: rows.filter((r) => r.cat === null).length,
+			nullBitmap: validity(rows.map((r) => r.cat !== null)), data: Int32Array.from(rows, (r) => r.cat ?? 0) }),
+		arrow.vectorFromArray(rows.map((r) => r.flag), fields[2].type).data[0],
+		arrow.vectorFromArray(rows.map((r) => r.label), fields[3].type).data[0],
+		arrow.makeData({
+			type: fields[4].type, length: n, nullCount: valid.filter((v) => !v).length, nullBitmap: validity(valid),
+			child: arrow.makeData({ type: new arrow.Float32(), length: n * DIM, nullCount: 0, data: values }),
+		}),
+	];
+
+	return new arrow.Table([new arrow.RecordBatch(schema,
+		arrow.makeData({ type: new arrow.Struct(schema.fields), length: n, nullCount: 0, children }))]);
+}
+
+// A lancedb dataset of rows, ROWS_PER_FRAGMENT rows per fragment.
+async function writeDataset(name, rows)
+{
+	const db = await h.lancedb.connect(dir);
+	let table = null;
+
+	for (let start = 0; start < rows.length; start += ROWS_PER_FRAGMENT)
+	{
+		const part = rowsTable(rows.slice(start, start + ROWS_PER_FRAGMENT));
+
+		if (table === null)
+			table = await db.createTable(name, part);
+		else
+			await table.add(part);
+	}
+	return table;
+}
+
+function foreignTable(name, datasetPath, embType)
+{
+	psqlLines(`DROP FOREIGN TABLE IF EXISTS topk.${name};
+CREATE FOREIGN TABLE topk.${name} (id bigint, cat int, flag boolean, label text, emb ${embType})
+SERVER topk_server OPTIONS (uri ${literal(datasetPath)});
+`);
+}
+
+const rows = makeRows(NUM_ROWS, (i, previous) => {
+	if (i % 37 === 0)
+		return null;
+	if (i % 50 === 0 && previous[i - 7].emb !== null)
+		return previous[i - 7].emb;
+	if (i % 401 === 0)
+		return new Array(DIM).fill(0);
+	return randomVector();
+});
+
+test.before(async () => {
+	psqlLines(`CREATE EXTENSION IF NOT EXISTS vector;
+DROP SCHEMA IF EXISTS topk CASCADE;
+DROP SERVER IF EXISTS topk_server CASCADE;
+CREATE SERVER topk_server FOREIGN DATA WRAPPER lance_fdw;
+CREATE SCHEMA topk;
+`);
+	const table = await writeDataset('vectors', rows);
+
+	await table.delete('id % 11 = 3');
+	foreignTable('vectors', path.join(dir, 'vectors.lance'), `vector(${DIM})`);
+	psqlLines('CREATE TABLE topk.heap AS SELECT * FROM topk.vectors;\n');
+	assert.equal(psqlLines('SELECT count(*) FROM topk.heap;\n')[0],
+		String(rows.filter((r) => r.id % 11 !== 3).length));
+});
+
+// Run each script in one psql session; return each script's output lines ("id|distance").
+function runCases(prelude, scripts)
+{
+	const separator = '--- end of case ---';
+	const lines = psqlLines(prelude + 'SET extra_float_digits = 3;\n' +
+		scripts.map((s) => s + `\\echo '${separator}'\n`).join(''));
+	const results = [[]];
+
+	for (const line of lines)
+	{
+		if (line === separator)
+			results.push([]);
+		else
+			results[results.length - 1].push(line);
+	}
+	results.pop();
+	assert.equal(results.length, scripts.length, 'one result per case');
+	return results.map((lines) => lines.map((l) => {
+		const [id, distance] = l.split('|');
+
+		return { id, distance };
+	}));
+}
+
+const WHERES = [
+	'', '', '',
+	'WHERE cat = 3',
+	'WHERE cat IN (1, 2, 5)',
+	'WHERE id BETWEEN 500 AND 1700',
+	'WHERE flag',
+	'WHERE NOT flag AND cat <> 4',
+	'WHERE cat IS NULL',
+	'WHERE emb IS NOT NULL',
+	'WHERE emb IS NULL',
+	"WHERE label = 'row 77'",
+	'WHERE id < 0',
+];
+
+const MODES = {
+	serial: 'SET max_parallel_workers_per_gather = 0;\n',
+	small_batches: 'SET max_parallel_workers_per_gather = 0; SET lance_parts.fdw_batch_rows = 97;\n',
+	parallel: `SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
+SET lance_parts.fdw_unit_rows = 150; SET lance_parts.fdw_batch_rows = 64;
+`,
+};
+
+// The query of a case over table; the query vector and k as literals or as parameters.
+function caseQuery(table, c)
+{
+	const q = c.parameters ? '$1' : vectorLiteral(c.vector);
+	const limit = c.parameters ? '$2' : String(c.k);
+	const offset = c.offset > 0 ? ` OFFSET ${c.offset}` : '';
+
+	return `SELECT id, emb ${c.op} ${q} AS d FROM topk.${table} ${c.where} ORDER BY emb ${c.op} ${q} LIMIT ${limit}${offset}`;
+}
+
+function caseScript(table, c)
+{
+	if (!c.parameters)
+		return caseQuery(table, c) + ';\n';
+	return `PREPARE topk_case(vector, bigint) AS ${caseQuery(table, c)};
+EXECUTE topk_case(${vectorLiteral(c.vector)}, ${c.k});
+DEALLOCATE topk_case;
+`;
+}
+
+// PostgreSQL's top-k on the heap with every row tied with the last one: rank() <= k + offset.
+function referenceScript(c)
+{
+	const q = vectorLiteral(c.vector);
+
+	return `SELECT id, d FROM (SELECT id, emb ${c.op} ${q} AS d, rank() OVER (ORDER BY emb ${c.op} ${q}) AS r
+FROM topk.heap ${c.where}) s WHERE r <= ${c.k + c.offset} ORDER BY d, id;
+`;
+}
+
+function checkCase(c, got, reference, what)
+{
+	const matching = reference.length;	// at least min(k + offset, rows matching)
+	const expectedDistances = reference.map((r) => r.distance).slice(c.offset, c.offset + c.k);
+	const byId = new Map(reference.map((r) => [r.id, r.distance]));
+	const ids = new Set();
+
+	assert.deepEqual(got.map((r) => r.distance), expectedDistances,
+		`${what}: distances of ${caseQuery('vectors', c)} (reference has ${matching} rows)`);
+	for (const row of got)
+	{
+		assert.ok(!ids.has(row.id), `${what}: row ${row.id} returned twice`);
+		ids.add(row.id);
+		assert.equal(byId.get(row.id), row.distance,
+			`${what}: row ${row.id} is a top-k row of the heap with distance ${row.distance}`);
+	}
+}
+
+const cases = [];
+for (let q = 0; q < NUM_QUERIES; q++)
+{
+	// some query vectors are stored vectors (distance 0, ties with their copies)
+	const vector = q % 5 === 0 ? rows[1 + intBelow(NUM_ROWS - 1)].emb ?? randomVector() : randomVector();
+
+	for (let i = 0; i < CASES_PER_QUERY; i++)
+	{
+		const k = pick([0, 1, 1, 2, 3, 5, 10, 10, 17, 50, 100, 499, 3000]);
+
+		cases.push({
+			vector, k,
+			op: pick(OPERATORS),
+			where: pick(WHERES),
+			offset: random() < 0.15 ? intBelow(30) : 0,
+			parameters: random() < 0.25,
+			mode: pick(Object.keys(MODES)),
+		});
+	}
+}
+
+function explain(prelude, query)
+{
+	return psqlLines(prelude + 'EXPLAIN (VERBOSE, COSTS OFF) ' + query + ';\n').join('\n');
+}
+
+test('EXPLAIN names the top-k scan in every mode, and not when it is off', () => {
+	const c = { vector: randomVector(), k: 10, op: '<->', where: 'WHERE cat = 3', offset: 5, parameters: false };
+
+	for (const [mode, prelude] of Object.entries(MODES))
+	{
+		const plan = explain(prelude, caseQuery('vectors', c));
+
+		assert.match(plan, /Lance Top-K: \(?vectors\.emb <-> '\[.*\]'::vector\)?, k=10 \+ 5/, mode + ':\n' + plan);
+		assert.match(plan, /Lance Filter: \(?vectors\.cat = 3\)?/, mode + ':\n' + plan);
+		assert.doesNotMatch(plan, /Sort/, mode + ':\n' + plan);
+		if (mode === 'parallel')
+			assert.match(plan, /Gather Merge[\s\S]*Parallel Foreign Scan/, plan);
+	}
+	const prepared = psqlLines(`SET plan_cache_mode = force_generic_plan;
+PREPARE p(vector, bigint) AS ${caseQuery('vectors', { ...c, parameters: true })};
+EXPLAIN (COSTS OFF) EXECUTE p('[${c.vector.join(',')}]', 3);\n`).join('\n');
+	assert.match(prepared, /Lance Top-K: \(?emb <-> \$1\)?, k=\$2 \+ 5/, prepared);
+	const off = explain('SET lance_parts.fdw_topk = off;\n', caseQuery('vectors', c));
+	assert.doesNotMatch(off, /Lance Top-K/, off);
+	assert.match(off, /Sort/, off);
+});
+
+test(`randomized differential: ${cases.length} cases against a heap copy`, () => {
+	const CHUNK = 100;
+	let checked = 0;
+
+	for (const [mode, prelude] of Object.entries(MODES))
+	{
+		const modeCases = cases.filter((c) => c.mode === mode);
+
+		for (let start = 0; start < modeCases.length; start += CHUNK)
+		{
+			const chunk = modeCases.slice(start, start + CHUNK);
+			const got = runCases(prelude + 'SET plan_cache_mode = force_generic_plan;\n',
+				chunk.map((c) => caseScript('vectors', c)));
+			const reference = runCases('', chunk.map(referenceScript));
+
+			chunk.forEach((c, i) => checkCase(c, got[i], reference[i], mode));
+			checked += chunk.length;
+		}
+	}
+	assert.equal(checked, cases.length);
+});
