@@ -338,3 +338,161 @@ test(`randomized differential: ${cases.length} cases against a heap copy`, () =>
 	}
 	assert.equal(checked, cases.length);
 });
+
+// The same distances in order, and the same rows but among those tied with the last one.
+function assertSameTopK(got, reference, what)
+{
+	assert.deepEqual(got.map((r) => r.distance), reference.map((r) => r.distance), what + ': distances');
+	const last = got.length > 0 ? got[got.length - 1].distance : null;
+	const ids = (rows) => rows.filter((r) => r.distance !== last).map((r) => r.id).sort();
+
+	assert.deepEqual(ids(got), ids(reference), what + ': rows before the last distance');
+}
+
+test('shapes the scan does not answer fall back to the plain plan, with PostgreSQL\'s results', () => {
+	const q = vectorLiteral(randomVector());
+	const q2 = vectorLiteral(randomVector());
+	const shapes = [
+		`SELECT id, emb <-> ${q} AS d FROM topk.vectors ORDER BY (emb <-> ${q}) * 2 LIMIT 7`,
+		`SELECT id, emb <-> ${q} AS d FROM topk.vectors ORDER BY (emb <-> ${q}) + 0 LIMIT 7`,
+		`SELECT id, emb <-> ${q} AS d FROM topk.vectors ORDER BY emb <-> ${q}, id LIMIT 7`,
+		`SELECT id, emb <=> ${q} AS d FROM topk.vectors WHERE emb IS NOT NULL ORDER BY emb <=> ${q} DESC LIMIT 7`,
+		`SELECT id, emb <+> ${q} AS d FROM topk.vectors ORDER BY emb <+> ${q} LIMIT 7`,
+		`SELECT id, emb <-> ${q} AS d FROM topk.vectors WHERE emb <-> ${q} > 1 ORDER BY emb <-> ${q} LIMIT 7`,
+		`SELECT id, emb <-> ${q} AS d FROM topk.vectors WHERE label LIKE 'row 1%' ORDER BY emb <-> ${q} LIMIT 7`,
+		`SELECT v.id, v.emb <-> ${q} AS d FROM topk.vectors v JOIN topk.heap h ON h.id = v.id AND h.cat = 2 ORDER BY v.emb <-> ${q} LIMIT 7`,
+		`SELECT id, d FROM (SELECT id, emb <-> ${q} AS d FROM topk.vectors WHERE cat = 1 UNION ALL SELECT id, emb <-> ${q} FROM topk.vectors WHERE cat = 2) u ORDER BY d LIMIT 7`,
+		`SELECT id, emb <#> ${q} AS d FROM topk.vectors ORDER BY emb <#> ${q} FETCH FIRST 7 ROWS WITH TIES`,
+		`SELECT id, emb <-> ${q} AS d FROM topk.vectors WHERE cat = 3 ORDER BY emb <-> ${q} LIMIT ALL`,
+		`SELECT cat, count(*) FROM (SELECT cat FROM topk.vectors ORDER BY emb <-> ${q} LIMIT 50) s GROUP BY cat ORDER BY cat`,
+		`SELECT v.i, (SELECT id FROM topk.vectors ORDER BY emb <-> v.q LIMIT 1) FROM (VALUES (1, ${q}), (2, ${q2})) v(i, q)`,
+	];
+	const noTopK = shapes.slice(0, shapes.length - 1).filter((s) => !s.startsWith('SELECT cat'));
+
+	for (const shape of noTopK)
+	{
+		const plan = explain('', shape);
+
+		assert.doesNotMatch(plan, /Lance Top-K/, shape + '\n' + plan);
+	}
+	// a top-k inside a subquery is answered; the aggregate above it is not the scan's business
+	assert.match(explain('', shapes[shapes.length - 2]), /Lance Top-K/);
+	const got = runCases('', shapes.map((s) => s + ';\n'));
+	const reference = runCases('', shapes.map((s) => s.replaceAll('topk.vectors', 'topk.heap') + ';\n'));
+
+	shapes.forEach((s, i) => {
+		assert.ok(reference[i].length > 0, 'the reference of ' + s + ' has rows');
+		assertSameTopK(got[i], reference[i], s);
+	});
+});
+
+// The ERROR line psql prints for a script that must fail.
+async function errorOf(script)
+{
+	const { err } = await psqlAsync(script, true);
+	const line = err.find((l) => l.includes('ERROR:'));
+
+	assert.ok(line, 'an error for ' + script + ': ' + err.join('\n'));
+	return line.replace(/^psql:<stdin>:\d+: /, '');
+}
+
+test('bad input: PostgreSQL\'s own errors and results, never a crash', async () => {
+	const query = (table, q, op = '<->') => `SELECT id, emb ${op} ${q} AS d FROM topk.${table} ORDER BY emb ${op} ${q} LIMIT 5;\n`;
+
+	// a query vector of another dimension: pgvector's error, on the heap too
+	const short = "'[1,2,3]'::vector";
+	assert.match(explain('', query('vectors', short).replace(';\n', '')), /Lance Top-K/);
+	const dimensions = await errorOf(query('vectors', short));
+	assert.match(dimensions, /different vector dimensions 12 and 3/);
+	assert.equal(dimensions, await errorOf(query('heap', short)));
+
+	// NaN in a query vector: vector_in's error
+	const nan = `'[NaN${',0'.repeat(DIM - 1)}]'::vector`;
+	assert.equal(await errorOf(query('vectors', nan)), await errorOf(query('heap', nan)));
+
+	// a NULL query vector (a parameter: a NULL constant is folded away): k rows of NULL distance
+	const nullQuery = (table) => `SET plan_cache_mode = force_generic_plan;
+PREPARE n(vector) AS SELECT id, emb <=> $1 AS d FROM topk.${table} ORDER BY emb <=> $1 LIMIT 5;
+EXPLAIN (COSTS OFF) EXECUTE n(NULL);
+EXECUTE n(NULL);
+DEALLOCATE n;
+`;
+	const [gotNull, referenceNull] = runCases('', [nullQuery('vectors'), nullQuery('heap')]);
+	assert.ok(gotNull.some((l) => /Lance Top-K/.test(l.id)), 'the NULL query vector is ranked by the scan');
+	const nullRows = (lines) => lines.filter((l) => /^\d+$/.test(l.id));
+	assert.equal(nullRows(gotNull).length, 5);
+	assert.ok(nullRows(gotNull).every((r) => r.distance === ''), 'NULL distances');
+	assert.equal(nullRows(referenceNull).length, 5);
+
+	// a zero query vector under cosine: every distance NaN, as on the heap
+	const zero = vectorLiteral(new Array(DIM).fill(0));
+	const [gotZero, referenceZero] = runCases('', [query('vectors', zero, '<=>'), query('heap', zero, '<=>')]);
+	assert.deepEqual(gotZero.map((r) => r.distance), new Array(5).fill('NaN'));
+	assert.deepEqual(referenceZero.map((r) => r.distance), new Array(5).fill('NaN'));
+
+	// stored vectors a vector(12) cannot hold: the plain scan's error, with the scan's context
+	const badRows = (bad) => makeRows(900, (i) => (i === 611 ? bad : randomVector()));
+	for (const [name, bad] of [['bad_nan', [...randomVector().slice(1), NaN]], ['bad_length', [1, 2, 3]]])
+	{
+		const db = await h.lancedb.connect(dir);
+		const listSchema = new arrow.Schema([new arrow.Field('id', new arrow.Int64(), false),
+			new arrow.Field('emb', new arrow.List(new arrow.Field('item', new arrow.Float32(), true)), true)]);
+		const data = badRows(bad);
+
+		await db.createTable(name, arrow.tableFromArrays({ id: BigInt64Array.from(data, (r) => BigInt(r.id)) })
+			.assign(new arrow.Table({ emb: arrow.vectorFromArray(data.map((r) => r.emb), listSchema.fields[1].type) })));
+		psqlLines(`DROP FOREIGN TABLE IF EXISTS topk.${name};
+CREATE FOREIGN TABLE topk.${name} (id bigint, emb vector(${DIM})) SERVER topk_server OPTIONS (uri ${literal(path.join(dir, name + '.lance'))});\n`);
+		const q = vectorLiteral(randomVector());
+		const on = await errorOf(query(name, q));
+		const off = await errorOf('SET lance_parts.fdw_topk = off;\n' + query(name, q));
+
+		assert.equal(on, off, name);
+		assert.match(explain('', query(name, q).replace(';\n', '')), /Lance Top-K/, name);
+	}
+});
+
+test('lancedb\'s exact search finds the same rows at the same distances', async () => {
+	const clean = makeRows(2000, () => randomVector());
+	const table = await writeDataset('clean', clean);
+
+	foreignTable('clean', path.join(dir, 'clean.lance'), `vector(${DIM})`);
+	// lancedb's distances from pgvector's: l2 is squared, cosine the same, dot is 1 - a.b
+	const metrics = [
+		['<->', 'l2', (d) => d * d],
+		['<=>', 'cosine', (d) => d],
+		['<#>', 'dot', (d) => 1 + d],
+	];
+
+	for (let i = 0; i < 20; i++)
+	{
+		const vector = randomVector();
+		const k = pick([1, 5, 10, 50, 200]);
+
+		for (const [op, distanceType, fromPg] of metrics)
+		{
+			const [got] = runCases('', [`SELECT id, emb ${op} ${vectorLiteral(vector)} FROM topk.clean ORDER BY emb ${op} ${vectorLiteral(vector)} LIMIT ${k};\n`]);
+			const found = await table.search(vector).distanceType(distanceType).bypassVectorIndex().limit(k).toArray();
+			const what = `${distanceType}, k=${k}`;
+
+			assert.equal(got.length, k, what);
+			assert.equal(found.length, k, what);
+			for (let r = 0; r < k; r++)
+			{
+				const expected = fromPg(Number(got[r].distance));
+
+				assert.ok(Math.abs(found[r]._distance - expected) <= 1e-5 * Math.max(1, Math.abs(expected)),
+					`${what}: row ${r} distance ${found[r]._distance}, pgvector's ${expected}`);
+			}
+			// rows closer than float32 rounding may change places: compare ids away from near ties
+			const tolerance = (d) => 1e-5 * Math.max(1, Math.abs(d));
+			const distinct = (rows, distanceOf) => rows.filter((row, r) => rows.every((other, o) =>
+				o === r || Math.abs(distanceOf(other) - distanceOf(row)) > tolerance(distanceOf(row))));
+			const pgIds = distinct(got, (row) => fromPg(Number(row.distance))).map((row) => row.id).sort();
+			const lanceIds = new Set(found.map((row) => String(row.id)));
+
+			for (const id of pgIds)
+				assert.ok(lanceIds.has(id), `${what}: row ${id} is in lancedb's results too`);
+		}
+	}
+});
