@@ -16,6 +16,8 @@
 #                      ($COMMAND) with TEXT after it, and the machine
 #   bench_finish       print the results, append them to docs/BENCHMARKS.md
 #                      unless $APPEND is false
+#   bench_finish_first the same, inserted before the first dated section of
+#                      docs/BENCHMARKS.md instead (latest first)
 # and the helpers log, out, median, ratio, mbps, array_sql.
 # shellcheck shell=bash
 
@@ -102,5 +104,19 @@ bench_finish()
 	if $APPEND; then
 		cat "$RESULTS" >>"$ROOT/docs/BENCHMARKS.md"
 		log "appended to docs/BENCHMARKS.md"
+	fi
+}
+
+bench_finish_first()
+{
+	cat "$RESULTS"
+	if $APPEND; then
+		awk -v results="$RESULTS" '
+			!done && /^## / { while ((getline line < results) > 0) print line; done = 1 }
+			{ print }
+			END { if (!done) while ((getline line < results) > 0) print line }
+		' "$ROOT/docs/BENCHMARKS.md" >"$WORK/BENCHMARKS.md"
+		cat "$WORK/BENCHMARKS.md" >"$ROOT/docs/BENCHMARKS.md"
+		log "inserted at the top of docs/BENCHMARKS.md"
 	fi
 }
