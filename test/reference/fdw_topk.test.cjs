@@ -5,7 +5,8 @@
 //    random k (and OFFSET), random query vectors (literals and parameters of generic plans),
 //    each of <->, <=> and <#>, with and without pushed WHERE clauses, serially and with
 //    parallel workers forced, small and default batches; each against the same query on a
-//    heap copy of the rows (CREATE TABLE AS from the foreign table), pgvector evaluating.  The
+//    heap copy of the rows (CREATE TABLE AS from the foreign table), pgvector evaluating; a
+//    fifth of them over a table reading the vectors as real[] (ORDER BY emb::vector <op> q).  The
 //    rows: several fragments with deleted rows, NULL vectors, duplicated vectors (ties) and
 //    zero vectors (NaN cosine distances).  A case passes when the distances, in order, are
 //    PostgreSQL's own top-k distances and every row returned is a row of the heap copy
@@ -169,6 +170,7 @@ CREATE SCHEMA topk;
 
 	await table.delete('id % 11 = 3');
 	foreignTable('vectors', path.join(dir, 'vectors.lance'), `vector(${DIM})`);
+	foreignTable('vectors_real', path.join(dir, 'vectors.lance'), 'real[]');
 	psqlLines('CREATE TABLE topk.heap AS SELECT * FROM topk.vectors;\n');
 	assert.equal(psqlLines('SELECT count(*) FROM topk.heap;\n')[0],
 		String(rows.filter((r) => r.id % 11 !== 3).length));
@@ -221,14 +223,17 @@ SET lance_parts.fdw_unit_rows = 150; SET lance_parts.fdw_batch_rows = 64;
 `,
 };
 
-// The query of a case over table; the query vector and k as literals or as parameters.
+// The query of a case over table; the query vector and k as literals or as parameters; the
+// real[] table's vectors through pgvector's cast.
 function caseQuery(table, c)
 {
 	const q = c.parameters ? '$1' : vectorLiteral(c.vector);
 	const limit = c.parameters ? '$2' : String(c.k);
 	const offset = c.offset > 0 ? ` OFFSET ${c.offset}` : '';
+	const emb = c.real ? c.real : 'emb';
+	const from = c.real ? 'vectors_real' : table;
 
-	return `SELECT id, emb ${c.op} ${q} AS d FROM topk.${table} ${c.where} ORDER BY emb ${c.op} ${q} LIMIT ${limit}${offset}`;
+	return `SELECT id, ${emb} ${c.op} ${q} AS d FROM topk.${from} ${c.where} ORDER BY ${emb} ${c.op} ${q} LIMIT ${limit}${offset}`;
 }
 
 function caseScript(table, c)
@@ -286,6 +291,7 @@ for (let q = 0; q < NUM_QUERIES; q++)
 			offset: random() < 0.15 ? intBelow(30) : 0,
 			parameters: random() < 0.25,
 			mode: pick(Object.keys(MODES)),
+			real: random() < 0.2 ? pick(['emb::vector', `emb::vector(${DIM})`]) : null,
 		});
 	}
 }
@@ -312,6 +318,8 @@ test('EXPLAIN names the top-k scan in every mode, and not when it is off', () =>
 PREPARE p(vector, bigint) AS ${caseQuery('vectors', { ...c, parameters: true })};
 EXPLAIN (COSTS OFF) EXECUTE p('[${c.vector.join(',')}]', 3);\n`).join('\n');
 	assert.match(prepared, /Lance Top-K: \(?emb <-> \$1\)?, k=\$2 \+ 5/, prepared);
+	const real = explain('', caseQuery('vectors', { ...c, real: 'emb::vector' }));
+	assert.match(real, /Lance Top-K: \(?\(vectors_real\.emb\)::vector <-> '\[.*\]'::vector\)?, k=10 \+ 5/, real);
 	const off = explain('SET lance_parts.fdw_topk = off;\n', caseQuery('vectors', c));
 	assert.doesNotMatch(off, /Lance Top-K/, off);
 	assert.match(off, /Sort/, off);
@@ -405,6 +413,13 @@ test('bad input: PostgreSQL\'s own errors and results, never a crash', async () 
 	const dimensions = await errorOf(query('vectors', short));
 	assert.match(dimensions, /different vector dimensions 12 and 3/);
 	assert.equal(dimensions, await errorOf(query('heap', short)));
+
+	// a real[] cast to a vector of another dimension: the cast's error
+	const realQuery = `SELECT id FROM topk.vectors_real ORDER BY emb::vector(3) <-> '[1,2,3]' LIMIT 5;\n`;
+	assert.match(explain('', realQuery.replace(';\n', '')), /Lance Top-K/);
+	const realDimensions = await errorOf(realQuery);
+	assert.match(realDimensions, /expected 3 dimensions, not 12/);
+	assert.equal(realDimensions, await errorOf('SET lance_parts.fdw_topk = off;\n' + realQuery));
 
 	// NaN in a query vector: vector_in's error
 	const nan = `'[NaN${',0'.repeat(DIM - 1)}]'::vector`;

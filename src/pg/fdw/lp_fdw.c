@@ -204,8 +204,7 @@ begin_scan(ForeignScanState *node, bool explain_only, const uint64 *version)
 		lp_fdw_scan_set_filter(state->scan,
 							   lp_fdw_filter_begin(pushed, plan->scan.scanrelid, &node->ss.ps));
 	if (plan_ranks_rows(plan))
-		state->topk = lp_fdw_topk_begin(state->scan, plan_topk_exprs(plan),
-										plan->scan.scanrelid, &node->ss.ps);
+		state->topk = lp_fdw_topk_begin(state->scan, plan_topk_exprs(plan), &node->ss.ps);
 }
 
 static void

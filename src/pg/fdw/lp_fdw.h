@@ -346,10 +346,10 @@ extern void lp_fdw_topk_add_paths(PlannerInfo *root, RelOptInfo *baserel, Oid fo
 typedef struct LpFdwTopK LpFdwTopK;
 
 /*
- * Rank scan's rows by exprs (the LP_FDW_TOPK_EXPRS expressions of the plan,
- * on relation relid), evaluated in parent's expression context.
+ * Rank scan's rows by exprs (the LP_FDW_TOPK_EXPRS expressions of the plan),
+ * evaluated in parent's expression context.
  */
-extern LpFdwTopK *lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, Index relid, PlanState *parent);
+extern LpFdwTopK *lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, PlanState *parent);
 
 /* Store the next of the k nearest rows in slot, nearest first; false after the last. */
 extern bool lp_fdw_topk_next(LpFdwTopK *topk, TupleTableSlot *slot);

@@ -167,6 +167,16 @@ scan_error_context(void *arg)
 				   state->relname, state->fragment_id, state->current_file);
 }
 
+/* Name the scan's position in the errors raised until error_context_stack is restored. */
+static void
+push_error_context(LpFdwScan *state, ErrorContextCallback *callback)
+{
+	callback->callback = scan_error_context;
+	callback->arg = state;
+	callback->previous = error_context_stack;
+	error_context_stack = callback;
+}
+
 LpFdwScan *
 lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *version)
 {
@@ -768,10 +778,7 @@ lp_fdw_scan_next(LpFdwScan *state)
 	ErrorContextCallback callback;
 	bool		found = true;
 
-	callback.callback = scan_error_context;
-	callback.arg = state;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	push_error_context(state, &callback);
 
 	if (state->next_output >= state->num_output)
 		found = next_batch(state);
@@ -786,10 +793,7 @@ lp_fdw_scan_next_batch(LpFdwScan *state)
 {
 	ErrorContextCallback callback;
 
-	callback.callback = scan_error_context;
-	callback.arg = state;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	push_error_context(state, &callback);
 
 	if (!next_batch(state))
 		release_batch(state);
@@ -844,10 +848,7 @@ lp_fdw_scan_take(LpFdwScan *state, uint64 fragment, const uint64 *rows, uint64 n
 {
 	ErrorContextCallback callback;
 
-	callback.callback = scan_error_context;
-	callback.arg = state;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	push_error_context(state, &callback);
 
 	if (state->fragment_open && state->fragment_index != fragment)
 		close_fragment(state);
@@ -875,10 +876,7 @@ lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
 	ErrorContextCallback callback;
 	MemoryContext old;
 
-	callback.callback = scan_error_context;
-	callback.arg = state;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	push_error_context(state, &callback);
 
 	reset_row_context(state);
 	old = MemoryContextSwitchTo(state->row_context);

@@ -5,7 +5,8 @@
  *     ORDER BY column <op> query_vector LIMIT k [OFFSET m]
  *
  * over one lance_fdw table, with <op> pgvector's <->, <=> or <#> on a vector
- * column, is answered by the scan: it decodes the vector column (and the
+ * column (or on a real[] column cast to vector: column::vector), is answered
+ * by the scan: it decodes the vector column (and the
  * filter's) of every row, computes each distance, keeps the k + m nearest
  * rows in a bounded heap, then decodes the other columns for those rows only
  * (late materialization) and returns them nearest first.  The plan is the
@@ -50,6 +51,7 @@
 #include "catalog/dependency.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/extension.h"
@@ -151,17 +153,38 @@ is_type_named(Oid typid, const char *name)
 	return result;
 }
 
-/* Whether opno is one of ranking_operators of the extension vector, on its type vector. */
-static bool
-is_ranking_operator(Oid opno, Oid column_type)
+/*
+ * The column of baserel a ranking argument reads as a vector: the vector
+ * column itself, or a real[] column through pgvector's cast (array_to_vector
+ * of extension, its typmod and explicitness constants); NULL otherwise.
+ */
+static Var *
+ranked_column(Node *node, RelOptInfo *baserel, Oid extension)
 {
-	Oid			extension = get_extension_oid("vector", true);
+	FuncExpr   *cast = (FuncExpr *) node;
+
+	if (is_column(node, baserel))
+		return (Var *) node;
+	if (!IsA(node, FuncExpr) || list_length(cast->args) != 3 ||
+		!is_column(linitial(cast->args), baserel) ||
+		((Var *) linitial(cast->args))->vartype != FLOAT4ARRAYOID ||
+		!IsA(lsecond(cast->args), Const) || !IsA(lthird(cast->args), Const) ||
+		getExtensionOfObject(ProcedureRelationId, cast->funcid) != extension ||
+		strcmp(get_func_name(cast->funcid), "array_to_vector") != 0)
+		return NULL;
+	return linitial(cast->args);
+}
+
+/* Whether opno is one of ranking_operators of extension, on its type vector. */
+static bool
+is_ranking_operator(Oid opno, Oid column_type, Oid extension)
+{
 	char	   *name;
 	Oid			left;
 	Oid			right;
 	bool		known = false;
 
-	if (!OidIsValid(extension) || getExtensionOfObject(OperatorRelationId, opno) != extension ||
+	if (getExtensionOfObject(OperatorRelationId, opno) != extension ||
 		getExtensionOfObject(TypeRelationId, column_type) != extension)
 		return false;
 	op_input_types(opno, &left, &right);
@@ -196,17 +219,19 @@ reads_float32_lists(Oid foreigntableid, AttrNumber attnum, const LpFdwSource *so
 
 /*
  * The ranking expression of the query's ordering when the scan can rank by
- * it: column <op> value or value <op> column, value a scan constant.
+ * it: column <op> value or value <op> column, value a scan constant, column a
+ * ranked_column.
  */
 static OpExpr *
 ranking_expression(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 				   const LpFdwSource *source)
 {
+	Oid			extension = get_extension_oid("vector", true);
 	PathKey    *pathkey;
 	Oid			float8_family;
 	ListCell   *cell;
 
-	if (list_length(root->query_pathkeys) != 1)
+	if (!OidIsValid(extension) || list_length(root->query_pathkeys) != 1)
 		return NULL;
 	pathkey = linitial(root->query_pathkeys);
 	float8_family = get_opclass_family(GetDefaultOpClass(FLOAT8OID, BTREE_AM_OID));
@@ -217,21 +242,21 @@ ranking_expression(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	{
 		EquivalenceMember *member = lfirst(cell);
 		OpExpr	   *op = (OpExpr *) member->em_expr;
-		Node	   *column;
 		Node	   *value;
+		Var		   *column;
 
 		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 			continue;
-		column = linitial(op->args);
 		value = lsecond(op->args);
-		if (!is_column(column, baserel))
+		column = ranked_column(linitial(op->args), baserel, extension);
+		if (column == NULL)
 		{
-			column = lsecond(op->args);
 			value = linitial(op->args);
+			column = ranked_column(lsecond(op->args), baserel, extension);
 		}
-		if (is_column(column, baserel) && lp_fdw_is_scan_constant(value) &&
-			is_ranking_operator(op->opno, ((Var *) column)->vartype) &&
-			reads_float32_lists(foreigntableid, ((Var *) column)->varattno, source))
+		if (column != NULL && lp_fdw_is_scan_constant(value) &&
+			is_ranking_operator(op->opno, exprType(value), extension) &&
+			reads_float32_lists(foreigntableid, column->varattno, source))
 			return op;
 	}
 	return NULL;
@@ -308,8 +333,12 @@ typedef struct RankedRow
 struct LpFdwTopK
 {
 	LpFdwScan  *scan;
-	AttrNumber	attnum;			/* the vector column */
-	int32		dimensions;		/* its typmod: the dimensions of vector(n), or -1 */
+	AttrNumber	attnum;			/* the vector column, or the real[] column cast to vector */
+	int32		dimensions;		/* the dimensions of its vector(n), or -1 */
+	bool		has_cast;		/* a real[] column: pgvector's cast, with its typmod and explicitness */
+	FmgrInfo	cast;
+	Datum		cast_typmod;
+	Datum		cast_explicit;
 	bool		column_first;	/* the column is the operator's left argument */
 	FmgrInfo	distance;		/* the operator's function */
 	Oid			collation;
@@ -374,7 +403,7 @@ position_compare_qsort(const void *a, const void *b)
 }
 
 LpFdwTopK *
-lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, Index relid, PlanState *parent)
+lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, PlanState *parent)
 {
 	LpFdwTopK  *topk = palloc0(sizeof(LpFdwTopK));
 	OpExpr	   *ranking = linitial_node(OpExpr, exprs);
@@ -383,14 +412,26 @@ lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, Index relid, PlanState *parent)
 	Relation	rel = ((ScanState *) parent)->ss_currentRelation;
 
 	topk->scan = scan;
-	topk->column_first = IsA(column, Var) && ((Var *) column)->varno == relid;
+	topk->column_first = contain_var_clause(column);
 	if (!topk->column_first)
 	{
 		column = lsecond(ranking->args);
 		value = linitial(ranking->args);
 	}
+	if (IsA(column, FuncExpr))
+	{
+		FuncExpr   *cast = (FuncExpr *) column;
+
+		topk->has_cast = true;
+		fmgr_info(cast->funcid, &topk->cast);
+		topk->cast_typmod = castNode(Const, lsecond(cast->args))->constvalue;
+		topk->cast_explicit = castNode(Const, lthird(cast->args))->constvalue;
+		topk->dimensions = DatumGetInt32(topk->cast_typmod);
+		column = linitial(cast->args);
+	}
+	else
+		topk->dimensions = castNode(Var, column)->vartypmod;
 	topk->attnum = castNode(Var, column)->varattno;
-	topk->dimensions = castNode(Var, column)->vartypmod;
 	fmgr_info(get_opcode(ranking->opno), &topk->distance);
 	topk->collation = ranking->inputcollid;
 	topk->query_state = ExecInitExpr((Expr *) value, parent);
@@ -522,8 +563,9 @@ call_distance(LpFdwTopK *topk, Datum vector)
 
 /*
  * Build row position of a batch's vector array in place, when its items are
- * what the column's conversion would turn into a vector as they are: as many
- * as the column's dimensions (1 to pgvector's maximum), none NULL, all finite.
+ * what the column's conversion (and cast) would turn into a vector as they
+ * are: as many as the column's dimensions (1 to pgvector's maximum), none
+ * NULL, all finite.
  */
 static bool
 build_vector(LpFdwTopK *topk, const LpArray *array, uint64 position)
@@ -549,14 +591,22 @@ build_vector(LpFdwTopK *topk, const LpArray *array, uint64 position)
 	return true;
 }
 
-/* Row index of the scan's batch through the column's conversion (raising its errors). */
+/*
+ * Row index of the scan's batch through the column's conversion and the
+ * cast of a real[] column (raising their errors).
+ */
 static Datum
 converted_vector(LpFdwTopK *topk, uint64 index)
 {
+	Datum		value;
+
 	lp_fdw_scan_select(topk->scan, index);
 	lp_fdw_scan_values(topk->scan, topk->values, topk->nulls);
 	Assert(!topk->nulls[topk->attnum - 1]);
-	return topk->values[topk->attnum - 1];
+	value = topk->values[topk->attnum - 1];
+	if (topk->has_cast)
+		value = FunctionCall3(&topk->cast, value, topk->cast_typmod, topk->cast_explicit);
+	return value;
 }
 
 /* The distance of row index of the batch, whose vector is item position of array. */
