@@ -58,6 +58,7 @@
 #include "common/int.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -677,6 +678,7 @@ materialize_rows(LpFdwTopK *topk)
 		uint64		fragment = topk->rows[first].fragment;
 		uint64		n = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		while (first + n < topk->num_rows && topk->rows[first + n].fragment == fragment)
 		{
 			rows[n] = topk->rows[first + n].row;
