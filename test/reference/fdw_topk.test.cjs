@@ -394,6 +394,26 @@ test('shapes the scan does not answer fall back to the plain plan, with PostgreS
 	});
 });
 
+test('a rescanned top-k scan ranks again: the same rows for every outer row', () => {
+	const q = vectorLiteral(randomVector());
+	const query = (table) => `SET enable_material = off; SET enable_hashjoin = off; SET enable_mergejoin = off;
+SELECT s.id, s.d, g.x FROM (VALUES (1), (2), (3)) g(x) LEFT JOIN
+	(SELECT id, emb <=> ${q} AS d FROM topk.${table} WHERE cat = 2 ORDER BY emb <=> ${q} LIMIT 4 OFFSET 1) s ON true
+ORDER BY g.x;
+`;
+	const plan = psqlLines(query('vectors').replace('SELECT s.id', 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT s.id')).join('\n');
+
+	assert.match(plan, /Lance Top-K/, plan);
+	assert.match(plan, /Foreign Scan on vectors \(actual rows=5 loops=3\)/, plan);
+	const [got, reference] = runCases('', [query('vectors'), query('heap')]);
+	const outer = (rows, x) => rows.slice(4 * (x - 1), 4 * x);
+
+	assert.equal(got.length, 12);
+	for (const x of [2, 3])
+		assert.deepEqual(outer(got, x), outer(got, 1), 'outer row ' + x);
+	assertSameTopK(outer(got, 1), outer(reference, 1), 'rescan');
+});
+
 // The ERROR line psql prints for a script that must fail.
 async function errorOf(script)
 {
