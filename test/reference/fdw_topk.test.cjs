@@ -20,6 +20,7 @@
 //  - shapes the scan does not answer (an expression in ORDER BY, DESC, two keys, two tables,
 //    a local qual, DISTINCT, WITH TIES, LIMIT ALL, a correlated query vector): no "Lance
 //    Top-K" and the heap's results; OFFSET is answered (k = count + offset).
+//  - a top-k scan rescanned under a nested loop ranks again: the same rows for every outer row.
 //  - bad input: a query vector of another dimension is pgvector's error, a NULL query vector
 //    returns k rows of NULL distances, NaN in a query vector is vector_in's error, and a
 //    stored NaN item or a list of another length gives the error a plain scan gives.
