@@ -112,3 +112,4 @@ bench_finish()
 		log "inserted before the earlier runs in docs/BENCHMARKS.md"
 	fi
 }
+

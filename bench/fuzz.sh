@@ -183,15 +183,5 @@ if [ "$TOTAL_CRASHES" -gt 0 ]; then
 fi
 
 # ---- 4. the record -------------------------------------------------------------
-cat "$RESULTS"
-if $APPEND; then
-	# latest first: before the first dated section
-	awk -v results="$RESULTS" '
-		!done && /^## [0-9]/ { while ((getline line < results) > 0) print line; done = 1 }
-		{ print }
-		END { if (!done) while ((getline line < results) > 0) print line }
-	' "$ROOT/docs/BENCHMARKS.md" >"$WORK/BENCHMARKS.md"
-	cat "$WORK/BENCHMARKS.md" >"$ROOT/docs/BENCHMARKS.md"
-	log "inserted at the top of docs/BENCHMARKS.md"
-fi
+bench_finish
 [ "$TOTAL_CRASHES" -eq 0 ]

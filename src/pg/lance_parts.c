@@ -44,6 +44,7 @@ _PG_init(void)
 	LpFdwScanInit();
 	LpFdwPushdownInit();
 	LpFdwParallelInit();
+	LpFdwTopKInit();
 	LpS3ConfigInit();
 	LpWriteInit();
 	LpWriteWorkersInit();

@@ -79,4 +79,16 @@
 #define LP_INTERPRETATION_IS_EQUALITY(interpretation) ((interpretation)->cmptype == COMPARE_EQ)
 #endif
 
+/* 18 records a pathkey's direction as a generic comparison type instead of a btree strategy */
+#if PG_VERSION_NUM < 180000
+#define LP_PATHKEY_IS_ASCENDING(pathkey) ((pathkey)->pk_strategy == BTLessStrategyNumber)
+#else
+#define LP_PATHKEY_IS_ASCENDING(pathkey) ((pathkey)->pk_cmptype == COMPARE_LT)
+#endif
+
+/* 18 lets heap_form_minimal_tuple reserve extra bytes before the tuple */
+#if PG_VERSION_NUM < 180000
+#define heap_form_minimal_tuple(desc, values, isnull, extra) heap_form_minimal_tuple(desc, values, isnull)
+#endif
+
 #endif							/* LP_PG_COMPAT_H */

@@ -3,9 +3,11 @@
  * the scan iterator of lp_fdw_scan.c; parallel scans share a queue of units,
  * lp_fdw_parallel.c) and EXPLAIN.
  *
- * The plan carries the columns to read (fdw_private) and the clauses the
- * scan evaluates while decoding (fdw_exprs, chosen by lp_fdw_pushdown.c);
- * the executor evaluates only the other clauses.
+ * The plan carries the columns to read and whether the scan ranks the rows
+ * (fdw_private), and the clauses the scan evaluates while decoding
+ * (fdw_exprs, chosen by lp_fdw_pushdown.c), followed in a top-k scan by the
+ * ranking, LIMIT and OFFSET (lp_fdw_topk.c); the executor evaluates only the
+ * other clauses.
  */
 #include "postgres.h"
 
@@ -82,6 +84,8 @@ lance_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	path->parallel_safe = false;
 	add_path(baserel, path);
 	lp_fdw_add_partial_path(root, baserel, source, startup, run);
+	lp_fdw_topk_add_paths(root, baserel, foreigntableid, source,
+						  ((LpFdwRelInfo *) baserel->fdw_private)->pushed, startup);
 }
 
 /* The attribute numbers of the columns the query reads, as an integer list. */
@@ -136,25 +140,71 @@ lance_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		else
 			local = lappend(local, rinfo->clause);
 	}
-	return make_foreignscan(tlist, local, baserel->relid, pushed,
-							list_make1(needed_columns(root, baserel, foreigntableid)),
+	/* a top-k path's fdw_private is its ranking, LIMIT and OFFSET (lp_fdw_topk_add_paths) */
+	return make_foreignscan(tlist, local, baserel->relid,
+							list_concat(pushed, best_path->fdw_private),
+							list_make2(needed_columns(root, baserel, foreigntableid),
+									   makeBoolean(best_path->fdw_private != NIL)),
 							NIL, NIL, outer_plan);
 }
 
+/* ---- the plan's lists ----------------------------------------------------------- */
+
+static bool
+plan_ranks_rows(const ForeignScan *plan)
+{
+	return boolVal(lsecond(plan->fdw_private));
+}
+
+/* The clauses of fdw_exprs the scan evaluates. */
+static List *
+plan_pushed_clauses(const ForeignScan *plan)
+{
+	if (!plan_ranks_rows(plan))
+		return plan->fdw_exprs;
+	return list_copy_head(plan->fdw_exprs, list_length(plan->fdw_exprs) - LP_FDW_TOPK_EXPRS);
+}
+
+/* The ranking, LIMIT and OFFSET of a top-k plan. */
+static List *
+plan_topk_exprs(const ForeignScan *plan)
+{
+	return list_copy_tail(plan->fdw_exprs, list_length(plan->fdw_exprs) - LP_FDW_TOPK_EXPRS);
+}
+
 /* ---- the executor's scan ------------------------------------------------------ */
+
+/* node->fdw_state */
+typedef struct LanceScanState
+{
+	LpFdwScan  *scan;
+	LpFdwTopK  *topk;			/* a top-k scan: what ranks the scan's rows */
+} LanceScanState;
+
+LpFdwScan *
+lp_fdw_node_scan(ForeignScanState *node)
+{
+	return ((LanceScanState *) node->fdw_state)->scan;
+}
 
 /* Begin node's scan of version (NULL: the table's own), with its pushed clauses. */
 static void
 begin_scan(ForeignScanState *node, bool explain_only, const uint64 *version)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	LanceScanState *state = palloc0(sizeof(LanceScanState));
+	List	   *pushed = plan_pushed_clauses(plan);
 
-	node->fdw_state = lp_fdw_scan_begin(node->ss.ss_currentRelation,
-										linitial(plan->fdw_private), explain_only, version);
-	if (plan->fdw_exprs != NIL && !explain_only)
-		lp_fdw_scan_set_filter(node->fdw_state,
-							   lp_fdw_filter_begin(plan->fdw_exprs, plan->scan.scanrelid,
-												   &node->ss.ps));
+	state->scan = lp_fdw_scan_begin(node->ss.ss_currentRelation,
+									linitial(plan->fdw_private), explain_only, version);
+	node->fdw_state = state;
+	if (explain_only)
+		return;
+	if (pushed != NIL)
+		lp_fdw_scan_set_filter(state->scan,
+							   lp_fdw_filter_begin(pushed, plan->scan.scanrelid, &node->ss.ps));
+	if (plan_ranks_rows(plan))
+		state->topk = lp_fdw_topk_begin(state->scan, plan_topk_exprs(plan), &node->ss.ps);
 }
 
 static void
@@ -170,20 +220,30 @@ static TupleTableSlot *
 lance_iterate(ForeignScanState *node)
 {
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	LanceScanState *state = node->fdw_state;
 
 	ExecClearTuple(slot);
-	if (!lp_fdw_scan_next(node->fdw_state))
+	if (state->topk != NULL)
+	{
+		lp_fdw_topk_next(state->topk, slot);
 		return slot;
-	lp_fdw_scan_values(node->fdw_state, slot->tts_values, slot->tts_isnull);
+	}
+	if (!lp_fdw_scan_next(state->scan))
+		return slot;
+	lp_fdw_scan_values(state->scan, slot->tts_values, slot->tts_isnull);
 	ExecStoreVirtualTuple(slot);
-	lp_fdw_scan_row_identity(node->fdw_state, &slot->tts_tid);
+	lp_fdw_scan_row_identity(state->scan, &slot->tts_tid);
 	return slot;
 }
 
 static void
 lance_rescan(ForeignScanState *node)
 {
-	lp_fdw_scan_rewind(node->fdw_state);
+	LanceScanState *state = node->fdw_state;
+
+	lp_fdw_scan_rewind(state->scan);
+	if (state->topk != NULL)
+		lp_fdw_topk_rewind(state->topk);
 }
 
 /* A worker's counts for EXPLAIN ANALYZE go to its leader through the queue. */
@@ -209,8 +269,8 @@ lance_end_scan(ForeignScanState *node)
 	if (node->fdw_state == NULL)
 		return;
 	if (IsParallelWorker() && node->ss.ps.plan->parallel_aware)
-		add_worker_counts(node->fdw_state);
-	lp_fdw_scan_end(node->fdw_state);
+		add_worker_counts(lp_fdw_node_scan(node));
+	lp_fdw_scan_end(lp_fdw_node_scan(node));
 }
 
 /*
@@ -227,12 +287,12 @@ lance_shutdown(ForeignScanState *node)
 
 	if (IsParallelWorker() || node->fdw_state == NULL)
 		return;
-	queue = lp_fdw_scan_queue(node->fdw_state);
+	queue = lp_fdw_scan_queue(lp_fdw_node_scan(node));
 	if (queue == NULL)
 		return;
 	lp_fdw_queue_take_counts(queue, &filtered_rows, &pages_decoded, &pages_skipped);
-	lp_fdw_scan_add_counts(node->fdw_state, filtered_rows, pages_decoded, pages_skipped);
-	lp_fdw_scan_share(node->fdw_state, NULL);
+	lp_fdw_scan_add_counts(lp_fdw_node_scan(node), filtered_rows, pages_decoded, pages_skipped);
+	lp_fdw_scan_share(lp_fdw_node_scan(node), NULL);
 }
 
 /* ---- parallel scans: the queue of units in dynamic shared memory -------------- */
@@ -240,14 +300,14 @@ lance_shutdown(ForeignScanState *node)
 static Size
 lance_estimate_dsm(ForeignScanState *node, ParallelContext *pcxt)
 {
-	return lp_fdw_queue_size(lp_fdw_scan_source(node->fdw_state));
+	return lp_fdw_queue_size(lp_fdw_scan_source(lp_fdw_node_scan(node)));
 }
 
 static void
 lance_initialize_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	lp_fdw_scan_share(node->fdw_state,
-					  lp_fdw_queue_create(coordinate, lp_fdw_scan_source(node->fdw_state)));
+	lp_fdw_scan_share(lp_fdw_node_scan(node),
+					  lp_fdw_queue_create(coordinate, lp_fdw_scan_source(lp_fdw_node_scan(node))));
 }
 
 /* Before a rescan; lance_rescan resets the leader's own position. */
@@ -263,8 +323,8 @@ lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
 	LpFdwUnitQueue *queue = coordinate;
 
 	begin_scan(node, false, lp_fdw_queue_version(queue));
-	lp_fdw_queue_check_source(queue, lp_fdw_scan_source(node->fdw_state));
-	lp_fdw_scan_share(node->fdw_state, queue);
+	lp_fdw_queue_check_source(queue, lp_fdw_scan_source(lp_fdw_node_scan(node)));
+	lp_fdw_scan_share(lp_fdw_node_scan(node), queue);
 }
 
 /* ---- EXPLAIN ------------------------------------------------------------------ */
@@ -273,7 +333,10 @@ static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
-	const LpFdwSource *source = lp_fdw_scan_source(node->fdw_state);
+	LpFdwScan  *scan = lp_fdw_node_scan(node);
+	const LpFdwSource *source = lp_fdw_scan_source(scan);
+	List	   *pushed = plan_pushed_clauses(plan);
+	List	   *context = NIL;
 
 	if (source->single_file)
 		ExplainPropertyText("Lance File", source->path, es);
@@ -286,7 +349,7 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	ExplainPropertyUInteger("Data Files", NULL, source->num_files, es);
 	if (!source->single_file)
 		ExplainPropertyUInteger("Deleted Rows", NULL, source->deleted_rows, es);
-	ExplainPropertyList("Lance Fields", lp_fdw_scan_field_names(node->fdw_state), es);
+	ExplainPropertyList("Lance Fields", lp_fdw_scan_field_names(scan), es);
 	if (node->ss.ps.plan->parallel_aware)
 		ExplainPropertyUInteger("Lance Units", NULL, lp_fdw_count_units(source), es);
 	if (es->verbose && !source->single_file)
@@ -309,23 +372,24 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyList("Lance Data Files", files, es);
 	}
 	if (plan->fdw_exprs != NIL)
-	{
-		List	   *context = set_deparse_context_plan(es->deparse_cxt, (Plan *) plan, NIL);
-
+		context = set_deparse_context_plan(es->deparse_cxt, (Plan *) plan, NIL);
+	if (pushed != NIL)
 		ExplainPropertyText("Lance Filter",
-							deparse_expression((Node *) make_ands_explicit(plan->fdw_exprs),
+							deparse_expression((Node *) make_ands_explicit(pushed),
 											   context, es->verbose, false),
 							es);
-	}
+	if (plan_ranks_rows(plan))
+		ExplainPropertyText("Lance Top-K",
+							lp_fdw_topk_explain(plan_topk_exprs(plan), context, es->verbose), es);
 	if (es->analyze)
 	{
 		uint64		decoded;
 		uint64		skipped;
 
-		if (plan->fdw_exprs != NIL)
+		if (pushed != NIL)
 			ExplainPropertyUInteger("Rows Removed by Lance Filter", NULL,
-									lp_fdw_scan_filtered_rows(node->fdw_state), es);
-		lp_fdw_scan_pages(node->fdw_state, &decoded, &skipped);
+									lp_fdw_scan_filtered_rows(scan), es);
+		lp_fdw_scan_pages(scan, &decoded, &skipped);
 		ExplainPropertyUInteger("Lance Pages Decoded", NULL, decoded, es);
 		ExplainPropertyUInteger("Lance Pages Skipped", NULL, skipped, es);
 	}

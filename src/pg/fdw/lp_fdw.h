@@ -8,6 +8,7 @@
  * lp_fdw_pushdown.c  the WHERE clauses evaluated while decoding: which, and how
  * lp_fdw_parallel.c  parallel scans: units of work, the partial path, the
  *                    queue of units in dynamic shared memory
+ * lp_fdw_topk.c      exact top-k scans: ORDER BY a pgvector distance LIMIT k
  * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
@@ -146,6 +147,12 @@ extern bool lp_fdw_filter_matches(LpFdwFilter *filter, const Datum *values, cons
 /* The next scan evaluates the clauses' values again (parameters may differ). */
 extern void lp_fdw_filter_rewind(LpFdwFilter *filter);
 
+/*
+ * Whether an expression has one value for a whole scan: no column of any
+ * relation, nothing volatile, no parameter but external ones.
+ */
+extern bool lp_fdw_is_scan_constant(Node *node);
+
 /* ---- the scan iterator (lp_fdw_scan.c) ---- */
 
 /* lance_parts.fdw_batch_rows: rows decoded together */
@@ -182,6 +189,38 @@ extern void lp_fdw_scan_set_filter(LpFdwScan *scan, LpFdwFilter *filter);
  * (the decoders, per page).
  */
 extern bool lp_fdw_scan_next(LpFdwScan *scan);
+
+/*
+ * Batches instead of rows (exact top-k scans): after lp_fdw_scan_defer_columns,
+ * the batches read only the filter's columns and column keep; the others are
+ * decoded by lp_fdw_scan_take, for the rows asked for.
+ */
+extern void lp_fdw_scan_defer_columns(LpFdwScan *scan, AttrNumber keep);
+
+/*
+ * Read the next batch that has rows to return (live, matched by the filter);
+ * its number of rows, 0 after the last.
+ */
+extern uint64 lp_fdw_scan_next_batch(LpFdwScan *scan);
+
+/* The batch's rows: their numbers (ascending) in fragment *fragment (an index in the manifest). */
+extern uint64 lp_fdw_scan_batch_rows(const LpFdwScan *scan, uint64 *fragment, const uint64 **rows);
+
+/*
+ * The batch's decoded array of column attnum, NULL when every value is NULL;
+ * row i of the batch is its item positions[i], or i when *positions is NULL.
+ */
+extern const LpArray *lp_fdw_scan_batch_column(const LpFdwScan *scan, AttrNumber attnum,
+											   const uint64 **positions);
+
+/*
+ * Decode every column of rows (ascending live row numbers of fragment, an
+ * index in the manifest) as the current batch, whatever was deferred.
+ */
+extern void lp_fdw_scan_take(LpFdwScan *scan, uint64 fragment, const uint64 *rows, uint64 n);
+
+/* Make row index of the current batch the current row (lp_fdw_scan_values). */
+extern void lp_fdw_scan_select(LpFdwScan *scan, uint64 index);
 
 /*
  * The current row as values and nulls of rel's tuple descriptor (columns not
@@ -237,6 +276,13 @@ extern void LpFdwParallelInit(void);
  */
 extern uint64 lp_fdw_count_units(const LpFdwSource *source);
 
+/*
+ * The workers a partial path of baserel gets and the share of its rows each
+ * process reads (*divisor); 0 when it is not worth scanning in parallel.
+ */
+extern int	lp_fdw_parallel_workers(PlannerInfo *root, RelOptInfo *baserel,
+									const LpFdwSource *source, double *divisor);
+
 /* Add a partial (parallel-aware) path when the source is worth scanning in parallel. */
 extern void lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel,
 									const LpFdwSource *source, Cost startup_cost,
@@ -275,6 +321,44 @@ extern void lp_fdw_scan_share(LpFdwScan *scan, LpFdwUnitQueue *queue);
 extern LpFdwUnitQueue *lp_fdw_scan_queue(const LpFdwScan *scan);
 extern void lp_fdw_scan_add_counts(LpFdwScan *scan, uint64 filtered_rows,
 								   uint64 pages_decoded, uint64 pages_skipped);
+
+/* ---- exact top-k scans (lp_fdw_topk.c) ---- */
+
+/* lance_parts.fdw_topk: whether ORDER BY a distance LIMIT k is answered by the scan */
+extern void LpFdwTopKInit(void);
+
+/*
+ * A top-k plan appends these to the pushed clauses in fdw_exprs: the ranking
+ * (column <op> query vector), the LIMIT count and the OFFSET (int8 0 when none).
+ */
+#define LP_FDW_TOPK_EXPRS 3
+
+/*
+ * Add the paths of a scan that answers the query's ORDER BY distance LIMIT
+ * itself, when the query has that shape and every restriction is pushed
+ * (pushed: the RestrictInfos the scan evaluates).  Their fdw_private is the
+ * LP_FDW_TOPK_EXPRS expressions.  startup_cost is the plain scan's.
+ */
+extern void lp_fdw_topk_add_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
+								  const LpFdwSource *source, List *pushed, Cost startup_cost);
+
+/* The state of a top-k scan. */
+typedef struct LpFdwTopK LpFdwTopK;
+
+/*
+ * Rank scan's rows by exprs (the LP_FDW_TOPK_EXPRS expressions of the plan),
+ * evaluated in parent's expression context.
+ */
+extern LpFdwTopK *lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, PlanState *parent);
+
+/* Store the next of the k nearest rows in slot, nearest first; false after the last. */
+extern bool lp_fdw_topk_next(LpFdwTopK *topk, TupleTableSlot *slot);
+
+/* The next call ranks the rows again (the scan itself is rewound by its owner). */
+extern void lp_fdw_topk_rewind(LpFdwTopK *topk);
+
+/* What EXPLAIN shows of a top-k scan: "emb <-> $1, k=10". */
+extern char *lp_fdw_topk_explain(List *exprs, List *deparse_context, bool verbose);
 
 /* ---- ANALYZE (lp_fdw_analyze.c) ---- */
 
@@ -332,6 +416,9 @@ extern void lp_fdw_converter_init(LpFdwConverter *converter, const LpType *type,
 extern Datum lp_fdw_convert(const LpFdwConverter *converter, const LpArray *array,
 							uint64 row);
 
+/* The items [*start, *end) of row of a list array (list, large list or fixed-size list). */
+extern void lp_fdw_list_range(const LpArray *array, uint64 row, uint64 *start, uint64 *end);
+
 /* ---- Blob v2 payloads (lp_fdw_blob.c) ---- */
 
 /* Where the payloads of one data file's Blob v2 column are. */
@@ -360,6 +447,9 @@ extern bool lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descript
 extern void lp_fdw_blob_reader_close(LpFdwBlobReader *reader);
 
 /* ---- routines (lp_fdw.c, lp_fdw_modify.c) ---- */
+
+/* The scan of a lance_fdw ForeignScanState (once begun). */
+extern LpFdwScan *lp_fdw_node_scan(ForeignScanState *node);
 
 /* Set the routines of scans, ANALYZE and IMPORT FOREIGN SCHEMA. */
 extern void lp_fdw_scan_routines(FdwRoutine *routine);

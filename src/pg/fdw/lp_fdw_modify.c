@@ -153,7 +153,7 @@ begin_change(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				errmsg("cannot %s foreign table \"%s\" without scanning it",
 					   what, RelationGetRelationName(rel)));
-	source = lp_fdw_scan_source(search.found->fdw_state);
+	source = lp_fdw_scan_source(lp_fdw_node_scan(search.found));
 	check_writable(rel, source->single_file ? LP_OBJECT_FILE : LP_OBJECT_DIRECTORY, what);
 	state->context = CurrentMemoryContext;
 	state->ctid_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "ctid");

@@ -98,21 +98,19 @@ parallel_divisor(int workers)
 	return divisor;
 }
 
-void
-lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, const LpFdwSource *source,
-						Cost startup_cost, Cost run_cost)
+int
+lp_fdw_parallel_workers(PlannerInfo *root, RelOptInfo *baserel, const LpFdwSource *source,
+						double *divisor)
 {
 	uint64		num_units;
 	double		pages;
 	int			workers;
-	double		divisor;
-	Path	   *path;
 
 	if (!baserel->consider_parallel)
-		return;
+		return 0;
 	num_units = lp_fdw_count_units(source);
 	if (num_units < 2)
-		return;
+		return 0;
 
 	/*
 	 * Workers by size as for a table (min_parallel_table_scan_size): the
@@ -123,9 +121,21 @@ lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, const LpFdwSourc
 	workers = compute_parallel_worker(baserel, ceil(pages), -1, max_parallel_workers_per_gather);
 	workers = (int) Min((uint64) workers, num_units);
 	if (workers <= 0)
-		return;
+		return 0;
+	*divisor = parallel_divisor(workers);
+	return workers;
+}
 
-	divisor = parallel_divisor(workers);
+void
+lp_fdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, const LpFdwSource *source,
+						Cost startup_cost, Cost run_cost)
+{
+	double		divisor;
+	int			workers = lp_fdw_parallel_workers(root, baserel, source, &divisor);
+	Path	   *path;
+
+	if (workers <= 0)
+		return;
 	path = (Path *) create_foreignscan_path(root, baserel, NULL,
 											clamp_row_est(baserel->rows / divisor), 0,
 											startup_cost, startup_cost + run_cost / divisor,

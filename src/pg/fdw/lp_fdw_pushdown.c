@@ -200,9 +200,8 @@ only_external_params_walker(Node *node, void *context)
 	return expression_tree_walker(node, only_external_params_walker, context);
 }
 
-/* A value fixed for the whole scan: no column of any relation, nothing volatile, no executor parameter. */
-static bool
-is_scan_constant(Node *node)
+bool
+lp_fdw_is_scan_constant(Node *node)
 {
 	return !contain_var_clause(node) && !contain_volatile_functions(node) &&
 		!contain_subplans(node) && !only_external_params_walker(node, NULL);
@@ -300,7 +299,7 @@ is_pushable(Relation rel, const LpFdwSource *source, Index relid, RestrictInfo *
 		case TEST_ARRAY:
 			break;
 	}
-	if (!is_scan_constant((Node *) test.value))
+	if (!lp_fdw_is_scan_constant((Node *) test.value))
 		return false;
 	/*
 	 * A clause of a security barrier evaluated before the barrier's own

@@ -77,6 +77,7 @@ typedef struct ScanColumn
 	bool		in_filter;		/* the filter tests it */
 	bool		filter_value;	/* the filter needs its values, not only its NULLs */
 	bool		reads_payload;	/* a Blob v2 field read as its payloads (column option blob) */
+	bool		deferred;		/* decoded only by lp_fdw_scan_take (lp_fdw_scan_defer_columns) */
 	/* for the current unit */
 	LpFieldReader *reader;		/* NULL: no data file of the fragment holds it */
 	const char *file;			/* the data file it comes from */
@@ -126,10 +127,13 @@ struct LpFdwScan
 	/* the current batch */
 	uint64	   *live_rows;		/* fragment row numbers of the batch's live rows */
 	uint64		num_live;
+	uint64		live_capacity;	/* of live_rows */
 	/* with a filter: the rows it matched, and the index of each among the live rows */
 	uint64	   *output_rows;
 	uint64	   *output_live;
-	uint64		num_output;		/* the rows returned: the live rows, or those the filter matched */
+	const uint64 *batch_output; /* the rows returned: live_rows, or output_rows */
+	uint64		num_output;
+	bool		filter_columns_live;	/* filter columns hold the live rows, not the output rows */
 	uint64		next_output;
 	uint64		row;			/* the current row's fragment row number */
 	uint64		output_index;	/* the current row's index among the output rows */
@@ -161,6 +165,16 @@ scan_error_context(void *arg)
 	else if (state->current_file != NULL)
 		errcontext("foreign table \"%s\", fragment " UINT64_FORMAT " (file \"%s\")",
 				   state->relname, state->fragment_id, state->current_file);
+}
+
+/* Name the scan's position in the errors raised until error_context_stack is restored. */
+static void
+push_error_context(LpFdwScan *state, ErrorContextCallback *callback)
+{
+	callback->callback = scan_error_context;
+	callback->arg = state;
+	callback->previous = error_context_stack;
+	error_context_stack = callback;
 }
 
 LpFdwScan *
@@ -232,6 +246,7 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *
 
 	state->batch_rows = lp_fdw_batch_rows;
 	state->live_rows = palloc(sizeof(uint64) * state->batch_rows);
+	state->live_capacity = state->batch_rows;
 	state->readahead = lp_fdw_readahead;
 	state->filter_values = palloc0(sizeof(Datum) * Max(state->natts, 1));
 	state->filter_nulls = palloc0(sizeof(bool) * Max(state->natts, 1));
@@ -262,6 +277,14 @@ lp_fdw_scan_set_filter(LpFdwScan *state, LpFdwFilter *filter)
 			column->filter_isnull = palloc(sizeof(bool) * state->batch_rows);
 		}
 	}
+}
+
+void
+lp_fdw_scan_defer_columns(LpFdwScan *state, AttrNumber keep)
+{
+	for (int c = 0; c < state->num_columns; c++)
+		state->columns[c].deferred = !state->columns[c].in_filter &&
+			state->columns[c].attnum != keep;
 }
 
 /*
@@ -411,6 +434,7 @@ release_batch(LpFdwScan *state)
 	state->num_live = 0;
 	state->num_output = 0;
 	state->next_output = 0;
+	state->filter_columns_live = false;
 }
 
 /* Close the open fragment's readers and files, keeping their page counts. */
@@ -704,7 +728,9 @@ read_batch(LpFdwScan *state)
 		if (state->filter == NULL)
 		{
 			for (int c = 0; c < state->num_columns; c++)
-				take_rows(state, &state->columns[c], state->live_rows, state->num_live);
+				if (!state->columns[c].deferred)
+					take_rows(state, &state->columns[c], state->live_rows, state->num_live);
+			state->batch_output = state->live_rows;
 			state->num_output = state->num_live;
 			return true;
 		}
@@ -712,48 +738,136 @@ read_batch(LpFdwScan *state)
 		for (int c = 0; c < state->num_columns; c++)
 			if (state->columns[c].in_filter)
 				take_rows(state, &state->columns[c], state->live_rows, state->num_live);
+		state->filter_columns_live = true;
 		filter_batch(state);
 		state->filtered_rows += state->num_live - state->num_output;
 		if (state->num_output == 0)
 			continue;
 		for (int c = 0; c < state->num_columns; c++)
-			if (!state->columns[c].in_filter)
+			if (!state->columns[c].in_filter && !state->columns[c].deferred)
 				take_rows(state, &state->columns[c], state->output_rows, state->num_output);
+		state->batch_output = state->output_rows;
 		return true;
 	}
 	return false;
+}
+
+/* Read the next batch with rows to return, from the next units as needed; false after the last. */
+static bool
+next_batch(LpFdwScan *state)
+{
+	for (;;)
+	{
+		LpFdwUnit	unit;
+
+		if (state->fragment_open && read_batch(state))
+			return true;
+		if (!scan_next_unit(state, &unit))
+		{
+			if (state->fragment_open)
+				close_fragment(state);
+			return false;
+		}
+		open_unit(state, &unit);
+	}
 }
 
 bool
 lp_fdw_scan_next(LpFdwScan *state)
 {
 	ErrorContextCallback callback;
+	bool		found = true;
 
-	callback.callback = scan_error_context;
-	callback.arg = state;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	push_error_context(state, &callback);
 
-	while (state->next_output >= state->num_output)
-	{
-		LpFdwUnit	unit;
-
-		if (state->fragment_open && read_batch(state))
-			break;
-		if (!scan_next_unit(state, &unit))
-		{
-			if (state->fragment_open)
-				close_fragment(state);
-			error_context_stack = callback.previous;
-			return false;
-		}
-		open_unit(state, &unit);
-	}
-	state->output_index = state->next_output++;
-	state->row = state->filter != NULL ? state->output_rows[state->output_index] :
-		state->live_rows[state->output_index];
+	if (state->next_output >= state->num_output)
+		found = next_batch(state);
+	if (found)
+		lp_fdw_scan_select(state, state->next_output++);
 	error_context_stack = callback.previous;
-	return true;
+	return found;
+}
+
+uint64
+lp_fdw_scan_next_batch(LpFdwScan *state)
+{
+	ErrorContextCallback callback;
+
+	push_error_context(state, &callback);
+
+	if (!next_batch(state))
+		release_batch(state);
+	state->next_output = state->num_output;
+	error_context_stack = callback.previous;
+	return state->num_output;
+}
+
+uint64
+lp_fdw_scan_batch_rows(const LpFdwScan *state, uint64 *fragment, const uint64 **rows)
+{
+	*fragment = state->fragment_index;
+	*rows = state->batch_output;
+	return state->num_output;
+}
+
+/* The index in column's batch array of the batch's output row index. */
+static uint64
+column_position(const LpFdwScan *state, const ScanColumn *column, uint64 index)
+{
+	return column->in_filter && state->filter_columns_live ? state->output_live[index] : index;
+}
+
+const LpArray *
+lp_fdw_scan_batch_column(const LpFdwScan *state, AttrNumber attnum, const uint64 **positions)
+{
+	for (int c = 0; c < state->num_columns; c++)
+	{
+		const ScanColumn *column = &state->columns[c];
+
+		if (column->attnum != attnum)
+			continue;
+		*positions = column->in_filter && state->filter_columns_live ? state->output_live : NULL;
+		if (column->array == NULL || column->array->type->id == LP_TYPE_NULL)
+			return NULL;
+		return column->array;
+	}
+	elog(ERROR, "lance_fdw scan does not read column %d", attnum);
+	pg_unreachable();
+}
+
+void
+lp_fdw_scan_select(LpFdwScan *state, uint64 index)
+{
+	Assert(index < state->num_output);
+	state->output_index = index;
+	state->row = state->batch_output[index];
+}
+
+void
+lp_fdw_scan_take(LpFdwScan *state, uint64 fragment, const uint64 *rows, uint64 n)
+{
+	ErrorContextCallback callback;
+
+	push_error_context(state, &callback);
+
+	if (state->fragment_open && state->fragment_index != fragment)
+		close_fragment(state);
+	if (!state->fragment_open)
+		open_fragment(state, fragment);
+	release_batch(state);
+	if (n > state->live_capacity)
+	{
+		state->live_rows = repalloc_huge(state->live_rows, sizeof(uint64) * n);
+		state->live_capacity = n;
+	}
+	memcpy(state->live_rows, rows, sizeof(uint64) * n);
+	state->num_live = n;
+	for (int c = 0; c < state->num_columns; c++)
+		take_rows(state, &state->columns[c], state->live_rows, n);
+	state->batch_output = state->live_rows;
+	state->num_output = n;
+	state->next_output = n;
+	error_context_stack = callback.previous;
 }
 
 void
@@ -762,10 +876,7 @@ lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
 	ErrorContextCallback callback;
 	MemoryContext old;
 
-	callback.callback = scan_error_context;
-	callback.arg = state;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	push_error_context(state, &callback);
 
 	reset_row_context(state);
 	old = MemoryContextSwitchTo(state->row_context);
@@ -774,9 +885,7 @@ lp_fdw_scan_values(LpFdwScan *state, Datum *values, bool *isnull)
 	{
 		ScanColumn *column = &state->columns[c];
 		int			i = column->attnum - 1;
-		/* filter columns hold the batch's live rows, the others its output rows */
-		uint64		index = column->in_filter ? state->output_live[state->output_index] :
-			state->output_index;
+		uint64		index = column_position(state, column, state->output_index);
 
 		if (value_is_null(column, index))
 			continue;

@@ -484,8 +484,6 @@ scalar_datum(const LpArray *array, uint64 row, int32 typmod)
 
 /* ---- JSON text of any value ---------------------------------------------------- */
 
-static void list_range(const LpArray *array, uint64 row, uint64 *start, uint64 *end);
-
 static void
 append_float_json(StringInfo out, double value, bool single)
 {
@@ -585,7 +583,7 @@ append_json(StringInfo out, const LpArray *array, uint64 row)
 				uint64		start;
 				uint64		end;
 
-				list_range(array, row, &start, &end);
+				lp_fdw_list_range(array, row, &start, &end);
 				appendStringInfoChar(out, '[');
 				for (uint64 i = start; i < end; i++)
 				{
@@ -615,8 +613,8 @@ append_json(StringInfo out, const LpArray *array, uint64 row)
 
 /* ---- lists ---------------------------------------------------------------------- */
 
-static void
-list_range(const LpArray *array, uint64 row, uint64 *start, uint64 *end)
+void
+lp_fdw_list_range(const LpArray *array, uint64 row, uint64 *start, uint64 *end)
 {
 	if (array->type->id == LP_TYPE_FIXED_SIZE_LIST)
 	{
@@ -644,7 +642,7 @@ array_datum(const LpFdwConverter *converter, const LpArray *array, uint64 row)
 	Oid			element_typid;
 	int32		element_typmod;
 
-	list_range(array, row, &start, &end);
+	lp_fdw_list_range(array, row, &start, &end);
 	if (end - start > (uint64) MaxArraySize)
 		ereport(ERROR,
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -702,7 +700,7 @@ fixed_array_datum(const LpFdwConverter *converter, const LpArray *array, uint64 
 	Size		nbytes;
 	ArrayType  *result;
 
-	list_range(array, row, &start, &end);
+	lp_fdw_list_range(array, row, &start, &end);
 	if (start == end || end - start > (uint64) MaxArraySize)
 		return array_datum(converter, array, row);
 	if (items->validity != NULL)
