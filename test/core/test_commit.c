@@ -589,33 +589,68 @@ LP_TEST(commit_concurrent_processes)
 	lp_test_remove_tree(work);
 }
 
-/* Publish version latest+1 with an Overwrite transaction, as another writer would. */
+/*
+ * Publish version latest+1 as another writer would: latest's content with
+ * feature flags added and the transaction txn, inline or, when txn_file is
+ * given, only in _transactions/txn_file.
+ */
 static void
-publish_overwrite(const char *root, const LpManifest *latest, LpManifestNaming naming)
+publish_version(const char *root, const LpManifest *latest, LpManifestNaming naming,
+				const uint8_t *txn, size_t txn_len, const char *txn_file,
+				uint64_t reader_flags, uint64_t writer_flags)
 {
-	Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
-	Lance__Table__Transaction__Overwrite overwrite = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
 	Lance__Table__Manifest m = *latest->proto;
-	uint8_t		txn_data[256];
-	size_t		txn_len;
 	uint8_t    *file;
 	size_t		file_len;
 	char		name[LP_MANIFEST_NAME_SIZE];
 	char		path[2048];
 	LpError		err;
 
-	txn.read_version = latest->proto->version;
-	txn.uuid = "00000000-0000-4000-8000-000000000000";
-	txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
-	txn.overwrite = &overwrite;
-	txn_len = protobuf_c_message_pack((const ProtobufCMessage *) &txn, txn_data);
 	m.version = latest->proto->version + 1;
-	m.transaction_file = (char *) protobuf_c_empty_string;
-	LP_CHECK(lp_manifest_serialize(&m, NULL, 0, txn_data, txn_len, &file, &file_len, &err));
+	m.reader_feature_flags |= reader_flags;
+	m.writer_feature_flags |= writer_flags;
+	m.transaction_file = (char *) (txn_file != NULL ? txn_file : protobuf_c_empty_string);
+	if (txn_file != NULL)
+	{
+		snprintf(path, sizeof(path), "%s/_transactions/%s", root, txn_file);
+		LP_CHECK(lp_test_store()->ops->put(lp_test_store(), path, txn, txn_len, &err));
+	}
+	LP_CHECK(lp_manifest_serialize(&m, NULL, 0, txn_file != NULL ? NULL : txn, txn_len,
+								   &file, &file_len, &err));
 	lp_manifest_name(naming, m.version, name);
 	snprintf(path, sizeof(path), "%s/_versions/%s", root, name);
 	LP_CHECK(lp_test_store()->ops->put_if_absent(lp_test_store(), path, file, file_len, &err));
 	lp_free(file);
+}
+
+/* A Transaction read at version read_version with the given operation (NULL: none). */
+static size_t
+pack_transaction(uint64_t read_version, Lance__Table__Transaction__OperationCase operation,
+				 void *message, uint8_t *out)
+{
+	Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+
+	txn.read_version = read_version;
+	txn.uuid = "00000000-0000-4000-8000-000000000000";
+	txn.operation_case = operation;
+	if (operation == LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE)
+		txn.overwrite = message;
+	else if (operation == LANCE__TABLE__TRANSACTION__OPERATION_APPEND)
+		txn.append = message;
+	return protobuf_c_message_pack((const ProtobufCMessage *) &txn, out);
+}
+
+/* Publish version latest+1 with an Overwrite transaction, as another writer would. */
+static void
+publish_overwrite(const char *root, const LpManifest *latest, LpManifestNaming naming)
+{
+	Lance__Table__Transaction__Overwrite overwrite = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
+	uint8_t		txn[256];
+	size_t		txn_len = pack_transaction(latest->proto->version,
+										   LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE,
+										   &overwrite, txn);
+
+	publish_version(root, latest, naming, txn, txn_len, NULL, 0, 0);
 }
 
 LP_TEST(commit_conflicts_with_overwrite)
@@ -655,6 +690,83 @@ LP_TEST(commit_conflicts_with_overwrite)
 	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
 				 "%.300s", err.message);
 	LP_CHECK_EQ_U64(result.version, 4);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+static uint64_t count_entries(const char *path);
+
+/* The entries of a directory of root (_transactions, _versions), counted. */
+static uint64_t
+count_entries_in(const char *root, const char *directory)
+{
+	char		path[2048];
+
+	snprintf(path, sizeof(path), "%s/%s", root, directory);
+	return count_entries(path);
+}
+
+/*
+ * A latest version whose reader or writer flags lance_parts does not
+ * implement: the commit is refused, naming the flag, before it writes
+ * anything.
+ */
+LP_TEST(commit_refuses_unimplemented_flags)
+{
+	static const struct
+	{
+		uint64_t	reader;
+		uint64_t	writer;
+		const char *named;
+	}			cases[] = {
+		{0, LP_FLAG_MANAGED_BLOBS, "writer feature \"managed blobs\" (flag 2048)"},
+		{0, 4096, "writer feature flag 4096"},
+		{LP_FLAG_FRAGMENT_REUSE_INDEX, 0, "reader feature \"fragment reuse index\" (flag 1024)"},
+		{LP_FLAG_OVERLAYS, LP_FLAG_OVERLAYS, "reader feature \"overlays\" (flag 64)"},
+	};
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 14;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+
+	before = copy_and_read_latest("types_2_2_v1", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Lance__Table__Transaction__Append append = LANCE__TABLE__TRANSACTION__APPEND__INIT;
+		LpCommitRequest request;
+		LpCommitResult result;
+		uint8_t		txn[256];
+		size_t		len = pack_transaction(before->proto->version,
+										   LANCE__TABLE__TRANSACTION__OPERATION_APPEND,
+										   &append, txn);
+		uint64_t	transactions;
+		uint64_t	versions;
+		char		expected[1600];
+		LpError		err;
+
+		lp_test_remove_tree(root);
+		lp_test_copy_dataset("types_2_2_v1", root);
+		memset(&request, 0, sizeof(request));
+		request.kind = LP_COMMIT_APPEND;
+		request.read_version = before->proto->version;
+		stage_copy(root, before, 0, &seed, name, &request.file, &request.physical_rows);
+		publish_version(root, before, naming, txn, len, NULL, cases[i].reader, cases[i].writer);
+		transactions = count_entries_in(root, "_transactions");
+		versions = count_entries_in(root, "_versions");
+
+		LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+		snprintf(expected, sizeof(expected),
+				 "dataset \"%s\" needs %s, which lance_parts does not implement", root, cases[i].named);
+		LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+		CHECK_TEXT(err.message, expected);
+		LP_CHECK_EQ_U64(count_entries_in(root, "_transactions"), transactions);
+		LP_CHECK_EQ_U64(count_entries_in(root, "_versions"), versions);
+	}
 	lp_manifest_free(before);
 	lp_test_remove_tree(work);
 }
@@ -972,13 +1084,6 @@ LP_TEST(commit_refusals)
 		snprintf(transactions, sizeof(transactions), "%s/_transactions", root);
 		LP_CHECK_EQ_U64(count_entries(transactions), base->proto->version);
 	}
-
-	/* unknown feature flags */
-	base->proto->reader_feature_flags |= 128;
-	LP_CHECK(!lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "x.txn", 0,
-									   &out, &out_len, NULL, &err));
-	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
-	base->proto->reader_feature_flags &= ~(uint64_t) 128;
 
 	/* legacy datasets */
 	{

@@ -1621,9 +1621,6 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 	ManifestBuild build;
 	bool		ok;
 
-	if (!lp_manifest_check_flags(base, err))
-		return false;
-
 	if (!check_files_are_new(base, request, err))
 		return false;
 
@@ -1845,6 +1842,13 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 			latest = read = lp_dataset_read_latest(store, root, &naming, err);
 			if (latest == NULL)
 				goto done;
+		}
+		/* a concurrent writer of a newer Lance may have set them */
+		if (!lp_manifest_check_readable(latest, root, err) ||
+			!lp_manifest_check_writable(latest, root, err))
+		{
+			lp_manifest_free(read);
+			goto done;
 		}
 		if (latest->proto->version < request->read_version)
 		{
