@@ -236,7 +236,10 @@ bool		lp_commit_build_manifest(const LpManifest *base,
 
 /*
  * Check the transaction that produced version `version` against a request.
- * Returns false with LP_ERR_CONFLICT when they conflict.
+ * Returns false with LP_ERR_CONFLICT when they conflict.  An operation
+ * lance_parts does not implement always conflicts, named in the message:
+ * DataOverlay (field 115) and CompositeOperation (116) of newer Lance
+ * versions, else "unknown operation (field N)".
  */
 bool		lp_transaction_check_conflict(const LpCommitRequest *request,
 										  const uint8_t *transaction,
