@@ -278,7 +278,8 @@ LP_TEST(commit_append_reference)
 /*
  * A store that lets another writer win the race: the first time a manifest
  * is about to be created, it first runs a competing append, so our
- * put_if_absent finds the version taken.
+ * put_if_absent finds the version taken.  With publish_competitor set, that
+ * publishes the competing version instead (a newer Lance's, say).
  */
 typedef struct RacingStore
 {
@@ -286,6 +287,9 @@ typedef struct RacingStore
 	LpStoreOps	ops;
 	const char *root;
 	LpCommitRequest competitor;
+	void		(*publish_competitor) (struct RacingStore *store);
+	uint32_t	competitor_operation_field; /* for publish_competitor */
+	uint64_t	competitor_writer_flags;
 	bool		raced;
 	uint64_t	competitor_version;
 	uint64_t	competitor_fragment;
@@ -305,6 +309,11 @@ racing_put_if_absent(LpStore *store, const char *path, const void *data,
 		LpError		competitor_err;
 
 		racing->raced = true;
+		if (racing->publish_competitor != NULL)
+		{
+			racing->publish_competitor(racing);
+			return lp_test_store()->ops->put_if_absent(lp_test_store(), path, data, len, err);
+		}
 		LP_CHECK_MSG(lp_commit(lp_test_store(), racing->root, &racing->competitor,
 							   &options, &result, &competitor_err),
 					 "competitor: %.300s", competitor_err.message);
@@ -589,33 +598,68 @@ LP_TEST(commit_concurrent_processes)
 	lp_test_remove_tree(work);
 }
 
-/* Publish version latest+1 with an Overwrite transaction, as another writer would. */
+/*
+ * Publish version latest+1 as another writer would: latest's content with
+ * feature flags added and the transaction txn, inline or, when txn_file is
+ * given, only in _transactions/txn_file.
+ */
 static void
-publish_overwrite(const char *root, const LpManifest *latest, LpManifestNaming naming)
+publish_version(const char *root, const LpManifest *latest, LpManifestNaming naming,
+				const uint8_t *txn, size_t txn_len, const char *txn_file,
+				uint64_t reader_flags, uint64_t writer_flags)
 {
-	Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
-	Lance__Table__Transaction__Overwrite overwrite = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
 	Lance__Table__Manifest m = *latest->proto;
-	uint8_t		txn_data[256];
-	size_t		txn_len;
 	uint8_t    *file;
 	size_t		file_len;
 	char		name[LP_MANIFEST_NAME_SIZE];
 	char		path[2048];
 	LpError		err;
 
-	txn.read_version = latest->proto->version;
-	txn.uuid = "00000000-0000-4000-8000-000000000000";
-	txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
-	txn.overwrite = &overwrite;
-	txn_len = protobuf_c_message_pack((const ProtobufCMessage *) &txn, txn_data);
 	m.version = latest->proto->version + 1;
-	m.transaction_file = (char *) protobuf_c_empty_string;
-	LP_CHECK(lp_manifest_serialize(&m, NULL, 0, txn_data, txn_len, &file, &file_len, &err));
+	m.reader_feature_flags |= reader_flags;
+	m.writer_feature_flags |= writer_flags;
+	m.transaction_file = (char *) (txn_file != NULL ? txn_file : protobuf_c_empty_string);
+	if (txn_file != NULL)
+	{
+		snprintf(path, sizeof(path), "%s/_transactions/%s", root, txn_file);
+		LP_CHECK(lp_test_store()->ops->put(lp_test_store(), path, txn, txn_len, &err));
+	}
+	LP_CHECK(lp_manifest_serialize(&m, NULL, 0, txn_file != NULL ? NULL : txn, txn_len,
+								   &file, &file_len, &err));
 	lp_manifest_name(naming, m.version, name);
 	snprintf(path, sizeof(path), "%s/_versions/%s", root, name);
 	LP_CHECK(lp_test_store()->ops->put_if_absent(lp_test_store(), path, file, file_len, &err));
 	lp_free(file);
+}
+
+/* A Transaction read at version read_version with the given operation (NULL: none). */
+static size_t
+pack_transaction(uint64_t read_version, Lance__Table__Transaction__OperationCase operation,
+				 void *message, uint8_t *out)
+{
+	Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+
+	txn.read_version = read_version;
+	txn.uuid = "00000000-0000-4000-8000-000000000000";
+	txn.operation_case = operation;
+	if (operation == LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE)
+		txn.overwrite = message;
+	else if (operation == LANCE__TABLE__TRANSACTION__OPERATION_APPEND)
+		txn.append = message;
+	return protobuf_c_message_pack((const ProtobufCMessage *) &txn, out);
+}
+
+/* Publish version latest+1 with an Overwrite transaction, as another writer would. */
+static void
+publish_overwrite(const char *root, const LpManifest *latest, LpManifestNaming naming)
+{
+	Lance__Table__Transaction__Overwrite overwrite = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
+	uint8_t		txn[256];
+	size_t		txn_len = pack_transaction(latest->proto->version,
+										   LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE,
+										   &overwrite, txn);
+
+	publish_version(root, latest, naming, txn, txn_len, NULL, 0, 0);
 }
 
 LP_TEST(commit_conflicts_with_overwrite)
@@ -655,6 +699,286 @@ LP_TEST(commit_conflicts_with_overwrite)
 	LP_CHECK_MSG(lp_commit(lp_test_store(), root, &request, &options, &result, &err),
 				 "%.300s", err.message);
 	LP_CHECK_EQ_U64(result.version, 4);
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/*
+ * A Transaction read at read_version whose operation is field `field`, one
+ * this build's transaction.proto lacks (a newer Lance's DataOverlay is 115,
+ * CompositeOperation 116): protobuf-c keeps it as an unknown field.
+ */
+static size_t
+pack_unknown_operation(uint64_t read_version, uint32_t field, uint8_t *out)
+{
+	size_t		len = pack_transaction(read_version, LANCE__TABLE__TRANSACTION__OPERATION__NOT_SET,
+									   NULL, out);
+	uint32_t	tag = field << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+
+	for (; tag >= 0x80; tag >>= 7)
+		out[len++] = (uint8_t) (tag | 0x80);
+	out[len++] = (uint8_t) tag;
+	/* the operation's message: field 1 = 1 */
+	out[len++] = 2;
+	out[len++] = 0x08;
+	out[len++] = 0x01;
+	return len;
+}
+
+static const struct
+{
+	uint32_t	field;
+	const char *name;
+}			unknown_operations[] = {
+	{115, "DataOverlay"},
+	{116, "CompositeOperation"},
+	{117, "unknown operation (field 117)"},
+	{300, "unknown operation (field 300)"},
+};
+
+/*
+ * A concurrent operation lance_parts does not implement is a conflict for
+ * every request, even an overwrite, named by the message.
+ */
+LP_TEST(transaction_unknown_operation_conflicts)
+{
+	static const LpCommitKind kinds[] = {
+		LP_COMMIT_APPEND, LP_COMMIT_OVERWRITE, LP_COMMIT_DELETE, LP_COMMIT_REWRITE,
+	};
+	Lance__Table__Transaction__Append append = LANCE__TABLE__TRANSACTION__APPEND__INIT;
+	LpCommitRequest request;
+	uint8_t		txn[256];
+	size_t		len;
+	char		expected[256];
+	LpError		err;
+
+	memset(&request, 0, sizeof(request));
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+	{
+		request.kind = kinds[k];
+		for (size_t i = 0; i < sizeof(unknown_operations) / sizeof(unknown_operations[0]); i++)
+		{
+			len = pack_unknown_operation(6, unknown_operations[i].field, txn);
+			LP_CHECK(!lp_transaction_check_conflict(&request, txn, len, 7, &err));
+			LP_CHECK(err.code == LP_ERR_CONFLICT);
+			snprintf(expected, sizeof(expected), "commit conflicts with the concurrent %s of version 7",
+					 unknown_operations[i].name);
+			CHECK_TEXT(err.message, expected);
+			LP_CHECK(strstr(err.detail, "never rebases") != NULL);
+		}
+		/* no operation at all; a varint field in the operations' range is none */
+		len = pack_transaction(6, LANCE__TABLE__TRANSACTION__OPERATION__NOT_SET, NULL, txn);
+		LP_CHECK(!lp_transaction_check_conflict(&request, txn, len, 7, &err));
+		CHECK_TEXT(err.message, "commit conflicts with the concurrent transaction without an operation of version 7");
+		txn[len++] = 0xc0;		/* field 120, varint */
+		txn[len++] = 0x07;
+		txn[len++] = 0x01;
+		LP_CHECK(!lp_transaction_check_conflict(&request, txn, len, 7, &err));
+		CHECK_TEXT(err.message, "commit conflicts with the concurrent transaction without an operation of version 7");
+	}
+	/* the same bytes with a known operation: an Append conflicts with no append */
+	request.kind = LP_COMMIT_APPEND;
+	len = pack_transaction(6, LANCE__TABLE__TRANSACTION__OPERATION_APPEND, &append, txn);
+	LP_CHECK_MSG(lp_transaction_check_conflict(&request, txn, len, 7, &err), "%.300s", err.message);
+}
+
+static uint64_t count_entries(const char *path);
+
+/* The entries of a directory of root (_transactions, _versions), counted. */
+static uint64_t
+count_entries_in(const char *root, const char *directory)
+{
+	char		path[2048];
+
+	snprintf(path, sizeof(path), "%s/%s", root, directory);
+	return count_entries(path);
+}
+
+/*
+ * A version committed since our read version whose operation lance_parts
+ * does not implement, read from the inline transaction or from the
+ * transaction file: our commit is a conflict and publishes nothing.
+ */
+LP_TEST(commit_unknown_operation_is_conflict)
+{
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 12;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+
+	before = copy_and_read_latest("types_2_2_v1", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	for (size_t i = 0; i < sizeof(unknown_operations) / sizeof(unknown_operations[0]); i++)
+	{
+		for (int in_file = 0; in_file <= 1; in_file++)
+		{
+			LpCommitRequest request;
+			LpCommitResult result;
+			LpManifest *after;
+			uint8_t		txn[256];
+			size_t		len = pack_unknown_operation(before->proto->version,
+													 unknown_operations[i].field, txn);
+			uint64_t	transactions;
+			LpError		err;
+
+			lp_test_remove_tree(root);
+			lp_test_copy_dataset("types_2_2_v1", root);
+			memset(&request, 0, sizeof(request));
+			request.kind = LP_COMMIT_APPEND;
+			request.read_version = before->proto->version;
+			stage_copy(root, before, 0, &seed, name, &request.file, &request.physical_rows);
+			publish_version(root, before, naming, txn, len, in_file ? "theirs.txn" : NULL, 0, 0);
+			transactions = count_entries_in(root, "_transactions");
+
+			LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+			LP_CHECK_MSG(err.code == LP_ERR_CONFLICT &&
+						 strstr(err.message, unknown_operations[i].name) != NULL,
+						 "%s: %.300s", lp_error_code_name(err.code), err.message);
+			after = read_latest(root, &naming);
+			LP_CHECK(after != NULL && after->proto->version == before->proto->version + 1);
+			lp_manifest_free(after);
+			LP_CHECK_EQ_U64(count_entries_in(root, "_transactions"), transactions);
+		}
+	}
+	lp_manifest_free(before);
+	lp_test_remove_tree(work);
+}
+
+/* The competitor of a race: a version of latest + 1 as a newer Lance writes it. */
+static void
+publish_newer_lance_version(RacingStore *store)
+{
+	LpManifestNaming naming;
+	LpManifest *latest = read_latest(store->root, &naming);
+	Lance__Table__Transaction__Append append = LANCE__TABLE__TRANSACTION__APPEND__INIT;
+	uint8_t		txn[256];
+	size_t		len;
+
+	if (latest == NULL)
+		return;
+	if (store->competitor_operation_field != 0)
+		len = pack_unknown_operation(latest->proto->version, store->competitor_operation_field, txn);
+	else
+		len = pack_transaction(latest->proto->version, LANCE__TABLE__TRANSACTION__OPERATION_APPEND,
+							   &append, txn);
+	publish_version(store->root, latest, naming, txn, len, NULL, 0, store->competitor_writer_flags);
+	store->competitor_version = latest->proto->version + 1;
+	lp_manifest_free(latest);
+}
+
+/*
+ * The rebase after a lost race applies the same rules as the first attempt:
+ * the winner's unknown operation is a conflict, its writer flag lance_parts
+ * does not implement a refusal; nothing of ours is published.
+ */
+LP_TEST(commit_rebase_refuses_newer_lance_versions)
+{
+	for (int flags = 0; flags <= 1; flags++)
+	{
+		char		work[1024];
+		char		root[1200];
+		char		name[LP_DATA_FILE_NAME_SIZE];
+		uint64_t	seed = 13;
+		LpManifestNaming naming;
+		LpManifest *before;
+		LpManifest *after;
+		RacingStore store;
+		LpCommitRequest request;
+		LpCommitOptions options = {3, lp_test_random, &seed, false};
+		LpCommitResult result;
+		LpError		err;
+
+		before = start_racing_append(work, sizeof(work), root, sizeof(root), &seed, name,
+									 &store, &request);
+		if (before == NULL)
+			return;
+		store.publish_competitor = publish_newer_lance_version;
+		store.competitor_operation_field = flags ? 0 : 116;
+		store.competitor_writer_flags = flags ? LP_FLAG_OVERLAYS : 0;
+
+		LP_CHECK(!lp_commit(&store.base, root, &request, &options, &result, &err));
+		LP_CHECK(store.raced);
+		if (flags)
+			LP_CHECK_MSG(err.code == LP_ERR_UNSUPPORTED &&
+						 strstr(err.message, "writer feature \"overlays\" (flag 64)") != NULL,
+						 "%s: %.300s", lp_error_code_name(err.code), err.message);
+		else
+			LP_CHECK_MSG(err.code == LP_ERR_CONFLICT &&
+						 strstr(err.message, "CompositeOperation") != NULL,
+						 "%s: %.300s", lp_error_code_name(err.code), err.message);
+		after = read_latest(root, &naming);
+		LP_CHECK(after != NULL && after->proto->version == store.competitor_version);
+		lp_manifest_free(after);
+		lp_manifest_free(before);
+		lp_test_remove_tree(work);
+	}
+}
+
+/*
+ * A latest version whose reader or writer flags lance_parts does not
+ * implement: the commit is refused, naming the flag, before it writes
+ * anything.
+ */
+LP_TEST(commit_refuses_unimplemented_flags)
+{
+	static const struct
+	{
+		uint64_t	reader;
+		uint64_t	writer;
+		const char *named;
+	}			cases[] = {
+		{0, LP_FLAG_MANAGED_BLOBS, "writer feature \"managed blobs\" (flag 2048)"},
+		{0, 4096, "writer feature flag 4096"},
+		{LP_FLAG_FRAGMENT_REUSE_INDEX, 0, "reader feature \"fragment reuse index\" (flag 1024)"},
+		{LP_FLAG_OVERLAYS, LP_FLAG_OVERLAYS, "reader feature \"overlays\" (flag 64)"},
+	};
+	char		work[1024];
+	char		root[1200];
+	char		name[LP_DATA_FILE_NAME_SIZE];
+	uint64_t	seed = 14;
+	LpManifestNaming naming;
+	LpManifest *before;
+	LpCommitOptions options = {3, lp_test_random, &seed, false};
+
+	before = copy_and_read_latest("types_2_2_v1", work, sizeof(work), root, sizeof(root), &naming);
+	if (before == NULL)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Lance__Table__Transaction__Append append = LANCE__TABLE__TRANSACTION__APPEND__INIT;
+		LpCommitRequest request;
+		LpCommitResult result;
+		uint8_t		txn[256];
+		size_t		len = pack_transaction(before->proto->version,
+										   LANCE__TABLE__TRANSACTION__OPERATION_APPEND,
+										   &append, txn);
+		uint64_t	transactions;
+		uint64_t	versions;
+		char		expected[1600];
+		LpError		err;
+
+		lp_test_remove_tree(root);
+		lp_test_copy_dataset("types_2_2_v1", root);
+		memset(&request, 0, sizeof(request));
+		request.kind = LP_COMMIT_APPEND;
+		request.read_version = before->proto->version;
+		stage_copy(root, before, 0, &seed, name, &request.file, &request.physical_rows);
+		publish_version(root, before, naming, txn, len, NULL, cases[i].reader, cases[i].writer);
+		transactions = count_entries_in(root, "_transactions");
+		versions = count_entries_in(root, "_versions");
+
+		LP_CHECK(!lp_commit(lp_test_store(), root, &request, &options, &result, &err));
+		snprintf(expected, sizeof(expected),
+				 "dataset \"%s\" needs %s, which lance_parts does not implement", root, cases[i].named);
+		LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+		CHECK_TEXT(err.message, expected);
+		LP_CHECK_EQ_U64(count_entries_in(root, "_transactions"), transactions);
+		LP_CHECK_EQ_U64(count_entries_in(root, "_versions"), versions);
+	}
 	lp_manifest_free(before);
 	lp_test_remove_tree(work);
 }
@@ -972,13 +1296,6 @@ LP_TEST(commit_refusals)
 		snprintf(transactions, sizeof(transactions), "%s/_transactions", root);
 		LP_CHECK_EQ_U64(count_entries(transactions), base->proto->version);
 	}
-
-	/* unknown feature flags */
-	base->proto->reader_feature_flags |= 128;
-	LP_CHECK(!lp_commit_build_manifest(base, &request, (const uint8_t *) "", 0, "x.txn", 0,
-									   &out, &out_len, NULL, &err));
-	LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
-	base->proto->reader_feature_flags &= ~(uint64_t) 128;
 
 	/* legacy datasets */
 	{

@@ -94,7 +94,8 @@ LP_TEST(manifest_parse_generated)
 		LP_CHECK_STR(m->data_format->file_format, "lance");
 		LP_CHECK_STR(m->writer_version->library, "lance");
 		LP_CHECK_EQ_U64(m->reader_feature_flags, expected->reader_flags);
-		LP_CHECK(lp_manifest_check_flags(manifest, &err));
+		LP_CHECK(lp_manifest_check_readable(manifest, expected->name, &err));
+		LP_CHECK(lp_manifest_check_writable(manifest, expected->name, &err));
 		LP_CHECK_EQ_U64(m->n_fragments, expected->n_fragments);
 		LP_CHECK(m->max_fragment_id_present_case ==
 				 LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID);
@@ -473,34 +474,99 @@ LP_TEST(manifest_paths_leaving_their_directory_refused)
 	lp_manifest_free(manifest);
 }
 
-LP_TEST(manifest_unknown_flags_refused)
+/*
+ * The manifest of types_2_2_v2 with the given flags added, serialized and
+ * parsed again as "flagged.manifest" (NULL after a failed check).
+ */
+static LpManifest *
+manifest_with_flags(uint64_t reader_flags, uint64_t writer_flags)
 {
 	LpManifestNaming naming;
-	LpManifest *manifest;
-	LpManifest *flagged;
-	uint8_t    *file;
+	LpManifest *manifest = read_latest_generated("types_2_2_v2", &naming);
+	LpManifest *flagged = NULL;
+	uint8_t    *file = NULL;
 	size_t		len;
+	LpError		err;
+
+	if (manifest == NULL)
+		return NULL;
+	manifest->proto->reader_feature_flags |= reader_flags;
+	manifest->proto->writer_feature_flags |= writer_flags;
+	LP_CHECK(lp_manifest_serialize(manifest->proto, NULL, 0, NULL, 0, &file, &len, &err));
+	if (file != NULL)
+		flagged = lp_manifest_parse("flagged.manifest", file, len, &err);
+	LP_CHECK_MSG(flagged != NULL, "%.300s", err.message);
+	lp_free(file);
+	lp_manifest_free(manifest);
+	return flagged;
+}
+
+/*
+ * Reader flags refuse readers only, writer flags writers only (Lance's
+ * can_read_dataset, can_write_dataset), naming the lowest flag lance_parts
+ * does not implement; the flags it implements pass both.
+ */
+LP_TEST(manifest_unimplemented_flags_refused)
+{
+	static const struct
+	{
+		uint64_t	flags;
+		const char *named;		/* how the message names the lowest one */
+	}			cases[] = {
+		{LP_FLAG_OVERLAYS, "feature \"overlays\" (flag 64)"},
+		{128, "feature flag 128"},
+		{LP_FLAG_FRAGMENT_REUSE_INDEX, "feature \"fragment reuse index\" (flag 1024)"},
+		{LP_FLAG_MANAGED_BLOBS, "feature \"managed blobs\" (flag 2048)"},
+		{4096, "feature flag 4096"},
+		{(uint64_t) 1 << 63, "feature flag 9223372036854775808"},
+		{LP_FLAG_MANAGED_BLOBS | 4096 | LP_FLAG_DELETION_FILES, "feature \"managed blobs\" (flag 2048)"},
+	};
+	LpManifest *known;
 	LpError		err;
 
 	LP_CHECK(lp_test_data_dir != NULL);
 	if (lp_test_data_dir == NULL)
 		return;
-	manifest = read_latest_generated("types_2_2_v2", &naming);
-	if (manifest == NULL)
-		return;
-	manifest->proto->writer_feature_flags |= 64;
-	LP_CHECK(lp_manifest_serialize(manifest->proto, NULL, 0, NULL, 0, &file, &len, &err));
-	flagged = lp_manifest_parse("flagged.manifest", file, len, &err);
-	LP_CHECK(flagged != NULL);
-	if (flagged != NULL)
+	known = manifest_with_flags(LP_FLAGS_KNOWN, LP_FLAGS_KNOWN);
+	if (known != NULL)
 	{
-		LP_CHECK(!lp_manifest_check_flags(flagged, &err));
-		LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
-		LP_CHECK(strstr(err.message, "flagged.manifest") != NULL);
+		LP_CHECK(lp_manifest_check_readable(known, "ds", &err));
+		LP_CHECK(lp_manifest_check_writable(known, "ds", &err));
 	}
-	lp_manifest_free(flagged);
-	lp_free(file);
-	lp_manifest_free(manifest);
+	lp_manifest_free(known);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		for (int writer = 0; writer <= 1; writer++)
+		{
+			const char *role = writer ? "writer" : "reader";
+			LpManifest *flagged = manifest_with_flags(writer ? 0 : cases[i].flags,
+													  writer ? cases[i].flags : 0);
+			char		expected[256];
+
+			if (flagged == NULL)
+				continue;
+			snprintf(expected, sizeof(expected),
+					 "dataset \"ds\" needs %s %s, which lance_parts does not implement",
+					 role, cases[i].named);
+			/* the other role's check passes */
+			if (writer)
+			{
+				LP_CHECK(lp_manifest_check_readable(flagged, "ds", &err));
+				LP_CHECK(!lp_manifest_check_writable(flagged, "ds", &err));
+			}
+			else
+			{
+				LP_CHECK(lp_manifest_check_writable(flagged, "ds", &err));
+				LP_CHECK(!lp_manifest_check_readable(flagged, "ds", &err));
+			}
+			LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+			LP_CHECK_MSG(strcmp(err.message, expected) == 0, "\"%.200s\" (expected \"%.200s\")",
+						 err.message, expected);
+			LP_CHECK_MSG(strstr(err.detail, "flagged.manifest") != NULL, "%.300s", err.detail);
+			lp_manifest_free(flagged);
+		}
+	}
 }
 
 LP_TEST(manifest_names)

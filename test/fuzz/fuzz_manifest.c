@@ -32,7 +32,8 @@ read_manifest(const LpManifest *manifest, size_t *files)
 	LpError		err;
 	char	   *tag;
 
-	(void) lp_manifest_check_flags(manifest, &err);
+	(void) lp_manifest_check_readable(manifest, "fuzz", &err);
+	(void) lp_manifest_check_writable(manifest, "fuzz", &err);
 	if (lp_manifest_schema(manifest, &schema, &err))
 		lp_schema_free(&schema);
 	(void) lp_manifest_data_format(manifest);

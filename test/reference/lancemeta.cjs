@@ -3,8 +3,10 @@
 //  - lanceFieldsFromArrow(): the Lance schema fields (ids, parents, logical types) that Lance
 //    derives from an Arrow schema, in pre-order, as lance_parts.file_schema() must report them;
 //  - a minimal protobuf walker and decoders for the parts of manifests and data-file footers
-//    the generator cross-checks (field numbers from docs/lance-format.md §1.2, §2.3, §5.3, §5.5).
-// Only what the generator needs; not a general Lance reader.
+//    the generator cross-checks (field numbers from docs/lance-format.md §1.2, §2.3, §5.3, §5.5);
+//  - editors that give a dataset's latest version feature flags and a transaction operation
+//    of newer Lance versions (feature_flags.test.cjs).
+// Only what the tests need; not a general Lance reader.
 
 const fs = require('fs');
 const path = require('path');
@@ -369,10 +371,123 @@ function readManifest(datasetPath)
 	};
 }
 
+// ---- editing manifests and transactions as newer Lance versions write them ----
+
+function encodeVarint(value)
+{
+	const bytes = [];
+	let rest = BigInt(value);
+
+	while (rest >= 0x80n)
+	{
+		bytes.push(Number(rest & 0x7fn) | 0x80);
+		rest >>= 7n;
+	}
+	bytes.push(Number(rest));
+	return Buffer.from(bytes);
+}
+
+// The top-level fields of a message as [number, wire type, start, end] byte spans.
+function fieldSpans(buf)
+{
+	const spans = [];
+	let pos = 0;
+
+	while (pos < buf.length)
+	{
+		const start = pos;
+		let key;
+		let length;
+
+		[key, pos] = readVarint(buf, pos);
+		const wire = Number(key & 7n);
+
+		if (wire === 0)
+			[, pos] = readVarint(buf, pos);
+		else if (wire === 2)
+		{
+			[length, pos] = readVarint(buf, pos);
+			pos += Number(length);
+		}
+		else if (wire === 1 || wire === 5)
+			pos += wire === 1 ? 8 : 4;
+		else
+			throw new Error('unsupported wire type ' + wire);
+		spans.push([Number(key >> 3n), wire, start, pos]);
+	}
+	return spans;
+}
+
+// The latest manifest file of a dataset: its bytes, and where its Manifest message lies.
+function latestManifestBytes(datasetPath)
+{
+	const latest = latestManifestFile(datasetPath);
+	const buf = fs.readFileSync(latest.file);
+	const pos = Number(buf.readBigInt64LE(buf.length - 16));
+	const length = buf.readUInt32LE(pos);
+
+	return { file: latest.file, version: latest.version, buf, pos, message: buf.subarray(pos + 4, pos + 4 + length) };
+}
+
+// Add reader and writer feature flags (Manifest fields 9 and 10) to the latest manifest of a
+// dataset, in place.  The Manifest message is the file's last section, so only its length
+// prefix changes, and the tail still points at it.
+function addFeatureFlags(datasetPath, reader, writer)
+{
+	const { file, buf, pos, message } = latestManifestBytes(datasetPath);
+	const m = parseMessage(message);
+	const kept = fieldSpans(message).filter(([number]) => number !== 9 && number !== 10)
+		.map(([, , start, end]) => message.subarray(start, end));
+	const flag = (number, value) => Buffer.concat([encodeVarint(number << 3), encodeVarint(value)]);
+	const edited = Buffer.concat([...kept,
+		flag(9, BigInt(reader) | one(m, 9, 0n)), flag(10, BigInt(writer) | one(m, 10, 0n))]);
+	const length = Buffer.alloc(4);
+
+	length.writeUInt32LE(edited.length);
+	fs.writeFileSync(file, Buffer.concat([buf.subarray(0, pos), length, edited, buf.subarray(buf.length - 16)]));
+}
+
+// Give the transaction of the latest version another operation field number (115: a newer
+// Lance's DataOverlay, 116: CompositeOperation), in its inline section (Manifest field 21)
+// and its _transactions/ file (field 12), in place: the field keeps its body, and its key
+// keeps its length.
+function setTransactionOperation(datasetPath, operationField)
+{
+	const { file, buf, version, message } = latestManifestBytes(datasetPath);
+	const m = parseMessage(message);
+	const retag = (txn, where) => {
+		const operation = fieldSpans(txn).find(([number, wire]) => number >= 100 && wire === 2);
+
+		if (!operation)
+			throw new Error(where + ': no operation');
+		const key = encodeVarint((operationField << 3) | 2);
+		const [oldKey] = readVarint(txn, operation[2]);
+
+		if (encodeVarint(oldKey).length !== key.length)
+			throw new Error(where + ': the new key is ' + key.length + ' bytes long');
+		key.copy(txn, operation[2]);
+	};
+
+	if (!m.has(21) || !m.has(12))
+		throw new Error(file + ': version ' + version + ' has no inline transaction or no transaction file');
+	const section = Number(one(m, 21));
+
+	retag(buf.subarray(section + 4, section + 4 + buf.readUInt32LE(section)), file);
+	fs.writeFileSync(file, buf);
+	const txnFile = path.join(datasetPath, '_transactions', text(m, 12));
+	const txn = fs.readFileSync(txnFile);
+
+	retag(txn, txnFile);
+	fs.writeFileSync(txnFile, txn);
+	return version;
+}
+
 module.exports = {
 	lanceFieldsFromArrow,
 	expectedNumColumns,
 	readDataFileMeta,
 	readManifest,
 	latestManifestFile,
+	addFeatureFlags,
+	setTransactionOperation,
 };

@@ -576,10 +576,42 @@ ids_touched(const LpCommitRequest *request, const uint64_t *ids, size_t n)
 	return false;
 }
 
+/* Operations of newer Lance versions, which protobuf-c keeps as unknown fields. */
+#define LP_OPERATION_DATA_OVERLAY 115
+#define LP_OPERATION_COMPOSITE 116
+/* The operation oneof's fields start here (Append); the fields below are the transaction's own. */
+#define LP_FIRST_OPERATION_FIELD 100
+#define LP_OPERATION_NAME_SIZE 64
+
+/*
+ * The name of an operation this file does not implement: the first unknown
+ * length-delimited field in the operation oneof's range.
+ */
 static const char *
-operation_name(Lance__Table__Transaction__OperationCase operation)
+unknown_operation_name(const Lance__Table__Transaction *transaction,
+					   char name[LP_OPERATION_NAME_SIZE])
 {
-	switch (operation)
+	for (size_t i = 0; i < transaction->base.n_unknown_fields; i++)
+	{
+		const ProtobufCMessageUnknownField *field = &transaction->base.unknown_fields[i];
+
+		if (field->tag < LP_FIRST_OPERATION_FIELD ||
+			field->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+			continue;
+		if (field->tag == LP_OPERATION_DATA_OVERLAY)
+			return "DataOverlay";
+		if (field->tag == LP_OPERATION_COMPOSITE)
+			return "CompositeOperation";
+		snprintf(name, LP_OPERATION_NAME_SIZE, "unknown operation (field %u)", field->tag);
+		return name;
+	}
+	return "transaction without an operation";
+}
+
+static const char *
+operation_name(const Lance__Table__Transaction *transaction, char name[LP_OPERATION_NAME_SIZE])
+{
+	switch (transaction->operation_case)
 	{
 		case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
 			return "Append";
@@ -612,7 +644,7 @@ operation_name(Lance__Table__Transaction__OperationCase operation)
 		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
 			return "UpdateBases";
 		default:
-			return "an unknown operation";
+			return unknown_operation_name(transaction, name);
 	}
 }
 
@@ -626,6 +658,9 @@ static bool
 operations_conflict(const LpCommitRequest *request,
 					const Lance__Table__Transaction *theirs)
 {
+	/* not even an overwrite: what an unknown operation changed may outlive it */
+	if (theirs->operation_case == LANCE__TABLE__TRANSACTION__OPERATION__NOT_SET)
+		return true;
 	/* an overwrite replaces everything, whatever came in between */
 	if (request->kind == LP_COMMIT_OVERWRITE)
 		return false;
@@ -666,7 +701,7 @@ operations_conflict(const LpCommitRequest *request,
 					return true;
 			return false;
 		default:
-			/* Overwrite, Restore, Merge, Project, UpdateMemWalState, Clone, unknown */
+			/* Overwrite, Restore, Merge, Project, UpdateMemWalState, Clone */
 			return true;
 	}
 }
@@ -679,6 +714,7 @@ lp_transaction_check_conflict(const LpCommitRequest *request,
 	Lance__Table__Transaction *theirs;
 	LpUnpackResult result;
 	bool		conflict;
+	char		name[LP_OPERATION_NAME_SIZE];
 
 	result = lp_protobuf_unpack(&lance__table__transaction__descriptor,
 								transaction, transaction_len,
@@ -692,8 +728,10 @@ lp_transaction_check_conflict(const LpCommitRequest *request,
 	if (conflict)
 		lp_fail(err, LP_ERR_CONFLICT,
 				"commit conflicts with the concurrent %s of version %llu",
-				operation_name(theirs->operation_case),
+				operation_name(theirs, name),
 				(unsigned long long) version);
+	if (conflict && theirs->operation_case == LANCE__TABLE__TRANSACTION__OPERATION__NOT_SET)
+		lp_error_detail(err, "lance_parts does not implement this operation, so it never rebases a commit over it.");
 	lp_protobuf_free((ProtobufCMessage *) theirs);
 	return !conflict;
 }
@@ -1625,9 +1663,6 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 	ManifestBuild build;
 	bool		ok;
 
-	if (!lp_manifest_check_flags(base, err))
-		return false;
-
 	if (!check_files_are_new(base, request, err))
 		return false;
 
@@ -1849,6 +1884,13 @@ lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
 			latest = read = lp_dataset_read_latest(store, root, &naming, err);
 			if (latest == NULL)
 				goto done;
+		}
+		/* a concurrent writer of a newer Lance may have set them */
+		if (!lp_manifest_check_readable(latest, root, err) ||
+			!lp_manifest_check_writable(latest, root, err))
+		{
+			lp_manifest_free(read);
+			goto done;
 		}
 		if (latest->proto->version < request->read_version)
 		{

@@ -222,7 +222,8 @@ bool		lp_transaction_build(const LpCommitRequest *request,
  * transaction inline and recorded as transaction_file.  new_fragment_ids
  * receives the id of every new fragment (1 for append, n_groups for rewrite,
  * n_fragments for update, none for replace and delete; may be NULL).  Fails (LP_ERR_INVALID_ARGUMENT,
- * LP_ERR_UNSUPPORTED) when the request does not fit the base version.
+ * LP_ERR_UNSUPPORTED) when the request does not fit the base version.  The
+ * base's feature flags are the caller's to check (lp_commit checks them).
  */
 bool		lp_commit_build_manifest(const LpManifest *base,
 									 const LpCommitRequest *request,
@@ -235,7 +236,10 @@ bool		lp_commit_build_manifest(const LpManifest *base,
 
 /*
  * Check the transaction that produced version `version` against a request.
- * Returns false with LP_ERR_CONFLICT when they conflict.
+ * Returns false with LP_ERR_CONFLICT when they conflict.  An operation
+ * lance_parts does not implement always conflicts, named in the message:
+ * DataOverlay (field 115) and CompositeOperation (116) of newer Lance
+ * versions, else "unknown operation (field N)".
  */
 bool		lp_transaction_check_conflict(const LpCommitRequest *request,
 										  const uint8_t *transaction,
@@ -247,7 +251,10 @@ bool		lp_transaction_check_conflict(const LpCommitRequest *request,
  * *result is filled (free result->new_fragment_ids with lp_free).  Losing
  * every retry, or a conflicting concurrent commit, fails with
  * LP_ERR_CONFLICT; a file the base version already holds with
- * LP_ERR_ALREADY_COMMITTED.
+ * LP_ERR_ALREADY_COMMITTED; a version to build on whose reader or writer
+ * feature flags lance_parts does not implement with LP_ERR_UNSUPPORTED.
+ * Every version since read_version goes through
+ * lp_transaction_check_conflict, on the first attempt as after a lost race.
  */
 bool		lp_commit(LpStore *store, const char *root,
 					  const LpCommitRequest *request,

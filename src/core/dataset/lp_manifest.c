@@ -348,18 +348,61 @@ lp_manifest_compute_flags(const Lance__Table__Manifest *manifest,
 	*writer_flags = flags;
 }
 
-bool
-lp_manifest_check_flags(const LpManifest *manifest, LpError *err)
+/* The names of the flags of newer Lance versions that messages name, else NULL. */
+static const char *
+unimplemented_flag_name(uint64_t flag)
 {
-	uint64_t	reader = manifest->proto->reader_feature_flags;
-	uint64_t	writer = manifest->proto->writer_feature_flags;
+	switch (flag)
+	{
+		case LP_FLAG_OVERLAYS:
+			return "overlays";
+		case LP_FLAG_FRAGMENT_REUSE_INDEX:
+			return "fragment reuse index";
+		case LP_FLAG_MANAGED_BLOBS:
+			return "managed blobs";
+		default:
+			return NULL;
+	}
+}
 
-	if ((reader & ~LP_FLAGS_KNOWN) != 0 || (writer & ~LP_FLAGS_KNOWN) != 0)
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "manifest file \"%s\" uses unknown feature flags (reader 0x%llx, writer 0x%llx)",
-					   manifest->name, (unsigned long long) reader,
-					   (unsigned long long) writer);
-	return true;
+/* role is "reader" or "writer", flags the manifest's flags of that role. */
+static bool
+check_feature_flags(const LpManifest *manifest, const char *dataset, const char *role,
+					uint64_t flags, LpError *err)
+{
+	uint64_t	unimplemented = flags & ~LP_FLAGS_KNOWN;
+	uint64_t	lowest = unimplemented & (~unimplemented + 1);
+	const char *name = unimplemented_flag_name(lowest);
+
+	if (unimplemented == 0)
+		return true;
+	if (name != NULL)
+		lp_fail(err, LP_ERR_UNSUPPORTED,
+				"dataset \"%s\" needs %s feature \"%s\" (flag %llu), which lance_parts does not implement",
+				dataset, role, name, (unsigned long long) lowest);
+	else
+		lp_fail(err, LP_ERR_UNSUPPORTED,
+				"dataset \"%s\" needs %s feature flag %llu, which lance_parts does not implement",
+				dataset, role, (unsigned long long) lowest);
+	lp_error_detail(err,
+					"Manifest file \"%s\" sets %s feature flags %llu; lance_parts implements those below %llu.",
+					manifest->name, role, (unsigned long long) flags,
+					(unsigned long long) LP_FLAGS_KNOWN + 1);
+	return false;
+}
+
+bool
+lp_manifest_check_readable(const LpManifest *manifest, const char *dataset, LpError *err)
+{
+	return check_feature_flags(manifest, dataset, "reader",
+							   manifest->proto->reader_feature_flags, err);
+}
+
+bool
+lp_manifest_check_writable(const LpManifest *manifest, const char *dataset, LpError *err)
+{
+	return check_feature_flags(manifest, dataset, "writer",
+							   manifest->proto->writer_feature_flags, err);
 }
 
 bool

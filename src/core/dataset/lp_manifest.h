@@ -34,6 +34,10 @@
 #define LP_FLAG_BASE_PATHS			((uint64_t) 16)
 #define LP_FLAG_NO_TRANSACTION_FILE ((uint64_t) 32)
 #define LP_FLAGS_KNOWN				((uint64_t) 63)
+/* Flags of newer Lance versions, named in messages; not implemented. */
+#define LP_FLAG_OVERLAYS			((uint64_t) 64)
+#define LP_FLAG_FRAGMENT_REUSE_INDEX ((uint64_t) 1024)
+#define LP_FLAG_MANAGED_BLOBS		((uint64_t) 2048)
 
 /*
  * A parsed manifest file.  Its layout (the protobuf-c message and the raw
@@ -64,8 +68,18 @@ LpManifest *lp_manifest_read(LpInput *input, LpError *err);
 
 void		lp_manifest_free(LpManifest *manifest);
 
-/* Refuse flags this project does not understand (bits >= 64). */
-bool		lp_manifest_check_flags(const LpManifest *manifest, LpError *err);
+/*
+ * Lance's can_read_dataset and can_write_dataset: refuse (LP_ERR_UNSUPPORTED)
+ * a manifest whose reader, respectively writer, feature flags have a bit
+ * lance_parts does not implement (64 and up), the message naming dataset and
+ * the lowest such flag.  Readers check the reader flags only, so a dataset
+ * that only newer writers must understand stays readable; writers check
+ * both, as Lance opens a dataset before it writes.
+ */
+bool		lp_manifest_check_readable(const LpManifest *manifest, const char *dataset,
+									   LpError *err);
+bool		lp_manifest_check_writable(const LpManifest *manifest, const char *dataset,
+									   LpError *err);
 
 /* The dataset schema as an LpSchema (free with lp_schema_free). */
 bool		lp_manifest_schema(const LpManifest *manifest, LpSchema *schema,

@@ -47,8 +47,7 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 												   &err);
 	if (source->manifest == NULL)
 		lp_raise(&err);
-	if (!lp_manifest_check_flags(source->manifest, &err) ||
-		!lp_manifest_schema(source->manifest, &source->schema, &err))
+	if (!lp_manifest_schema(source->manifest, &source->schema, &err))
 		lp_raise(&err);
 	if (refuse_legacy && lp_manifest_is_legacy(source->manifest))
 		legacy_error("dataset", source->path);

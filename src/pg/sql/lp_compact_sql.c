@@ -241,7 +241,7 @@ lp_compact(PG_FUNCTION_ARGS)
 				errmsg("target_rows_per_fragment must be between 2 and %u", UINT32_MAX));
 
 	manifest = lp_read_latest_manifest(store, root, InvalidOid, &naming, &err);
-	if (manifest == NULL || !lp_manifest_check_flags(manifest, &err) ||
+	if (manifest == NULL || !lp_manifest_check_writable(manifest, root, &err) ||
 		!lp_compact_check_dataset(manifest, root, &version, &err))
 		lp_raise(&err);
 	selected = selected_fragments(fcinfo, manifest, root, &n_selected);

@@ -402,13 +402,14 @@ examine_uploads(OrphanScan *scan)
 }
 
 /*
- * Read the latest manifest only for the checks of its bases that every entry
- * point makes (lp_read_latest_manifest): cleaning up is reaching the dataset.
- * A dataset whose first write died has no version, so no bases either
- * (lp_references_read took it for one).
+ * Read the latest manifest only for the checks every entry point makes
+ * (lp_read_latest_manifest): cleaning up is reaching the dataset.  Cleaning
+ * up is also writing: a newer Lance's writer feature may reference files in
+ * ways the walk cannot see.  A dataset whose first write died has no
+ * version, so no bases either (lp_references_read took it for one).
  */
 static void
-check_dataset_bases(LpStore *store, const char *root)
+check_dataset_reachable(LpStore *store, const char *root)
 {
 	LpManifestNaming naming;
 	LpError		err;
@@ -420,6 +421,8 @@ check_dataset_bases(LpStore *store, const char *root)
 			return;
 		lp_raise(&err);
 	}
+	if (!lp_manifest_check_writable(latest, root, &err))
+		lp_raise(&err);
 	lp_manifest_free(latest);
 }
 
@@ -464,7 +467,7 @@ lp_cleanup_orphans(PG_FUNCTION_ARGS)
 	scan.refs = lp_references_read(scan.store, scan.root, &err);
 	if (scan.refs == NULL)
 		lp_raise(&err);
-	check_dataset_bases(scan.store, scan.root);
+	check_dataset_reachable(scan.store, scan.root);
 
 	for (int i = 0; i < LP_NUM_AREAS; i++)
 		examine_area(&scan, areas[i]);

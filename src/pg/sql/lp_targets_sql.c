@@ -90,7 +90,7 @@ lp_create_target(PG_FUNCTION_ARGS)
 	manifest = lp_read_latest_manifest(store, target->dataset, InvalidOid, &naming, &err);
 	if (manifest == NULL)
 		lp_raise(&err);
-	if (!lp_manifest_check_flags(manifest, &err))
+	if (!lp_manifest_check_writable(manifest, target->dataset, &err))
 		lp_raise(&err);
 
 	format_version = lp_manifest_data_format(manifest);

@@ -279,26 +279,39 @@ check_manifest_bases(const LpManifest *manifest, Oid server)
 	}
 }
 
+/*
+ * The checks of a manifest just read (NULL passes through): its reader
+ * feature flags (NULL with *err: a newer Lance's feature may change what
+ * every other field means), then its bases.
+ */
+static LpManifest *
+checked_manifest(LpManifest *manifest, const char *root, Oid server, LpError *err)
+{
+	if (manifest == NULL)
+		return NULL;
+	if (!lp_manifest_check_readable(manifest, root, err))
+	{
+		lp_manifest_free(manifest);
+		return NULL;
+	}
+	check_manifest_bases(manifest, server);
+	return manifest;
+}
+
 LpManifest *
 lp_read_latest_manifest(LpStore *store, const char *root, Oid server,
 						LpManifestNaming *naming, LpError *err)
 {
-	LpManifest *manifest = lp_dataset_read_latest(store, root, naming, err);
-
-	if (manifest != NULL)
-		check_manifest_bases(manifest, server);
-	return manifest;
+	return checked_manifest(lp_dataset_read_latest(store, root, naming, err), root, server,
+							err);
 }
 
 LpManifest *
 lp_read_manifest_version(LpStore *store, const char *root, Oid server,
 						 LpManifestNaming naming, uint64 version, LpError *err)
 {
-	LpManifest *manifest = lp_dataset_read_manifest(store, root, naming, version, err);
-
-	if (manifest != NULL)
-		check_manifest_bases(manifest, server);
-	return manifest;
+	return checked_manifest(lp_dataset_read_manifest(store, root, naming, version, err), root,
+							server, err);
 }
 
 void

@@ -94,6 +94,8 @@ extern const char *lp_absent_reason(void);
 /*
  * A dataset's latest manifest, or the one of a version, read as
  * lp_dataset_read_latest and lp_dataset_read_manifest do (NULL with *err),
+ * refused (NULL with *err, LP_ERR_UNSUPPORTED) when its reader feature flags
+ * have a bit lance_parts does not implement (lp_manifest_check_readable),
  * after which every base it names is checked (ERROR): that it has the form
  * of a dataset-like directory (XX001: locally an absolute path with at least
  * one name below "/" and no "..", on S3 a bucket and a prefix), and that
@@ -102,7 +104,8 @@ extern const char *lp_absent_reason(void);
  * pg_read_server_files locally).  The PostgreSQL layer reads manifests only
  * through these (test/tools/check_layers.sh, check "manifests"), so every
  * entry point (lance_fdw, IMPORT, targets, writers, compact, cleanup) makes
- * these checks.
+ * these checks.  Writers check the writer flags themselves
+ * (lp_manifest_check_writable).
  */
 extern LpManifest *lp_read_latest_manifest(LpStore *store, const char *root, Oid server,
 										   LpManifestNaming *naming, LpError *err);

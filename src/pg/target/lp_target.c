@@ -557,7 +557,7 @@ lp_target_check_binding(const LpTarget *target, LpManifestNaming *naming)
 	latest = lp_read_latest_manifest(store, root, InvalidOid, naming, &err);
 	if (latest == NULL)
 		lp_raise(&err);
-	if (!lp_manifest_check_flags(latest, &err))
+	if (!lp_manifest_check_writable(latest, root, &err))
 		lp_raise(&err);
 
 	at_creation = lp_read_manifest_version(store, root, InvalidOid, *naming,

@@ -63,7 +63,10 @@ lp_dataset_deletion_begin(const LpFdwSource *source, bool moves)
 {
 	LpDatasetDeletion *deletion = palloc0(sizeof(LpDatasetDeletion));
 	HASHCTL		ctl = {0};
+	LpError		err;
 
+	if (!lp_manifest_check_writable(source->manifest, source->path, &err))
+		lp_raise(&err);
 	ctl.keysize = sizeof(uint64);
 	ctl.entrysize = sizeof(FragmentRows);
 	ctl.hcxt = CurrentMemoryContext;

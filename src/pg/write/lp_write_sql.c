@@ -746,7 +746,7 @@ dataset_sink(const char *root, LpStore *store, Oid server, LpWriteMode mode, LpF
 				errcode(ERRCODE_DUPLICATE_OBJECT),
 				errmsg("dataset \"%s\" already exists", root),
 				errhint("Use mode append or overwrite."));
-	if (*latest != NULL && !lp_manifest_check_flags(*latest, &err))
+	if (*latest != NULL && !lp_manifest_check_writable(*latest, root, &err))
 		lp_raise(&err);
 
 	sink->what = psprintf("dataset \"%s\"", root);
