@@ -116,7 +116,13 @@ const range = (from, to) => Array.from({ length: to - from }, (_, i) => from + i
 test('a fragment whose every row is deleted goes; RETURNING; ROLLBACK; a second DELETE in one transaction', async () => {
 	const datasetPath = await threeFragments('fragments');
 	const table = 'fdw_delete_fragments';
+	const versionBefore = await (await h.openTable(datasetPath)).version();
 
+	// a WHERE the planner proves false leaves no scan and deletes nothing
+	assert.deepEqual(psqlLines(`DELETE FROM ${table} WHERE false RETURNING id;
+UPDATE ${table} SET s = 'x' WHERE 1 = 2 RETURNING id;
+DELETE FROM ${table} WHERE id > 5 AND id < 3;\n`), []);
+	assert.equal(await (await h.openTable(datasetPath)).version(), versionBefore, 'no new version');
 	assert.deepEqual(psqlLines(`DELETE FROM ${table} WHERE id >= 10 AND id < 20 RETURNING id, s;\n`),
 		range(10, 20).map((i) => `${i}|value ${i}`), 'RETURNING gives the deleted rows');
 	const after = await h.openTable(datasetPath);

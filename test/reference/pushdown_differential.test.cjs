@@ -8,13 +8,15 @@
 // timestamp and timestamptz with extreme values, text (read under C, POSIX, an ICU and a
 // nondeterministic ICU collation) and bytea, NULLs in every column, over several fragments
 // with deleted rows.  The predicates: comparisons either way round, BETWEEN [SYMMETRIC],
-// IN / NOT IN lists, op ANY / op ALL with same-type and cross-type arrays (NULL elements,
+// IN / NOT IN lists (long ones looked up by hash), op ANY / op ALL with same-type and cross-type arrays (NULL elements,
 // empty and NULL arrays), IS [NOT] DISTINCT FROM, IS [NOT] NULL, IS [NOT] TRUE / FALSE /
 // UNKNOWN, trees of AND / OR / NOT, with cross-type literals (int4 against int8, date against
 // timestamptz, ...), under several TimeZone settings; and comparisons and ANY / ALL against
 // parameters of prepared statements run through their generic plans.  EXPLAIN shows that
 // most of them push clauses into the scan, so the comparison cannot pass because nothing was
 // pushed.  On a mismatch the test prints each predicate, its time zone and the ids of every run.
+// Then DELETE through lance_fdw against DELETE from the heap table with the same random
+// predicates, round after round (the end of the file).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
@@ -248,7 +250,8 @@ function inList(columnType)
 	const mixed = FAMILY[columnType].length > 1 && chance(0.3);
 	const single = literalType(columnType);
 	const datetime = FAMILY[columnType].includes('date');
-	const elements = Array.from({ length: 1 + intBelow(6) }, () => {
+	// long lists too: from 9 elements on the scan looks them up by hash, as PostgreSQL does
+	const elements = Array.from({ length: chance(0.35) ? 9 + intBelow(24) : 1 + intBelow(6) }, () => {
 		const type = mixed ? pick(FAMILY[columnType]) : single;
 
 		if (chance(0.07))
@@ -438,15 +441,10 @@ function planNodes(plan)
 	return [plan, ...(plan.Plans || []).flatMap(planNodes)];
 }
 
-test('pushed filters return the rows PostgreSQL returns, for random predicates', async (t) => {
-	const dir = h.scratchDir('pushdown-differential');
-	const dataset = path.join(dir, 'rows.lance');
-	const rows = rowsSql();
-	const predicates = TIME_ZONES.flatMap((zone) => ISSUE_PREDICATES.map((sql) => ({ zone, kind: 'issue', sql })))
-		.concat(Array.from({ length: NUM_PREDICATES }, () => ({ zone: pick(TIME_ZONES), ...predicate(0) })))
-		.concat(Array.from({ length: NUM_PARAMETER_PREDICATES }, () => ({ zone: pick(TIME_ZONES), ...parameterAtom() })))
-		.map((p, index) => ({ index, ...p }));
-	const plain = predicates.filter((p) => p.argument === undefined);
+// pd.source and pd.heap with the rows, the Lance dataset of them (fragments of
+// ROWS_PER_FRAGMENT rows, lancedb's deletion files in every one) and pd.lance over it.
+async function createTables(dataset, rows)
+{
 	const textColumns = Object.entries(TEXT_COLLATIONS);
 	const otherColumns = Object.entries(COLUMNS).filter(([, type]) => type !== 'text');
 
@@ -474,7 +472,19 @@ CREATE FOREIGN TABLE pd.lance (id int, ${otherColumns.map(([c, t]) => `${c} ${t}
 	const table = await h.openTable(dataset);
 	await table.delete('id % 13 = 5');
 	psqlLines('DELETE FROM pd.heap WHERE id % 13 = 5;\n');
+}
 
+test('pushed filters return the rows PostgreSQL returns, for random predicates', async (t) => {
+	const dir = h.scratchDir('pushdown-differential');
+	const dataset = path.join(dir, 'rows.lance');
+	const rows = rowsSql();
+	const predicates = TIME_ZONES.flatMap((zone) => ISSUE_PREDICATES.map((sql) => ({ zone, kind: 'issue', sql })))
+		.concat(Array.from({ length: NUM_PREDICATES }, () => ({ zone: pick(TIME_ZONES), ...predicate(0) })))
+		.concat(Array.from({ length: NUM_PARAMETER_PREDICATES }, () => ({ zone: pick(TIME_ZONES), ...parameterAtom() })))
+		.map((p, index) => ({ index, ...p }));
+	const plain = predicates.filter((p) => p.argument === undefined);
+
+	await createTables(dataset, rows);
 	// the Lance table holds exactly the heap's rows
 	const [same] = psqlLines(`SET lance_parts.fdw_pushdown = off;
 SELECT (SELECT array_agg(h::text ORDER BY id) FROM pd.heap h) = (SELECT array_agg(l::text ORDER BY id) FROM pd.lance l),
@@ -544,5 +554,54 @@ EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) SELECT id FROM pd.lance WHERE ${p.sql}
 	}
 	assert.equal(mismatches.length, 0, `${mismatches.length} of ${predicates.length} predicates return ` +
 		`other rows than the heap table:\n${mismatches.join('\n')}`);
+	psqlLines('DROP SCHEMA pd CASCADE; DROP SERVER pd_server CASCADE;\n');
+});
+
+// DELETE through lance_fdw: its WHERE is pushed into the scan that gives the rows' addresses,
+// the rest evaluated by the executor.  Random predicates deleted from the Lance table and the
+// heap table alike, one after the other on fresh tables of each round (each DELETE a new
+// version on top of the last one's deletion files), serially and in parallel, with pushdown on
+// and off; after each the two tables hold the same ids, and after each round lancedb reads them.
+const DELETE_ROUNDS = 24;
+const DELETES_PER_ROUND = 12;
+
+test('DELETE through lance_fdw removes the rows PostgreSQL removes, for random predicates', async () => {
+	const mismatches = [];
+	let deletes = 0;
+
+	for (let round = 0; round < DELETE_ROUNDS; round++)
+	{
+		const dir = h.scratchDir('delete-differential');
+		const dataset = path.join(dir, 'rows.lance');
+		const settings = (round % 2 ? PARALLEL : SERIAL) +
+			`SET lance_parts.fdw_pushdown = ${round % 4 < 2 ? 'on' : 'off'};\n` +
+			'SET lance_parts.fdw_batch_rows = 16; SET lance_parts.fdw_unit_rows = 20;\n';
+
+		await createTables(dataset, rowsSql());
+		for (let d = 0; d < DELETES_PER_ROUND; d++)
+		{
+			const zone = pick(TIME_ZONES);
+			const { sql } = predicate(0);
+			const [same] = psqlLines(settings + `SET TimeZone = '${zone}';
+DELETE FROM pd.lance WHERE ${sql};
+DELETE FROM pd.heap WHERE ${sql};
+SELECT coalesce((SELECT array_agg(id ORDER BY id) FROM pd.heap)::text, '{}') || '|' ||
+       coalesce((SELECT array_agg(id ORDER BY id) FROM pd.lance)::text, '{}');
+`);
+			const [heap, lance] = same.split('|');
+
+			deletes++;
+			if (heap !== lance)
+				mismatches.push(`round ${round}, [${zone}] DELETE ... WHERE ${sql}\n    heap: ${heap}\n    lance: ${lance}`);
+		}
+		const table = await h.openTable(dataset);
+		const lancedbIds = (await table.query().select(['id']).toArray()).map((r) => Number(r.id))
+			.sort((a, b) => a - b);
+		const [heapIds] = psqlLines("SELECT coalesce((SELECT array_agg(id ORDER BY id) FROM pd.heap)::text, '{}');\n");
+
+		assert.equal('{' + lancedbIds.join(',') + '}', heapIds, `round ${round}: lancedb reads the heap's ids`);
+	}
+	assert.equal(mismatches.length, 0, `${mismatches.length} of ${deletes} DELETEs leave other rows than the ` +
+		`heap table's:\n${mismatches.join('\n')}`);
 	psqlLines('DROP SCHEMA pd CASCADE; DROP SERVER pd_server CASCADE;\n');
 });

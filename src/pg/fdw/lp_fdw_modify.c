@@ -148,7 +148,10 @@ begin_change(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	const LpFdwSource *source;
 
 	(void) find_scan(outerPlanState(mtstate), &search);
-	if (search.found == NULL || search.found->fdw_state == NULL)
+	/* no scan: the planner proved that no row qualifies (WHERE false); nothing changes */
+	if (search.found == NULL)
+		return;
+	if (search.found->fdw_state == NULL)
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				errmsg("cannot %s foreign table \"%s\" without scanning it",
@@ -202,11 +205,15 @@ static void
 mark_deleted(ModifyState *state, ResultRelInfo *rinfo, TupleTableSlot *plan_slot)
 {
 	bool		isnull;
-	Datum		ctid = ExecGetJunkAttribute(plan_slot, state->ctid_attno, &isnull);
+	Datum		ctid;
 	uint64		fragment_id;
 	uint64		row;
 	MemoryContext old;
 
+	if (state == NULL)
+		elog(ERROR, "foreign table \"%s\" gave a row to change without a scan of it",
+			 RelationGetRelationName(rinfo->ri_RelationDesc));
+	ctid = ExecGetJunkAttribute(plan_slot, state->ctid_attno, &isnull);
 	if (isnull || !lp_fdw_row_address((ItemPointer) DatumGetPointer(ctid), &fragment_id, &row))
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

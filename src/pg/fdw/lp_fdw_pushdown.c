@@ -14,6 +14,9 @@
  * as in PostgreSQL.  Text and bytea are pushed for equality only (= and
  * IN), text only under a deterministic collation, where equality is byte
  * equality.  Everything else stays a local qual, evaluated by the executor.
+ * Long IN and NOT IN lists are looked up by hash, as PostgreSQL evaluates
+ * them (the operator's hash functions, each candidate confirmed by the
+ * operator itself), not compared element by element for every row.
  */
 #include "postgres.h"
 
@@ -31,6 +34,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/sortsupport.h"
 
 #include "lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
@@ -360,7 +364,30 @@ typedef struct FilterTest
 	Datum	   *elements;
 	bool	   *element_nulls;
 	bool		has_null_element;
+
+	/*
+	 * TEST_ARRAY of at least MIN_HASHED_ELEMENTS elements with an equality
+	 * operator (= ANY) or the negator of one (<> ALL) that hashes: the
+	 * non-NULL elements by hash, ascending; candidates are confirmed with
+	 * the equality operator.
+	 */
+	bool		hashed;
+	bool		hashed_negated; /* <> ALL: the test is "equal to none" */
+	FmgrInfo	equality;
+	FmgrInfo	column_hash;
+	FmgrInfo	element_hash;
+	int			num_hashed;
+	struct HashedElement *by_hash;
 } FilterTest;
+
+/* PostgreSQL hashes a ScalarArrayOpExpr from this many elements on (MIN_ARRAY_SIZE_FOR_HASHED_SAOP). */
+#define MIN_HASHED_ELEMENTS 9
+
+typedef struct HashedElement
+{
+	uint32		hash;
+	int			element;		/* index in elements */
+} HashedElement;
 
 struct LpFdwFilter
 {
@@ -372,6 +399,79 @@ struct LpFdwFilter
 	ExprContext *econtext;		/* where the values are evaluated */
 	MemoryContext context;		/* the scan's: the values live as long as it */
 };
+
+/*
+ * Whether an array test can be hashed: = ANY with a hashable equality, or
+ * <> ALL with the negator of one (NOT IN), as PostgreSQL decides for its
+ * own ScalarArrayOpExpr (convert_saop_to_hashed_saop).
+ */
+static void
+plan_hashing(FilterTest *test)
+{
+	Oid			equality = test->test.use_or ? test->test.opno : get_negator(test->test.opno);
+	RegProcedure column_hash;
+	RegProcedure element_hash;
+
+	if (!OidIsValid(equality) || !op_hashjoinable(equality, InvalidOid) ||
+		!get_op_hash_functions(equality, &column_hash, &element_hash))
+		return;
+	test->hashed = true;
+	test->hashed_negated = !test->test.use_or;
+	fmgr_info(get_opcode(equality), &test->equality);
+	fmgr_info(column_hash, &test->column_hash);
+	fmgr_info(element_hash, &test->element_hash);
+}
+
+static int
+compare_hashed(const void *a, const void *b)
+{
+	uint32		x = ((const HashedElement *) a)->hash;
+	uint32		y = ((const HashedElement *) b)->hash;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The non-NULL elements by hash, once the array is known. */
+static void
+hash_elements(FilterTest *test)
+{
+	test->by_hash = palloc(sizeof(HashedElement) * Max(test->num_elements, 1));
+	test->num_hashed = 0;
+	for (int i = 0; i < test->num_elements; i++)
+		if (!test->element_nulls[i])
+		{
+			test->by_hash[test->num_hashed].hash =
+				DatumGetUInt32(FunctionCall1Coll(&test->element_hash, test->test.inputcollid,
+												 test->elements[i]));
+			test->by_hash[test->num_hashed++].element = i;
+		}
+	qsort(test->by_hash, test->num_hashed, sizeof(HashedElement), compare_hashed);
+}
+
+/* Whether value equals a non-NULL element, by hash and then the equality operator. */
+static bool
+equals_an_element(FilterTest *test, Datum value)
+{
+	uint32		hash = DatumGetUInt32(FunctionCall1Coll(&test->column_hash, test->test.inputcollid,
+														value));
+	int			low = 0;
+	int			high = test->num_hashed;
+
+	while (low < high)
+	{
+		int			middle = low + (high - low) / 2;
+
+		if (test->by_hash[middle].hash < hash)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	for (; low < test->num_hashed && test->by_hash[low].hash == hash; low++)
+		if (DatumGetBool(FunctionCall2Coll(&test->equality, test->test.inputcollid, value,
+										   test->elements[test->by_hash[low].element])))
+			return true;
+	return false;
+}
 
 LpFdwFilter *
 lp_fdw_filter_begin(List *clauses, Index relid, PlanState *parent)
@@ -398,6 +498,8 @@ lp_fdw_filter_begin(List *clauses, Index relid, PlanState *parent)
 			fmgr_info(get_opcode(test->test.opno), &test->function);
 			test->value_state = ExecInitExpr(test->test.value, parent);
 		}
+		if (test->test.kind == TEST_ARRAY)
+			plan_hashing(test);
 	}
 	return filter;
 }
@@ -433,6 +535,9 @@ prepare_values(LpFdwFilter *filter)
 		get_typlenbyvalalign(exprType((Node *) test->test.value), &typlen, &typbyval, &typalign);
 		if (!test->value_isnull)
 			test->value = datumCopy(test->value, typbyval, typlen);
+		/* a rescan may bring another array (an external parameter) */
+		test->has_null_element = false;
+		test->by_hash = NULL;
 		if (test->test.kind == TEST_ARRAY && !test->value_isnull)
 		{
 			ArrayType  *array = DatumGetArrayTypeP(test->value);
@@ -442,6 +547,8 @@ prepare_values(LpFdwFilter *filter)
 							  &test->elements, &test->element_nulls, &test->num_elements);
 			for (int i = 0; i < test->num_elements; i++)
 				test->has_null_element |= test->element_nulls[i];
+			if (test->hashed && test->num_elements >= MIN_HASHED_ELEMENTS)
+				hash_elements(test);
 		}
 	}
 	MemoryContextSwitchTo(old);
@@ -494,6 +601,14 @@ test_matches(FilterTest *test, Datum value, bool isnull)
 				return !test->test.use_or;
 			if (isnull)
 				return false;
+			if (test->by_hash != NULL)
+			{
+				/* x = ANY: some element equal (else NULL with a NULL element, no match) */
+				if (!test->hashed_negated)
+					return equals_an_element(test, value);
+				/* x <> ALL: no element equal and none NULL */
+				return !test->has_null_element && !equals_an_element(test, value);
+			}
 			if (test->test.use_or)
 			{
 				for (int i = 0; i < test->num_elements; i++)
