@@ -15,49 +15,22 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const h = require('./harness.cjs');
+const { fdwWriteFixture, lancedbRowStrings, range } = require('./fdw_writes.cjs');
 const { startS3Server } = require('./s3_server.cjs');
 const { encodeRows } = require('./values.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 
 delete process.env.PGOPTIONS;
 
-const dir = h.scratchDir('fdw-delete');
-
-psqlLines(`DROP SERVER IF EXISTS fdw_delete_server CASCADE;
-CREATE SERVER fdw_delete_server FOREIGN DATA WRAPPER lance_fdw;
-`);
-
-async function lancedbRows(datasetPath)
-{
-	const table = await h.openTable(datasetPath);
-
-	return encodeRows(await table.query().toArrow()).map((r) => JSON.stringify(r)).sort();
-}
+const { importCopy, threeFragments } = fdwWriteFixture('fdw_delete');
 
 function deletionFiles(datasetPath)
 {
 	const deletions = path.join(datasetPath, '_deletions');
 
 	return fs.existsSync(deletions) ? fs.readdirSync(deletions).sort() : [];
-}
-
-// A foreign table over a copy of generated dataset `name`.
-function importCopy(name)
-{
-	const copyDir = path.join(dir, name);
-
-	fs.mkdirSync(copyDir);
-	const datasetPath = h.copyDataset(name, copyDir);
-
-	psqlLines(`DROP SCHEMA IF EXISTS fdw_delete_${name} CASCADE;
-CREATE SCHEMA fdw_delete_${name};
-IMPORT FOREIGN SCHEMA copy FROM SERVER fdw_delete_server INTO fdw_delete_${name}
-  OPTIONS (uri ${literal(copyDir)});
-`);
-	return { datasetPath, table: `fdw_delete_${name}.${name}` };
 }
 
 const idOf = (row) => JSON.parse(row).id === null ? null : Number(JSON.parse(row).id);
@@ -70,16 +43,16 @@ for (const name of datasets)
 {
 	test(`DELETE from ${name}: lancedb reads exactly the rows left`, async () => {
 		const { datasetPath, table } = importCopy(name);
-		const before = await lancedbRows(datasetPath);
+		const before = await lancedbRowStrings(datasetPath);
 		const version = await (await h.openTable(datasetPath)).version();
 
 		assert.deepEqual(psqlLines(`DELETE FROM ${table} WHERE id % 3 = 0;\n`), []);
 		let expected = before.filter((r) => idOf(r) === null || idOf(r) % 3 !== 0);
 
-		assert.deepEqual(await lancedbRows(datasetPath), expected, 'the first DELETE');
+		assert.deepEqual(await lancedbRowStrings(datasetPath), expected, 'the first DELETE');
 		psqlLines(`BEGIN;\nDELETE FROM ${table} WHERE id < 50;\nCOMMIT;\n`);
 		expected = expected.filter((r) => idOf(r) === null || idOf(r) >= 50);
-		assert.deepEqual(await lancedbRows(datasetPath), expected, 'the second DELETE adds to the first');
+		assert.deepEqual(await lancedbRowStrings(datasetPath), expected, 'the second DELETE adds to the first');
 		const reopened = await h.openTable(datasetPath);
 
 		assert.equal(await reopened.version(), version + 2, 'one version each');
@@ -90,28 +63,8 @@ for (const name of datasets)
 	});
 }
 
-// A dataset of 3 fragments of 10 rows (ids 0..29) made by lancedb.
-async function threeFragments(name, options = {})
-{
-	const db = await lancedb.connect(dir);
-	const rowsOf = (first) => new arrow.Table({
-		id: arrow.vectorFromArray(BigInt64Array.from({ length: 10 }, (_, i) => BigInt(first + i))),
-		s: arrow.vectorFromArray(Array.from({ length: 10 }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
-	});
-	const table = await db.createTable(name, rowsOf(0), options);
-
-	await table.add(rowsOf(10));
-	await table.add(rowsOf(20));
-	psqlLines(`DROP FOREIGN TABLE IF EXISTS fdw_delete_${name};
-CREATE FOREIGN TABLE fdw_delete_${name} (id bigint, s text) SERVER fdw_delete_server
-  OPTIONS (uri ${literal(path.join(dir, name + '.lance'))});
-`);
-	return path.join(dir, name + '.lance');
-}
-
 const ids = async (datasetPath) => encodeRows(await (await h.openTable(datasetPath)).query().toArrow())
 	.map((r) => Number(r.id)).sort((a, b) => a - b);
-const range = (from, to) => Array.from({ length: to - from }, (_, i) => from + i);
 
 test('a fragment whose every row is deleted goes; RETURNING; ROLLBACK; a second DELETE in one transaction', async () => {
 	const datasetPath = await threeFragments('fragments');

@@ -22,6 +22,7 @@ const path = require('node:path');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const h = require('./harness.cjs');
+const { fdwWriteFixture, lancedbRowStrings, range } = require('./fdw_writes.cjs');
 const s3 = require('./s3_requests.cjs');
 const { startS3Server } = require('./s3_server.cjs');
 const { encodeRows } = require('./values.cjs');
@@ -29,35 +30,7 @@ const { psqlLines, literal } = require('./pg.cjs');
 
 delete process.env.PGOPTIONS;
 
-const dir = h.scratchDir('fdw-insert');
-
-psqlLines(`DROP SERVER IF EXISTS fdw_insert_server CASCADE;
-CREATE SERVER fdw_insert_server FOREIGN DATA WRAPPER lance_fdw;
-`);
-
-// The rows lancedb reads in the latest version, as sorted JSON strings (values.cjs encoding).
-async function lancedbRows(datasetPath)
-{
-	const table = await h.openTable(datasetPath);
-
-	return encodeRows(await table.query().toArrow()).map((r) => JSON.stringify(r)).sort();
-}
-
-// A foreign table schema holding one table, named as its dataset, over a copy of dataset `name`.
-function importCopy(name)
-{
-	const copyDir = path.join(dir, name);
-
-	fs.mkdirSync(copyDir);
-	const datasetPath = h.copyDataset(name, copyDir);
-
-	psqlLines(`DROP SCHEMA IF EXISTS fdw_insert_${name} CASCADE;
-CREATE SCHEMA fdw_insert_${name};
-IMPORT FOREIGN SCHEMA copy FROM SERVER fdw_insert_server INTO fdw_insert_${name}
-  OPTIONS (uri ${literal(copyDir)});
-`);
-	return { datasetPath, table: `fdw_insert_${name}.${name}` };
-}
+const { dir, importCopy } = fdwWriteFixture('fdw_insert');
 
 function dataFileCount(datasetPath)
 {
@@ -72,7 +45,7 @@ for (const name of datasets)
 {
 	test(`INSERT ... SELECT and COPY FROM into ${name}: lancedb reads every new row as the row it copies`, async () => {
 		const { datasetPath, table } = importCopy(name);
-		const before = await lancedbRows(datasetPath);
+		const before = await lancedbRowStrings(datasetPath);
 		const versionBefore = await (await h.openTable(datasetPath)).version();
 		const copyFile = path.join(dir, name + '.copy');
 		const idRows = Number(h.sqlRows(`SELECT count(*) AS n FROM ${table} WHERE id < 10`)[0].n);
@@ -89,7 +62,7 @@ COPY ${table} FROM ${literal(copyFile)};
 		const reopened = await h.openTable(datasetPath);
 
 		assert.equal(await reopened.version(), versionBefore + 2, 'one version for the transaction, one for the COPY');
-		const after = await lancedbRows(datasetPath);
+		const after = await lancedbRowStrings(datasetPath);
 		// every row twice (the INSERTs), those of id < 10 four times (the COPY of both copies)
 		const copiedByCopy = before.filter((r) => JSON.parse(r).id !== null && Number(JSON.parse(r).id) < 10);
 		const expected = [...before, ...before, ...copiedByCopy, ...copiedByCopy].sort();
@@ -204,7 +177,6 @@ COMMIT;
 	await h.lancedbModifies(table);
 });
 
-const range = (from, to) => Array.from({ length: to - from }, (_, i) => from + i);
 
 test('on S3: INSERT and COPY FROM publish at COMMIT, ROLLBACK leaves no object', async (t) => {
 	const { settings, storageOptions, root, fdwServerSql } = startS3Server('fdw-insert-s3', t);

@@ -12,42 +12,16 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const h = require('./harness.cjs');
+const { fdwWriteFixture, lancedbRows } = require('./fdw_writes.cjs');
 const { startS3Server } = require('./s3_server.cjs');
 const { encodeRows } = require('./values.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 
 delete process.env.PGOPTIONS;
 
-const dir = h.scratchDir('fdw-update');
-
-psqlLines(`DROP SERVER IF EXISTS fdw_update_server CASCADE;
-CREATE SERVER fdw_update_server FOREIGN DATA WRAPPER lance_fdw;
-`);
-
-async function lancedbRows(datasetPath)
-{
-	const table = await h.openTable(datasetPath);
-
-	return encodeRows(await table.query().toArrow());
-}
-
-function importCopy(name)
-{
-	const copyDir = path.join(dir, name);
-
-	fs.mkdirSync(copyDir);
-	const datasetPath = h.copyDataset(name, copyDir);
-
-	psqlLines(`DROP SCHEMA IF EXISTS fdw_update_${name} CASCADE;
-CREATE SCHEMA fdw_update_${name};
-IMPORT FOREIGN SCHEMA copy FROM SERVER fdw_update_server INTO fdw_update_${name}
-  OPTIONS (uri ${literal(copyDir)});
-`);
-	return { datasetPath, table: `fdw_update_${name}.${name}` };
-}
+const { importCopy, threeFragments } = fdwWriteFixture('fdw_update');
 
 const datasets = JSON.parse(fs.readFileSync(path.join(h.TESTDATA, 'manifest.json'), 'utf8')).datasets
 	.filter((d) => /^types_2_[0-3]_v[12]$/.test(d.name) || d.name === 'deleted_2_2')
@@ -72,24 +46,6 @@ for (const name of datasets)
 		assert.equal(Number(h.sqlRows(`SELECT count(*) AS n FROM ${table}`)[0].n), await reopened.countRows(),
 			'lance_fdw reads the rows of lancedb\'s versions');
 	});
-}
-
-// A dataset of 3 fragments of 10 rows (ids 0..29) made by lancedb, and its foreign table.
-async function threeFragments(name, options = {})
-{
-	const db = await lancedb.connect(dir);
-	const rowsOf = (first) => new arrow.Table({
-		id: arrow.vectorFromArray(BigInt64Array.from({ length: 10 }, (_, i) => BigInt(first + i))),
-		s: arrow.vectorFromArray(Array.from({ length: 10 }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
-	});
-	const table = await db.createTable(name, rowsOf(0), options);
-
-	await table.add(rowsOf(10));
-	await table.add(rowsOf(20));
-	psqlLines(`CREATE FOREIGN TABLE fdw_update_${name} (id bigint, s text) SERVER fdw_update_server
-  OPTIONS (uri ${literal(path.join(dir, name + '.lance'))});
-`);
-	return path.join(dir, name + '.lance');
 }
 
 const pairs = async (datasetPath) => (await lancedbRows(datasetPath))
