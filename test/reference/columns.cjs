@@ -7,26 +7,17 @@
 // the same values in every dataset, whatever the append sizes.
 
 const arrow = require('apache-arrow');
+const { prng } = require('./prng.cjs');
 
 const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 const U64_MAX = (1n << 64n) - 1n;
 const DEC_LIMIT = 10n ** 38n - 1n;	// decimal128(38, 9) extremes
 
-// mulberry32, seeded from the row number and a column salt.
+// A PRNG seeded from the row number and a column salt.
 function rowRandom(g, salt)
 {
-	let state = (Math.imul(g + 1, 0x9E3779B1) ^ Math.imul(salt + 7, 0x85EBCA77)) >>> 0;
-
-	return function next()
-	{
-		state = (state + 0x6D2B79F5) >>> 0;
-		let t = state;
-
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
+	return prng((Math.imul(g + 1, 0x9E3779B1) ^ Math.imul(salt + 7, 0x85EBCA77)) >>> 0);
 }
 
 function randomInt(rnd, lo, hi)

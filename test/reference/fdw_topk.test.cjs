@@ -29,6 +29,7 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 const arrow = require('apache-arrow');
 const h = require('./harness.cjs');
+const { prng } = require('./prng.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 
 const pgvectorMissing = /^pgvector: (.*)$/m.exec(process.env.LP_PG_ADDONS_MISSING || '');
@@ -45,20 +46,6 @@ const NUM_QUERIES = 60;			// query vectors
 const CASES_PER_QUERY = 50;		// k, operator, WHERE, mode
 const OPERATORS = ['<->', '<=>', '<#>'];
 const dir = h.scratchDir('fdw-topk');
-
-// mulberry32: a small seeded PRNG, so that every run checks the same cases.
-function prng(seed)
-{
-	let a = seed >>> 0;
-
-	return () => {
-		a = (a + 0x6D2B79F5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 const random = prng(SEED);
 const intBelow = (n) => Math.floor(random() * n);

@@ -21,6 +21,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const h = require('./harness.cjs');
+const { prng } = require('./prng.cjs');
 const { psqlLines } = require('./pg.cjs');
 
 const SEED = 20230023;
@@ -30,20 +31,6 @@ const NUM_PREDICATES = 3000;
 const NUM_PARAMETER_PREDICATES = 400;
 const CHUNK = 100;				// predicates per query (a UNION ALL of one scan each)
 const TIME_ZONES = ['UTC', 'America/Los_Angeles', 'Asia/Kathmandu', 'Pacific/Kiritimati'];
-
-// mulberry32: a small seeded PRNG, so that every run checks the same predicates.
-function prng(seed)
-{
-	let a = seed >>> 0;
-
-	return () => {
-		a = (a + 0x6D2B79F5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 const random = prng(SEED);
 const chance = (p) => random() < p;
