@@ -26,6 +26,7 @@
 #include "dataset/lp_dataset.h"
 #include "format/lp_deletion.h"
 #include "lp_pg_error.h"
+#include "lp_pg_random.h"
 #include "storage/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 #include "lp_sql_args.h"

@@ -29,6 +29,7 @@
 #include "base/lp_alloc.h"
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
+#include "lp_pg_random.h"
 #include "sql/lp_publication.h"
 #include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_storage.h"
@@ -67,14 +68,6 @@ typedef struct Publication
 
 /* Publications queued by the current transaction, in statement order. */
 static List *pending = NIL;
-
-bool
-lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)
-{
-	if (!pg_strong_random(buffer, len))
-		return lp_fail(err, LP_ERR_INTERNAL, "could not generate random bytes");
-	return true;
-}
 
 /*
  * Commit options for the dataset at uri from the settings: retries, strong

@@ -58,12 +58,6 @@ typedef struct LpPublicationRequest
  */
 extern void LpPublicationInit(void);
 
-/*
- * Strong random bytes for the core (an LpRandomFunction): transaction UUIDs
- * and data file names.
- */
-extern bool lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err);
-
 /* An LpPublicationPath in the current memory context. */
 extern LpPublicationPath *lp_publication_path(const char *base, const char *relative,
 											  bool directory, const char *what);

@@ -22,6 +22,7 @@
 #include "format/lp_columns.h"
 #include "lp_pg_compat.h"
 #include "lp_pg_error.h"
+#include "lp_pg_random.h"
 #include "sql/lp_publication.h"
 #include "sql/lp_sidecar.h"
 #include "storage/lp_pg_storage.h"

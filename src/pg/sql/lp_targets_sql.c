@@ -15,6 +15,7 @@
 #include "sql/lp_publication.h"
 #include "concat/lp_concat.h"
 #include "lp_pg_error.h"
+#include "lp_pg_random.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_part_blobs.h"
 #include "target/lp_registry.h"

@@ -23,6 +23,7 @@
 #include "fdw/lp_fdw.h"
 #include "format/lp_deletion.h"
 #include "lp_pg_error.h"
+#include "lp_pg_random.h"
 #include "sql/lp_publication.h"
 #include "storage/lp_pg_storage.h"
 #include "write/lp_write_deletions.h"

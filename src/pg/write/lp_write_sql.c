@@ -33,6 +33,7 @@
 #include "encode/lp_file_writer.h"
 #include "lp_pg_alloc.h"
 #include "lp_pg_error.h"
+#include "lp_pg_random.h"
 #include "lp_sql_args.h"
 #include "format/lp_columns.h"
 #include "sql/lp_publication.h"
