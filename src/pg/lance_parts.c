@@ -12,7 +12,7 @@
 
 #include "base/lp_alloc.h"
 #include "lp_pg_alloc.h"
-#include "sql/lp_publication.h"
+#include "write/lp_publication.h"
 #include "assemble/lp_copy.h"
 #include "fdw/lp_fdw.h"
 #include "base/lp_interrupt.h"

@@ -16,7 +16,10 @@
  * lp_fdw_types.c     Lance types to PostgreSQL types and values
  * lp_fdw_blob.c      payloads of Blob v2 columns (column option blob 'payload')
  * lp_fdw_import.c    IMPORT FOREIGN SCHEMA
- * lp_fdw_modify.c    INSERT and COPY FROM: appends to the dataset
+ *
+ * Its writes (INSERT, COPY FROM, UPDATE, DELETE) are the writers', in
+ * write/lp_fdw_modify.c, and the handler is a SQL function,
+ * sql/lp_fdw_handler.c: the reads are below both.
  */
 #ifndef LP_FDW_H
 #define LP_FDW_H
@@ -446,15 +449,12 @@ extern bool lp_fdw_blob_payload(LpFdwBlobReader *reader, const LpArray *descript
 /* Close the sidecar kept open. */
 extern void lp_fdw_blob_reader_close(LpFdwBlobReader *reader);
 
-/* ---- routines (lp_fdw.c, lp_fdw_modify.c) ---- */
+/* ---- routines (lp_fdw.c) ---- */
 
 /* The scan of a lance_fdw ForeignScanState (once begun). */
 extern LpFdwScan *lp_fdw_node_scan(ForeignScanState *node);
 
 /* Set the routines of scans, ANALYZE and IMPORT FOREIGN SCHEMA. */
 extern void lp_fdw_scan_routines(FdwRoutine *routine);
-
-/* Set the routines of INSERT and COPY FROM. */
-extern void lp_fdw_modify_routines(FdwRoutine *routine);
 
 #endif							/* LP_FDW_H */

@@ -17,7 +17,7 @@
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
-#include "sql/lp_sidecar.h"
+#include "target/lp_sidecar.h"
 #include "lp_sql_args.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"

@@ -4,7 +4,7 @@
  * (cleanup_target).
  *
  * A commit is published with the PostgreSQL transaction, or when the call
- * returns (lance_parts.publish_at, sql/lp_publication.c).
+ * returns (lance_parts.publish_at, write/lp_publication.c).
  */
 #include "postgres.h"
 
@@ -19,7 +19,7 @@
 
 #include "assemble/lp_assemble.h"
 #include "dataset/lp_commit.h"
-#include "sql/lp_publication.h"
+#include "write/lp_publication.h"
 #include "concat/lp_concat.h"
 #include "base/lp_path.h"
 #include "lp_pg_error.h"

@@ -21,7 +21,7 @@
 #include "assemble/lp_assemble.h"
 #include "base/lp_alloc.h"
 #include "dataset/lp_commit.h"
-#include "sql/lp_publication.h"
+#include "write/lp_publication.h"
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
 #include "format/lp_deletion.h"

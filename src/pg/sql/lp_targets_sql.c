@@ -12,7 +12,7 @@
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_assemble.h"
-#include "sql/lp_publication.h"
+#include "write/lp_publication.h"
 #include "concat/lp_concat.h"
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"

@@ -7,7 +7,7 @@
  * file, a new one (a new blob id) whenever the pack-file threshold (default
  * 1 GiB) would be exceeded; per-field overrides in the field's metadata.
  * Sidecars are written under temporary names and published without
- * replacing anything (sql/lp_sidecar.h), a pack file when it is full or
+ * replacing anything (target/lp_sidecar.h), a pack file when it is full or
  * its data file ends, so payloads are streamed and never all kept.  A
  * part cannot carry Inline payloads (their offsets would not survive
  * assembly): every non-empty one goes Packed or Dedicated into the final
@@ -24,7 +24,7 @@
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
-#include "sql/lp_sidecar.h"
+#include "target/lp_sidecar.h"
 #include "storage/lp_pg_storage.h"
 #include "target/lp_target.h"
 #include "write/lp_write_blobs.h"

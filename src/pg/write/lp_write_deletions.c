@@ -24,7 +24,7 @@
 #include "format/lp_deletion.h"
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
-#include "sql/lp_publication.h"
+#include "write/lp_publication.h"
 #include "storage/lp_pg_storage.h"
 #include "write/lp_write_deletions.h"
 #include "write/lp_write_sql.h"

@@ -1,6 +1,7 @@
 /*
- * lp_fdw_handler.c - the handler of lance_fdw: the routines of its scans
- * (lp_fdw.c) and of its writes (lp_fdw_modify.c).
+ * lp_fdw_handler.c - the handler of lance_fdw, the SQL function that gives
+ * the routines of its scans (fdw/lp_fdw.c) and of its writes
+ * (write/lp_fdw_modify.c).
  */
 #include "postgres.h"
 
@@ -8,6 +9,7 @@
 #include "foreign/fdwapi.h"
 
 #include "fdw/lp_fdw.h"
+#include "write/lp_fdw_modify.h"
 
 PG_FUNCTION_INFO_V1(lance_fdw_handler);
 

@@ -30,7 +30,7 @@
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
-#include "sql/lp_publication.h"
+#include "write/lp_publication.h"
 #include "storage/lp_pg_s3_config.h"
 #include "storage/lp_pg_storage.h"
 

@@ -30,6 +30,7 @@
 
 #include "fdw/lp_fdw.h"
 #include "storage/lp_pg_storage.h"
+#include "write/lp_fdw_modify.h"
 #include "write/lp_write_deletions.h"
 #include "write/lp_write_sql.h"
 

@@ -23,8 +23,7 @@
 #include "lp_pg_compat.h"
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
-#include "sql/lp_publication.h"
-#include "sql/lp_sidecar.h"
+#include "target/lp_sidecar.h"
 #include "storage/lp_pg_storage.h"
 
 /* Bytes read and written at a time where a source cannot be copied within its store */
