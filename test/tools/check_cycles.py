@@ -161,8 +161,11 @@ def describe(reasons):
 
 
 # The layers, lowest first: a folder depends only on folders of lower
-# layers (docs/ARCHITECTURE.md).  The PostgreSQL layer (pg and its
-# subfolders) is the top one.
+# layers (docs/ARCHITECTURE.md).  The PostgreSQL layer is the top one, in
+# layers of its own: the files at its root (errors, allocation, types,
+# arguments), the stores, targets and sidecars, assembly, the FDW's reads,
+# the writers (with the FDW's writes and the publication at commit), the
+# SQL functions, and the module's entry point (lance_parts.c) above all.
 LAYERS = [
     ["core/base"],
     ["core/io"],
@@ -172,13 +175,24 @@ LAYERS = [
     ["core/reencode"],
     ["posix"],
     ["pg"],
+    ["pg/storage"],
+    ["pg/target"],
+    ["pg/assemble"],
+    ["pg/fdw"],
+    ["pg/write"],
+    ["pg/sql"],
+    ["pg/lance_parts"],
 ]
 LAYER_OF = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 
 
 def folder_of(node):
     parts = node.split("/")
-    return "/".join(parts[:2]) if parts[0] == "core" else parts[0]
+    if parts[0] == "core" or (parts[0] == "pg" and len(parts) > 2):
+        return "/".join(parts[:2])
+    if node == "pg/lance_parts":
+        return node
+    return parts[0]
 
 
 # (from, to): why the edge is still there.  Remove an entry with its edge.
