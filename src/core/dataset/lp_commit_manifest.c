@@ -1,5 +1,6 @@
 /*
- * lp_commit.c - building and publishing new versions of a Lance dataset.
+ * lp_commit_manifest.c - the manifest of the version a commit makes
+ * (lp_commit_manifest.h).
  *
  * The new manifest is the base manifest with a few fields changed.  It is
  * built as a shallow copy of the base's protobuf-c message whose changed
@@ -9,21 +10,17 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/lp_alloc.h"
-#include "dataset/lp_commit.h"
-#include "dataset/lp_fragment.h"
-#include "dataset/lp_manifest_internal.h"
-#include "dataset/lp_row_ids.h"
 #include "base/lp_path.h"
 #include "base/lp_protobuf.h"
+#include "dataset/lp_commit_internal.h"
+#include "dataset/lp_commit_manifest.h"
+#include "dataset/lp_fragment.h"
+#include "dataset/lp_row_ids.h"
 #include "format/lp_file_tail.h"
 #include "format/lp_roaring.h"
 #include "rowids.pb-c.h"
-#include "transaction.pb-c.h"
-
-/* ---- checks of a request against the version it is applied to ---------- */
 
 static bool
 check_rows(uint64_t rows, LpError *err)
@@ -35,6 +32,7 @@ check_rows(uint64_t rows, LpError *err)
 					   UINT32_MAX, (unsigned long long) rows);
 	return true;
 }
+
 
 static bool
 check_new_file(const LpManifest *base, const LpNewDataFile *file, LpError *err)
@@ -98,28 +96,6 @@ check_new_file(const LpManifest *base, const LpNewDataFile *file, LpError *err)
 	return true;
 }
 
-static void
-init_data_file(Lance__Table__DataFile *data_file, const LpNewDataFile *file)
-{
-	uint16_t	major;
-	uint16_t	minor;
-
-	lance__table__data_file__init(data_file);
-	data_file->path = (char *) file->path;
-	data_file->n_fields = file->n_fields;
-	data_file->fields = (int32_t *) file->fields;
-	data_file->n_column_indices = file->n_fields;
-	data_file->column_indices = (int32_t *) file->column_indices;
-	lp_file_version_data_file_numbers(file->version, &major, &minor);
-	data_file->file_major_version = major;
-	data_file->file_minor_version = minor;
-	data_file->file_size_bytes = file->size_bytes;
-	if (file->has_base_id)
-	{
-		data_file->base_id_present_case = LANCE__TABLE__DATA_FILE__BASE_ID_PRESENT_BASE_ID;
-		data_file->base_id = file->base_id;
-	}
-}
 
 /* The id the next new fragment gets. */
 static bool
@@ -140,603 +116,6 @@ next_fragment_id(const Lance__Table__Manifest *m, uint64_t *id, LpError *err)
 	return true;
 }
 
-/*
- * The new fragments of an append, an update or an overwrite; a plain
- * append's one file becomes *single.
- */
-static const LpNewFragment *
-request_fragments(const LpCommitRequest *request, LpNewFragment *single, size_t *n)
-{
-	if (request->kind == LP_COMMIT_APPEND && request->n_fragments == 0)
-	{
-		memset(single, 0, sizeof(*single));
-		single->file = request->file;
-		single->physical_rows = request->physical_rows;
-		*n = 1;
-		return single;
-	}
-	*n = request->n_fragments;
-	return request->fragments;
-}
-
-/* A delete or an update names the fragments it deletes from. */
-static bool
-check_deletes_given(const LpCommitRequest *request, LpError *err)
-{
-	if (request->n_deletes == 0 || request->deletes == NULL)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "%s needs a fragment to delete from",
-					   request->kind == LP_COMMIT_UPDATE ? "an update" : "a delete");
-	return true;
-}
-
-/* How many new fragments a request makes (one per group for a rewrite). */
-static bool
-count_new_fragments(const LpCommitRequest *request, size_t *n, LpError *err)
-{
-	LpNewFragment single;
-
-	switch (request->kind)
-	{
-		case LP_COMMIT_REPLACE:
-			*n = 1;
-			return true;
-		case LP_COMMIT_DELETE:
-			*n = 0;
-			return check_deletes_given(request, err);
-		case LP_COMMIT_UPDATE:
-			*n = request->n_fragments;
-			if (*n == 0 || *n > LP_COMMIT_MAX_GROUPS || request->fragments == NULL)
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-							   "an update adds between 1 and %d fragments", LP_COMMIT_MAX_GROUPS);
-			return check_deletes_given(request, err);
-		case LP_COMMIT_REWRITE:
-			*n = request->n_groups;
-			if (*n == 0 || *n > LP_COMMIT_MAX_GROUPS)
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-							   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
-			return true;
-		case LP_COMMIT_APPEND:
-		case LP_COMMIT_OVERWRITE:
-			(void) request_fragments(request, &single, n);
-			if (*n > LP_COMMIT_MAX_GROUPS)
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-							   "a commit adds at most %d fragments", LP_COMMIT_MAX_GROUPS);
-			if (request->kind == LP_COMMIT_OVERWRITE && request->schema == NULL)
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an overwrite needs a schema");
-			return true;
-	}
-	return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "unknown commit kind %d", (int) request->kind);
-}
-
-/*
- * The protobuf fields of a schema: its FileDescriptor packed and read back,
- * so the one encoding of LpSchema as lance.file.Field lives in lp_file_tail.
- */
-static Lance__File__FileDescriptor *
-schema_message(const LpSchema *schema, LpError *err)
-{
-	LpBytes		packed;
-	ProtobufCMessage *message = NULL;
-	LpUnpackResult unpacked;
-
-	if (!lp_file_descriptor_build(schema, 0, &packed, err))
-		return NULL;
-	unpacked = lp_protobuf_unpack(&lance__file__file_descriptor__descriptor,
-								  packed.data, packed.len, &message);
-	lp_free(packed.data);
-	if (unpacked != LP_UNPACK_OK)
-	{
-		lp_fail(err, unpacked == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_INTERNAL,
-				"could not encode the new schema: %s", lp_unpack_result_text(unpacked));
-		return NULL;
-	}
-	return (Lance__File__FileDescriptor *) message;
-}
-
-/* The fragments a delete updates, as the new version will have them. */
-typedef struct DeleteParts
-{
-	Lance__Table__DataFragment *fragments;	/* copies with their new deletion file */
-	Lance__Table__DeletionFile *files;
-	Lance__Table__DataFragment **updated;	/* n_updated pointers to them */
-	size_t		n_updated;
-	uint64_t   *deleted_ids;	/* the fragments removed whole */
-	size_t		n_deleted;
-} DeleteParts;
-
-static void
-free_delete_parts(DeleteParts *parts)
-{
-	lp_free(parts->fragments);
-	lp_free(parts->files);
-	lp_free(parts->updated);
-	lp_free(parts->deleted_ids);
-}
-
-/*
- * The Delete of a request (or the deletions of an Update) applied to base:
- * each touched fragment is checked (it exists, once, with the deletion file
- * the caller read it with) and either copied with its new deletion file or
- * listed as removed.  The copies share everything else with base.
- */
-static bool
-build_delete_parts(const LpManifest *base, const LpCommitRequest *request,
-				   DeleteParts *parts, LpError *err)
-{
-	const Lance__Table__Manifest *m = base->proto;
-	size_t		n = request->n_deletes;
-
-	if (!check_deletes_given(request, err))
-		return false;
-	parts->fragments = lp_alloc_array(n, sizeof(*parts->fragments));
-	parts->files = lp_alloc_array(n, sizeof(*parts->files));
-	parts->updated = lp_alloc_array(n, sizeof(*parts->updated));
-	parts->deleted_ids = lp_alloc_array(n, sizeof(*parts->deleted_ids));
-	if (parts->fragments == NULL || parts->files == NULL || parts->updated == NULL ||
-		parts->deleted_ids == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-
-	for (size_t i = 0; i < n; i++)
-	{
-		const LpDeleteFragment *entry = &request->deletes[i];
-		const Lance__Table__DataFragment *old = lp_manifest_find_fragment(m, entry->fragment_id);
-		const Lance__Table__DeletionFile *had;
-		Lance__Table__DataFragment *fragment;
-		Lance__Table__DeletionFile *file;
-
-		if (old == NULL)
-			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-						   "fragment %llu does not exist in version %llu",
-						   (unsigned long long) entry->fragment_id,
-						   (unsigned long long) m->version);
-		for (size_t j = 0; j < i; j++)
-			if (request->deletes[j].fragment_id == entry->fragment_id)
-				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-							   "fragment %llu appears twice in a delete",
-							   (unsigned long long) entry->fragment_id);
-		/* the new deletion file holds the old one's rows: it must still be that one */
-		had = old->deletion_file;
-		if ((had != NULL) != entry->had_deletion_file ||
-			(had != NULL && (had->read_version != entry->old_read_version ||
-							 had->id != entry->old_id)))
-			return lp_fail(err, LP_ERR_CONFLICT,
-						   "the deletion file of fragment %llu changed in version %llu",
-						   (unsigned long long) old->id, (unsigned long long) m->version);
-		if (entry->all_deleted)
-		{
-			parts->deleted_ids[parts->n_deleted++] = old->id;
-			continue;
-		}
-		/* physical_rows 0 is "not recorded" */
-		if (entry->num_deleted_rows == 0 ||
-			(old->physical_rows != 0 && entry->num_deleted_rows >= old->physical_rows))
-			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-						   "a deletion file cannot delete %llu of the %llu rows of fragment %llu",
-						   (unsigned long long) entry->num_deleted_rows,
-						   (unsigned long long) old->physical_rows,
-						   (unsigned long long) old->id);
-		fragment = &parts->fragments[parts->n_updated];
-		file = &parts->files[parts->n_updated];
-		*fragment = *old;
-		lance__table__deletion_file__init(file);
-		file->file_type = LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
-		file->read_version = entry->read_version;
-		file->id = entry->id;
-		file->num_deleted_rows = entry->num_deleted_rows;
-		fragment->deletion_file = file;
-		parts->updated[parts->n_updated++] = fragment;
-	}
-	return true;
-}
-
-/* ---- transactions -------------------------------------------------------- */
-
-bool
-lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
-					 const char *uuid, uint8_t **out, size_t *out_len,
-					 LpError *err)
-{
-	Lance__Table__Transaction txn;
-	Lance__Table__Transaction__Append append;
-	Lance__Table__Transaction__DataReplacement replacement;
-	Lance__Table__Transaction__DataReplacementGroup replacement_group;
-	Lance__Table__Transaction__DataReplacementGroup *replacement_groups[1];
-	Lance__Table__Transaction__Rewrite rewrite;
-	Lance__Table__Transaction__Overwrite overwrite;
-	Lance__Table__Transaction__Delete delete_op;
-	Lance__Table__Transaction__Update update;
-	DeleteParts delete_parts;
-	Lance__File__FileDescriptor *descriptor = NULL;
-	LpNewFragment single;
-	size_t		n_listed;
-	const LpNewFragment *fragments = request_fragments(request, &single, &n_listed);
-	Lance__Table__Transaction__Rewrite__RewriteGroup *groups = NULL;
-	Lance__Table__Transaction__Rewrite__RewriteGroup **group_pointers = NULL;
-	Lance__Table__DataFragment *new_fragments = NULL;
-	Lance__Table__DataFragment **new_fragment_pointers = NULL;
-	Lance__Table__DataFile *new_files = NULL;
-	Lance__Table__DataFile **new_file_pointers = NULL;
-	Lance__Table__DataFragment ***old_fragments = NULL;
-	size_t		n_new;
-	size_t		len;
-	bool		ok = false;
-
-	if (!count_new_fragments(request, &n_new, err))
-		return false;
-
-	memset(&delete_parts, 0, sizeof(delete_parts));
-	lance__table__transaction__init(&txn);
-	txn.read_version = request->read_version;
-	txn.uuid = (char *) uuid;
-
-	new_files = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFile));
-	new_file_pointers = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFile *));
-	new_fragments = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFragment));
-	new_fragment_pointers = lp_alloc_array(n_new + 1, sizeof(Lance__Table__DataFragment *));
-	if (new_files == NULL || new_file_pointers == NULL ||
-		new_fragments == NULL || new_fragment_pointers == NULL)
-	{
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n_new; i++)
-	{
-		const LpNewDataFile *file = request->kind == LP_COMMIT_REWRITE ?
-			&request->groups[i].file : request->kind == LP_COMMIT_REPLACE ?
-			&request->file : &fragments[i].file;
-
-		init_data_file(&new_files[i], file);
-		new_file_pointers[i] = &new_files[i];
-		/* New fragments carry id 0: Lance assigns ids when it applies them. */
-		lance__table__data_fragment__init(&new_fragments[i]);
-		new_fragments[i].n_files = 1;
-		new_fragments[i].files = &new_file_pointers[i];
-		new_fragments[i].physical_rows = request->kind == LP_COMMIT_REWRITE ?
-			request->groups[i].physical_rows : request->kind == LP_COMMIT_REPLACE ?
-			request->physical_rows : fragments[i].physical_rows;
-		new_fragment_pointers[i] = &new_fragments[i];
-	}
-
-	/* the updated fragments as the new version has them, as Lance records them */
-	if ((request->kind == LP_COMMIT_DELETE || request->kind == LP_COMMIT_UPDATE) &&
-		!build_delete_parts(base, request, &delete_parts, err))
-		goto done;
-
-	switch (request->kind)
-	{
-		case LP_COMMIT_APPEND:
-			lance__table__transaction__append__init(&append);
-			append.n_fragments = n_new;
-			append.fragments = new_fragment_pointers;
-			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_APPEND;
-			txn.append = &append;
-			break;
-		case LP_COMMIT_REPLACE:
-			lance__table__transaction__data_replacement__init(&replacement);
-			lance__table__transaction__data_replacement_group__init(&replacement_group);
-			replacement_group.fragment_id = request->fragment_id;
-			replacement_group.new_file = &new_files[0];
-			replacement_groups[0] = &replacement_group;
-			replacement.n_replacements = 1;
-			replacement.replacements = replacement_groups;
-			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT;
-			txn.data_replacement = &replacement;
-			break;
-		case LP_COMMIT_REWRITE:
-			groups = lp_alloc_array(n_new, sizeof(*groups));
-			group_pointers = lp_alloc_array(n_new, sizeof(*group_pointers));
-			old_fragments = lp_alloc_array(n_new, sizeof(*old_fragments));
-			if (groups == NULL || group_pointers == NULL || old_fragments == NULL)
-			{
-				lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-				goto done;
-			}
-			for (size_t i = 0; i < n_new; i++)
-			{
-				const LpRewriteGroup *group = &request->groups[i];
-
-				if (group->n_old == 0 || group->n_old > base->proto->n_fragments)
-				{
-					lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-							"rewrite group %zu names %zu old fragments", i, group->n_old);
-					goto done;
-				}
-				old_fragments[i] = lp_alloc_array(group->n_old, sizeof(Lance__Table__DataFragment *));
-				if (old_fragments[i] == NULL)
-				{
-					lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-					goto done;
-				}
-				for (size_t j = 0; j < group->n_old; j++)
-				{
-					old_fragments[i][j] = lp_manifest_find_fragment(base->proto,
-																	group->old_fragment_ids[j]);
-					if (old_fragments[i][j] == NULL)
-					{
-						lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-								"fragment %llu does not exist in version %llu",
-								(unsigned long long) group->old_fragment_ids[j],
-								(unsigned long long) base->proto->version);
-						goto done;
-					}
-				}
-				lance__table__transaction__rewrite__rewrite_group__init(&groups[i]);
-				groups[i].n_old_fragments = group->n_old;
-				groups[i].old_fragments = old_fragments[i];
-				groups[i].n_new_fragments = 1;
-				groups[i].new_fragments = &new_fragment_pointers[i];
-				group_pointers[i] = &groups[i];
-			}
-			lance__table__transaction__rewrite__init(&rewrite);
-			rewrite.n_groups = n_new;
-			rewrite.groups = group_pointers;
-			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
-			txn.rewrite = &rewrite;
-			break;
-		case LP_COMMIT_OVERWRITE:
-			descriptor = schema_message(request->schema, err);
-			if (descriptor == NULL)
-				goto done;
-			lance__table__transaction__overwrite__init(&overwrite);
-			overwrite.n_fragments = n_new;
-			overwrite.fragments = new_fragment_pointers;
-			overwrite.n_schema = descriptor->schema->n_fields;
-			overwrite.schema = descriptor->schema->fields;
-			/* both are map<string, bytes>: the same entries on the wire */
-			overwrite.n_schema_metadata = descriptor->schema->n_metadata;
-			overwrite.schema_metadata = (Lance__Table__Transaction__Overwrite__SchemaMetadataEntry **)
-				descriptor->schema->metadata;
-			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
-			txn.overwrite = &overwrite;
-			break;
-		case LP_COMMIT_DELETE:
-			lance__table__transaction__delete__init(&delete_op);
-			delete_op.n_updated_fragments = delete_parts.n_updated;
-			delete_op.updated_fragments = delete_parts.updated;
-			delete_op.n_deleted_fragment_ids = delete_parts.n_deleted;
-			delete_op.deleted_fragment_ids = delete_parts.deleted_ids;
-			delete_op.predicate = (char *) (request->predicate != NULL ?
-											request->predicate : protobuf_c_empty_string);
-			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DELETE;
-			txn.delete_ = &delete_op;
-			break;
-		case LP_COMMIT_UPDATE:
-			lance__table__transaction__update__init(&update);
-			update.n_removed_fragment_ids = delete_parts.n_deleted;
-			update.removed_fragment_ids = delete_parts.deleted_ids;
-			update.n_updated_fragments = delete_parts.n_updated;
-			update.updated_fragments = delete_parts.updated;
-			update.n_new_fragments = n_new;
-			update.new_fragments = new_fragment_pointers;
-			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_UPDATE;
-			txn.update = &update;
-			break;
-	}
-
-	len = protobuf_c_message_get_packed_size((const ProtobufCMessage *) &txn);
-	*out = lp_alloc(len > 0 ? len : 1);
-	if (*out == NULL)
-	{
-		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-		goto done;
-	}
-	protobuf_c_message_pack((const ProtobufCMessage *) &txn, *out);
-	*out_len = len;
-	ok = true;
-
-done:
-	lp_protobuf_free((ProtobufCMessage *) descriptor);
-	free_delete_parts(&delete_parts);
-	if (old_fragments != NULL)
-		for (size_t i = 0; i < n_new; i++)
-			lp_free(old_fragments[i]);
-	lp_free(old_fragments);
-	lp_free(groups);
-	lp_free(group_pointers);
-	lp_free(new_files);
-	lp_free(new_file_pointers);
-	lp_free(new_fragments);
-	lp_free(new_fragment_pointers);
-	return ok;
-}
-
-static bool
-request_touches(const LpCommitRequest *request, uint64_t fragment_id)
-{
-	if (request->kind == LP_COMMIT_REPLACE)
-		return request->fragment_id == fragment_id;
-	if (request->kind == LP_COMMIT_DELETE || request->kind == LP_COMMIT_UPDATE)
-		for (size_t i = 0; i < request->n_deletes; i++)
-			if (request->deletes[i].fragment_id == fragment_id)
-				return true;
-	if (request->kind == LP_COMMIT_REWRITE)
-		for (size_t i = 0; i < request->n_groups; i++)
-			for (size_t j = 0; j < request->groups[i].n_old; j++)
-				if (request->groups[i].old_fragment_ids[j] == fragment_id)
-					return true;
-	return false;
-}
-
-static bool
-fragments_touched(const LpCommitRequest *request,
-				  Lance__Table__DataFragment *const *fragments, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (request_touches(request, fragments[i]->id))
-			return true;
-	return false;
-}
-
-static bool
-ids_touched(const LpCommitRequest *request, const uint64_t *ids, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (request_touches(request, ids[i]))
-			return true;
-	return false;
-}
-
-/* Operations of newer Lance versions, which protobuf-c keeps as unknown fields. */
-#define LP_OPERATION_DATA_OVERLAY 115
-#define LP_OPERATION_COMPOSITE 116
-/* The operation oneof's fields start here (Append); the fields below are the transaction's own. */
-#define LP_FIRST_OPERATION_FIELD 100
-#define LP_OPERATION_NAME_SIZE 64
-
-/*
- * The name of an operation this file does not implement: the first unknown
- * length-delimited field in the operation oneof's range.
- */
-static const char *
-unknown_operation_name(const Lance__Table__Transaction *transaction,
-					   char name[LP_OPERATION_NAME_SIZE])
-{
-	for (size_t i = 0; i < transaction->base.n_unknown_fields; i++)
-	{
-		const ProtobufCMessageUnknownField *field = &transaction->base.unknown_fields[i];
-
-		if (field->tag < LP_FIRST_OPERATION_FIELD ||
-			field->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
-			continue;
-		if (field->tag == LP_OPERATION_DATA_OVERLAY)
-			return "DataOverlay";
-		if (field->tag == LP_OPERATION_COMPOSITE)
-			return "CompositeOperation";
-		snprintf(name, LP_OPERATION_NAME_SIZE, "unknown operation (field %u)", field->tag);
-		return name;
-	}
-	return "transaction without an operation";
-}
-
-static const char *
-operation_name(const Lance__Table__Transaction *transaction, char name[LP_OPERATION_NAME_SIZE])
-{
-	switch (transaction->operation_case)
-	{
-		case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
-			return "Append";
-		case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
-			return "Delete";
-		case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
-			return "Overwrite";
-		case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
-			return "CreateIndex";
-		case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
-			return "Rewrite";
-		case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
-			return "Merge";
-		case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE:
-			return "Restore";
-		case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-			return "ReserveFragments";
-		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
-			return "Update";
-		case LANCE__TABLE__TRANSACTION__OPERATION_PROJECT:
-			return "Project";
-		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
-			return "UpdateConfig";
-		case LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT:
-			return "DataReplacement";
-		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_MEM_WAL_STATE:
-			return "UpdateMemWalState";
-		case LANCE__TABLE__TRANSACTION__OPERATION_CLONE:
-			return "Clone";
-		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
-			return "UpdateBases";
-		default:
-			return unknown_operation_name(transaction, name);
-	}
-}
-
-/*
- * The compatibility rules of Lance's conflict resolver, for the operations
- * made here, resolved to "conflict" wherever Lance looks closer than
- * fragment ids (index coverage of replaced columns, config keys) or rebases
- * (two deletes of one fragment: Lance merges their deletion files).
- */
-static bool
-operations_conflict(const LpCommitRequest *request,
-					const Lance__Table__Transaction *theirs)
-{
-	/* not even an overwrite: what an unknown operation changed may outlive it */
-	if (theirs->operation_case == LANCE__TABLE__TRANSACTION__OPERATION__NOT_SET)
-		return true;
-	/* an overwrite replaces everything, whatever came in between */
-	if (request->kind == LP_COMMIT_OVERWRITE)
-		return false;
-	switch (theirs->operation_case)
-	{
-		case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
-		case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
-		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
-			return false;
-		case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
-			/* an index skips deleted rows when it is read, and covers no new fragment */
-			return request->kind != LP_COMMIT_APPEND && request->kind != LP_COMMIT_DELETE &&
-				request->kind != LP_COMMIT_UPDATE;
-		case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
-			return ids_touched(request, theirs->delete_->deleted_fragment_ids,
-							   theirs->delete_->n_deleted_fragment_ids) ||
-				fragments_touched(request, theirs->delete_->updated_fragments,
-								  theirs->delete_->n_updated_fragments);
-		case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
-			return ids_touched(request, theirs->update->removed_fragment_ids,
-							   theirs->update->n_removed_fragment_ids) ||
-				fragments_touched(request, theirs->update->updated_fragments,
-								  theirs->update->n_updated_fragments);
-		case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
-			if (fragments_touched(request, theirs->rewrite->old_fragments,
-								  theirs->rewrite->n_old_fragments))
-				return true;
-			for (size_t i = 0; i < theirs->rewrite->n_groups; i++)
-				if (fragments_touched(request, theirs->rewrite->groups[i]->old_fragments,
-									  theirs->rewrite->groups[i]->n_old_fragments))
-					return true;
-			return false;
-		case LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT:
-			for (size_t i = 0; i < theirs->data_replacement->n_replacements; i++)
-				if (request_touches(request,
-									theirs->data_replacement->replacements[i]->fragment_id))
-					return true;
-			return false;
-		default:
-			/* Overwrite, Restore, Merge, Project, UpdateMemWalState, Clone */
-			return true;
-	}
-}
-
-bool
-lp_transaction_check_conflict(const LpCommitRequest *request,
-							  const uint8_t *transaction, size_t transaction_len,
-							  uint64_t version, LpError *err)
-{
-	Lance__Table__Transaction *theirs;
-	LpUnpackResult result;
-	bool		conflict;
-	char		name[LP_OPERATION_NAME_SIZE];
-
-	result = lp_protobuf_unpack(&lance__table__transaction__descriptor,
-								transaction, transaction_len,
-								(ProtobufCMessage **) &theirs);
-	if (result == LP_UNPACK_NO_MEMORY)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-	if (result != LP_UNPACK_OK)
-		return lp_fail(err, LP_ERR_CORRUPT, "transaction of version %llu %s",
-					   (unsigned long long) version, lp_unpack_result_text(result));
-	conflict = operations_conflict(request, theirs);
-	if (conflict)
-		lp_fail(err, LP_ERR_CONFLICT,
-				"commit conflicts with the concurrent %s of version %llu",
-				operation_name(theirs, name),
-				(unsigned long long) version);
-	if (conflict && theirs->operation_case == LANCE__TABLE__TRANSACTION__OPERATION__NOT_SET)
-		lp_error_detail(err, "lance_parts does not implement this operation, so it never rebases a commit over it.");
-	lp_protobuf_free((ProtobufCMessage *) theirs);
-	return !conflict;
-}
-
-/* ---- the new manifest ---------------------------------------------------- */
 
 /* Storage for everything the new manifest points at that the base does not own. */
 typedef struct ManifestBuild
@@ -755,7 +134,7 @@ typedef struct ManifestBuild
 	uint8_t    *index_section;	/* a rewrite's, with new fragment bitmaps */
 	size_t		index_section_len;
 	Lance__File__FileDescriptor *descriptor;	/* overwrite: the new schema */
-	DeleteParts deletes;		/* delete, update */
+	LpCommitDeleteParts deletes;		/* delete, update */
 	Lance__Table__Manifest__DataStorageFormat data_format;
 	bool		drop_indexes;	/* overwrite */
 } ManifestBuild;
@@ -773,7 +152,7 @@ free_build(ManifestBuild *build)
 	lp_free(build->row_meta);
 	lp_free(build->index_section);
 	lp_protobuf_free((ProtobufCMessage *) build->descriptor);
-	free_delete_parts(&build->deletes);
+	lp_commit_free_delete_parts(&build->deletes);
 }
 
 static uint8_t *
@@ -1035,7 +414,7 @@ add_new_fragments(ManifestBuild *build, const LpManifest *base,
 	{
 		Lance__Table__DataFragment *fragment = &build->new_fragments[i];
 
-		init_data_file(&build->new_files[i], &fragments[i].file);
+		lp_commit_init_data_file(&build->new_files[i], &fragments[i].file);
 		build->new_file_pointers[i] = &build->new_files[i];
 		lance__table__data_fragment__init(fragment);
 		fragment->id = id + i;
@@ -1066,7 +445,7 @@ build_append(ManifestBuild *build, const LpManifest *base,
 {
 	LpNewFragment single;
 	size_t		n;
-	const LpNewFragment *fragments = request_fragments(request, &single, &n);
+	const LpNewFragment *fragments = lp_commit_request_fragments(request, &single, &n);
 
 	if (n == 0)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "an append needs a fragment");
@@ -1123,7 +502,7 @@ build_overwrite(ManifestBuild *build, const LpManifest *base,
 	for (size_t i = 0; i < n; i++)
 		if (!check_overwrite_file(request, &request->fragments[i], err))
 			return false;
-	build->descriptor = schema_message(request->schema, err);
+	build->descriptor = lp_commit_schema_message(request->schema, err);
 	if (build->descriptor == NULL)
 		return false;
 	build->fragments = lp_alloc_array(n + 1, sizeof(*build->fragments));
@@ -1137,7 +516,7 @@ build_overwrite(ManifestBuild *build, const LpManifest *base,
 	{
 		Lance__Table__DataFragment *fragment = &build->new_fragments[i];
 
-		init_data_file(&build->new_files[i], &request->fragments[i].file);
+		lp_commit_init_data_file(&build->new_files[i], &request->fragments[i].file);
 		build->new_file_pointers[i] = &build->new_files[i];
 		lance__table__data_fragment__init(fragment);
 		fragment->id = i;
@@ -1237,7 +616,7 @@ build_replace(ManifestBuild *build, const LpManifest *base,
 		build->new_files == NULL || build->replaced_files == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 
-	init_data_file(build->new_files, file);
+	lp_commit_init_data_file(build->new_files, file);
 	if (old->n_files > 0)
 		memcpy(build->replaced_files, old->files, old->n_files * sizeof(*old->files));
 	*build->new_fragments = *old;
@@ -1489,7 +868,7 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 			goto fail;
 		}
 
-		init_data_file(&build->new_files[g], &group->file);
+		lp_commit_init_data_file(&build->new_files[g], &group->file);
 		build->new_file_pointers[g] = &build->new_files[g];
 		lance__table__data_fragment__init(&build->new_fragments[g]);
 		build->new_fragments[g].id = next_id + g;
@@ -1535,11 +914,11 @@ build_delete(ManifestBuild *build, const LpManifest *base,
 			 const LpCommitRequest *request, LpError *err)
 {
 	const Lance__Table__Manifest *m = base->proto;
-	const DeleteParts *parts = &build->deletes;
+	const LpCommitDeleteParts *parts = &build->deletes;
 	size_t		n_out = 0;
 	uint64_t	max_id = 0;
 
-	if (!build_delete_parts(base, request, &build->deletes, err))
+	if (!lp_commit_build_delete_parts(base, request, &build->deletes, err))
 		return false;
 	build->fragments = lp_alloc_array(m->n_fragments + 1, sizeof(*build->fragments));
 	if (build->fragments == NULL)
@@ -1586,7 +965,7 @@ build_update(ManifestBuild *build, const LpManifest *base,
 {
 	size_t		n_new;
 
-	if (!count_new_fragments(request, &n_new, err))
+	if (!lp_commit_count_new_fragments(request, &n_new, err))
 		return false;
 	return build_delete(build, base, request, err) &&
 		add_new_fragments(build, base, request->fragments, n_new, new_fragment_ids, err);
@@ -1635,7 +1014,7 @@ check_files_are_new(const LpManifest *base, const LpCommitRequest *request,
 	{
 		LpNewFragment single;
 		size_t		n;
-		const LpNewFragment *fragments = request_fragments(request, &single, &n);
+		const LpNewFragment *fragments = lp_commit_request_fragments(request, &single, &n);
 
 		for (size_t f = 0; f < n; f++)
 			if (!check_file_is_new(base, &fragments[f].file, err))
@@ -1722,317 +1101,5 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 								   transaction, transaction_len, out, out_len, err);
 	}
 	free_build(&build);
-	return ok;
-}
-
-/* ---- publication --------------------------------------------------------- */
-
-static int64_t
-now_nanos(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (int64_t) now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
-/* Check every version in (from, to] for a conflicting transaction. */
-static bool
-check_versions_since(LpStore *store, const char *root, LpManifestNaming naming,
-					 const LpCommitRequest *request, uint64_t from, uint64_t to,
-					 LpError *err)
-{
-	for (uint64_t version = from + 1; version <= to; version++)
-	{
-		LpManifest *manifest = lp_dataset_read_manifest(store, root, naming, version, err);
-		uint8_t    *transaction;
-		size_t		len;
-		bool		ok;
-
-		if (manifest == NULL)
-			return false;
-		ok = lp_dataset_read_transaction(store, root, manifest, &transaction, &len, err);
-		lp_manifest_free(manifest);
-		if (!ok)
-			return false;
-		ok = lp_transaction_check_conflict(request, transaction, len, version, err);
-		lp_free(transaction);
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-static bool
-write_transaction(LpStore *store, const char *root, const char *file_name,
-				  const uint8_t *data, size_t len, LpError *err)
-{
-	char	   *directory = lp_path_join(root, LP_TRANSACTIONS_DIR);
-	char	   *path = directory ? lp_path_join(directory, file_name) : NULL;
-	bool		ok;
-
-	lp_free(directory);
-	if (path == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-	ok = store->ops->put(store, path, data, len, err);
-	lp_free(path);
-	return ok;
-}
-
-/*
- * Create the manifest of a version; LP_ERR_ALREADY_EXISTS if another writer
- * did, LP_ERR_CONFLICT while another writer's was being written.
- */
-static bool
-publish_manifest(LpStore *store, const char *root, LpManifestNaming naming,
-				 uint64_t version, const uint8_t *data, size_t len, LpError *err)
-{
-	char		name[LP_MANIFEST_NAME_SIZE];
-	char	   *directory = lp_path_join(root, LP_VERSIONS_DIR);
-	char	   *path;
-	bool		ok;
-
-	lp_manifest_name(naming, version, name);
-	path = directory ? lp_path_join(directory, name) : NULL;
-	lp_free(directory);
-	if (path == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-	ok = store->ops->put_if_absent(store, path, data, len, err);
-	lp_free(path);
-	return ok;
-}
-
-/*
- * Readers only use the hint to start their search, so failures are ignored;
- * none is written where the options say Lance writes none (object stores).
- */
-static void
-write_version_hint(LpStore *store, const char *root, const LpCommitOptions *options,
-				   uint64_t version)
-{
-	char		text[64];
-	char	   *directory;
-	char	   *path;
-	LpError		ignored;
-	int			len;
-
-	if (options->no_version_hint)
-		return;
-	directory = lp_path_join(root, LP_VERSIONS_DIR);
-	path = directory ? lp_path_join(directory, LP_VERSION_HINT_FILE) : NULL;
-	lp_free(directory);
-	if (path == NULL)
-		return;
-	len = snprintf(text, sizeof(text), "{\"version\":%" PRIu64 "}", version);
-	store->ops->put(store, path, text, (size_t) len, &ignored);
-	lp_free(path);
-}
-
-bool
-lp_commit(LpStore *store, const char *root, const LpCommitRequest *request,
-		  const LpCommitOptions *options, LpCommitResult *result, LpError *err)
-{
-	LpError		local_err;
-	uint8_t		uuid_bytes[16];
-	char		uuid[LP_UUID_STRING_SIZE];
-	char		transaction_file[64];
-	bool		transaction_written = false;
-	uint8_t    *transaction = NULL;
-	size_t		transaction_len = 0;
-	uint64_t	checked = request->read_version;
-	uint64_t   *new_ids;
-	size_t		n_new_ids;
-	bool		ok = false;
-
-	/* The retry loop needs to see the code of a failed publication. */
-	if (err == NULL)
-		err = &local_err;
-	memset(result, 0, sizeof(*result));
-	if (options->max_retries < 0)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "max_retries must not be negative");
-	if (request->read_manifest != NULL &&
-		request->read_manifest->proto->version != request->read_version)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "the manifest given for read version %llu holds version %llu",
-					   (unsigned long long) request->read_version,
-					   (unsigned long long) request->read_manifest->proto->version);
-	if (!count_new_fragments(request, &n_new_ids, err))
-		return false;
-	if (!options->random(options->random_arg, uuid_bytes, sizeof(uuid_bytes), err))
-		return false;
-	lp_uuid_v4(uuid_bytes);
-	lp_uuid_format(uuid_bytes, uuid);
-	snprintf(transaction_file, sizeof(transaction_file), "%" PRIu64 "-%s.txn",
-			 request->read_version, uuid);
-	new_ids = lp_alloc_array(n_new_ids + 1, sizeof(uint64_t));
-	if (new_ids == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-
-	for (int attempt = 1; attempt <= options->max_retries + 1; attempt++)
-	{
-		LpManifestNaming naming = request->read_naming;
-		const LpManifest *latest = request->read_manifest;
-		LpManifest *read = NULL;
-		uint8_t    *manifest_data;
-		size_t		manifest_len;
-		uint64_t	new_version;
-		bool		built;
-
-		/* after a lost race the latest version is a newer one */
-		if (latest == NULL || attempt > 1)
-		{
-			latest = read = lp_dataset_read_latest(store, root, &naming, err);
-			if (latest == NULL)
-				goto done;
-		}
-		/* a concurrent writer of a newer Lance may have set them */
-		if (!lp_manifest_check_readable(latest, root, err) ||
-			!lp_manifest_check_writable(latest, root, err))
-		{
-			lp_manifest_free(read);
-			goto done;
-		}
-		if (latest->proto->version < request->read_version)
-		{
-			lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					"read version %llu is newer than the latest version %llu of dataset \"%s\"",
-					(unsigned long long) request->read_version,
-					(unsigned long long) latest->proto->version, root);
-			lp_manifest_free(read);
-			goto done;
-		}
-		if (!check_versions_since(store, root, naming, request, checked,
-								  latest->proto->version, err))
-		{
-			lp_manifest_free(read);
-			goto done;
-		}
-		checked = latest->proto->version;
-
-		/* The transaction does not depend on the version it lands on. */
-		if (transaction == NULL &&
-			!lp_transaction_build(request, latest, uuid, &transaction,
-								  &transaction_len, err))
-		{
-			lp_manifest_free(read);
-			goto done;
-		}
-
-		built = lp_commit_build_manifest(latest, request, transaction, transaction_len,
-										 transaction_file, now_nanos(),
-										 &manifest_data, &manifest_len, new_ids, err);
-		new_version = latest->proto->version + 1;
-		lp_manifest_free(read);
-		if (!built)
-			goto done;
-
-		/* written once, and only for a request the dataset accepts */
-		if (!transaction_written)
-		{
-			if (!write_transaction(store, root, transaction_file, transaction,
-								   transaction_len, err))
-			{
-				lp_free(manifest_data);
-				goto done;
-			}
-			transaction_written = true;
-		}
-		ok = publish_manifest(store, root, naming, new_version, manifest_data,
-							  manifest_len, err);
-		lp_free(manifest_data);
-		if (ok)
-		{
-			result->version = new_version;
-			result->naming = naming;
-			result->attempts = attempt;
-			if (request->kind == LP_COMMIT_APPEND)
-				result->fragment_id = new_ids[0];
-			if (request->kind == LP_COMMIT_REPLACE)
-				result->fragment_id = request->fragment_id;
-			else if (request->kind == LP_COMMIT_REWRITE || request->kind == LP_COMMIT_OVERWRITE ||
-					 request->kind == LP_COMMIT_UPDATE ||
-					 (request->kind == LP_COMMIT_APPEND && request->n_fragments > 0))
-			{
-				result->new_fragment_ids = new_ids;
-				new_ids = NULL;
-			}
-			write_version_hint(store, root, options, new_version);
-			goto done;
-		}
-		/* another writer's manifest won, or was being written at once: rebase */
-		if (err->code != LP_ERR_ALREADY_EXISTS && err->code != LP_ERR_CONFLICT)
-			goto done;
-	}
-	lp_fail(err, LP_ERR_CONFLICT,
-			"could not commit to dataset \"%s\": other writers won %d attempts in a row",
-			root, options->max_retries + 1);
-
-done:
-	lp_free(transaction);
-	lp_free(new_ids);
-	return ok;
-}
-
-bool
-lp_commit_create(LpStore *store, const char *root, const LpCommitRequest *request,
-				 LpManifestNaming naming, const LpCommitOptions *options,
-				 LpCommitResult *result, LpError *err)
-{
-	Lance__Table__Manifest empty;
-	LpManifest	base;
-	uint8_t		uuid_bytes[16];
-	char		uuid[LP_UUID_STRING_SIZE];
-	char		transaction_file[64];
-	uint8_t    *transaction = NULL;
-	size_t		transaction_len = 0;
-	uint8_t    *manifest_data = NULL;
-	size_t		manifest_len = 0;
-	size_t		n_new;
-	uint64_t   *new_ids = NULL;
-	bool		ok = false;
-
-	memset(result, 0, sizeof(*result));
-	if (request->kind != LP_COMMIT_OVERWRITE || request->read_version != 0)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "a new dataset is created by an overwrite of version 0");
-	if (!count_new_fragments(request, &n_new, err))
-		return false;
-	/* version 0: nothing, Lance's base for the Overwrite that creates a dataset */
-	lance__table__manifest__init(&empty);
-	memset(&base, 0, sizeof(base));
-	base.name = (char *) root;
-	base.proto = &empty;
-	if (!options->random(options->random_arg, uuid_bytes, sizeof(uuid_bytes), err))
-		return false;
-	lp_uuid_v4(uuid_bytes);
-	lp_uuid_format(uuid_bytes, uuid);
-	snprintf(transaction_file, sizeof(transaction_file), "0-%s.txn", uuid);
-	new_ids = lp_alloc_array(n_new + 1, sizeof(uint64_t));
-	if (new_ids == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-	if (!lp_transaction_build(request, &base, uuid, &transaction, &transaction_len, err) ||
-		!lp_commit_build_manifest(&base, request, transaction, transaction_len,
-								  transaction_file, now_nanos(), &manifest_data,
-								  &manifest_len, new_ids, err) ||
-		!write_transaction(store, root, transaction_file, transaction, transaction_len, err))
-		goto done;
-	if (!publish_manifest(store, root, naming, 1, manifest_data, manifest_len, err))
-	{
-		if (err != NULL && err->code == LP_ERR_ALREADY_EXISTS)
-			lp_fail(err, LP_ERR_ALREADY_EXISTS, "dataset \"%s\" already exists", root);
-		goto done;
-	}
-	result->version = 1;
-	result->naming = naming;
-	result->attempts = 1;
-	result->new_fragment_ids = new_ids;
-	new_ids = NULL;
-	write_version_hint(store, root, options, 1);
-	ok = true;
-
-done:
-	lp_free(transaction);
-	lp_free(manifest_data);
-	lp_free(new_ids);
 	return ok;
 }
