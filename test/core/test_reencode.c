@@ -199,7 +199,7 @@ reencode_bytes(const uint8_t *bytes, uint64_t size, const LpDeletions *deletions
 	LpInput    *input = lp_memory_input_open("source.lance", bytes, size);
 	LpFile	   *file = lp_file_open(input, err);
 	LpOutput   *output = lp_memory_output_open("target.lance");
-	LpReencodeSource source = {input, file, deletions};
+	LpReencodeSource source = {input, file, deletions, 0};
 	uint8_t    *copy = NULL;
 
 	LP_CHECK_MSG(file != NULL, "open source: %.300s", err->message);

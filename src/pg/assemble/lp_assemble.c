@@ -265,7 +265,7 @@ reencode_part(const char *source_path, const LpFile *file,
 	char	   *path;
 	char	   *source_key;
 	LpStore    *source_store = lp_store_for_uri_below(root, source_path, &source_key);
-	LpReencodeSource source;
+	LpReencodeSource source = {0};
 	LpReencodeOptions options = {0, report_reencode_progress, progress};
 	LpOutput   *output;
 	LpInput    *input;
