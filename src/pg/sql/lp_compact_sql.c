@@ -21,6 +21,7 @@
 #include "assemble/lp_assemble.h"
 #include "base/lp_alloc.h"
 #include "dataset/lp_commit.h"
+#include "sql/lp_compact_blobs.h"
 #include "sql/lp_publication.h"
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
@@ -91,9 +92,12 @@ read_deletions(const LpCompactCandidate *candidate, const char *root)
  * deletion files its live rows were read through.
  */
 static int
-write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
-				  LpAssembleResult *results, char **file_names, LpRewriteDeletions **deletions)
+write_group_files(LpCompactPlan *plan, const LpManifest *manifest, const char *root,
+				  const char *data_dir, LpAssembleResult *results, char **file_names,
+				  char **sidecar_dirs, LpRewriteDeletions **deletions)
 {
+	LpSchema   *schema = NULL;
+
 	int			num_written = 0;
 
 	for (size_t g = 0; g < plan->n_groups; g++)
@@ -131,10 +135,24 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 		if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
 			lp_raise(&err);
 		file_names[g] = pstrdup(name);
-		if (deletions[g] != NULL)
-			no_target.reencode_dir = psprintf("%s/_parts/%s", data_dir, name);
-		lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
-						 &results[g]);
+		if (lp_compact_file_has_blobs(root, ((LpAssemblePart *) linitial(parts))->path))
+		{
+			if (schema == NULL)
+			{
+				schema = palloc0(sizeof(LpSchema));
+				if (!lp_manifest_schema(manifest, schema, &err))
+					lp_raise(&err);
+			}
+			lp_compact_blob_group(root, data_dir, name, parts, schema, plan->version,
+								  &results[g], &sidecar_dirs[g]);
+		}
+		else
+		{
+			if (deletions[g] != NULL)
+				no_target.reencode_dir = psprintf("%s/_parts/%s", data_dir, name);
+			lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
+							 &results[g]);
+		}
 		if (strcmp(results[g].status, "written") != 0)
 			lp_compact_plan_skip_group(plan, g, results[g].reason);
 		else
@@ -150,7 +168,7 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 static bool
 commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifestNaming naming,
 			   const char *root, const char *data_dir,
-			   const LpAssembleResult *results, char **file_names,
+			   const LpAssembleResult *results, char **file_names, char **sidecar_dirs,
 			   LpRewriteDeletions *const *deletions, int num_written, LpCommitResult *result)
 {
 	LpRewriteGroup *rewrite = palloc0(sizeof(LpRewriteGroup) * num_written);
@@ -180,6 +198,12 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 			lappend(publication.written,
 					lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, file_names[g]), false,
 										psprintf("The compacted file \"%s\"", results[g].path)));
+		if (sidecar_dirs[g] != NULL)
+			publication.written =
+				lappend(publication.written,
+						lp_publication_path(root, sidecar_dirs[g], true,
+											psprintf("The sidecar directory \"%s/%s\"", root,
+													 sidecar_dirs[g])));
 		n++;
 	}
 	memset(&request, 0, sizeof(request));
@@ -214,6 +238,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	LpCompactPlan plan;
 	LpAssembleResult *results;
 	char	  **file_names;
+	char	  **sidecar_dirs;
 	LpRewriteDeletions **deletions;
 	bool		rewrite_deletions;
 	int			num_written;
@@ -253,11 +278,13 @@ lp_compact(PG_FUNCTION_ARGS)
 	results = palloc0(sizeof(LpAssembleResult) * Max(plan.n_groups, 1));
 	file_names = palloc0(sizeof(char *) * Max(plan.n_groups, 1));
 	deletions = palloc0(sizeof(LpRewriteDeletions *) * Max(plan.n_groups, 1));
-	num_written = write_group_files(&plan, root, data_dir, results, file_names, deletions);
+	sidecar_dirs = palloc0(sizeof(char *) * Max(plan.n_groups, 1));
+	num_written = write_group_files(&plan, manifest, root, data_dir, results, file_names,
+									sidecar_dirs, deletions);
 	memset(&result, 0, sizeof(result));
 	if (num_written > 0)
 		published = commit_rewrite(&plan, manifest, naming, root, data_dir, results, file_names,
-					   deletions, num_written, &result);
+								   sidecar_dirs, deletions, num_written, &result);
 
 	for (int64_t i = 0, n = -1, last_group = -1; i < (int64_t) plan.n_candidates; i++)
 	{
