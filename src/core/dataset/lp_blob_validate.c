@@ -166,10 +166,9 @@ add_use(LpBlobCheck *check, uint32_t blob_id, uint64_t needed, uint64_t row,
 
 /* Descriptor index of a blob column, top-level row row. */
 static bool
-check_descriptor(LpBlobCheck *check, const LpArray *descriptors, uint64_t index,
-				 uint64_t row, LpError *err)
+check_descriptor(LpBlobCheck *check, const LpArray *descriptors, const char *column,
+				 uint64_t index, uint64_t row, LpError *err)
 {
-	const char *column = descriptors->type->name;
 	const LpArray *kind = descriptor_child(check, descriptors, "kind", LP_TYPE_UINT8, err);
 	const LpArray *position = kind ? descriptor_child(check, descriptors, "position", LP_TYPE_UINT64, err) : NULL;
 	const LpArray *size = position ? descriptor_child(check, descriptors, "size", LP_TYPE_UINT64, err) : NULL;
@@ -271,7 +270,9 @@ check_element(LpBlobCheck *check, const LpSchema *schema, const LpArray *values,
 				int64_t		field = type->field_id >= 0 ? lp_schema_find_field(schema, type->field_id) : -1;
 
 				if (field >= 0 && lp_field_is_blob_v2(&schema->fields[field]))
-					return check_descriptor(check, values, index, row, err);
+					/* the schema's name: the decoded arrays are freed before the sidecars are checked */
+					return check_descriptor(check, values, schema->fields[field].name, index, row,
+											err);
 				for (uint32_t c = 0; c < values->num_children; c++)
 				{
 					if (!check_element(check, schema, values->children[c], index, row, err))

@@ -47,7 +47,7 @@ typedef struct LpBlobSidecarUse
 	uint32_t	blob_id;
 	uint64_t	needed;			/* position + size */
 	uint64_t	row;			/* a top-level row of the part naming it */
-	const char *column;			/* that descriptor's column (borrowed) */
+	const char *column;			/* that descriptor's column (borrowed from the schema) */
 } LpBlobSidecarUse;
 
 /*
