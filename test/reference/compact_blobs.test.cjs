@@ -7,7 +7,9 @@
 // of the old ones under new blob ids where they collided; the old sidecars stay for the old
 // version, which lancedb still reads.  lancedb appends, compacts and reads on top, and compact
 // runs again.  A missing sidecar and a descriptor reading past its sidecar's end are ERRORs that
-// change nothing.
+// change nothing.  With rewrite_deletions, fragments lancedb deleted rows from are rewritten
+// from their live rows; once lancedb removes the old versions (and with them the old files and
+// sidecars), the compacted file's payloads still read.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -112,7 +114,8 @@ for (const version of ['2.2', '2.3'])
 			assert.equal(new Set(added.map((k) => k.split('/')[0])).size, 1, 'in one sidecar directory');
 			for (const key of added)
 				assert.ok(inodes.has(sidecarsAfter.get(key).ino), key + ' is a link, not a copy');
-			// the old version still reads its payloads
+			// the old version still reads its payloads, and cleanup_orphans takes nothing either reads
+			assert.deepEqual(sqlRows(`SELECT path FROM lance_parts.cleanup_orphans(${literal(dataset)}, '0 s', false)`), []);
 			assert.deepEqual([...(await fetchAll(dataset, before.version)).out.entries()].sort(),
 				[...before.out.entries()].sort());
 
@@ -178,4 +181,33 @@ test('a sidecar missing, or shorter than a descriptor reads: ERROR, nothing chan
 	fs.unlinkSync(victim);
 	fs.renameSync(victim + '.real', victim);
 	assert.deepEqual(sqlRows(`SELECT * FROM lance_parts.compact(${literal(dataset)})`).filter((r) => r.action !== 'rewritten'), []);
+});
+
+test('rewrite_deletions: live rows of Blob v2 fragments; the payloads outlive the old versions\' removal', async () => {
+	const { dataset, rows } = await blobDataset('blobs_deleted', '2.3', 'v2');
+	const table = await (await lancedb.connect(dir)).openTable('blobs_deleted');
+
+	await table.delete('id % 4 = 1');
+	const before = await fetchAll(dataset);
+
+	assert.equal(before.out.size, rows - Math.ceil((rows - 1) / 4));
+	const result = sqlRows(`SELECT * FROM lance_parts.compact(${literal(dataset)}, rewrite_deletions => true)`);
+
+	assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), []);
+	const after = await fetchAll(dataset);
+
+	assert.equal(after.fragments, 1);
+	assert.deepEqual([...after.out.entries()].sort(), [...before.out.entries()].sort());
+
+	// lancedb removes every older version: their data files and sidecars go, the links stay
+	const sidecarsBefore = sidecars(dataset);
+
+	await table.checkoutLatest();
+	await table.optimize({ cleanupOlderThan: new Date(Date.now() + 1000), deleteUnverified: true });
+	const remaining = sidecars(dataset);
+
+	assert.ok(remaining.size > 0 && remaining.size < sidecarsBefore.size, 'old sidecars removed by lancedb');
+	for (const st of remaining.values())
+		assert.equal(st.nlink, 1, 'the compacted file\'s sidecars are its own now');
+	assert.deepEqual([...(await fetchAll(dataset)).out.entries()].sort(), [...before.out.entries()].sort());
 });
