@@ -211,3 +211,26 @@ test('rewrite_deletions: live rows of Blob v2 fragments; the payloads outlive th
 		assert.equal(st.nlink, 1, 'the compacted file\'s sidecars are its own now');
 	assert.deepEqual([...(await fetchAll(dataset)).out.entries()].sort(), [...before.out.entries()].sort());
 });
+
+test('legacy (v1) blob columns are still skipped, with the reason blob_columns', async () => {
+	const arrow = require('apache-arrow');
+	const field = new arrow.Field('payload', new arrow.LargeBinary(), true, new Map([['lance-encoding:blob', 'true']]));
+	const schema = new arrow.Schema([new arrow.Field('id', new arrow.Int64(), false), field]);
+	const batch = (first) => arrow.tableFromArrays({ id: BigInt64Array.from([BigInt(first), BigInt(first + 1)]) });
+	const db = await lancedb.connect(dir);
+	const rows = (first) => {
+		const ids = batch(first).getChild('id').data[0];
+		const values = Buffer.from('abcdef');
+		const payloads = arrow.makeData({ type: new arrow.LargeBinary(), length: 2, nullCount: 0,
+			valueOffsets: BigInt64Array.from([0n, 3n, 6n]), data: values });
+
+		return new arrow.Table([new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(schema.fields),
+			length: 2, nullCount: 0, children: [ids, payloads] }))]);
+	};
+	const table = await db.createTable('legacy_blobs', rows(0), { storageOptions: { newTableDataStorageVersion: '2.1' } });
+
+	await table.add(rows(2));
+	const result = sqlRows(`SELECT action, reason FROM lance_parts.compact(${literal(path.join(dir, 'legacy_blobs.lance'))})`);
+
+	assert.deepEqual(result, [{ action: 'skipped', reason: 'blob_columns' }, { action: 'skipped', reason: 'blob_columns' }]);
+});

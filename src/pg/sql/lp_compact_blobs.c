@@ -10,6 +10,7 @@
 #include "base/lp_path.h"
 #include "concat/lp_concat.h"
 #include "dataset/lp_dataset.h"
+#include "format/lp_columns.h"
 #include "lp_pg_error.h"
 #include "reencode/lp_reencode.h"
 #include "sql/lp_compact_blobs.h"
@@ -20,7 +21,17 @@
 bool
 lp_compact_file_has_blobs(const char *root, const char *path)
 {
-	return lp_part_has_blob_columns(lp_read_lance_file_below(root, path), path);
+	const LpSchema *schema = &lp_read_lance_file_below(root, path)->schema;
+	bool		has_v2 = false;
+
+	for (uint32 i = 0; i < schema->num_fields; i++)
+	{
+		/* legacy (v1) blob columns stay with assembly, which skips them (blob_columns) */
+		if (lp_field_is_blob(&schema->fields[i]) && !lp_field_is_blob_v2(&schema->fields[i]))
+			return false;
+		has_v2 |= lp_field_is_blob_v2(&schema->fields[i]);
+	}
+	return has_v2;
 }
 
 /*

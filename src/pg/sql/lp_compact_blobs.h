@@ -27,7 +27,7 @@
 #include "assemble/lp_assemble.h"
 #include "format/lp_schema.h"
 
-/* Whether the data file at path (below root) has Blob v2 columns. */
+/* Whether the data file at path (below root) has Blob v2 columns and no legacy (v1) blob column. */
 extern bool lp_compact_file_has_blobs(const char *root, const char *path);
 
 /*
