@@ -240,6 +240,24 @@ put_le(uint8_t *bytes, uint32_t width, uint64_t value)
 		bytes[b] = (uint8_t) (value >> (8 * b));
 }
 
+/* Make descriptor index null, giving the array a validity bitmap if it has none. */
+static bool
+null_descriptor(LpArray *descriptors, uint64_t index, LpError *err)
+{
+	if (descriptors->validity == NULL)
+	{
+		size_t		bytes = (size_t) ((descriptors->length + 7) / 8);
+
+		descriptors->validity = lp_alloc(bytes > 0 ? bytes : 1);
+		if (descriptors->validity == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		memset(descriptors->validity, 0xff, bytes);
+	}
+	lp_bit_set(descriptors->validity, index, false);
+	descriptors->null_count++;
+	return true;
+}
+
 /*
  * Make the descriptors of a Blob v2 field, decoded from source, name their
  * payloads as the new file holds them: Inline payloads copied into the new
@@ -267,8 +285,15 @@ rewrite_descriptors(const LpReencodeSource *source, LpFileWriter *writer,
 		uint64_t	offset = get_le(position->values + i * 8, 8);
 		uint64_t	length = get_le(size->values + i * 8, 8);
 
-		if (!lp_array_is_valid(descriptors, i) || !lp_array_is_valid(kind, i))
+		if (!lp_array_is_valid(descriptors, i))
 			continue;
+		/* a null kind is no payload (blob-v2.md §1): the writer takes it as a null descriptor */
+		if (!lp_array_is_valid(kind, i))
+		{
+			if (!null_descriptor(descriptors, i, err))
+				return false;
+			continue;
+		}
 		if (kind->values[i] == LP_BLOB_KIND_INLINE && length > 0)
 		{
 			uint8_t    *payload;
