@@ -2,7 +2,8 @@
 // lance_parts.compact on datasets lancedb wrote with a Blob v2 column (lancedb.blob with its
 // thresholds set so that Inline, Packed and Dedicated payloads, empty payloads and NULLs all
 // occur), plus a fragment of External descriptors, in 2.2 and 2.3 and both manifest namings.
-// Every fragment is rewritten (none skipped because of blobs); lancedb then reads the same rows
+// Every fragment is rewritten (none skipped because of blobs), by page copy with the descriptor
+// column written anew (assembly's DEBUG1 message of its plan); lancedb then reads the same rows
 // and the same payloads (fetchBlobs, sha256) from one fragment, whose sidecars are hard links
 // of the old ones under new blob ids where they collided; the old sidecars stay for the old
 // version, which lancedb still reads.  lancedb appends, compacts and reads on top, and compact
@@ -65,6 +66,18 @@ SELECT * FROM (VALUES
 `);
 }
 
+// compact's result rows, and whether the group's pages were copied (assembly's DEBUG1 message
+// of its plan) rather than its rows re-encoded.
+async function compact(dataset, args = '')
+{
+	const { out, err } = await psqlAsync(`SET client_min_messages = debug1;
+SELECT coalesce(jsonb_agg(to_jsonb(q)), '[]') FROM (SELECT * FROM lance_parts.compact(${literal(dataset)}${args})) q;
+`, true);
+
+	assert.ok(!err.some((l) => /ERROR/.test(l)), err.join('\n'));
+	return { rows: JSON.parse(out[out.length - 1]), pageCopy: err.some((l) => /validated and planned \d+ parts/.test(l)) };
+}
+
 // A dataset of APPENDS fragments lancedb wrote and one of External descriptors.
 async function blobDataset(name, version, naming)
 {
@@ -92,9 +105,13 @@ for (const version of ['2.2', '2.3'])
 			assert.equal(before.out.get(rows - 3), sha256(fs.readFileSync(external).subarray(100, 2100)));
 			assert.equal(before.out.get(0), sha256(payload(0)));
 
-			const result = sqlRows(`SELECT * FROM lance_parts.compact(${literal(dataset)})`);
+			const { rows: result, pageCopy } = await compact(dataset);
 
 			assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), [], 'no fragment skipped');
+			assert.ok(pageCopy, 'pages copied, descriptors rewritten');
+			const staging = path.join(dataset, 'data', '_parts');
+
+			assert.deepEqual(fs.existsSync(staging) ? fs.readdirSync(staging) : [], [], 'the descriptor file removed');
 			const after = await fetchAll(dataset);
 
 			assert.equal(after.fragments, 1);
@@ -191,9 +208,10 @@ test('rewrite_deletions: live rows of Blob v2 fragments; the payloads outlive th
 	const before = await fetchAll(dataset);
 
 	assert.equal(before.out.size, rows - Math.ceil((rows - 1) / 4));
-	const result = sqlRows(`SELECT * FROM lance_parts.compact(${literal(dataset)}, rewrite_deletions => true)`);
+	const { rows: result, pageCopy } = await compact(dataset, ', rewrite_deletions => true');
 
 	assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), []);
+	assert.ok(!pageCopy, 'deleted rows left out by re-encoding');
 	const after = await fetchAll(dataset);
 
 	assert.equal(after.fragments, 1);

@@ -1,7 +1,8 @@
 'use strict';
 // lance_parts.compact on S3 (Ceph RGW, s3_server.cjs, reached through the logging proxy of
 // s3_proxy.cjs) of a dataset lancedb wrote there with a Blob v2 column (Inline, Packed and
-// Dedicated payloads in three fragments): every fragment rewritten, lancedb's blob API returns
+// Dedicated payloads in three fragments): every fragment rewritten by page copy (the descriptor
+// file removed after), lancedb's blob API returns
 // the same payloads after, the new sidecars are copied by the server (no GET of an old sidecar
 // passes the proxy) and hold the old bytes, and the old ones stay.  A missing sidecar is an
 // ERROR that leaves no object behind.
@@ -58,9 +59,15 @@ for (const version of ['2.2', '2.3'])
 		const before = await fetchAll(name);
 		const sidecarsBefore = await sidecarKeys(name);
 		const mark = proxy.mark();
-		const result = h.sqlRows(`SELECT * FROM lance_parts.compact(${literal(dataset)})`);
+		const { out, err } = await psqlAsync(`SET client_min_messages = debug1;
+SELECT coalesce(jsonb_agg(to_jsonb(q)), '[]') FROM (SELECT * FROM lance_parts.compact(${literal(dataset)})) q;
+`, true);
+		const result = JSON.parse(out[out.length - 1]);
 
 		assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), [], 'no fragment skipped');
+		assert.ok(err.some((l) => /validated and planned \d+ parts/.test(l)), 'pages copied: ' + err.join('\n'));
+		assert.deepEqual((await s3.listKeys(settings, `${PREFIX}/${name}.lance/data/`)).filter((k) => k.includes('/_parts/')), [],
+			'the descriptor file removed');
 		const requests = proxy.log(mark);
 
 		for (const key of sidecarsBefore)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/lp_alloc.h"
+#include "base/lp_checked.h"
 #include "base/lp_interrupt.h"
 #include "decode/lp_decode.h"
 #include "dataset/lp_blob.h"
@@ -89,8 +90,8 @@ find_top_level(const LpSchema *schema, const char *name)
  * field it is written from (*map, lp_alloc'd, *num_top entries).
  */
 static bool
-match_fields(const LpFile *file, const LpSchema *schema, uint32_t **map, uint32_t *num_top,
-			 LpError *err)
+match_fields(const LpFile *file, const LpSchema *schema, bool only_schema_fields, uint32_t **map,
+			 uint32_t *num_top, LpError *err)
 {
 	uint32_t	top = 0;
 	uint32_t	source_top = 0;
@@ -134,7 +135,7 @@ match_fields(const LpFile *file, const LpSchema *schema, uint32_t **map, uint32_
 		}
 		(*map)[(*num_top)++] = (uint32_t) s;
 	}
-	if (source_top != top)
+	if (source_top != top && !only_schema_fields)
 	{
 		lp_fail(err, LP_ERR_UNSUPPORTED,
 				"file \"%s\" has %u top-level fields, but the target has %u", file->name,
@@ -156,7 +157,7 @@ lp_reencode_check(const LpFile *file, const LpSchema *schema, LpError *err)
 	uint32_t   *map;
 	uint32_t	num_top;
 
-	if (!match_fields(file, schema, &map, &num_top, err))
+	if (!match_fields(file, schema, false, &map, &num_top, err))
 		return false;
 	lp_free(map);
 	return true;
@@ -266,7 +267,7 @@ null_descriptor(LpArray *descriptors, uint64_t index, LpError *err)
  * one data file).  batch_rows[i] is the source row of descriptor i.
  */
 static bool
-rewrite_descriptors(const LpReencodeSource *source, LpFileWriter *writer,
+rewrite_descriptors(const LpReencodeSource *source, LpFileWriter *writer, uint64_t inline_offset,
 					LpArray *descriptors, const char *field_name, const uint64_t *batch_rows,
 					LpError *err)
 {
@@ -316,6 +317,8 @@ rewrite_descriptors(const LpReencodeSource *source, LpFileWriter *writer,
 			lp_free(payload);
 			if (!ok)
 				return false;
+			if (!lp_add_u64(new_offset, inline_offset, &new_offset))
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "inline blob offsets overflow");
 			put_le(position->values + i * 8, 8, new_offset);
 		}
 		else if ((kind->values[i] == LP_BLOB_KIND_PACKED ||
@@ -349,7 +352,8 @@ reencode_source(const LpReencodeSource *source, const LpSchema *schema,
 	uint64_t	cursor = 0;
 	bool		ok = false;
 
-	if (!match_fields(file, schema, &map, &num_top, err))
+	if (!match_fields(file, schema, options != NULL && options->only_schema_fields, &map, &num_top,
+					  err))
 		return false;
 	readers = lp_alloc0(sizeof(LpFieldReader *) * (num_top > 0 ? num_top : 1));
 	arrays = lp_alloc0(sizeof(LpArray *) * (num_top > 0 ? num_top : 1));
@@ -386,8 +390,8 @@ reencode_source(const LpReencodeSource *source, const LpSchema *schema,
 				goto done;
 			}
 			if (lp_field_is_blob_v2(&schema->fields[t]) &&
-				!rewrite_descriptors(source, writer, arrays[f], schema->fields[t].name, batch,
-									 err))
+				!rewrite_descriptors(source, writer, options != NULL ? options->inline_offset : 0,
+									 arrays[f], schema->fields[t].name, batch, err))
 				goto done;
 		}
 		if (!lp_file_writer_write(writer, (const LpArray *const *) arrays, num_top, err))
@@ -444,8 +448,11 @@ lp_reencode_files(const LpReencodeSource *sources, uint32_t num_sources,
 						   file->name, (unsigned long long) deletions->num_rows,
 						   (unsigned long long) file->num_rows);
 		live += file->num_rows - (deletions != NULL ? deletions->num_deleted : 0);
-		if (!lp_reencode_check(file, schema, err))
-			return false;
+		if (options == NULL || !options->only_schema_fields)
+		{
+			if (!lp_reencode_check(file, schema, err))
+				return false;
+		}
 	}
 	writer = lp_file_writer_open(output, schema, version, err);
 	if (writer == NULL)

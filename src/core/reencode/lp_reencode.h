@@ -45,6 +45,16 @@ typedef struct LpReencodeOptions
 	uint64_t	batch_rows;		/* 0: LP_REENCODE_DEFAULT_BATCH_ROWS */
 	LpReencodeProgress progress;	/* may be NULL */
 	void	   *progress_arg;
+
+	/*
+	 * Compaction by page copy writes the Blob v2 descriptor columns of the
+	 * sources as a file of its own, copied whole into the compacted file:
+	 * with only_schema_fields the source fields the schema lacks are left
+	 * out, and inline_offset is added to the offsets of Inline payloads
+	 * (where this file's bytes will lie in the compacted one).
+	 */
+	bool		only_schema_fields;
+	uint64_t	inline_offset;
 } LpReencodeOptions;
 
 /* The file to re-encode, all borrowed. */

@@ -4,17 +4,20 @@
  *
  * Their descriptors name payloads by where each file keeps them: Inline at
  * offsets of the file itself, Packed and Dedicated in sidecars named by
- * blob ids that are unique only within one file.  Page copy would leave
- * both wrong, so the group's rows are re-encoded into the new file
- * (reencode/lp_reencode.h): Inline payloads are copied with the rows, and
- * the blob ids of a file that would collide with an earlier file's are
- * moved past them.  Each sidecar a descriptor reads is given its (new)
- * name in the new file's sidecar directory without copying its bytes where
- * the store can (LpStoreOps.link_file), else copied within the store
- * (server-side on object storage).  The old sidecars stay with the old
- * files, for the versions that still name them, until cleanup_orphans
- * removes both.  Every descriptor and sidecar is checked before anything is
- * written.
+ * blob ids that are unique only within one file.  So the descriptor
+ * columns are written anew, as a file of their own that the assembly
+ * copies whole after the parts' pages (every other column is copied page
+ * by page, core/concat LpConcatTarget.replaced): Inline payloads copied
+ * along, at the offsets the descriptors then name, and the blob ids of a
+ * file that would collide with an earlier file's moved past them.  Groups
+ * that cannot be joined by page copy, and those with deleted rows to leave
+ * out, are re-encoded whole (reencode/lp_reencode.h).  Each sidecar a
+ * descriptor reads is given its (new) name in the new file's sidecar
+ * directory without copying its bytes where the store can
+ * (LpStoreOps.link_file), else copied within the store (server-side on
+ * object storage).  The old sidecars stay with the old files, for the
+ * versions that still name them, until cleanup_orphans removes both.
+ * Every descriptor and sidecar is checked before anything is written.
  */
 #ifndef LP_COMPACT_BLOBS_H
 #define LP_COMPACT_BLOBS_H
@@ -37,9 +40,12 @@ extern bool lp_compact_file_has_blobs(const char *root, const char *path);
  * lp_assemble_file fills it: "unsupported" with reason schema_mismatch when
  * a file's fields are not the schema's.  *sidecar_dir receives the new
  * file's sidecar directory relative to root, or NULL when it has none.
- * ERROR for a bad descriptor or sidecar (nothing written then).
+ * Returns whether the group was re-encoded (its file then has the columns
+ * of schema as the writer lays them out), false when its pages were copied
+ * (the columns of its files).  ERROR for a bad descriptor or sidecar
+ * (nothing written then).
  */
-extern void lp_compact_blob_group(const char *root, const char *data_dir, const char *name,
+extern bool lp_compact_blob_group(const char *root, const char *data_dir, const char *name,
 								  List *parts, const LpSchema *schema, LpFileVersion version,
 								  LpAssembleResult *result, char **sidecar_dir);
 

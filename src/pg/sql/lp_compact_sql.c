@@ -157,10 +157,10 @@ write_group_files(LpCompactPlan *plan, const LpManifest *manifest, const char *r
 				if (!lp_manifest_schema(manifest, schema, &err))
 					lp_raise(&err);
 			}
-			lp_compact_blob_group(root, data_dir, name, parts, schema, plan->version,
-								  &results[g], &files[g].sidecar_dir);
 			/* re-encoded: the columns of the dataset's schema, as the writer lays them out */
-			if (!lp_data_file_columns(schema, NULL, 0, plan->version, &files[g].fields,
+			if (lp_compact_blob_group(root, data_dir, name, parts, schema, plan->version,
+									  &results[g], &files[g].sidecar_dir) &&
+				!lp_data_file_columns(schema, NULL, 0, plan->version, &files[g].fields,
 									  &files[g].column_indices, &files[g].n_fields, &err))
 				lp_raise(&err);
 		}
