@@ -74,7 +74,7 @@ for size in $SIZES; do
 	rm -rf "$DATA/$name.lance" "$DATA/l$name.lance"
 done
 out ""
-out "\`compact\` re-encodes the rows (ids and descriptors) and links each sidecar under its new name: its time follows"
-out "the number of rows and of sidecar files (one per Dedicated payload), not the payloads' bytes; lancedb's"
-out "\`optimize()\` copies every payload."
+out "\`compact\` copies the id pages, writes the descriptor column anew and links each sidecar under its new name: its"
+out "time follows the number of rows and of sidecar files (one per Dedicated payload), not the payloads' bytes;"
+out "lancedb's \`optimize()\` copies every payload."
 bench_finish
