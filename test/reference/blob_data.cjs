@@ -31,7 +31,7 @@ function sha256(bytes)
 // each row's payload (null for null) by id, as the reference's blob API returns them.
 // options: inlineSizeThreshold (default INLINE_MAX), first (the first row's id, default 0),
 // appends (the rows of each fragment, default APPENDS) and naming ('v1', the default, or 'v2'
-// manifest paths) and append (add the rows to the existing table `name`).
+// manifest paths), stableRowIds and append (add the rows to the existing table `name`).
 async function writeBlobDataset(db, name, version, options = {})
 {
 	const blobField = lancedb.blob('payload', {
@@ -66,6 +66,7 @@ async function writeBlobDataset(db, name, version, options = {})
 				storageOptions: {
 					newTableDataStorageVersion: version,
 					newTableEnableV2ManifestPaths: options.naming === 'v2' ? 'true' : 'false',
+					...(options.stableRowIds ? { newTableEnableStableRowIds: 'true' } : {}),
 				},
 			});
 		else

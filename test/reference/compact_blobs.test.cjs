@@ -252,3 +252,25 @@ test('legacy (v1) blob columns are still skipped, with the reason blob_columns',
 
 	assert.deepEqual(result, [{ action: 'skipped', reason: 'blob_columns' }, { action: 'skipped', reason: 'blob_columns' }]);
 });
+
+test('stable row ids: the compacted Blob v2 rows keep their _rowid and payloads', async () => {
+	const name = 'blobs_stable';
+	const dataset = path.join(dir, name + '.lance');
+
+	await writeBlobDataset(await lancedb.connect(dir), name, '2.3', { appends: APPENDS, naming: 'v2', stableRowIds: true });
+	const table = await (await lancedb.connect(dir)).openTable(name);
+	const byRowId = async () => {
+		const rows = await table.query().select(['id']).withRowId().toArray();
+		const fetched = await table.fetchBlobs('payload', rows.map((r) => r._rowid));
+
+		return rows.map((r, i) => `${r.id} ${r._rowid} ${sha256(fetched[i] === null ? null : Buffer.from(fetched[i]))}`).sort();
+	};
+	const before = await byRowId();
+	const { rows: result, pageCopy } = await compact(dataset);
+
+	assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), []);
+	assert.ok(pageCopy);
+	await table.checkoutLatest();
+	assert.equal((await table.stats()).fragmentStats.numFragments, 1);
+	assert.deepEqual(await byRowId(), before, 'the same ids, row ids and payloads');
+});
