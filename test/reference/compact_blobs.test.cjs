@@ -274,3 +274,21 @@ test('stable row ids: the compacted Blob v2 rows keep their _rowid and payloads'
 	assert.equal((await table.stats()).fragmentStats.numFragments, 1);
 	assert.deepEqual(await byRowId(), before, 'the same ids, row ids and payloads');
 });
+
+test('ROLLBACK of a compaction removes its data file and its sidecar directory', async () => {
+	const { dataset } = await blobDataset('blobs_rollback', '2.2', 'v1');
+	const table = await (await lancedb.connect(dir)).openTable('blobs_rollback');
+	const version = await table.version();
+	const files = dataFiles(dataset);
+	const before = [...sidecars(dataset).keys()];
+
+	psqlLines(`SET lance_parts.publish_at = 'commit';
+BEGIN;
+SELECT count(*) FROM lance_parts.compact(${literal(dataset)});
+ROLLBACK;
+`);
+	await table.checkoutLatest();
+	assert.equal(await table.version(), version);
+	assert.deepEqual(dataFiles(dataset), files);
+	assert.deepEqual([...sidecars(dataset).keys()], before);
+});
