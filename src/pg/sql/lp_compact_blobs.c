@@ -36,8 +36,8 @@ lp_compact_file_has_blobs(const char *root, const char *path)
 }
 
 /*
- * Give sidecar from its new name to in the store: a link where the store
- * can make one, else a copy within the store.
+ * Give the sidecar at from the name of blob id to_id in to_dir: a link
+ * where the store can make one, else a copy within the store.
  */
 static void
 place_sidecar(LpStore *store, const char *from, const char *to_dir, uint32 to_id)
