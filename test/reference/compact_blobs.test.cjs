@@ -197,6 +197,14 @@ test('a sidecar missing, or shorter than a descriptor reads: ERROR, nothing chan
 	await refused(dataset, /is not a file in the data file's sidecar directory/);
 	fs.unlinkSync(victim);
 	fs.renameSync(victim + '.real', victim);
+	// nor is a sidecar directory reached through a symlink
+	const sidecarDir = path.dirname(victim);
+
+	fs.renameSync(sidecarDir, sidecarDir + '.real');
+	fs.symlinkSync(sidecarDir + '.real', sidecarDir);
+	await refused(dataset, /ERROR: {2}22023: ".*" is a symbolic link, not a directory/);
+	fs.unlinkSync(sidecarDir);
+	fs.renameSync(sidecarDir + '.real', sidecarDir);
 	assert.deepEqual(sqlRows(`SELECT * FROM lance_parts.compact(${literal(dataset)})`).filter((r) => r.action !== 'rewritten'), []);
 });
 
