@@ -201,6 +201,30 @@ LP_TEST(blob_validate_inline_only_when_empty)
 	LP_CHECK(strstr(err.message, "row 1 of column \"payload\" of part \"" PART "\"") != NULL);
 }
 
+/* A complete data file (compaction): Inline payloads inside the file pass, outside it are corrupt. */
+LP_TEST(blob_validate_data_file_inline_inside_the_file)
+{
+	Desc		inside[] = {D(LP_BLOB_INLINE, 0, 12, 0), D(LP_BLOB_INLINE, 988, 12, 0),
+	D(LP_BLOB_PACKED, 5, 10, 7)};
+	Desc		outside[] = {D(LP_BLOB_INLINE, 0, 12, 0), D(LP_BLOB_INLINE, 989, 12, 0)};
+	LpBlobCheck check;
+	LpArray    *array;
+	LpError		err;
+
+	lp_blob_check_init_data_file(&check, PART, 1000);
+	array = descriptors(inside, 3);
+	LP_CHECK_MSG(lp_blob_check_values(&check, &footer_schema, array, 0, &err), "%.300s", err.message);
+	LP_CHECK_EQ_U64(check.num_uses, 1);
+	lp_array_free(array);
+	array = descriptors(outside, 2);
+	LP_CHECK(!lp_blob_check_values(&check, &footer_schema, array, 0, &err));
+	LP_CHECK_EQ_U64(err.code, LP_ERR_CORRUPT);
+	LP_CHECK_MSG(strstr(err.message, "row 1 of column \"payload\" of data file \"" PART "\" lies at [989, 1001)") != NULL,
+				 "%.300s", err.message);
+	lp_array_free(array);
+	lp_blob_check_free(&check);
+}
+
 LP_TEST(blob_validate_ids_inside_the_lease)
 {
 	LpBlobLease lease = {3, 5};

@@ -166,7 +166,7 @@ run_concat(Part *const *ordered, int n, const uint64_t *expected_rows,
 	ConcatRun	run;
 	LpConcatPart parts[MAX_PARTS];
 	LpInput    *inputs[MAX_PARTS];
-	LpConcatTarget target = {LP_FILE_VERSION_2_0, NULL, false};
+	LpConcatTarget target = {LP_FILE_VERSION_2_0, NULL, false, NULL, NULL};
 	LpConcatPlan *plan = NULL;
 	LpOutput   *output;
 
@@ -213,7 +213,7 @@ bytes_equal(const LpBytes *a, const LpBytes *b)
 static void
 check_output_against_target(const Part *first, const Part *out)
 {
-	LpConcatTarget target = {first->file->version, &first->file->schema, false};
+	LpConcatTarget target = {first->file->version, &first->file->schema, false, NULL, NULL};
 	LpConcatPart part = {out->file, true, out->file->num_rows};
 	LpConcatVerdict verdict;
 	LpError		err;
@@ -1262,7 +1262,7 @@ execute_expecting_error(PartSet *set, LpInput **inputs, bool copy_from,
 						size_t batch, LpErrorCode code, const char *text)
 {
 	LpConcatPart parts[MAX_PARTS];
-	LpConcatTarget target = {set->parts[0].file->version, &set->parts[0].file->schema, false};
+	LpConcatTarget target = {set->parts[0].file->version, &set->parts[0].file->schema, false, NULL, NULL};
 	LpConcatVerdict verdict;
 	LpConcatPlan *plan;
 	LpOutput   *output;
@@ -1598,7 +1598,7 @@ static LpConcatPlan *
 plan_set(Part *const *ordered, int n, uint64_t alignment)
 {
 	LpConcatPart parts[MAX_PARTS];
-	LpConcatTarget target = {ordered[0]->file->version, &ordered[0]->file->schema, false};
+	LpConcatTarget target = {ordered[0]->file->version, &ordered[0]->file->schema, false, NULL, NULL};
 	LpConcatVerdict verdict;
 	LpConcatPlan *plan = NULL;
 	LpError		err;
@@ -1796,7 +1796,7 @@ LP_TEST(concat_region_needs_buffers_below_schema)
 	LpBufferRef *buffers;
 	LpConcatPlan *plan;
 	LpConcatPart parts[1];
-	LpConcatTarget target;
+	LpConcatTarget target = {0};
 	LpConcatVerdict verdict;
 	LpError		err;
 

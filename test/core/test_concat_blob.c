@@ -71,7 +71,7 @@ close_blob_parts(BlobParts *bp)
 static LpConcatReason
 verdict_for(const BlobParts *bp, const LpSchema *schema, bool leased)
 {
-	LpConcatTarget target = {bp->files[0]->version, schema, leased};
+	LpConcatTarget target = {bp->files[0]->version, schema, leased, NULL, NULL};
 	LpConcatVerdict verdict;
 	LpError		err;
 
@@ -96,7 +96,7 @@ LP_TEST(concat_blob_v2_needs_leases)
 LP_TEST(concat_blob_v2_output_keeps_the_footer_form)
 {
 	BlobParts	bp;
-	LpConcatTarget target;
+	LpConcatTarget target = {0};
 	LpConcatVerdict verdict;
 	LpConcatPlan *plan = NULL;
 	LpOutput   *output;

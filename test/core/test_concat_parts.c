@@ -106,7 +106,7 @@ open_case(const Files *files, const int *order, uint32_t num_inputs,
 		  uint64_t alignment, Case *c)
 {
 	LpConcatPart parts[MAX_INPUTS];
-	LpConcatTarget target = {files->files[0]->version, &files->files[0]->schema, false};
+	LpConcatTarget target = {files->files[0]->version, &files->files[0]->schema, false, NULL, NULL};
 	LpConcatVerdict verdict;
 	LpError		err;
 	const char *dir;

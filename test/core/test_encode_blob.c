@@ -5,7 +5,10 @@
  * file lancedb wrote (up to the order of the blob field's two metadata
  * keys, which varies between lancedb runs); descriptors of every kind,
  * nulls and empty payloads round-trip through our decoder; bad descriptor
- * arrays and blob fields the encoder cannot write are refused.
+ * arrays and blob fields the encoder cannot write are refused; two files of
+ * descriptors re-encoded into one (compaction) keep every payload reachable,
+ * and so do two files concatenated with their descriptor column replaced by
+ * a donor file (compaction by page copy).
  */
 #define _GNU_SOURCE				/* memmem */
 #include <stddef.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "base/lp_alloc.h"
+#include "concat/lp_concat.h"
 #include "decode/lp_decode.h"
 #include "encode/lp_file_writer.h"
 #include "format/lp_file.h"
@@ -21,6 +25,7 @@
 #include "lp_test.h"
 #include "lp_test_files.h"
 #include "lp_test_util.h"
+#include "reencode/lp_reencode.h"
 
 /*
  * The manifest's schema of a table {id int64, payload blob} as the writer
@@ -472,6 +477,226 @@ LP_TEST(encode_blob_refusals)
 		lp_file_writer_free(writer);
 	}
 	output->ops->abort(output);
+	free(schema.fields);
+	lp_type_free(types[0]);
+	lp_type_free(types[1]);
+}
+
+/*
+ * Two files of descriptors re-encoded into one (compaction): the second's
+ * Inline payloads are copied into the new file at the offsets its
+ * descriptors then name, its Packed and Dedicated ids moved by its offset,
+ * External descriptors and nulls kept; an offset past 32-bit ids is
+ * refused.
+ */
+LP_TEST(reencode_blob_files_into_one)
+{
+	LpType	   *types[2] = {NULL, descriptor_type()};
+	LpSchema	schema = blob_schema();
+	LpError		err;
+	uint64_t	sizes[2] = {0, 0};
+	uint8_t    *files[2];
+	LpInput    *inputs[2];
+	LpReencodeSource sources[2];
+	const uint64_t rows = 40;
+
+	LP_CHECK(lp_type_parse("int64", "memory.lance", "id", &types[0], &err));
+	for (int k = 0; k < 2; k++)
+	{
+		files[k] = write_descriptors(LP_FILE_VERSION_2_3, rows, 16, types, &sizes[k], &err);
+		LP_CHECK_MSG(files[k] != NULL, "%.300s", err.message);
+		if (files[k] == NULL)
+			return;
+		inputs[k] = lp_memory_input_open(k == 0 ? "a.lance" : "b.lance", files[k], sizes[k]);
+		sources[k] = (LpReencodeSource) {inputs[k], lp_file_open(inputs[k], &err), NULL, k == 0 ? 0 : 100};
+		LP_CHECK(sources[k].file != NULL);
+	}
+	for (int overflow = 0; overflow < 2; overflow++)
+	{
+		LpOutput   *output = lp_memory_output_open("merged.lance");
+		uint64_t	written = 0;
+		uint64_t	size = 0;
+		bool		ok;
+
+		sources[1].blob_id_offset = overflow ? UINT32_MAX - 3 : 100;
+		ok = lp_reencode_files(sources, 2, &schema, LP_FILE_VERSION_2_3, output, NULL, &written,
+							   &size, &err);
+		if (overflow)
+		{
+			LP_CHECK(!ok);
+			LP_CHECK_EQ_U64(err.code, LP_ERR_UNSUPPORTED);
+			LP_CHECK_MSG(strstr(err.message, "blob ids are 32-bit") != NULL, "%.300s", err.message);
+		}
+		else
+		{
+			uint64_t	len;
+			uint8_t    *bytes;
+			LpType	   *decoded_type = NULL;
+			LpArray    *decoded;
+
+			LP_CHECK_MSG(ok, "%.300s", err.message);
+			LP_CHECK_EQ_U64(written, 2 * rows);
+			bytes = ok ? lp_memdup(lp_memory_output_data(output, &len), size) : NULL;
+			decoded = bytes != NULL ? decode_descriptors(bytes, size, NULL, &decoded_type) : NULL;
+			for (uint64_t j = 0; decoded != NULL && j < decoded->length; j++)
+			{
+				uint64_t	i = j % rows;
+				uint32_t	moved = j < rows ? 0 : 100;
+
+				LP_CHECK_EQ_U64(lp_array_is_valid(decoded, j), i % ROW_SHAPES != 0);
+				if (i % ROW_SHAPES == 0)
+					continue;
+				LP_CHECK_EQ_U64(KIND(decoded, j), (i % ROW_SHAPES) < 3 ? LP_BLOB_KIND_INLINE :
+								(i % ROW_SHAPES) == 3 ? LP_BLOB_KIND_PACKED :
+								(i % ROW_SHAPES) == 4 ? LP_BLOB_KIND_DEDICATED : LP_BLOB_KIND_EXTERNAL);
+				if (i % ROW_SHAPES == 2)
+				{
+					LP_CHECK_EQ_U64(SIZE(decoded, j), i % 97 + 1);
+					LP_CHECK(POSITION(decoded, j) + SIZE(decoded, j) <= size);
+					for (uint64_t b = 0; b < SIZE(decoded, j) && POSITION(decoded, j) + b < size; b++)
+						if (bytes[POSITION(decoded, j) + b] != (i & 0xff))
+						{
+							LP_CHECK_MSG(false, "inline payload of row %llu", (unsigned long long) j);
+							break;
+						}
+				}
+				else if (i % ROW_SHAPES == 3 || i % ROW_SHAPES == 4)
+				{
+					LP_CHECK_EQ_U64(POSITION(decoded, j), i % ROW_SHAPES == 3 ? i * 1000 : 0);
+					LP_CHECK_EQ_U64(((const uint32_t *) decoded->children[3]->values)[j], i / 10 + 1 + moved);
+				}
+				else if (i % ROW_SHAPES == 5)
+					LP_CHECK_EQ_U64(POSITION(decoded, j), i);
+			}
+			LP_CHECK(decoded != NULL && decoded->length == 2 * rows);
+			lp_array_free(decoded);
+			lp_type_free(decoded_type);
+			lp_free(bytes);
+		}
+		output->ops->abort(output);
+	}
+	for (int k = 0; k < 2; k++)
+	{
+		lp_file_free((LpFile *) sources[k].file);
+		lp_input_close(inputs[k]);
+		lp_free(files[k]);
+	}
+	free(schema.fields);
+	lp_type_free(types[0]);
+	lp_type_free(types[1]);
+}
+
+/*
+ * Compaction by page copy: two files of descriptors concatenated with the
+ * descriptor column replaced by a donor file written for where the plan of
+ * the parts alone ends; the output's ids are both files' rows (copied
+ * pages), its Inline payloads lie where its descriptors say (in the donor's
+ * region) and the second file's ids are moved.
+ */
+LP_TEST(concat_blob_descriptors_from_a_donor)
+{
+	LpType	   *types[2] = {NULL, descriptor_type()};
+	LpSchema	schema = blob_schema();
+	LpSchema	blobs = {3, &schema.fields[1], 0, NULL};
+	LpError		err;
+	uint64_t	sizes[3] = {0, 0, 0};
+	uint8_t    *files[3] = {NULL, NULL, NULL};
+	LpInput    *inputs[3];
+	LpReencodeSource sources[2];
+	LpConcatPart parts[2];
+	const bool	replaced[2] = {false, true};
+	LpConcatTarget target;
+	LpConcatVerdict verdict;
+	LpConcatPlan *plan = NULL;
+	LpReencodeOptions options = {0};
+	LpOutput   *output;
+	const uint64_t rows = 40;
+	uint64_t	written;
+	uint64_t	len;
+
+	LP_CHECK(lp_type_parse("int64", "memory.lance", "id", &types[0], &err));
+	for (int k = 0; k < 2; k++)
+	{
+		files[k] = write_descriptors(LP_FILE_VERSION_2_3, rows, 16, types, &sizes[k], &err);
+		LP_CHECK_MSG(files[k] != NULL, "%.300s", err.message);
+		if (files[k] == NULL)
+			return;
+		inputs[k] = lp_memory_input_open(k == 0 ? "a.lance" : "b.lance", files[k], sizes[k]);
+		sources[k] = (LpReencodeSource) {inputs[k], lp_file_open(inputs[k], &err), NULL, k == 0 ? 0 : 100};
+		parts[k] = (LpConcatPart) {sources[k].file, true, rows};
+	}
+	target = (LpConcatTarget) {LP_FILE_VERSION_2_3, &sources[0].file->schema, true, replaced, NULL};
+	LP_CHECK_MSG(lp_concat_plan(&target, parts, 2, &verdict, &plan, &err), "%.300s", err.message);
+	LP_CHECK(plan != NULL && verdict.reason == LP_CONCAT_COMPATIBLE);
+	if (plan == NULL)
+		return;
+
+	/* the donor: the descriptors of both files, Inline offsets from where the parts end */
+	options.only_schema_fields = true;
+	options.inline_offset = plan->tail.start;
+	lp_concat_plan_free(plan);
+	output = lp_memory_output_open("donor.lance");
+	LP_CHECK_MSG(lp_reencode_files(sources, 2, &blobs, LP_FILE_VERSION_2_3, output, &options,
+								   &written, &sizes[2], &err), "%.300s", err.message);
+	files[2] = lp_memdup(lp_memory_output_data(output, &len), sizes[2]);
+	output->ops->abort(output);
+	inputs[2] = lp_memory_input_open("donor.lance", files[2], sizes[2]);
+	target.donor = lp_file_open(inputs[2], &err);
+	LP_CHECK_MSG(target.donor != NULL, "%.300s", err.message);
+	LP_CHECK_MSG(lp_concat_plan(&target, parts, 2, &verdict, &plan, &err), "%.300s", err.message);
+	output = lp_memory_output_open("merged.lance");
+	LP_CHECK_MSG(plan != NULL && lp_concat_execute(plan, inputs, output, 1 << 16, &err), "%.300s", err.message);
+	if (plan != NULL)
+	{
+		const uint8_t *bytes = lp_memory_output_data(output, &len);
+		LpInput    *merged = lp_memory_input_open("merged.lance", bytes, plan->output_size);
+		LpFile	   *file = lp_file_open(merged, &err);
+		LpType	   *decoded_types[2] = {NULL, NULL};
+		LpArray    *ids = NULL;
+		LpArray    *decoded = NULL;
+
+		LP_CHECK_MSG(file != NULL, "%.300s", err.message);
+		LP_CHECK(file != NULL && lp_decode_field(merged, file, 0, &decoded_types[0], &ids, &err));
+		LP_CHECK(file != NULL && lp_decode_field(merged, file, 1, &decoded_types[1], &decoded, &err));
+		for (uint64_t j = 0; ids != NULL && decoded != NULL && j < 2 * rows; j++)
+		{
+			uint64_t	i = j % rows;
+
+			LP_CHECK_EQ_U64(((const int64_t *) ids->values)[j], i);
+			LP_CHECK_EQ_U64(lp_array_is_valid(decoded, j), i % ROW_SHAPES != 0);
+			if (i % ROW_SHAPES == 2)
+			{
+				LP_CHECK(POSITION(decoded, j) >= plan->ranges[plan->num_ranges - 1].dest_offset);
+				LP_CHECK(POSITION(decoded, j) + SIZE(decoded, j) <= plan->output_size);
+				for (uint64_t b = 0; b < SIZE(decoded, j) && POSITION(decoded, j) + b < plan->output_size; b++)
+					if (bytes[POSITION(decoded, j) + b] != (i & 0xff))
+					{
+						LP_CHECK_MSG(false, "inline payload of row %llu", (unsigned long long) j);
+						break;
+					}
+			}
+			else if (i % ROW_SHAPES == 3 || i % ROW_SHAPES == 4)
+				LP_CHECK_EQ_U64(((const uint32_t *) decoded->children[3]->values)[j],
+								i / 10 + 1 + (j < rows ? 0 : 100));
+		}
+		LP_CHECK(ids != NULL && ids->length == 2 * rows && decoded != NULL && decoded->length == 2 * rows);
+		lp_array_free(ids);
+		lp_array_free(decoded);
+		lp_type_free(decoded_types[0]);
+		lp_type_free(decoded_types[1]);
+		lp_file_free(file);
+		lp_input_close(merged);
+	}
+	output->ops->abort(output);
+	lp_concat_plan_free(plan);
+	lp_file_free((LpFile *) target.donor);
+	for (int k = 0; k < 3; k++)
+	{
+		if (k < 2)
+			lp_file_free((LpFile *) sources[k].file);
+		lp_input_close(inputs[k]);
+		lp_free(files[k]);
+	}
 	free(schema.fields);
 	lp_type_free(types[0]);
 	lp_type_free(types[1]);

@@ -199,7 +199,7 @@ reencode_bytes(const uint8_t *bytes, uint64_t size, const LpDeletions *deletions
 	LpInput    *input = lp_memory_input_open("source.lance", bytes, size);
 	LpFile	   *file = lp_file_open(input, err);
 	LpOutput   *output = lp_memory_output_open("target.lance");
-	LpReencodeSource source = {input, file, deletions};
+	LpReencodeSource source = {input, file, deletions, 0};
 	uint8_t    *copy = NULL;
 
 	LP_CHECK_MSG(file != NULL, "open source: %.300s", err->message);
@@ -296,7 +296,7 @@ LP_TEST(reencode_every_version_pair_keeps_live_rows_in_order)
 			{
 				const LpDeletions *del = with_deletions ? &deletions : NULL;
 				Progress	progress = {0, 0, 0, true};
-				LpReencodeOptions options = {700, record_progress, &progress};
+				LpReencodeOptions options = {700, record_progress, &progress, false, 0};
 				uint64_t	written = 0;
 				uint64_t	out_size = 0;
 				LpError		err;
@@ -426,7 +426,7 @@ LP_TEST(reencode_stops_when_cancelled)
 	uint64_t	size = 0;
 	uint8_t    *source = write_source(LP_FILE_VERSION_2_2, natural, 5000, &size);
 	Progress	progress = {0, 0, 0, true};
-	LpReencodeOptions options = {1000, record_progress, &progress};
+	LpReencodeOptions options = {1000, record_progress, &progress, false, 0};
 	uint64_t	written;
 	uint64_t	out_size;
 	LpError		err;
@@ -459,7 +459,7 @@ LP_TEST(reencoded_part_concatenates_with_target_parts)
 	LpError		err;
 	LpFile	   *file_a = lp_file_open(input_a, &err);
 	LpFile	   *file_b = lp_file_open(input_b, &err);
-	LpConcatTarget concat_target = {LP_FILE_VERSION_2_3, &target, false};
+	LpConcatTarget concat_target = {LP_FILE_VERSION_2_3, &target, false, NULL, NULL};
 	LpConcatPart parts[2] = {{file_a, false, 0}, {file_b, false, 0}};
 	LpConcatVerdict verdict;
 	uint64_t	written;

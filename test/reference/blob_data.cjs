@@ -29,8 +29,9 @@ function sha256(bytes)
 
 // Write table `name` of db (a lancedb connection) in Lance `version`; returns the sha256 of
 // each row's payload (null for null) by id, as the reference's blob API returns them.
-// options: inlineSizeThreshold (default INLINE_MAX), first (the first row's id, default 0)
-// and appends (the rows of each fragment, default APPENDS).
+// options: inlineSizeThreshold (default INLINE_MAX), first (the first row's id, default 0),
+// appends (the rows of each fragment, default APPENDS) and naming ('v1', the default, or 'v2'
+// manifest paths), stableRowIds and append (add the rows to the existing table `name`).
 async function writeBlobDataset(db, name, version, options = {})
 {
 	const blobField = lancedb.blob('payload', {
@@ -53,7 +54,7 @@ async function writeBlobDataset(db, name, version, options = {})
 		},
 	];
 	let first = options.first ?? 0;
-	let table = null;
+	let table = options.append ? await db.openTable(name) : null;
 
 	for (const count of options.appends ?? APPENDS)
 	{
@@ -61,7 +62,13 @@ async function writeBlobDataset(db, name, version, options = {})
 
 		first += count;
 		if (table === null)
-			table = await db.createTable(name, data, { storageOptions: { newTableDataStorageVersion: version } });
+			table = await db.createTable(name, data, {
+				storageOptions: {
+					newTableDataStorageVersion: version,
+					newTableEnableV2ManifestPaths: options.naming === 'v2' ? 'true' : 'false',
+					...(options.stableRowIds ? { newTableEnableStableRowIds: 'true' } : {}),
+				},
+			});
 		else
 			await table.add(data);
 	}

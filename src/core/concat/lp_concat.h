@@ -99,6 +99,20 @@ typedef struct LpConcatTarget
 	 * LP_CONCAT_BLOB_COLUMNS; legacy (v1) blob columns always do.
 	 */
 	bool		blob_ids_leased;
+
+	/*
+	 * Columns whose pages come from a donor file instead of the parts
+	 * (compaction rewrites Blob v2 descriptor columns): replaced[c] for
+	 * each column, or NULL for none.  The donor holds the replaced columns,
+	 * in order, for the rows of all parts; it is placed after the parts and
+	 * copied whole from offset 0 to the end of its last page buffer, since
+	 * its data region also holds bytes no page names (Inline payloads).
+	 * Without a donor the plan lays out the parts alone, and its tail.start
+	 * is where the donor's region will begin.  The donor is input
+	 * num_parts of the plan.
+	 */
+	const bool *replaced;
+	const LpFile *donor;
 } LpConcatTarget;
 
 typedef struct LpConcatPart

@@ -52,14 +52,37 @@ is_header(const LpConcatPlan *plan, const LpPhysicalColumn *columns, uint32_t c)
 
 /* How many pages and page buffers the output has. */
 static bool
-count_output(const LpConcatPlan *plan, const LpConcatPart *parts,
-			 const LpPhysicalColumn *columns, uint64_t *num_pages,
+count_output(const LpConcatPlan *plan, const LpConcatTarget *target, const LpConcatPart *parts,
+			 uint32_t num_parts, const LpPhysicalColumn *columns, uint64_t *num_pages,
 			 uint64_t *num_buffers, LpError *err)
 {
+	uint32_t	replaced = 0;
+
 	*num_pages = 0;
 	*num_buffers = 0;
 	for (uint32_t c = 0; c < plan->num_columns; c++)
 	{
+		if (target->replaced != NULL && target->replaced[c])
+		{
+			const LpColumn *column = target->donor != NULL && replaced < target->donor->num_columns ?
+				&target->donor->columns[replaced] : NULL;
+
+			replaced++;
+			if (target->donor != NULL && column == NULL)
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+							   "the donor file \"%s\" has fewer columns than the columns it replaces",
+							   target->donor->name);
+			if (column == NULL)
+				continue;
+			if (!lp_add_u64(*num_pages, column->num_pages, num_pages))
+				goto overflow;
+			for (uint32_t p = 0; p < column->num_pages; p++)
+			{
+				if (!lp_add_u64(*num_buffers, column->pages[p].num_buffers, num_buffers))
+					goto overflow;
+			}
+			continue;
+		}
 		if (is_header(plan, columns, c))
 		{
 			/* one page without buffers, however many parts */
@@ -67,7 +90,7 @@ count_output(const LpConcatPlan *plan, const LpConcatPart *parts,
 				goto overflow;
 			continue;
 		}
-		for (uint32_t i = 0; i < plan->num_inputs; i++)
+		for (uint32_t i = 0; i < num_parts; i++)
 		{
 			const LpColumn *column = &parts[i].file->columns[c];
 
@@ -94,12 +117,13 @@ overflow:
  * unknown) and record where every buffer comes from.
  */
 static bool
-fill_columns(LpConcatPlan *plan, const LpConcatPart *parts,
-			 const LpPhysicalColumn *columns, BufferEntry *entries,
+fill_columns(LpConcatPlan *plan, const LpConcatTarget *target, const LpConcatPart *parts,
+			 uint32_t num_parts, const LpPhysicalColumn *columns, BufferEntry *entries,
 			 LpError *err)
 {
 	size_t		next_page = 0;
 	size_t		next_slot = 0;
+	uint32_t	replaced = 0;
 
 	for (uint32_t c = 0; c < plan->num_columns; c++)
 	{
@@ -108,7 +132,37 @@ fill_columns(LpConcatPlan *plan, const LpConcatPart *parts,
 
 		out->encoding = parts[0].file->columns[c].encoding;
 		out->pages = &plan->page_storage[next_page];
-		for (uint32_t i = 0; i < plan->num_inputs; i++)
+		if (target->replaced != NULL && target->replaced[c])
+		{
+			/* the donor's pages span the rows of every part already */
+			const LpColumn *column = target->donor != NULL ? &target->donor->columns[replaced] : NULL;
+
+			replaced++;
+			if (column == NULL)
+				continue;
+			out->encoding = column->encoding;
+			for (uint32_t p = 0; p < column->num_pages; p++)
+			{
+				const LpPage *source = &column->pages[p];
+				LpPage	   *page = &out->pages[out->num_pages++];
+
+				*page = *source;
+				next_page++;
+				page->buffers = &plan->buffer_storage[next_slot];
+				for (uint32_t b = 0; b < source->num_buffers; b++)
+				{
+					BufferEntry *entry = &entries[next_slot];
+
+					entry->input = num_parts;
+					entry->source_offset = source->buffers[b].offset;
+					entry->size = source->buffers[b].size;
+					entry->slot = next_slot;
+					next_slot++;
+				}
+			}
+			continue;
+		}
+		for (uint32_t i = 0; i < num_parts; i++)
 		{
 			const LpFile *file = parts[i].file;
 			const LpColumn *column = &file->columns[c];
@@ -218,13 +272,14 @@ region_length(const LpFile *file, const BufferEntry *entries, size_t first,
  * Give every buffer its output position, part by part, and collect the copy
  * ranges.  Packed (alignment 0): within a part, in source order, each at the
  * next 64-byte boundary.  Regions: each eligible part's buffers keep their
- * offsets relative to the part's base, the next multiple of alignment.
- * Returns the end of the data region.
+ * offsets relative to the part's base, the next multiple of alignment.  A
+ * donor (input num_parts) is always one region at the next 64-byte
+ * boundary.  Returns the end of the data region.
  */
 static bool
-place_buffers(LpConcatPlan *plan, const LpConcatPart *parts, uint64_t alignment,
-			  BufferEntry *entries, size_t num_entries, uint64_t *data_end,
-			  LpError *err)
+place_buffers(LpConcatPlan *plan, const LpConcatPart *parts, uint32_t num_parts,
+			  const LpFile *donor, uint64_t alignment, BufferEntry *entries, size_t num_entries,
+			  uint64_t *data_end, LpError *err)
 {
 	uint64_t	pos = 0;
 	size_t		first = 0;
@@ -235,16 +290,18 @@ place_buffers(LpConcatPlan *plan, const LpConcatPart *parts, uint64_t alignment,
 		uint32_t	input = entries[first].input;
 		size_t		end = first;
 		uint64_t	length;
+		const LpFile *file = input < num_parts ? parts[input].file : donor;
+		uint64_t	region_alignment = input < num_parts ? alignment : LP_PAGE_BUFFER_ALIGNMENT;
 
 		while (end < num_entries && entries[end].input == input)
 			end++;
 
-		if (alignment > 0 &&
-			region_length(parts[input].file, entries, first, end, alignment, &length))
+		if (region_alignment > 0 &&
+			region_length(file, entries, first, end, region_alignment, &length))
 		{
 			uint64_t	base;
 
-			if (!lp_align_up_u64(pos, alignment, &base) ||
+			if (!lp_align_up_u64(pos, region_alignment, &base) ||
 				!lp_add_u64(base, length, &pos))
 				goto overflow;
 			for (size_t e = first; e < end; e++)
@@ -254,10 +311,13 @@ place_buffers(LpConcatPlan *plan, const LpConcatPart *parts, uint64_t alignment,
 			}
 			if (length > 0)
 				add_range(plan, input, 0, base, length);
-			plan->num_region_parts++;
+			plan->num_region_parts += input < num_parts;
 			first = end;
 			continue;
 		}
+		if (input == num_parts)
+			return lp_fail(err, LP_ERR_CORRUPT,
+						   "the donor file \"%s\" has page buffers after its metadata", file->name);
 
 		for (size_t e = first; e < end; e++)
 		{
@@ -307,13 +367,13 @@ build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 	}
 	plan->version = target->version;
 	plan->num_rows = total_rows;
-	plan->num_inputs = num_parts;
+	plan->num_inputs = num_parts + (target->donor != NULL);
 	plan->num_columns = parts[0].file->num_columns;
 	plan->region_alignment = alignment;
 
 	if (!lp_schema_physical_columns(target->version, target->schema,
 									&columns, &num_schema_columns, err) ||
-		!count_output(plan, parts, columns, &num_pages, &num_buffers, err))
+		!count_output(plan, target, parts, num_parts, columns, &num_pages, &num_buffers, err))
 		goto fail;
 	if (num_pages > SIZE_MAX || num_buffers > SIZE_MAX)
 	{
@@ -321,7 +381,7 @@ build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 		goto fail;
 	}
 
-	plan->input_sizes = lp_alloc_array(num_parts, sizeof(uint64_t));
+	plan->input_sizes = lp_alloc_array(plan->num_inputs, sizeof(uint64_t));
 	plan->columns = lp_alloc_array(plan->num_columns, sizeof(LpColumn));
 	plan->page_storage = lp_alloc_array((size_t) num_pages, sizeof(LpPage));
 	plan->buffer_storage = lp_alloc_array((size_t) num_buffers, sizeof(LpBufferRef));
@@ -337,10 +397,12 @@ build_plan(const LpConcatTarget *target, const LpConcatPart *parts,
 	memset(plan->columns, 0, plan->num_columns * sizeof(LpColumn));
 	for (uint32_t i = 0; i < num_parts; i++)
 		plan->input_sizes[i] = parts[i].file->file_size;
+	if (target->donor != NULL)
+		plan->input_sizes[num_parts] = target->donor->file_size;
 
-	if (!fill_columns(plan, parts, columns, entries, err) ||
-		!place_buffers(plan, parts, alignment, entries, (size_t) num_buffers,
-					   &data_end, err) ||
+	if (!fill_columns(plan, target, parts, num_parts, columns, entries, err) ||
+		!place_buffers(plan, parts, num_parts, target->donor, alignment, entries,
+					   (size_t) num_buffers, &data_end, err) ||
 		!lp_file_descriptor_with_length(&parts[0].file->schema_bytes, total_rows,
 										&descriptor, err) ||
 		!lp_file_tail_build(target->version, data_end, &descriptor, 1,

@@ -23,6 +23,13 @@ lp_blob_check_init(LpBlobCheck *check, const char *file_name, const LpBlobLease 
 }
 
 void
+lp_blob_check_init_data_file(LpBlobCheck *check, const char *file_name, uint64_t file_size)
+{
+	lp_blob_check_init(check, file_name, NULL);
+	check->file_size = file_size;
+}
+
+void
 lp_blob_check_free(LpBlobCheck *check)
 {
 	lp_free(check->uses);
@@ -97,6 +104,13 @@ lp_blob_schema_check(const LpSchema *schema, const char *file_name, uint32_t *nu
 	return true;
 }
 
+/* What a check's file is, for messages. */
+static const char *
+blob_file_noun(const LpBlobCheck *check)
+{
+	return check->file_size > 0 ? "data file" : "part";
+}
+
 static const LpArray *
 descriptor_child(const LpBlobCheck *check, const LpArray *descriptors, const char *name,
 				 LpTypeId id, LpError *err)
@@ -109,8 +123,8 @@ descriptor_child(const LpBlobCheck *check, const LpArray *descriptors, const cha
 			descriptors->children[c]->length >= descriptors->length)
 			return descriptors->children[c];
 	}
-	lp_fail(err, LP_ERR_CORRUPT, "blob descriptors of column \"%s\" of part \"%s\" have no %s field \"%s\"",
-			descriptors->type->name, check->file_name, lp_type_id_name(id), name);
+	lp_fail(err, LP_ERR_CORRUPT, "blob descriptors of column \"%s\" of %s \"%s\" have no %s field \"%s\"",
+			descriptors->type->name, blob_file_noun(check), check->file_name, lp_type_id_name(id), name);
 	return NULL;
 }
 
@@ -152,10 +166,9 @@ add_use(LpBlobCheck *check, uint32_t blob_id, uint64_t needed, uint64_t row,
 
 /* Descriptor index of a blob column, top-level row row. */
 static bool
-check_descriptor(LpBlobCheck *check, const LpArray *descriptors, uint64_t index,
-				 uint64_t row, LpError *err)
+check_descriptor(LpBlobCheck *check, const LpArray *descriptors, const char *column,
+				 uint64_t index, uint64_t row, LpError *err)
 {
-	const char *column = descriptors->type->name;
 	const LpArray *kind = descriptor_child(check, descriptors, "kind", LP_TYPE_UINT8, err);
 	const LpArray *position = kind ? descriptor_child(check, descriptors, "position", LP_TYPE_UINT64, err) : NULL;
 	const LpArray *size = position ? descriptor_child(check, descriptors, "size", LP_TYPE_UINT64, err) : NULL;
@@ -180,9 +193,18 @@ check_descriptor(LpBlobCheck *check, const LpArray *descriptors, uint64_t index,
 		case LP_BLOB_INLINE:
 			if (length == 0)
 				return true;
+			if (check->file_size > 0)
+			{
+				if (offset <= check->file_size && length <= check->file_size - offset)
+					return true;
+				return lp_fail(err, LP_ERR_CORRUPT,
+							   "inline blob of row %" PRIu64 " of column \"%s\" of %s \"%s\" lies at [%" PRIu64 ", %" PRIu64 "), outside the file's %" PRIu64 " bytes",
+							   row, column, blob_file_noun(check), check->file_name, offset,
+							   offset + length, check->file_size);
+			}
 			lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					"blob descriptor of row %" PRIu64 " of column \"%s\" of part \"%s\" stores %" PRIu64 " bytes inline",
-					row, column, check->file_name, length);
+					"blob descriptor of row %" PRIu64 " of column \"%s\" of %s \"%s\" stores %" PRIu64 " bytes inline",
+					row, column, blob_file_noun(check), check->file_name, length);
 			lp_error_detail(err, "Inline payloads lie at offsets of the part file itself, which assembly moves; a part requires Packed or Dedicated storage for every non-empty payload.");
 			return false;
 		case LP_BLOB_EXTERNAL:
@@ -192,37 +214,37 @@ check_descriptor(LpBlobCheck *check, const LpArray *descriptors, uint64_t index,
 			break;
 		case LP_BLOB_MANAGED:
 			return lp_fail(err, LP_ERR_UNSUPPORTED,
-						   "blob descriptor of row %" PRIu64 " of column \"%s\" of part \"%s\" is a Managed descriptor (kind 4), which lance_parts does not assemble",
-						   row, column, check->file_name);
+						   "blob descriptor of row %" PRIu64 " of column \"%s\" of %s \"%s\" is a Managed descriptor (kind 4), which lance_parts does not assemble",
+						   row, column, blob_file_noun(check), check->file_name);
 		default:
 			return lp_fail(err, LP_ERR_CORRUPT,
-						   "blob descriptor of row %" PRIu64 " of column \"%s\" of part \"%s\" has unknown kind %" PRIu64,
-						   row, column, check->file_name, kind_value);
+						   "blob descriptor of row %" PRIu64 " of column \"%s\" of %s \"%s\" has unknown kind %" PRIu64,
+						   row, column, blob_file_noun(check), check->file_name, kind_value);
 	}
 	if (kind_value == LP_BLOB_DEDICATED && offset != 0)
 	{
 		lp_fail(err, LP_ERR_CORRUPT,
-				"dedicated blob descriptor of row %" PRIu64 " of column \"%s\" of part \"%s\" has position %" PRIu64,
-				row, column, check->file_name, offset);
+				"dedicated blob descriptor of row %" PRIu64 " of column \"%s\" of %s \"%s\" has position %" PRIu64,
+				row, column, blob_file_noun(check), check->file_name, offset);
 		lp_error_detail(err, "A dedicated sidecar holds one payload from position 0.");
 		return false;
 	}
 	if (id == 0)
 		return lp_fail(err, LP_ERR_CORRUPT,
-					   "blob descriptor of row %" PRIu64 " of column \"%s\" of part \"%s\" names sidecar id 0",
-					   row, column, check->file_name);
+					   "blob descriptor of row %" PRIu64 " of column \"%s\" of %s \"%s\" names sidecar id 0",
+					   row, column, blob_file_noun(check), check->file_name);
 	if (check->lease != NULL && (id < check->lease->start || id >= check->lease->end))
 	{
 		lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-				"blob descriptor of row %" PRIu64 " of column \"%s\" of part \"%s\" names blob id %" PRIu64 ", outside the part's lease [%" PRIu32 ", %" PRIu32 ")",
-				row, column, check->file_name, id, check->lease->start, check->lease->end);
+				"blob descriptor of row %" PRIu64 " of column \"%s\" of %s \"%s\" names blob id %" PRIu64 ", outside the part's lease [%" PRIu32 ", %" PRIu32 ")",
+				row, column, blob_file_noun(check), check->file_name, id, check->lease->start, check->lease->end);
 		lp_error_detail(err, "A part writes its sidecars under the blob ids of its own lease only.");
 		return false;
 	}
 	if (!lp_add_u64(offset, length, &needed))
 		return lp_fail(err, LP_ERR_CORRUPT,
-					   "blob descriptor of row %" PRIu64 " of column \"%s\" of part \"%s\" has a range past 2^64",
-					   row, column, check->file_name);
+					   "blob descriptor of row %" PRIu64 " of column \"%s\" of %s \"%s\" has a range past 2^64",
+					   row, column, blob_file_noun(check), check->file_name);
 	return add_use(check, (uint32_t) id, needed, row, column, err);
 }
 
@@ -237,8 +259,8 @@ check_element(LpBlobCheck *check, const LpSchema *schema, const LpArray *values,
 	const LpType *type = values->type;
 
 	if (index >= values->length)
-		return lp_fail(err, LP_ERR_CORRUPT, "decoded values of column \"%s\" of part \"%s\" are shorter than their parent",
-					   type->name, check->file_name);
+		return lp_fail(err, LP_ERR_CORRUPT, "decoded values of column \"%s\" of %s \"%s\" are shorter than their parent",
+					   type->name, blob_file_noun(check), check->file_name);
 	if (!lp_array_is_valid(values, index))
 		return true;
 	switch (type->id)
@@ -248,7 +270,9 @@ check_element(LpBlobCheck *check, const LpSchema *schema, const LpArray *values,
 				int64_t		field = type->field_id >= 0 ? lp_schema_find_field(schema, type->field_id) : -1;
 
 				if (field >= 0 && lp_field_is_blob_v2(&schema->fields[field]))
-					return check_descriptor(check, values, index, row, err);
+					/* the schema's name: the decoded arrays are freed before the sidecars are checked */
+					return check_descriptor(check, values, schema->fields[field].name, index, row,
+											err);
 				for (uint32_t c = 0; c < values->num_children; c++)
 				{
 					if (!check_element(check, schema, values->children[c], index, row, err))
@@ -260,8 +284,8 @@ check_element(LpBlobCheck *check, const LpSchema *schema, const LpArray *values,
 		case LP_TYPE_LARGE_LIST:
 			if (values->num_children != 1 || values->offsets == NULL ||
 				values->offsets[index] > values->offsets[index + 1])
-				return lp_fail(err, LP_ERR_CORRUPT, "decoded list of column \"%s\" of part \"%s\" has bad offsets",
-							   type->name, check->file_name);
+				return lp_fail(err, LP_ERR_CORRUPT, "decoded list of column \"%s\" of %s \"%s\" has bad offsets",
+							   type->name, blob_file_noun(check), check->file_name);
 			for (uint64_t i = values->offsets[index]; i < values->offsets[index + 1]; i++)
 			{
 				if (!check_element(check, schema, values->children[0], i, row, err))
@@ -274,8 +298,8 @@ check_element(LpBlobCheck *check, const LpSchema *schema, const LpArray *values,
 
 				if (values->num_children != 1 || type->fixed_size < 0 ||
 					!lp_mul_u64(index, (uint64_t) type->fixed_size, &first))
-					return lp_fail(err, LP_ERR_CORRUPT, "decoded list of column \"%s\" of part \"%s\" is malformed",
-								   type->name, check->file_name);
+					return lp_fail(err, LP_ERR_CORRUPT, "decoded list of column \"%s\" of %s \"%s\" is malformed",
+								   type->name, blob_file_noun(check), check->file_name);
 				for (uint64_t i = 0; i < (uint64_t) type->fixed_size; i++)
 				{
 					if (!check_element(check, schema, values->children[0], first + i, row, err))
@@ -362,16 +386,18 @@ lp_blob_check_sidecars(LpBlobCheck *check, LpStore *store, const char *sidecar_d
 		if (ok && stat.kind != LP_OBJECT_FILE)
 		{
 			lp_fail(err, LP_ERR_NOT_FOUND,
-					"sidecar \"%s\" of blob id %" PRIu32 ", named by row %" PRIu64 " of column \"%s\" of part \"%s\", is not a file in the target's sidecar directory",
-					path, use->blob_id, use->row, use->column, check->file_name);
-			lp_error_detail(err, "Write the part's payloads with lance_parts.write_packed_blobs or write_dedicated_blob for the same target before registering it.");
+					"sidecar \"%s\" of blob id %" PRIu32 ", named by row %" PRIu64 " of column \"%s\" of %s \"%s\", is not a file in the %s sidecar directory",
+					path, use->blob_id, use->row, use->column, blob_file_noun(check), check->file_name,
+					check->file_size > 0 ? "data file's" : "target's");
+			if (check->file_size == 0)
+				lp_error_detail(err, "Write the part's payloads with lance_parts.write_packed_blobs or write_dedicated_blob for the same target before registering it.");
 			ok = false;
 		}
 		else if (ok && stat.size < use->needed)
 		{
 			lp_fail(err, LP_ERR_CORRUPT,
-					"sidecar \"%s\" of blob id %" PRIu32 " has %" PRIu64 " bytes, but row %" PRIu64 " of column \"%s\" of part \"%s\" reads up to byte %" PRIu64,
-					path, use->blob_id, stat.size, use->row, use->column, check->file_name, use->needed);
+					"sidecar \"%s\" of blob id %" PRIu32 " has %" PRIu64 " bytes, but row %" PRIu64 " of column \"%s\" of %s \"%s\" reads up to byte %" PRIu64,
+					path, use->blob_id, stat.size, use->row, use->column, blob_file_noun(check), check->file_name, use->needed);
 			ok = false;
 		}
 		lp_free(path);

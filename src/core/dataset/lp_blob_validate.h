@@ -47,7 +47,7 @@ typedef struct LpBlobSidecarUse
 	uint32_t	blob_id;
 	uint64_t	needed;			/* position + size */
 	uint64_t	row;			/* a top-level row of the part naming it */
-	const char *column;			/* that descriptor's column (borrowed) */
+	const char *column;			/* that descriptor's column (borrowed from the schema) */
 } LpBlobSidecarUse;
 
 /*
@@ -60,6 +60,7 @@ typedef struct LpBlobCheck
 {
 	const char *file_name;
 	const LpBlobLease *lease;
+	uint64_t	file_size;		/* 0: a part; else a data file of this size */
 	LpBlobSidecarUse *uses;		/* lp_alloc'ed; sorted and merged by lp_blob_check_sidecars */
 	size_t		num_uses;
 	size_t		capacity;
@@ -67,6 +68,14 @@ typedef struct LpBlobCheck
 
 void		lp_blob_check_init(LpBlobCheck *check, const char *file_name,
 							   const LpBlobLease *lease);
+
+/*
+ * Validating a complete data file of a dataset (compaction) instead of a
+ * part: no lease, and Inline payloads are allowed where they lie inside the
+ * file's file_size bytes (LP_ERR_CORRUPT otherwise).
+ */
+void		lp_blob_check_init_data_file(LpBlobCheck *check, const char *file_name,
+										 uint64_t file_size);
 void		lp_blob_check_free(LpBlobCheck *check);
 
 /*

@@ -312,6 +312,16 @@ typedef struct LpStoreOps
 	bool		(*remove_file) (LpStore *store, const char *root, const char *relative,
 								bool *removed, LpError *err);
 
+	/*
+	 * Give the existing regular file from a second name, to, without
+	 * copying its bytes (a hard link), never replacing an entry at to and
+	 * never following a symlink at from; directories of to are created as
+	 * needed.  False with LP_ERR_UNSUPPORTED, nothing changed, when the
+	 * store cannot here (another filesystem): callers then copy.  NULL when
+	 * the store never links (object storage copies on the server).
+	 */
+	bool		(*link_file) (LpStore *store, const char *from, const char *to, LpError *err);
+
 	/* Start writing path (see LpOutput); directories are created as needed */
 	LpOutput   *(*create_output) (LpStore *store, const char *path, LpError *err);
 

@@ -6,9 +6,12 @@
 #include <string.h>
 
 #include "base/lp_alloc.h"
+#include "base/lp_checked.h"
 #include "base/lp_interrupt.h"
 #include "decode/lp_decode.h"
+#include "dataset/lp_blob.h"
 #include "encode/lp_file_writer.h"
+#include "format/lp_columns.h"
 #include "format/lp_values.h"
 
 /* One past the last field of index's subtree (fields are in pre-order). */
@@ -34,13 +37,20 @@ same_text(const char *a, const char *b)
 	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
 }
 
-/* The subtrees have the same shape, types and (below the top) names. */
+/*
+ * The subtrees have the same shape, types and (below the top) names.  A
+ * Blob v2 field matches one: a file footer stores it childless (the
+ * descriptor's pseudo-fields follow at the top level), a manifest with its
+ * logical children.
+ */
 static bool
 same_subtree(const LpSchema *a, uint32_t ai, const LpSchema *b, uint32_t bi)
 {
 	uint32_t	a_end = subtree_end(a, ai);
 	uint32_t	b_end = subtree_end(b, bi);
 
+	if (lp_field_is_blob_v2(&a->fields[ai]) || lp_field_is_blob_v2(&b->fields[bi]))
+		return lp_field_is_blob_v2(&a->fields[ai]) && lp_field_is_blob_v2(&b->fields[bi]);
 	if (a_end - ai != b_end - bi)
 		return false;
 	for (uint32_t k = 0; k < a_end - ai; k++)
@@ -58,12 +68,19 @@ same_subtree(const LpSchema *a, uint32_t ai, const LpSchema *b, uint32_t bi)
 	return true;
 }
 
+/* A top-level field; not a Blob v2 descriptor's pseudo-field (id -1, §6.5). */
+static bool
+is_top_level(const LpField *field)
+{
+	return field->parent_id == -1 && field->id != -1;
+}
+
 /* The top-level field of schema named name, or -1. */
 static int64_t
 find_top_level(const LpSchema *schema, const char *name)
 {
 	for (uint32_t i = 0; i < schema->num_fields; i++)
-		if (schema->fields[i].parent_id == -1 && strcmp(schema->fields[i].name, name) == 0)
+		if (is_top_level(&schema->fields[i]) && strcmp(schema->fields[i].name, name) == 0)
 			return i;
 	return -1;
 }
@@ -73,8 +90,8 @@ find_top_level(const LpSchema *schema, const char *name)
  * field it is written from (*map, lp_alloc'd, *num_top entries).
  */
 static bool
-match_fields(const LpFile *file, const LpSchema *schema, uint32_t **map, uint32_t *num_top,
-			 LpError *err)
+match_fields(const LpFile *file, const LpSchema *schema, bool only_schema_fields, uint32_t **map,
+			 uint32_t *num_top, LpError *err)
 {
 	uint32_t	top = 0;
 	uint32_t	source_top = 0;
@@ -86,9 +103,9 @@ match_fields(const LpFile *file, const LpSchema *schema, uint32_t **map, uint32_
 					   "file \"%s\" is a legacy Lance v1 file, which cannot be re-encoded",
 					   file->name);
 	for (uint32_t i = 0; i < schema->num_fields; i++)
-		top += schema->fields[i].parent_id == -1;
+		top += is_top_level(&schema->fields[i]);
 	for (uint32_t i = 0; i < file->schema.num_fields; i++)
-		source_top += file->schema.fields[i].parent_id == -1;
+		source_top += is_top_level(&file->schema.fields[i]);
 	*map = lp_alloc_array(top > 0 ? top : 1, sizeof(uint32_t));
 	if (*map == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory re-encoding \"%s\"", file->name);
@@ -98,7 +115,7 @@ match_fields(const LpFile *file, const LpSchema *schema, uint32_t **map, uint32_
 		const LpField *field = &schema->fields[i];
 		int64_t		s;
 
-		if (field->parent_id != -1)
+		if (!is_top_level(field))
 			continue;
 		s = find_top_level(&file->schema, field->name);
 		if (s < 0)
@@ -118,7 +135,7 @@ match_fields(const LpFile *file, const LpSchema *schema, uint32_t **map, uint32_
 		}
 		(*map)[(*num_top)++] = (uint32_t) s;
 	}
-	if (source_top != top)
+	if (source_top != top && !only_schema_fields)
 	{
 		lp_fail(err, LP_ERR_UNSUPPORTED,
 				"file \"%s\" has %u top-level fields, but the target has %u", file->name,
@@ -140,7 +157,7 @@ lp_reencode_check(const LpFile *file, const LpSchema *schema, LpError *err)
 	uint32_t   *map;
 	uint32_t	num_top;
 
-	if (!match_fields(file, schema, &map, &num_top, err))
+	if (!match_fields(file, schema, false, &map, &num_top, err))
 		return false;
 	lp_free(map);
 	return true;
@@ -195,41 +212,149 @@ next_rows(const LpReencodeSource *source, uint64_t *cursor, uint64_t batch_rows,
 	return n;
 }
 
-bool
-lp_reencode(const LpReencodeSource *source, const LpSchema *schema, LpFileVersion version,
-			LpOutput *output, const LpReencodeOptions *options, uint64_t *rows,
-			uint64_t *file_size, LpError *err)
+/* A child of a decoded Blob v2 descriptor array, by name and type, or NULL. */
+static LpArray *
+descriptor_child(LpArray *descriptors, const char *name, LpTypeId id)
+{
+	for (uint32_t c = 0; c < descriptors->num_children; c++)
+		if (strcmp(descriptors->type->children[c]->name, name) == 0 &&
+			descriptors->type->children[c]->id == id &&
+			descriptors->children[c]->length >= descriptors->length)
+			return descriptors->children[c];
+	return NULL;
+}
+
+static uint64_t
+get_le(const uint8_t *bytes, uint32_t width)
+{
+	uint64_t	value = 0;
+
+	for (uint32_t b = 0; b < width; b++)
+		value |= (uint64_t) bytes[b] << (8 * b);
+	return value;
+}
+
+static void
+put_le(uint8_t *bytes, uint32_t width, uint64_t value)
+{
+	for (uint32_t b = 0; b < width; b++)
+		bytes[b] = (uint8_t) (value >> (8 * b));
+}
+
+/* Make descriptor index null, giving the array a validity bitmap if it has none. */
+static bool
+null_descriptor(LpArray *descriptors, uint64_t index, LpError *err)
+{
+	if (descriptors->validity == NULL)
+	{
+		size_t		bytes = (size_t) ((descriptors->length + 7) / 8);
+
+		descriptors->validity = lp_alloc(bytes > 0 ? bytes : 1);
+		if (descriptors->validity == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		memset(descriptors->validity, 0xff, bytes);
+	}
+	lp_bit_set(descriptors->validity, index, false);
+	descriptors->null_count++;
+	return true;
+}
+
+/*
+ * Make the descriptors of a Blob v2 field, decoded from source, name their
+ * payloads as the new file holds them: Inline payloads copied into the new
+ * file (an Inline payload lies at an offset of its own file), Packed and
+ * Dedicated blob ids moved by the source's offset (ids are a namespace of
+ * one data file).  batch_rows[i] is the source row of descriptor i.
+ */
+static bool
+rewrite_descriptors(const LpReencodeSource *source, LpFileWriter *writer, uint64_t inline_offset,
+					LpArray *descriptors, const char *field_name, const uint64_t *batch_rows,
+					LpError *err)
+{
+	LpArray    *kind = descriptor_child(descriptors, "kind", LP_TYPE_UINT8);
+	LpArray    *position = descriptor_child(descriptors, "position", LP_TYPE_UINT64);
+	LpArray    *size = descriptor_child(descriptors, "size", LP_TYPE_UINT64);
+	LpArray    *blob_id = descriptor_child(descriptors, "blob_id", LP_TYPE_UINT32);
+
+	if (kind == NULL || position == NULL || size == NULL || blob_id == NULL)
+		return lp_fail(err, LP_ERR_CORRUPT,
+					   "blob descriptors of field \"%s\" of file \"%s\" lack a kind, position, size or blob_id",
+					   field_name, source->file->name);
+	for (uint64_t i = 0; i < descriptors->length; i++)
+	{
+		uint8_t    *id_bytes = blob_id->values + i * 4;
+		uint64_t	offset = get_le(position->values + i * 8, 8);
+		uint64_t	length = get_le(size->values + i * 8, 8);
+
+		if (!lp_array_is_valid(descriptors, i))
+			continue;
+		/* a null kind is no payload (blob-v2.md §1): the writer takes it as a null descriptor */
+		if (!lp_array_is_valid(kind, i))
+		{
+			if (!null_descriptor(descriptors, i, err))
+				return false;
+			continue;
+		}
+		if (kind->values[i] == LP_BLOB_KIND_INLINE && length > 0)
+		{
+			uint8_t    *payload;
+			uint64_t	new_offset;
+			bool		ok;
+
+			if (offset > source->file->file_size || length > source->file->file_size - offset ||
+				length > SIZE_MAX)
+				return lp_fail(err, LP_ERR_CORRUPT,
+							   "inline blob of row %llu of field \"%s\" of file \"%s\" lies at [%llu, %llu), outside the file's %llu bytes",
+							   (unsigned long long) batch_rows[i], field_name, source->file->name,
+							   (unsigned long long) offset, (unsigned long long) offset + length,
+							   (unsigned long long) source->file->file_size);
+			payload = lp_alloc((size_t) length);
+			if (payload == NULL)
+				return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory re-encoding \"%s\"",
+							   source->file->name);
+			ok = lp_input_read(source->input, offset, payload, (size_t) length, err) &&
+				lp_file_writer_write_blob(writer, payload, length, &new_offset, err);
+			lp_free(payload);
+			if (!ok)
+				return false;
+			if (!lp_add_u64(new_offset, inline_offset, &new_offset))
+				return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "inline blob offsets overflow");
+			put_le(position->values + i * 8, 8, new_offset);
+		}
+		else if ((kind->values[i] == LP_BLOB_KIND_PACKED ||
+				  kind->values[i] == LP_BLOB_KIND_DEDICATED) && source->blob_id_offset > 0)
+		{
+			uint64_t	id = get_le(id_bytes, 4) + source->blob_id_offset;
+
+			if (id >= LP_BLOB_ID_LIMIT)
+				return lp_fail(err, LP_ERR_UNSUPPORTED,
+							   "blob id %llu of row %llu of field \"%s\" of file \"%s\" cannot be moved past the other files' ids: blob ids are 32-bit",
+							   (unsigned long long) get_le(id_bytes, 4),
+							   (unsigned long long) batch_rows[i], field_name, source->file->name);
+			put_le(id_bytes, 4, id);
+		}
+	}
+	return true;
+}
+
+/* Write the live rows of source into writer (see lp_reencode_files). */
+static bool
+reencode_source(const LpReencodeSource *source, const LpSchema *schema,
+				LpFileWriter *writer, uint64_t batch_rows, const LpReencodeOptions *options,
+				uint64_t *written, uint64_t live, LpError *err)
 {
 	const LpFile *file = source->file;
-	uint64_t	batch_rows = options != NULL && options->batch_rows > 0 ?
-		options->batch_rows : LP_REENCODE_DEFAULT_BATCH_ROWS;
-	uint64_t	live = file->num_rows;
 	uint32_t   *map = NULL;
 	uint32_t	num_top = 0;
 	LpFieldReader **readers = NULL;
 	LpArray   **arrays = NULL;
 	uint64_t   *batch = NULL;
-	LpFileWriter *writer = NULL;
 	uint64_t	cursor = 0;
-	uint64_t	written = 0;
 	bool		ok = false;
 
-	*rows = 0;
-	*file_size = 0;
-	if (source->deletions != NULL)
-	{
-		if (source->deletions->num_rows != file->num_rows)
-			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-						   "the deletions given for file \"%s\" cover %llu rows, but it has %llu",
-						   file->name, (unsigned long long) source->deletions->num_rows,
-						   (unsigned long long) file->num_rows);
-		live -= source->deletions->num_deleted;
-	}
-	if (!match_fields(file, schema, &map, &num_top, err))
+	if (!match_fields(file, schema, options != NULL && options->only_schema_fields, &map, &num_top,
+					  err))
 		return false;
-	writer = lp_file_writer_open(output, schema, version, err);
-	if (writer == NULL)
-		goto done;
 	readers = lp_alloc0(sizeof(LpFieldReader *) * (num_top > 0 ? num_top : 1));
 	arrays = lp_alloc0(sizeof(LpArray *) * (num_top > 0 ? num_top : 1));
 	batch = lp_alloc_array(batch_rows, sizeof(uint64_t));
@@ -252,7 +377,7 @@ lp_reencode(const LpReencodeSource *source, const LpSchema *schema, LpFileVersio
 			goto done;
 		for (uint32_t f = 0, t = 0; f < num_top; f++, t++)
 		{
-			while (schema->fields[t].parent_id != -1)
+			while (!is_top_level(&schema->fields[t]))
 				t++;
 			if (!lp_field_reader_take(readers[f], batch, n, &arrays[f], err))
 				goto done;
@@ -264,6 +389,10 @@ lp_reencode(const LpReencodeSource *source, const LpSchema *schema, LpFileVersio
 						file->name, schema->fields[t].name);
 				goto done;
 			}
+			if (lp_field_is_blob_v2(&schema->fields[t]) &&
+				!rewrite_descriptors(source, writer, options != NULL ? options->inline_offset : 0,
+									 arrays[f], schema->fields[t].name, batch, err))
+				goto done;
 		}
 		if (!lp_file_writer_write(writer, (const LpArray *const *) arrays, num_top, err))
 			goto done;
@@ -272,13 +401,10 @@ lp_reencode(const LpReencodeSource *source, const LpSchema *schema, LpFileVersio
 			lp_array_free(arrays[f]);
 			arrays[f] = NULL;
 		}
-		written += n;
+		*written += n;
 		if (options != NULL && options->progress != NULL)
-			options->progress(options->progress_arg, written, live);
+			options->progress(options->progress_arg, *written, live);
 	}
-	if (!lp_file_writer_finish(writer, file_size, err))
-		goto done;
-	*rows = written;
 	ok = true;
 
 done:
@@ -293,7 +419,60 @@ done:
 	lp_free(readers);
 	lp_free(batch);
 	lp_free(map);
-	if (writer != NULL)
-		lp_file_writer_free(writer);
 	return ok;
+}
+
+bool
+lp_reencode_files(const LpReencodeSource *sources, uint32_t num_sources,
+				  const LpSchema *schema, LpFileVersion version, LpOutput *output,
+				  const LpReencodeOptions *options, uint64_t *rows, uint64_t *file_size,
+				  LpError *err)
+{
+	uint64_t	batch_rows = options != NULL && options->batch_rows > 0 ?
+		options->batch_rows : LP_REENCODE_DEFAULT_BATCH_ROWS;
+	uint64_t	live = 0;
+	uint64_t	written = 0;
+	LpFileWriter *writer;
+	bool		ok = true;
+
+	*rows = 0;
+	*file_size = 0;
+	for (uint32_t s = 0; s < num_sources; s++)
+	{
+		const LpFile *file = sources[s].file;
+		const LpDeletions *deletions = sources[s].deletions;
+
+		if (deletions != NULL && deletions->num_rows != file->num_rows)
+			return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+						   "the deletions given for file \"%s\" cover %llu rows, but it has %llu",
+						   file->name, (unsigned long long) deletions->num_rows,
+						   (unsigned long long) file->num_rows);
+		live += file->num_rows - (deletions != NULL ? deletions->num_deleted : 0);
+		if (options == NULL || !options->only_schema_fields)
+		{
+			if (!lp_reencode_check(file, schema, err))
+				return false;
+		}
+	}
+	writer = lp_file_writer_open(output, schema, version, err);
+	if (writer == NULL)
+		return false;
+	for (uint32_t s = 0; s < num_sources && ok; s++)
+		ok = reencode_source(&sources[s], schema, writer, batch_rows, options, &written, live,
+							 err);
+	if (ok && lp_file_writer_finish(writer, file_size, err))
+		*rows = written;
+	else
+		ok = false;
+	lp_file_writer_free(writer);
+	return ok;
+}
+
+bool
+lp_reencode(const LpReencodeSource *source, const LpSchema *schema, LpFileVersion version,
+			LpOutput *output, const LpReencodeOptions *options, uint64_t *rows,
+			uint64_t *file_size, LpError *err)
+{
+	return lp_reencode_files(source, 1, schema, version, output, options, rows, file_size,
+							 err);
 }

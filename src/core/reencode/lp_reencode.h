@@ -13,6 +13,14 @@
  * subtree (field ids and the order of top-level fields may differ); source
  * fields the target lacks are an error, not dropped.  The cancel hook is
  * polled between batches; a progress callback sees the rows written.
+ *
+ * Several sources can be written into one file, in order (compaction of a
+ * group with Blob v2 columns).  A top-level Blob v2 field of the target
+ * (2.2 and later) is written from the source's descriptors: Inline payloads
+ * are read from the source (their range checked against its size) and
+ * written into the new file, whose offsets the descriptors then name;
+ * Packed and Dedicated blob ids are moved by the source's blob_id_offset
+ * (the caller moves their sidecars alike); External descriptors are kept.
  */
 #ifndef LP_REENCODE_H
 #define LP_REENCODE_H
@@ -37,6 +45,16 @@ typedef struct LpReencodeOptions
 	uint64_t	batch_rows;		/* 0: LP_REENCODE_DEFAULT_BATCH_ROWS */
 	LpReencodeProgress progress;	/* may be NULL */
 	void	   *progress_arg;
+
+	/*
+	 * Compaction by page copy writes the Blob v2 descriptor columns of the
+	 * sources as a file of its own, copied whole into the compacted file:
+	 * with only_schema_fields the source fields the schema lacks are left
+	 * out, and inline_offset is added to the offsets of Inline payloads
+	 * (where this file's bytes will lie in the compacted one).
+	 */
+	bool		only_schema_fields;
+	uint64_t	inline_offset;
 } LpReencodeOptions;
 
 /* The file to re-encode, all borrowed. */
@@ -45,6 +63,7 @@ typedef struct LpReencodeSource
 	LpInput    *input;
 	const LpFile *file;			/* from lp_file_open over input */
 	const LpDeletions *deletions;	/* rows left out; NULL: every row */
+	uint32_t	blob_id_offset; /* added to its Packed and Dedicated blob ids */
 } LpReencodeSource;
 
 /*
@@ -67,5 +86,15 @@ bool		lp_reencode(const LpReencodeSource *source, const LpSchema *schema,
 						LpFileVersion version, LpOutput *output,
 						const LpReencodeOptions *options, uint64_t *rows,
 						uint64_t *file_size, LpError *err);
+
+/*
+ * As lp_reencode, for the live rows of num_sources sources one after the
+ * other, into one file; a blob id moved past 2^32 - 1 is
+ * LP_ERR_UNSUPPORTED, an Inline range outside its source LP_ERR_CORRUPT.
+ */
+bool		lp_reencode_files(const LpReencodeSource *sources, uint32_t num_sources,
+							  const LpSchema *schema, LpFileVersion version, LpOutput *output,
+							  const LpReencodeOptions *options, uint64_t *rows,
+							  uint64_t *file_size, LpError *err);
 
 #endif							/* LP_REENCODE_H */

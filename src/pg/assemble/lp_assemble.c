@@ -265,8 +265,8 @@ reencode_part(const char *source_path, const LpFile *file,
 	char	   *path;
 	char	   *source_key;
 	LpStore    *source_store = lp_store_for_uri_below(root, source_path, &source_key);
-	LpReencodeSource source;
-	LpReencodeOptions options = {0, report_reencode_progress, progress};
+	LpReencodeSource source = {0};
+	LpReencodeOptions options = {0, report_reencode_progress, progress, false, 0};
 	LpOutput   *output;
 	LpInput    *input;
 	LpError		err;
@@ -342,7 +342,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	LpConcatPart *concat_parts;
 	const char **paths;
 	LpInput   **inputs;
-	LpConcatTarget concat_target;
+	LpConcatTarget concat_target = {0};
 	LpConcatVerdict verdict;
 	LpConcatPlan *plan;
 	LpOutput   *output;
@@ -371,7 +371,9 @@ lp_assemble_file(const char *output_path, List *parts,
 
 	/* validate every part before anything is created */
 	concat_parts = palloc0(sizeof(LpConcatPart) * num_parts);
-	paths = palloc(sizeof(char *) * num_parts);
+	/* one more for a donor */
+	paths = palloc(sizeof(char *) * (num_parts + 1));
+	paths[num_parts] = target->donor_path;
 	foreach(cell, parts)
 	{
 		LpAssemblePart *part = lfirst(cell);
@@ -395,6 +397,9 @@ lp_assemble_file(const char *output_path, List *parts,
 		concat_target.schema = &concat_parts[0].file->schema;
 	}
 	concat_target.blob_ids_leased = target->blob_ids_leased;
+	concat_target.replaced = target->replaced_columns;
+	if (target->donor_path != NULL)
+		concat_target.donor = lp_read_lance_file_below(target->root, target->donor_path);
 
 	memset(result, 0, sizeof(*result));
 	result->path = output_path;
@@ -445,7 +450,8 @@ lp_assemble_file(const char *output_path, List *parts,
 	{
 		int			r;
 
-		alignment = clone_alignment(store, target->root, output_path, paths, num_parts);
+		alignment = target->replaced_columns != NULL ? 0 :
+			clone_alignment(store, target->root, output_path, paths, num_parts);
 		plan = plan_or_raise(&concat_target, concat_parts, num_parts, alignment, &verdict);
 		if (verdict.reason == LP_CONCAT_COMPATIBLE || files == NULL ||
 			!lp_concat_reason_reencodable(&verdict) ||
@@ -504,8 +510,8 @@ lp_assemble_file(const char *output_path, List *parts,
 				errmsg("file \"%s\" already exists", output_path),
 				errhint("Assembly never replaces a file; choose another output or remove it."));
 
-	inputs = palloc(sizeof(LpInput *) * num_parts);
-	for (i = 0; i < num_parts; i++)
+	inputs = palloc(sizeof(LpInput *) * plan->num_inputs);
+	for (i = 0; i < (int) plan->num_inputs; i++)
 	{
 		char	   *key;
 		LpStore    *part_store = lp_store_for_uri_below(target->root, paths[i], &key);
@@ -547,7 +553,7 @@ lp_assemble_file(const char *output_path, List *parts,
 
 	result->status = "written";
 	result->size_bytes = plan->output_size;
-	for (i = 0; i < num_parts; i++)
+	for (i = 0; i < (int) plan->num_inputs; i++)
 		lp_input_close(inputs[i]);
 	lp_concat_plan_free(plan);
 	if (files != NULL)
@@ -559,7 +565,7 @@ lp_file_incompatibility(LpFileVersion version, const LpSchema *schema,
 						bool blob_ids_leased, const LpFile *file,
 						bool has_expected_rows, uint64_t expected_rows, int *reason)
 {
-	LpConcatTarget target = {version, schema, blob_ids_leased};
+	LpConcatTarget target = {version, schema, blob_ids_leased, NULL, NULL};
 	LpConcatPart part = {file, has_expected_rows, expected_rows};
 	LpConcatVerdict verdict;
 	LpError		err;

@@ -46,6 +46,15 @@ typedef struct LpAssembleTarget
 	bool		reencode_dir_owned;
 	bool		blob_ids_leased;	/* every part has a validated blob id lease */
 	const char *root;
+
+	/*
+	 * Compaction of Blob v2 columns: the columns whose pages come from the
+	 * file at donor_path instead of the parts (LpConcatTarget.replaced and
+	 * donor), or NULL.  The output is then laid out packed, never cloned,
+	 * so that the donor lands where its Inline offsets say.
+	 */
+	const bool *replaced_columns;
+	const char *donor_path;
 } LpAssembleTarget;
 
 /* The outcome of an assembly, as the SQL functions return it. */

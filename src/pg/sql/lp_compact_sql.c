@@ -21,6 +21,7 @@
 #include "assemble/lp_assemble.h"
 #include "base/lp_alloc.h"
 #include "dataset/lp_commit.h"
+#include "sql/lp_compact_blobs.h"
 #include "write/lp_publication.h"
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
@@ -85,6 +86,20 @@ read_deletions(const LpCompactCandidate *candidate, const char *root)
 }
 
 /*
+ * The file written for a group: its name in the data directory, its sidecar
+ * directory relative to the root (or NULL), and its fields and columns when
+ * they are not those of the group's first file (NULL: they are).
+ */
+typedef struct GroupFile
+{
+	char	   *name;
+	char	   *sidecar_dir;
+	int32_t    *fields;
+	int32_t    *column_indices;
+	size_t		n_fields;
+} GroupFile;
+
+/*
  * Write the file of every group of the plan into data_dir; a group whose
  * parts cannot be concatenated is taken out of the plan with the verdict.
  * Returns how many were written; results[g] tells about group g, and
@@ -92,9 +107,12 @@ read_deletions(const LpCompactCandidate *candidate, const char *root)
  * deletion files its live rows were read through.
  */
 static int
-write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
-				  LpAssembleResult *results, char **file_names, LpRewriteDeletions **deletions)
+write_group_files(LpCompactPlan *plan, const LpManifest *manifest, const char *root,
+				  const char *data_dir, LpAssembleResult *results, GroupFile *files,
+				  LpRewriteDeletions **deletions)
 {
+	LpSchema   *schema = NULL;
+
 	int			num_written = 0;
 
 	for (size_t g = 0; g < plan->n_groups; g++)
@@ -131,11 +149,29 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 		}
 		if (!lp_generate_data_file_name(lp_random_bytes, NULL, name, &err))
 			lp_raise(&err);
-		file_names[g] = pstrdup(name);
-		if (deletions[g] != NULL)
-			no_target.reencode_dir = psprintf("%s/_parts/%s", data_dir, name);
-		lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
-						 &results[g]);
+		files[g].name = pstrdup(name);
+		if (lp_compact_file_has_blobs(root, ((LpAssemblePart *) linitial(parts))->path))
+		{
+			if (schema == NULL)
+			{
+				schema = palloc0(sizeof(LpSchema));
+				if (!lp_manifest_schema(manifest, schema, &err))
+					lp_raise(&err);
+			}
+			/* re-encoded: the columns of the dataset's schema, as the writer lays them out */
+			if (lp_compact_blob_group(root, data_dir, name, parts, schema, plan->version,
+									  &results[g], &files[g].sidecar_dir) &&
+				!lp_data_file_columns(schema, NULL, 0, plan->version, &files[g].fields,
+									  &files[g].column_indices, &files[g].n_fields, &err))
+				lp_raise(&err);
+		}
+		else
+		{
+			if (deletions[g] != NULL)
+				no_target.reencode_dir = psprintf("%s/_parts/%s", data_dir, name);
+			lp_assemble_file(psprintf("%s/%s", data_dir, name), parts, &no_target, false,
+							 &results[g]);
+		}
 		if (strcmp(results[g].status, "written") != 0)
 			lp_compact_plan_skip_group(plan, g, results[g].reason);
 		else
@@ -151,7 +187,7 @@ write_group_files(LpCompactPlan *plan, const char *root, const char *data_dir,
 static bool
 commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifestNaming naming,
 			   const char *root, const char *data_dir,
-			   const LpAssembleResult *results, char **file_names,
+			   const LpAssembleResult *results, const GroupFile *files,
 			   LpRewriteDeletions *const *deletions, int num_written, LpCommitResult *result)
 {
 	LpRewriteGroup *rewrite = palloc0(sizeof(LpRewriteGroup) * num_written);
@@ -169,18 +205,25 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 			continue;
 		rewrite[n].old_fragment_ids = group->fragment_ids;
 		rewrite[n].n_old = group->count;
-		rewrite[n].file.path = file_names[g];
-		rewrite[n].file.fields = first->fields;
-		rewrite[n].file.column_indices = first->column_indices;
-		rewrite[n].file.n_fields = first->n_fields;
+		rewrite[n].file.path = files[g].name;
+		rewrite[n].file.fields = files[g].fields != NULL ? files[g].fields : first->fields;
+		rewrite[n].file.column_indices = files[g].fields != NULL ? files[g].column_indices :
+			first->column_indices;
+		rewrite[n].file.n_fields = files[g].fields != NULL ? files[g].n_fields : first->n_fields;
 		rewrite[n].file.version = plan->version;
 		rewrite[n].file.size_bytes = results[g].size_bytes;
 		rewrite[n].physical_rows = results[g].num_rows;
 		rewrite[n].deletions = deletions[g];
 		publication.written =
 			lappend(publication.written,
-					lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, file_names[g]), false,
+					lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, files[g].name), false,
 										psprintf("The compacted file \"%s\"", results[g].path)));
+		if (files[g].sidecar_dir != NULL)
+			publication.written =
+				lappend(publication.written,
+						lp_publication_path(root, files[g].sidecar_dir, true,
+											psprintf("The sidecar directory \"%s/%s\"", root,
+													 files[g].sidecar_dir)));
 		n++;
 	}
 	memset(&request, 0, sizeof(request));
@@ -214,7 +257,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	size_t		n_selected;
 	LpCompactPlan plan;
 	LpAssembleResult *results;
-	char	  **file_names;
+	GroupFile  *files;
 	LpRewriteDeletions **deletions;
 	bool		rewrite_deletions;
 	int			num_written;
@@ -252,13 +295,13 @@ lp_compact(PG_FUNCTION_ARGS)
 
 	data_dir = lp_require_memory(lp_base_data_dir(root, true));
 	results = palloc0(sizeof(LpAssembleResult) * Max(plan.n_groups, 1));
-	file_names = palloc0(sizeof(char *) * Max(plan.n_groups, 1));
+	files = palloc0(sizeof(GroupFile) * Max(plan.n_groups, 1));
 	deletions = palloc0(sizeof(LpRewriteDeletions *) * Max(plan.n_groups, 1));
-	num_written = write_group_files(&plan, root, data_dir, results, file_names, deletions);
+	num_written = write_group_files(&plan, manifest, root, data_dir, results, files, deletions);
 	memset(&result, 0, sizeof(result));
 	if (num_written > 0)
-		published = commit_rewrite(&plan, manifest, naming, root, data_dir, results, file_names,
-					   deletions, num_written, &result);
+		published = commit_rewrite(&plan, manifest, naming, root, data_dir, results, files,
+								   deletions, num_written, &result);
 
 	for (int64_t i = 0, n = -1, last_group = -1; i < (int64_t) plan.n_candidates; i++)
 	{

@@ -264,7 +264,7 @@ static void
 assemble_for_target(FunctionCallInfo fcinfo, LpTarget *target, List *parts, bool reencode,
 					bool blob_ids_leased)
 {
-	LpAssembleTarget assemble_target;
+	LpAssembleTarget assemble_target = {0};
 	LpAssembleResult result;
 
 	/* privileges: per file, in lp_assemble_file */

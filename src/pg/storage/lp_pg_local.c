@@ -1225,6 +1225,50 @@ local_store_remove(LpStore *store, const char *path, LpError *err)
 }
 
 static bool
+local_store_link_file(LpStore *store, const char *from, const char *to, LpError *err)
+{
+	LocalAccess source;
+	LocalAccess target;
+	struct stat st;
+	bool		ok = true;
+
+	if (!open_access(STORE_ROOT(store), from, false, &source, err))
+		return false;
+	if (fstatat(source.directory, source.name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		ok = lp_fail(err, errno == ENOENT ? LP_ERR_NOT_FOUND : LP_ERR_IO,
+					 "could not stat file \"%s\": %s", from, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT, "\"%s\" is not a regular file", from);
+	if (!ok)
+	{
+		close_access(&source);
+		return false;
+	}
+	if (!open_access(STORE_ROOT(store), to, true, &target, err))
+	{
+		close_access(&source);
+		return false;
+	}
+	/* flags 0: a symlink at from is linked as itself, never followed (checked above) */
+	if (linkat(source.directory, source.name, target.directory, target.name, 0) != 0)
+	{
+		if (errno == EXDEV || errno == EPERM || errno == EMLINK)
+			ok = lp_fail(err, LP_ERR_UNSUPPORTED, "could not link file \"%s\" to \"%s\": %s",
+						 from, to, strerror(errno));
+		else if (errno == EEXIST)
+			ok = lp_fail(err, LP_ERR_ALREADY_EXISTS, "file \"%s\" already exists", to);
+		else
+			ok = lp_fail(err, write_error_code(errno), "could not link file \"%s\" to \"%s\": %s",
+						 from, to, strerror(errno));
+	}
+	else
+		ok = fsync_access_directory(&target, to, err);
+	close_access(&target);
+	close_access(&source);
+	return ok;
+}
+
+static bool
 local_store_remove_tree(LpStore *store, const char *root, const char *relative,
 						LpTreeRemoval *result, LpError *err)
 {
@@ -1251,6 +1295,7 @@ static const LpStoreOps local_store_ops = {
 	.remove = local_store_remove,
 	.remove_tree = local_store_remove_tree,
 	.remove_file = local_store_remove_file,
+	.link_file = local_store_link_file,
 	.create_output = local_store_create_output,
 	.open_shared_output = local_store_open_shared_output
 };

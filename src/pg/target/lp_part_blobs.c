@@ -145,16 +145,13 @@ holds_blob_v2(const LpSchema *schema, uint32 index)
 }
 
 void
-lp_part_check_blobs(const LpTarget *target, const char *uri, const LpFile *file,
-					const LpBlobLease *lease)
+lp_blob_check_file(LpBlobCheck *check, const char *base, const char *uri, const LpFile *file,
+				   const char *sidecar_dir)
 {
 	LpInput    *input = NULL;
-	LpBlobCheck check;
 	uint64	   *rows = palloc(sizeof(uint64) * BLOB_CHECK_BATCH_ROWS);
-	char	   *sidecar_dir = lp_target_sidecar_dir(target);
 	LpError		err;
 
-	lp_blob_check_init(&check, uri, lease);
 	for (uint32 f = 0; f < file->schema.num_fields; f++)
 	{
 		LpFieldReader *reader;
@@ -163,7 +160,7 @@ lp_part_check_blobs(const LpTarget *target, const char *uri, const LpFile *file,
 			!holds_blob_v2(&file->schema, f))
 			continue;
 		if (input == NULL)
-			input = lp_open_input_below(target->base_path, uri);
+			input = lp_open_input_below(base, uri);
 		if (!lp_field_reader_open(input, file, f, &reader, &err))
 			lp_raise(&err);
 		for (uint64 first = 0; first < file->num_rows; first += BLOB_CHECK_BATCH_ROWS)
@@ -177,17 +174,27 @@ lp_part_check_blobs(const LpTarget *target, const char *uri, const LpFile *file,
 				rows[r] = first + r;
 			if (!lp_field_reader_take(reader, rows, n, &values, &err))
 				lp_raise(&err);
-			ok = lp_blob_check_values(&check, &file->schema, values, first, &err);
+			ok = lp_blob_check_values(check, &file->schema, values, first, &err);
 			lp_array_free(values);
 			if (!ok)
 				lp_raise(&err);
 		}
 		lp_field_reader_close(reader);
 	}
-	if (!lp_blob_check_sidecars(&check, lp_store_below(target->base_path), sidecar_dir, &err))
+	if (!lp_blob_check_sidecars(check, lp_store_below(base), sidecar_dir, &err))
 		lp_raise(&err);
-	lp_blob_check_free(&check);
 	if (input != NULL)
 		lp_input_close(input);
 	pfree(rows);
+}
+
+void
+lp_part_check_blobs(const LpTarget *target, const char *uri, const LpFile *file,
+					const LpBlobLease *lease)
+{
+	LpBlobCheck check;
+
+	lp_blob_check_init(&check, uri, lease);
+	lp_blob_check_file(&check, target->base_path, uri, file, lp_target_sidecar_dir(target));
+	lp_blob_check_free(&check);
 }

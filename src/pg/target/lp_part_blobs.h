@@ -12,6 +12,7 @@
 #include "nodes/pg_list.h"
 
 #include "dataset/lp_blob.h"
+#include "dataset/lp_blob_validate.h"
 #include "format/lp_file.h"
 #include "target/lp_target.h"
 
@@ -47,5 +48,16 @@ extern bool lp_part_has_blob_columns(const LpFile *file, const char *uri);
  */
 extern void lp_part_check_blobs(const LpTarget *target, const char *uri, const LpFile *file,
 								const LpBlobLease *lease);
+
+/*
+ * Decode every Blob v2 column of the file at uri (below base, opened as
+ * file) and judge its descriptors with check (lp_blob_check_init for a part,
+ * lp_blob_check_init_data_file for a dataset's data file); every sidecar
+ * they read must be a file in sidecar_dir, long enough.  ERROR naming the
+ * file, the column and the row otherwise.  check->uses then lists the
+ * sidecars read, by blob id.
+ */
+extern void lp_blob_check_file(LpBlobCheck *check, const char *base, const char *uri,
+							   const LpFile *file, const char *sidecar_dir);
 
 #endif							/* LP_PART_BLOBS_H */
