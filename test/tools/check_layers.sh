@@ -13,8 +13,9 @@
 #              directories, so such an include would not even build)
 #   cycles     no cycle in the include/call graph of src/, and no core file
 #              depending on one outside the core (check_cycles.py)
-#   storage    no direct file-system call in the PostgreSQL layer (src/pg)
-#              outside the local store backend, and no file outside
+#   storage    no direct file-system call in the core (src/core) or the
+#              PostgreSQL layer (src/pg) outside the local store backend (the
+#              platform helpers of src/posix are its), and no file outside
 #              src/pg/storage naming that backend (lp_local_*): everything
 #              else reaches files through the LpStore that lp_store_for_uri
 #              picks.  Allowed: src/pg/storage/lp_pg_local.c (the backend;
@@ -63,7 +64,7 @@ FS_CALLS='stat|lstat|fstat|fstatat|statfs|fstatfs|access|faccessat|open|openat|c
 'copy_file_range|ioctl|chmod|chown|lchown|utime|utimes|utimensat'
 STORAGE_ALLOWED='^src/pg/(storage/lp_pg_local\.c|target/lp_target_key\.c|assemble/lp_progress\.c):'
 check storage "$(cd "$ROOT" && {
-	grep -rnE "(^|[^A-Za-z0-9_>.])($FS_CALLS)\(" src/pg --include='*.c' --include='*.h' |
+	grep -rnE "(^|[^A-Za-z0-9_>.])($FS_CALLS)\(" src/pg src/core --include='*.c' --include='*.h' |
 		grep -vE "$STORAGE_ALLOWED"
 	grep -rnE '\blp_local_[a-z_]+' src/pg --include='*.c' --include='*.h' |
 		grep -vE '^src/pg/storage/'
