@@ -112,6 +112,24 @@ overflow:
 				   "the output would have too many pages or buffers");
 }
 
+/* The buffers of page, copied from source of input (a part, or num_parts: the donor). */
+static void
+copy_page_buffers(LpConcatPlan *plan, BufferEntry *entries, const LpPage *source, LpPage *page,
+				  uint32_t input, size_t *next_slot)
+{
+	page->buffers = &plan->buffer_storage[*next_slot];
+	for (uint32_t b = 0; b < source->num_buffers; b++)
+	{
+		BufferEntry *entry = &entries[*next_slot];
+
+		entry->input = input;
+		entry->source_offset = source->buffers[b].offset;
+		entry->size = source->buffers[b].size;
+		entry->slot = *next_slot;
+		(*next_slot)++;
+	}
+}
+
 /*
  * Fill the output columns, pages and buffer entries (positions still
  * unknown) and record where every buffer comes from.
@@ -148,17 +166,7 @@ fill_columns(LpConcatPlan *plan, const LpConcatTarget *target, const LpConcatPar
 
 				*page = *source;
 				next_page++;
-				page->buffers = &plan->buffer_storage[next_slot];
-				for (uint32_t b = 0; b < source->num_buffers; b++)
-				{
-					BufferEntry *entry = &entries[next_slot];
-
-					entry->input = num_parts;
-					entry->source_offset = source->buffers[b].offset;
-					entry->size = source->buffers[b].size;
-					entry->slot = next_slot;
-					next_slot++;
-				}
+				copy_page_buffers(plan, entries, source, page, num_parts, &next_slot);
 			}
 			continue;
 		}
@@ -198,17 +206,7 @@ fill_columns(LpConcatPlan *plan, const LpConcatTarget *target, const LpConcatPar
 					return lp_fail(err, LP_ERR_CORRUPT,
 								   "part %u (\"%s\"): the priority of page %u of column %u overflows after relocation",
 								   i + 1, file->name, p, c);
-				page->buffers = &plan->buffer_storage[next_slot];
-				for (uint32_t b = 0; b < source->num_buffers; b++)
-				{
-					BufferEntry *entry = &entries[next_slot];
-
-					entry->input = i;
-					entry->source_offset = source->buffers[b].offset;
-					entry->size = source->buffers[b].size;
-					entry->slot = next_slot;
-					next_slot++;
-				}
+				copy_page_buffers(plan, entries, source, page, i, &next_slot);
 			}
 			/* the total was checked when the plan began */
 			row_offset += file->num_rows;
