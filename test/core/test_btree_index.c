@@ -3,7 +3,8 @@
  * set btree_index (test/reference/generate.cjs): every range of
  * btree_index.json finds exactly the row ids lancedb's query with the same
  * filter returned; a point lookup reads one or two pages; several ranges at
- * once find the union; damaged and swapped files fail cleanly.
+ * once find the union; damaged and swapped files fail cleanly; the
+ * manifest's index section lists the indexes lancedb reports.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,12 @@
 #include "lp_test.h"
 
 #include "base/lp_alloc.h"
+#include "dataset/lp_dataset.h"
+#include "dataset/lp_manifest.h"
 #include "index/lp_btree_index.h"
 #include "lp_test_files.h"
+#include "lp_test_store.h"
+#include "lp_test_util.h"
 
 typedef struct IndexFiles
 {
@@ -273,5 +278,59 @@ LP_TEST(btree_index_damaged_files)
 		free(copy);
 	}
 	close_index(&files);
+	json_free(reference);
+}
+
+/* The manifest's index section lists the four indexes lancedb reported, on one field each. */
+LP_TEST(btree_index_manifest_entries)
+{
+	JsonValue  *reference = read_reference();
+	char		root[1024];
+	LpManifestNaming naming;
+	LpManifest *manifest;
+	LpIndexEntry *entries = NULL;
+	size_t		n = 0;
+	LpError		err = {0};
+
+	if (reference == NULL)
+		return;
+	lp_test_dataset_path("btree_index", root, sizeof(root));
+	manifest = lp_dataset_read_latest(lp_test_store(), root, &naming, &err);
+	LP_CHECK_MSG(manifest != NULL, "%.400s", err.message);
+	if (manifest != NULL && lp_manifest_index_entries(manifest, &entries, &n, &err))
+	{
+		const JsonValue *indexes = json_get(reference, "indexes");
+
+		LP_CHECK_EQ_U64(n, indexes->count);
+		for (size_t i = 0; i < n; i++)
+		{
+			char		uuid[37];
+			const uint8_t *u = entries[i].uuid;
+
+			snprintf(uuid, sizeof(uuid),
+					 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+					 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+					 u[12], u[13], u[14], u[15]);
+			LP_CHECK_STR(entries[i].type_url, "/lance.table.BTreeIndexDetails");
+			LP_CHECK_EQ_U64(entries[i].n_fields, 1);
+			LP_CHECK(!entries[i].has_base_id);
+			LP_CHECK(entries[i].fragment_bitmap_len > 0);
+			for (size_t j = 0; j < indexes->count; j++)
+				if (strcmp(json_get(&indexes->items[j], "uuid")->text, uuid) == 0)
+				{
+					char		name[64];
+
+					snprintf(name, sizeof(name), "%s_idx", json_get(&indexes->items[j], "column")->text);
+					LP_CHECK_STR(entries[i].name, name);
+					uuid[0] = '\0';
+				}
+			LP_CHECK_MSG(uuid[0] == '\0', "index %s not listed by lancedb", entries[i].name);
+		}
+		LP_CHECK(!lp_manifest_fragment_reuse(manifest));
+		lp_manifest_index_entries_free(entries, n);
+	}
+	else
+		LP_CHECK_MSG(false, "%.400s", err.message);
+	lp_manifest_free(manifest);
 	json_free(reference);
 }

@@ -145,29 +145,56 @@ compare_integer(LpTypeId type, const LpArray *array, uint64_t row, int64_t key)
 
 /* PostgreSQL's order of floats: NaN above every number and equal to itself, -0 == 0. */
 static int
+compare_doubles(double a, double b)
+{
+	bool		a_nan = a != a;
+	bool		b_nan = b != b;
+
+	if (a_nan || b_nan)
+		return a_nan - b_nan;
+	return a < b ? -1 : a > b;
+}
+
+static int
 compare_float(LpTypeId type, const LpArray *array, uint64_t row, double key)
 {
-	double		value = type == LP_TYPE_FLOAT ? (double) ((const float *) array->values)[row]
-		: ((const double *) array->values)[row];
-	bool		value_nan = value != value;
-	bool		key_nan = key != key;
+	return compare_doubles(type == LP_TYPE_FLOAT ? (double) ((const float *) array->values)[row]
+						   : ((const double *) array->values)[row], key);
+}
 
-	if (value_nan || key_nan)
-		return value_nan - key_nan;
-	return value < key ? -1 : value > key;
+/* Bytewise, a prefix before the longer string. */
+static int
+compare_byte_strings(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
+{
+	size_t		common = a_len < b_len ? a_len : b_len;
+	int			c = common == 0 ? 0 : memcmp(a, b, common);
+
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	return a_len < b_len ? -1 : a_len > b_len;
 }
 
 static int
 compare_bytes(const LpArray *array, uint64_t row, const uint8_t *key, size_t key_len)
 {
 	uint64_t	start = array->offsets[row];
-	size_t		len = (size_t) (array->offsets[row + 1] - start);
-	size_t		common = len < key_len ? len : key_len;
-	int			c = common == 0 ? 0 : memcmp(array->data + start, key, common);
 
-	if (c != 0)
-		return c < 0 ? -1 : 1;
-	return len < key_len ? -1 : len > key_len;
+	return compare_byte_strings(array->data + start, (size_t) (array->offsets[row + 1] - start),
+								key, key_len);
+}
+
+int
+lp_index_key_compare(const LpIndexKey *a, const LpIndexKey *b)
+{
+	switch (a->kind)
+	{
+		case LP_INDEX_KEY_INTEGER:
+			return a->integer < b->integer ? -1 : a->integer > b->integer;
+		case LP_INDEX_KEY_FLOAT:
+			return compare_doubles(a->real, b->real);
+		default:
+			return compare_byte_strings(a->bytes, a->len, b->bytes, b->len);
+	}
 }
 
 /* Value row of array (not null) against key: <0, 0, >0. */

@@ -45,6 +45,9 @@ typedef struct LpIndexKey
 	size_t		len;
 } LpIndexKey;
 
+/* a against b, both of one kind, in the order searches use: <0, 0, >0. */
+int			lp_index_key_compare(const LpIndexKey *a, const LpIndexKey *b);
+
 typedef struct LpIndexBound
 {
 	bool		present;		/* false: unbounded on this side */
