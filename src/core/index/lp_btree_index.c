@@ -155,11 +155,17 @@ compare_doubles(double a, double b)
 	return a < b ? -1 : a > b;
 }
 
+static double
+float_value(LpTypeId type, const LpArray *array, uint64_t row)
+{
+	return type == LP_TYPE_FLOAT ? (double) ((const float *) array->values)[row]
+		: ((const double *) array->values)[row];
+}
+
 static int
 compare_float(LpTypeId type, const LpArray *array, uint64_t row, double key)
 {
-	return compare_doubles(type == LP_TYPE_FLOAT ? (double) ((const float *) array->values)[row]
-						   : ((const double *) array->values)[row], key);
+	return compare_doubles(float_value(type, array, row), key);
 }
 
 /* Bytewise, a prefix before the longer string. */
@@ -439,6 +445,24 @@ grow_push(Growing *g, const void *item, LpError *err)
 	return true;
 }
 
+/*
+ * Whether a page's min bounds its values from below.  Lance's min is the
+ * first value of the sorted page: NULL when the page has nulls (they sort
+ * first), and a NaN with the sign bit set sorts before every number.
+ */
+static bool
+min_bounds_page(const LpBTreeIndex *index, const LpArray *min, uint64_t row)
+{
+	double		value;
+
+	if (!lp_array_is_valid(min, row))
+		return false;
+	if (index->key_kind != LP_INDEX_KEY_FLOAT)
+		return true;
+	value = float_value(index->value_type, min, row);
+	return value == value;
+}
+
 /* The (page, range) pairs whose page's [min, max] meets the range. */
 static bool
 pages_to_read(const LpBTreeIndex *index, const LpIndexRange *ranges, size_t num_ranges,
@@ -460,7 +484,7 @@ pages_to_read(const LpBTreeIndex *index, const LpIndexRange *ranges, size_t num_
 			PageRange	pair = {page_numbers[i], (uint32_t) r};
 
 			if (above_lower(index, max, i, &ranges[r].lower) &&
-				(!lp_array_is_valid(min, i) || below_upper(index, min, i, &ranges[r].upper)) &&
+				(!min_bounds_page(index, min, i) || below_upper(index, min, i, &ranges[r].upper)) &&
 				!grow_push(found, &pair, err))
 				return false;
 		}
