@@ -19,7 +19,6 @@
 #include "index/lp_btree_index.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"
-#include "lp_test_util.h"
 
 typedef struct IndexFiles
 {
@@ -41,7 +40,7 @@ read_reference(void)
 
 	if (lp_test_data_dir == NULL)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/btree_index.json", lp_test_data_dir);
+	snprintf(path, sizeof(path), "%s/index/btree_index.json", lp_test_data_dir);
 	reference = json_parse_file(path, &error);
 	LP_CHECK_MSG(reference != NULL, "%.300s: %.100s", path, error ? error : "unreadable");
 	return reference;
@@ -64,7 +63,7 @@ read_index_file(const JsonValue *reference, const char *column, const char *file
 {
 	char		path[4096];
 
-	snprintf(path, sizeof(path), "%s/%s/_indices/%s/%s", lp_test_data_dir,
+	snprintf(path, sizeof(path), "%s/index/%s/_indices/%s/%s", lp_test_data_dir,
 			 json_get(reference, "dataset")->text, index_uuid(reference, column), file);
 	return lp_test_file_read_all(path, bytes, len);
 }
@@ -294,7 +293,7 @@ LP_TEST(btree_index_manifest_entries)
 
 	if (reference == NULL)
 		return;
-	lp_test_dataset_path("btree_index", root, sizeof(root));
+	snprintf(root, sizeof(root), "%s/index/btree_index.lance", lp_test_data_dir);
 	manifest = lp_dataset_read_latest(lp_test_store(), root, &naming, &err);
 	LP_CHECK_MSG(manifest != NULL, "%.400s", err.message);
 	if (manifest != NULL && lp_manifest_index_entries(manifest, &entries, &n, &err))

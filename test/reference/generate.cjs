@@ -477,8 +477,9 @@ function wipe(outdir, names)
 
 // btree_index: BTREE indexes lancedb builds on an int64, a nullable int32 with repeated
 // values, a string and a nullable float64 column (two fragments, 5 pages of 4096 rows per
-// index), and lancedb's answers to ranges over them: <OUTDIR>/btree_index.json (not in
-// manifest.json: the core tests read it with the index files, test_btree_index.c).
+// index), and lancedb's answers to ranges over them, in OUTDIR/index/ (btree_index.lance and
+// btree_index.json; not in manifest.json, so that IMPORT FOREIGN SCHEMA of OUTDIR leaves it
+// alone): the core tests read it with the index files, test_btree_index.c.
 const BTREE_ROWS = [12000, 8500];
 
 function btreeTable(first, count)
@@ -521,9 +522,10 @@ const BTREE_QUERIES = [
 	['f', null, false, '-299', false], ['f', '325', false, null, false],
 ];
 
-async function generateBtree(db, outdir)
+async function generateBtree(outdir)
 {
 	const name = 'btree_index';
+	const db = await lancedb.connect(outdir);
 	const table = await db.createTable(name, btreeTable(0, BTREE_ROWS[0]), { storageOptions: storageOptions('2.1', 'v2') });
 	const indexes = [];
 	const queries = [];
@@ -593,9 +595,6 @@ async function main()
 	for (const version of V2_FILE_VERSIONS)
 		datasets.push(await generateEncodings(db, outdir, version));
 
-	fs.rmSync(path.join(outdir, 'btree_index.lance'), { recursive: true, force: true });
-	await generateBtree(db, outdir);
-
 	const manifest = {
 		generator: 'test/reference/generate.cjs',
 		lancedb: packageVersion('@lancedb/lancedb'),
@@ -603,8 +602,9 @@ async function main()
 		datasets,
 	};
 
-	fs.rmSync(path.join(outdir, 'btree_index.lance'), { recursive: true, force: true });
-	await generateBtree(db, outdir);
+	// in a directory of its own: IMPORT FOREIGN SCHEMA of OUTDIR imports manifest.json's datasets only
+	fs.rmSync(path.join(outdir, 'index'), { recursive: true, force: true });
+	await generateBtree(path.join(outdir, 'index'));
 
 	fs.writeFileSync(path.join(outdir, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
 	process.stderr.write('generated ' + datasets.length + ' datasets in ' + outdir + ' (' +
