@@ -7,7 +7,8 @@
 // The rows: int2/4/8 with their bounds, float4/8 with NaN, ±Infinity and -0, bool, date,
 // timestamp and timestamptz with extreme values, text (read under C, POSIX, an ICU and a
 // nondeterministic ICU collation) and bytea, NULLs in every column, over several fragments
-// with deleted rows.  The predicates: comparisons either way round, BETWEEN [SYMMETRIC],
+// with deleted rows, and BTREE indexes on the integer, float and text columns (the scans use
+// them for pushed =, IN and range clauses).  The predicates: comparisons either way round, BETWEEN [SYMMETRIC],
 // IN / NOT IN lists (long ones looked up by hash), op ANY / op ALL with same-type and cross-type arrays (NULL elements,
 // empty and NULL arrays), IS [NOT] DISTINCT FROM, IS [NOT] NULL, IS [NOT] TRUE / FALSE /
 // UNKNOWN, trees of AND / OR / NOT, with cross-type literals (int4 against int8, date against
@@ -441,8 +442,11 @@ function planNodes(plan)
 	return [plan, ...(plan.Plans || []).flatMap(planNodes)];
 }
 
+const INDEXED_COLUMNS = ['i2', 'i4', 'i8', 'f4', 'f8', 't'];
+
 // pd.source and pd.heap with the rows, the Lance dataset of them (fragments of
-// ROWS_PER_FRAGMENT rows, lancedb's deletion files in every one) and pd.lance over it.
+// ROWS_PER_FRAGMENT rows, BTREE indexes on INDEXED_COLUMNS, lancedb's deletion files in
+// every fragment) and pd.lance over it.
 async function createTables(dataset, rows)
 {
 	const textColumns = Object.entries(TEXT_COLLATIONS);
@@ -468,8 +472,12 @@ CREATE FOREIGN TABLE pd.lance (id int, ${otherColumns.map(([c, t]) => `${c} ${t}
     ${textColumns.map(([c, coll]) => `${c} text OPTIONS (column_name 't') COLLATE ${coll}`).join(', ')})
     SERVER pd_server OPTIONS (uri '${dataset}');
 `);
-	// deleted rows in every fragment, through lancedb's deletion files
+	// BTREE indexes lancedb builds, which scans with pushed clauses use (fdw_scalar_index.test.cjs)
 	const table = await h.openTable(dataset);
+	for (const column of INDEXED_COLUMNS)
+		await table.createIndex(column, { config: h.lancedb.Index.btree() });
+	assert.equal((await table.listIndices()).length, INDEXED_COLUMNS.length);
+	// deleted rows in every fragment, through lancedb's deletion files
 	await table.delete('id % 13 = 5');
 	psqlLines('DELETE FROM pd.heap WHERE id % 13 = 5;\n');
 }
