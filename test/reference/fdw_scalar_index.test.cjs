@@ -226,6 +226,16 @@ test('EXPLAIN and EXPLAIN ANALYZE name the index only when it is used', () => {
 	assert.equal(plain.find((l) => l.includes('Lance Index:')), line, plain.join('\n'));
 	assert.ok(!explain(SERIAL + 'SET lance_parts.fdw_scalar_index = off;\n', `id IN (${target.join(', ')})`)
 		.some((l) => l.includes('Lance Index')));
+	// EXPLAIN EXECUTE of a generic plan looks its parameters' rows up; EXPLAIN (GENERIC_PLAN)
+	// (PostgreSQL 16 on) has no values to look up
+	const executed = psqlLines(`SET plan_cache_mode = force_generic_plan;
+PREPARE q(bigint) AS SELECT id FROM sidx.lance WHERE id = $1;
+EXPLAIN (COSTS OFF) EXECUTE q(${target[0]});
+`);
+	assert.match(executed.join('\n'), /Lance Index: id_idx \(BTREE\), [01] rows/);
+	if (Number(psqlLines('SHOW server_version_num;\n')[0]) >= 160000)
+		assert.ok(!psqlLines('EXPLAIN (GENERIC_PLAN, COSTS OFF) SELECT id FROM sidx.lance WHERE id = $1;\n')
+			.some((l) => l.includes('Lance Index')));
 	// a clause an index does not answer (no index on k + id) leaves the scan as it was
 	assert.ok(!explain(SERIAL, 'k + 0 = 5').some((l) => l.includes('Lance Index')));
 	// fewer pages decoded with the index than without

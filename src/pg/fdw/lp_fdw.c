@@ -17,6 +17,7 @@
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
@@ -330,6 +331,16 @@ lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
 
 /* ---- EXPLAIN ------------------------------------------------------------------ */
 
+static bool
+has_parameter(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, has_parameter, context);
+}
+
 static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
@@ -379,7 +390,10 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit(pushed),
 											   context, es->verbose, false),
 							es);
-	if (pushed != NIL && !source->single_file)
+	/* with EXPLAIN (GENERIC_PLAN) parameters have no values to look up */
+	if (pushed != NIL && !source->single_file &&
+		(es->analyze || node->ss.ps.state->es_param_list_info != NULL ||
+		 !has_parameter((Node *) pushed, NULL)))
 	{
 		const LpFdwIndexRows *index_rows = lp_fdw_scan_index_rows(scan);
 
