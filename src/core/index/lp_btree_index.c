@@ -32,6 +32,7 @@ struct LpBTreeIndex
 	LpFile	   *pages_file;
 	LpIndexKeyKind key_kind;
 	LpTypeId	value_type;
+	uint32_t	value_width;	/* bytes of an integer value */
 	uint64_t	batch_size;
 	uint64_t	num_pages;		/* pages of page_data.lance */
 	LookupColumn min;
@@ -93,7 +94,7 @@ is_unsigned(LpTypeId type)
 }
 
 static int
-compare_integer(LpTypeId type, const LpArray *array, uint64_t row, int64_t key)
+compare_integer(LpTypeId type, uint32_t width, const LpArray *array, uint64_t row, int64_t key)
 {
 	const uint8_t *p = array->values;
 
@@ -124,7 +125,7 @@ compare_integer(LpTypeId type, const LpArray *array, uint64_t row, int64_t key)
 	{
 		int64_t		value;
 
-		switch (lp_type_byte_width(array->type))
+		switch (width)
 		{
 			case 1:
 				value = ((const int8_t *) p)[row];
@@ -211,7 +212,7 @@ compare_value(const LpBTreeIndex *index, const LpArray *array, uint64_t row,
 	switch (index->key_kind)
 	{
 		case LP_INDEX_KEY_INTEGER:
-			return compare_integer(index->value_type, array, row, key->integer);
+			return compare_integer(index->value_type, index->value_width, array, row, key->integer);
 		case LP_INDEX_KEY_FLOAT:
 			return compare_float(index->value_type, array, row, key->real);
 		default:
@@ -319,6 +320,7 @@ read_lookup(LpBTreeIndex *index, LpInput *lookup, LpError *err)
 		!decode_lookup_column(lookup, file, "page_idx", &index->page_idx, err))
 		return false;
 	index->value_type = index->min.type->id;
+	index->value_width = lp_type_byte_width(index->min.type);
 	if (!key_kind_of(index->value_type, &index->key_kind))
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "BTREE index \"%s\" on values of type %s is not supported",
 					   file->name, lp_type_id_name(index->value_type));
@@ -494,7 +496,10 @@ pages_to_read(const LpBTreeIndex *index, const LpIndexRange *ranges, size_t num_
 	return true;
 }
 
-/* The ids of page's rows that lie in one of ranges[pairs[0..n).range]. */
+/*
+ * The ids of page's rows that lie in one of ranges[pairs[0..n).range]: the
+ * page's values decoded whole, the ids of the matching rows only.
+ */
 static bool
 search_page(LpBTreeIndex *index, const LpIndexRange *ranges, const PageRange *pairs,
 			size_t n, Growing *ids, LpError *err)
@@ -502,6 +507,7 @@ search_page(LpBTreeIndex *index, const LpIndexRange *ranges, const PageRange *pa
 	uint64_t	first = (uint64_t) pairs[0].page * index->batch_size;
 	uint64_t	end = first + index->batch_size;
 	uint64_t   *rows;
+	uint64_t	matched = 0;
 	LpArray    *values = NULL;
 	LpArray    *row_ids = NULL;
 	bool		ok = false;
@@ -513,16 +519,16 @@ search_page(LpBTreeIndex *index, const LpIndexRange *ranges, const PageRange *pa
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	for (uint64_t r = first; r < end; r++)
 		rows[r - first] = r;
-	if (!lp_field_reader_take(index->values_reader, rows, end - first, &values, err) ||
-		!lp_field_reader_take(index->ids_reader, rows, end - first, &row_ids, err))
+	if (!lp_field_reader_take(index->values_reader, rows, end - first, &values, err))
 		goto done;
 	index->pages_read++;
-	if (row_ids->null_count != 0)
+	if (values->length != end - first)
 	{
-		lp_fail(err, LP_ERR_CORRUPT, "BTREE index page file \"%s\" has null row ids in page %u",
+		lp_fail(err, LP_ERR_CORRUPT, "BTREE index page file \"%s\" decoded page %u short",
 				index->pages_file->name, pairs[0].page);
 		goto done;
 	}
+	/* rows[] is rewritten in place with the matching rows, still ascending */
 	for (uint64_t row = 0; row < end - first; row++)
 	{
 		if (!lp_array_is_valid(values, row))
@@ -534,12 +540,27 @@ search_page(LpBTreeIndex *index, const LpIndexRange *ranges, const PageRange *pa
 			if (above_lower(index, values, row, &range->lower) &&
 				below_upper(index, values, row, &range->upper))
 			{
-				if (!grow_push(ids, &((const uint64_t *) row_ids->values)[row], err))
-					goto done;
+				rows[matched++] = first + row;
 				break;
 			}
 		}
 	}
+	if (matched == 0)
+	{
+		ok = true;
+		goto done;
+	}
+	if (!lp_field_reader_take(index->ids_reader, rows, matched, &row_ids, err))
+		goto done;
+	if (row_ids->length != matched || row_ids->null_count != 0)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "BTREE index page file \"%s\" has null row ids in page %u",
+				index->pages_file->name, pairs[0].page);
+		goto done;
+	}
+	for (uint64_t i = 0; i < matched; i++)
+		if (!grow_push(ids, &((const uint64_t *) row_ids->values)[i], err))
+			goto done;
 	ok = true;
 
 done:
