@@ -163,7 +163,7 @@ LP_TEST(btree_index_ranges_match_lancedb)
 				strcmp(json_get(json_get(query, "lower"), "value")->text,
 					   json_get(json_get(query, "upper"), "value")->text) == 0;
 
-			LP_CHECK_MSG(lp_btree_index_search(files.index, &range, 1, &ids, &n, &err),
+			LP_CHECK_MSG(lp_btree_index_search(files.index, &range, 1, 0, NULL, &ids, &n, &err),
 						 "%.100s: %.300s", where, err.message);
 			LP_CHECK_MSG(same_ids(ids, n, json_get(query, "row_ids")),
 						 "%.100s: %llu row ids, lancedb found %zu", where,
@@ -208,15 +208,32 @@ LP_TEST(btree_index_several_ranges)
 			json_get(pair[1], "row_ids")->count;
 
 		/* The two queries' ranges are disjoint; the repeated one adds nothing. */
-		LP_CHECK(lp_btree_index_search(files.index, ranges, 3, &ids, &n, &err));
+		LP_CHECK(lp_btree_index_search(files.index, ranges, 3, 0, NULL, &ids, &n, &err));
 		LP_CHECK_EQ_U64(n, expected);
 		for (uint64_t i = 1; i < n; i++)
 			LP_CHECK(ids[i - 1] < ids[i]);
 		lp_free(ids);
 
+		/* An unbounded range meets every page: over a limit of one page, none is read. */
+		{
+			LpIndexRange every = {{0}, {0}};
+			bool		too_many = false;
+			uint64_t	before = lp_btree_index_pages_read(files.index);
+
+			LP_CHECK(lp_btree_index_num_pages(files.index) > 1);
+			LP_CHECK(lp_btree_index_search(files.index, &every, 1, 1, &too_many, &ids, &n, &err));
+			LP_CHECK(too_many && ids == NULL && n == 0);
+			LP_CHECK_EQ_U64(lp_btree_index_pages_read(files.index), before);
+			LP_CHECK(lp_btree_index_search(files.index, &every, 1,
+										   lp_btree_index_num_pages(files.index), &too_many,
+										   &ids, &n, &err));
+			LP_CHECK(!too_many && n > 0);
+			lp_free(ids);
+		}
+
 		/* A key of another kind is the caller's mistake. */
 		ranges[0].lower.key.kind = LP_INDEX_KEY_BYTES;
-		LP_CHECK(!lp_btree_index_search(files.index, ranges, 1, &ids, &n, &err));
+		LP_CHECK(!lp_btree_index_search(files.index, ranges, 1, 0, NULL, &ids, &n, &err));
 		LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
 	}
 	else
@@ -268,7 +285,7 @@ LP_TEST(btree_index_damaged_files)
 				uint64_t   *ids = NULL;
 				uint64_t	n;
 
-				if (lp_btree_index_search(index, &all, 1, &ids, &n, &err))
+				if (lp_btree_index_search(index, &all, 1, 0, NULL, &ids, &n, &err))
 					lp_free(ids);
 				lp_btree_index_close(index);
 			}

@@ -76,14 +76,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t   *all = NULL;
 		uint64_t	n_all = 0;
 
-		if (lp_btree_index_search(index, &every, 1, &all, &n_all, &err))
+		if (lp_btree_index_search(index, &every, 1, 0, NULL, &all, &n_all, &err))
 		{
 			for (size_t n = 1; n <= 2; n++)
 			{
 				uint64_t   *found = NULL;
 				uint64_t	count = 0;
 
-				if (lp_btree_index_search(index, ranges + 2 - n, n, &found, &count, &err))
+				if (lp_btree_index_search(index, ranges + 2 - n, n, 0, NULL, &found, &count, &err))
 				{
 					check_subset(found, count, all, n_all);
 					lp_free(found);

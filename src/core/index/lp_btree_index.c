@@ -385,6 +385,12 @@ fail:
 	return false;
 }
 
+uint64_t
+lp_btree_index_num_pages(const LpBTreeIndex *index)
+{
+	return index->num_pages;
+}
+
 LpIndexKeyKind
 lp_btree_index_key_kind(const LpBTreeIndex *index)
 {
@@ -570,6 +576,18 @@ done:
 	return ok;
 }
 
+/* The pages of (page, range) pairs sorted by page. */
+static uint64_t
+distinct_pages(const Growing *pairs)
+{
+	const PageRange *all = pairs->items;
+	uint64_t	count = 0;
+
+	for (size_t i = 0; i < pairs->count; i++)
+		count += i == 0 || all[i].page != all[i - 1].page;
+	return count;
+}
+
 static bool
 check_key(const LpBTreeIndex *index, const LpIndexBound *bound, LpError *err)
 {
@@ -581,7 +599,8 @@ check_key(const LpBTreeIndex *index, const LpIndexBound *bound, LpError *err)
 
 bool
 lp_btree_index_search(LpBTreeIndex *index, const LpIndexRange *ranges, size_t num_ranges,
-					  uint64_t **row_ids, uint64_t *num_row_ids, LpError *err)
+					  uint64_t max_pages, bool *too_many_pages, uint64_t **row_ids,
+					  uint64_t *num_row_ids, LpError *err)
 {
 	Growing		pairs = {NULL, 0, 0, sizeof(PageRange)};
 	Growing		ids = {NULL, 0, 0, sizeof(uint64_t)};
@@ -590,6 +609,8 @@ lp_btree_index_search(LpBTreeIndex *index, const LpIndexRange *ranges, size_t nu
 
 	*row_ids = NULL;
 	*num_row_ids = 0;
+	if (too_many_pages != NULL)
+		*too_many_pages = false;
 	if (num_ranges > UINT32_MAX)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "too many ranges for one BTREE index search");
 	for (size_t r = 0; r < num_ranges; r++)
@@ -597,6 +618,12 @@ lp_btree_index_search(LpBTreeIndex *index, const LpIndexRange *ranges, size_t nu
 			return false;
 	if (!pages_to_read(index, ranges, num_ranges, &pairs, err))
 		goto done;
+	if (max_pages > 0 && distinct_pages(&pairs) > max_pages)
+	{
+		*too_many_pages = true;
+		ok = true;
+		goto done;
+	}
 	for (size_t start = 0; start < pairs.count;)
 	{
 		const PageRange *all = pairs.items;

@@ -80,11 +80,17 @@ LpIndexKeyKind lp_btree_index_key_kind(const LpBTreeIndex *index);
  * The ids of the rows whose value lies in one of ranges[0..num_ranges)
  * (keys of lp_btree_index_key_kind, else LP_ERR_INVALID_ARGUMENT), sorted
  * ascending without duplicates, into *row_ids (lp_alloc'd, NULL when none;
- * freed by the caller).
+ * freed by the caller).  When max_pages is not 0 and the ranges meet more
+ * pages than that, no page is read: *too_many_pages is set and no id comes
+ * back (a caller for whom reading everything is cheaper than so many
+ * lookups).
  */
 bool		lp_btree_index_search(LpBTreeIndex *index, const LpIndexRange *ranges,
-								  size_t num_ranges, uint64_t **row_ids,
-								  uint64_t *num_row_ids, LpError *err);
+								  size_t num_ranges, uint64_t max_pages, bool *too_many_pages,
+								  uint64_t **row_ids, uint64_t *num_row_ids, LpError *err);
+
+/* Pages of page_data.lance. */
+uint64_t	lp_btree_index_num_pages(const LpBTreeIndex *index);
 
 /* Pages of page_data.lance the searches read since the index was opened. */
 uint64_t	lp_btree_index_pages_read(const LpBTreeIndex *index);
