@@ -5,7 +5,8 @@
  * page_data.lance.  An index that opens is searched for every value
  * (unbounded), for a point and for two ranges at once, with keys of its
  * kind taken from the header's length bytes; every answer is strictly
- * ascending and each bounded answer is part of the unbounded one.  Seeds:
+ * ascending and each bounded answer is part of the unbounded one; a search
+ * over a limit of one page returns no id.  Seeds:
  * an index lancedb wrote (test/fuzz/corpus/fuzz_btree_index, and the
  * indexes of the reference dataset btree_index by bench/fuzz.sh).
  */
@@ -91,6 +92,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			check_subset(all, n_all, all, n_all);
 			lp_free(all);
+			/* over a limit of one page nothing is read and no id comes back */
+			{
+				bool		too_many;
+				uint64_t   *none = NULL;
+				uint64_t	n_none = 0;
+
+				if (lp_btree_index_search(index, &every, 1, 1, &too_many, &none, &n_none, &err) &&
+					too_many && (none != NULL || n_none != 0))
+					abort();
+				lp_free(none);
+			}
 		}
 		lp_btree_index_close(index);
 	}
