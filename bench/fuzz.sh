@@ -120,6 +120,16 @@ for target in $TARGETS; do
 			# a replace of fragment 0, then the transaction
 			while read -r file; do seed "$target" "$file" 0100000000000000; done < <(reference -name '*.txn')
 			;;
+		fuzz_btree_index)
+			# the lookup file's length, the lookup file, then the page file
+			while read -r file; do
+				dir=$(dirname "$file")
+				[ -f "$dir/page_data.lance" ] || continue
+				# shellcheck disable=SC2059
+				{ printf "$(le64 "$(stat -c %s "$file")" | cut -c1-8 | sed 's/../\\x&/g')"; cat "$file" "$dir/page_data.lance"; } \
+					>"$WORK/corpus/$target/ref_$(basename "$dir")"
+			done < <(reference -name page_lookup.lance -path '*_indices*')
+			;;
 		fuzz_deletion)
 			# the form, then 2^17 - 1 rows
 			while read -r file; do seed "$target" "$file" 00ffff01; done < <(reference -name '*.arrow' -path '*_deletions*')

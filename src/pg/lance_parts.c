@@ -45,6 +45,7 @@ _PG_init(void)
 	LpFdwPushdownInit();
 	LpFdwParallelInit();
 	LpFdwTopKInit();
+	LpFdwIndexInit();
 	LpS3ConfigInit();
 	LpWriteInit();
 	LpWriteWorkersInit();

@@ -3,7 +3,7 @@
  * <version>.manifest), parsed as every reader of a dataset parses them
  * (lp_manifest_read).  A parsed manifest is then read the way the server
  * reads one: flags, schema, format, tag, every fragment with its data files,
- * deletion file and base, whether indexes cover it, and the inline
+ * deletion file and base, whether indexes cover it, the index entries, and the inline
  * transaction checked against a commit as a writer that lost a race checks
  * it; every path it names was checked (relative data files, absolute or
  * URI bases).  Written again (lp_manifest_serialize, as each commit
@@ -31,6 +31,8 @@ read_manifest(const LpManifest *manifest, size_t *files)
 	LpFileVersion version;
 	LpError		err;
 	char	   *tag;
+	LpIndexEntry *indexes;
+	size_t		num_indexes;
 
 	(void) lp_manifest_check_readable(manifest, "fuzz", &err);
 	(void) lp_manifest_check_writable(manifest, "fuzz", &err);
@@ -40,6 +42,9 @@ read_manifest(const LpManifest *manifest, size_t *files)
 	(void) lp_manifest_data_version(manifest, &version);
 	(void) lp_manifest_is_legacy(manifest);
 	(void) lp_manifest_stable_row_ids(manifest);
+	(void) lp_manifest_fragment_reuse(manifest);
+	if (lp_manifest_index_entries(manifest, &indexes, &num_indexes, &err))
+		lp_manifest_index_entries_free(indexes, num_indexes);
 	tag = lp_manifest_tag(manifest);
 	lp_free(tag);
 	*files = 0;

@@ -475,6 +475,92 @@ function wipe(outdir, names)
 	fs.rmSync(manifestFile, { force: true });
 }
 
+// btree_index: BTREE indexes lancedb builds on an int64, a nullable int32 with repeated
+// values, a string and a nullable float64 column (two fragments, 5 pages of 4096 rows per
+// index), and lancedb's answers to ranges over them, in OUTDIR/index/ (btree_index.lance and
+// btree_index.json; not in manifest.json, so that IMPORT FOREIGN SCHEMA of OUTDIR leaves it
+// alone): the core tests read it with the index files, test_btree_index.c.
+const BTREE_ROWS = [12000, 8500];
+
+function btreeTable(first, count)
+{
+	const id = [], small = [], s = [], f = [];
+
+	for (let i = first; i < first + count; i++)
+	{
+		id.push(BigInt((i * 7919) % 40009) - 20000n);
+		small.push(i % 17 === 0 ? null : (i * 31) % 997 - 500);
+		s.push('key' + String((i * 13) % 3001).padStart(4, '0'));
+		f.push(i % 11 === 0 ? null : ((i * 17) % 5003) / 8 - 300);
+	}
+	return new arrow.Table({
+		id: arrow.vectorFromArray(id, new arrow.Int64()),
+		small: arrow.vectorFromArray(small, new arrow.Int32()),
+		s: arrow.vectorFromArray(s, new arrow.Utf8()),
+		f: arrow.vectorFromArray(f, new arrow.Float64()),
+	});
+}
+
+function sqlLiteral(column, value)
+{
+	return column === 's' ? "'" + value + "'" : String(value);
+}
+
+// [column, lower, lower inclusive, upper, upper inclusive] (null: unbounded)
+const BTREE_QUERIES = [
+	['id', '-19995', true, '-19995', true], ['id', '123', true, '123', true],
+	['id', '40000', true, '40000', true], ['id', '-5', false, '300', true],
+	['id', null, false, '-19000', false], ['id', '19900', true, null, false],
+	['id', '-1', true, '1', true],
+	['small', '-3', true, '-3', true], ['small', '100', false, '140', false],
+	['small', null, false, '-490', true], ['small', '495', false, null, false],
+	['small', '10000', true, null, false],
+	['s', 'key0042', true, 'key0042', true], ['s', 'key1000', true, 'key1010', false],
+	['s', null, false, 'key0003', true], ['s', 'key2999', false, null, false],
+	['s', 'key', true, 'key', true],
+	['f', '-300', true, '-300', true], ['f', '0', true, '2.5', true],
+	['f', null, false, '-299', false], ['f', '325', false, null, false],
+];
+
+async function generateBtree(outdir)
+{
+	const name = 'btree_index';
+	const db = await lancedb.connect(outdir);
+	const table = await db.createTable(name, btreeTable(0, BTREE_ROWS[0]), { storageOptions: storageOptions('2.1', 'v2') });
+	const indexes = [];
+	const queries = [];
+
+	await table.add(btreeTable(BTREE_ROWS[0], BTREE_ROWS[1]));
+	for (const column of ['id', 'small', 's', 'f'])
+		await table.createIndex(column, { config: lancedb.Index.btree() });
+	for (const index of await table.listIndices())
+		indexes.push({ column: index.columns[0], uuid: index.indexUuid, type_url: index.typeUrl });
+	for (const [column, lower, lowerInclusive, upper, upperInclusive] of BTREE_QUERIES)
+	{
+		const terms = [];
+
+		if (lower !== null)
+			terms.push(column + (lowerInclusive ? ' >= ' : ' > ') + sqlLiteral(column, lower));
+		if (upper !== null)
+			terms.push(column + (upperInclusive ? ' <= ' : ' < ') + sqlLiteral(column, upper));
+		const read = await table.query().where(terms.join(' AND ')).withRowId().select(['_rowid']).toArrow();
+		const rowIds = [];
+
+		for (const row of read)
+			rowIds.push(String(row._rowid));
+		queries.push({
+			column, where: terms.join(' AND '),
+			lower: lower === null ? null : { value: lower, inclusive: lowerInclusive },
+			upper: upper === null ? null : { value: upper, inclusive: upperInclusive },
+			row_ids: rowIds.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0)),
+		});
+	}
+	if (indexes.length !== 4 || queries.every((q) => q.row_ids.length === 0))
+		fail(name + ': expected 4 indexes and matching rows');
+	fs.writeFileSync(path.join(outdir, name + '.json'),
+		JSON.stringify({ dataset: name + '.lance', indexes, queries }, null, 1) + '\n');
+}
+
 async function main()
 {
 	if (process.argv.length !== 3)
@@ -515,6 +601,10 @@ async function main()
 		apache_arrow: packageVersion('apache-arrow'),
 		datasets,
 	};
+
+	// in a directory of its own: IMPORT FOREIGN SCHEMA of OUTDIR imports manifest.json's datasets only
+	fs.rmSync(path.join(outdir, 'index'), { recursive: true, force: true });
+	await generateBtree(path.join(outdir, 'index'));
 
 	fs.writeFileSync(path.join(outdir, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
 	process.stderr.write('generated ' + datasets.length + ' datasets in ' + outdir + ' (' +

@@ -7,14 +7,15 @@
 // The rows: int2/4/8 with their bounds, float4/8 with NaN, ±Infinity and -0, bool, date,
 // timestamp and timestamptz with extreme values, text (read under C, POSIX, an ICU and a
 // nondeterministic ICU collation) and bytea, NULLs in every column, over several fragments
-// with deleted rows.  The predicates: comparisons either way round, BETWEEN [SYMMETRIC],
+// with deleted rows, and BTREE indexes on the integer, float and text columns (the scans use
+// them for pushed =, IN and range clauses).  The predicates: comparisons either way round, BETWEEN [SYMMETRIC],
 // IN / NOT IN lists (long ones looked up by hash), op ANY / op ALL with same-type and cross-type arrays (NULL elements,
 // empty and NULL arrays), IS [NOT] DISTINCT FROM, IS [NOT] NULL, IS [NOT] TRUE / FALSE /
 // UNKNOWN, trees of AND / OR / NOT, with cross-type literals (int4 against int8, date against
 // timestamptz, ...), under several TimeZone settings; and comparisons and ANY / ALL against
 // parameters of prepared statements run through their generic plans.  EXPLAIN shows that
-// most of them push clauses into the scan, so the comparison cannot pass because nothing was
-// pushed.  On a mismatch the test prints each predicate, its time zone and the ids of every run.
+// most of them push clauses into the scan, and many find their rows through an index
+// ("Lance Index"), so the comparison cannot pass because nothing was pushed or indexed.  On a mismatch the test prints each predicate, its time zone and the ids of every run.
 // Then DELETE through lance_fdw against DELETE from the heap table with the same random
 // predicates, round after round (the end of the file).
 const test = require('node:test');
@@ -428,8 +429,11 @@ function planNodes(plan)
 	return [plan, ...(plan.Plans || []).flatMap(planNodes)];
 }
 
+const INDEXED_COLUMNS = ['i2', 'i4', 'i8', 'f4', 'f8', 't'];
+
 // pd.source and pd.heap with the rows, the Lance dataset of them (fragments of
-// ROWS_PER_FRAGMENT rows, lancedb's deletion files in every one) and pd.lance over it.
+// ROWS_PER_FRAGMENT rows, BTREE indexes on INDEXED_COLUMNS, lancedb's deletion files in
+// every fragment) and pd.lance over it.
 async function createTables(dataset, rows)
 {
 	const textColumns = Object.entries(TEXT_COLLATIONS);
@@ -455,8 +459,12 @@ CREATE FOREIGN TABLE pd.lance (id int, ${otherColumns.map(([c, t]) => `${c} ${t}
     ${textColumns.map(([c, coll]) => `${c} text OPTIONS (column_name 't') COLLATE ${coll}`).join(', ')})
     SERVER pd_server OPTIONS (uri '${dataset}');
 `);
-	// deleted rows in every fragment, through lancedb's deletion files
+	// BTREE indexes lancedb builds, which scans with pushed clauses use (fdw_scalar_index.test.cjs)
 	const table = await h.openTable(dataset);
+	for (const column of INDEXED_COLUMNS)
+		await table.createIndex(column, { config: h.lancedb.Index.btree() });
+	assert.equal((await table.listIndices()).length, INDEXED_COLUMNS.length);
+	// deleted rows in every fragment, through lancedb's deletion files
 	await table.delete('id % 13 = 5');
 	psqlLines('DELETE FROM pd.heap WHERE id % 13 = 5;\n');
 }
@@ -498,7 +506,11 @@ EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) SELECT id FROM pd.lance WHERE ${p.sql}
 		pushedByKind[kind].pushed += plain[i].pushed ? 1 : 0;
 	});
 	const pushed = plain.filter((p) => p.pushed).length;
-	t.diagnostic(`pushed: ${JSON.stringify(pushedByKind)}`);
+	// and many of them find their rows through a BTREE index
+	const indexed = plans.filter((plan) => planNodes(plan[0].Plan)
+		.some((n) => n['Node Type'] === 'Foreign Scan' && n['Lance Index'] !== undefined)).length;
+	t.diagnostic(`pushed: ${JSON.stringify(pushedByKind)}, through an index: ${indexed}`);
+	assert.ok(indexed > plain.length / 10, `${indexed} of ${plain.length} predicates use an index`);
 	assert.ok(pushed > plain.length / 2, `${pushed} of ${plain.length} predicates push a clause`);
 	assert.equal(pushedByKind.issue.pushed, pushedByKind.issue.all, 'the reproducers of issue 23 push their clause');
 	// IS [NOT] DISTINCT FROM is not pushed (nor OR, NOT BETWEEN, BETWEEN SYMMETRIC)

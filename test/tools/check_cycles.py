@@ -172,7 +172,7 @@ LAYERS = [
     ["core/format"],
     ["core/codec"],
     ["core/concat", "core/dataset", "core/decode", "core/encode"],
-    ["core/reencode"],
+    ["core/index", "core/reencode"],
     ["posix"],
     ["pg"],
     ["pg/storage"],

@@ -10,6 +10,7 @@
 #include "dataset/lp_manifest_internal.h"
 #include "base/lp_protobuf.h"
 #include "format/lp_roaring.h"
+#include "any.pb-c.h"
 #include "format/lp_schema_internal.h"
 
 /*
@@ -484,6 +485,115 @@ lp_manifest_fragment_indexes(const LpManifest *manifest, uint64_t fragment_id,
 	}
 	lp_protobuf_free(&section->base);
 	return ok;
+}
+
+void
+lp_manifest_index_entries_free(LpIndexEntry *entries, size_t n_entries)
+{
+	for (size_t i = 0; entries != NULL && i < n_entries; i++)
+	{
+		lp_free(entries[i].name);
+		lp_free(entries[i].fields);
+		lp_free(entries[i].type_url);
+		lp_free(entries[i].fragment_bitmap);
+	}
+	lp_free(entries);
+}
+
+/* entry's copy of index; false when out of memory or damaged. */
+static bool
+copy_index_entry(const LpManifest *manifest, const Lance__Table__IndexMetadata *index,
+				 LpIndexEntry *entry, LpError *err)
+{
+	LanceParts__Any *details = NULL;
+
+	if (index->uuid == NULL || index->uuid->uuid.len != 16)
+		return lp_fail(err, LP_ERR_CORRUPT, "index \"%s\" of manifest \"%s\" has no valid UUID",
+					   index->name, manifest->name);
+	memcpy(entry->uuid, index->uuid->uuid.data, 16);
+	entry->has_index_version = index->index_version_present_case ==
+		LANCE__TABLE__INDEX_METADATA__INDEX_VERSION_PRESENT_INDEX_VERSION;
+	entry->index_version = index->index_version;
+	entry->has_base_id = index->base_id_present_case ==
+		LANCE__TABLE__INDEX_METADATA__BASE_ID_PRESENT_BASE_ID;
+	if (index->index_details.len > 0)
+	{
+		LpUnpackResult result = lp_protobuf_unpack(&lance_parts__any__descriptor,
+												   index->index_details.data,
+												   index->index_details.len,
+												   (ProtobufCMessage **) &details);
+
+		if (result != LP_UNPACK_OK)
+			return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+						   "details of index \"%s\" of manifest \"%s\" %s", index->name,
+						   manifest->name, lp_unpack_result_text(result));
+	}
+	entry->name = lp_strdup(index->name);
+	entry->type_url = lp_strdup(details != NULL ? details->type_url : "");
+	entry->n_fields = index->n_fields;
+	/* one spare element or byte: empty copies are not NULL */
+	entry->fields = lp_alloc0(sizeof(int32_t) * (index->n_fields + 1));
+	if (entry->fields != NULL && index->n_fields > 0)
+		memcpy(entry->fields, index->fields, sizeof(int32_t) * index->n_fields);
+	entry->fragment_bitmap_len = index->fragment_bitmap.len;
+	entry->fragment_bitmap = lp_alloc0(index->fragment_bitmap.len + 1);
+	if (entry->fragment_bitmap != NULL && index->fragment_bitmap.len > 0)
+		memcpy(entry->fragment_bitmap, index->fragment_bitmap.data, index->fragment_bitmap.len);
+	if (details != NULL)
+		lp_protobuf_free(&details->base);
+	if (entry->name == NULL || entry->type_url == NULL || entry->fields == NULL ||
+		entry->fragment_bitmap == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	return true;
+}
+
+bool
+lp_manifest_index_entries(const LpManifest *manifest, LpIndexEntry **entries,
+						  size_t *n_entries, LpError *err)
+{
+	Lance__Table__IndexSection *section;
+	LpUnpackResult result;
+	bool		ok = true;
+
+	*entries = NULL;
+	*n_entries = 0;
+	if (manifest->index_section == NULL)
+		return true;
+	result = lp_protobuf_unpack(&lance__table__index_section__descriptor,
+								manifest->index_section, manifest->index_section_len,
+								(ProtobufCMessage **) &section);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+					   "index section of manifest \"%s\" %s", manifest->name,
+					   lp_unpack_result_text(result));
+	if (section->n_indices > 0)
+	{
+		*entries = lp_alloc_array(section->n_indices, sizeof(LpIndexEntry));
+		if (*entries == NULL)
+			ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		else
+			memset(*entries, 0, section->n_indices * sizeof(LpIndexEntry));
+	}
+	for (size_t i = 0; ok && i < section->n_indices; i++)
+	{
+		*n_entries = i + 1;
+		ok = copy_index_entry(manifest, section->indices[i], &(*entries)[i], err);
+	}
+	lp_protobuf_free(&section->base);
+	if (!ok)
+	{
+		lp_manifest_index_entries_free(*entries, *n_entries);
+		*entries = NULL;
+		*n_entries = 0;
+	}
+	return ok;
+}
+
+bool
+lp_manifest_fragment_reuse(const LpManifest *manifest)
+{
+	return ((manifest->proto->reader_feature_flags | manifest->proto->writer_feature_flags) &
+			LP_FLAG_FRAGMENT_REUSE_INDEX) != 0;
 }
 
 bool

@@ -95,6 +95,33 @@ bool		lp_manifest_fragment_indexes(const LpManifest *manifest, uint64_t fragment
 										 const int32_t *fields, size_t n_fields,
 										 uint64_t *indexes, LpError *err);
 
+/* One entry (one segment of an index) of the manifest's index section. */
+typedef struct LpIndexEntry
+{
+	char	   *name;
+	uint8_t		uuid[16];		/* its files are under _indices/<uuid, hyphenated>/ */
+	int32_t    *fields;
+	size_t		n_fields;
+	char	   *type_url;		/* of index_details ("/lance.table.BTreeIndexDetails"); "" when none */
+	bool		has_index_version;
+	int32_t		index_version;
+	bool		has_base_id;	/* its files are in another base than the dataset's */
+	uint8_t    *fragment_bitmap;	/* serialized 32-bit Roaring bitmap of the fragment ids it covers */
+	size_t		fragment_bitmap_len;
+} LpIndexEntry;
+
+/*
+ * The entries of the manifest's index section (none without one) into
+ * *entries (free with lp_manifest_index_entries_free).  A UUID that is not
+ * 16 bytes or damaged index details are LP_ERR_CORRUPT.
+ */
+bool		lp_manifest_index_entries(const LpManifest *manifest, LpIndexEntry **entries,
+									  size_t *n_entries, LpError *err);
+void		lp_manifest_index_entries_free(LpIndexEntry *entries, size_t n_entries);
+
+/* Whether the manifest has a fragment reuse index (feature flag 1024): index row addresses need remapping. */
+bool		lp_manifest_fragment_reuse(const LpManifest *manifest);
+
 /* Whether any index lp_manifest_fragment_indexes counts covers the fragment. */
 bool		lp_manifest_fragment_indexed(const LpManifest *manifest,
 										 uint64_t fragment_id,

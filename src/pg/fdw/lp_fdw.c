@@ -17,6 +17,7 @@
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
@@ -198,11 +199,12 @@ begin_scan(ForeignScanState *node, bool explain_only, const uint64 *version)
 	state->scan = lp_fdw_scan_begin(node->ss.ss_currentRelation,
 									linitial(plan->fdw_private), explain_only, version);
 	node->fdw_state = state;
-	if (explain_only)
-		return;
+	/* EXPLAIN names the index the filter's clauses would use */
 	if (pushed != NIL)
 		lp_fdw_scan_set_filter(state->scan,
 							   lp_fdw_filter_begin(pushed, plan->scan.scanrelid, &node->ss.ps));
+	if (explain_only)
+		return;
 	if (plan_ranks_rows(plan))
 		state->topk = lp_fdw_topk_begin(state->scan, plan_topk_exprs(plan), &node->ss.ps);
 }
@@ -329,6 +331,16 @@ lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
 
 /* ---- EXPLAIN ------------------------------------------------------------------ */
 
+static bool
+has_parameter(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, has_parameter, context);
+}
+
 static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
@@ -378,6 +390,19 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit(pushed),
 											   context, es->verbose, false),
 							es);
+	/* with EXPLAIN (GENERIC_PLAN) parameters have no values to look up */
+	if (pushed != NIL && !source->single_file &&
+		(es->analyze || node->ss.ps.state->es_param_list_info != NULL ||
+		 !has_parameter((Node *) pushed, NULL)))
+	{
+		const LpFdwIndexRows *index_rows = lp_fdw_scan_index_rows(scan);
+
+		if (index_rows != NULL)
+			ExplainPropertyText("Lance Index",
+								psprintf("%s (BTREE), " UINT64_FORMAT " rows", index_rows->index_name,
+										 index_rows->num_rows),
+								es);
+	}
 	if (plan_ranks_rows(plan))
 		ExplainPropertyText("Lance Top-K",
 							lp_fdw_topk_explain(plan_topk_exprs(plan), context, es->verbose), es);

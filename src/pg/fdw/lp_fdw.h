@@ -9,6 +9,7 @@
  * lp_fdw_parallel.c  parallel scans: units of work, the partial path, the
  *                    queue of units in dynamic shared memory
  * lp_fdw_topk.c      exact top-k scans: ORDER BY a pgvector distance LIMIT k
+ * lp_fdw_index.c     Lance's BTREE scalar indexes: the rows of pushed clauses
  * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
@@ -25,6 +26,7 @@
 #define LP_FDW_H
 
 #include "access/attnum.h"
+#include "access/stratnum.h"
 #include "storage/itemptr.h"
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
@@ -151,10 +153,68 @@ extern bool lp_fdw_filter_matches(LpFdwFilter *filter, const Datum *values, cons
 extern void lp_fdw_filter_rewind(LpFdwFilter *filter);
 
 /*
+ * A pushed test of one column that an index lookup can use: column <strategy>
+ * value (a btree strategy, the column on the left), or, for = ANY, equal to
+ * one of values (NULL elements left out).
+ */
+typedef struct LpFdwIndexTerm
+{
+	StrategyNumber strategy;
+	Oid			value_type;
+	int			num_values;
+	Datum	   *values;			/* valid as long as the filter's values */
+} LpFdwIndexTerm;
+
+/*
+ * The terms of the tests of column attnum (of type column_type) with a
+ * non-NULL value, evaluated for this scan.
+ */
+extern List *lp_fdw_filter_index_terms(LpFdwFilter *filter, AttrNumber attnum, Oid column_type);
+
+/*
  * Whether an expression has one value for a whole scan: no column of any
  * relation, nothing volatile, no parameter but external ones.
  */
 extern bool lp_fdw_is_scan_constant(Node *node);
+
+/* ---- scalar indexes (lp_fdw_index.c) ---- */
+
+/* lance_parts.fdw_scalar_index: whether scans use BTREE indexes */
+extern bool lp_fdw_scalar_index;
+extern void LpFdwIndexInit(void);
+
+/* The rows of one fragment an index lookup found. */
+typedef struct LpFdwIndexFragment
+{
+	bool		restricted;		/* an index segment covers the fragment: read only rows */
+	uint64	   *rows;			/* ascending row offsets */
+	uint64		num_rows;
+} LpFdwIndexFragment;
+
+typedef struct LpFdwIndexRows
+{
+	char	   *index_name;
+	uint64		num_rows;		/* found in the covered fragments */
+	uint64		num_fragments;	/* the source's, in manifest order */
+	LpFdwIndexFragment *fragments;
+} LpFdwIndexRows;
+
+/*
+ * The rows a BTREE index on column attnum (Lance field field_id, of type
+ * column_type) finds for filter's tests of that column, per fragment; NULL
+ * when no index is used (lance_parts.fdw_scalar_index off, no usable index,
+ * no test an index answers).
+ */
+extern LpFdwIndexRows *lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter,
+										   AttrNumber attnum, int32 field_id, Oid column_type);
+
+/*
+ * Whether the index restricts the rows [first_row, end_row) of fragment (an
+ * index in the manifest); if so, the rows it found among them.
+ */
+extern bool lp_fdw_index_unit_rows(const LpFdwIndexRows *index_rows, uint64 fragment,
+								   uint64 first_row, uint64 end_row, const uint64 **rows,
+								   uint64 *num_rows);
 
 /* ---- the scan iterator (lp_fdw_scan.c) ---- */
 
@@ -246,6 +306,12 @@ extern void lp_fdw_scan_pages(const LpFdwScan *scan, uint64 *decoded, uint64 *sk
  */
 extern void lp_fdw_scan_row_identity(const LpFdwScan *scan, ItemPointer tid);
 extern bool lp_fdw_row_address(ItemPointer tid, uint64 *fragment_id, uint64 *row);
+
+/*
+ * The rows an index finds for the scan's filter (for EXPLAIN: looked up
+ * now if the scan has not started), NULL when it uses none.
+ */
+extern const LpFdwIndexRows *lp_fdw_scan_index_rows(LpFdwScan *scan);
 
 /* What the scan reads, and the Lance fields of its columns (for EXPLAIN). */
 extern const LpFdwSource *lp_fdw_scan_source(const LpFdwScan *scan);

@@ -642,3 +642,61 @@ lp_fdw_filter_matches(LpFdwFilter *filter, const Datum *values, const bool *isnu
 	}
 	return true;
 }
+
+/* The strategy of test's operator in column_type's default btree family, with the column on the left; 0 when none. */
+static StrategyNumber
+column_strategy(const FilterTest *test, Oid column_type)
+{
+	Oid			opclass = GetDefaultOpClass(column_type, BTREE_AM_OID);
+	StrategyNumber strategy;
+
+	if (!OidIsValid(opclass))
+		return InvalidStrategy;
+	strategy = (StrategyNumber) get_op_opfamily_strategy(test->test.opno, get_opclass_family(opclass));
+	/* <> is no member of the family */
+	if (strategy == InvalidStrategy || test->test.column_first || strategy == BTEqualStrategyNumber)
+		return strategy;
+	/* value < column is column > value */
+	return BTMaxStrategyNumber + 1 - strategy;
+}
+
+List *
+lp_fdw_filter_index_terms(LpFdwFilter *filter, AttrNumber attnum, Oid column_type)
+{
+	List	   *terms = NIL;
+
+	if (!filter->prepared)
+		prepare_values(filter);
+	for (int t = 0; t < filter->num_tests; t++)
+	{
+		FilterTest *test = &filter->tests[t];
+		LpFdwIndexTerm *term;
+		StrategyNumber strategy;
+
+		if (test->test.attnum != attnum || test->value_isnull ||
+			(test->test.kind != TEST_COMPARE && test->test.kind != TEST_ARRAY))
+			continue;
+		strategy = column_strategy(test, column_type);
+		if (strategy == InvalidStrategy ||
+			(test->test.kind == TEST_ARRAY && (!test->test.use_or || strategy != BTEqualStrategyNumber)))
+			continue;
+		term = palloc0(sizeof(LpFdwIndexTerm));
+		term->strategy = strategy;
+		if (test->test.kind == TEST_COMPARE)
+		{
+			term->value_type = exprType((Node *) test->test.value);
+			term->num_values = 1;
+			term->values = &test->value;
+		}
+		else
+		{
+			term->value_type = get_element_type(exprType((Node *) test->test.value));
+			term->values = palloc(sizeof(Datum) * Max(test->num_elements, 1));
+			for (int i = 0; i < test->num_elements; i++)
+				if (!test->element_nulls[i])
+					term->values[term->num_values++] = test->elements[i];
+		}
+		terms = lappend(terms, term);
+	}
+	return terms;
+}

@@ -120,6 +120,14 @@ struct LpFdwScan
 	uint64		unit_next_row;	/* the first row of the unit not read in a batch yet */
 	uint64		unit_end_row;
 	uint64		fetched_ahead_to;	/* rows before it were handed to prefetch */
+	bool		unit_restricted;	/* an index found the unit's rows: read only those */
+	const uint64 *unit_candidates;	/* those not read yet, ascending */
+	uint64		unit_num_candidates;
+
+	/* the rows a scalar index found, looked up before the first batch of each scan */
+	bool		index_looked_up;
+	LpFdwIndexRows *index_rows;
+	MemoryContext index_context;
 	LpDeletions deletions;
 	List	   *open_files;		/* OpenFile, in the fragment context */
 	const char *current_file;
@@ -525,6 +533,10 @@ open_unit(LpFdwScan *state, const LpFdwUnit *unit)
 	state->unit_end_row = unit->num_rows > state->fragment_rows - state->unit_next_row ?
 		state->fragment_rows : state->unit_next_row + unit->num_rows;
 	state->fetched_ahead_to = state->unit_next_row;
+	state->unit_restricted = state->index_rows != NULL &&
+		lp_fdw_index_unit_rows(state->index_rows, unit->fragment, state->unit_next_row,
+							   state->unit_end_row, &state->unit_candidates,
+							   &state->unit_num_candidates);
 }
 
 /*
@@ -699,6 +711,55 @@ filter_batch(LpFdwScan *state)
 }
 
 /*
+ * The live rows of the next batch of a unit whose rows an index found: up
+ * to a batch of those rows, the deleted ones left out.
+ */
+static void
+take_index_rows(LpFdwScan *state)
+{
+	while (state->num_live < state->batch_rows && state->unit_num_candidates > 0)
+	{
+		uint64		row = *state->unit_candidates++;
+
+		state->unit_num_candidates--;
+		if (lp_deletions_contains(&state->deletions, row))
+			state->deleted_rows_skipped++;
+		else
+			state->live_rows[state->num_live++] = row;
+	}
+	state->unit_next_row = state->unit_num_candidates > 0 ? state->unit_candidates[0]
+		: state->unit_end_row;
+}
+
+/*
+ * The rows the scalar index of a filter column finds, if one does
+ * (lp_fdw_index.c); once per scan, when the filter's values are known.
+ */
+static void
+look_up_index(LpFdwScan *state)
+{
+	MemoryContext old;
+
+	state->index_looked_up = true;
+	if (state->filter == NULL || state->source->single_file)
+		return;
+	if (state->index_context == NULL)
+		state->index_context = AllocSetContextCreate(GetMemoryChunkContext(state),
+													 "lance_fdw index rows",
+													 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(state->index_context);
+	for (int c = 0; c < state->num_columns && state->index_rows == NULL; c++)
+	{
+		const ScanColumn *column = &state->columns[c];
+
+		if (column->in_filter && column->filter_value && column->field_id >= 0)
+			state->index_rows = lp_fdw_index_lookup(state->source, state->filter, column->attnum,
+													column->field_id, column->typid);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * Read the unit's next batch that has rows to return; false when the unit
  * has no more.
  */
@@ -712,17 +773,22 @@ read_batch(LpFdwScan *state)
 
 		CHECK_FOR_INTERRUPTS();
 		release_batch(state);
-		state->unit_next_row = end;
-		for (uint64 row = start; row < end; row++)
+		if (state->unit_restricted)
+			take_index_rows(state);
+		else
 		{
-			if (lp_deletions_contains(&state->deletions, row))
-				state->deleted_rows_skipped++;
-			else
-				state->live_rows[state->num_live++] = row;
+			state->unit_next_row = end;
+			for (uint64 row = start; row < end; row++)
+			{
+				if (lp_deletions_contains(&state->deletions, row))
+					state->deleted_rows_skipped++;
+				else
+					state->live_rows[state->num_live++] = row;
+			}
 		}
 		if (state->num_live == 0)
 			continue;
-		if (state->readahead)
+		if (state->readahead && !state->unit_restricted)
 			fetch_ahead(state, start);
 
 		if (state->filter == NULL)
@@ -756,6 +822,8 @@ read_batch(LpFdwScan *state)
 static bool
 next_batch(LpFdwScan *state)
 {
+	if (!state->index_looked_up)
+		look_up_index(state);
 	for (;;)
 	{
 		LpFdwUnit	unit;
@@ -941,6 +1009,19 @@ lp_fdw_scan_rewind(LpFdwScan *state)
 	state->deleted_rows_skipped = 0;
 	if (state->filter != NULL)
 		lp_fdw_filter_rewind(state->filter);
+	/* the next scan's parameters may find other rows */
+	state->index_looked_up = false;
+	state->index_rows = NULL;
+	if (state->index_context != NULL)
+		MemoryContextReset(state->index_context);
+}
+
+const LpFdwIndexRows *
+lp_fdw_scan_index_rows(LpFdwScan *state)
+{
+	if (!state->index_looked_up)
+		look_up_index(state);
+	return state->index_rows;
 }
 
 void
