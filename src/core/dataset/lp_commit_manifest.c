@@ -650,7 +650,6 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 {
 	bool		stable = (base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) != 0;
 	Lance__Table__IndexSection *section;
-	LpUnpackResult result;
 	uint64_t	num_bits = first_new_id + n_groups;
 	uint8_t    *covered = NULL;
 	uint32_t   *members = NULL;
@@ -659,14 +658,10 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 	bool		changed = false;
 	bool		ok = true;
 
-	if (base->index_section == NULL)
+	if (!lp_manifest_index_section(base, &section, err))
+		return false;
+	if (section == NULL)
 		return true;
-	result = lp_protobuf_unpack(&lance__table__index_section__descriptor, base->index_section,
-								base->index_section_len, (ProtobufCMessage **) &section);
-	if (result != LP_UNPACK_OK)
-		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
-					   "index section of manifest \"%s\" %s", base->name,
-					   lp_unpack_result_text(result));
 	bitmaps = lp_alloc_array(section->n_indices + 1, sizeof(*bitmaps));
 	originals = lp_alloc_array(section->n_indices + 1, sizeof(*originals));
 	covered = lp_alloc((size_t) (num_bits / 8 + 1));

@@ -452,24 +452,37 @@ index_on_fields(const Lance__Table__IndexMetadata *index, const int32_t *fields,
 }
 
 bool
+lp_manifest_index_section(const LpManifest *manifest, Lance__Table__IndexSection **section,
+						  LpError *err)
+{
+	LpUnpackResult result;
+
+	*section = NULL;
+	if (manifest->index_section == NULL)
+		return true;
+	result = lp_protobuf_unpack(&lance__table__index_section__descriptor,
+								manifest->index_section, manifest->index_section_len,
+								(ProtobufCMessage **) section);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
+					   "index section of manifest \"%s\" %s", manifest->name,
+					   lp_unpack_result_text(result));
+	return true;
+}
+
+bool
 lp_manifest_fragment_indexes(const LpManifest *manifest, uint64_t fragment_id,
 							 const int32_t *fields, size_t n_fields,
 							 uint64_t *indexes, LpError *err)
 {
 	Lance__Table__IndexSection *section;
-	LpUnpackResult result;
 	bool		ok = true;
 
 	*indexes = 0;
-	if (manifest->index_section == NULL)
+	if (!lp_manifest_index_section(manifest, &section, err))
+		return false;
+	if (section == NULL)
 		return true;
-	result = lp_protobuf_unpack(&lance__table__index_section__descriptor,
-								manifest->index_section, manifest->index_section_len,
-								(ProtobufCMessage **) &section);
-	if (result != LP_UNPACK_OK)
-		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
-					   "index section of manifest \"%s\" %s", manifest->name,
-					   lp_unpack_result_text(result));
 	for (size_t i = 0; ok && i < section->n_indices; i++)
 	{
 		const Lance__Table__IndexMetadata *index = section->indices[i];
@@ -552,20 +565,14 @@ lp_manifest_index_entries(const LpManifest *manifest, LpIndexEntry **entries,
 						  size_t *n_entries, LpError *err)
 {
 	Lance__Table__IndexSection *section;
-	LpUnpackResult result;
 	bool		ok = true;
 
 	*entries = NULL;
 	*n_entries = 0;
-	if (manifest->index_section == NULL)
+	if (!lp_manifest_index_section(manifest, &section, err))
+		return false;
+	if (section == NULL)
 		return true;
-	result = lp_protobuf_unpack(&lance__table__index_section__descriptor,
-								manifest->index_section, manifest->index_section_len,
-								(ProtobufCMessage **) &section);
-	if (result != LP_UNPACK_OK)
-		return lp_fail(err, result == LP_UNPACK_NO_MEMORY ? LP_ERR_NO_MEMORY : LP_ERR_CORRUPT,
-					   "index section of manifest \"%s\" %s", manifest->name,
-					   lp_unpack_result_text(result));
 	if (section->n_indices > 0)
 	{
 		*entries = lp_alloc_array(section->n_indices, sizeof(LpIndexEntry));

@@ -59,4 +59,12 @@ Lance__File__Field *lp_manifest_find_field(const Lance__Table__Manifest *manifes
 void		lp_data_file_ref_from_proto(const Lance__Table__DataFile *entry,
 										LpDataFileRef *file);
 
+/*
+ * The manifest's index section, unpacked: *section NULL when the manifest
+ * has none (free with lp_protobuf_free); LP_ERR_CORRUPT naming the
+ * manifest when it does not unpack.
+ */
+bool		lp_manifest_index_section(const LpManifest *manifest,
+									  Lance__Table__IndexSection **section, LpError *err);
+
 #endif							/* LP_MANIFEST_INTERNAL_H */
