@@ -351,7 +351,7 @@ lp_manifest_compute_flags(const Lance__Table__Manifest *manifest,
 
 /* The names of the flags of newer Lance versions that messages name, else NULL. */
 static const char *
-unimplemented_flag_name(uint64_t flag)
+foreign_flag_name(uint64_t flag)
 {
 	switch (flag)
 	{
@@ -371,11 +371,11 @@ static bool
 check_feature_flags(const LpManifest *manifest, const char *dataset, const char *role,
 					uint64_t flags, LpError *err)
 {
-	uint64_t	unimplemented = flags & ~LP_FLAGS_KNOWN;
-	uint64_t	lowest = unimplemented & (~unimplemented + 1);
-	const char *name = unimplemented_flag_name(lowest);
+	uint64_t	foreign = flags & ~LP_FLAGS_KNOWN;
+	uint64_t	lowest = foreign & (~foreign + 1);
+	const char *name = foreign_flag_name(lowest);
 
-	if (unimplemented == 0)
+	if (foreign == 0)
 		return true;
 	if (name != NULL)
 		lp_fail(err, LP_ERR_UNSUPPORTED,

@@ -34,7 +34,7 @@
 #define LP_FLAG_BASE_PATHS			((uint64_t) 16)
 #define LP_FLAG_NO_TRANSACTION_FILE ((uint64_t) 32)
 #define LP_FLAGS_KNOWN				((uint64_t) 63)
-/* Flags of newer Lance versions, named in messages; not implemented. */
+/* Flags of newer Lance versions that lance_parts refuses; named in messages. */
 #define LP_FLAG_OVERLAYS			((uint64_t) 64)
 #define LP_FLAG_FRAGMENT_REUSE_INDEX ((uint64_t) 1024)
 #define LP_FLAG_MANAGED_BLOBS		((uint64_t) 2048)
