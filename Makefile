@@ -25,7 +25,7 @@ CORE_SRCS  = $(sort $(shell find src/core -name '*.c'))
 PG_SRCS    = $(sort $(shell find src/pg -name '*.c'))
 # PostgreSQL-free I/O helpers the server and the core tests share: the local
 # stores' file walks, the libcurl transport of S3
-POSIX_SRCS = $(sort $(wildcard src/posix/*.c))
+POSIX_SRCS = $(sort $(wildcard src/platform/*.c))
 POSIX_LIBS = -lcurl
 OBJS       = $(PG_SRCS:.c=.o) $(POSIX_SRCS:.c=.o)
 
@@ -37,7 +37,7 @@ WARNINGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 # The PostgreSQL layer sees the core's public headers only: no generated
 # protobuf headers (they are internal to the core).
-PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/posix
+PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/platform
 PG_CFLAGS = $(WARNINGS)
 BUILD ?= build
 CORE_LIB = $(BUILD)/liblpcore.a
@@ -90,13 +90,13 @@ $(shlib): $(CORE_LIB)
 
 # ---- core tests and tools, linked with the library --------------------------
 CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
-CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/posix -Isrc/proto
+CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/platform -Isrc/proto
 
-# The tests' POSIX store shares src/posix with the server's local store.
-$(BUILD)/core-tests: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(CORE_LIB)
+# The tests' POSIX store shares src/platform with the server's local store.
+$(BUILD)/core-tests: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/platform/*.h) $(CORE_LIB)
 	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 
-$(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/posix/*.h) $(BUILD)/sanitize/liblpcore.a
+$(BUILD)/core-tests-sanitize: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/platform/*.h) $(BUILD)/sanitize/liblpcore.a
 	clang $(CORE_TEST_CFLAGS) $(SANITIZE) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(BUILD)/sanitize/liblpcore.a $(CORE_LIBS) $(POSIX_LIBS)
 
 # Encoding tree of every page: $(BUILD)/page_encodings FILE.lance...
@@ -106,7 +106,7 @@ $(BUILD)/page_encodings: test/tools/page_encodings.c $(CORE_LIB)
 # S3 integration tests: the core's S3 store over the server's libcurl requests
 # against a real server (LP_S3_* from scripts/s3-server.sh; test/run.sh --only s3).
 S3_TEST_SRCS = $(sort $(wildcard test/s3/*.c)) test/core/test_main.c
-$(BUILD)/s3-tests: $(S3_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/s3/*.h test/core/lp_test.h src/posix/*.h) $(CORE_LIB)
+$(BUILD)/s3-tests: $(S3_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/s3/*.h test/core/lp_test.h src/platform/*.h) $(CORE_LIB)
 	$(CC) $(CORE_TEST_CFLAGS) -Itest/core -o $@ $(S3_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 
 check-s3: $(BUILD)/s3-tests

@@ -17,7 +17,7 @@
 #include "fdw/lp_fdw.h"
 #include "base/lp_interrupt.h"
 #include "fdw/lp_fdw.h"
-#include "storage/lp_pg_s3_config.h"
+#include "store/lp_pg_s3_config.h"
 #include "write/lp_copy_to.h"
 #include "write/lp_write_sql.h"
 #include "write/lp_write_workers.h"

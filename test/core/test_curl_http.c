@@ -1,5 +1,5 @@
 /*
- * test_curl_http.c - the libcurl transport of S3 requests (posix/lp_curl_http)
+ * test_curl_http.c - the libcurl transport of S3 requests (platform/lp_curl_http)
  * against a real HTTP server on loopback that this file starts
  * (http_test_server.py): headers and bodies as sent, connection reuse,
  * statuses, bounded bodies and headers, timeouts, cancels and dropped

@@ -1,7 +1,7 @@
 /*
  * fuzz_blob_descriptor.c - libFuzzer target for Blob v2 descriptors
  * (blob-v2.md §1): a (damaged) part file's descriptor columns decoded and
- * judged as registering a part judges them (src/pg/target/lp_part_blobs.c:
+ * judged as registering a part judges them (src/pg/targets/lp_part_blobs.c:
  * lp_blob_schema_check, the field reader's takes in batches,
  * lp_blob_check_values under a lease, lp_blob_check_sidecars over a
  * sidecar directory whose files have sizes made up from their ids), and

@@ -1,6 +1,6 @@
 /*
  * lp_test_curl.c - the S3 transport of the integration tests: the server's
- * libcurl requests (posix/lp_curl_http) with a plain sleep between retries,
+ * libcurl requests (platform/lp_curl_http) with a plain sleep between retries,
  * counting the requests performed.
  */
 #include <curl/curl.h>

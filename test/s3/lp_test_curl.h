@@ -1,7 +1,7 @@
 /*
  * lp_test_curl.h - the S3 transport of the integration tests, which run the
  * core's S3 client against a real server outside PostgreSQL: the server's
- * libcurl requests (posix/lp_curl_http) without its latch and fd.c.
+ * libcurl requests (platform/lp_curl_http) without its latch and fd.c.
  */
 #ifndef LP_TEST_CURL_H
 #define LP_TEST_CURL_H

@@ -1,5 +1,5 @@
 /*
- * test_curl_rgw.c - the server's libcurl transport (posix/lp_curl_http) against
+ * test_curl_rgw.c - the server's libcurl transport (platform/lp_curl_http) against
  * Ceph's RADOS Gateway (scripts/s3-server.sh; test/run.sh --only s3): requests
  * signed by the core's signer reach the gateway unchanged, since it verifies
  * every signature and payload hash; keys with spaces and '+' as signed, a

@@ -173,14 +173,14 @@ LAYERS = [
     ["core/codec"],
     ["core/concat", "core/dataset", "core/decode", "core/encode"],
     ["core/index", "core/reencode"],
-    ["posix"],
+    ["platform"],
     ["pg"],
-    ["pg/storage"],
-    ["pg/target"],
+    ["pg/store"],
+    ["pg/targets"],
     ["pg/assemble"],
     ["pg/fdw"],
     ["pg/write"],
-    ["pg/sql"],
+    ["pg/functions"],
     ["pg/lance_parts"],
 ]
 LAYER_OF = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}

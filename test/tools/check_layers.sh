@@ -15,17 +15,17 @@
 #              depending on one outside the core (check_cycles.py)
 #   storage    no direct file-system call in the core (src/core) or the
 #              PostgreSQL layer (src/pg) outside the local store backend (the
-#              platform helpers of src/posix are its), and no file outside
-#              src/pg/storage naming that backend (lp_local_*): everything
+#              platform helpers of src/platform are its), and no file outside
+#              src/pg/store naming that backend (lp_local_*): everything
 #              else reaches files through the LpStore that lp_store_for_uri
-#              picks.  Allowed: src/pg/storage/lp_pg_local.c (the backend;
-#              src/posix is its helper), and the server's own files that are
+#              picks.  Allowed: src/pg/store/lp_pg_local.c (the backend;
+#              src/platform is its helper), and the server's own files that are
 #              not dataset storage: the target key in $PGDATA
-#              (src/pg/target/lp_target_key.c) and the progress files in
+#              (src/pg/targets/lp_target_key.c) and the progress files in
 #              pg_stat_tmp (src/pg/assemble/lp_progress.c)
 #   manifests  the PostgreSQL layer reads dataset manifests only through
 #              lp_read_latest_manifest and lp_read_manifest_version
-#              (src/pg/storage/lp_pg_storage.c), which check the privileges
+#              (src/pg/store/lp_pg_storage.c), which check the privileges
 #              and form of every base a manifest names: no other file of
 #              src/pg calls the core's readers of manifests
 set -uo pipefail
@@ -62,15 +62,15 @@ FS_CALLS='stat|lstat|fstat|fstatat|statfs|fstatfs|access|faccessat|open|openat|c
 'mkdir|mkdirat|pg_mkdir_p|MakePGDirectory|rmdir|rmtree|unlink|unlinkat|durable_unlink|'\
 'rename|renameat|durable_rename|link|linkat|symlink|readlink|realpath|truncate|ftruncate|'\
 'copy_file_range|ioctl|chmod|chown|lchown|utime|utimes|utimensat'
-STORAGE_ALLOWED='^src/pg/(storage/lp_pg_local\.c|target/lp_target_key\.c|assemble/lp_progress\.c):'
+STORAGE_ALLOWED='^src/pg/(store/lp_pg_local\.c|targets/lp_target_key\.c|assemble/lp_progress\.c):'
 check storage "$(cd "$ROOT" && {
 	grep -rnE "(^|[^A-Za-z0-9_>.])($FS_CALLS)\(" src/pg src/core --include='*.c' --include='*.h' |
 		grep -vE "$STORAGE_ALLOWED"
 	grep -rnE '\blp_local_[a-z_]+' src/pg --include='*.c' --include='*.h' |
-		grep -vE '^src/pg/storage/'
+		grep -vE '^src/pg/store/'
 } | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 
 check manifests "$(cd "$ROOT" && grep -rnE '(^|[^A-Za-z0-9_>.])(lp_dataset_read_latest|lp_dataset_read_manifest|lp_manifest_read|lp_manifest_parse)\(' \
-	src/pg --include='*.c' --include='*.h' | grep -vE '^src/pg/storage/lp_pg_storage\.c:' |
+	src/pg --include='*.c' --include='*.h' | grep -vE '^src/pg/store/lp_pg_storage\.c:' |
 	grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 exit "$failed"

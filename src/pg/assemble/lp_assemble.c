@@ -41,7 +41,7 @@
 #include "format/lp_file_tail.h"
 #include "assemble/lp_copy.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 #include "lp_sql_args.h"
 #include "reencode/lp_reencode.h"

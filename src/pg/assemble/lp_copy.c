@@ -46,8 +46,8 @@
 #include "io/lp_s3_store.h"
 #include "lp_parallel.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_s3.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_s3.h"
+#include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 
 PGDLLEXPORT void lp_copy_worker_main(dsm_segment *seg, shm_toc *toc);

@@ -21,7 +21,7 @@
 
 #include "lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 
 /* The bytes of the source's data files: from the manifest, or their size in the store. */
 static double

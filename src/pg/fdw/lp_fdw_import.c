@@ -20,7 +20,7 @@
 #include "dataset/lp_dataset.h"
 #include "fdw/lp_fdw.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 
 #define LANCE_SUFFIX ".lance"
 

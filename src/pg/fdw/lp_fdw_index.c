@@ -29,7 +29,7 @@
 #include "index/lp_btree_index.h"
 #include "fdw/lp_fdw.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 
 #define BTREE_DETAILS_TYPE_URL "/lance.table.BTreeIndexDetails"
 #define BTREE_INDEX_VERSION 0

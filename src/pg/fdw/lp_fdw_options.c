@@ -26,8 +26,8 @@
 #include "utils/lsyscache.h"
 
 #include "fdw/lp_fdw.h"
-#include "storage/lp_pg_s3_config.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_s3_config.h"
+#include "store/lp_pg_storage.h"
 
 typedef struct LpFdwOption
 {

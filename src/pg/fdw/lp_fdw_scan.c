@@ -38,7 +38,7 @@
 #include "format/lp_columns.h"
 #include "fdw/lp_fdw.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 #include "format/lp_schema.h"
 
 int			lp_fdw_batch_rows = 8192;

@@ -29,7 +29,7 @@
 #include "utils/rel.h"
 
 #include "fdw/lp_fdw.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 #include "write/lp_fdw_modify.h"
 #include "write/lp_write_deletions.h"
 #include "write/lp_write_sql.h"

@@ -31,8 +31,8 @@
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
 #include "write/lp_publication.h"
-#include "storage/lp_pg_s3_config.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_s3_config.h"
+#include "store/lp_pg_storage.h"
 
 typedef enum PublishAt
 {

@@ -24,9 +24,9 @@
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
-#include "target/lp_sidecar.h"
-#include "storage/lp_pg_storage.h"
-#include "target/lp_target.h"
+#include "targets/lp_sidecar.h"
+#include "store/lp_pg_storage.h"
+#include "targets/lp_target.h"
 #include "write/lp_write_blobs.h"
 
 /* Ids leased at a time for a part: at most, and when its rows are not known. */

@@ -16,7 +16,7 @@
 #include "format/lp_schema.h"
 #include "dataset/lp_blob.h"
 #include "io/lp_storage.h"
-#include "target/lp_target.h"
+#include "targets/lp_target.h"
 
 /* A Blob v2 descriptor as the file writer stores it. */
 typedef struct LpBlobDescriptor

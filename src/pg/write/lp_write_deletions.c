@@ -25,7 +25,7 @@
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
 #include "write/lp_publication.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 #include "write/lp_write_deletions.h"
 #include "write/lp_write_sql.h"
 

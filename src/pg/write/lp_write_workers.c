@@ -36,7 +36,7 @@
 #include "lp_parallel.h"
 #include "lp_pg_alloc.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 #include "write/lp_write_workers.h"
 
 PGDLLEXPORT void lp_write_worker_main(dsm_segment *seg, shm_toc *toc);

@@ -15,7 +15,7 @@
 #include "utils/tuplestore.h"
 
 #include "lp_sql_args.h"
-#include "target/lp_target_key.h"
+#include "targets/lp_target_key.h"
 
 PG_FUNCTION_INFO_V1(lp_target_keys_sql);
 PG_FUNCTION_INFO_V1(lp_rotate_target_key);

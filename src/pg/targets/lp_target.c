@@ -26,9 +26,9 @@
 #include "dataset/lp_fragment.h"
 #include "lp_json.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
-#include "target/lp_target.h"
-#include "target/lp_target_key.h"
+#include "store/lp_pg_storage.h"
+#include "targets/lp_target.h"
+#include "targets/lp_target_key.h"
 
 /* kind, format, dataset, dataset_version, dataset_tag, base_id, base_path,
  * data_dir, file_name, file_version, columns, fields, schema_metadata,

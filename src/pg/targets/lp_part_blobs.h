@@ -14,7 +14,7 @@
 #include "dataset/lp_blob.h"
 #include "dataset/lp_blob_validate.h"
 #include "format/lp_file.h"
-#include "target/lp_target.h"
+#include "targets/lp_target.h"
 
 /*
  * The lease an int8range argument gives for part uri: finite, non-empty,

@@ -42,9 +42,9 @@
 #include "io/lp_s3_store.h"
 #include "io/lp_s3_uri.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_s3.h"
-#include "storage/lp_pg_s3_config.h"
-#include "storage/lp_pg_s3_curl.h"
+#include "store/lp_pg_s3.h"
+#include "store/lp_pg_s3_config.h"
+#include "store/lp_pg_s3_curl.h"
 
 typedef struct PgS3Store
 {

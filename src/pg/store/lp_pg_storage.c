@@ -14,10 +14,10 @@
 #include "dataset/lp_fragment.h"
 #include "io/lp_s3_uri.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_local.h"
-#include "storage/lp_pg_s3.h"
-#include "storage/lp_pg_s3_config.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_local.h"
+#include "store/lp_pg_s3.h"
+#include "store/lp_pg_s3_config.h"
+#include "store/lp_pg_storage.h"
 
 /*
  * The local path of a file:// URI or a plain path; ERROR for anything else.

@@ -13,7 +13,7 @@
 
 #include "base/lp_checked.h"
 #include "lp_json.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_storage.h"
 
 PG_FUNCTION_INFO_V1(lp_file_info);
 PG_FUNCTION_INFO_V1(lp_file_schema);

@@ -23,8 +23,8 @@
 #include "lp_pg_compat.h"
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
-#include "target/lp_sidecar.h"
-#include "storage/lp_pg_storage.h"
+#include "targets/lp_sidecar.h"
+#include "store/lp_pg_storage.h"
 
 /* Bytes read and written at a time where a source cannot be copied within its store */
 #define COPY_BATCH_BYTES (8 * 1024 * 1024)

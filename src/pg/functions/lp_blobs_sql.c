@@ -17,10 +17,10 @@
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
 #include "lp_pg_error.h"
-#include "target/lp_sidecar.h"
+#include "targets/lp_sidecar.h"
 #include "lp_sql_args.h"
-#include "storage/lp_pg_storage.h"
-#include "target/lp_target.h"
+#include "store/lp_pg_storage.h"
+#include "targets/lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_lease_blob_ids);
 PG_FUNCTION_INFO_V1(lp_write_packed_blobs);

@@ -16,7 +16,7 @@
 #include "dataset/lp_blob.h"
 #include "format/lp_schema.h"
 #include "io/lp_storage.h"
-#include "target/lp_target.h"
+#include "targets/lp_target.h"
 
 /* Lance's defaults (blob.rs) where a field's metadata does not override them. */
 #define LP_BLOB_INLINE_THRESHOLD_KEY "lance-encoding:blob-inline-size-threshold"

@@ -1,6 +1,6 @@
 /*
  * lp_curl_http.c - one HTTP request of the S3 client over libcurl, without
- * PostgreSQL: the server's S3 transport (pg/storage/lp_pg_s3_curl) and the
+ * PostgreSQL: the server's S3 transport (pg/store/lp_pg_s3_curl) and the
  * tests run the same code.
  *
  * libcurl carries requests only: the core's client forms and signs them, so

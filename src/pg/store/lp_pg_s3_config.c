@@ -29,7 +29,7 @@
 
 #include "io/lp_s3_uri.h"
 #include "lp_pg_compat.h"
-#include "storage/lp_pg_s3_config.h"
+#include "store/lp_pg_s3_config.h"
 
 #define S3_REGION_MAX 63		/* LP_S3_SCOPE_NAME_MAX of the signer */
 #define S3_DEFAULT_REGION "us-east-1"

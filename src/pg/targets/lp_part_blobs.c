@@ -15,9 +15,9 @@
 #include "decode/lp_decode.h"
 #include "format/lp_columns.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
-#include "target/lp_part_blobs.h"
-#include "target/lp_registry.h"
+#include "store/lp_pg_storage.h"
+#include "targets/lp_part_blobs.h"
+#include "targets/lp_registry.h"
 
 /* Rows of a blob column decoded at a time. */
 #define BLOB_CHECK_BATCH_ROWS 65536

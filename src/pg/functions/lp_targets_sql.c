@@ -16,12 +16,12 @@
 #include "concat/lp_concat.h"
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
-#include "storage/lp_pg_storage.h"
-#include "target/lp_part_blobs.h"
-#include "target/lp_registry.h"
+#include "store/lp_pg_storage.h"
+#include "targets/lp_part_blobs.h"
+#include "targets/lp_registry.h"
 #include "format/lp_schema.h"
 #include "lp_sql_args.h"
-#include "target/lp_target.h"
+#include "targets/lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_create_target);
 PG_FUNCTION_INFO_V1(lp_register_part);

@@ -14,7 +14,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "storage/lp_pg_s3_config.h"
+#include "store/lp_pg_s3_config.h"
 
 PG_FUNCTION_INFO_V1(lp_s3_settings_for);
 

@@ -12,7 +12,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "target/lp_registry.h"
+#include "targets/lp_registry.h"
 
 typedef struct RegistryEntry
 {

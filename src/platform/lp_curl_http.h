@@ -1,7 +1,7 @@
 /*
  * lp_curl_http.h - one HTTP request of the S3 client (LpS3HttpRequest) over
  * libcurl, without PostgreSQL: the server's S3 transport
- * (pg/storage/lp_pg_s3_curl) and the core tests share it.
+ * (pg/store/lp_pg_s3_curl) and the core tests share it.
  */
 #ifndef LP_CURL_HTTP_H
 #define LP_CURL_HTTP_H

@@ -39,7 +39,7 @@
 
 #include "base/lp_checked.h"
 #include "base/lp_interrupt.h"
-#include "storage/lp_pg_local.h"
+#include "store/lp_pg_local.h"
 #include "lp_posix_files.h"
 #include "lp_posix_walk.h"
 #include "lp_tree_removal.h"

@@ -1,6 +1,6 @@
 /*
  * lp_pg_s3_curl.c - the S3 transport of the server: libcurl
- * (posix/lp_curl_http) with one handle per process, kept for the process's
+ * (platform/lp_curl_http) with one handle per process, kept for the process's
  * life so its connection is reused between requests and statements; the
  * descriptor of that connection accounted for with fd.c; requests shown as
  * waits in pg_stat_activity; retries waiting on the latch.  Started requests
@@ -22,7 +22,7 @@
 
 #include "base/lp_interrupt.h"
 #include "lp_curl_http.h"
-#include "storage/lp_pg_s3_curl.h"
+#include "store/lp_pg_s3_curl.h"
 
 typedef struct CurlTransport
 {

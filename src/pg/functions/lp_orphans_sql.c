@@ -25,8 +25,8 @@
 
 #include "dataset/lp_orphans.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_storage.h"
-#include "target/lp_target.h"
+#include "store/lp_pg_storage.h"
+#include "targets/lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_cleanup_orphans);
 

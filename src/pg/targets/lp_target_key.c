@@ -33,7 +33,7 @@
 #include "storage/fd.h"
 #include "storage/lock.h"
 
-#include "target/lp_target_key.h"
+#include "targets/lp_target_key.h"
 
 #define TARGET_KEY_FILE "lance_parts.key"
 /* field4 of the advisory lock serializing rotations and retirements: one

@@ -23,12 +23,12 @@
 #include "concat/lp_concat.h"
 #include "base/lp_path.h"
 #include "lp_pg_error.h"
-#include "storage/lp_pg_s3_config.h"
-#include "storage/lp_pg_storage.h"
+#include "store/lp_pg_s3_config.h"
+#include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 #include "format/lp_schema.h"
-#include "target/lp_part_blobs.h"
-#include "target/lp_target.h"
+#include "targets/lp_part_blobs.h"
+#include "targets/lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_commit_target);
 PG_FUNCTION_INFO_V1(lp_cleanup_target);

@@ -14,10 +14,10 @@
 #include "format/lp_columns.h"
 #include "lp_pg_error.h"
 #include "reencode/lp_reencode.h"
-#include "sql/lp_compact_blobs.h"
-#include "target/lp_sidecar.h"
-#include "storage/lp_pg_storage.h"
-#include "target/lp_part_blobs.h"
+#include "functions/lp_compact_blobs.h"
+#include "targets/lp_sidecar.h"
+#include "store/lp_pg_storage.h"
+#include "targets/lp_part_blobs.h"
 
 bool
 lp_compact_file_has_blobs(const char *root, const char *path)
