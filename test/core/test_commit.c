@@ -2697,3 +2697,55 @@ LP_TEST(commit_update_refusals)
 	lp_manifest_free(before);
 	lp_test_remove_tree(work);
 }
+
+/*
+ * The preview of a request is the manifest its commit would publish: the
+ * next version, with the appended fragment at the next fragment id; a
+ * request that does not fit the base fails as the commit would.
+ */
+LP_TEST(commit_preview_manifest)
+{
+	char		root[4096];
+	LpManifestNaming naming;
+	LpManifest *base;
+	LpManifest *preview;
+	LpCommitRequest request;
+	LpDeleteFragment missing = {.fragment_id = 999999, .all_deleted = true};
+	LpError		err;
+
+	LP_CHECK(lp_test_data_dir != NULL);
+	if (lp_test_data_dir == NULL)
+		return;
+	lp_test_dataset_path("types_2_2_v2", root, sizeof(root));
+	base = read_latest(root, &naming);
+	if (base == NULL)
+		return;
+
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_APPEND;
+	request.read_version = base->proto->version;
+	request.file.path = "0101100100110111111111004f155542eb909d201ec1d1a6d8.lance";
+	request.file.fields = base->proto->fragments[0]->files[0]->fields;
+	request.file.column_indices = base->proto->fragments[0]->files[0]->column_indices;
+	request.file.n_fields = base->proto->fragments[0]->files[0]->n_fields;
+	request.file.version = LP_FILE_VERSION_2_2;
+	request.file.size_bytes = 1000;
+	request.physical_rows = 300;
+	preview = lp_commit_preview_manifest(base, &request, &err);
+	LP_CHECK_MSG(preview != NULL, "%s", err.message);
+	if (preview != NULL)
+	{
+		LP_CHECK_EQ_U64(lp_manifest_version(preview), base->proto->version + 1);
+		LP_CHECK_EQ_U64(lp_manifest_num_fragments(preview), base->proto->n_fragments + 1);
+		LP_CHECK(lp_manifest_has_fragment(preview, base->proto->max_fragment_id + 1));
+		lp_manifest_free(preview);
+	}
+
+	memset(&request, 0, sizeof(request));
+	request.kind = LP_COMMIT_DELETE;
+	request.read_version = base->proto->version;
+	request.deletes = &missing;
+	request.n_deletes = 1;
+	LP_CHECK(lp_commit_preview_manifest(base, &request, &err) == NULL);
+	lp_manifest_free(base);
+}

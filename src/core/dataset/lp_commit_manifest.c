@@ -1098,3 +1098,24 @@ lp_commit_build_manifest(const LpManifest *base, const LpCommitRequest *request,
 	free_build(&build);
 	return ok;
 }
+
+LpManifest *
+lp_commit_preview_manifest(const LpManifest *base, const LpCommitRequest *request, LpError *err)
+{
+	size_t		n_new = request->n_fragments > request->n_groups ? request->n_fragments : request->n_groups;
+	uint64_t   *new_fragment_ids = lp_alloc(sizeof(uint64_t) * (n_new + 1));
+	uint8_t    *bytes = NULL;
+	size_t		len;
+	LpManifest *preview = NULL;
+
+	if (new_fragment_ids == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory building a manifest");
+		return NULL;
+	}
+	if (lp_commit_build_manifest(base, request, NULL, 0, "", 0, &bytes, &len, new_fragment_ids, err))
+		preview = lp_manifest_parse(lp_manifest_file_name(base), bytes, len, err);
+	lp_free(bytes);
+	lp_free(new_fragment_ids);
+	return preview;
+}

@@ -29,4 +29,11 @@ bool		lp_commit_build_manifest(const LpManifest *base,
 									 uint8_t **out, size_t *out_len,
 									 uint64_t *new_fragment_ids, LpError *err);
 
+/*
+ * The parsed manifest of version base + 1 for the request (no transaction):
+ * what a reader would see once it is published.  NULL with *err as above.
+ */
+LpManifest *lp_commit_preview_manifest(const LpManifest *base, const LpCommitRequest *request,
+									   LpError *err);
+
 #endif							/* LP_COMMIT_MANIFEST_H */

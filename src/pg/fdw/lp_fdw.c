@@ -225,6 +225,8 @@ lance_iterate(ForeignScanState *node)
 	LanceScanState *state = node->fdw_state;
 
 	ExecClearTuple(slot);
+	if (state == NULL)
+		return slot;
 	if (state->topk != NULL)
 	{
 		lp_fdw_topk_next(state->topk, slot);
@@ -243,6 +245,8 @@ lance_rescan(ForeignScanState *node)
 {
 	LanceScanState *state = node->fdw_state;
 
+	if (state == NULL)
+		return;
 	lp_fdw_scan_rewind(state->scan);
 	if (state->topk != NULL)
 		lp_fdw_topk_rewind(state->topk);
@@ -324,6 +328,9 @@ lance_initialize_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
 {
 	LpFdwUnitQueue *queue = coordinate;
 
+	/* no scan state: the worker returns no rows */
+	if (lp_fdw_queue_leader_only(queue))
+		return;
 	begin_scan(node, false, lp_fdw_queue_version(queue));
 	lp_fdw_queue_check_source(queue, lp_fdw_scan_source(lp_fdw_node_scan(node)));
 	lp_fdw_scan_share(lp_fdw_node_scan(node), queue);
@@ -355,7 +362,9 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	else
 	{
 		ExplainPropertyText("Lance Dataset", source->path, es);
-		ExplainPropertyUInteger("Dataset Version", NULL, source->version, es);
+		ExplainPropertyUInteger("Dataset Version", NULL, source->published_version, es);
+		if (lp_fdw_source_has_pending(source))
+			ExplainPropertyBool("Pending Writes Read", true, es);
 		ExplainPropertyUInteger("Fragments", NULL, source->num_fragments, es);
 	}
 	ExplainPropertyUInteger("Data Files", NULL, source->num_files, es);

@@ -83,8 +83,17 @@ typedef struct LpFdwSource
 	Oid			server;			/* the foreign server chosen for it (lp_store_for_uri_via) */
 	LpStore    *store;
 	bool		single_file;
-	LpManifest *manifest;		/* datasets */
-	uint64		version;		/* datasets */
+	LpManifest *manifest;		/* datasets: what is read (a view, see below) */
+	uint64		version;		/* datasets: the manifest's version */
+	/*
+	 * Datasets: the published version the manifest builds on.  When the
+	 * current transaction has publications pending for the dataset, the
+	 * manifest is that version with them applied (its version number is not
+	 * on storage) and published is the version itself; otherwise both are
+	 * the same.
+	 */
+	LpManifest *published;
+	uint64		published_version;
 	LpFile	   *file;			/* single files: their metadata */
 	LpSchema	schema;			/* dataset schema, or the file's */
 	uint64		num_fragments;
@@ -97,10 +106,27 @@ typedef struct LpFdwSource
 /*
  * Open a dataset (at a version, or the latest) or a single data file and
  * read its metadata; ERROR when it cannot be read.  Legacy-format data is
- * refused when refuse_legacy is set.
+ * refused when refuse_legacy is set.  The latest version of a dataset is
+ * read as the current transaction's pending publications leave it
+ * (lp_fdw_pending_view_hook), so a transaction reads its own writes.
  */
 extern LpFdwSource *lp_fdw_open_source(const char *path, Oid server, bool has_version,
 									   uint64 version, bool refuse_legacy);
+
+/*
+ * The manifest of published with the current transaction's pending
+ * publications to the dataset at path applied, or NULL when there are none.
+ * The writers (write/lp_publication.c) own the pending publications and set
+ * this hook; the reads are below them.
+ */
+typedef LpManifest *(*LpFdwPendingViewHook) (const char *path, const LpManifest *published);
+extern LpFdwPendingViewHook lp_fdw_pending_view_hook;
+
+/* Whether the source reads pending publications of the current transaction. */
+extern bool lp_fdw_source_has_pending(const LpFdwSource *source);
+
+/* Whether fragment_id of the source is written by a pending publication. */
+extern bool lp_fdw_source_fragment_pending(const LpFdwSource *source, uint64 fragment_id);
 
 /* Index of the top-level field called name in the source's schema, or -1. */
 extern int	lp_fdw_find_top_field(const LpSchema *schema, const char *name);
@@ -365,6 +391,8 @@ extern Size lp_fdw_queue_size(const LpFdwSource *source);
 extern LpFdwUnitQueue *lp_fdw_queue_create(void *space, const LpFdwSource *source);
 extern void lp_fdw_queue_reset(LpFdwUnitQueue *queue);
 extern const uint64 *lp_fdw_queue_version(const LpFdwUnitQueue *queue);
+/* Whether only the leader reads the queue's units (lp_fdw_source_has_pending). */
+extern bool lp_fdw_queue_leader_only(const LpFdwUnitQueue *queue);
 
 /* ERROR unless a worker's source has the fragments the leader listed units of. */
 extern void lp_fdw_queue_check_source(const LpFdwUnitQueue *queue, const LpFdwSource *source);

@@ -36,6 +36,12 @@ struct LpFdwUnitQueue
 {
 	bool		has_version;	/* datasets: version is the one to read */
 	uint64		version;
+	/*
+	 * The leader reads its transaction's pending publications, which only it
+	 * knows (a generic plan made before they were queued): workers take no
+	 * unit.
+	 */
+	bool		leader_only;
 	uint64		unit_rows;		/* the leader's lance_parts.fdw_unit_rows */
 	uint64		num_fragments;	/* of that version */
 	pg_atomic_uint64 next_unit;
@@ -106,7 +112,8 @@ lp_fdw_parallel_workers(PlannerInfo *root, RelOptInfo *baserel, const LpFdwSourc
 	double		pages;
 	int			workers;
 
-	if (!baserel->consider_parallel)
+	/* the pending publications a source reads are its backend's alone */
+	if (!baserel->consider_parallel || lp_fdw_source_has_pending(source))
 		return 0;
 	num_units = lp_fdw_count_units(source);
 	if (num_units < 2)
@@ -160,6 +167,7 @@ lp_fdw_queue_create(void *space, const LpFdwSource *source)
 
 	queue->has_version = !source->single_file;
 	queue->version = source->version;
+	queue->leader_only = lp_fdw_source_has_pending(source);
 	queue->unit_rows = (uint64) lp_fdw_unit_rows;
 	queue->num_fragments = source->num_fragments;
 	queue->first_unit[0] = 0;
@@ -176,6 +184,12 @@ void
 lp_fdw_queue_reset(LpFdwUnitQueue *queue)
 {
 	pg_atomic_write_u64(&queue->next_unit, 0);
+}
+
+bool
+lp_fdw_queue_leader_only(const LpFdwUnitQueue *queue)
+{
+	return queue->leader_only;
 }
 
 const uint64 *

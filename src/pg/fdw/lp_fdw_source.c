@@ -20,6 +20,8 @@ legacy_error(const char *what, const char *path)
 			errhint("Rewrite it with data storage version 2.0 or later."));
 }
 
+LpFdwPendingViewHook lp_fdw_pending_view_hook = NULL;
+
 static void
 open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_legacy)
 {
@@ -47,6 +49,15 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 												   &err);
 	if (source->manifest == NULL)
 		lp_raise(&err);
+	source->published = source->manifest;
+	source->published_version = lp_manifest_version(source->manifest);
+	if (!has_version && lp_fdw_pending_view_hook != NULL)
+	{
+		LpManifest *view = lp_fdw_pending_view_hook(source->path, source->published);
+
+		if (view != NULL)
+			source->manifest = view;
+	}
 	if (!lp_manifest_schema(source->manifest, &source->schema, &err))
 		lp_raise(&err);
 	if (refuse_legacy && lp_manifest_is_legacy(source->manifest))
@@ -113,6 +124,19 @@ lp_fdw_open_source(const char *path, Oid server, bool has_version, uint64 versio
 	else
 		open_dataset(source, has_version, version, refuse_legacy);
 	return source;
+}
+
+bool
+lp_fdw_source_has_pending(const LpFdwSource *source)
+{
+	return source->published != source->manifest;
+}
+
+bool
+lp_fdw_source_fragment_pending(const LpFdwSource *source, uint64 fragment_id)
+{
+	return lp_fdw_source_has_pending(source) &&
+		!lp_manifest_has_fragment(source->published, fragment_id);
 }
 
 int

@@ -28,6 +28,8 @@
 #include "assemble/lp_progress.h"
 #include "base/lp_alloc.h"
 #include "dataset/lp_dataset.h"
+#include "fdw/lp_fdw.h"
+#include "format/lp_deletion.h"
 #include "lp_pg_error.h"
 #include "lp_pg_random.h"
 #include "write/lp_publication.h"
@@ -618,6 +620,184 @@ check_fits_read_version(const LpPublicationRequest *request)
 	pfree(new_fragment_ids);
 }
 
+static bool deletes_rows(const Publication *publication);
+
+/* The pending publication deleting rows of the dataset at root, or NULL. */
+static Publication *
+pending_deletion(const char *root)
+{
+	ListCell   *cell;
+
+	foreach(cell, pending)
+	{
+		Publication *publication = lfirst(cell);
+
+		if (!publication->published && strcmp(publication->root, root) == 0 &&
+			deletes_rows(publication))
+			return publication;
+	}
+	return NULL;
+}
+
+/*
+ * Remove the deletion file a merged delete replaces (written by the same
+ * transaction, referenced by nothing) and forget it.
+ */
+static void
+forget_replaced_deletion_file(Publication *into, const LpDeleteFragment *replaced)
+{
+	char	   *relative;
+	ListCell   *cell;
+
+	if (replaced->all_deleted)
+		return;
+	relative = lp_require_memory(lp_deletion_file_path(replaced->fragment_id, replaced->read_version,
+														replaced->id, LP_DELETION_BITMAP));
+	foreach(cell, into->written)
+	{
+		LpPublicationPath *path = lfirst(cell);
+		LpError		err;
+
+		if (path->directory || strcmp(path->relative, relative) != 0)
+			continue;
+		if (!remove_path(path, into->server, &err))
+			ereport(WARNING,
+					errcode(ERRCODE_IO_ERROR),
+					errmsg_internal("%s", err.message),
+					errdetail("%s was replaced by a later deletion file of the same transaction.", path->what),
+					errhint("cleanup_orphans removes it later."));
+		into->written = foreach_delete_current(into->written, cell);
+		break;
+	}
+	lp_free(relative);
+}
+
+void
+lp_publication_check_deletion(const char *root)
+{
+	Publication *into = pending_deletion(root);
+
+	if (into != NULL && into->subid != GetCurrentSubTransactionId())
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("dataset \"%s\" is already deleted from outside the current savepoint", root),
+				errdetail("The deletions of one transaction are published as one Lance version, which the rollback of a savepoint could not take apart."),
+				errhint("Change the rows outside the savepoint, or set lance_parts.publish_at to \"call\"."));
+}
+
+/*
+ * A DELETE or UPDATE of a dataset this transaction already deletes rows of
+ * read them through the pending deletion files (lp_fdw_pending_view_hook):
+ * its deletion files hold the earlier statements' rows too.  It joins the
+ * pending publication, its files replacing those of the fragments both
+ * touch, so that the transaction publishes one Delete (an Update when
+ * either statement was an UPDATE) built on the version first read.  A
+ * savepoint's rollback could not take a merged statement back, so the
+ * statement's subtransaction must be the pending one's
+ * (lp_publication_check_deletion, before it wrote anything).
+ */
+static bool
+merge_pending_deletion(const LpPublicationRequest *request)
+{
+	const LpCommitRequest *later = request->commit;
+	Publication *into;
+	LpCommitRequest *merged;
+	LpDeleteFragment *deletes;
+	LpNewFragment *fragments;
+	size_t		n_deletes;
+	MemoryContext old;
+
+	if (later->kind != LP_COMMIT_DELETE && later->kind != LP_COMMIT_UPDATE)
+		return false;
+	into = pending_deletion(request->root);
+	if (into == NULL)
+		return false;
+	lp_publication_check_deletion(request->root);
+
+	old = MemoryContextSwitchTo(into->context);
+	merged = &into->request;
+	deletes = palloc(sizeof(LpDeleteFragment) * (merged->n_deletes + later->n_deletes));
+	memcpy(deletes, merged->deletes, sizeof(LpDeleteFragment) * merged->n_deletes);
+	n_deletes = merged->n_deletes;
+	for (size_t i = 0; i < later->n_deletes; i++)
+	{
+		LpDeleteFragment next = later->deletes[i];
+		size_t		k;
+
+		for (k = 0; k < n_deletes && deletes[k].fragment_id != next.fragment_id; k++)
+			;
+		if (k < n_deletes)
+		{
+			/* the fragment as published: what the commit checks is still there */
+			next.had_deletion_file = deletes[k].had_deletion_file;
+			next.old_read_version = deletes[k].old_read_version;
+			next.old_id = deletes[k].old_id;
+			forget_replaced_deletion_file(into, &deletes[k]);
+			deletes[k] = next;
+		}
+		else
+			deletes[n_deletes++] = next;
+	}
+	merged->deletes = deletes;
+	merged->n_deletes = n_deletes;
+
+	if (later->n_fragments > 0)
+	{
+		LpCommitRequest copy;
+
+		copy_request(&copy, later);
+		fragments = palloc(sizeof(LpNewFragment) * (merged->n_fragments + copy.n_fragments));
+		if (merged->n_fragments > 0)
+			memcpy(fragments, merged->fragments, sizeof(LpNewFragment) * merged->n_fragments);
+		memcpy(&fragments[merged->n_fragments], copy.fragments, sizeof(LpNewFragment) * copy.n_fragments);
+		merged->fragments = fragments;
+		merged->n_fragments += copy.n_fragments;
+	}
+	if (later->kind == LP_COMMIT_UPDATE)
+		merged->kind = LP_COMMIT_UPDATE;
+	/* Lance's Update records no predicate */
+	if (merged->kind == LP_COMMIT_UPDATE)
+		merged->predicate = NULL;
+	else if (merged->predicate != NULL && later->predicate != NULL)
+		merged->predicate = psprintf("(%s) OR (%s)", merged->predicate, later->predicate);
+	else
+		merged->predicate = NULL;
+	into->written = list_concat(into->written, copy_paths(request->written, request->server));
+	into->after_publication = list_concat(into->after_publication,
+										  copy_paths(request->after_publication, request->server));
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * The manifest this transaction's reads see for the dataset at root: the
+ * published one with the pending publications to it applied in statement
+ * order, as the pre-commit publishes them; NULL when none is pending.
+ */
+static LpManifest *
+pending_view(const char *path, const LpManifest *published)
+{
+	LpManifest *view = NULL;
+	ListCell   *cell;
+
+	foreach(cell, pending)
+	{
+		Publication *publication = lfirst(cell);
+		LpManifest *next;
+		LpError		err;
+
+		if (publication->published || publication->create || strcmp(publication->root, path) != 0)
+			continue;
+		next = lp_commit_preview_manifest(view != NULL ? view : published, &publication->request, &err);
+		if (next == NULL)
+			lp_raise(&err);
+		if (view != NULL)
+			lp_manifest_free(view);
+		view = next;
+	}
+	return view;
+}
+
 bool
 lp_publish(const LpPublicationRequest *request, LpCommitResult *result)
 {
@@ -652,6 +832,8 @@ lp_publish(const LpPublicationRequest *request, LpCommitResult *result)
 	}
 
 	check_fits_read_version(request);
+	if (merge_pending_deletion(request))
+		return false;
 	context = AllocSetContextCreate(TopMemoryContext, "lance_parts publication",
 									ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(context);
@@ -701,12 +883,6 @@ bool
 lp_publication_replaces(const char *root)
 {
 	return pending_for(root, replaces_dataset);
-}
-
-bool
-lp_publication_deletes(const char *root)
-{
-	return pending_for(root, deletes_rows);
 }
 
 static bool
@@ -883,6 +1059,7 @@ LpPublicationInit(void)
 							20, 0, 1000,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	lp_fdw_pending_view_hook = pending_view;
 	RegisterXactCallback(publication_xact_callback, NULL);
 	RegisterSubXactCallback(publication_subxact_callback, NULL);
 }

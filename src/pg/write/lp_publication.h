@@ -70,8 +70,12 @@ extern LpPublicationPath *lp_publication_path(const char *base, const char *rela
  */
 extern bool lp_publish(const LpPublicationRequest *request, LpCommitResult *result);
 
-/* Does a publication of this transaction delete (or update) rows of the dataset at root? */
-extern bool lp_publication_deletes(const char *root);
+/*
+ * ERROR (0A000) unless a DELETE or UPDATE of the dataset at root may join
+ * the pending deletions of the transaction (lp_publish merges them): they
+ * must be of the current subtransaction.  Called before writing anything.
+ */
+extern void lp_publication_check_deletion(const char *root);
 
 /* Does a publication of this transaction create or overwrite the dataset at root? */
 extern bool lp_publication_replaces(const char *root);

@@ -100,6 +100,14 @@ lp_dataset_deletion_add(LpDatasetDeletion *deletion, uint64 fragment_id, uint64 
 
 	if (!found)
 	{
+		if (lp_fdw_source_fragment_pending(deletion->source, fragment_id))
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("cannot delete or update rows of dataset \"%s\" that this transaction wrote",
+						   deletion->source->path),
+					errdetail("Fragment " UINT64_FORMAT " is published when the transaction commits; until then its rows can be read but not changed.",
+							  fragment_id),
+					errhint("Commit first, or set lance_parts.publish_at to \"call\"."));
 		entry->index = find_fragment(deletion->source, fragment_id, &entry->fragment);
 		entry->rows = NULL;
 		entry->num_rows = 0;
@@ -199,14 +207,14 @@ delete_rows(const LpFdwSource *source, FragmentRows *entry, LpDeleteFragment *ou
 	out->all_deleted = deletions.num_deleted == fragment->physical_rows;
 	if (!out->all_deleted)
 	{
-		out->read_version = source->version;
+		out->read_version = source->published_version;
 		out->num_deleted_rows = deletions.num_deleted;
-		if (!lp_deletion_file_write(store, source->path, fragment->id, source->version,
+		if (!lp_deletion_file_write(store, source->path, fragment->id, source->published_version,
 									&deletions, lp_random_bytes, NULL, &out->id, &err))
 			lp_raise(&err);
 		*written = lappend(*written,
 						   lp_publication_path(source->path,
-											   lp_require_memory(lp_deletion_file_path(fragment->id, source->version,
+											   lp_require_memory(lp_deletion_file_path(fragment->id, source->published_version,
 																					   out->id, LP_DELETION_BITMAP)),
 											   false,
 											   psprintf("The deletion file of fragment " UINT64_FORMAT " of dataset \"%s\"",
@@ -237,12 +245,7 @@ deletion_end(LpDatasetDeletion *deletion, LpDeleteFragment **deletes, size_t *n_
 	*written = NIL;
 	if (*n_deletes == 0)
 		return 0;
-	if (lp_publication_deletes(source->path))
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("dataset \"%s\" is already deleted from by this transaction", source->path),
-				errdetail("Its deletions are published when the transaction commits; a second DELETE or UPDATE would be built on the version before them."),
-				errhint("Change the rows in one statement, commit first, or set lance_parts.publish_at to \"call\"."));
+	lp_publication_check_deletion(source->path);
 	hash_seq_init(&status, deletion->fragments);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		deleted += delete_rows(source, entry, &(*deletes)[i++], written);
@@ -256,7 +259,7 @@ publish_on_read_version(const LpDatasetDeletion *deletion, LpCommitRequest *requ
 	LpPublicationRequest publication = {0};
 	LpCommitResult result;
 
-	request->read_version = deletion->source->version;
+	request->read_version = deletion->source->published_version;
 	publication.root = deletion->source->path;
 	publication.server = deletion->source->server;
 	publication.commit = request;
