@@ -1,8 +1,9 @@
 'use strict';
 // Benchmark data, written by the reference implementation (npm lancedb).
 //
-//   node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT [DIM]
-//       a dataset DIR/NAME.lance of FRAGMENTS fragments (one data file each).
+//   node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT [DIM [VERSION]]
+//       a dataset DIR/NAME.lance of FRAGMENTS fragments (one data file each), of
+//       file version VERSION (default 2.1).
 //       Rows: id int64, value float64, label utf8 (16 characters) and emb
 //       fixed_size_list<float32>[DIM] (default 128) of random numbers, about
 //       560 bytes a row by default, so pages are large and barely
@@ -94,10 +95,10 @@ function textBatch(start, rows)
 
 async function main()
 {
-	const [mode, dir, name, fragmentsArg, bytesArg, dimArg] = process.argv.slice(2);
+	const [mode, dir, name, fragmentsArg, bytesArg, dimArg, versionArg] = process.argv.slice(2);
 
 	if (!['dataset', 'text'].includes(mode) || !dir || !name)
-		throw new Error('usage: node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT [DIM]\n' +
+		throw new Error('usage: node generate.cjs dataset DIR NAME FRAGMENTS BYTES_PER_FRAGMENT [DIM [VERSION]]\n' +
 			'       node generate.cjs text DIR NAME FRAGMENTS ROWS_PER_FRAGMENT');
 	if (dimArg)
 		DIM = Number(dimArg);
@@ -113,7 +114,7 @@ async function main()
 
 		if (table === null)
 			table = await db.createTable(name, data, {
-				storageOptions: { newTableDataStorageVersion: '2.1' },
+				storageOptions: { newTableDataStorageVersion: versionArg || '2.1' },
 			});
 		else
 			await table.add(data);

@@ -22,9 +22,11 @@
 #   5. a full scan of 2M rows (8 fragments; id, value, label and an 8-float
 #      vector) through lance_fdw with 0, 1 and 2 parallel workers against
 #      lancedb reading the same dataset.
+#   6. the same of one 4.2M-row fragment of a 2.2 file with a 32-float
+#      vector (lancedb's 5 fragments joined by lance_parts.compact).
 #
 # --only runs some sections: assembly (1), memory (2), compaction (3),
-# parts (4), scan (5).
+# parts (4), scan (5), scan_large (6).
 #
 set -euo pipefail
 
@@ -33,7 +35,7 @@ set -euo pipefail
 COMMAND="bench/run.sh${*:+ $*}"
 SIZE_MB=1024
 REPS=3
-ONLY=assembly,memory,compaction,parts,scan
+ONLY=assembly,memory,compaction,parts,scan,scan_large
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -277,46 +279,55 @@ fi
 
 # ---- 5. full scans ----------------------------------------------------------------
 
-# scan WORKERS - a full scan through lance_fdw with at most WORKERS parallel workers
+# scan TABLE WORKERS - a full scan of TABLE through lance_fdw with at most WORKERS parallel workers
 scan()
 {
-	sql -c "SET max_parallel_workers_per_gather = $1" -c "SELECT count(t.*) FROM scan t"
+	sql -c "SET max_parallel_workers_per_gather = $2" -c "SELECT count(t.*) FROM $1 t"
 }
 
-# scan_plan WORKERS - "planned/launched" workers of the same scan (EXPLAIN ANALYZE)
+# scan_plan TABLE WORKERS - "planned/launched" workers of the same scan (EXPLAIN ANALYZE)
 scan_plan()
 {
-	sql -c "SET max_parallel_workers_per_gather = $1" \
-		-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(t.*) FROM scan t" |
+	sql -c "SET max_parallel_workers_per_gather = $2" \
+		-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(t.*) FROM $1 t" |
 		awk '/Workers Planned:/ { p = $3 } /Workers Launched:/ { l = $3 } END { printf "%d/%d", p, l }'
 }
 
-if section scan; then
-	log "full scans"
-	node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" scan 8 $((250000 * 72)) 8 >"$WORK/scan.json"
-	chown -R postgres: "$WORK/ext4/scan.lance"
-	SCAN_ROWS=$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).rows" "$WORK/scan.json")
-	sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw" \
-		-c "CREATE FOREIGN TABLE scan (id bigint, value double precision, label text, emb real[]) SERVER bench_scan OPTIONS (uri '$WORK/ext4/scan.lance')"
+# full_scan NAME FRAGMENTS ROWS_PER_FRAGMENT DIM VERSION JOIN DESCRIPTION - a dataset NAME
+# written by lancedb (FRAGMENTS fragments, emb of DIM floats, file version VERSION), its
+# fragments joined into one by lance_parts.compact (a page copy) when JOIN is "join", scanned by
+# lance_fdw with 0, 1 and 2 workers and by lancedb, REPS times each, alternating.
+full_scan()
+{
+	local name=$1 fragments=$2 rows=$3 dim=$4 version=$5 join=$6 description=$7
+	local row_bytes=$((8 + 8 + 16 + 4 * dim + 8)) scan_rows ref_times="" workers
 	declare -A scan_times=() scan_plans=()
-	ref_times=""
+
+	log "full scans: $name"
+	node "$ROOT/bench/generate.cjs" dataset "$WORK/ext4" "$name" "$fragments" $((rows * row_bytes)) "$dim" "$version" >"$WORK/$name.json"
+	chown -R postgres: "$WORK/ext4/$name.lance"
+	scan_rows=$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).rows" "$WORK/$name.json")
+	if [ "$join" = join ]; then
+		sql -c "SELECT count(*) FROM lance_parts.compact('$WORK/ext4/$name.lance', target_rows_per_fragment => 4294967295)" >/dev/null
+	fi
+	sql -c "CREATE FOREIGN TABLE $name (id bigint, value double precision, label text, emb real[]) SERVER bench_scan OPTIONS (uri '$WORK/ext4/$name.lance')"
 	for rep in $(seq "$REPS"); do
 		# count(t.*) needs the whole row, so every column is decoded and converted
 		for workers in 0 1 2; do
-			scan_times[$workers]+="$(seconds scan "$workers") "
+			scan_times[$workers]+="$(seconds scan "$name" "$workers") "
 		done
-		ref_times+="$(node "$ROOT/bench/scan.cjs" "$WORK/ext4" scan | node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
+		ref_times+="$(node "$ROOT/bench/scan.cjs" "$WORK/ext4" "$name" | node -p "JSON.parse(require('fs').readFileSync(0, 'utf8')).seconds.toFixed(3)") "
 	done
 	for workers in 0 1 2; do
 		scan_times[$workers]=$(echo "${scan_times[$workers]}" | median)
-		scan_plans[$workers]=$(scan_plan "$workers")
+		scan_plans[$workers]=$(scan_plan "$name" "$workers")
 	done
 	ref_times=$(echo "$ref_times" | median)
-	rows_per_second() { awk -v n="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }'; }
-	out "### Full scan of $SCAN_ROWS rows, ext4"
+	out "### Full scan of $scan_rows rows, $description, ext4"
 	out ""
-	out "Columns id int64, value float64, label utf8 and emb fixed_size_list<float32>[8] (file version 2.1, 8 fragments)."
-	out "lance_fdw: \`SELECT count(t.*) FROM scan t\` through psql (every column decoded and converted to PostgreSQL"
+	out "Columns id int64, value float64, label utf8 and emb fixed_size_list<float32>[$dim] (file version $version,"
+	out "$(sql -c "SET max_parallel_workers_per_gather = 0" -c "EXPLAIN SELECT 1 FROM $name" | awk '/Fragments:/ { print $2; exit }') fragments)."
+	out "lance_fdw: \`SELECT count(t.*) FROM $name t\` through psql (every column decoded and converted to PostgreSQL"
 	out "values; session start included) with \`max_parallel_workers_per_gather\` 0, 1 and 2 and the default planner costs"
 	out "(workers planned/launched from \`EXPLAIN ANALYZE\` of the same query; the leader scans too). Reference: lancedb"
 	out "\`table.query().toArrow()\` of every column (timed inside node). The runs alternate, so they share the machine's noise."
@@ -324,10 +335,22 @@ if section scan; then
 	out "| reader | workers planned/launched | seconds | rows per second | speed / reference |"
 	out "|---|---:|---:|---:|---:|"
 	for workers in 0 1 2; do
-		out "| lance_fdw, $workers workers | ${scan_plans[$workers]} | ${scan_times[$workers]} | $(rows_per_second "$SCAN_ROWS" "${scan_times[$workers]}") | $(ratio "$ref_times" "${scan_times[$workers]}") |"
+		out "| lance_fdw, $workers workers | ${scan_plans[$workers]} | ${scan_times[$workers]} | $(rows_per_second "$scan_rows" "${scan_times[$workers]}") | $(ratio "$ref_times" "${scan_times[$workers]}") |"
 	done
-	out "| lancedb (reference) | | $ref_times | $(rows_per_second "$SCAN_ROWS" "$ref_times") | 1.00 |"
+	out "| lancedb (reference) | | $ref_times | $(rows_per_second "$scan_rows" "$ref_times") | 1.00 |"
 	out ""
+}
+
+rows_per_second() { awk -v n="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }'; }
+
+if section scan || section scan_large; then
+	sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw"
+fi
+if section scan; then
+	full_scan scan 8 250000 8 2.1 keep "8 small fragments"
+fi
+if section scan_large; then
+	full_scan scan_large 5 840000 32 2.2 join "one large fragment"
 fi
 
 bench_finish

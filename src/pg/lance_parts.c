@@ -36,6 +36,7 @@ void
 _PG_init(void)
 {
 	lp_set_allocator(&lp_pg_allocator);
+	lp_pg_alloc_init();
 	lp_set_cancel_check(lp_query_cancel_pending);
 
 	/* each module defines the settings it owns */

@@ -22,12 +22,22 @@
  * itself behind the callbacks still to come and unmaps on its second call.
  * Mappings start at a page boundary and palloc'd chunks rarely do, so only
  * page-aligned pointers are looked up among the live mappings when freed.
+ *
+ * A scan decodes its batches into mappings too (lp_pg_recycle_large_begin),
+ * and takes them again batch after batch: such a mapping given back is kept
+ * idle, up to LP_PG_IDLE_MAPPING_BYTES in all, and the next one it fits
+ * reuses it, its pages already resident.  Taking fresh memory from the
+ * system for every batch (malloc trims its heap as soon as a batch frees
+ * its buffers) cost a full scan of wide rows as much time in page faults
+ * as in decoding.  The idle mappings are given back at the end of the
+ * transaction.
  */
 #include "postgres.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "access/xact.h"
 #include "utils/memutils.h"
 
 #include "lp_pg_alloc.h"
@@ -40,10 +50,23 @@ typedef struct Mapping
 	void	   *address;
 	size_t		length;
 	bool		behind_others;	/* its callback moved behind the context's others */
+	bool		recycled;		/* kept idle for reuse when it goes */
 } Mapping;
 
-/* Open lp_pg_map_large_begin scopes. */
+/* Open lp_pg_map_large_begin and lp_pg_recycle_large_begin scopes. */
 static int	map_large_scopes;
+static int	recycle_large_scopes;
+
+/* Mappings given back and kept for reuse, LP_PG_IDLE_MAPPING_BYTES at most. */
+#define MAX_IDLE_MAPPINGS 32
+typedef struct IdleMapping
+{
+	void	   *address;
+	size_t		length;
+} IdleMapping;
+static IdleMapping idle_mappings[MAX_IDLE_MAPPINGS];
+static int	num_idle_mappings;
+static size_t idle_bytes;
 
 /* The live mappings (few: the page buffers of the columns being written). */
 static Mapping **live_mappings;
@@ -63,6 +86,19 @@ lp_pg_map_large_end(void)
 	map_large_scopes--;
 }
 
+void
+lp_pg_recycle_large_begin(void)
+{
+	recycle_large_scopes++;
+}
+
+void
+lp_pg_recycle_large_end(void)
+{
+	Assert(recycle_large_scopes > 0);
+	recycle_large_scopes--;
+}
+
 static void
 unmap(Mapping *mapping)
 {
@@ -72,7 +108,61 @@ unmap(Mapping *mapping)
 			live_mappings[i] = live_mappings[--num_live_mappings];
 			break;
 		}
+	if (mapping->recycled && num_idle_mappings < MAX_IDLE_MAPPINGS &&
+		idle_bytes + mapping->length <= LP_PG_IDLE_MAPPING_BYTES)
+	{
+		idle_mappings[num_idle_mappings].address = mapping->address;
+		idle_mappings[num_idle_mappings++].length = mapping->length;
+		idle_bytes += mapping->length;
+		return;
+	}
 	(void) munmap(mapping->address, mapping->length);
+}
+
+/*
+ * The smallest idle mapping of *length bytes or more, but not over twice
+ * that (a small allocation would hold a large mapping), its length in
+ * *length; or NULL.
+ */
+static void *
+take_idle(size_t *length)
+{
+	int			best = -1;
+	void	   *address;
+
+	for (int i = 0; i < num_idle_mappings; i++)
+		if (idle_mappings[i].length >= *length && idle_mappings[i].length / 2 <= *length &&
+			(best < 0 || idle_mappings[i].length < idle_mappings[best].length))
+			best = i;
+	if (best < 0)
+		return NULL;
+	address = idle_mappings[best].address;
+	*length = idle_mappings[best].length;
+	idle_bytes -= idle_mappings[best].length;
+	idle_mappings[best] = idle_mappings[--num_idle_mappings];
+	return address;
+}
+
+static void
+release_idle_mappings(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
+	while (num_idle_mappings > 0)
+	{
+		num_idle_mappings--;
+		(void) munmap(idle_mappings[num_idle_mappings].address,
+					  idle_mappings[num_idle_mappings].length);
+	}
+	idle_bytes = 0;
+}
+
+void
+lp_pg_alloc_init(void)
+{
+	RegisterXactCallback(release_idle_mappings, NULL);
 }
 
 /* The context's callbacks always hold a live mapping's. */
@@ -107,7 +197,7 @@ unmap_after_other_callbacks(void *arg)
 }
 
 static void *
-map_apart(size_t size)
+map_apart(size_t size, bool recycled)
 {
 	size_t		page = (size_t) sysconf(_SC_PAGESIZE);
 	size_t		length = (size + page - 1) / page * page;
@@ -133,15 +223,20 @@ map_apart(size_t size)
 	mapping = palloc_extended(sizeof(Mapping), MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
 	if (mapping == NULL)
 		return NULL;
-	address = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (address == MAP_FAILED)
+	address = recycled ? take_idle(&length) : NULL;
+	if (address == NULL)
 	{
-		pfree(mapping);
-		return NULL;
+		address = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (address == MAP_FAILED)
+		{
+			pfree(mapping);
+			return NULL;
+		}
 	}
 	mapping->context = CurrentMemoryContext;
 	mapping->address = address;
 	mapping->length = length;
+	mapping->recycled = recycled;
 	mapping->callback.func = unmap_after_other_callbacks;
 	mapping->callback.arg = mapping;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &mapping->callback);
@@ -152,8 +247,10 @@ map_apart(size_t size)
 static void *
 lp_pg_alloc(size_t size, void *context)
 {
+	if (recycle_large_scopes > 0 && size >= LP_PG_RECYCLED_ALLOC_BYTES)
+		return map_apart(size, true);
 	if (map_large_scopes > 0 && size >= LP_PG_MAPPED_ALLOC_BYTES)
-		return map_apart(size);
+		return map_apart(size, false);
 	return palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 

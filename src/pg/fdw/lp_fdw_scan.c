@@ -37,6 +37,7 @@
 #include "decode/lp_decode.h"
 #include "format/lp_columns.h"
 #include "fdw/lp_fdw.h"
+#include "lp_pg_alloc.h"
 #include "lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "format/lp_schema.h"
@@ -615,14 +616,27 @@ take_rows(LpFdwScan *state, ScanColumn *column, const uint64 *rows, uint64 n)
 {
 	MemoryContext old;
 	LpError		err;
-	bool		ok;
+	volatile bool ok;
 
 	if (column->reader == NULL)
 		return;
 	state->current_file = column->file;
-	/* the reader's own state lives in the unit's context; the array is freed with the batch */
+	/*
+	 * The reader's own state lives in the unit's context; the array is freed
+	 * with the batch.  Large buffers are mappings, reused batch after batch
+	 * (lp_pg_recycle_large_begin).
+	 */
 	old = MemoryContextSwitchTo(state->fragment_context);
-	ok = lp_field_reader_take(column->reader, rows, n, &column->array, &err);
+	lp_pg_recycle_large_begin();
+	PG_TRY();
+	{
+		ok = lp_field_reader_take(column->reader, rows, n, &column->array, &err);
+	}
+	PG_FINALLY();
+	{
+		lp_pg_recycle_large_end();
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	if (!ok)
 		lp_raise(&err);
