@@ -11,13 +11,18 @@
 //    publishes nothing and removes the deletion files written; a second DELETE of the dataset in
 //    one transaction joins the first (fdw_own_writes tests more); two transactions deleting from one fragment: the second COMMIT
 //    fails with 40001; a dataset with stable row ids keeps its row ids; on S3.
+//  - Row identities (48 bits) give the row offset the bits the largest fragment needs: fragment
+//    ids past 2^24 are reached in a dataset of small fragments, and a fragment id past what a
+//    large fragment leaves is 0A000 naming the limit.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const h = require('./harness.cjs');
 const { fdwWriteFixture, lancedbRowStrings, range } = require('./fdw_writes.cjs');
+const { setFragmentId } = require('./lancemeta.cjs');
 const { startS3Server } = require('./s3_server.cjs');
 const { encodeRows } = require('./values.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
@@ -136,4 +141,33 @@ DELETE FROM fdw_delete_s3_rows WHERE id % 2 = 0;
 	assert.equal(await table.version(), 2);
 	assert.deepEqual(encodeRows(await table.query().toArrow()).map((r) => Number(r.id)).sort((a, b) => a - b),
 		range(1, 21).filter((i) => i % 2 === 1));
+});
+
+test('row identities: fragment ids past 2^24 in a dataset of small fragments; past what a large fragment leaves, 0A000', async () => {
+	const datasetPath = await threeFragments('far_ids');
+	const table = 'fdw_delete_far_ids';
+
+	// 10-row fragments leave 44 bits of the 48 to fragment ids
+	setFragmentId(datasetPath, 2, 3000000000);
+	psqlLines(`DELETE FROM ${table} WHERE id IN (5, 25, 26);\n`);
+	assert.deepEqual(await ids(datasetPath), range(0, 30).filter((i) => ![5, 25, 26].includes(i)),
+		'lancedb reads the rows left');
+
+	// a fragment of 600,000 rows takes 20 bits, which leaves fragment ids below 2^28 - 1
+	const db = await lancedb.connect(path.dirname(datasetPath));
+	const big = await db.createTable('far_ids_big', new arrow.Table({
+		id: arrow.vectorFromArray(BigInt64Array.from({ length: 600000 }, (_, i) => BigInt(i))),
+	}));
+
+	await big.add(new arrow.Table({ id: arrow.vectorFromArray(BigInt64Array.from([600000n])) }));
+	const bigPath = path.join(path.dirname(datasetPath), 'far_ids_big.lance');
+
+	setFragmentId(bigPath, 1, 2 ** 28 + 7);
+	psqlLines(`CREATE FOREIGN TABLE fdw_delete_far_ids_big (id bigint) SERVER fdw_delete_server OPTIONS (uri ${literal(bigPath)});
+DELETE FROM fdw_delete_far_ids_big WHERE id = 599999;
+`);
+	assert.throws(() => psqlLines(`\\set VERBOSITY verbose\nDELETE FROM fdw_delete_far_ids_big WHERE id = 600000;\n`),
+		(error) => /0A000: cannot delete a row of foreign table "fdw_delete_far_ids_big": its address does not fit a row identity[\s\S]*with fragments of up to 1048576 rows, it reaches fragments with ids below 268435455/
+			.test(String(error.stderr)));
+	assert.equal(await (await h.openTable(bigPath)).countRows(), 600000, 'only the first DELETE');
 });

@@ -447,6 +447,44 @@ function addFeatureFlags(datasetPath, reader, writer)
 	fs.writeFileSync(file, Buffer.concat([buf.subarray(0, pos), length, edited, buf.subarray(buf.length - 16)]));
 }
 
+// Give fragment `index` of the latest manifest of a dataset the id `id` (DataFragment field 1, in
+// Manifest field 2), and raise max_fragment_id (field 11) to it, in place as addFeatureFlags.
+function setFragmentId(datasetPath, index, id)
+{
+	const { file, buf, pos, message } = latestManifestBytes(datasetPath);
+	const m = parseMessage(message);
+	const field = (number, wire, body) => Buffer.concat([encodeVarint((number << 3) | wire),
+		wire === 2 ? encodeVarint(body.length) : Buffer.alloc(0), body]);
+	let fragment = -1;
+	const parts = [];
+
+	for (const [number, wire, start, end] of fieldSpans(message))
+	{
+		const span = message.subarray(start, end);
+
+		if (number === 11)
+			continue;
+		if (number !== 2 || ++fragment !== index)
+		{
+			parts.push(span);
+			continue;
+		}
+		const [, bodyStart] = readVarint(span, readVarint(span, 0)[1]);
+		const body = span.subarray(bodyStart);
+		const kept = fieldSpans(body).filter(([n]) => n !== 1).map(([, , s, e]) => body.subarray(s, e));
+
+		parts.push(field(2, 2, Buffer.concat([field(1, 0, encodeVarint(id)), ...kept])));
+	}
+	if (fragment < index)
+		throw new Error(file + ': no fragment ' + index);
+	parts.push(field(11, 0, encodeVarint(BigInt(Math.max(Number(one(m, 11, 0n)), id)))));
+	const edited = Buffer.concat(parts);
+	const length = Buffer.alloc(4);
+
+	length.writeUInt32LE(edited.length);
+	fs.writeFileSync(file, Buffer.concat([buf.subarray(0, pos), length, edited, buf.subarray(buf.length - 16)]));
+}
+
 // Give the transaction of the latest version another operation field number (115: a newer
 // Lance's DataOverlay, 116: CompositeOperation), in its inline section (Manifest field 21)
 // and its _transactions/ file (field 12), in place: the field keeps its body, and its key
@@ -489,5 +527,6 @@ module.exports = {
 	readManifest,
 	latestManifestFile,
 	addFeatureFlags,
+	setFragmentId,
 	setTransactionOperation,
 };

@@ -94,6 +94,12 @@ typedef struct LpFdwSource
 	 */
 	LpManifest *published;
 	uint64		published_version;
+	/*
+	 * Datasets: the bits of a row identity (ItemPointer, 48 bits) that hold
+	 * the row offset, enough for the largest fragment; the fragment id has
+	 * the others.
+	 */
+	uint32		row_address_bits;
 	LpFile	   *file;			/* single files: their metadata */
 	LpSchema	schema;			/* dataset schema, or the file's */
 	uint64		num_fragments;
@@ -326,12 +332,17 @@ extern void lp_fdw_scan_pages(const LpFdwScan *scan, uint64 *decoded, uint64 *sk
 
 /*
  * The current row's identity for DELETE: its fragment id and row offset
- * packed into an ItemPointer (ctid), invalid when they do not fit (24 bits
- * each) or the table reads one data file; lp_fdw_row_address unpacks it
- * (false for an invalid one).
+ * packed into an ItemPointer (ctid), the offset in the source's
+ * row_address_bits low bits, the fragment id above them; invalid when they
+ * do not fit or the table reads one data file.  lp_fdw_row_address unpacks
+ * it for the same source (false for an invalid one).
  */
 extern void lp_fdw_scan_row_identity(const LpFdwScan *scan, ItemPointer tid);
-extern bool lp_fdw_row_address(ItemPointer tid, uint64 *fragment_id, uint64 *row);
+extern bool lp_fdw_row_address(const LpFdwSource *source, ItemPointer tid, uint64 *fragment_id,
+							   uint64 *row);
+
+/* The fragment ids a row identity of source reaches: those below this. */
+extern uint64 lp_fdw_row_address_fragments(const LpFdwSource *source);
 
 /*
  * The rows an index finds for the scan's filter (for EXPLAIN: looked up

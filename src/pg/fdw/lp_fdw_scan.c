@@ -1051,30 +1051,37 @@ lp_fdw_scan_end(LpFdwScan *state)
 
 /*
  * A row address (fragment id, row offset) as an ItemPointer, the row
- * identity DELETE carries from the scan to the modification: 24 bits of
- * each, high to low over the block and offset numbers.  The largest
- * fragment id is left out, so that no address is the invalid ItemPointer.
+ * identity DELETE carries from the scan to the modification: 48 bits, high
+ * to low over the block and offset numbers, the offset in the source's
+ * row_address_bits.  The largest fragment id is left out, so that no
+ * address is the invalid ItemPointer.
  */
-#define ROW_ADDRESS_BITS 24
+#define ROW_IDENTITY_BITS 48
+
+uint64
+lp_fdw_row_address_fragments(const LpFdwSource *source)
+{
+	return (UINT64CONST(1) << (ROW_IDENTITY_BITS - source->row_address_bits)) - 1;
+}
 
 void
 lp_fdw_scan_row_identity(const LpFdwScan *state, ItemPointer tid)
 {
+	const LpFdwSource *source = state->source;
 	uint64		address;
 
-	if (state->source->single_file ||
-		state->fragment_id >= (UINT64CONST(1) << ROW_ADDRESS_BITS) - 1 ||
-		state->row >> ROW_ADDRESS_BITS != 0)
+	if (source->single_file || state->fragment_id >= lp_fdw_row_address_fragments(source) ||
+		state->row >> source->row_address_bits != 0)
 	{
 		ItemPointerSetInvalid(tid);
 		return;
 	}
-	address = state->fragment_id << ROW_ADDRESS_BITS | state->row;
+	address = state->fragment_id << source->row_address_bits | state->row;
 	ItemPointerSet(tid, (BlockNumber) (address >> 16), (OffsetNumber) (address & 0xFFFF));
 }
 
 bool
-lp_fdw_row_address(ItemPointer tid, uint64 *fragment_id, uint64 *row)
+lp_fdw_row_address(const LpFdwSource *source, ItemPointer tid, uint64 *fragment_id, uint64 *row)
 {
 	uint64		address;
 
@@ -1083,8 +1090,8 @@ lp_fdw_row_address(ItemPointer tid, uint64 *fragment_id, uint64 *row)
 		return false;
 	address = (uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16 |
 		ItemPointerGetOffsetNumberNoCheck(tid);
-	*fragment_id = address >> ROW_ADDRESS_BITS;
-	*row = address & ((UINT64CONST(1) << ROW_ADDRESS_BITS) - 1);
+	*fragment_id = address >> source->row_address_bits;
+	*row = address & ((UINT64CONST(1) << source->row_address_bits) - 1);
 	return true;
 }
 

@@ -65,11 +65,15 @@ open_dataset(LpFdwSource *source, bool has_version, uint64 version, bool refuse_
 
 	source->version = lp_manifest_version(source->manifest);
 	source->num_fragments = lp_manifest_num_fragments(source->manifest);
+	source->row_address_bits = 1;
 	for (size_t f = 0; f < source->num_fragments; f++)
 	{
 		LpFragment	fragment;
 
 		lp_manifest_fragment(source->manifest, f, &fragment);
+		while (source->row_address_bits < 48 &&
+			   fragment.physical_rows > (UINT64CONST(1) << source->row_address_bits))
+			source->row_address_bits++;
 		source->num_files += fragment.num_files;
 		source->physical_rows += fragment.physical_rows;
 		if (fragment.has_deletion_file)

@@ -45,6 +45,7 @@ typedef struct ModifyState
 	/* DELETE */
 	AttrNumber	ctid_attno;		/* the row identity in the plan's rows */
 	AttrNumber	wholerow_attno; /* the old row, for RETURNING; or invalid */
+	const LpFdwSource *source;	/* the scan's: how its row identities are packed */
 	LpDatasetDeletion *deletion;
 } ModifyState;
 
@@ -164,6 +165,7 @@ begin_change(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	if (!AttributeNumberIsValid(state->ctid_attno))
 		elog(ERROR, "could not find the junk ctid column");
 	state->wholerow_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "wholerow");
+	state->source = source;
 	state->deletion = lp_dataset_deletion_begin(source, mtstate->operation == CMD_UPDATE);
 	/* moved rows keep their row ids: the i-th new row is the i-th row deleted */
 	if (mtstate->operation == CMD_UPDATE)
@@ -215,12 +217,14 @@ mark_deleted(ModifyState *state, ResultRelInfo *rinfo, TupleTableSlot *plan_slot
 		elog(ERROR, "foreign table \"%s\" gave a row to change without a scan of it",
 			 RelationGetRelationName(rinfo->ri_RelationDesc));
 	ctid = ExecGetJunkAttribute(plan_slot, state->ctid_attno, &isnull);
-	if (isnull || !lp_fdw_row_address((ItemPointer) DatumGetPointer(ctid), &fragment_id, &row))
+	if (isnull || !lp_fdw_row_address(state->source, (ItemPointer) DatumGetPointer(ctid), &fragment_id, &row))
 		ereport(ERROR,
 				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				errmsg("cannot delete a row of foreign table \"%s\": its address does not fit a row identity",
 					   RelationGetRelationName(rinfo->ri_RelationDesc)),
-				errdetail("DELETE reaches fragments with ids below 16777215 and rows below 16777216 of a fragment."));
+				errdetail("A row identity has 48 bits; with fragments of up to " UINT64_FORMAT " rows, it reaches fragments with ids below " UINT64_FORMAT ".",
+						  UINT64CONST(1) << state->source->row_address_bits,
+						  lp_fdw_row_address_fragments(state->source)));
 	old = MemoryContextSwitchTo(state->context);
 	lp_dataset_deletion_add(state->deletion, fragment_id, row);
 	MemoryContextSwitchTo(old);
