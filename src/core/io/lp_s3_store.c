@@ -1575,6 +1575,10 @@ static const LpOutputOps s3_output_ops = {
 	.copy_from = s3_copy_from,
 	.publish = s3_publish,
 	.abort = s3_abort,
+	.start_parts = lp_s3_output_start_parts,
+	.send_part = lp_s3_output_send_part,
+	.add_part = lp_s3_output_add_part,
+	.copies_part_from = lp_s3_output_copies_on_server,
 };
 
 static LpOutput *
@@ -1793,6 +1797,7 @@ static const LpStoreOps s3_store_ops = {
 	.list_uploads = s3_list_uploads,
 	.abort_upload = s3_abort_upload,
 	.upload_size = s3_upload_size,
+	.copy_part = lp_s3_store_copy_part,
 };
 
 LpStore *

@@ -155,7 +155,7 @@ write_upload_parts(const LpConcatPlan *plan, const char *const *paths, LpInput *
 				errmsg_internal("no upload layout for \"%s\": %s", output->name, err.message));
 		return false;
 	}
-	if (!lp_copy_upload_parts(plan, parts, paths, inputs, output))
+	if (!lp_copy_numbered_parts(plan, parts, paths, inputs, output))
 	{
 		lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
 		if (!lp_concat_write_upload_parts(plan, parts, inputs, output,
