@@ -23,6 +23,17 @@
 #              not dataset storage: the target key in $PGDATA
 #              (src/pg/targets/lp_target_key.c) and the progress files in
 #              pg_stat_tmp (src/pg/assemble/lp_progress.c)
+#   backends   nothing outside the stores (src/core/io, src/pg/store) and
+#              their platform helpers (src/platform) names a backend: no
+#              other file includes the header of a backend (the S3 store,
+#              its client and multipart uploads: io/lp_s3_store.h,
+#              io/lp_s3_client.h, io/lp_s3_multipart.h; the server's S3 and
+#              local stores: store/lp_pg_s3.h, store/lp_pg_local.h) or uses
+#              a name one of them declares (a function, type or macro): the
+#              others reach a backend only through LpStoreOps and
+#              LpOutputOps, whichever store lp_store_for_uri picks.  (S3
+#              settings, the lance_fdw server options and s3_settings_for,
+#              are configuration: store/lp_pg_s3_config.h is no backend.)
 #   manifests  the PostgreSQL layer reads dataset manifests only through
 #              lp_read_latest_manifest and lp_read_manifest_version
 #              (src/pg/store/lp_pg_storage.c), which check the privileges
@@ -69,6 +80,20 @@ check storage "$(cd "$ROOT" && {
 	grep -rnE '\blp_local_[a-z_]+' src/pg --include='*.c' --include='*.h' |
 		grep -vE '^src/pg/store/'
 } | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
+
+BACKEND_HEADERS='core/io/lp_s3_store.h core/io/lp_s3_client.h core/io/lp_s3_multipart.h pg/store/lp_pg_s3.h pg/store/lp_pg_local.h'
+# The names a header declares: functions (a name before "(" at the end of a
+# declaration's first line), types (typedef ... Name; and } Name;) and macros.
+backend_names=$(cd "$ROOT/src" && sed -nE \
+	-e 's/^[A-Za-z_][A-Za-z0-9_[:space:]*]*[[:space:]*]([a-z_][a-z0-9_]*)\(.*$/\1/p' \
+	-e 's/^typedef .*[[:space:]*]([A-Za-z_][A-Za-z0-9_]*);$/\1/p' \
+	-e 's/^\}\s*([A-Za-z_][A-Za-z0-9_]*);$/\1/p' \
+	-e 's/^#define\s+([A-Z_][A-Z0-9_]*).*$/\1/p' $BACKEND_HEADERS | sort -u | paste -sd'|')
+backend_includes=$(cd "$ROOT/src" && printf '%s\n' $BACKEND_HEADERS | sed -E 's,^(core|pg)/,,; s,\.,\\.,g' | paste -sd'|')
+check backends "$(cd "$ROOT" && {
+	grep -rnwE "$backend_names" src --include='*.c' --include='*.h'
+	grep -rnE "#\s*include\s*\"($backend_includes)\"" src --include='*.c' --include='*.h'
+} | grep -vE '^src/(core/io|pg/store|platform)/' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 
 check manifests "$(cd "$ROOT" && grep -rnE '(^|[^A-Za-z0-9_>.])(lp_dataset_read_latest|lp_dataset_read_manifest|lp_manifest_read|lp_manifest_parse)\(' \
 	src/pg --include='*.c' --include='*.h' | grep -vE '^src/pg/store/lp_pg_storage\.c:' |
