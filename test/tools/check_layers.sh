@@ -14,15 +14,13 @@
 #   cycles     no cycle in the include/call graph of src/, and no core file
 #              depending on one outside the core (check_cycles.py)
 #   storage    no direct file-system call in the core (src/core) or the
-#              PostgreSQL layer (src/pg) outside the local store backend (the
-#              platform helpers of src/platform are its), and no file outside
-#              src/pg/store naming that backend (lp_local_*): everything
-#              else reaches files through the LpStore that lp_store_for_uri
-#              picks.  Allowed: src/pg/store/lp_pg_local.c (the backend;
-#              src/platform is its helper), and the server's own files that are
-#              not dataset storage: the target key in $PGDATA
-#              (src/pg/targets/lp_target_key.c) and the progress files in
-#              pg_stat_tmp (src/pg/assemble/lp_progress.c)
+#              PostgreSQL layer (src/pg) outside its stores (src/pg/store:
+#              the local store backend, whose helpers are src/platform, and
+#              the server's own files that are not dataset storage, the
+#              target keys in $PGDATA and the progress records in
+#              pg_stat_tmp), and no file outside src/pg/store naming the
+#              local backend (lp_local_*): everything else reaches files
+#              through the LpStore that lp_store_for_uri picks
 #   backends   nothing outside the stores (src/core/io, src/pg/store) and
 #              their platform helpers (src/platform) names a backend: no
 #              other file includes the header of a backend (the S3 store,
@@ -72,11 +70,11 @@ FS_CALLS='stat|lstat|fstat|fstatat|statfs|fstatfs|access|faccessat|open|openat|c
 'AllocateDir|ReadDir|ReadDirExtended|opendir|fdopendir|readdir|scandir|get_dirent_type|'\
 'mkdir|mkdirat|pg_mkdir_p|MakePGDirectory|rmdir|rmtree|unlink|unlinkat|durable_unlink|'\
 'rename|renameat|durable_rename|link|linkat|symlink|readlink|realpath|truncate|ftruncate|'\
-'copy_file_range|ioctl|chmod|chown|lchown|utime|utimes|utimensat'
-STORAGE_ALLOWED='^src/pg/(store/lp_pg_local\.c|targets/lp_target_key\.c|assemble/lp_progress\.c):'
+'copy_file_range|ioctl|chmod|chown|lchown|utime|utimes|utimensat|fsync|fdatasync|pg_fsync|fsync_fname|'\
+'pread|pwrite|CloseTransientFile|FreeDir|FreeFile'
 check storage "$(cd "$ROOT" && {
 	grep -rnE "(^|[^A-Za-z0-9_>.])($FS_CALLS)\(" src/pg src/core --include='*.c' --include='*.h' |
-		grep -vE "$STORAGE_ALLOWED"
+		grep -vE '^src/pg/store/'
 	grep -rnE '\blp_local_[a-z_]+' src/pg --include='*.c' --include='*.h' |
 		grep -vE '^src/pg/store/'
 } | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
