@@ -32,6 +32,11 @@
 #              LpOutputOps, whichever store lp_store_for_uri picks.  (S3
 #              settings, the lance_fdw server options and s3_settings_for,
 #              are configuration: store/lp_pg_s3_config.h is no backend.)
+#   byteorder  one byte-order helper: no file of src/ but
+#              src/core/base/lp_bytes.h assembles an integer from bytes
+#              shifted into place, or cuts one into bytes by shifts
+#              ((uintN) bytes[i] << 8 * i, (uint8) (value >> 8 * i)): they
+#              call lp_le32, lp_put_le64, lp_le_bytes and the like
 #   manifests  the PostgreSQL layer reads dataset manifests only through
 #              lp_read_latest_manifest and lp_read_manifest_version
 #              (src/pg/store/lp_pg_storage.c), which check the privileges
@@ -92,6 +97,11 @@ check backends "$(cd "$ROOT" && {
 	grep -rnwE "$backend_names" src --include='*.c' --include='*.h'
 	grep -rnE "#\s*include\s*\"($backend_includes)\"" src --include='*.c' --include='*.h'
 } | grep -vE '^src/(core/io|pg/store|platform)/' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
+
+check byteorder "$(cd "$ROOT" && grep -rnE \
+	'\(uint(16|32|64)(_t)?\) *[A-Za-z_][A-Za-z0-9_>.-]*\[[^]]+\] *<< *\(?(8|16|24|32|40|48|56)\b|\(uint8(_t)?\) *\(+[^;]*>> *\(?(8|16|24|32|40|48|56)\b' \
+	src --include='*.c' --include='*.h' | grep -vE '^src/core/base/lp_bytes\.h:' |
+	grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 
 check manifests "$(cd "$ROOT" && grep -rnE '(^|[^A-Za-z0-9_>.])(lp_dataset_read_latest|lp_dataset_read_manifest|lp_manifest_read|lp_manifest_parse)\(' \
 	src/pg --include='*.c' --include='*.h' | grep -vE '^src/pg/store/lp_pg_storage\.c:' |
