@@ -18,6 +18,7 @@
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_assemble.h"
+#include "assemble/lp_assemble_validate.h"
 #include "dataset/lp_commit.h"
 #include "write/lp_publication.h"
 #include "concat/lp_concat.h"

@@ -12,6 +12,7 @@
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_assemble.h"
+#include "assemble/lp_assemble_validate.h"
 #include "write/lp_publication.h"
 #include "concat/lp_concat.h"
 #include "lp_pg_error.h"
