@@ -33,13 +33,10 @@
 #define LP_S3_STORE_H
 
 #include "base/lp_error.h"
+#include "io/lp_s3_sizes.h"
 #include "io/lp_s3_transport.h"
 #include "io/lp_storage.h"
 
-#define LP_S3_READ_BLOCK ((size_t) 64 << 10)
-#define LP_S3_UPLOAD_PART_SIZE ((size_t) 8 << 20)
-/* bytes an input holds fetched ahead: a scan batch's pages, about */
-#define LP_S3_READAHEAD_BYTES ((uint64_t) 16 << 20)
 
 /*
  * A store of the endpoint config describes through transport (both the
