@@ -111,9 +111,7 @@ lp_s3_list_pages(S3Store *store, const char *bucket, const char *prefix, const c
 	{
 		LpS3Pair	query[5];
 		size_t		n = 0;
-		LpS3Call	call;
-		LpS3HttpResponse response;
-		LpS3Document *document = NULL;
+		LpS3Document *document;
 
 		query[n++] = (LpS3Pair) {"list-type", "2"};
 		query[n++] = (LpS3Pair) {"prefix", prefix};
@@ -122,25 +120,10 @@ lp_s3_list_pages(S3Store *store, const char *bucket, const char *prefix, const c
 		query[n++] = (LpS3Pair) {"max-keys", max_keys ? max_keys : LIST_PAGE_KEYS};
 		if (token)
 			query[n++] = (LpS3Pair) {"continuation-token", token};
-		call = (LpS3Call) {.method = "GET", .bucket = bucket, .key = "",
-		.query = query, .query_count = n};
-		if (!lp_s3_call_checked(store->client, &call, "list", &response, err))
-		{
-			ok = false;
-			break;
-		}
-		ok = lp_s3_xml_parse(response.body ? response.body : "", response.body_len,
+		ok = lp_s3_list_page(store->client, bucket, prefix, query, n, "list",
 							 LP_S3_LIST_OBJECTS, &document, err);
-		lp_s3_http_response_clear(&response);
 		if (!ok)
 			break;
-		if (document->kind != LP_S3_LIST_OBJECTS)
-		{
-			lp_s3_xml_free(document);
-			ok = lp_fail(err, LP_ERR_IO, "could not list \"s3://%s/%s\": the server answered an Error",
-						 bucket, prefix);
-			break;
-		}
 		lp_free(token);
 		token = NULL;
 		ok = callback(arg, &document->list_objects, err);
