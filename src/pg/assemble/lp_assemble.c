@@ -26,8 +26,8 @@
 #include "assemble/lp_assemble_validate.h"
 #include "assemble/lp_assemble_write.h"
 #include "assemble/lp_progress.h"
-#include "lp_pg_error.h"
-#include "lp_sql_args.h"
+#include "base/lp_pg_error.h"
+#include "base/lp_sql_args.h"
 #include "reencode/lp_reencode.h"
 #include "store/lp_pg_storage.h"
 

@@ -12,7 +12,7 @@
 
 #include "assemble/lp_assemble_reencode.h"
 #include "assemble/lp_progress.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "reencode/lp_reencode.h"
 #include "store/lp_pg_storage.h"
 

@@ -7,7 +7,7 @@
 
 #include "assemble/lp_assemble_validate.h"
 #include "assemble/lp_progress.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 
 void

@@ -22,7 +22,7 @@
 #include "assemble/lp_progress.h"
 #include "concat/lp_concat_parts.h"
 #include "format/lp_file_tail.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 
 uint64

@@ -43,8 +43,8 @@
 #include "utils/guc.h"
 
 #include "assemble/lp_copy.h"
-#include "lp_parallel.h"
-#include "lp_pg_error.h"
+#include "base/lp_parallel.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 

@@ -34,7 +34,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "assemble/lp_progress.h"
 #include "store/lp_pg_server_files.h"
 

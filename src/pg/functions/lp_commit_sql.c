@@ -23,7 +23,7 @@
 #include "write/lp_publication.h"
 #include "concat/lp_concat.h"
 #include "base/lp_path.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_s3_config.h"
 #include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"

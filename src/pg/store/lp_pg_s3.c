@@ -41,7 +41,7 @@
 #include "base/lp_alloc.h"
 #include "io/lp_s3_store.h"
 #include "io/lp_s3_uri.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_s3.h"
 #include "store/lp_pg_s3_config.h"
 #include "store/lp_pg_s3_curl.h"

@@ -27,8 +27,8 @@
 #include "base/lp_bytes.h"
 #include "fdw/lp_fdw.h"
 #include "format/lp_columns.h"
-#include "lp_pg_error.h"
-#include "lp_pg_types.h"
+#include "base/lp_pg_error.h"
+#include "base/lp_pg_types.h"
 #include "write/lp_write_blobs.h"
 #include "write/lp_write_values.h"
 

@@ -7,7 +7,7 @@
 #include "catalog/pg_type.h"
 
 #include "base/lp_bytes.h"
-#include "lp_pg_types.h"
+#include "base/lp_pg_types.h"
 
 static const LpPgInteger integers[] = {
 	{LP_TYPE_INT8, INT2OID, PG_INT8_MIN, PG_INT8_MAX, 1},
