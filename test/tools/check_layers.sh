@@ -32,6 +32,11 @@
 #              LpOutputOps, whichever store lp_store_for_uri picks.  (S3
 #              settings, the lance_fdw server options and s3_settings_for,
 #              are configuration: store/lp_pg_s3_config.h is no backend.)
+#   includes   every header of the tree is included with its folder, as
+#              PostgreSQL writes "utils/guc.h": "<folder>/lp_<name>.h", the
+#              folder being the header's own below src/core, src/pg or src
+#              (base/, io/, store/, platform/, ...); no header is included
+#              by its bare name, whichever include path would find it
 #   byteorder  one byte-order helper: no file of src/ but
 #              src/core/base/lp_bytes.h assembles an integer from bytes
 #              shifted into place, or cuts one into bytes by shifts
@@ -97,6 +102,18 @@ check backends "$(cd "$ROOT" && {
 	grep -rnwE "$backend_names" src --include='*.c' --include='*.h'
 	grep -rnE "#\s*include\s*\"($backend_includes)\"" src --include='*.c' --include='*.h'
 } | grep -vE '^src/(core/io|pg/store|platform)/' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
+
+check includes "$(cd "$ROOT" && grep -rnoE '#\s*include\s*"[^"]*lp_[a-z0-9_]+\.h"' src --include='*.c' --include='*.h' |
+	while IFS= read -r line; do
+		header=${line#*\"}
+		header=${header%\"}
+		case $header in
+			*/*/*) ;;
+			*/*) if [ -f "src/core/$header" ] || [ -f "src/pg/$header" ] ||
+				   { [ "${header%%/*}" = platform ] && [ -f "src/$header" ]; }; then continue; fi ;;
+		esac
+		echo "$line"
+	done)"
 
 check byteorder "$(cd "$ROOT" && grep -rnE \
 	'\(uint(16|32|64)(_t)?\) *[A-Za-z_][A-Za-z0-9_>.-]*\[[^]]+\] *<< *\(?(8|16|24|32|40|48|56)\b|\(uint8(_t)?\) *\(+[^;]*>> *\(?(8|16|24|32|40|48|56)\b' \
