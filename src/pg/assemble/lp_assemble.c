@@ -165,6 +165,7 @@ lp_assemble_file(const char *output_path, List *parts,
 		lp_assemble_reencode_part(reencoder, &inputs, r, NULL);
 	}
 	result->reencoded = lp_assemble_reencoded_positions(reencoder);
+	list_sort(result->reencoded, list_int_cmp);
 	if (verdict.reason != LP_CONCAT_COMPATIBLE)
 	{
 		result->message = palloc(1024);

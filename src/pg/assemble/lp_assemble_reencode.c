@@ -32,6 +32,7 @@ struct LpAssembleReencoder
 	const char *owned_dir;		/* removed too (when empty), or NULL */
 	List	   *paths;			/* the re-encoded files */
 	bool	   *reencoded;		/* per part */
+	List	   *positions;		/* 1-based, in the order they were re-encoded */
 	int			num_parts;
 	ReencodeProgress progress;
 };
@@ -169,6 +170,7 @@ lp_assemble_reencode_part(LpAssembleReencoder *reencoder, LpAssembleInputs *inpu
 	inputs->parts[index].file = lp_read_lance_file_below(inputs->root, path);
 	inputs->parts[index].has_expected_rows = false;
 	reencoder->reencoded[index] = true;
+	reencoder->positions = lappend_int(reencoder->positions, index + 1);
 }
 
 int
@@ -193,12 +195,7 @@ lp_assemble_reencoded(const LpAssembleReencoder *reencoder, int index)
 List *
 lp_assemble_reencoded_positions(const LpAssembleReencoder *reencoder)
 {
-	List	   *positions = NIL;
-
-	for (int i = 0; i < reencoder->num_parts; i++)
-		if (reencoder->reencoded[i])
-			positions = lappend_int(positions, i + 1);
-	return positions;
+	return list_copy(reencoder->positions);
 }
 
 void

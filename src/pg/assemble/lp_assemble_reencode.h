@@ -47,7 +47,7 @@ extern int	lp_assemble_part_to_reencode(const LpAssembleReencoder *reencoder,
 /* Whether part index was re-encoded. */
 extern bool lp_assemble_reencoded(const LpAssembleReencoder *reencoder, int index);
 
-/* The 1-based positions of the parts re-encoded, in order (int). */
+/* The 1-based positions of the parts re-encoded, in the order they were (int). */
 extern List *lp_assemble_reencoded_positions(const LpAssembleReencoder *reencoder);
 
 /* Remove the re-encoded files (and an owned directory) now. */
