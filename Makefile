@@ -36,8 +36,10 @@ REGRESS_OPTS = --inputdir=test --outputdir=results
 WARNINGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 # The PostgreSQL layer sees the core's public headers only: no generated
-# protobuf headers (they are internal to the core).
-PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/platform
+# protobuf headers (they are internal to the core).  Every header is
+# included with its folder: "base/lp_pg_error.h", "store/lp_pg_storage.h",
+# "io/lp_storage.h", "platform/lp_posix_walk.h".
+PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src
 PG_CFLAGS = $(WARNINGS)
 BUILD ?= build
 CORE_LIB = $(BUILD)/liblpcore.a
@@ -90,9 +92,10 @@ $(shlib): $(CORE_LIB)
 
 # ---- core tests and tools, linked with the library --------------------------
 CORE_TEST_SRCS = $(sort $(wildcard test/core/*.c))
-CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc/platform -Isrc/proto
+CORE_TEST_CFLAGS = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-missing-braces -Isrc/core -Isrc -Isrc/platform -Isrc/proto
 
-# The tests' POSIX store shares src/platform with the server's local store.
+# The tests' POSIX store shares src/platform with the server's local store
+# (the tests include its headers without the folder, hence -Isrc/platform).
 $(BUILD)/core-tests: $(CORE_TEST_SRCS) $(POSIX_SRCS) $(wildcard test/core/*.h src/platform/*.h) $(CORE_LIB)
 	$(CC) $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(POSIX_SRCS) $(CORE_LIB) $(CORE_LIBS) $(POSIX_LIBS)
 

@@ -11,7 +11,7 @@
 #include "utils/memutils.h"
 
 #include "base/lp_alloc.h"
-#include "lp_pg_alloc.h"
+#include "base/lp_pg_alloc.h"
 #include "write/lp_publication.h"
 #include "assemble/lp_copy.h"
 #include "fdw/lp_fdw.h"

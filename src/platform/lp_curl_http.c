@@ -27,7 +27,7 @@
 
 #include "base/lp_alloc.h"
 #include "base/lp_interrupt.h"
-#include "lp_curl_http.h"
+#include "platform/lp_curl_http.h"
 
 struct LpCurl
 {

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "base/lp_alloc.h"
-#include "lp_posix_files.h"
+#include "platform/lp_posix_files.h"
 
 static LpObjectKind
 kind_of(mode_t mode)

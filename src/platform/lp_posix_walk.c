@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lp_posix_walk.h"
+#include "platform/lp_posix_walk.h"
 
 #define MESSAGE_PATH_SIZE 2048
 

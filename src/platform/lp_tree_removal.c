@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lp_tree_removal.h"
+#include "platform/lp_tree_removal.h"
 
 #define MESSAGE_PATH_SIZE 2048
 

@@ -9,7 +9,7 @@
 #define LP_TREE_REMOVAL_H
 
 #include "io/lp_storage.h"
-#include "lp_posix_walk.h"
+#include "platform/lp_posix_walk.h"
 
 /* Directories nested deeper than this below the removed one are not entered. */
 #define LP_TREE_REMOVAL_MAX_DEPTH 64

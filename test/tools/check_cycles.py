@@ -162,8 +162,8 @@ def describe(reasons):
 
 # The layers, lowest first: a folder depends only on folders of lower
 # layers (docs/ARCHITECTURE.md).  The PostgreSQL layer is the top one, in
-# layers of its own: the files at its root (errors, allocation, types,
-# arguments), the stores, targets and sidecars, assembly, the FDW's reads,
+# layers of its own: its base (errors, allocation, types, arguments), the
+# stores, targets and sidecars, assembly, the FDW's reads,
 # the writers (with the FDW's writes and the publication at commit), the
 # SQL functions, and the module's entry point (lance_parts.c) above all.
 LAYERS = [
@@ -174,7 +174,7 @@ LAYERS = [
     ["core/concat", "core/dataset", "core/decode", "core/encode"],
     ["core/index", "core/reencode"],
     ["platform"],
-    ["pg"],
+    ["pg/base"],
     ["pg/store"],
     ["pg/targets"],
     ["pg/assemble"],

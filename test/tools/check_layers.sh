@@ -14,15 +14,34 @@
 #   cycles     no cycle in the include/call graph of src/, and no core file
 #              depending on one outside the core (check_cycles.py)
 #   storage    no direct file-system call in the core (src/core) or the
-#              PostgreSQL layer (src/pg) outside the local store backend (the
-#              platform helpers of src/platform are its), and no file outside
-#              src/pg/store naming that backend (lp_local_*): everything
-#              else reaches files through the LpStore that lp_store_for_uri
-#              picks.  Allowed: src/pg/store/lp_pg_local.c (the backend;
-#              src/platform is its helper), and the server's own files that are
-#              not dataset storage: the target key in $PGDATA
-#              (src/pg/targets/lp_target_key.c) and the progress files in
-#              pg_stat_tmp (src/pg/assemble/lp_progress.c)
+#              PostgreSQL layer (src/pg) outside its stores (src/pg/store:
+#              the local store backend, whose helpers are src/platform, and
+#              the server's own files that are not dataset storage, the
+#              target keys in $PGDATA and the progress records in
+#              pg_stat_tmp), and no file outside src/pg/store naming the
+#              local backend (lp_local_*): everything else reaches files
+#              through the LpStore that lp_store_for_uri picks
+#   backends   nothing outside the stores (src/core/io, src/pg/store) and
+#              their platform helpers (src/platform) names a backend: no
+#              other file includes the header of a backend (the S3 store,
+#              its client and multipart uploads: io/lp_s3_store.h,
+#              io/lp_s3_client.h, io/lp_s3_multipart.h; the server's S3 and
+#              local stores: store/lp_pg_s3.h, store/lp_pg_local.h) or uses
+#              a name one of them declares (a function, type or macro): the
+#              others reach a backend only through LpStoreOps and
+#              LpOutputOps, whichever store lp_store_for_uri picks.  (S3
+#              settings, the lance_fdw server options and s3_settings_for,
+#              are configuration: store/lp_pg_s3_config.h is no backend.)
+#   includes   every header of the tree is included with its folder, as
+#              PostgreSQL writes "utils/guc.h": "<folder>/lp_<name>.h", the
+#              folder being the header's own below src/core, src/pg or src
+#              (base/, io/, store/, platform/, ...); no header is included
+#              by its bare name, whichever include path would find it
+#   byteorder  one byte-order helper: no file of src/ but
+#              src/core/base/lp_bytes.h assembles an integer from bytes
+#              shifted into place, or cuts one into bytes by shifts
+#              ((uintN) bytes[i] << 8 * i, (uint8) (value >> 8 * i)): they
+#              call lp_le32, lp_put_le64, lp_le_bytes and the like
 #   manifests  the PostgreSQL layer reads dataset manifests only through
 #              lp_read_latest_manifest and lp_read_manifest_version
 #              (src/pg/store/lp_pg_storage.c), which check the privileges
@@ -61,14 +80,45 @@ FS_CALLS='stat|lstat|fstat|fstatat|statfs|fstatfs|access|faccessat|open|openat|c
 'AllocateDir|ReadDir|ReadDirExtended|opendir|fdopendir|readdir|scandir|get_dirent_type|'\
 'mkdir|mkdirat|pg_mkdir_p|MakePGDirectory|rmdir|rmtree|unlink|unlinkat|durable_unlink|'\
 'rename|renameat|durable_rename|link|linkat|symlink|readlink|realpath|truncate|ftruncate|'\
-'copy_file_range|ioctl|chmod|chown|lchown|utime|utimes|utimensat'
-STORAGE_ALLOWED='^src/pg/(store/lp_pg_local\.c|targets/lp_target_key\.c|assemble/lp_progress\.c):'
+'copy_file_range|ioctl|chmod|chown|lchown|utime|utimes|utimensat|fsync|fdatasync|pg_fsync|fsync_fname|'\
+'pread|pwrite|CloseTransientFile|FreeDir|FreeFile'
 check storage "$(cd "$ROOT" && {
 	grep -rnE "(^|[^A-Za-z0-9_>.])($FS_CALLS)\(" src/pg src/core --include='*.c' --include='*.h' |
-		grep -vE "$STORAGE_ALLOWED"
+		grep -vE '^src/pg/store/'
 	grep -rnE '\blp_local_[a-z_]+' src/pg --include='*.c' --include='*.h' |
 		grep -vE '^src/pg/store/'
 } | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
+
+BACKEND_HEADERS='core/io/lp_s3_store.h core/io/lp_s3_client.h core/io/lp_s3_multipart.h pg/store/lp_pg_s3.h pg/store/lp_pg_local.h'
+# The names a header declares: functions (a name before "(" at the end of a
+# declaration's first line), types (typedef ... Name; and } Name;) and macros.
+backend_names=$(cd "$ROOT/src" && sed -nE \
+	-e 's/^[A-Za-z_][A-Za-z0-9_[:space:]*]*[[:space:]*]([a-z_][a-z0-9_]*)\(.*$/\1/p' \
+	-e 's/^typedef .*[[:space:]*]([A-Za-z_][A-Za-z0-9_]*);$/\1/p' \
+	-e 's/^\}\s*([A-Za-z_][A-Za-z0-9_]*);$/\1/p' \
+	-e 's/^#define\s+([A-Z_][A-Z0-9_]*).*$/\1/p' $BACKEND_HEADERS | sort -u | paste -sd'|')
+backend_includes=$(cd "$ROOT/src" && printf '%s\n' $BACKEND_HEADERS | sed -E 's,^(core|pg)/,,; s,\.,\\.,g' | paste -sd'|')
+check backends "$(cd "$ROOT" && {
+	grep -rnwE "$backend_names" src --include='*.c' --include='*.h'
+	grep -rnE "#\s*include\s*\"($backend_includes)\"" src --include='*.c' --include='*.h'
+} | grep -vE '^src/(core/io|pg/store|platform)/' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
+
+check includes "$(cd "$ROOT" && grep -rnoE '#\s*include\s*"[^"]*lp_[a-z0-9_]+\.h"' src --include='*.c' --include='*.h' |
+	while IFS= read -r line; do
+		header=${line#*\"}
+		header=${header%\"}
+		case $header in
+			*/*/*) ;;
+			*/*) if [ -f "src/core/$header" ] || [ -f "src/pg/$header" ] ||
+				   { [ "${header%%/*}" = platform ] && [ -f "src/$header" ]; }; then continue; fi ;;
+		esac
+		echo "$line"
+	done)"
+
+check byteorder "$(cd "$ROOT" && grep -rnE \
+	'\(uint(16|32|64)(_t)?\) *[A-Za-z_][A-Za-z0-9_>.-]*\[[^]]+\] *<< *\(?(8|16|24|32|40|48|56)\b|\(uint8(_t)?\) *\(+[^;]*>> *\(?(8|16|24|32|40|48|56)\b' \
+	src --include='*.c' --include='*.h' | grep -vE '^src/core/base/lp_bytes\.h:' |
+	grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 
 check manifests "$(cd "$ROOT" && grep -rnE '(^|[^A-Za-z0-9_>.])(lp_dataset_read_latest|lp_dataset_read_manifest|lp_manifest_read|lp_manifest_parse)\(' \
 	src/pg --include='*.c' --include='*.h' | grep -vE '^src/pg/store/lp_pg_storage\.c:' |

@@ -104,4 +104,26 @@ lp_put_le_uint(uint8_t *p, uint32_t bytes, uint64_t value)
 	}
 }
 
+/*
+ * Unsigned integer of the first `bytes` (0 to 8) bytes at p, and its
+ * writer: for widths that need not be a power of two (FSST symbols, the
+ * fields of a row).
+ */
+static inline uint64_t
+lp_le_bytes(const uint8_t *p, uint32_t bytes)
+{
+	uint64_t	value = 0;
+
+	for (uint32_t b = 0; b < bytes; b++)
+		value |= (uint64_t) p[b] << (8 * b);
+	return value;
+}
+
+static inline void
+lp_put_le_bytes(uint8_t *p, uint32_t bytes, uint64_t value)
+{
+	for (uint32_t b = 0; b < bytes; b++)
+		p[b] = (uint8_t) (value >> (8 * b));
+}
+
 #endif							/* LP_BYTES_H */

@@ -103,16 +103,6 @@ by_gain(const void *a, const void *b)
 	return by_symbol(a, b);
 }
 
-static uint64_t
-symbol_value(const uint8_t *bytes, uint32_t len)
-{
-	uint64_t	value = 0;
-
-	for (uint32_t i = 0; i < len; i++)
-		value |= (uint64_t) bytes[i] << (8 * i);
-	return value;
-}
-
 /* Index the table's codes by first byte, longest first. */
 static void
 index_symbols(LpFsstEncoder *encoder)
@@ -133,7 +123,7 @@ index_symbols(LpFsstEncoder *encoder)
 				encoder->by_first[next[table->symbols[c][0]]++] = (uint8_t) c;
 	for (uint32_t c = 0; c < table->num_symbols; c++)
 	{
-		encoder->values[c] = symbol_value(table->symbols[c], table->lengths[c]);
+		encoder->values[c] = lp_le_bytes(table->symbols[c], table->lengths[c]);
 		encoder->masks[c] = table->lengths[c] == 8 ? UINT64_MAX :
 			(((uint64_t) 1 << (8 * table->lengths[c])) - 1);
 	}
@@ -176,7 +166,7 @@ code_symbol(const LpFsstEncoder *encoder, uint32_t code, uint64_t *symbol, uint3
 	}
 	else
 	{
-		*symbol = symbol_value(encoder->table.symbols[code], encoder->table.lengths[code]);
+		*symbol = lp_le_bytes(encoder->table.symbols[code], encoder->table.lengths[code]);
 		*len = encoder->table.lengths[code];
 	}
 }
@@ -249,8 +239,7 @@ build_round(LpFsstEncoder *encoder, const uint8_t *data, const uint64_t *offsets
 	for (uint32_t c = 0; c < encoder->table.num_symbols; c++)
 	{
 		encoder->table.lengths[c] = (uint8_t) candidates[c].len;
-		for (uint32_t i = 0; i < 8; i++)
-			encoder->table.symbols[c][i] = (uint8_t) (candidates[c].symbol >> (8 * i));
+		lp_put_le64(encoder->table.symbols[c], candidates[c].symbol);
 	}
 	index_symbols(encoder);
 	return true;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/lp_alloc.h"
+#include "base/lp_bytes.h"
 #include "base/lp_checked.h"
 #include "base/lp_path.h"
 #include "dataset/lp_dataset.h"
@@ -131,12 +132,7 @@ descriptor_child(const LpBlobCheck *check, const LpArray *descriptors, const cha
 static uint64_t
 fixed_value(const LpArray *array, uint64_t index, uint32_t width)
 {
-	uint64_t	value = 0;
-
-	/* little-endian, like the decoder's values */
-	for (uint32_t b = 0; b < width; b++)
-		value |= (uint64_t) array->values[index * width + b] << (8 * b);
-	return value;
+	return lp_le_bytes(array->values + index * width, width);
 }
 
 static bool

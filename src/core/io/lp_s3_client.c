@@ -681,6 +681,34 @@ lp_s3_call_checked(LpS3Client *client, const LpS3Call *call, const char *what,
 }
 
 bool
+lp_s3_list_page(LpS3Client *client, const char *bucket, const char *prefix,
+				const LpS3Pair *query, size_t query_count, const char *what,
+				LpS3DocumentKind kind, LpS3Document **document, LpError *err)
+{
+	LpS3Call	call = {.method = "GET", .bucket = bucket, .key = "",
+	.query = query, .query_count = query_count};
+	LpS3HttpResponse response;
+	bool		ok;
+
+	*document = NULL;
+	if (!lp_s3_call_checked(client, &call, what, &response, err))
+		return false;
+	ok = lp_s3_xml_parse(response.body ? response.body : "", response.body_len, kind,
+						 document, err);
+	lp_s3_http_response_clear(&response);
+	if (!ok)
+		return false;
+	if ((*document)->kind != kind)
+	{
+		lp_s3_xml_free(*document);
+		*document = NULL;
+		return lp_fail(err, LP_ERR_IO, "could not %s \"s3://%s/%s\": the server answered an Error",
+					   what, bucket, prefix);
+	}
+	return true;
+}
+
+bool
 lp_s3_parse_http_date(const char *text, int64_t *seconds)
 {
 	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";

@@ -19,6 +19,7 @@
 
 #include "base/lp_error.h"
 #include "io/lp_s3_transport.h"
+#include "io/lp_s3_xml.h"
 
 /* the largest S3 key, in bytes */
 #define LP_S3_MAX_KEY_LEN 1024
@@ -121,6 +122,16 @@ bool		lp_s3_fail(LpS3Client *client, const LpS3Call *call,
  */
 bool		lp_s3_call_checked(LpS3Client *client, const LpS3Call *call, const char *what,
 							   LpS3HttpResponse *response, LpError *err);
+
+/*
+ * One page of a listing of bucket: a GET with query (query_count pairs),
+ * its body parsed as a document of kind into *document, which the caller
+ * frees (lp_s3_xml_free).  what and prefix name the listing in messages
+ * ("could not <what> \"s3://bucket/prefix\""); an Error body is LP_ERR_IO.
+ */
+bool		lp_s3_list_page(LpS3Client *client, const char *bucket, const char *prefix,
+							const LpS3Pair *query, size_t query_count, const char *what,
+							LpS3DocumentKind kind, LpS3Document **document, LpError *err);
 
 /* The URL of call as it is sent (lp_alloc'd), for messages; NULL when out of memory. */
 char	   *lp_s3_call_url(LpS3Client *client, const LpS3Call *call);

@@ -512,9 +512,7 @@ lp_s3_multipart_list(LpS3Client *client, const char *bucket, const char *prefix,
 	{
 		LpS3Pair	query[4];
 		size_t		n = 0;
-		LpS3Call	call;
-		LpS3HttpResponse response;
-		LpS3Document *document = NULL;
+		LpS3Document *document;
 		const LpS3ListUploads *page;
 
 		query[n++] = (LpS3Pair) {"uploads", NULL};
@@ -523,25 +521,10 @@ lp_s3_multipart_list(LpS3Client *client, const char *bucket, const char *prefix,
 			query[n++] = (LpS3Pair) {"key-marker", key_marker};
 		if (upload_id_marker)
 			query[n++] = (LpS3Pair) {"upload-id-marker", upload_id_marker};
-		call = (LpS3Call) {.method = "GET", .bucket = bucket, .key = "",
-		.query = query, .query_count = n};
-		if (!lp_s3_call_checked(client, &call, "list the multipart uploads of", &response, err))
-		{
-			ok = false;
-			break;
-		}
-		ok = lp_s3_xml_parse(response.body ? response.body : "", response.body_len,
+		ok = lp_s3_list_page(client, bucket, prefix, query, n, "list the multipart uploads of",
 							 LP_S3_LIST_MULTIPART_UPLOADS, &document, err);
-		lp_s3_http_response_clear(&response);
 		if (!ok)
 			break;
-		if (document->kind != LP_S3_LIST_MULTIPART_UPLOADS)
-		{
-			lp_s3_xml_free(document);
-			ok = lp_fail(err, LP_ERR_IO, "could not list the multipart uploads of \"s3://%s/%s\": the server answered an Error",
-						 bucket, prefix);
-			break;
-		}
 		page = &document->list_uploads;
 		for (size_t i = 0; ok && i < page->num_uploads; i++)
 			ok = callback(arg, &page->uploads[i], err);

@@ -19,6 +19,7 @@
 
 #include "base/lp_error.h"
 #include "io/lp_s3_client.h"
+#include "io/lp_storage.h"
 #include "io/lp_s3_xml.h"
 
 #define LP_S3_MIN_PART_SIZE ((uint64_t) 5 << 20)
@@ -60,8 +61,8 @@ bool		lp_s3_multipart_upload_part_number(LpS3Multipart *upload, uint32_t number,
 bool		lp_s3_multipart_add_part(LpS3Multipart *upload, uint32_t number, const char *etag,
 									 LpError *err);
 
-/* Room for a part's ETag, quotes and the terminating NUL included. */
-#define LP_S3_PART_ETAG_MAX 256
+/* Room for a part's ETag, quotes and the terminating NUL included: a part's receipt. */
+#define LP_S3_PART_ETAG_MAX LP_PART_RECEIPT_MAX
 
 /*
  * UploadPartCopy of len (1..LP_S3_MAX_PART_SIZE) bytes of

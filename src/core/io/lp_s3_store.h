@@ -21,7 +21,9 @@
  * objects of this store, or of another store of the same endpoint and
  * account (lp_s3_client_same_account), become UploadPartCopy parts (server-side, when
  * the copied run is at least LP_S3_MIN_PART_SIZE; smaller runs are read and
- * uploaded), or by part number from several processes (below).  Publication never replaces an object: a single PUT is
+ * uploaded), or by part number from several processes (below; the output's
+ * start_parts, send_part, add_part and copies_part_from ops and the store's
+ * copy_part op are these functions).  Publication never replaces an object: a single PUT is
  * conditional; a multipart upload checks with a HEAD and completes with
  * "If-None-Match: *", which servers without conditional completion (Ceph RGW
  * 16) ignore, leaving a window between the HEAD and the completion.  The
@@ -31,13 +33,10 @@
 #define LP_S3_STORE_H
 
 #include "base/lp_error.h"
+#include "io/lp_s3_sizes.h"
 #include "io/lp_s3_transport.h"
 #include "io/lp_storage.h"
 
-#define LP_S3_READ_BLOCK ((size_t) 64 << 10)
-#define LP_S3_UPLOAD_PART_SIZE ((size_t) 8 << 20)
-/* bytes an input holds fetched ahead: a scan batch's pages, about */
-#define LP_S3_READAHEAD_BYTES ((uint64_t) 16 << 20)
 
 /*
  * A store of the endpoint config describes through transport (both the

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/lp_alloc.h"
+#include "base/lp_bytes.h"
 #include "base/lp_checked.h"
 #include "base/lp_interrupt.h"
 #include "decode/lp_decode.h"
@@ -224,23 +225,6 @@ descriptor_child(LpArray *descriptors, const char *name, LpTypeId id)
 	return NULL;
 }
 
-static uint64_t
-get_le(const uint8_t *bytes, uint32_t width)
-{
-	uint64_t	value = 0;
-
-	for (uint32_t b = 0; b < width; b++)
-		value |= (uint64_t) bytes[b] << (8 * b);
-	return value;
-}
-
-static void
-put_le(uint8_t *bytes, uint32_t width, uint64_t value)
-{
-	for (uint32_t b = 0; b < width; b++)
-		bytes[b] = (uint8_t) (value >> (8 * b));
-}
-
 /* Make descriptor index null, giving the array a validity bitmap if it has none. */
 static bool
 null_descriptor(LpArray *descriptors, uint64_t index, LpError *err)
@@ -283,8 +267,8 @@ rewrite_descriptors(const LpReencodeSource *source, LpFileWriter *writer, uint64
 	for (uint64_t i = 0; i < descriptors->length; i++)
 	{
 		uint8_t    *id_bytes = blob_id->values + i * 4;
-		uint64_t	offset = get_le(position->values + i * 8, 8);
-		uint64_t	length = get_le(size->values + i * 8, 8);
+		uint64_t	offset = lp_le64(position->values + i * 8);
+		uint64_t	length = lp_le64(size->values + i * 8);
 
 		if (!lp_array_is_valid(descriptors, i))
 			continue;
@@ -319,19 +303,19 @@ rewrite_descriptors(const LpReencodeSource *source, LpFileWriter *writer, uint64
 				return false;
 			if (!lp_add_u64(new_offset, inline_offset, &new_offset))
 				return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "inline blob offsets overflow");
-			put_le(position->values + i * 8, 8, new_offset);
+			lp_put_le64(position->values + i * 8, new_offset);
 		}
 		else if ((kind->values[i] == LP_BLOB_KIND_PACKED ||
 				  kind->values[i] == LP_BLOB_KIND_DEDICATED) && source->blob_id_offset > 0)
 		{
-			uint64_t	id = get_le(id_bytes, 4) + source->blob_id_offset;
+			uint64_t	id = lp_le32(id_bytes) + source->blob_id_offset;
 
 			if (id >= LP_BLOB_ID_LIMIT)
 				return lp_fail(err, LP_ERR_UNSUPPORTED,
 							   "blob id %llu of row %llu of field \"%s\" of file \"%s\" cannot be moved past the other files' ids: blob ids are 32-bit",
-							   (unsigned long long) get_le(id_bytes, 4),
+							   (unsigned long long) lp_le32(id_bytes),
 							   (unsigned long long) batch_rows[i], field_name, source->file->name);
-			put_le(id_bytes, 4, id);
+			lp_put_le32(id_bytes, id);
 		}
 	}
 	return true;

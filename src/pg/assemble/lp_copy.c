@@ -18,17 +18,18 @@
  * Parallel mode only forbids catalog writes and XID assignment, neither of
  * which copying needs.
  *
- * On S3 (lp_copy_upload_parts) the copiers claim the upload parts of
- * lp_concat_upload_parts instead: part k is part number k + 1 of the
- * multipart upload the leader started, a copy part one UploadPartCopy, whose
- * ETag the copier leaves in shared memory for the leader's completion.  The
- * leader sends the send parts (the tail, short parts) before it claims copy
- * parts.  A worker takes the S3 settings and credentials from the catalog
- * (the lance_fdw server and user mapping, as the leader did, as the leader's
- * user and within its transaction), so no secret passes through shared
- * memory.  Any ERROR in the leader or a worker (a worker's is re-raised in
- * the leader) aborts the upload after the workers are gone, through the
- * output's memory-context callback.
+ * An output written by part number (LpOutputOps.start_parts: object
+ * storage, lp_copy_numbered_parts) is copied by parts instead: the copiers
+ * claim the parts of lp_concat_upload_parts, part k being part number k + 1
+ * of the output, a copy part one LpStoreOps.copy_part in the store, whose
+ * receipt the copier leaves in shared memory for the leader to add before
+ * it publishes.  The leader sends the send parts (the tail, short parts)
+ * before it claims copy parts.  A worker gets the store of the output from
+ * its name as the leader did (on object storage: settings and credentials
+ * from the catalog, as the leader's user and within its transaction), so no
+ * secret passes through shared memory.  Any ERROR in the leader or a worker
+ * (a worker's is re-raised in the leader) drops the parts after the workers
+ * are gone, through the output's memory-context callback.
  */
 #include "postgres.h"
 
@@ -42,16 +43,13 @@
 #include "utils/guc.h"
 
 #include "assemble/lp_copy.h"
-#include "io/lp_s3_multipart.h"
-#include "io/lp_s3_store.h"
-#include "lp_parallel.h"
-#include "lp_pg_error.h"
-#include "store/lp_pg_s3.h"
+#include "base/lp_parallel.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
 
 PGDLLEXPORT void lp_copy_worker_main(dsm_segment *seg, shm_toc *toc);
-PGDLLEXPORT void lp_copy_upload_worker_main(dsm_segment *seg, shm_toc *toc);
+PGDLLEXPORT void lp_copy_parts_worker_main(dsm_segment *seg, shm_toc *toc);
 
 int			lp_read_batch_bytes = 16 * 1024 * 1024;
 int			lp_max_copy_workers = 2;
@@ -86,11 +84,11 @@ LpCopyInit(void)
 #define COPY_KEY_SIZES		UINT64CONST(0x4C50000000000003)
 #define COPY_KEY_PATHS		UINT64CONST(0x4C50000000000004)	/* the parts', the output's, the root ("": none) */
 #define COPY_KEY_OUTPUT		UINT64CONST(0x4C50000000000006)
-#define UPLOAD_KEY_SHARED	UINT64CONST(0x4C50000000000011)
-#define UPLOAD_KEY_PARTS	UINT64CONST(0x4C50000000000012)
-#define UPLOAD_KEY_ETAGS	UINT64CONST(0x4C50000000000013)	/* LP_S3_PART_ETAG_MAX per part */
-#define UPLOAD_KEY_SIZES	UINT64CONST(0x4C50000000000014)
-#define UPLOAD_KEY_NAMES	UINT64CONST(0x4C50000000000015)	/* the parts', the output's, the upload id */
+#define PARTS_KEY_SHARED	UINT64CONST(0x4C50000000000011)
+#define PARTS_KEY_PARTS		UINT64CONST(0x4C50000000000012)
+#define PARTS_KEY_RECEIPTS	UINT64CONST(0x4C50000000000013)	/* LP_PART_RECEIPT_MAX per part */
+#define PARTS_KEY_SIZES		UINT64CONST(0x4C50000000000014)
+#define PARTS_KEY_NAMES		UINT64CONST(0x4C50000000000015)	/* the parts', the output's, its parts token */
 
 /* State shared by every copier of one region. */
 typedef struct CopyShared
@@ -460,10 +458,10 @@ lp_copy_worker_main(dsm_segment *seg, shm_toc *toc)
 		lp_input_close(inputs[i]);
 }
 
-/* ---- upload parts copied on the S3 server ------------------------------- */
+/* ---- numbered parts copied in the store ------------------------------- */
 
-/* State shared by every copier of one multipart upload. */
-typedef struct UploadShared
+/* State shared by every copier of one output written by part number. */
+typedef struct PartsShared
 {
 	uint64		num_parts;
 	uint64		num_copies;		/* copy parts among them */
@@ -472,28 +470,28 @@ typedef struct UploadShared
 	pg_atomic_uint64 copies_done;
 	pg_atomic_uint64 bytes_done;
 	pg_atomic_uint32 failed;	/* a copier failed: the others stop claiming */
-} UploadShared;
+} PartsShared;
 
-/* What a copier of upload parts works with, in the leader or a worker. */
-typedef struct UploadCopier
+/* What a copier of numbered parts works with, in the leader or a worker. */
+typedef struct PartsCopier
 {
-	UploadShared *shared;
+	PartsShared *shared;
 	const LpUploadPart *parts;
-	char	   *etags;			/* LP_S3_PART_ETAG_MAX bytes per part */
-	LpStore    *store;			/* the core's S3 store of the output's account */
+	char	   *receipts;		/* LP_PART_RECEIPT_MAX bytes per part */
+	LpStore    *store;			/* a store of the output's account */
 	LpInput   **inputs;
 	const char *output_name;
-	const char *upload_id;
-} UploadCopier;
+	const char *parts_token;
+} PartsCopier;
 
 /*
  * Claim parts and copy the copy parts among them until none is left or
  * another copier failed.  False, with err, when this copier failed.
  */
 static bool
-copy_upload_parts(UploadCopier *copier, LpError *err)
+copy_numbered_parts(PartsCopier *copier, LpError *err)
 {
-	UploadShared *shared = copier->shared;
+	PartsShared *shared = copier->shared;
 
 	for (;;)
 	{
@@ -509,11 +507,12 @@ copy_upload_parts(UploadCopier *copier, LpError *err)
 		part = &copier->parts[p];
 		if (part->kind != LP_UPLOAD_PART_COPY)
 			continue;
-		if (!lp_s3_store_copy_part(copier->store, copier->output_name, copier->upload_id,
-								   (uint32) (p + 1), lp_pg_s3_core_input(copier->inputs[part->input]),
-								   part->source_offset, part->length,
-								   copier->etags + p * LP_S3_PART_ETAG_MAX,
-								   LP_S3_PART_ETAG_MAX, err))
+		if (!copier->store->ops->copy_part(copier->store, copier->output_name,
+										   copier->parts_token, (uint32) (p + 1),
+										   copier->inputs[part->input],
+										   part->source_offset, part->length,
+										   copier->receipts + p * LP_PART_RECEIPT_MAX,
+										   LP_PART_RECEIPT_MAX, err))
 		{
 			pg_atomic_write_u32(&shared->failed, 1);
 			return false;
@@ -525,18 +524,18 @@ copy_upload_parts(UploadCopier *copier, LpError *err)
 }
 
 static void
-leader_copy_upload_parts(UploadCopier *copier)
+leader_copy_numbered_parts(PartsCopier *copier)
 {
 	LpError		err;
 
-	if (!copy_upload_parts(copier, &err))
+	if (!copy_numbered_parts(copier, &err))
 		lp_raise(&err);
 }
 
-/* Upload the send parts from the leader, each read into one buffer. */
+/* Send the send parts from the leader, each read into one buffer. */
 static void
-send_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
-				  LpInput *const *inputs, LpOutput *core_output)
+send_numbered_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
+					LpInput *const *inputs, LpOutput *output)
 {
 	for (size_t p = 0; p < parts->num_parts; p++)
 	{
@@ -550,7 +549,7 @@ send_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
 		buffer = palloc((Size) part->length);
 		if (!lp_concat_output_bytes(plan, inputs, part->dest_offset, buffer,
 									(size_t) part->length, &err) ||
-			!lp_s3_output_send_part(core_output, (uint32) (p + 1), buffer,
+			!output->ops->send_part(output, (uint32) (p + 1), buffer,
 									(size_t) part->length, &err))
 			lp_raise(&err);
 		pfree(buffer);
@@ -559,14 +558,14 @@ send_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
 
 /*
  * Whether the parts can be written by number: every copy part's input is
- * copied on the server, every send part fits in one buffer.
+ * copied in the store, every send part fits in one buffer.
  */
 static bool
-parts_by_number_fit(const LpUploadParts *parts, LpInput *const *inputs, LpOutput *core_output,
+parts_by_number_fit(const LpUploadParts *parts, LpInput *const *inputs, LpOutput *output,
 					uint64 *num_copies)
 {
 	uint64		largest_send = Max((uint64) lp_read_batch_bytes,
-								   2 * core_output->multipart->min_part_bytes);
+								   2 * output->multipart->min_part_bytes);
 
 	*num_copies = 0;
 	for (size_t p = 0; p < parts->num_parts; p++)
@@ -575,7 +574,7 @@ parts_by_number_fit(const LpUploadParts *parts, LpInput *const *inputs, LpOutput
 
 		if (part->kind == LP_UPLOAD_PART_COPY)
 		{
-			if (!lp_s3_output_copies_on_server(core_output, lp_pg_s3_core_input(inputs[part->input])))
+			if (!output->ops->copies_part_from(output, inputs[part->input]))
 				return false;
 			(*num_copies)++;
 		}
@@ -585,22 +584,22 @@ parts_by_number_fit(const LpUploadParts *parts, LpInput *const *inputs, LpOutput
 	return true;
 }
 
-/* What lp_copy_upload_parts puts in the workers' segment. */
-typedef struct UploadSegment
+/* What lp_copy_numbered_parts puts in the workers' segment. */
+typedef struct PartsSegment
 {
 	const LpConcatPlan *plan;
 	const LpUploadParts *parts;
 	const char *const *paths;
 	const char *output_name;
-	const char *upload_id;
+	const char *parts_token;
 	uint64		num_copies;
 	Size		names_size;
-	UploadShared *shared;		/* set by fill_upload_segment */
-	char	   *etags;			/* likewise */
-} UploadSegment;
+	PartsShared *shared;		/* set by fill_parts_segment */
+	char	   *receipts;		/* likewise */
+} PartsSegment;
 
 static void
-init_upload_shared(UploadShared *shared, const UploadSegment *segment)
+init_parts_shared(PartsShared *shared, const PartsSegment *segment)
 {
 	shared->num_parts = segment->parts->num_parts;
 	shared->num_copies = segment->num_copies;
@@ -612,74 +611,73 @@ init_upload_shared(UploadShared *shared, const UploadSegment *segment)
 }
 
 static void
-fill_upload_segment(ParallelContext *pcxt, void *arg)
+fill_parts_segment(ParallelContext *pcxt, void *arg)
 {
-	UploadSegment *segment = arg;
+	PartsSegment *segment = arg;
 	const LpConcatPlan *plan = segment->plan;
 	size_t		num_parts = segment->parts->num_parts;
 	char	   *names;
 
-	segment->shared = shm_toc_allocate(pcxt->toc, sizeof(UploadShared));
-	init_upload_shared(segment->shared, segment);
-	shm_toc_insert(pcxt->toc, UPLOAD_KEY_SHARED, segment->shared);
-	lp_parallel_insert_copy(pcxt, UPLOAD_KEY_PARTS, segment->parts->parts,
+	segment->shared = shm_toc_allocate(pcxt->toc, sizeof(PartsShared));
+	init_parts_shared(segment->shared, segment);
+	shm_toc_insert(pcxt->toc, PARTS_KEY_SHARED, segment->shared);
+	lp_parallel_insert_copy(pcxt, PARTS_KEY_PARTS, segment->parts->parts,
 							sizeof(LpUploadPart) * num_parts);
-	segment->etags = shm_toc_allocate(pcxt->toc, mul_size(LP_S3_PART_ETAG_MAX, num_parts));
-	shm_toc_insert(pcxt->toc, UPLOAD_KEY_ETAGS, segment->etags);
-	lp_parallel_insert_copy(pcxt, UPLOAD_KEY_SIZES, plan->input_sizes,
+	segment->receipts = shm_toc_allocate(pcxt->toc, mul_size(LP_PART_RECEIPT_MAX, num_parts));
+	shm_toc_insert(pcxt->toc, PARTS_KEY_RECEIPTS, segment->receipts);
+	lp_parallel_insert_copy(pcxt, PARTS_KEY_SIZES, plan->input_sizes,
 							sizeof(uint64) * plan->num_inputs);
 	names = shm_toc_allocate(pcxt->toc, segment->names_size);
-	shm_toc_insert(pcxt->toc, UPLOAD_KEY_NAMES, names);
+	shm_toc_insert(pcxt->toc, PARTS_KEY_NAMES, names);
 	strcpy(pack_names(names, segment->paths, plan->num_inputs, segment->output_name),
-		   segment->upload_id);
+		   segment->parts_token);
 }
 
 bool
-lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
-					 const char *const *paths, LpInput *const *inputs, LpOutput *output)
+lp_copy_numbered_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
+					   const char *const *paths, LpInput *const *inputs, LpOutput *output)
 {
-	LpOutput   *core_output = lp_pg_s3_core_output(output);
 	ParallelContext *pcxt;
-	UploadCopier copier;
-	UploadShared *shared;
-	UploadSegment segment = {plan, parts, paths, output->name};
+	PartsCopier copier;
+	PartsShared *shared;
+	PartsSegment segment = {plan, parts, paths, output->name};
 	int			nworkers = lp_max_copy_workers;
 	int			nworkers_launched;
 	LpError		err;
 
-	if (nworkers == 0 || core_output == NULL ||
-		!parts_by_number_fit(parts, inputs, core_output, &segment.num_copies) ||
+	if (nworkers == 0 || output->ops->start_parts == NULL ||
+		!parts_by_number_fit(parts, inputs, output, &segment.num_copies) ||
 		segment.num_copies == 0)
 		return false;
 	if ((uint64) nworkers > segment.num_copies)
 		nworkers = (int) segment.num_copies;
 
-	segment.upload_id = lp_s3_output_start_parts(core_output, &err);
-	if (segment.upload_id == NULL)
+	segment.parts_token = output->ops->start_parts(output, &err);
+	if (segment.parts_token == NULL)
 		lp_raise(&err);
 	for (uint32 i = 0; i < plan->num_inputs; i++)
 		segment.names_size = add_size(segment.names_size, strlen(paths[i]) + 1);
 	segment.names_size = add_size(segment.names_size, strlen(output->name) + 1);
-	segment.names_size = add_size(segment.names_size, strlen(segment.upload_id) + 1);
+	segment.names_size = add_size(segment.names_size, strlen(segment.parts_token) + 1);
 	{
-		/* the chunks of fill_upload_segment */
+		/* the chunks of fill_parts_segment */
 		const Size	chunk_sizes[] = {
-			sizeof(UploadShared),
+			sizeof(PartsShared),
 			mul_size(sizeof(LpUploadPart), parts->num_parts),
-			mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts),
+			mul_size(LP_PART_RECEIPT_MAX, parts->num_parts),
 			mul_size(sizeof(uint64), plan->num_inputs),
 			segment.names_size,
 		};
 
-		pcxt = lp_parallel_start("lp_copy_upload_worker_main", nworkers, chunk_sizes,
-								 lengthof(chunk_sizes), fill_upload_segment, &segment);
+		pcxt = lp_parallel_start("lp_copy_parts_worker_main", nworkers, chunk_sizes,
+								 lengthof(chunk_sizes), fill_parts_segment, &segment);
 	}
 	/* without workers the leader copies every part itself */
 	if (pcxt == NULL)
 	{
-		segment.shared = palloc(sizeof(UploadShared));
-		init_upload_shared(segment.shared, &segment);
-		segment.etags = palloc(mul_size(LP_S3_PART_ETAG_MAX, parts->num_parts));
+		segment.shared = palloc(sizeof(PartsShared));
+		init_parts_shared(segment.shared, &segment);
+		segment.receipts = palloc(mul_size(LP_PART_RECEIPT_MAX, parts->num_parts));
 		nworkers_launched = 0;
 		ereport(NOTICE,
 				errmsg("no parallel workers could be started to copy parts into \"%s\", copying serially",
@@ -699,14 +697,14 @@ lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
 
 	copier.shared = shared;
 	copier.parts = parts->parts;
-	copier.etags = segment.etags;
-	copier.store = lp_pg_s3_core_store(lp_store_for_uri(output->name, NULL));
+	copier.receipts = segment.receipts;
+	copier.store = lp_store_for_uri(output->name, NULL);
 	copier.inputs = (LpInput **) inputs;
 	copier.output_name = output->name;
-	copier.upload_id = segment.upload_id;
-	send_upload_parts(plan, parts, inputs, core_output);
+	copier.parts_token = segment.parts_token;
+	send_numbered_parts(plan, parts, inputs, output);
 	if (parallel_leader_participation || nworkers_launched == 0)
-		leader_copy_upload_parts(&copier);
+		leader_copy_numbered_parts(&copier);
 	if (pcxt != NULL)
 	{
 		while (pg_atomic_read_u64(&shared->copies_done) < segment.num_copies &&
@@ -721,15 +719,15 @@ lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
 		/* raises a worker's error, if any */
 		WaitForParallelWorkersToFinish(pcxt);
 		/* parts no worker got to (workers that could not start) are the leader's */
-		leader_copy_upload_parts(&copier);
+		leader_copy_numbered_parts(&copier);
 	}
 	if (pg_atomic_read_u64(&shared->copies_done) != segment.num_copies)
 		elog(ERROR, "parallel copy into \"%s\" ended with " UINT64_FORMAT " of " UINT64_FORMAT " parts copied",
 			 output->name, pg_atomic_read_u64(&shared->copies_done), segment.num_copies);
 	for (size_t p = 0; p < parts->num_parts; p++)
 		if (parts->parts[p].kind == LP_UPLOAD_PART_COPY &&
-			!lp_s3_output_add_part(core_output, (uint32) (p + 1),
-								   copier.etags + p * LP_S3_PART_ETAG_MAX, &err))
+			!output->ops->add_part(output, (uint32) (p + 1),
+								   copier.receipts + p * LP_PART_RECEIPT_MAX, &err))
 			lp_raise(&err);
 	if (pcxt != NULL)
 		lp_parallel_end(pcxt);
@@ -737,18 +735,18 @@ lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
 }
 
 void
-lp_copy_upload_worker_main(dsm_segment *seg, shm_toc *toc)
+lp_copy_parts_worker_main(dsm_segment *seg, shm_toc *toc)
 {
-	UploadShared *shared = shm_toc_lookup(toc, UPLOAD_KEY_SHARED, false);
-	uint64	   *sizes = shm_toc_lookup(toc, UPLOAD_KEY_SIZES, false);
-	const char *names = shm_toc_lookup(toc, UPLOAD_KEY_NAMES, false);
-	UploadCopier copier;
+	PartsShared *shared = shm_toc_lookup(toc, PARTS_KEY_SHARED, false);
+	uint64	   *sizes = shm_toc_lookup(toc, PARTS_KEY_SIZES, false);
+	const char *names = shm_toc_lookup(toc, PARTS_KEY_NAMES, false);
+	PartsCopier copier;
 	LpError		err;
 
 	lp_parallel_worker_show_query(toc);
 	copier.shared = shared;
-	copier.parts = shm_toc_lookup(toc, UPLOAD_KEY_PARTS, false);
-	copier.etags = shm_toc_lookup(toc, UPLOAD_KEY_ETAGS, false);
+	copier.parts = shm_toc_lookup(toc, PARTS_KEY_PARTS, false);
+	copier.receipts = shm_toc_lookup(toc, PARTS_KEY_RECEIPTS, false);
 	copier.inputs = palloc(sizeof(LpInput *) * shared->num_inputs);
 	for (uint32 i = 0; i < shared->num_inputs; i++)
 	{
@@ -761,10 +759,10 @@ lp_copy_upload_worker_main(dsm_segment *seg, shm_toc *toc)
 		names += strlen(names) + 1;
 	}
 	copier.output_name = names;
-	copier.upload_id = names + strlen(names) + 1;
-	/* the output's server and user mapping, looked up as the leader did */
-	copier.store = lp_pg_s3_core_store(lp_store_for_uri(copier.output_name, NULL));
-	if (!copy_upload_parts(&copier, &err))
+	copier.parts_token = names + strlen(names) + 1;
+	/* the output's store (on object storage: its server and user mapping), looked up as the leader did */
+	copier.store = lp_store_for_uri(copier.output_name, NULL);
+	if (!copy_numbered_parts(&copier, &err))
 		lp_raise(&err);
 	for (uint32 i = 0; i < shared->num_inputs; i++)
 		lp_input_close(copier.inputs[i]);

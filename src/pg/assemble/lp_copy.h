@@ -1,5 +1,5 @@
 /*
- * lp_copy.h - writing the data region of an assembly (on S3: its upload
+ * lp_copy.h - writing the data region of an assembly (or its numbered
  * parts), in parallel when workers are available.
  */
 #ifndef LP_COPY_H
@@ -33,20 +33,20 @@ extern void lp_copy_data_region(const LpConcatPlan *plan, const char *root,
 
 /*
  * Write every part of parts (lp_concat_upload_parts of plan, laid out by
- * output's limits) into output, an S3 output of lp_pg_s3_store_for_uri, as
- * a multipart upload numbered by the caller: the copy parts are
- * UploadPartCopy requests claimed by up to lance_parts.max_copy_workers
- * parallel workers and the leader, the send parts are uploaded by the
- * leader; paths and inputs as for lp_copy_data_region.  Without a worker the
- * leader does it all.  False, with nothing written, when the parts cannot go
- * that way (not such an output, lance_parts.max_copy_workers 0, a copy part
- * of an input the server cannot copy, a send part over
- * lance_parts.read_batch_bytes and twice the minimum part size): the caller
- * then writes them front to back (lp_concat_write_upload_parts).  ERROR on
- * failure; the output's abort then aborts the upload.  Does not publish.
+ * output's limits) into output by part number (LpOutputOps.start_parts):
+ * the copy parts are LpStoreOps.copy_part calls claimed by up to
+ * lance_parts.max_copy_workers parallel workers and the leader, the send
+ * parts are sent by the leader; paths and inputs as for
+ * lp_copy_data_region.  Without a worker the leader does it all.  False,
+ * with nothing written, when the parts cannot go that way (an output
+ * without parts, lance_parts.max_copy_workers 0, a copy part of an input
+ * the store cannot copy, a send part over lance_parts.read_batch_bytes and
+ * twice the minimum part size): the caller then writes them front to back
+ * (lp_concat_write_upload_parts).  ERROR on failure; the output's abort
+ * then drops the parts.  Does not publish.
  */
-extern bool lp_copy_upload_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
-								 const char *const *paths, LpInput *const *inputs,
-								 LpOutput *output);
+extern bool lp_copy_numbered_parts(const LpConcatPlan *plan, const LpUploadParts *parts,
+								   const char *const *paths, LpInput *const *inputs,
+								   LpOutput *output);
 
 #endif							/* LP_COPY_H */

@@ -21,13 +21,10 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
-
 #include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -37,8 +34,9 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "assemble/lp_progress.h"
+#include "store/lp_pg_server_files.h"
 
 PG_FUNCTION_INFO_V1(lp_progress);
 
@@ -96,19 +94,11 @@ write_record(void)
 {
 	char		temp[MAXPGPATH];
 	char		path[MAXPGPATH];
-	int			fd;
-	bool		written;
 
 	current.updated = GetCurrentTimestamp();
 	progress_path(MyProcPid, true, temp);
 	progress_path(MyProcPid, false, path);
-	fd = OpenTransientFile(temp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		return;
-	written = write(fd, &current, sizeof(current)) == sizeof(current);
-	CloseTransientFile(fd);
-	if (!written || rename(temp, path) != 0)
-		unlink(temp);
+	lp_server_file_replace_quietly(temp, path, &current, sizeof(current));
 }
 
 static void
@@ -120,7 +110,7 @@ remove_record(void)
 		return;
 	active = false;
 	progress_path(MyProcPid, false, path);
-	unlink(path);
+	lp_server_file_remove(path);
 }
 
 static void
@@ -258,76 +248,70 @@ progress_file_pid(const char *name, int *pid, bool *temporary)
 static bool
 read_record(const char *path, int pid, ProgressRecord *record)
 {
-	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	bool		ok;
-
-	if (fd < 0)
-		return false;			/* the operation ended meanwhile */
-	ok = read(fd, record, sizeof(*record)) == sizeof(*record);
-	CloseTransientFile(fd);
-	return ok && record->magic == PROGRESS_MAGIC &&
+	/* a missing file: the operation ended meanwhile */
+	return lp_server_file_read_exactly(path, record, sizeof(*record)) &&
+		record->magic == PROGRESS_MAGIC &&
 		record->record_size == sizeof(ProgressRecord) && record->pid == pid &&
 		record->phase >= LP_PHASE_VALIDATING && record->phase <= LP_PHASE_REENCODING;
+}
+
+/* Add the record of a progress file to the view's rows (one directory entry). */
+static void
+add_progress_row(const char *name, void *arg)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	ProgressRecord record;
+	char		path[MAXPGPATH];
+	int			pid;
+	bool		temporary;
+	Datum		values[11];
+	bool		nulls[11];
+
+	if (!progress_file_pid(name, &pid, &temporary))
+		return;
+	progress_path(pid, temporary, path);
+
+	/*
+	 * No live process has the pid, so none can write the file again: it is
+	 * what a crash or a restart left.  A backend that starts with the pid
+	 * later writes a new record.
+	 */
+	if (BackendPidGetProc(pid) == NULL)
+	{
+		lp_server_file_remove(path);
+		return;
+	}
+	if (temporary)
+		return;
+	if (!read_record(path, pid, &record) ||
+		!backend_running(pid, record.backend_start))
+		return;
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) &&
+		!has_privs_of_role(GetUserId(), record.userid))
+		return;
+	record.dataset[MAXPGPATH - 1] = '\0';
+	record.target_file[MAXPGPATH - 1] = '\0';
+
+	memset(nulls, false, sizeof(nulls));
+	values[0] = Int32GetDatum(record.pid);
+	values[1] = record.has_dataset ? CStringGetTextDatum(record.dataset) : (Datum) 0;
+	nulls[1] = !record.has_dataset;
+	values[2] = CStringGetTextDatum(record.target_file);
+	values[3] = CStringGetTextDatum(phase_names[record.phase]);
+	values[4] = Int64GetDatum(record.parts_done);
+	values[5] = Int64GetDatum(record.parts_total);
+	values[6] = Int64GetDatum(record.bytes_done);
+	values[7] = Int64GetDatum(record.bytes_total);
+	values[8] = Int32GetDatum(record.workers);
+	values[9] = TimestampTzGetDatum(record.started);
+	values[10] = TimestampTzGetDatum(record.updated);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 Datum
 lp_progress(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	DIR		   *dir;
-	struct dirent *entry;
-
 	InitMaterializedSRF(fcinfo, 0);
-	dir = AllocateDir(PG_STAT_TMP_DIR);
-	while ((entry = ReadDir(dir, PG_STAT_TMP_DIR)) != NULL)
-	{
-		ProgressRecord record;
-		char		path[MAXPGPATH];
-		int			pid;
-		bool		temporary;
-		Datum		values[11];
-		bool		nulls[11];
-
-		if (!progress_file_pid(entry->d_name, &pid, &temporary))
-			continue;
-		progress_path(pid, temporary, path);
-
-		/*
-		 * No live process has the pid, so none can write the file again: it
-		 * is what a crash or a restart left.  A backend that starts with the
-		 * pid later writes a new record.
-		 */
-		if (BackendPidGetProc(pid) == NULL)
-		{
-			unlink(path);
-			continue;
-		}
-		if (temporary)
-			continue;
-		if (!read_record(path, pid, &record) ||
-			!backend_running(pid, record.backend_start))
-			continue;
-		if (!read_all && !has_privs_of_role(GetUserId(), record.userid))
-			continue;
-		record.dataset[MAXPGPATH - 1] = '\0';
-		record.target_file[MAXPGPATH - 1] = '\0';
-
-		memset(nulls, false, sizeof(nulls));
-		values[0] = Int32GetDatum(record.pid);
-		values[1] = record.has_dataset ? CStringGetTextDatum(record.dataset) : (Datum) 0;
-		nulls[1] = !record.has_dataset;
-		values[2] = CStringGetTextDatum(record.target_file);
-		values[3] = CStringGetTextDatum(phase_names[record.phase]);
-		values[4] = Int64GetDatum(record.parts_done);
-		values[5] = Int64GetDatum(record.parts_total);
-		values[6] = Int64GetDatum(record.bytes_done);
-		values[7] = Int64GetDatum(record.bytes_total);
-		values[8] = Int32GetDatum(record.workers);
-		values[9] = TimestampTzGetDatum(record.started);
-		values[10] = TimestampTzGetDatum(record.updated);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	FreeDir(dir);
+	lp_server_files_each(PG_STAT_TMP_DIR, add_progress_row, fcinfo->resultinfo);
 	return (Datum) 0;
 }

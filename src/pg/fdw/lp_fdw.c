@@ -25,7 +25,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 
 /* ---- planning -------------------------------------------------------------- */

@@ -19,7 +19,7 @@
 #include "utils/rel.h"
 #include "utils/sampling.h"
 
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 #include "store/lp_pg_storage.h"
 

@@ -28,7 +28,7 @@
 #include "format/lp_roaring.h"
 #include "index/lp_btree_index.h"
 #include "fdw/lp_fdw.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 
 #define BTREE_DETAILS_TYPE_URL "/lance.table.BTreeIndexDetails"

@@ -27,7 +27,7 @@
 #include "port/atomics.h"
 #include "utils/guc.h"
 
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 
 static int	lp_fdw_unit_rows = 1024 * 1024;

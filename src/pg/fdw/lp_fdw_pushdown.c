@@ -36,7 +36,7 @@
 #include "utils/rel.h"
 #include "utils/sortsupport.h"
 
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 
 bool		lp_fdw_pushdown = true;

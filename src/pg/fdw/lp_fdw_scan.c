@@ -37,8 +37,8 @@
 #include "decode/lp_decode.h"
 #include "format/lp_columns.h"
 #include "fdw/lp_fdw.h"
-#include "lp_pg_alloc.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_alloc.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "format/lp_schema.h"
 

@@ -7,7 +7,7 @@
 
 #include "dataset/lp_dataset.h"
 #include "fdw/lp_fdw.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 
 static void

@@ -74,7 +74,7 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 
 static bool lp_fdw_topk = true;

@@ -31,7 +31,7 @@
 
 #include "base/lp_bytes.h"
 #include "fdw/lp_fdw.h"
-#include "lp_pg_types.h"
+#include "base/lp_pg_types.h"
 
 /* ---- the mapping ------------------------------------------------------------ */
 

@@ -16,9 +16,9 @@
 #include "base/lp_path.h"
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "targets/lp_sidecar.h"
-#include "lp_sql_args.h"
+#include "base/lp_sql_args.h"
 #include "store/lp_pg_storage.h"
 #include "targets/lp_target.h"
 

@@ -18,11 +18,12 @@
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_assemble.h"
+#include "assemble/lp_assemble_validate.h"
 #include "dataset/lp_commit.h"
 #include "write/lp_publication.h"
 #include "concat/lp_concat.h"
 #include "base/lp_path.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_s3_config.h"
 #include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"

@@ -12,7 +12,7 @@
 #include "concat/lp_concat.h"
 #include "dataset/lp_dataset.h"
 #include "format/lp_columns.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "reencode/lp_reencode.h"
 #include "functions/lp_compact_blobs.h"
 #include "targets/lp_sidecar.h"

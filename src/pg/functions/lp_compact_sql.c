@@ -26,11 +26,11 @@
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
 #include "format/lp_deletion.h"
-#include "lp_pg_error.h"
-#include "lp_pg_random.h"
+#include "base/lp_pg_error.h"
+#include "base/lp_pg_random.h"
 #include "store/lp_pg_storage.h"
 #include "assemble/lp_progress.h"
-#include "lp_sql_args.h"
+#include "base/lp_sql_args.h"
 
 PG_FUNCTION_INFO_V1(lp_compact);
 

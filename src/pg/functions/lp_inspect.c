@@ -12,7 +12,7 @@
 #include "utils/tuplestore.h"
 
 #include "base/lp_checked.h"
-#include "lp_json.h"
+#include "base/lp_json.h"
 #include "store/lp_pg_storage.h"
 
 PG_FUNCTION_INFO_V1(lp_file_info);

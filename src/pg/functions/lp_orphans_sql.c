@@ -24,7 +24,7 @@
 #include "utils/tuplestore.h"
 
 #include "dataset/lp_orphans.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "targets/lp_target.h"
 

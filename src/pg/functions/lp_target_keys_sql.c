@@ -14,7 +14,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "lp_sql_args.h"
+#include "base/lp_sql_args.h"
 #include "targets/lp_target_key.h"
 
 PG_FUNCTION_INFO_V1(lp_target_keys_sql);

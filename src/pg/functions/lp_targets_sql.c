@@ -12,15 +12,16 @@
 #include "utils/tuplestore.h"
 
 #include "assemble/lp_assemble.h"
+#include "assemble/lp_assemble_validate.h"
 #include "write/lp_publication.h"
 #include "concat/lp_concat.h"
-#include "lp_pg_error.h"
-#include "lp_pg_random.h"
+#include "base/lp_pg_error.h"
+#include "base/lp_pg_random.h"
 #include "store/lp_pg_storage.h"
 #include "targets/lp_part_blobs.h"
 #include "targets/lp_registry.h"
 #include "format/lp_schema.h"
-#include "lp_sql_args.h"
+#include "base/lp_sql_args.h"
 #include "targets/lp_target.h"
 
 PG_FUNCTION_INFO_V1(lp_create_target);

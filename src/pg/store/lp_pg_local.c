@@ -40,9 +40,9 @@
 #include "base/lp_checked.h"
 #include "base/lp_interrupt.h"
 #include "store/lp_pg_local.h"
-#include "lp_posix_files.h"
-#include "lp_posix_walk.h"
-#include "lp_tree_removal.h"
+#include "platform/lp_posix_files.h"
+#include "platform/lp_posix_walk.h"
+#include "platform/lp_tree_removal.h"
 
 typedef struct LpLocalStore
 {

@@ -41,7 +41,7 @@
 #include "base/lp_alloc.h"
 #include "io/lp_s3_store.h"
 #include "io/lp_s3_uri.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_s3.h"
 #include "store/lp_pg_s3_config.h"
 #include "store/lp_pg_s3_curl.h"
@@ -168,6 +168,16 @@ wrap_input(LpInput *core, const char *path, LpError *err)
 	return &pg->base;
 }
 
+/*
+ * The core's input an input of this store wraps (the core copies those on
+ * the server); any other input as it is.
+ */
+static LpInput *
+core_input_of(LpInput *input)
+{
+	return input->ops == &pg_s3_input_ops ? CORE_INPUT(input) : input;
+}
+
 static LpInput *
 pg_s3_open_input(LpStore *store, const char *path, LpError *err)
 {
@@ -261,14 +271,49 @@ pg_s3_copy_from(LpOutput *output, uint64_t output_offset, LpInput *input,
 	MemoryContext old;
 	bool		ok;
 
-	/* the core's S3 input, which it copies on the server */
-	if (input->ops == &pg_s3_input_ops)
-		input = CORE_INPUT(input);
+	input = core_input_of(input);
 	old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
 	ok = CORE_OUTPUT(output)->ops->copy_from(CORE_OUTPUT(output), output_offset, input,
 											 input_offset, len, err);
 	MemoryContextSwitchTo(old);
 	return ok;
+}
+
+static const char *
+pg_s3_start_parts(LpOutput *output, LpError *err)
+{
+	MemoryContext old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
+	const char *token = CORE_OUTPUT(output)->ops->start_parts(CORE_OUTPUT(output), err);
+
+	MemoryContextSwitchTo(old);
+	return token;
+}
+
+static bool
+pg_s3_send_part(LpOutput *output, uint32_t number, const void *data, size_t len, LpError *err)
+{
+	MemoryContext old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
+	bool		ok = CORE_OUTPUT(output)->ops->send_part(CORE_OUTPUT(output), number, data, len,
+														 err);
+
+	MemoryContextSwitchTo(old);
+	return ok;
+}
+
+static bool
+pg_s3_add_part(LpOutput *output, uint32_t number, const char *receipt, LpError *err)
+{
+	MemoryContext old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
+	bool		ok = CORE_OUTPUT(output)->ops->add_part(CORE_OUTPUT(output), number, receipt, err);
+
+	MemoryContextSwitchTo(old);
+	return ok;
+}
+
+static bool
+pg_s3_copies_part_from(LpOutput *output, LpInput *input)
+{
+	return CORE_OUTPUT(output)->ops->copies_part_from(CORE_OUTPUT(output), core_input_of(input));
 }
 
 static bool
@@ -307,6 +352,10 @@ static const LpOutputOps pg_s3_output_ops = {
 	.copy_from = pg_s3_copy_from,
 	.publish = pg_s3_publish,
 	.abort = pg_s3_abort,
+	.start_parts = pg_s3_start_parts,
+	.send_part = pg_s3_send_part,
+	.add_part = pg_s3_add_part,
+	.copies_part_from = pg_s3_copies_part_from,
 };
 
 static LpOutput *
@@ -352,6 +401,16 @@ pg_s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpEr
 	return CORE(store)->ops->abort_upload(CORE(store), path, upload_id, err);
 }
 
+static bool
+pg_s3_copy_part(LpStore *store, const char *output_path, const char *parts_token,
+				uint32_t number, LpInput *input, uint64_t offset, uint64_t len, char *receipt,
+				size_t receipt_capacity, LpError *err)
+{
+	return CORE(store)->ops->copy_part(CORE(store), output_path, parts_token, number,
+									   core_input_of(input), offset, len, receipt,
+									   receipt_capacity, err);
+}
+
 static const LpStoreOps pg_s3_store_ops = {
 	.open_input = pg_s3_open_input,
 	.open_input_lazily = pg_s3_open_input_lazily,
@@ -368,26 +427,8 @@ static const LpStoreOps pg_s3_store_ops = {
 	.list_uploads = pg_s3_list_uploads,
 	.abort_upload = pg_s3_abort_upload,
 	.upload_size = pg_s3_upload_size,
+	.copy_part = pg_s3_copy_part,
 };
-
-LpStore *
-lp_pg_s3_core_store(LpStore *store)
-{
-	return store->ops == &pg_s3_store_ops ? CORE(store) : NULL;
-}
-
-LpOutput *
-lp_pg_s3_core_output(LpOutput *output)
-{
-	return output->ops == &pg_s3_output_ops && !((PgS3Output *) output)->finished
-		? CORE_OUTPUT(output) : NULL;
-}
-
-LpInput *
-lp_pg_s3_core_input(LpInput *input)
-{
-	return input->ops == &pg_s3_input_ops ? CORE_INPUT(input) : input;
-}
 
 bool
 lp_pg_s3_name_is_canonical(const char *uri)

@@ -21,17 +21,6 @@
 extern LpStore *lp_pg_s3_store_for_uri(const char *uri, Oid server);
 
 /*
- * The core's S3 store or output (io/lp_s3_store) a store or an unfinished
- * output of lp_pg_s3_store_for_uri wraps, for the core's S3-only calls
- * (parts written by several processes); NULL for any other.  The wrapper
- * still aborts the output when its memory context goes.
- */
-extern LpStore *lp_pg_s3_core_store(LpStore *store);
-extern LpOutput *lp_pg_s3_core_output(LpOutput *output);
-/* the core's input of an S3 input of this layer; any other input as it is */
-extern LpInput *lp_pg_s3_core_input(LpInput *input);
-
-/*
  * Whether uri is an object's name as the S3 store's canonical op gives it:
  * "s3://bucket/key", the key without a trailing '/', empty, "." or ".."
  * segments (which S3 would take literally).

@@ -28,7 +28,7 @@
 #include "utils/syscache.h"
 
 #include "io/lp_s3_uri.h"
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 #include "store/lp_pg_s3_config.h"
 
 #define S3_REGION_MAX 63		/* LP_S3_SCOPE_NAME_MAX of the signer */

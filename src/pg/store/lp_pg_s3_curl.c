@@ -21,7 +21,7 @@
 #include "utils/timestamp.h"
 
 #include "base/lp_interrupt.h"
-#include "lp_curl_http.h"
+#include "platform/lp_curl_http.h"
 #include "store/lp_pg_s3_curl.h"
 
 typedef struct CurlTransport

@@ -13,7 +13,7 @@
 #include "dataset/lp_dataset.h"
 #include "dataset/lp_fragment.h"
 #include "io/lp_s3_uri.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_local.h"
 #include "store/lp_pg_s3.h"
 #include "store/lp_pg_s3_config.h"

@@ -14,7 +14,7 @@
 #include "dataset/lp_blob_validate.h"
 #include "decode/lp_decode.h"
 #include "format/lp_columns.h"
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "targets/lp_part_blobs.h"
 #include "targets/lp_registry.h"

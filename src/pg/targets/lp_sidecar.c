@@ -20,9 +20,9 @@
 #include "dataset/lp_blob.h"
 #include "dataset/lp_dataset.h"
 #include "format/lp_columns.h"
-#include "lp_pg_compat.h"
-#include "lp_pg_error.h"
-#include "lp_pg_random.h"
+#include "base/lp_pg_compat.h"
+#include "base/lp_pg_error.h"
+#include "base/lp_pg_random.h"
 #include "targets/lp_sidecar.h"
 #include "store/lp_pg_storage.h"
 

@@ -24,8 +24,8 @@
 #include "utils/numeric.h"
 
 #include "dataset/lp_fragment.h"
-#include "lp_json.h"
-#include "lp_pg_error.h"
+#include "base/lp_json.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "targets/lp_target.h"
 #include "targets/lp_target_key.h"

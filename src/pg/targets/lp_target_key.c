@@ -18,21 +18,16 @@
  * its next use, however quickly it was replaced.
  *
  * The file is the server's own, not dataset storage, so it is read and
- * written through fd.c directly (the storage check of
- * test/tools/check_layers.sh allows this file).
+ * written as a server file (store/lp_pg_server_files), not through a store.
  */
 #include "postgres.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/cryptohash.h"
 #include "common/sha2.h"
 #include "miscadmin.h"
-#include "storage/fd.h"
 #include "storage/lock.h"
 
+#include "store/lp_pg_server_files.h"
 #include "targets/lp_target_key.h"
 
 #define TARGET_KEY_FILE "lance_parts.key"
@@ -81,16 +76,6 @@ damaged_key_file(const char *path)
 			errhint("Restore it from a copy, or remove it to create a new key; targets signed with the old keys will then be refused."));
 }
 
-/* Close fd on the way to an error about it, which reports errno. */
-static void
-close_keeping_errno(int fd)
-{
-	int			save_errno = errno;
-
-	CloseTransientFile(fd);
-	errno = save_errno;
-}
-
 /* True if these bytes are the keys loaded, in the same order. */
 static bool
 same_keys(const uint8 *bytes, int count)
@@ -103,63 +88,25 @@ same_keys(const uint8 *bytes, int count)
 	return true;
 }
 
-/* Remove a temporary file on the way to an error about it, which reports errno. */
-static void
-unlink_keeping_errno(const char *temp)
-{
-	int			save_errno = errno;
-
-	unlink(temp);
-	errno = save_errno;
-}
-
 /* Load the key file into loaded_keys; false if it does not exist. */
 static bool
 load_key_file(const char *path)
 {
 	uint8		bytes[LP_TARGET_MAX_KEYS * LP_TARGET_KEY_LEN];
 	LpTargetKey keys[LP_TARGET_MAX_KEYS];
-	struct stat st;
-	int			fd;
+	size_t		size;
+	size_t		got;
 	int			count;
-	ssize_t		n;
 
-	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	if (fd < 0)
-	{
-		if (errno == ENOENT)
-			return false;
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not open file \"%s\": %m", path));
-	}
-	if (fstat(fd, &st) != 0)
-	{
-		close_keeping_errno(fd);
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not stat file \"%s\": %m", path));
-	}
-	if (st.st_size == 0 || st.st_size % LP_TARGET_KEY_LEN != 0 ||
-		st.st_size > (off_t) sizeof(bytes))
-	{
-		CloseTransientFile(fd);
+	if (!lp_server_file_read(path, bytes, sizeof(bytes), &size, &got))
+		return false;
+	if (size == 0 || size % LP_TARGET_KEY_LEN != 0 || size > sizeof(bytes))
 		damaged_key_file(path);
-	}
-	n = read(fd, bytes, st.st_size);
-	if (n < 0)
-	{
-		close_keeping_errno(fd);
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not read file \"%s\": %m", path));
-	}
-	CloseTransientFile(fd);
-	/* shorter than fstat said: cut while being read, which a rename never does */
-	if (n != st.st_size)
+	/* shorter than its size: cut while being read, which a rename never does */
+	if (got != size)
 		damaged_key_file(path);
 
-	count = st.st_size / LP_TARGET_KEY_LEN;
+	count = (int) (size / LP_TARGET_KEY_LEN);
 	if (same_keys(bytes, count))
 		return true;
 	for (int i = 0; i < count; i++)
@@ -190,33 +137,12 @@ static void
 write_temporary_key_file(const char *path, const LpTargetKey *keys, int count, char *temp)
 {
 	uint8		bytes[LP_TARGET_MAX_KEYS * LP_TARGET_KEY_LEN];
-	size_t		size = (size_t) count * LP_TARGET_KEY_LEN;
-	int			fd;
 
 	for (int i = 0; i < count; i++)
 		memcpy(bytes + i * LP_TARGET_KEY_LEN, keys[i].bytes, LP_TARGET_KEY_LEN);
-	snprintf(temp, MAXPGPATH, "%s.%d.tmp", path, MyProcPid);
 	/* one left by a crashed backend that had this pid is not reused */
-	unlink(temp);
-	fd = OpenTransientFilePerm(temp, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY, S_IRUSR | S_IWUSR);
-	if (fd < 0)
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not create file \"%s\": %m", temp));
-	errno = 0;
-	if (write(fd, bytes, size) != (ssize_t) size || pg_fsync(fd) != 0)
-	{
-		/* a short write without an error is a full disk */
-		int			save_errno = errno ? errno : ENOSPC;
-
-		CloseTransientFile(fd);
-		unlink(temp);
-		errno = save_errno;
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not write file \"%s\": %m", temp));
-	}
-	CloseTransientFile(fd);
+	snprintf(temp, MAXPGPATH, "%s.%d.tmp", path, MyProcPid);
+	lp_server_file_write_synced(temp, bytes, (size_t) count * LP_TARGET_KEY_LEN);
 }
 
 /* Create the key file with one new key, unless another backend just did. */
@@ -229,15 +155,7 @@ create_key_file(const char *path)
 	generate_key(&key);
 	write_temporary_key_file(path, &key, 1, temp);
 	/* the loser of a race keeps the winner's key */
-	if (link(temp, path) != 0 && errno != EEXIST)
-	{
-		unlink_keeping_errno(temp);
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not link file \"%s\" to \"%s\": %m", temp, path));
-	}
-	unlink(temp);
-	fsync_fname(DataDir, true);
+	lp_server_file_link_unless_present(temp, path, DataDir);
 }
 
 const LpTargetKey *
@@ -291,15 +209,7 @@ replace_key_file(const LpTargetKey *keys, int count)
 
 	key_file_path(path);
 	write_temporary_key_file(path, keys, count, temp);
-	/* the temporary file is synced already; only the rename is left to make durable */
-	if (rename(temp, path) != 0)
-	{
-		unlink_keeping_errno(temp);
-		ereport(ERROR,
-				errcode_for_file_access(),
-				errmsg("could not rename file \"%s\" to \"%s\": %m", temp, path));
-	}
-	fsync_fname(DataDir, true);
+	lp_server_file_rename(temp, path, DataDir);
 	if (!load_key_file(path))
 		ereport(ERROR,
 				errcode_for_file_access(),

@@ -17,7 +17,7 @@
 #include "nodes/pg_list.h"
 
 #include "dataset/lp_commit.h"
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 
 /*
  * A path below a base directory (never reached through a symlink), and the

@@ -24,10 +24,11 @@
 #include "utils/typcache.h"
 #include "utils/uuid.h"
 
+#include "base/lp_bytes.h"
 #include "fdw/lp_fdw.h"
 #include "format/lp_columns.h"
-#include "lp_pg_error.h"
-#include "lp_pg_types.h"
+#include "base/lp_pg_error.h"
+#include "base/lp_pg_types.h"
 #include "write/lp_write_blobs.h"
 #include "write/lp_write_values.h"
 
@@ -919,8 +920,7 @@ append_integer(FieldBuilder *builder, int64 value, int64 min, int64 max, uint32 
 
 	if (value < min || value > max)
 		value_out_of_range(builder, psprintf(INT64_FORMAT, value));
-	for (uint32 i = 0; i < width; i++)
-		bytes[i] = (uint8) (((uint64) value) >> (8 * i));
+	lp_put_le_bytes(bytes, width, (uint64) value);
 	buffer_append(&builder->values, bytes, width);
 }
 
@@ -1003,8 +1003,9 @@ append_decimal(FieldBuilder *builder, Numeric value, int32 precision, int32 scal
 		}
 	}
 	out = buffer_reserve(&builder->values, width);
-	for (uint32 i = 0; i < width; i++)
-		out[i] = (uint8) (limbs[i / 4] >> (8 * (i % 4)));
+	/* decimal widths (16, 32) are whole limbs */
+	for (uint32 i = 0; i < width; i += 4)
+		lp_put_le32(out + i, limbs[i / 4]);
 }
 
 /* A numeric as an unsigned 64-bit integer. */

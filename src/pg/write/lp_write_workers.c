@@ -33,9 +33,9 @@
 #include "utils/memutils.h"
 
 #include "encode/lp_file_writer.h"
-#include "lp_parallel.h"
-#include "lp_pg_alloc.h"
-#include "lp_pg_error.h"
+#include "base/lp_parallel.h"
+#include "base/lp_pg_alloc.h"
+#include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 #include "write/lp_write_workers.h"
 

@@ -40,7 +40,7 @@
 #include "access/xact.h"
 #include "utils/memutils.h"
 
-#include "lp_pg_alloc.h"
+#include "base/lp_pg_alloc.h"
 
 /* A live mapping, and what unmaps it when its context goes. */
 typedef struct Mapping

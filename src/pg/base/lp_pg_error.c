@@ -5,7 +5,7 @@
 
 #include "miscadmin.h"
 
-#include "lp_pg_error.h"
+#include "base/lp_pg_error.h"
 
 static int
 lp_sqlstate(LpErrorCode code)

@@ -14,7 +14,7 @@
 #include "pgstat.h"
 #include "tcop/tcopprot.h"
 
-#include "lp_parallel.h"
+#include "base/lp_parallel.h"
 
 /* A key no caller's chunk uses: theirs count up from 0x4C50000000000001. */
 #define PARALLEL_KEY_QUERY	UINT64CONST(0x4C500000000000FF)

@@ -6,7 +6,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/json.h"
 
-#include "lp_json.h"
+#include "base/lp_json.h"
 
 /*
  * Metadata values are bytes on the wire and UTF-8 text in practice.  Values

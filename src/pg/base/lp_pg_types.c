@@ -6,7 +6,8 @@
 
 #include "catalog/pg_type.h"
 
-#include "lp_pg_types.h"
+#include "base/lp_bytes.h"
+#include "base/lp_pg_types.h"
 
 static const LpPgInteger integers[] = {
 	{LP_TYPE_INT8, INT2OID, PG_INT8_MIN, PG_INT8_MAX, 1},
@@ -30,12 +31,9 @@ lp_pg_integer(LpTypeId id)
 int64
 lp_pg_integer_read(const LpPgInteger *mapping, const void *bytes)
 {
-	const uint8 *b = bytes;
-	uint64		raw = 0;
+	uint64		raw = lp_le_bytes(bytes, mapping->width);
 	uint64		sign;
 
-	for (uint32 i = 0; i < mapping->width; i++)
-		raw |= (uint64) b[i] << (8 * i);
 	if (mapping->min == 0 || mapping->width == 8)
 		return (int64) raw;
 	/* sign-extend the narrower signed types */

@@ -5,7 +5,7 @@
 #define LP_PG_ERROR_H
 
 #include "base/lp_error.h"
-#include "lp_pg_compat.h"
+#include "base/lp_pg_compat.h"
 
 /* Raise err as an ERROR with the SQLSTATE its code maps to.  Never returns. */
 pg_noreturn extern void lp_raise(const LpError *err);

@@ -4,7 +4,7 @@
  */
 #include "postgres.h"
 
-#include "lp_pg_random.h"
+#include "base/lp_pg_random.h"
 
 bool
 lp_random_bytes(void *arg, uint8_t *buffer, size_t len, LpError *err)

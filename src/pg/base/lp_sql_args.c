@@ -6,7 +6,7 @@
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 
-#include "lp_sql_args.h"
+#include "base/lp_sql_args.h"
 
 void
 lp_check_one_dimensional(ArrayType *array, const char *what)

@@ -1,0 +1,206 @@
+/*
+ * lp_assemble_reencode.c - parts of an assembly decoded and written again.
+ *
+ * With a re-encode directory, a part that cannot be joined by page copy
+ * (a verdict lp_concat_reason_reencodable accepts) or that has deletions is
+ * decoded and written again as a file of the target's version and schema
+ * in that directory (reencode/lp_reencode.h), and the assembly joins that
+ * file instead; the re-encoded files are removed when the assembly ends,
+ * also after an ERROR (a memory-context callback).
+ */
+#include "postgres.h"
+
+#include "assemble/lp_assemble_reencode.h"
+#include "assemble/lp_progress.h"
+#include "base/lp_pg_error.h"
+#include "reencode/lp_reencode.h"
+#include "store/lp_pg_storage.h"
+
+/* Progress of re-encoding: source bytes, pro rata of the rows written. */
+typedef struct ReencodeProgress
+{
+	int64		bytes_before;	/* bytes of the parts re-encoded before this one */
+	uint64		file_size;		/* bytes of the part being re-encoded */
+	int			parts_done;
+} ReencodeProgress;
+
+struct LpAssembleReencoder
+{
+	MemoryContextCallback callback; /* removes the files when the context goes */
+	LpStore    *store;			/* of the re-encode directory; NULL: none */
+	const char *dir;			/* the re-encode directory */
+	const char *owned_dir;		/* removed too (when empty), or NULL */
+	List	   *paths;			/* the re-encoded files */
+	bool	   *reencoded;		/* per part */
+	List	   *positions;		/* 1-based, in the order they were re-encoded */
+	int			num_parts;
+	ReencodeProgress progress;
+};
+
+/*
+ * Remove the re-encoded files (and the owned directory); problems are
+ * WARNINGs (this also runs during abort).
+ */
+static void
+remove_reencoded_files(void *arg)
+{
+	LpAssembleReencoder *reencoder = arg;
+	ListCell   *cell;
+
+	foreach(cell, reencoder->paths)
+	{
+		LpError		err;
+
+		if (!reencoder->store->ops->remove(reencoder->store, lfirst(cell), &err) &&
+			err.code != LP_ERR_NOT_FOUND)
+			ereport(WARNING,
+					errmsg("could not remove re-encoded part \"%s\": %s",
+						   (char *) lfirst(cell), err.message));
+	}
+	reencoder->paths = NIL;
+	if (reencoder->owned_dir != NULL)
+	{
+		LpError		err;
+
+		if (!reencoder->store->ops->remove(reencoder->store, reencoder->owned_dir, &err) &&
+			err.code != LP_ERR_NOT_FOUND)
+			ereport(WARNING,
+					errmsg("could not remove directory \"%s\": %s", reencoder->owned_dir,
+						   err.message));
+		reencoder->owned_dir = NULL;
+	}
+}
+
+LpAssembleReencoder *
+lp_assemble_reencoder_start(const LpAssembleTarget *target, int num_parts)
+{
+	LpAssembleReencoder *reencoder = palloc0(sizeof(LpAssembleReencoder));
+
+	reencoder->reencoded = palloc0(sizeof(bool) * num_parts);
+	reencoder->num_parts = num_parts;
+	if (target->reencode_dir != NULL)
+	{
+		reencoder->store = lp_store_for_uri_below(target->root, target->reencode_dir, NULL);
+		reencoder->dir = target->reencode_dir;
+		reencoder->owned_dir = target->reencode_dir_owned ? target->reencode_dir : NULL;
+		reencoder->callback.func = remove_reencoded_files;
+		reencoder->callback.arg = reencoder;
+		MemoryContextRegisterResetCallback(CurrentMemoryContext, &reencoder->callback);
+	}
+	return reencoder;
+}
+
+bool
+lp_assemble_can_reencode(const LpAssembleReencoder *reencoder)
+{
+	return reencoder->store != NULL;
+}
+
+static void
+report_reencode_progress(void *arg, uint64_t rows_done, uint64_t rows_total)
+{
+	ReencodeProgress *progress = arg;
+	double		fraction = rows_total > 0 ? (double) rows_done / rows_total : 1.0;
+
+	lp_progress_update(progress->parts_done,
+					   progress->bytes_before + (int64) (fraction * progress->file_size));
+}
+
+void
+lp_assemble_reencode_part(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs, int index,
+						  const LpDeletions *deletions)
+{
+	const char *source_path = inputs->paths[index];
+	const LpFile *file = inputs->parts[index].file;
+	ReencodeProgress *progress = &reencoder->progress;
+	char	   *path;
+	char	   *source_key;
+	LpStore    *source_store = lp_store_for_uri_below(inputs->root, source_path, &source_key);
+	LpStore    *store = reencoder->store;
+	LpReencodeSource source = {0};
+	LpReencodeOptions options = {0, report_reencode_progress, progress, false, 0};
+	LpOutput   *output;
+	LpInput    *input;
+	LpError		err;
+	LpStat		st;
+	uint64		rows;
+	uint64		size;
+
+	lp_progress_phase(LP_PHASE_REENCODING, progress->parts_done, progress->bytes_before, 0, 0);
+	/* a name nothing in the directory has (a part, or what a crash left) */
+	path = psprintf("%s/reencoded-%d.lance", reencoder->dir, index + 1);
+	for (int attempt = 1;
+		 store->ops->stat(store, path, false, &st, &err) && st.kind != LP_OBJECT_ABSENT;
+		 attempt++)
+		path = psprintf("%s/reencoded-%d-%d.lance", reencoder->dir, index + 1, attempt);
+	input = source_store->ops->open_input(source_store, source_key, &err);
+	if (input == NULL)
+		lp_raise(&err);
+	output = store->ops->create_output(store, path, &err);
+	if (output == NULL)
+		lp_raise(&err);
+	source.input = input;
+	source.file = file;
+	source.deletions = deletions;
+	progress->file_size = file->file_size;
+	if (!lp_reencode(&source, inputs->target.schema, inputs->target.version, output, &options,
+					 &rows, &size, &err))
+	{
+		LpError		named;
+
+		output->ops->abort(output);
+		lp_input_close(input);
+		lp_fail(&named, err.code, "part %d (\"%s\") cannot be re-encoded: %s", index + 1,
+				source_path, err.message);
+		if (err.detail[0] != '\0')
+			lp_error_detail(&named, "%s", err.detail);
+		lp_raise(&named);
+	}
+	lp_input_close(input);
+	/* registered before it can exist, so that an ERROR from here on removes it */
+	reencoder->paths = lappend(reencoder->paths, path);
+	if (!output->ops->publish(output, &err))
+		lp_raise(&err);
+	progress->bytes_before += (int64) file->file_size;
+	progress->parts_done++;
+	ereport(DEBUG1,
+			errmsg_internal("re-encoded part %d (\"%s\") as \"%s\": " UINT64_FORMAT " rows, " UINT64_FORMAT " bytes",
+							index + 1, source_path, path, rows, size));
+	inputs->paths[index] = path;
+	inputs->parts[index].file = lp_read_lance_file_below(inputs->root, path);
+	inputs->parts[index].has_expected_rows = false;
+	reencoder->reencoded[index] = true;
+	reencoder->positions = lappend_int(reencoder->positions, index + 1);
+}
+
+int
+lp_assemble_part_to_reencode(const LpAssembleReencoder *reencoder,
+							 const LpConcatVerdict *verdict)
+{
+	/* the part named was re-encoded already: its encoding differs from part 0's, another writer's */
+	if (!reencoder->reencoded[verdict->input])
+		return (int) verdict->input;
+	for (int i = 0; i < reencoder->num_parts; i++)
+		if (!reencoder->reencoded[i])
+			return i;
+	return -1;
+}
+
+bool
+lp_assemble_reencoded(const LpAssembleReencoder *reencoder, int index)
+{
+	return reencoder->reencoded[index];
+}
+
+List *
+lp_assemble_reencoded_positions(const LpAssembleReencoder *reencoder)
+{
+	return list_copy(reencoder->positions);
+}
+
+void
+lp_assemble_reencoder_end(LpAssembleReencoder *reencoder)
+{
+	if (reencoder->store != NULL)
+		remove_reencoded_files(reencoder);
+}
