@@ -5,7 +5,7 @@
 #    the backend's peak resident memory (VmHWM) by less than 45 MB over the
 #    same backend's peak before the write, and lance_fdw reads every row
 #    back.  The write's large buffers are mappings of their own
-#    (src/pg/lp_pg_alloc.c): about +37 MB.  From malloc, the same write
+#    (src/pg/base/lp_pg_alloc.c): about +37 MB.  From malloc, the same write
 #    raised it by about 69 MB: glibc raised its mmap threshold to the size
 #    of each page buffer freed, so later buffers came from the heap, where
 #    freed memory stays resident.
