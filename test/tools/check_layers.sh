@@ -89,7 +89,7 @@ check storage "$(cd "$ROOT" && {
 		grep -vE '^src/pg/store/'
 } | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
 
-BACKEND_HEADERS='core/io/lp_s3_store.h core/io/lp_s3_client.h core/io/lp_s3_multipart.h pg/store/lp_pg_s3.h pg/store/lp_pg_local.h'
+BACKEND_HEADERS='core/io/lp_s3_store.h core/io/lp_s3_client.h core/io/lp_s3_multipart.h pg/store/lp_pg_s3.h pg/store/lp_pg_s3_internal.h pg/store/lp_pg_local.h'
 # The names a header declares: functions (a name before "(" at the end of a
 # declaration's first line), types (typedef ... Name; and } Name;) and macros.
 backend_names=$(cd "$ROOT/src" && sed -nE \
