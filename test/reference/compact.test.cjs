@@ -1,7 +1,7 @@
 'use strict';
 // lance_parts.compact: compaction by page copy, committed as a Lance Rewrite.  lancedb reads
 // the same rows, in the same order, from fewer fragments, and keeps working on the result;
-// fragments the rewrite must not touch (deletion files, index coverage) are skipped with
+// fragments the rewrite must not touch (deletion files, indexes it cannot remap) are skipped with
 // their reason.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -109,10 +109,10 @@ test('fragments with deletion files are skipped, and keep their deletions', asyn
 	assert.equal(await (await h.openTable(dataset)).countRows(), info.num_rows);
 });
 
-test('fragments an index covers are skipped; the others are compacted', async () => {
+test('fragments an index compaction cannot remap covers (BITMAP) are skipped; the others are compacted', async () => {
 	const { dataset, table } = await manySmallFragments('types_2_2_v2', 0, 0);
 
-	await table.createIndex('id', { config: h.lancedb.Index.btree() });
+	await table.createIndex('id', { config: h.lancedb.Index.bitmap() });
 	const first = await table.query().limit(10).toArrow();
 
 	await table.add(first);

@@ -70,6 +70,13 @@ extern LpPublicationPath *lp_publication_path(const char *base, const char *rela
  */
 extern bool lp_publish(const LpPublicationRequest *request, LpCommitResult *result);
 
+/*
+ * Remove the paths (LpPublicationPath *) written for a request that will
+ * not be handed to lp_publish (an ERROR came first), as an unpublished
+ * request's are removed: a failure is a WARNING.  For PG_CATCH blocks.
+ */
+extern void lp_publication_discard(const char *root, Oid server, List *written);
+
 /* Does a publication of this transaction delete (or update) rows of the dataset at root? */
 extern bool lp_publication_deletes(const char *root);
 

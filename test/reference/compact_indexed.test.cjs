@@ -1,0 +1,196 @@
+'use strict';
+// lance_parts.compact on datasets lancedb made WITHOUT stable row ids whose fragments a BTREE
+// index covers, in every file version and both manifest naming schemes: the index keys on row
+// addresses, which compaction moves, so it is remapped into a new index (new UUID, rows the
+// deletion files drop left out, pages cut anew) and the Rewrite lists it as rewritten, as
+// Lance's compact_files does.  lancedb then reads the same rows, its indexed queries (which
+// explainPlan shows using the index) and lance_fdw's own BTREE lookups return the same rows as
+// before, and lancedb appends, compacts and builds an index on top.  A damaged index is an
+// ERROR that leaves the dataset and its directories as they were.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const arrow = require('apache-arrow');
+const lancedb = require('@lancedb/lancedb');
+const h = require('./harness.cjs');
+const { encodeRows } = require('./values.cjs');
+
+const dir = h.scratchDir('compact-indexed');
+// More rows than one BTREE page (4096), so that pages are cut anew where rows drop.
+const ROWS_PER_FRAGMENT = 1000;
+const INDEXED_FRAGMENTS = 6;
+
+const rowsOf = (first, n) => new arrow.Table({
+	id: arrow.vectorFromArray(BigInt64Array.from({ length: n }, (_, i) => BigInt(first + i))),
+	s: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
+});
+
+async function rowsById(table)
+{
+	return encodeRows(await table.query().toArrow())
+		.map((r) => [Number(r.id), r.s])
+		.sort((a, b) => a[0] - b[0])
+		.map((r) => r.join(' '));
+}
+
+const FILTERS = ['id = 33', 'id = 4', 'id IN (2, 15, 47, 58, 4100, 5999)', 'id >= 4090 AND id < 4110',
+	'id > 5990', 'id < 0'];
+
+async function indexedAnswers(table)
+{
+	const answers = [];
+
+	for (const filter of FILTERS)
+		answers.push(encodeRows(await table.query().where(filter).toArrow()).map((r) => Number(r.id)).sort((a, b) => a - b));
+	return answers;
+}
+
+// lance_fdw's answers with its BTREE lookups on and off, and whether EXPLAIN names the index.
+function fdwAnswers(dataset, name)
+{
+	const table = `cidx.${name}`;
+	const lines = h.psqlLines(`CREATE SCHEMA IF NOT EXISTS cidx;
+DROP FOREIGN TABLE IF EXISTS ${table};
+CREATE FOREIGN TABLE ${table} (id bigint, s text) SERVER cidx_server OPTIONS (uri ${h.literal(dataset)});
+${['on', 'off'].map((index) => `SET lance_parts.fdw_scalar_index = ${index};
+${FILTERS.map((f) => `SELECT '=' || coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM ${table} WHERE ${f};`).join('\n')}
+`).join('')}SET lance_parts.fdw_scalar_index = on;
+EXPLAIN SELECT * FROM ${table} WHERE id IN (2, 15, 4100);
+`);
+	const answers = lines.filter((l) => l.startsWith('='));
+
+	return { on: answers.slice(0, FILTERS.length), off: answers.slice(FILTERS.length),
+		explained: lines.some((l) => /Lance Index: id_idx/.test(l)) };
+}
+
+test.before(() => {
+	h.psqlLines(`DROP SERVER IF EXISTS cidx_server CASCADE;
+CREATE SERVER cidx_server FOREIGN DATA WRAPPER lance_fdw;
+`);
+});
+
+async function indexedDataset(name, version, naming)
+{
+	const db = await lancedb.connect(dir);
+	const table = await db.createTable(name, rowsOf(0, ROWS_PER_FRAGMENT), {
+		storageOptions: {
+			newTableDataStorageVersion: version,
+			newTableEnableV2ManifestPaths: naming === 'v2' ? 'true' : 'false',
+		},
+	});
+
+	for (let f = 1; f < INDEXED_FRAGMENTS; f++)
+		await table.add(rowsOf(f * ROWS_PER_FRAGMENT, ROWS_PER_FRAGMENT));
+	await table.delete('id % 7 = 3');		// before the index: not in it
+	await table.createIndex('id', { config: lancedb.Index.btree() });
+	await table.delete('id % 11 = 4');		// after: in the index, dropped by the remap
+	return { table, dataset: path.join(dir, name + '.lance') };
+}
+
+for (const version of ['2.0', '2.1', '2.2', '2.3'])
+{
+	for (const naming of ['v1', 'v2'])
+	{
+		test(`${version} ${naming}: a BTREE index is remapped by compaction`, async () => {
+			const name = `indexed_${version.replace('.', '_')}_${naming}`;
+			const { table, dataset } = await indexedDataset(name, version, naming);
+
+			await table.add(rowsOf(6000, 50));	// fragments the index does not cover
+			await table.add(rowsOf(6050, 50));
+			const before = await rowsById(table);
+			const answersBefore = await indexedAnswers(table);
+			const statsBefore = await table.indexStats('id_idx');
+			const fdwBefore = fdwAnswers(dataset, name);
+			const indexDirs = fs.readdirSync(path.join(dataset, '_indices'));
+
+			assert.deepEqual(fdwBefore.on, fdwBefore.off);
+			const result = h.sqlRows(`SELECT * FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => true)`);
+
+			assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), [], 'every fragment rewritten');
+			assert.equal(new Set(result.map((r) => r.new_fragment_id)).size, 2, 'indexed and unindexed apart');
+
+			await table.checkoutLatest();
+			assert.equal((await table.stats()).fragmentStats.numFragments, 2);
+			assert.deepEqual(await rowsById(table), before, 'the same rows');
+			assert.deepEqual(await indexedAnswers(table), answersBefore, 'the index answers as before');
+			const plan = await table.query().where('id = 33').explainPlan(true);
+
+			assert.match(plan, /ScalarIndexQuery|MaterializeIndex/, 'lancedb uses the index: ' + plan);
+			const indices = await table.listIndices();
+
+			assert.deepEqual(indices.map((i) => [i.name, i.indexType, i.columns]), [['id_idx', 'BTree', ['id']]]);
+			const statsAfter = await table.indexStats('id_idx');
+
+			assert.equal(statsAfter.numIndexedRows, statsBefore.numIndexedRows);
+			assert.equal(statsAfter.numUnindexedRows, statsBefore.numUnindexedRows);
+			const newDirs = fs.readdirSync(path.join(dataset, '_indices')).filter((d) => !indexDirs.includes(d));
+
+			assert.equal(newDirs.length, 1, 'a new index directory');
+			const fdwAfter = fdwAnswers(dataset, name);
+
+			assert.deepEqual(fdwAfter.on, fdwBefore.on, 'lance_fdw with the index finds the same rows');
+			assert.deepEqual(fdwAfter.off, fdwBefore.off);
+			assert.ok(fdwAfter.explained, 'lance_fdw uses the remapped index');
+
+			// lancedb goes on from there: appends, compacts, indexes
+			await table.add(rowsOf(7000, 5));
+			await table.optimize();
+			await table.createIndex('s', { config: lancedb.Index.btree() });
+			assert.equal(await table.countRows(), before.length + 5);
+			assert.equal(await table.countRows("s = 'value 7001'"), 1);
+			assert.deepEqual((await indexedAnswers(table)).slice(0, 4), answersBefore.slice(0, 4),
+				'and after lancedb optimized');
+		});
+	}
+}
+
+// What a failed compaction must leave: the version, and the directories' entries (but for
+// data/_parts, the parent of staging directories, which re-encoding the live rows of fragments
+// with deletion files creates and leaves, as every compaction with rewrite_deletions does).
+function snapshot(dataset)
+{
+	const entries = (sub) => fs.readdirSync(path.join(dataset, sub)).filter((e) => e !== '_parts').sort();
+
+	return { data: entries('data'), indices: entries('_indices'), versions: entries('_versions') };
+}
+
+function indexDir(dataset)
+{
+	const dirs = fs.readdirSync(path.join(dataset, '_indices'));
+
+	assert.equal(dirs.length, 1);
+	return path.join(dataset, '_indices', dirs[0]);
+}
+
+function assertCompactFails(dataset, pattern)
+{
+	const before = snapshot(dataset);
+
+	assert.throws(() => h.psqlLines(`\\set VERBOSITY verbose
+SELECT * FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => true);
+`), (error) => /XX001/.test(String(error.stderr)) && pattern.test(String(error.stderr)) &&
+		/could not be remapped, so its fragments were not compacted/.test(String(error.stderr)));
+	assert.deepEqual(snapshot(dataset), before, 'nothing written, nothing published');
+}
+
+test('a truncated page file of the index: ERROR, nothing changed', async () => {
+	const { dataset } = await indexedDataset('damaged_pages', '2.1', 'v2');
+	const pages = path.join(indexDir(dataset), 'page_data.lance');
+
+	fs.truncateSync(pages, fs.statSync(pages).size - 100);
+	assertCompactFails(dataset, /page_data\.lance/);
+});
+
+test('a page lookup naming a page the page file does not hold: ERROR, nothing changed', async () => {
+	const { dataset } = await indexedDataset('damaged_lookup', '2.1', 'v2');
+	// another index's lookup: pages of a longer column than this index's page file holds
+	const db = await lancedb.connect(dir);
+	const longer = await db.createTable('longer_lookup', rowsOf(0, 20000),
+		{ storageOptions: { newTableDataStorageVersion: '2.1' } });
+
+	await longer.createIndex('id', { config: lancedb.Index.btree() });
+	fs.copyFileSync(path.join(indexDir(path.join(dir, 'longer_lookup.lance')), 'page_lookup.lance'),
+		path.join(indexDir(dataset), 'page_lookup.lance'));
+	assertCompactFails(dataset, /names page \d+ of \d+|describes \d+ pages/);
+});
