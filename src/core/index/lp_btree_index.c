@@ -186,8 +186,9 @@ compare_bytes(const LpArray *array, uint64_t row, const uint8_t *key, size_t key
 {
 	uint64_t	start = array->offsets[row];
 
-	return compare_byte_strings(array->data + start, (size_t) (array->offsets[row + 1] - start),
-								key, key_len);
+	/* a page of empty strings may have no data buffer at all */
+	return compare_byte_strings(array->data != NULL ? array->data + start : NULL,
+								(size_t) (array->offsets[row + 1] - start), key, key_len);
 }
 
 int
