@@ -36,8 +36,9 @@ LP_TEST(row_address_map_moves_and_drops)
 	/* a fragment the compaction did not touch */
 	LP_CHECK(lp_row_address_map_apply(map, ADDRESS(7, 1), &to, &kept, &err) && kept);
 	LP_CHECK_EQ_U64(to, ADDRESS(7, 1));
-	LP_CHECK(lp_row_address_map_moves(map, 3) && lp_row_address_map_moves(map, 4) &&
-			 !lp_row_address_map_moves(map, 7));
+	LP_CHECK(lp_row_address_map_moves(map, 3, NULL) && lp_row_address_map_moves(map, 4, &to) &&
+			 !lp_row_address_map_moves(map, 7, NULL));
+	LP_CHECK_EQ_U64(to, 4);
 	/* a row fragment 3 never had */
 	LP_CHECK(!lp_row_address_map_apply(map, ADDRESS(3, 5), &to, &kept, &err));
 	LP_CHECK(err.code == LP_ERR_CORRUPT);

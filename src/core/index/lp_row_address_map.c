@@ -120,9 +120,13 @@ find_moved(const LpRowAddressMap *map, uint64_t fragment_id)
 }
 
 bool
-lp_row_address_map_moves(const LpRowAddressMap *map, uint64_t fragment_id)
+lp_row_address_map_moves(const LpRowAddressMap *map, uint64_t fragment_id, uint64_t *physical_rows)
 {
-	return find_moved(map, fragment_id) != NULL;
+	const MovedRows *rows = find_moved(map, fragment_id);
+
+	if (rows != NULL && physical_rows != NULL)
+		*physical_rows = rows->fragment.physical_rows;
+	return rows != NULL;
 }
 
 bool

@@ -44,8 +44,9 @@ bool		lp_row_address_map_new(const LpMovedFragment *fragments, size_t n,
 bool		lp_row_address_map_apply(const LpRowAddressMap *map, uint64_t old,
 									 uint64_t *moved, bool *kept, LpError *err);
 
-/* Whether the map rewrites fragment_id. */
-bool		lp_row_address_map_moves(const LpRowAddressMap *map, uint64_t fragment_id);
+/* Whether the map rewrites fragment_id, and then its physical rows (physical_rows may be NULL). */
+bool		lp_row_address_map_moves(const LpRowAddressMap *map, uint64_t fragment_id,
+									 uint64_t *physical_rows);
 
 void		lp_row_address_map_free(LpRowAddressMap *map);
 
