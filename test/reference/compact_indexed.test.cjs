@@ -1,8 +1,8 @@
 'use strict';
 // lance_parts.compact on datasets lancedb made WITHOUT stable row ids whose fragments a BTREE
-// index covers, in every file version and both manifest naming schemes: the index keys on row
-// addresses, which compaction moves, so it is remapped into a new index (new UUID, rows the
-// deletion files drop left out, pages cut anew) and the Rewrite lists it as rewritten, as
+// index (on id) and a BITMAP index (on k) cover, in every file version and both manifest naming schemes: the index keys on row
+// addresses, which compaction moves, so each is remapped into a new index (new UUID, rows the
+// deletion files drop left out; BTREE pages cut anew) and the Rewrite lists it as rewritten, as
 // Lance's compact_files does.  lancedb then reads the same rows, its indexed queries (which
 // explainPlan shows using the index) and lance_fdw's own BTREE lookups return the same rows as
 // before, and lancedb appends, compacts and builds an index on top.  A damaged index is an
@@ -24,6 +24,7 @@ const INDEXED_FRAGMENTS = 6;
 const rowsOf = (first, n) => new arrow.Table({
 	id: arrow.vectorFromArray(BigInt64Array.from({ length: n }, (_, i) => BigInt(first + i))),
 	s: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => 'value ' + (first + i)), new arrow.Utf8()),
+	k: arrow.vectorFromArray(Int32Array.from({ length: n }, (_, i) => (first + i) % 10)),
 });
 
 async function rowsById(table)
@@ -35,7 +36,9 @@ async function rowsById(table)
 }
 
 const FILTERS = ['id = 33', 'id = 4', 'id IN (2, 15, 47, 58, 4100, 5999)', 'id >= 4090 AND id < 4110',
-	'id > 5990', 'id < 0'];
+	'k = 3 AND id < 300', 'k IN (1, 4) AND id > 5900', 'id > 5990', 'id < 0'];
+// the filters whose answers rows appended after the compaction do not change
+const OLD_ROWS_FILTERS = 5;
 
 async function indexedAnswers(table)
 {
@@ -52,7 +55,7 @@ function fdwAnswers(dataset, name)
 	const table = `cidx.${name}`;
 	const lines = h.psqlLines(`CREATE SCHEMA IF NOT EXISTS cidx;
 DROP FOREIGN TABLE IF EXISTS ${table};
-CREATE FOREIGN TABLE ${table} (id bigint, s text) SERVER cidx_server OPTIONS (uri ${h.literal(dataset)});
+CREATE FOREIGN TABLE ${table} (id bigint, s text, k int) SERVER cidx_server OPTIONS (uri ${h.literal(dataset)});
 ${['on', 'off'].map((index) => `SET lance_parts.fdw_scalar_index = ${index};
 ${FILTERS.map((f) => `SELECT '=' || coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM ${table} WHERE ${f};`).join('\n')}
 `).join('')}SET lance_parts.fdw_scalar_index = on;
@@ -84,7 +87,8 @@ async function indexedDataset(name, version, naming)
 		await table.add(rowsOf(f * ROWS_PER_FRAGMENT, ROWS_PER_FRAGMENT));
 	await table.delete('id % 7 = 3');		// before the index: not in it
 	await table.createIndex('id', { config: lancedb.Index.btree() });
-	await table.delete('id % 11 = 4');		// after: in the index, dropped by the remap
+	await table.createIndex('k', { config: lancedb.Index.bitmap() });
+	await table.delete('id % 11 = 4');		// after: in the indexes, dropped by the remap
 	return { table, dataset: path.join(dir, name + '.lance') };
 }
 
@@ -100,7 +104,7 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 			await table.add(rowsOf(6050, 50));
 			const before = await rowsById(table);
 			const answersBefore = await indexedAnswers(table);
-			const statsBefore = await table.indexStats('id_idx');
+			const statsBefore = [await table.indexStats('id_idx'), await table.indexStats('k_idx')];
 			const fdwBefore = fdwAnswers(dataset, name);
 			const indexDirs = fs.readdirSync(path.join(dataset, '_indices'));
 
@@ -114,19 +118,26 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 			assert.equal((await table.stats()).fragmentStats.numFragments, 2);
 			assert.deepEqual(await rowsById(table), before, 'the same rows');
 			assert.deepEqual(await indexedAnswers(table), answersBefore, 'the index answers as before');
-			const plan = await table.query().where('id = 33').explainPlan(true);
+			for (const filter of ['id = 33', 'k = 3'])
+			{
+				const plan = await table.query().where(filter).explainPlan(true);
 
-			assert.match(plan, /ScalarIndexQuery|MaterializeIndex/, 'lancedb uses the index: ' + plan);
+				assert.match(plan, /ScalarIndexQuery|MaterializeIndex/, 'lancedb uses the index: ' + plan);
+			}
 			const indices = await table.listIndices();
 
-			assert.deepEqual(indices.map((i) => [i.name, i.indexType, i.columns]), [['id_idx', 'BTree', ['id']]]);
-			const statsAfter = await table.indexStats('id_idx');
+			assert.deepEqual(indices.map((i) => [i.name, i.indexType, i.columns]).sort(),
+				[['id_idx', 'BTree', ['id']], ['k_idx', 'Bitmap', ['k']]]);
+			const statsAfter = [await table.indexStats('id_idx'), await table.indexStats('k_idx')];
 
-			assert.equal(statsAfter.numIndexedRows, statsBefore.numIndexedRows);
-			assert.equal(statsAfter.numUnindexedRows, statsBefore.numUnindexedRows);
+			for (let i = 0; i < 2; i++)
+			{
+				assert.equal(statsAfter[i].numIndexedRows, statsBefore[i].numIndexedRows);
+				assert.equal(statsAfter[i].numUnindexedRows, statsBefore[i].numUnindexedRows);
+			}
 			const newDirs = fs.readdirSync(path.join(dataset, '_indices')).filter((d) => !indexDirs.includes(d));
 
-			assert.equal(newDirs.length, 1, 'a new index directory');
+			assert.equal(newDirs.length, 2, 'a new directory per index');
 			const fdwAfter = fdwAnswers(dataset, name);
 
 			assert.deepEqual(fdwAfter.on, fdwBefore.on, 'lance_fdw with the index finds the same rows');
@@ -139,7 +150,7 @@ for (const version of ['2.0', '2.1', '2.2', '2.3'])
 			await table.createIndex('s', { config: lancedb.Index.btree() });
 			assert.equal(await table.countRows(), before.length + 5);
 			assert.equal(await table.countRows("s = 'value 7001'"), 1);
-			assert.deepEqual((await indexedAnswers(table)).slice(0, 4), answersBefore.slice(0, 4),
+			assert.deepEqual((await indexedAnswers(table)).slice(0, OLD_ROWS_FILTERS), answersBefore.slice(0, OLD_ROWS_FILTERS),
 				'and after lancedb optimized');
 		});
 	}
@@ -155,9 +166,11 @@ function snapshot(dataset)
 	return { data: entries('data'), indices: entries('_indices'), versions: entries('_versions') };
 }
 
-function indexDir(dataset)
+// The directory of the dataset's index that has the file `file`.
+function indexDir(dataset, file)
 {
-	const dirs = fs.readdirSync(path.join(dataset, '_indices'));
+	const dirs = fs.readdirSync(path.join(dataset, '_indices'))
+		.filter((d) => fs.existsSync(path.join(dataset, '_indices', d, file)));
 
 	assert.equal(dirs.length, 1);
 	return path.join(dataset, '_indices', dirs[0]);
@@ -176,7 +189,7 @@ SELECT * FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => tr
 
 test('a truncated page file of the index: ERROR, nothing changed', async () => {
 	const { dataset } = await indexedDataset('damaged_pages', '2.1', 'v2');
-	const pages = path.join(indexDir(dataset), 'page_data.lance');
+	const pages = path.join(indexDir(dataset, 'page_data.lance'), 'page_data.lance');
 
 	fs.truncateSync(pages, fs.statSync(pages).size - 100);
 	assertCompactFails(dataset, /page_data\.lance/);
@@ -190,7 +203,21 @@ test('a page lookup naming a page the page file does not hold: ERROR, nothing ch
 		{ storageOptions: { newTableDataStorageVersion: '2.1' } });
 
 	await longer.createIndex('id', { config: lancedb.Index.btree() });
-	fs.copyFileSync(path.join(indexDir(path.join(dir, 'longer_lookup.lance')), 'page_lookup.lance'),
-		path.join(indexDir(dataset), 'page_lookup.lance'));
+	fs.copyFileSync(path.join(indexDir(path.join(dir, 'longer_lookup.lance'), 'page_lookup.lance'), 'page_lookup.lance'),
+		path.join(indexDir(dataset, 'page_lookup.lance'), 'page_lookup.lance'));
 	assertCompactFails(dataset, /names page \d+ of \d+|describes \d+ pages/);
+});
+
+test('a BITMAP index whose bitmap names a row its fragment does not have: ERROR, nothing changed', async () => {
+	const { dataset } = await indexedDataset('damaged_bitmap', '2.2', 'v1');
+	const db = await lancedb.connect(dir);
+	// another dataset's BITMAP index over a longer fragment 0 (ids past this fragment 0's rows)
+	const longer = await db.createTable('longer_bitmap', rowsOf(0, 3 * ROWS_PER_FRAGMENT),
+		{ storageOptions: { newTableDataStorageVersion: '2.2' } });
+
+	await longer.createIndex('k', { config: lancedb.Index.bitmap() });
+	fs.copyFileSync(path.join(indexDir(path.join(dir, 'longer_bitmap.lance'), 'bitmap_page_lookup.lance'),
+		'bitmap_page_lookup.lance'),
+	path.join(indexDir(dataset, 'bitmap_page_lookup.lance'), 'bitmap_page_lookup.lance'));
+	assertCompactFails(dataset, /bitmap_page_lookup\.lance/);
 });

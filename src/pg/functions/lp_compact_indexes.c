@@ -1,8 +1,9 @@
 /*
  * lp_compact_indexes.c - remapping the indexes a compaction moves rows
  * under (lp_compact_indexes.h): the row address map of the written groups
- * (core index/lp_row_address_map), each covering BTREE index rewritten by
- * the core (index/lp_btree_remap) into _indices/<new uuid>/.
+ * (core index/lp_row_address_map), each covering BTREE or BITMAP index
+ * rewritten by the core (index/lp_btree_remap, index/lp_bitmap_remap) into
+ * _indices/<new uuid>/.
  */
 #include "postgres.h"
 
@@ -10,6 +11,7 @@
 #include "dataset/lp_dataset.h"
 #include "format/lp_roaring.h"
 #include "functions/lp_compact_indexes.h"
+#include "index/lp_bitmap_remap.h"
 #include "index/lp_btree_index.h"
 #include "index/lp_btree_remap.h"
 #include "index/lp_row_address_map.h"
@@ -67,7 +69,7 @@ covers_moved(const LpIndexEntry *entry, const LpCompactPlan *plan, const LpRowAd
 		bool		covers = false;
 		LpError		err;
 
-		if (id > UINT32_MAX || !lp_row_address_map_moves(map, id))
+		if (id > UINT32_MAX || !lp_row_address_map_moves(map, id, NULL))
 			continue;
 		if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
 								   (uint32_t) id, &covers, &err))
@@ -87,37 +89,62 @@ publish_output(LpOutput *output)
 		lp_raise(&err);
 }
 
-/* Write the remapped BTREE index old_dir holds into new_dir (paths below root). */
+static LpOutput *
+create_output(LpStore *store, const char *path)
+{
+	LpError		err;
+	LpOutput   *output = store->ops->create_output(store, path, &err);
+
+	if (output == NULL)
+		lp_raise(&err);
+	return output;
+}
+
 static void
-remap_btree(const char *root, const char *name, const char *old_dir, const char *new_dir,
-			const LpRowAddressMap *map)
+raise_not_remapped(LpError *err, const char *name, const char *root)
+{
+	lp_error_detail(err, "Index \"%s\" of dataset \"%s\" could not be remapped, so its fragments were not compacted.",
+					name, root);
+	lp_raise(err);
+}
+
+/*
+ * Write the remapped index old_dir holds (a BTREE or BITMAP index, as
+ * type_url says) into new_dir (paths below root); its outputs are
+ * published only when all are written.
+ */
+static void
+remap_index(const char *root, const char *name, const char *type_url, const char *old_dir,
+			const char *new_dir, const LpRowAddressMap *map)
 {
 	LpStore    *store = lp_store_below(root);
-	LpInput    *lookup = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BTREE_LOOKUP_FILE));
-	LpInput    *pages = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BTREE_PAGES_FILE));
-	LpOutput   *lookup_out;
-	LpOutput   *pages_out;
-	uint64_t	rows_kept;
 	LpError		err;
 
-	lookup_out = store->ops->create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BTREE_LOOKUP_FILE),
-										   &err);
-	if (lookup_out == NULL)
-		lp_raise(&err);
-	pages_out = store->ops->create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BTREE_PAGES_FILE),
-										  &err);
-	if (pages_out == NULL)
-		lp_raise(&err);
-	if (!lp_btree_index_remap(lookup, pages, map, lookup_out, pages_out, &rows_kept, &err))
+	if (strcmp(type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0)
 	{
-		lp_error_detail(&err, "Index \"%s\" of dataset \"%s\" could not be remapped, so its fragments were not compacted.",
-						name, root);
-		lp_raise(&err);
+		LpInput    *lookup = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BITMAP_LOOKUP_FILE));
+		LpOutput   *out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BITMAP_LOOKUP_FILE));
+
+		if (!lp_bitmap_index_remap(lookup, map, out, &err))
+			raise_not_remapped(&err, name, root);
+		publish_output(out);
+		lp_input_close(lookup);
 	}
-	publish_output(pages_out);
-	publish_output(lookup_out);
-	lp_input_close(lookup);
-	lp_input_close(pages);
+	else
+	{
+		LpInput    *lookup = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BTREE_LOOKUP_FILE));
+		LpInput    *pages = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BTREE_PAGES_FILE));
+		LpOutput   *lookup_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BTREE_LOOKUP_FILE));
+		LpOutput   *pages_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BTREE_PAGES_FILE));
+		uint64_t	rows_kept;
+
+		if (!lp_btree_index_remap(lookup, pages, map, lookup_out, pages_out, &rows_kept, &err))
+			raise_not_remapped(&err, name, root);
+		publish_output(pages_out);
+		publish_output(lookup_out);
+		lp_input_close(lookup);
+		lp_input_close(pages);
+	}
 }
 
 LpRewrittenIndex *
@@ -148,7 +175,8 @@ lp_compact_remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, 
 		if (!covers_moved(&entries[i], plan, map))
 			continue;
 		/* the plan leaves fragments under any other index out */
-		Assert(strcmp(entries[i].type_url, LP_BTREE_DETAILS_TYPE_URL) == 0);
+		Assert(strcmp(entries[i].type_url, LP_BTREE_DETAILS_TYPE_URL) == 0 ||
+			   strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0);
 		memcpy(index->old_uuid, entries[i].uuid, 16);
 		if (!lp_random_bytes(NULL, index->new_uuid, 16, &err))
 			lp_raise(&err);
@@ -161,7 +189,8 @@ lp_compact_remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, 
 						   lp_publication_path(root, new_dir, true,
 											   psprintf("The remapped index directory \"%s/%s\"",
 														root, new_dir)));
-		remap_btree(root, entries[i].name, psprintf("%s/%s", INDICES_DIR, old_uuid), new_dir, map);
+		remap_index(root, entries[i].name, entries[i].type_url,
+					psprintf("%s/%s", INDICES_DIR, old_uuid), new_dir, map);
 		(*n_rewritten)++;
 	}
 	lp_row_address_map_free(map);

@@ -1,8 +1,9 @@
 /*
  * lp_compact_indexes.h - the indexes a compaction remaps, on datasets
- * without stable row ids: each index covering a rewritten fragment is
- * written anew for the rows' new addresses under a new UUID, as Lance's
- * compaction remaps it, for the Rewrite to list (rewritten_indices).
+ * without stable row ids: each BTREE or BITMAP index covering a rewritten
+ * fragment is written anew for the rows' new addresses under a new UUID,
+ * as Lance's compaction remaps it, for the Rewrite to list
+ * (rewritten_indices).
  */
 #ifndef LP_COMPACT_INDEXES_H
 #define LP_COMPACT_INDEXES_H
