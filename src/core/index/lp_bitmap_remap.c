@@ -76,6 +76,15 @@ compare_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static bool
+ascending(const uint64_t *values, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (values[i - 1] > values[i])
+			return false;
+	return true;
+}
+
 /* The new addresses of a moved entry's rows, appended to *moved. */
 static bool
 map_entry(const Entry *entry, uint64_t rows, const LpRowAddressMap *map, const char *file,
@@ -101,6 +110,12 @@ map_entry(const Entry *entry, uint64_t rows, const LpRowAddressMap *map, const c
 	{
 		bool		kept;
 
+		/* bitmaps of few values are mostly empty bytes */
+		if (r % 8 == 0 && members[r / 8] == 0)
+		{
+			r += 7;
+			continue;
+		}
 		if (!((members[r / 8] >> (r % 8)) & 1))
 			continue;
 		ok = lp_row_address_map_apply(map, (uint64_t) entry->fragment << 32 | r,
@@ -209,7 +224,8 @@ remap_bitmap(const uint8_t *data, size_t len, const LpRowAddressMap *map, const 
 			n_out++;
 		}
 	}
-	if (ok && n_moved > 1)
+	/* already ascending when the fragments' ids follow their order in the dataset */
+	if (ok && n_moved > 1 && !ascending(moved, n_moved))
 		qsort(moved, n_moved, sizeof(uint64_t), compare_u64);
 	ok = ok && append_moved(out, moved, n_moved, err);
 	/* one entry per new fragment */
