@@ -10,6 +10,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const { execFileSync } = require('node:child_process');
 const path = require('node:path');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
@@ -220,4 +221,44 @@ test('a BITMAP index whose bitmap names a row its fragment does not have: ERROR,
 		'bitmap_page_lookup.lance'),
 	path.join(indexDir(dataset, 'bitmap_page_lookup.lance'), 'bitmap_page_lookup.lance'));
 	assertCompactFails(dataset, /bitmap_page_lookup\.lance/);
+});
+
+// A compaction that remapped indexes names the ids of its new fragments in them; a lancedb
+// append committed before it publishes takes those ids, so COMMIT is a conflict (40001) and
+// the remapped indexes and the compacted files are removed.  A ROLLBACK removes them too.
+test('publish_at commit: ROLLBACK, or an append taking the fragment ids first (40001), leaves no remapped index', async () => {
+	const { table, dataset } = await indexedDataset('raced', '2.2', 'v2');
+	const before = snapshot(dataset);
+	const rowsBefore = await rowsById(table);
+	const compactSql = `SET lance_parts.publish_at = 'commit';
+BEGIN;
+SELECT count(*) FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => true);
+`;
+
+	h.psqlLines(compactSql + 'ROLLBACK;\n');
+	assert.deepEqual(snapshot(dataset), before, 'ROLLBACK: nothing left');
+
+	// lancedb appends from psql's shell, between the compaction and its COMMIT
+	const appendScript = path.join(dir, 'append_raced.cjs');
+
+	fs.writeFileSync(appendScript, `const l = require('@lancedb/lancedb');
+const a = require('apache-arrow');
+(async () => {
+	const t = await (await l.connect(${JSON.stringify(dir)})).openTable('raced');
+	await t.add(new a.Table({ id: a.vectorFromArray(BigInt64Array.from([9000n, 9001n])),
+		s: a.vectorFromArray(['x', 'y'], new a.Utf8()), k: a.vectorFromArray(Int32Array.from([1, 2])) }));
+})();
+`);
+	assert.throws(() => execFileSync('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-f', '-'],
+		{ input: '\\set VERBOSITY verbose\n' + compactSql + `\\! node ${appendScript}\nCOMMIT;\n`, encoding: 'utf8',
+			env: { ...process.env, NODE_PATH: path.join(__dirname, 'node_modules') } }),
+	(error) => (/40001/.test(String(error.stderr)) && /fragment ids the remapped indexes name/.test(String(error.stderr))) ||
+		assert.fail(String(error.stderr)));
+	const after = snapshot(dataset);
+
+	assert.deepEqual(after.indices, before.indices, 'no remapped index left');
+	assert.equal(after.data.length, before.data.length + 1, 'only the appended file is new');
+	await table.checkoutLatest();
+	assert.equal((await rowsById(table)).length, rowsBefore.length + 2);
+	assert.equal(await table.countRows('id = 9001'), 1);
 });

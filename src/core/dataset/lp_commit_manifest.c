@@ -806,9 +806,13 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 	if (next_id + n_groups - 1 > UINT32_MAX)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every fragment id");
 	if (request->n_rewritten_indices > 0 && next_id != request->first_new_fragment_id)
-		return lp_fail(err, LP_ERR_CONFLICT,
-					   "the fragment ids the remapped indexes name were taken by version %llu",
-					   (unsigned long long) m->version);
+	{
+		lp_fail(err, LP_ERR_CONFLICT,
+				"the fragment ids the remapped indexes name were taken by version %llu",
+				(unsigned long long) m->version);
+		lp_error_detail(err, "A compaction that remaps indexes names its new fragments in them; run it again to remap them for the next free ids.");
+		return false;
+	}
 
 	/* Where each group starts in the fragment list (SIZE_MAX: not a start). */
 	group_start = lp_alloc_array(m->n_fragments > 0 ? m->n_fragments : 1, sizeof(size_t));
