@@ -82,7 +82,8 @@ check_remap(LpInput *lookup, LpInput *pages, uint64_t *all, uint64_t n_all)
 				abort();
 			kept += row_kept;
 		}
-		qsort(all, kept, sizeof(uint64_t), compare_ids);
+		if (kept > 1)
+			qsort(all, kept, sizeof(uint64_t), compare_ids);
 		/* the remapped files are our own: out of memory is their only excuse */
 		if (new_lookup != NULL && new_pages != NULL)
 		{
