@@ -201,6 +201,7 @@ remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, const char 
 			  RemappedIndexes *indexes)
 {
 	LpError		err;
+	MemoryContext context = CurrentMemoryContext;
 
 	memset(indexes, 0, sizeof(*indexes));
 	if (!lp_manifest_next_fragment_id(manifest, &indexes->first_new_fragment_id, &err))
@@ -214,7 +215,14 @@ remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, const char 
 	}
 	PG_CATCH();
 	{
-		List	   *written = indexes->directories;
+		List	   *written;
+		ErrorData  *edata;
+
+		/* the error kept aside: the removals handle errors of their own */
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		FlushErrorState();
+		written = indexes->directories;
 
 		for (size_t g = 0; g < plan->n_groups; g++)
 		{
@@ -231,7 +239,7 @@ remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, const char 
 															   files[g].sidecar_dir)));
 		}
 		lp_publication_discard(root, InvalidOid, written);
-		PG_RE_THROW();
+		ReThrowError(edata);
 	}
 	PG_END_TRY();
 }
