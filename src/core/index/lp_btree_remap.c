@@ -204,6 +204,13 @@ lp_btree_index_remap(LpInput *lookup, LpInput *pages, const LpRowAddressMap *map
 	remap.map = map;
 	remap.batch_size = lp_btree_index_batch_size(remap.index);
 	num_pages = lp_btree_index_num_pages(remap.index);
+	if (lp_btree_index_pages_file(remap.index)->schema.num_fields != 2)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "BTREE index page file \"%s\" has %u fields, expected values and ids",
+				lp_btree_index_pages_file(remap.index)->name,
+				lp_btree_index_pages_file(remap.index)->schema.num_fields);
+		goto done;
+	}
 	if (lp_btree_index_lookup_file(remap.index)->num_rows != num_pages)
 	{
 		lp_fail(err, LP_ERR_CORRUPT, "BTREE index lookup file \"%s\" describes %llu pages, its page file holds %llu",
