@@ -4,7 +4,8 @@
  * btree_index.json finds exactly the row ids lancedb's query with the same
  * filter returned; a point lookup reads one or two pages; several ranges at
  * once find the union; damaged and swapped files fail cleanly; the
- * manifest's index section lists the indexes lancedb reports.
+ * manifest's index section lists the indexes lancedb reports; a remapped
+ * index answers every range with the mapped ids of the original's answer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@
 #include "dataset/lp_dataset.h"
 #include "dataset/lp_manifest.h"
 #include "index/lp_btree_index.h"
+#include "index/lp_btree_remap.h"
+#include "index/lp_row_address_map.h"
 #include "lp_test_files.h"
 #include "lp_test_store.h"
 
@@ -348,5 +351,169 @@ LP_TEST(btree_index_manifest_entries)
 	else
 		LP_CHECK_MSG(false, "%.400s", err.message);
 	lp_manifest_free(manifest);
+	json_free(reference);
+}
+
+/* Rows a test fragment is given: beyond every row the reference data sets have (null values too). */
+#define TEST_FRAGMENT_ROWS (1 << 20)
+
+/*
+ * A map of the fragments ids names: each moved to fragment 100 + its id,
+ * every third row (by offset) deleted.  The deletion bitmaps are the
+ * caller's to free.
+ */
+static LpRowAddressMap *
+test_map(const uint64_t *ids, uint64_t n, LpDeletions *deletions, size_t capacity)
+{
+	LpMovedFragment moved[16];
+	size_t		n_moved = 0;
+	LpRowAddressMap *map = NULL;
+	LpError		err = {0};
+
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	fragment = ids[i] >> 32;
+		size_t		m = 0;
+
+		while (m < n_moved && moved[m].old_id != fragment)
+			m++;
+		if (m == n_moved && n_moved < capacity)
+		{
+			moved[n_moved].old_id = fragment;
+			moved[n_moved].physical_rows = TEST_FRAGMENT_ROWS;
+			moved[n_moved].new_id = 100 + fragment;
+			moved[n_moved].new_first_row = 0;
+			n_moved++;
+		}
+		LP_CHECK((ids[i] & UINT32_MAX) < TEST_FRAGMENT_ROWS);
+	}
+	for (size_t m = 0; m < n_moved; m++)
+	{
+		uint64_t	rows = moved[m].physical_rows;
+
+		deletions[m].num_rows = rows;
+		deletions[m].num_deleted = 0;
+		deletions[m].deleted = calloc(rows / 8 + 1, 1);
+		for (uint64_t r = 0; r < rows; r += 3)
+		{
+			deletions[m].deleted[r / 8] |= (uint8_t) (1u << (r % 8));
+			deletions[m].num_deleted++;
+		}
+		moved[m].deleted = &deletions[m];
+	}
+	LP_CHECK_MSG(lp_row_address_map_new(moved, n_moved, &map, &err), "%.300s", err.message);
+	return map;
+}
+
+static int
+compare_ids(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The original's answer to range, mapped, against the remapped index's. */
+static void
+check_remapped_range(LpBTreeIndex *original, LpBTreeIndex *remapped, const LpRowAddressMap *map,
+					 const LpIndexRange *range, const char *what)
+{
+	uint64_t   *before = NULL;
+	uint64_t   *after = NULL;
+	uint64_t	n_before = 0;
+	uint64_t	n_after = 0;
+	uint64_t	kept = 0;
+	LpError		err = {0};
+
+	LP_CHECK(lp_btree_index_search(original, range, 1, 0, NULL, &before, &n_before, &err));
+	LP_CHECK(lp_btree_index_search(remapped, range, 1, 0, NULL, &after, &n_after, &err));
+	for (uint64_t i = 0; i < n_before; i++)
+	{
+		bool		row_kept;
+
+		LP_CHECK(lp_row_address_map_apply(map, before[i], &before[kept], &row_kept, &err));
+		kept += row_kept;
+	}
+	if (kept > 1)
+		qsort(before, kept, sizeof(uint64_t), compare_ids);
+	LP_CHECK_MSG(kept == n_after && (kept == 0 || memcmp(before, after, kept * 8) == 0),
+				 "%s: %llu mapped ids, the remapped index found %llu", what,
+				 (unsigned long long) kept, (unsigned long long) n_after);
+	lp_free(before);
+	lp_free(after);
+}
+
+LP_TEST(btree_index_remap_keeps_answers)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *queries;
+	int			checked = 0;
+
+	if (reference == NULL)
+		return;
+	queries = json_get(reference, "queries");
+	for (size_t q = 0; q < queries->count; q++)
+	{
+		const JsonValue *query = &queries->items[q];
+		IndexFiles	files;
+		LpError		err = {0};
+		LpIndexRange all = {{0}, {0}};
+		uint64_t   *ids = NULL;
+		uint64_t	n = 0;
+		LpDeletions deletions[16] = {{0}};
+		LpRowAddressMap *map;
+		LpOutput   *lookup_out = lp_memory_output_open("page_lookup");
+		LpOutput   *pages_out = lp_memory_output_open("page_data");
+		uint64_t	rows_kept;
+
+		if (!open_index(reference, json_get(query, "column")->text, &files, &err) ||
+			!lp_btree_index_search(files.index, &all, 1, 0, NULL, &ids, &n, &err))
+			LP_CHECK_MSG(false, "%.300s", err.message);
+		else if ((map = test_map(ids, n, deletions, 16)) != NULL)
+		{
+			LpInput    *lookup = lp_memory_input_open(LP_BTREE_LOOKUP_FILE, files.lookup_bytes, files.lookup_len);
+			LpInput    *pages = lp_memory_input_open(LP_BTREE_PAGES_FILE, files.pages_bytes, files.pages_len);
+
+			if (!lp_btree_index_remap(lookup, pages, map, lookup_out, pages_out, &rows_kept, &err))
+				LP_CHECK_MSG(false, "remap: %.300s", err.message);
+			else
+			{
+				uint64_t	lookup_len;
+				uint64_t	pages_len;
+				const uint8_t *lookup_data = lp_memory_output_data(lookup_out, &lookup_len);
+				const uint8_t *pages_data = lp_memory_output_data(pages_out, &pages_len);
+				LpInput    *new_lookup = lp_memory_input_open("new lookup", lookup_data, lookup_len);
+				LpInput    *new_pages = lp_memory_input_open("new pages", pages_data, pages_len);
+				LpBTreeIndex *remapped = NULL;
+
+				LP_CHECK(rows_kept > 0 && rows_kept < n);
+				if (!lp_btree_index_open(new_lookup, new_pages, &remapped, &err))
+					LP_CHECK_MSG(false, "remapped index: %.300s", err.message);
+				else
+				{
+					LpIndexRange range = range_of(query, lp_btree_index_key_kind(files.index));
+
+					check_remapped_range(files.index, remapped, map, &range,
+										 json_get(query, "where")->text);
+					check_remapped_range(files.index, remapped, map, &all, "all values");
+					lp_btree_index_close(remapped);
+					checked++;
+				}
+				lp_input_close(new_lookup);
+				lp_input_close(new_pages);
+			}
+			lp_input_close(lookup);
+			lp_input_close(pages);
+			lp_row_address_map_free(map);
+		}
+		for (size_t m = 0; m < 16; m++)
+			free(deletions[m].deleted);
+		lookup_out->ops->abort(lookup_out);
+		pages_out->ops->abort(pages_out);
+		lp_free(ids);
+		close_index(&files);
+	}
+	LP_CHECK(checked >= 20);
 	json_free(reference);
 }

@@ -24,7 +24,9 @@
 #include "lp_test_files.h"
 #include "lp_test_store.h"
 #include "lp_test_util.h"
+#include "dataset/lp_transaction.h"
 #include "rowids.pb-c.h"
+#include "transaction.pb-c.h"
 #include "transaction.pb-c.h"
 
 #define CHECK_TEXT(a, b) \
@@ -1341,13 +1343,17 @@ range_row_ids(uint64_t start, uint64_t end, size_t *len)
 	return data;
 }
 
-/* An index section of one index ("idx" on field 0) covering fragments ids. */
+/* The UUID of the index index_section_covering makes. */
+static const uint8_t INDEX_UUID[16] = {1, 2, 3, 4, 5, 6, 0x47, 8, 0x89, 10, 11, 12, 13, 14, 15, 16};
+
+/* An index section of one index ("idx" on field 0, INDEX_UUID) covering fragments ids. */
 static uint8_t *
 index_section_covering(const uint64_t *ids, size_t n, size_t *len)
 {
 	Lance__Table__IndexSection section;
 	Lance__Table__IndexMetadata index;
 	Lance__Table__IndexMetadata *indices[1] = {&index};
+	Lance__Table__UUID uuid;
 	int32_t		fields[1] = {0};
 	uint32_t	members[8];
 	uint8_t    *bitmap;
@@ -1359,6 +1365,10 @@ index_section_covering(const uint64_t *ids, size_t n, size_t *len)
 		members[i] = (uint32_t) ids[i];
 	LP_CHECK(lp_roaring32_serialize(members, n, &bitmap, &bitmap_len, &err));
 	lance__table__index_metadata__init(&index);
+	lance__table__uuid__init(&uuid);
+	uuid.uuid.data = (uint8_t *) INDEX_UUID;
+	uuid.uuid.len = 16;
+	index.uuid = &uuid;
 	index.name = (char *) "idx";
 	index.n_fields = 1;
 	index.fields = fields;
@@ -1372,6 +1382,81 @@ index_section_covering(const uint64_t *ids, size_t n, size_t *len)
 	protobuf_c_message_pack((const ProtobufCMessage *) &section, data);
 	lp_free(bitmap);
 	return data;
+}
+
+/*
+ * A rewrite without stable row ids that remapped the index covering its
+ * group: the new version lists the index under the new UUID, covering the
+ * new fragment, and the transaction records it with the reserved fragment
+ * id; a taken fragment id or an index gone since is LP_ERR_CONFLICT.
+ */
+static void
+check_rewritten_index(const LpManifest *base, LpCommitRequest *request, uint64_t old_fragment)
+{
+	LpRewrittenIndex rewritten;
+	uint8_t    *out = NULL;
+	size_t		out_len;
+	uint64_t	new_id;
+	uint64_t	next_id;
+	LpManifest *built;
+	Lance__Table__Transaction *txn = NULL;
+	LpError		err;
+
+	memcpy(rewritten.old_uuid, INDEX_UUID, 16);
+	memset(rewritten.new_uuid, 0x5a, 16);
+	LP_CHECK(lp_manifest_next_fragment_id(base, &next_id, &err));
+	request->rewritten_indices = &rewritten;
+	request->n_rewritten_indices = 1;
+	request->first_new_fragment_id = next_id;
+	LP_CHECK_MSG(lp_commit_build_manifest(base, request, (const uint8_t *) "", 0, "3-x.txn",
+										  0, &out, &out_len, &new_id, &err), "%s", err.message);
+	LP_CHECK_EQ_U64(new_id, next_id);
+	built = out != NULL ? lp_manifest_parse("built", out, out_len, &err) : NULL;
+	LP_CHECK(built != NULL);
+	if (built != NULL)
+	{
+		LpIndexEntry *entries = NULL;
+		size_t		n_entries = 0;
+		bool		covered;
+
+		LP_CHECK(lp_manifest_index_entries(built, &entries, &n_entries, &err) && n_entries == 1);
+		LP_CHECK(n_entries == 1 && memcmp(entries[0].uuid, rewritten.new_uuid, 16) == 0);
+		LP_CHECK(lp_manifest_fragment_indexed(built, new_id, NULL, 0, &covered, &err) && covered);
+		LP_CHECK(lp_manifest_fragment_indexed(built, old_fragment, NULL, 0, &covered, &err) && !covered);
+		lp_manifest_index_entries_free(entries, n_entries);
+		lp_manifest_free(built);
+	}
+	lp_free(out);
+	out = NULL;
+
+	/* the transaction: the index remapped, the new fragment with its reserved id */
+	LP_CHECK_MSG(lp_transaction_build(request, base, "uuid", &out, &out_len, &err), "%s", err.message);
+	LP_CHECK(out != NULL && lp_protobuf_unpack(&lance__table__transaction__descriptor, out, out_len,
+											   (ProtobufCMessage **) &txn) == LP_UNPACK_OK);
+	LP_CHECK(txn != NULL && txn->rewrite != NULL && txn->rewrite->n_rewritten_indices == 1 &&
+			 memcmp(txn->rewrite->rewritten_indices[0]->new_id->uuid.data, rewritten.new_uuid, 16) == 0 &&
+			 memcmp(txn->rewrite->rewritten_indices[0]->old_id->uuid.data, INDEX_UUID, 16) == 0 &&
+			 txn->rewrite->groups[0]->new_fragments[0]->id == next_id);
+	if (txn != NULL)
+		lp_protobuf_free((ProtobufCMessage *) txn);
+	lp_free(out);
+	out = NULL;
+
+	/* an append took the fragment id the remapped index names */
+	request->first_new_fragment_id = next_id + 1;
+	LP_CHECK(!lp_commit_build_manifest(base, request, (const uint8_t *) "", 0, "3-x.txn",
+									   0, &out, &out_len, NULL, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_CONFLICT && strstr(err.message, "fragment ids") != NULL, "%s", err.message);
+
+	/* the remapped index is gone: another index covers the group */
+	request->first_new_fragment_id = next_id;
+	rewritten.old_uuid[0] ^= 0xff;
+	LP_CHECK(!lp_commit_build_manifest(base, request, (const uint8_t *) "", 0, "3-x.txn",
+									   0, &out, &out_len, NULL, &err));
+	LP_CHECK_MSG(err.code == LP_ERR_CONFLICT, "%s", err.message);
+	request->rewritten_indices = NULL;
+	request->n_rewritten_indices = 0;
+	request->first_new_fragment_id = 0;
 }
 
 /*
@@ -1534,6 +1619,7 @@ LP_TEST(commit_stable_row_ids)
 										   0, &out, &out_len, NULL, &err));
 		LP_CHECK_MSG(err.code == LP_ERR_UNSUPPORTED && strstr(err.message, "remapped") != NULL,
 					 "%s", err.message);
+		check_rewritten_index(base, &request, old[0]);
 		base->index_section = NULL;
 		base->index_section_len = 0;
 		old0->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET;

@@ -98,23 +98,6 @@ check_new_file(const LpManifest *base, const LpNewDataFile *file, LpError *err)
 
 
 /* The id the next new fragment gets. */
-static bool
-next_fragment_id(const Lance__Table__Manifest *m, uint64_t *id, LpError *err)
-{
-	uint64_t	next = 0;
-
-	if (m->max_fragment_id_present_case ==
-		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID)
-		next = (uint64_t) m->max_fragment_id + 1;
-	for (size_t i = 0; i < m->n_fragments; i++)
-		if (m->fragments[i]->id >= next)
-			next = m->fragments[i]->id + 1;
-	if (next > UINT32_MAX)
-		return lp_fail(err, LP_ERR_UNSUPPORTED,
-					   "the dataset has used every fragment id");
-	*id = next;
-	return true;
-}
 
 
 /* Storage for everything the new manifest points at that the base does not own. */
@@ -391,7 +374,7 @@ add_new_fragments(ManifestBuild *build, const LpManifest *base,
 		if (!check_new_file(base, &fragments[i].file, err) ||
 			!check_rows(fragments[i].physical_rows, err))
 			return false;
-	if (!next_fragment_id(m, &id, err))
+	if (!lp_manifest_next_fragment_id(base, &id, err))
 		return false;
 	if (id + n - 1 > UINT32_MAX)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every fragment id");
@@ -636,18 +619,34 @@ build_replace(ManifestBuild *build, const LpManifest *base,
 	return true;
 }
 
+/* The entry of request->rewritten_indices remapping index, or NULL. */
+static const LpRewrittenIndex *
+rewritten_entry(const LpCommitRequest *request, const Lance__Table__IndexMetadata *index)
+{
+	for (size_t r = 0; r < request->n_rewritten_indices; r++)
+		if (index->uuid != NULL && index->uuid->uuid.len == 16 &&
+			memcmp(index->uuid->uuid.data, request->rewritten_indices[r].old_uuid, 16) == 0)
+			return &request->rewritten_indices[r];
+	return NULL;
+}
+
 /*
  * The fragments each index covers after a rewrite, as Lance recalculates
- * them for datasets with stable row ids (recalculate_fragment_bitmap): a
- * group wholly covered is replaced by its new fragment; a group partly
- * covered is refused.  Without stable row ids an index keys on row
- * addresses, which a rewrite moves: a covered fragment is refused (the
- * compaction plan leaves them out).
+ * them (recalculate_fragment_bitmap): a group wholly covered is replaced by
+ * its new fragment; a group partly covered is refused.  With stable row
+ * ids the index stays as it is.  Without them an index keys on row
+ * addresses, which a rewrite moves: a covered group needs the index
+ * remapped (request->rewritten_indices), and the remapped one is listed
+ * under its new UUID (its list of files, which are the old ones, dropped);
+ * an index that covers a group but was not remapped (one created since the
+ * rewrite read the dataset) is refused.
  */
 static bool
-rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewriteGroup *groups,
-					  size_t n_groups, uint64_t first_new_id, LpError *err)
+rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpCommitRequest *request,
+					  uint64_t first_new_id, LpError *err)
 {
+	const LpRewriteGroup *groups = request->groups;
+	size_t		n_groups = request->n_groups;
 	bool		stable = (base->proto->reader_feature_flags & LP_FLAG_STABLE_ROW_IDS) != 0;
 	Lance__Table__IndexSection *section;
 	uint64_t	num_bits = first_new_id + n_groups;
@@ -655,27 +654,42 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 	uint32_t   *members = NULL;
 	uint8_t   **bitmaps;
 	ProtobufCBinaryData *originals;
+	ProtobufCBinaryData *original_uuids;
+	size_t	   *original_n_files;
+	size_t		n_found = 0;
+	bool		ok_allocated;
 	bool		changed = false;
 	bool		ok = true;
 
 	if (!lp_manifest_index_section(base, &section, err))
 		return false;
 	if (section == NULL)
-		return true;
+		return request->n_rewritten_indices == 0 ||
+			lp_fail(err, LP_ERR_CONFLICT, "the indexes the rewrite remapped are gone from version %llu",
+					(unsigned long long) base->proto->version);
 	bitmaps = lp_alloc_array(section->n_indices + 1, sizeof(*bitmaps));
 	originals = lp_alloc_array(section->n_indices + 1, sizeof(*originals));
+	original_uuids = lp_alloc_array(section->n_indices + 1, sizeof(*original_uuids));
+	original_n_files = lp_alloc_array(section->n_indices + 1, sizeof(*original_n_files));
 	covered = lp_alloc((size_t) (num_bits / 8 + 1));
 	members = lp_alloc_array((size_t) num_bits, sizeof(uint32_t));
-	if (bitmaps == NULL || originals == NULL || covered == NULL || members == NULL)
+	if (bitmaps == NULL || originals == NULL || original_uuids == NULL ||
+		original_n_files == NULL || covered == NULL || members == NULL)
 		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-	for (size_t i = 0; bitmaps != NULL && i < section->n_indices; i++)
+	ok_allocated = ok;
+	for (size_t i = 0; ok && i < section->n_indices; i++)
+	{
 		bitmaps[i] = NULL;
+		original_uuids[i].data = NULL;
+	}
 	for (size_t i = 0; ok && i < section->n_indices; i++)
 	{
 		Lance__Table__IndexMetadata *index = section->indices[i];
+		const LpRewrittenIndex *rewritten = rewritten_entry(request, index);
 		uint64_t	count;
 		size_t		n_members = 0;
 
+		n_found += rewritten != NULL;
 		if (index->fragment_bitmap.len == 0)
 			continue;
 		memset(covered, 0, (size_t) (num_bits / 8 + 1));
@@ -697,10 +711,14 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 			}
 			if (n_covered == 0)
 				continue;
-			if (!stable)
+			if (!stable && rewritten == NULL && request->n_rewritten_indices == 0)
 				ok = lp_fail(err, LP_ERR_UNSUPPORTED,
 							 "index \"%s\" covers fragments of rewrite group %zu; rewriting them would need the index remapped",
 							 index->name, g);
+			else if (!stable && rewritten == NULL)
+				ok = lp_fail(err, LP_ERR_CONFLICT,
+							 "index \"%s\" of version %llu covers fragments of rewrite group %zu and was not remapped",
+							 index->name, (unsigned long long) base->proto->version, g);
 			else if (n_covered != groups[g].n_old)
 				ok = lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 							 "rewrite group %zu mixes fragments index \"%s\" covers with fragments it does not",
@@ -724,7 +742,18 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 			ok = false;
 		if (ok)
 			index->fragment_bitmap.data = bitmaps[i];
+		if (ok && rewritten != NULL)
+		{
+			original_uuids[i] = index->uuid->uuid;
+			original_n_files[i] = index->n_files;
+			index->uuid->uuid.data = (uint8_t *) rewritten->new_uuid;
+			index->n_files = 0;
+		}
 	}
+	if (ok && n_found != request->n_rewritten_indices)
+		ok = lp_fail(err, LP_ERR_CONFLICT,
+					 "an index the rewrite remapped is gone from version %llu",
+					 (unsigned long long) base->proto->version);
 	if (ok && changed)
 	{
 		build->index_section = pack_message((const ProtobufCMessage *) section,
@@ -732,15 +761,26 @@ rewrite_index_section(ManifestBuild *build, const LpManifest *base, const LpRewr
 		if (build->index_section == NULL)
 			ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	}
-	/* the section's own bitmaps back in place, so that freeing it frees them */
-	for (size_t i = 0; bitmaps != NULL && i < section->n_indices; i++)
+	/* the section's own bitmaps, UUIDs and files back in place, so that freeing it frees them */
+	for (size_t i = 0; ok_allocated && i < section->n_indices; i++)
+	{
+		Lance__Table__IndexMetadata *index = section->indices[i];
+
 		if (bitmaps[i] != NULL)
 		{
-			section->indices[i]->fragment_bitmap = originals[i];
+			index->fragment_bitmap = originals[i];
 			lp_free(bitmaps[i]);
 		}
+		if (original_uuids[i].data != NULL)
+		{
+			index->uuid->uuid = original_uuids[i];
+			index->n_files = original_n_files[i];
+		}
+	}
 	lp_free(bitmaps);
 	lp_free(originals);
+	lp_free(original_uuids);
+	lp_free(original_n_files);
 	lp_free(covered);
 	lp_free(members);
 	lp_protobuf_free((ProtobufCMessage *) section);
@@ -761,10 +801,18 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 	if (n_groups == 0 || n_groups > LP_COMMIT_MAX_GROUPS)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "a rewrite needs between 1 and %d groups", LP_COMMIT_MAX_GROUPS);
-	if (!next_fragment_id(m, &next_id, err))
+	if (!lp_manifest_next_fragment_id(base, &next_id, err))
 		return false;
 	if (next_id + n_groups - 1 > UINT32_MAX)
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "the dataset has used every fragment id");
+	if (request->n_rewritten_indices > 0 && next_id != request->first_new_fragment_id)
+	{
+		lp_fail(err, LP_ERR_CONFLICT,
+				"the fragment ids the remapped indexes name were taken by version %llu",
+				(unsigned long long) m->version);
+		lp_error_detail(err, "A compaction that remaps indexes names its new fragments in them; run it again to remap them for the next free ids.");
+		return false;
+	}
 
 	/* Where each group starts in the fragment list (SIZE_MAX: not a start). */
 	group_start = lp_alloc_array(m->n_fragments > 0 ? m->n_fragments : 1, sizeof(size_t));
@@ -876,7 +924,7 @@ build_rewrite(ManifestBuild *build, const LpManifest *base,
 		if (new_fragment_ids != NULL)
 			new_fragment_ids[g] = next_id + g;
 	}
-	if (!rewrite_index_section(build, base, request->groups, n_groups, next_id, err))
+	if (!rewrite_index_section(build, base, request, next_id, err))
 		goto fail;
 
 	/* Each group's new fragment takes the place of its old ones. */

@@ -64,6 +64,19 @@ typedef struct LpRewriteGroup
 	const LpRewriteDeletions *deletions;
 } LpRewriteGroup;
 
+/*
+ * An index a rewrite remapped, on a dataset without stable row ids (its
+ * entries key on row addresses, which the rewrite moves): its files were
+ * written anew for the new addresses under _indices/<new_uuid>/, as Lance's
+ * compaction remaps an index.  The new version lists it under new_uuid
+ * with the fragments it covers updated (Transaction.Rewrite.rewritten_indices).
+ */
+typedef struct LpRewrittenIndex
+{
+	uint8_t		old_uuid[16];
+	uint8_t		new_uuid[16];
+} LpRewrittenIndex;
+
 /* A new fragment of one data file (appends of several files, overwrites, updates). */
 typedef struct LpNewFragment
 {
@@ -119,6 +132,15 @@ typedef struct LpCommitRequest
 	uint64_t	fragment_id;	/* replace */
 	const LpRewriteGroup *groups;	/* rewrite */
 	size_t		n_groups;
+
+	/*
+	 * rewrite: the indexes remapped for it, and the id its first new
+	 * fragment must take (the remapped indexes name it; a concurrent commit
+	 * that took it is LP_ERR_CONFLICT, as Lance reserves the ids first).
+	 */
+	const LpRewrittenIndex *rewritten_indices;
+	size_t		n_rewritten_indices;
+	uint64_t	first_new_fragment_id;
 
 	/*
 	 * append with n_fragments > 0: these fragments instead of file and

@@ -6,12 +6,37 @@
 #include "base/lp_alloc.h"
 #include "dataset/lp_compact_plan.h"
 
+/*
+ * The bits (as lp_manifest_fragment_indexes gives them) of the indexes
+ * compaction cannot remap: all but BTREE and BITMAP indexes (of the
+ * layouts lp_btree_remap.h and lp_bitmap_remap.h know) of one field in the
+ * dataset's own base.
+ */
+static bool
+unremappable_indexes(const LpManifest *manifest, uint64_t *bits, LpError *err)
+{
+	LpIndexEntry *entries;
+	size_t		n_entries;
+
+	*bits = 0;
+	if (!lp_manifest_index_entries(manifest, &entries, &n_entries, err))
+		return false;
+	for (size_t i = 0; i < n_entries; i++)
+		if ((strcmp(entries[i].type_url, LP_BTREE_DETAILS_TYPE_URL) != 0 &&
+			 strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) != 0) ||
+			entries[i].n_fields != 1 || entries[i].has_base_id ||
+			(entries[i].has_index_version && entries[i].index_version != LP_REMAPPED_INDEX_VERSION))
+			*bits |= (uint64_t) 1 << (i % 64);
+	lp_manifest_index_entries_free(entries, n_entries);
+	return true;
+}
+
 /* Why a selected fragment cannot be rewritten, or NULL; false on error. */
 static bool
 skip_reason(const LpManifest *manifest, const LpFragment *fragment,
 			const LpDataFileRef *file, LpFileVersion version, uint64_t target_rows,
-			bool rewrite_deletions, LpCompactCandidate *candidate, const char **reason,
-			LpError *err)
+			bool rewrite_deletions, uint64_t unremappable, LpCompactCandidate *candidate,
+			const char **reason, LpError *err)
 {
 	*reason = NULL;
 	if (fragment->has_deletion_file && !rewrite_deletions)
@@ -29,8 +54,8 @@ skip_reason(const LpManifest *manifest, const LpFragment *fragment,
 		if (!lp_manifest_fragment_indexes(manifest, fragment->id, NULL, 0,
 										  &candidate->indexes, err))
 			return false;
-		/* indexes keyed on row addresses would need remapping; stable row ids do not move */
-		if (candidate->indexes != 0 && !lp_manifest_stable_row_ids(manifest))
+		/* indexes keyed on row addresses are remapped; stable row ids do not move */
+		if ((candidate->indexes & unremappable) != 0 && !lp_manifest_stable_row_ids(manifest))
 			*reason = LP_COMPACT_INDEXED;
 		else if (!fragment->has_deletion_file &&
 				 (fragment->physical_rows == 0 || fragment->physical_rows >= target_rows))
@@ -132,9 +157,11 @@ lp_compact_plan(const LpManifest *manifest, const char *dataset,
 				bool rewrite_deletions, LpCompactPlan *plan, LpError *err)
 {
 	size_t		n_fragments = lp_manifest_num_fragments(manifest);
+	uint64_t	unremappable;
 
 	memset(plan, 0, sizeof(*plan));
-	if (!lp_compact_check_dataset(manifest, dataset, &plan->version, err))
+	if (!lp_compact_check_dataset(manifest, dataset, &plan->version, err) ||
+		!unremappable_indexes(manifest, &unremappable, err))
 		return false;
 	plan->read_version = lp_manifest_version(manifest);
 	plan->candidates = lp_alloc_array(n_fragments > 0 ? n_fragments : 1,
@@ -165,7 +192,8 @@ lp_compact_plan(const LpManifest *manifest, const char *dataset,
 		if (!is_selected(fragment.id, selected, n_selected))
 			candidate->skip_reason = LP_COMPACT_NOT_SELECTED;
 		else if (!skip_reason(manifest, &fragment, &candidate->file, plan->version,
-							  target_rows, rewrite_deletions, candidate, &candidate->skip_reason, err))
+							  target_rows, rewrite_deletions, unremappable, candidate,
+							  &candidate->skip_reason, err))
 		{
 			lp_compact_plan_free(plan);
 			return false;

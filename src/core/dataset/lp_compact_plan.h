@@ -40,6 +40,11 @@
 #define LP_COMPACT_LARGE_ENOUGH "large_enough"
 #define LP_COMPACT_NO_ADJACENT "no_adjacent_fragment"
 
+/* The index_details of the indexes compaction remaps (lancedb's Index.btree() and Index.bitmap()), at version 0. */
+#define LP_BTREE_DETAILS_TYPE_URL "/lance.table.BTreeIndexDetails"
+#define LP_BITMAP_DETAILS_TYPE_URL "/lance.table.BitmapIndexDetails"
+#define LP_REMAPPED_INDEX_VERSION 0
+
 /* One fragment of the version, in dataset order. */
 typedef struct LpCompactCandidate
 {

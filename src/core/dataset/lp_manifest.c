@@ -616,6 +616,25 @@ lp_manifest_fragment_indexed(const LpManifest *manifest, uint64_t fragment_id,
 	return true;
 }
 
+bool
+lp_manifest_next_fragment_id(const LpManifest *manifest, uint64_t *id, LpError *err)
+{
+	const Lance__Table__Manifest *m = manifest->proto;
+	uint64_t	next = 0;
+
+	if (m->max_fragment_id_present_case ==
+		LANCE__TABLE__MANIFEST__MAX_FRAGMENT_ID_PRESENT_MAX_FRAGMENT_ID)
+		next = (uint64_t) m->max_fragment_id + 1;
+	for (size_t i = 0; i < m->n_fragments; i++)
+		if (m->fragments[i]->id >= next)
+			next = m->fragments[i]->id + 1;
+	if (next > UINT32_MAX)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "the dataset has used every fragment id");
+	*id = next;
+	return true;
+}
+
 uint64_t
 lp_manifest_version(const LpManifest *manifest)
 {

@@ -130,6 +130,12 @@ bool		lp_manifest_fragment_indexed(const LpManifest *manifest,
 
 /* ---- what a manifest records -------------------------------------------- */
 
+/*
+ * The id the next new fragment takes: past max_fragment_id and every
+ * fragment's id (LP_ERR_UNSUPPORTED when that leaves 32 bits).
+ */
+bool		lp_manifest_next_fragment_id(const LpManifest *manifest, uint64_t *id, LpError *err);
+
 /* The dataset version the manifest describes. */
 uint64_t	lp_manifest_version(const LpManifest *manifest);
 

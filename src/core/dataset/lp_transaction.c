@@ -9,8 +9,80 @@
 #include "base/lp_alloc.h"
 #include "base/lp_protobuf.h"
 #include "dataset/lp_commit_internal.h"
+#include "dataset/lp_manifest_internal.h"
 #include "dataset/lp_transaction.h"
 #include "transaction.pb-c.h"
+
+/* The messages of a rewrite's remapped indexes; their details those of the old entries. */
+typedef struct RewrittenMessages
+{
+	Lance__Table__IndexSection *section;	/* base's, which the details point into */
+	Lance__Table__Transaction__Rewrite__RewrittenIndex *indexes;
+	Lance__Table__Transaction__Rewrite__RewrittenIndex **pointers;
+	Lance__Table__UUID *uuids;	/* old and new of each */
+} RewrittenMessages;
+
+static bool
+build_rewritten_indices(const LpCommitRequest *request, const LpManifest *base,
+						RewrittenMessages *out, LpError *err)
+{
+	size_t		n = request->n_rewritten_indices;
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0)
+		return true;
+	if (!lp_manifest_index_section(base, &out->section, err))
+		return false;
+	out->indexes = lp_alloc_array(n, sizeof(*out->indexes));
+	out->pointers = lp_alloc_array(n, sizeof(*out->pointers));
+	out->uuids = lp_alloc_array(2 * n, sizeof(*out->uuids));
+	if (out->indexes == NULL || out->pointers == NULL || out->uuids == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	for (size_t i = 0; i < n; i++)
+	{
+		const LpRewrittenIndex *rewritten = &request->rewritten_indices[i];
+		Lance__Table__Transaction__Rewrite__RewrittenIndex *message = &out->indexes[i];
+		const Lance__Table__IndexMetadata *old = NULL;
+
+		for (size_t k = 0; out->section != NULL && k < out->section->n_indices; k++)
+		{
+			const Lance__Table__UUID *uuid = out->section->indices[k]->uuid;
+
+			if (uuid != NULL && uuid->uuid.len == 16 &&
+				memcmp(uuid->uuid.data, rewritten->old_uuid, 16) == 0)
+				old = out->section->indices[k];
+		}
+		if (old == NULL)
+			return lp_fail(err, LP_ERR_CONFLICT,
+						   "an index the rewrite remapped is gone from version %llu",
+						   (unsigned long long) base->proto->version);
+		lance__table__transaction__rewrite__rewritten_index__init(message);
+		lance__table__uuid__init(&out->uuids[2 * i]);
+		lance__table__uuid__init(&out->uuids[2 * i + 1]);
+		out->uuids[2 * i].uuid.data = (uint8_t *) rewritten->old_uuid;
+		out->uuids[2 * i].uuid.len = 16;
+		out->uuids[2 * i + 1].uuid.data = (uint8_t *) rewritten->new_uuid;
+		out->uuids[2 * i + 1].uuid.len = 16;
+		message->old_id = &out->uuids[2 * i];
+		message->new_id = &out->uuids[2 * i + 1];
+		message->new_index_details = old->index_details;
+		message->new_index_version = old->index_version_present_case ==
+			LANCE__TABLE__INDEX_METADATA__INDEX_VERSION_PRESENT_INDEX_VERSION ?
+			(uint32_t) old->index_version : 0;
+		out->pointers[i] = message;
+	}
+	return true;
+}
+
+static void
+free_rewritten_indices(RewrittenMessages *messages)
+{
+	if (messages->section != NULL)
+		lp_protobuf_free((ProtobufCMessage *) messages->section);
+	lp_free(messages->indexes);
+	lp_free(messages->pointers);
+	lp_free(messages->uuids);
+}
 
 bool
 lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
@@ -38,6 +110,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 	Lance__Table__DataFile *new_files = NULL;
 	Lance__Table__DataFile **new_file_pointers = NULL;
 	Lance__Table__DataFragment ***old_fragments = NULL;
+	RewrittenMessages rewritten;
 	size_t		n_new;
 	size_t		len;
 	bool		ok = false;
@@ -46,6 +119,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 		return false;
 
 	memset(&delete_parts, 0, sizeof(delete_parts));
+	memset(&rewritten, 0, sizeof(rewritten));
 	lance__table__transaction__init(&txn);
 	txn.read_version = request->read_version;
 	txn.uuid = (char *) uuid;
@@ -68,8 +142,13 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 
 		lp_commit_init_data_file(&new_files[i], file);
 		new_file_pointers[i] = &new_files[i];
-		/* New fragments carry id 0: Lance assigns ids when it applies them. */
+		/*
+		 * New fragments carry id 0: Lance assigns ids when it applies them;
+		 * those of a rewrite that remapped indexes were reserved.
+		 */
 		lance__table__data_fragment__init(&new_fragments[i]);
+		if (request->kind == LP_COMMIT_REWRITE && request->n_rewritten_indices > 0)
+			new_fragments[i].id = request->first_new_fragment_id + i;
 		new_fragments[i].n_files = 1;
 		new_fragments[i].files = &new_file_pointers[i];
 		new_fragments[i].physical_rows = request->kind == LP_COMMIT_REWRITE ?
@@ -151,6 +230,10 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 			lance__table__transaction__rewrite__init(&rewrite);
 			rewrite.n_groups = n_new;
 			rewrite.groups = group_pointers;
+			if (!build_rewritten_indices(request, base, &rewritten, err))
+				goto done;
+			rewrite.n_rewritten_indices = request->n_rewritten_indices;
+			rewrite.rewritten_indices = rewritten.pointers;
 			txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
 			txn.rewrite = &rewrite;
 			break;
@@ -207,6 +290,7 @@ lp_transaction_build(const LpCommitRequest *request, const LpManifest *base,
 
 done:
 	lp_protobuf_free((ProtobufCMessage *) descriptor);
+	free_rewritten_indices(&rewritten);
 	lp_commit_free_delete_parts(&delete_parts);
 	if (old_fragments != NULL)
 		for (size_t i = 0; i < n_new; i++)

@@ -186,8 +186,9 @@ compare_bytes(const LpArray *array, uint64_t row, const uint8_t *key, size_t key
 {
 	uint64_t	start = array->offsets[row];
 
-	return compare_byte_strings(array->data + start, (size_t) (array->offsets[row + 1] - start),
-								key, key_len);
+	/* a page of empty strings may have no data buffer at all */
+	return compare_byte_strings(array->data != NULL ? array->data + start : NULL,
+								(size_t) (array->offsets[row + 1] - start), key, key_len);
 }
 
 int
@@ -244,9 +245,8 @@ below_upper(const LpBTreeIndex *index, const LpArray *array, uint64_t row,
 	return c < 0 || (c == 0 && upper->inclusive);
 }
 
-/* Index of the top-level field called name, or -1. */
-static int64_t
-top_level_field(const LpFile *file, const char *name)
+int64_t
+lp_btree_index_file_field(const LpFile *file, const char *name)
 {
 	for (uint32_t i = 0; i < file->schema.num_fields; i++)
 		if (file->schema.fields[i].parent_id == -1 &&
@@ -259,7 +259,7 @@ static bool
 decode_lookup_column(LpInput *input, const LpFile *file, const char *name,
 					 LookupColumn *column, LpError *err)
 {
-	int64_t		field = top_level_field(file, name);
+	int64_t		field = lp_btree_index_file_field(file, name);
 
 	if (field < 0)
 		return lp_fail(err, LP_ERR_CORRUPT, "BTREE index lookup file \"%s\" has no field \"%s\"",
@@ -340,7 +340,7 @@ static bool
 open_pages_field(LpBTreeIndex *index, LpInput *pages, const char *name, LpTypeId type,
 				 LpFieldReader **reader, LpError *err)
 {
-	int64_t		field = top_level_field(index->pages_file, name);
+	int64_t		field = lp_btree_index_file_field(index->pages_file, name);
 
 	if (field < 0)
 		return lp_fail(err, LP_ERR_CORRUPT, "BTREE index page file \"%s\" has no field \"%s\"",
@@ -389,6 +389,36 @@ uint64_t
 lp_btree_index_num_pages(const LpBTreeIndex *index)
 {
 	return index->num_pages;
+}
+
+uint64_t
+lp_btree_index_batch_size(const LpBTreeIndex *index)
+{
+	return index->batch_size;
+}
+
+const LpFile *
+lp_btree_index_lookup_file(const LpBTreeIndex *index)
+{
+	return index->lookup_file;
+}
+
+const LpFile *
+lp_btree_index_pages_file(const LpBTreeIndex *index)
+{
+	return index->pages_file;
+}
+
+LpFieldReader *
+lp_btree_index_values_reader(LpBTreeIndex *index)
+{
+	return index->values_reader;
+}
+
+LpFieldReader *
+lp_btree_index_ids_reader(LpBTreeIndex *index)
+{
+	return index->ids_reader;
 }
 
 LpIndexKeyKind

@@ -23,6 +23,8 @@
 #include <stdint.h>
 
 #include "base/lp_error.h"
+#include "decode/lp_decode.h"
+#include "format/lp_file.h"
 #include "io/lp_storage.h"
 
 #define LP_BTREE_LOOKUP_FILE "page_lookup.lance"
@@ -91,6 +93,18 @@ bool		lp_btree_index_search(LpBTreeIndex *index, const LpIndexRange *ranges,
 
 /* Pages of page_data.lance. */
 uint64_t	lp_btree_index_num_pages(const LpBTreeIndex *index);
+
+/* Rows of a page of page_data.lance (the last may hold fewer). */
+uint64_t	lp_btree_index_batch_size(const LpBTreeIndex *index);
+
+/* Index of the top-level field called name of one of the index's files, or -1. */
+int64_t		lp_btree_index_file_field(const LpFile *file, const char *name);
+
+/* The two files, and readers of page_data.lance's values and ids, owned by the index. */
+const LpFile *lp_btree_index_lookup_file(const LpBTreeIndex *index);
+const LpFile *lp_btree_index_pages_file(const LpBTreeIndex *index);
+LpFieldReader *lp_btree_index_values_reader(LpBTreeIndex *index);
+LpFieldReader *lp_btree_index_ids_reader(LpBTreeIndex *index);
 
 /* Pages of page_data.lance the searches read since the index was opened. */
 uint64_t	lp_btree_index_pages_read(const LpBTreeIndex *index);

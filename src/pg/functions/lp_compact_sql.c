@@ -22,6 +22,7 @@
 #include "base/lp_alloc.h"
 #include "dataset/lp_commit.h"
 #include "functions/lp_compact_blobs.h"
+#include "functions/lp_compact_indexes.h"
 #include "write/lp_publication.h"
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
@@ -180,6 +181,69 @@ write_group_files(LpCompactPlan *plan, const LpManifest *manifest, const char *r
 	return num_written;
 }
 
+/* The indexes remapped for the written groups (datasets without stable row ids). */
+typedef struct RemappedIndexes
+{
+	LpRewrittenIndex *rewritten;
+	size_t		n_rewritten;
+	uint64_t	first_new_fragment_id;
+	List	   *directories;	/* LpPublicationPath * of their directories */
+} RemappedIndexes;
+
+/*
+ * Remap the indexes over the written groups.  An ERROR (a damaged index)
+ * removes the group files and whatever was written of the indexes first, so
+ * that a failed compaction leaves nothing behind.
+ */
+static void
+remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, const char *root,
+			  const GroupFile *files, LpRewriteDeletions *const *deletions,
+			  RemappedIndexes *indexes)
+{
+	LpError		err;
+	MemoryContext context = CurrentMemoryContext;
+
+	memset(indexes, 0, sizeof(*indexes));
+	if (!lp_manifest_next_fragment_id(manifest, &indexes->first_new_fragment_id, &err))
+		lp_raise(&err);
+	PG_TRY();
+	{
+		indexes->rewritten = lp_compact_remap_indexes(plan, manifest, root, deletions,
+													  indexes->first_new_fragment_id,
+													  &indexes->n_rewritten,
+													  &indexes->directories);
+	}
+	PG_CATCH();
+	{
+		List	   *written;
+		ErrorData  *edata;
+
+		/* the error kept aside: the removals handle errors of their own */
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		FlushErrorState();
+		written = indexes->directories;
+
+		for (size_t g = 0; g < plan->n_groups; g++)
+		{
+			if (plan->groups[g].skipped)
+				continue;
+			written = lappend(written,
+							  lp_publication_path(root, psprintf("%s/%s", LP_DATA_DIR, files[g].name),
+												  false, psprintf("The compacted file \"%s\"",
+																  files[g].name)));
+			if (files[g].sidecar_dir != NULL)
+				written = lappend(written,
+								  lp_publication_path(root, files[g].sidecar_dir, true,
+													  psprintf("The sidecar directory \"%s/%s\"", root,
+															   files[g].sidecar_dir)));
+		}
+		lp_publication_discard(root, InvalidOid, written);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
 /*
  * Commit the written groups as one Rewrite on the version planned on, now
  * (true, *result filled) or with the transaction (false).
@@ -188,13 +252,16 @@ static bool
 commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifestNaming naming,
 			   const char *root, const char *data_dir,
 			   const LpAssembleResult *results, const GroupFile *files,
-			   LpRewriteDeletions *const *deletions, int num_written, LpCommitResult *result)
+			   LpRewriteDeletions *const *deletions, int num_written,
+			   const RemappedIndexes *indexes, LpCommitResult *result)
 {
 	LpRewriteGroup *rewrite = palloc0(sizeof(LpRewriteGroup) * num_written);
 	LpCommitRequest request;
 	LpPublicationRequest publication = {0};
 	bool		published;
 	int			n = 0;
+
+	publication.written = list_copy(indexes->directories);
 
 	for (size_t g = 0; g < plan->n_groups; g++)
 	{
@@ -233,6 +300,9 @@ commit_rewrite(const LpCompactPlan *plan, const LpManifest *manifest, LpManifest
 	request.read_naming = naming;
 	request.groups = rewrite;
 	request.n_groups = num_written;
+	request.rewritten_indices = indexes->rewritten;
+	request.n_rewritten_indices = indexes->n_rewritten;
+	request.first_new_fragment_id = indexes->first_new_fragment_id;
 	publication.root = root;
 	publication.commit = &request;
 	/* several files may be committed: progress names their directory */
@@ -265,6 +335,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	LpCommitResult result;
 	LpError		err;
 	char	   *data_dir;
+	RemappedIndexes indexes;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
@@ -300,8 +371,11 @@ lp_compact(PG_FUNCTION_ARGS)
 	num_written = write_group_files(&plan, manifest, root, data_dir, results, files, deletions);
 	memset(&result, 0, sizeof(result));
 	if (num_written > 0)
+	{
+		remap_indexes(&plan, manifest, root, files, deletions, &indexes);
 		published = commit_rewrite(&plan, manifest, naming, root, data_dir, results, files,
-								   deletions, num_written, &result);
+								   deletions, num_written, &indexes, &result);
+	}
 
 	for (int64_t i = 0, n = -1, last_group = -1; i < (int64_t) plan.n_candidates; i++)
 	{

@@ -214,6 +214,8 @@ copy_request(LpCommitRequest *to, const LpCommitRequest *from)
 	}
 	if (from->schema != NULL)
 		to->schema = copy_schema(from->schema);
+	to->rewritten_indices = copy_array(from->rewritten_indices, from->n_rewritten_indices,
+									   sizeof(LpRewrittenIndex));
 	to->deletes = copy_array(from->deletes, from->n_deletes, sizeof(LpDeleteFragment));
 	if (from->predicate != NULL)
 		to->predicate = pstrdup(from->predicate);
@@ -284,9 +286,15 @@ remove_path(const LpPublicationPath *path, Oid server, LpError *err)
 static void
 remove_written(const Publication *publication)
 {
+	lp_publication_discard(publication->root, publication->server, publication->written);
+}
+
+void
+lp_publication_discard(const char *root, Oid server, List *written)
+{
 	ListCell   *cell;
 
-	foreach(cell, publication->written)
+	foreach(cell, written)
 	{
 		LpPublicationPath *path = lfirst(cell);
 		MemoryContext context = CurrentMemoryContext;
@@ -295,12 +303,12 @@ remove_written(const Publication *publication)
 		{
 			LpError		err;
 
-			if (!remove_path(path, publication->server, &err))
+			if (!remove_path(path, server, &err))
 				ereport(WARNING,
 						errcode(ERRCODE_IO_ERROR),
 						errmsg_internal("%s", err.message),
 						errdetail("%s was not removed; nothing references it, since its publication to dataset \"%s\" was not made.",
-								  path->what, publication->root),
+								  path->what, root),
 						errhint("cleanup_orphans removes it later."));
 		}
 		PG_CATCH();
@@ -314,7 +322,7 @@ remove_written(const Publication *publication)
 					errcode(edata->sqlerrcode),
 					errmsg_internal("%s", edata->message),
 					errdetail("%s was not removed; nothing references it, since its publication to dataset \"%s\" was not made.",
-							  path->what, publication->root),
+							  path->what, root),
 					errhint("cleanup_orphans removes it later."));
 			FreeErrorData(edata);
 		}

@@ -77,6 +77,13 @@ extern bool lp_publish(const LpPublicationRequest *request, LpCommitResult *resu
  */
 extern void lp_publication_check_deletion(const char *root);
 
+/*
+ * Remove the paths (LpPublicationPath *) written for a request that will
+ * not be handed to lp_publish (an ERROR came first), as an unpublished
+ * request's are removed: a failure is a WARNING.  For PG_CATCH blocks.
+ */
+extern void lp_publication_discard(const char *root, Oid server, List *written);
+
 /* Does a publication of this transaction create or overwrite the dataset at root? */
 extern bool lp_publication_replaces(const char *root);
 

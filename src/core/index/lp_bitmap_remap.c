@@ -1,0 +1,341 @@
+/*
+ * lp_bitmap_remap.c - rewriting a BITMAP index for moved rows
+ * (lp_bitmap_remap.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_bytes.h"
+#include "base/lp_checked.h"
+#include "base/lp_interrupt.h"
+#include "decode/lp_decode.h"
+#include "encode/lp_file_writer.h"
+#include "format/lp_file.h"
+#include "format/lp_roaring.h"
+#include "index/lp_bitmap_remap.h"
+#include "index/lp_btree_index.h"
+
+/* The bytes of the new bitmaps column, growing. */
+typedef struct Bitmaps
+{
+	uint8_t    *data;
+	size_t		len;
+	size_t		capacity;
+} Bitmaps;
+
+static bool
+append(Bitmaps *out, const void *bytes, size_t len, LpError *err)
+{
+	if (out->len + len > out->capacity)
+	{
+		size_t		capacity = out->capacity ? out->capacity : 4096;
+		uint8_t    *data;
+
+		while (capacity < out->len + len)
+			capacity *= 2;
+		data = lp_alloc(capacity);
+		if (data == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+		if (out->len > 0)
+			memcpy(data, out->data, out->len);
+		lp_free(out->data);
+		out->data = data;
+		out->capacity = capacity;
+	}
+	if (len > 0)
+		memcpy(out->data + out->len, bytes, len);
+	out->len += len;
+	return true;
+}
+
+static bool
+append_u32(Bitmaps *out, uint32_t value, LpError *err)
+{
+	uint8_t		bytes[4];
+
+	lp_put_le32(bytes, value);
+	return append(out, bytes, 4, err);
+}
+
+/* An entry of a serialized RowIdTreeMap. */
+typedef struct Entry
+{
+	uint32_t	fragment;
+	const uint8_t *bitmap;		/* NULL: every row of the fragment */
+	uint32_t	size;
+} Entry;
+
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool
+ascending(const uint64_t *values, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (values[i - 1] > values[i])
+			return false;
+	return true;
+}
+
+/* The new addresses of a moved entry's rows, appended to *moved. */
+static bool
+map_entry(const Entry *entry, uint64_t rows, const LpRowAddressMap *map, const char *file,
+		  uint64_t *moved, size_t *n_moved, LpError *err)
+{
+	uint8_t    *members = lp_alloc0((size_t) (rows / 8 + 1));
+	uint64_t	count;
+	bool		ok = true;
+
+	if (members == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+	if (entry->bitmap == NULL)
+		memset(members, 0xff, (size_t) (rows / 8 + 1));
+	else
+	{
+		char		what[512];
+
+		snprintf(what, sizeof(what), "the bitmap of fragment %u in BITMAP index file \"%s\"",
+				 entry->fragment, file);
+		ok = lp_roaring32_expand(entry->bitmap, entry->size, what, members, rows, &count, err);
+	}
+	for (uint64_t r = 0; ok && r < rows; r++)
+	{
+		bool		kept;
+
+		/* bitmaps of few values are mostly empty bytes */
+		if (r % 8 == 0 && members[r / 8] == 0)
+		{
+			r += 7;
+			continue;
+		}
+		if (!((members[r / 8] >> (r % 8)) & 1))
+			continue;
+		ok = lp_row_address_map_apply(map, (uint64_t) entry->fragment << 32 | r,
+									  &moved[*n_moved], &kept, err);
+		*n_moved += ok && kept;
+	}
+	lp_free(members);
+	return ok;
+}
+
+/* Write the entries of moved[0..n) (sorted), one per new fragment. */
+static bool
+append_moved(Bitmaps *out, const uint64_t *moved, size_t n, LpError *err)
+{
+	for (size_t start = 0; start < n;)
+	{
+		uint32_t	fragment = (uint32_t) (moved[start] >> 32);
+		size_t		end = start;
+		uint32_t   *offsets;
+		uint8_t    *bytes = NULL;
+		size_t		len = 0;
+		bool		ok;
+
+		while (end < n && (moved[end] >> 32) == fragment)
+			end++;
+		offsets = lp_alloc_array(end - start, sizeof(uint32_t));
+		if (offsets == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+		for (size_t i = start; i < end; i++)
+			offsets[i - start] = (uint32_t) moved[i];
+		ok = lp_roaring32_serialize(offsets, end - start, &bytes, &len, err) &&
+			len <= UINT32_MAX && append_u32(out, fragment, err) &&
+			append_u32(out, (uint32_t) len, err) && append(out, bytes, len, err);
+		lp_free(offsets);
+		lp_free(bytes);
+		if (!ok)
+			return false;
+		start = end;
+	}
+	return true;
+}
+
+/*
+ * Append the remapped form of one serialized RowIdTreeMap to out: the
+ * entries of fragments that stay, then one per new fragment (whose ids
+ * follow every old one), every size and count checked against its bytes.
+ */
+static bool
+remap_bitmap(const uint8_t *data, size_t len, const LpRowAddressMap *map, const char *file,
+			 Bitmaps *out, LpError *err)
+{
+	uint32_t	n_entries;
+	size_t		at = 4;
+	size_t		count_at = out->len;
+	uint32_t	n_out = 0;
+	uint64_t	moved_rows = 0;
+	uint64_t   *moved = NULL;
+	size_t		n_moved = 0;
+	Entry	   *entries;
+	bool		ok = true;
+
+	if (len < 4)
+		return lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap of %zu bytes", file, len);
+	n_entries = lp_le32(data);
+	if (n_entries > (len - 4) / 8)
+		return lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap of %u entries in %zu bytes",
+					   file, n_entries, len);
+	entries = lp_alloc_array(n_entries + 1, sizeof(Entry));
+	if (entries == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+	for (uint32_t e = 0; ok && e < n_entries; e++)
+	{
+		uint64_t	rows;
+
+		if (len - at < 8)
+		{
+			ok = lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap cut short", file);
+			break;
+		}
+		entries[e].fragment = lp_le32(data + at);
+		entries[e].size = lp_le32(data + at + 4);
+		at += 8;
+		if (entries[e].size > len - at)
+			ok = lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap entry of %u bytes past its end",
+						 file, entries[e].size);
+		entries[e].bitmap = entries[e].size > 0 ? data + at : NULL;
+		at += ok ? entries[e].size : 0;
+		if (ok && lp_row_address_map_moves(map, entries[e].fragment, &rows))
+			ok = lp_add_u64(moved_rows, rows, &moved_rows);
+	}
+	if (ok && moved_rows > 0 &&
+		(moved = lp_alloc_array((size_t) moved_rows, sizeof(uint64_t))) == NULL)
+		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+	/* the count first, filled in below; the entries of fragments that stay, as they are */
+	ok = ok && append_u32(out, 0, err);
+	for (uint32_t e = 0; ok && e < n_entries; e++)
+	{
+		uint64_t	rows;
+
+		if (lp_row_address_map_moves(map, entries[e].fragment, &rows))
+			ok = map_entry(&entries[e], rows, map, file, moved, &n_moved, err);
+		else
+		{
+			ok = append_u32(out, entries[e].fragment, err) && append_u32(out, entries[e].size, err) &&
+				append(out, entries[e].bitmap, entries[e].size, err);
+			n_out++;
+		}
+	}
+	/* already ascending when the fragments' ids follow their order in the dataset */
+	if (ok && n_moved > 1 && !ascending(moved, n_moved))
+		qsort(moved, n_moved, sizeof(uint64_t), compare_u64);
+	ok = ok && append_moved(out, moved, n_moved, err);
+	/* one entry per new fragment */
+	for (size_t i = 0; ok && i < n_moved; i++)
+		n_out += i == 0 || (moved[i] >> 32) != (moved[i - 1] >> 32);
+	if (ok)
+		lp_put_le32(out->data + count_at, n_out);
+	lp_free(moved);
+	lp_free(entries);
+	return ok;
+}
+
+/* The new bitmaps column: the remapped bitmap of every row. */
+static bool
+remap_bitmaps(const LpArray *bitmaps, const LpRowAddressMap *map, const char *file,
+			  LpArray *out, LpError *err)
+{
+	Bitmaps		bytes = {NULL, 0, 0};
+
+	out->offsets = lp_alloc_array((size_t) bitmaps->length + 1, sizeof(uint64_t));
+	if (out->offsets == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+	out->offsets[0] = 0;
+	for (uint64_t row = 0; row < bitmaps->length; row++)
+	{
+		uint64_t	start = bitmaps->offsets[row];
+
+		if (lp_check_cancel(err))
+			goto fail;
+		if (!lp_array_is_valid(bitmaps, row))
+		{
+			lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a null bitmap", file);
+			goto fail;
+		}
+		if (!remap_bitmap(bitmaps->data != NULL ? bitmaps->data + start : NULL,
+						  (size_t) (bitmaps->offsets[row + 1] - start), map, file, &bytes, err))
+			goto fail;
+		out->offsets[row + 1] = bytes.len;
+	}
+	out->data = bytes.data;
+	out->data_len = bytes.len;
+	out->length = bitmaps->length;
+	return true;
+
+fail:
+	lp_free(bytes.data);
+	return false;
+}
+
+bool
+lp_bitmap_index_remap(LpInput *lookup, const LpRowAddressMap *map, LpOutput *out, LpError *err)
+{
+	LpFile	   *file = lp_file_open(lookup, err);
+	int64_t		keys_field;
+	int64_t		bitmaps_field;
+	LpType	   *keys_type = NULL;
+	LpType	   *bitmaps_type = NULL;
+	LpArray    *keys = NULL;
+	LpArray    *bitmaps = NULL;
+	LpArray    *remapped = NULL;
+	LpFileWriter *writer = NULL;
+	const LpArray *batch[2];
+	uint64_t	size;
+	bool		ok = false;
+
+	if (file == NULL)
+		return false;
+	keys_field = lp_btree_index_file_field(file, "keys");
+	bitmaps_field = lp_btree_index_file_field(file, "bitmaps");
+	if (keys_field < 0 || bitmaps_field < 0 || file->schema.num_fields != 2)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" does not have the fields keys and bitmaps",
+				file->name);
+		goto done;
+	}
+	if (!lp_decode_field(lookup, file, (uint32_t) keys_field, &keys_type, &keys, err) ||
+		!lp_decode_field(lookup, file, (uint32_t) bitmaps_field, &bitmaps_type, &bitmaps, err))
+		goto done;
+	if ((bitmaps_type->id != LP_TYPE_BINARY && bitmaps_type->id != LP_TYPE_LARGE_BINARY) ||
+		keys->length != file->num_rows || bitmaps->length != file->num_rows)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has unexpected bitmaps", file->name);
+		goto done;
+	}
+	remapped = lp_array_new(bitmaps_type);
+	if (remapped == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+		goto done;
+	}
+	if (!remap_bitmaps(bitmaps, map, file->name, remapped, err))
+		goto done;
+	batch[keys_field] = keys;
+	batch[bitmaps_field] = remapped;
+	writer = lp_file_writer_open(out, &file->schema, file->version, err);
+	if (writer == NULL ||
+		(file->num_rows > 0 && !lp_file_writer_write(writer, batch, 2, err)) ||
+		!lp_file_writer_finish(writer, &size, err))
+		goto done;
+	ok = true;
+
+done:
+	lp_file_writer_free(writer);
+	lp_array_free(remapped);
+	lp_array_free(keys);
+	lp_array_free(bitmaps);
+	if (keys_type != NULL)
+		lp_type_free(keys_type);
+	if (bitmaps_type != NULL)
+		lp_type_free(bitmaps_type);
+	lp_file_free(file);
+	return ok;
+}

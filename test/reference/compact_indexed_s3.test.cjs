@@ -1,0 +1,97 @@
+'use strict';
+// lance_parts.compact on S3 (Ceph RGW, s3_server.cjs) of datasets lancedb wrote there without
+// stable row ids, with deletion files and a BTREE and a BITMAP index over the fragments: both
+// indexes remapped into new objects under _indices/<new uuid>/, lancedb reads the same rows and
+// its indexed queries answer as before.  A page lookup that names pages its page file lacks is
+// an ERROR that leaves no object and no upload behind.
+// LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS choose the server's ports.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const arrow = require('apache-arrow');
+const lancedb = require('@lancedb/lancedb');
+const { startS3Server } = require('./s3_server.cjs');
+const { encodeRows } = require('./values.cjs');
+const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
+const s3 = require('./s3_requests.cjs');
+
+const PREFIX = 'compact-indexed';
+const { settings, storageOptions, root, fdwServerSql } = startS3Server('s3-compact-indexed');
+const ROOT = root(PREFIX);
+
+test.before(() => {
+	psqlLines(`CREATE EXTENSION IF NOT EXISTS lance_parts;
+DROP SERVER IF EXISTS compact_indexed_server CASCADE;
+${fdwServerSql('compact_indexed_server', ROOT)}
+`);
+});
+const FILTERS = ['id = 33', 'id IN (2, 47, 4100, 5999)', 'id >= 4090 AND id < 4110', 'k = 3 AND id < 300'];
+
+const rowsOf = (first, n) => new arrow.Table({
+	id: arrow.vectorFromArray(BigInt64Array.from({ length: n }, (_, i) => BigInt(first + i))),
+	k: arrow.vectorFromArray(Int32Array.from({ length: n }, (_, i) => (first + i) % 10)),
+});
+
+async function indexedTable(name, rows)
+{
+	const db = await lancedb.connect(ROOT, { storageOptions });
+	const table = await db.createTable(name, rowsOf(0, 1000), { storageOptions: { newTableDataStorageVersion: '2.2' } });
+
+	for (let first = 1000; first < rows; first += 1000)
+		await table.add(rowsOf(first, 1000));
+	await table.delete('id % 7 = 3');
+	await table.createIndex('id', { config: lancedb.Index.btree() });
+	await table.createIndex('k', { config: lancedb.Index.bitmap() });
+	await table.delete('id % 11 = 4');
+	return table;
+}
+
+async function answers(table)
+{
+	const out = [];
+
+	for (const filter of FILTERS)
+		out.push(encodeRows(await table.query().where(filter).toArrow()).map((r) => Number(r.id)).sort((a, b) => a - b));
+	return out;
+}
+
+const indexKeys = async (name) => (await s3.listKeys(settings, `${PREFIX}/${name}.lance/_indices/`)).sort();
+
+test('on S3: compact remaps the BTREE and BITMAP indexes over the fragments it rewrites', async () => {
+	const table = await indexedTable('indexed', 6000);
+	const rowsBefore = await table.countRows();
+	const answersBefore = await answers(table);
+	const keysBefore = await indexKeys('indexed');
+	const out = await psqlAsync(`SELECT coalesce(jsonb_agg(to_jsonb(q)), '[]') FROM
+(SELECT * FROM lance_parts.compact(${literal(`${ROOT}/indexed.lance`)}, rewrite_deletions => true)) q;
+`);
+	const result = JSON.parse(out[out.length - 1]);
+
+	assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), [], 'no fragment skipped');
+	await table.checkoutLatest();
+	assert.equal((await table.stats()).fragmentStats.numFragments, 1);
+	assert.equal(await table.countRows(), rowsBefore);
+	assert.deepEqual(await answers(table), answersBefore, 'the indexes answer as before');
+	const added = (await indexKeys('indexed')).filter((k) => !keysBefore.includes(k));
+
+	assert.deepEqual(added.map((k) => k.split('/').pop()).sort(),
+		['bitmap_page_lookup.lance', 'page_data.lance', 'page_lookup.lance']);
+	assert.deepEqual((await table.listIndices()).map((i) => i.name).sort(), ['id_idx', 'k_idx']);
+});
+
+test('on S3: a page lookup naming pages its page file lacks: ERROR, no object and no upload left', async () => {
+	await indexedTable('damaged', 3000);
+	await indexedTable('longer', 20000);
+	const lookupOf = async (name) => (await indexKeys(name)).find((k) => k.endsWith('/page_lookup.lance'));
+
+	await s3.copyKey(settings, await lookupOf('longer'), await lookupOf('damaged'));
+	const keys = await s3.listKeys(settings, `${PREFIX}/damaged.lance/`);
+	const { err } = await psqlAsync(`\\set VERBOSITY verbose
+SELECT * FROM lance_parts.compact(${literal(`${ROOT}/damaged.lance`)}, rewrite_deletions => true);
+`, true);
+
+	assert.match(err.join('\n'), /ERROR: {2}XX001: BTREE index lookup file ".*" names page \d+ of \d+/);
+	assert.match(err.join('\n'), /could not be remapped, so its fragments were not compacted/);
+	// on S3 the staging of re-encoded rows leaves no prefix behind either
+	assert.deepEqual(await s3.listKeys(settings, `${PREFIX}/damaged.lance/`), keys, 'nothing written');
+	assert.deepEqual(await s3.listUploads(settings, `${PREFIX}/damaged.lance/`), [], 'no upload left');
+});
