@@ -89,6 +89,25 @@ bench_start()
 	psql -X -Atq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION lance_parts"
 }
 
+# bench_data_dir - DATA=$WORK/data, made and given to the server's user
+bench_data_dir()
+{
+	DATA=$WORK/data
+	mkdir -p "$DATA"
+	chown postgres "$DATA"
+}
+
+# synced_seconds CMD... - wall-clock seconds of CMD and a sync, 3 decimals
+synced_seconds()
+{
+	local start end
+	start=$(date +%s.%N)
+	"$@" >/dev/null
+	sync
+	end=$(date +%s.%N)
+	awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }'
+}
+
 bench_header()
 {
 	out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"

@@ -37,20 +37,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 bench_start lp-bench-blobs
-DATA=$WORK/data
-mkdir -p "$DATA"
-chown postgres "$DATA"
-
-# seconds CMD... - wall-clock seconds of CMD and a sync, 3 decimals
-seconds()
-{
-	local start end
-	start=$(date +%s.%N)
-	"$@" >/dev/null
-	sync
-	end=$(date +%s.%N)
-	awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }'
-}
+bench_data_dir
 
 bench_header " ($FRAGMENTS fragments of $ROWS rows, file version $VERSION)"
 out ""
@@ -65,11 +52,11 @@ for size in $SIZES; do
 	chown -R postgres "$DATA"
 	sync
 	log "compact"
-	ours=$(seconds psql -X -Atq -v ON_ERROR_STOP=1 -c "SELECT count(*) FROM lance_parts.compact('$DATA/$name.lance')")
+	ours=$(synced_seconds psql -X -Atq -v ON_ERROR_STOP=1 -c "SELECT count(*) FROM lance_parts.compact('$DATA/$name.lance')")
 	linked=$(find "$DATA/$name.lance/data" -name '*.blob' -links +1 | wc -l)
 	total=$(find "$DATA/$name.lance/data" -name '*.blob' | wc -l)
 	log "lancedb optimize()"
-	theirs=$(cd "$ROOT/bench" && seconds node optimize.cjs "$DATA" "l$name")
+	theirs=$(cd "$ROOT/bench" && synced_seconds node optimize.cjs "$DATA" "l$name")
 	out "| $size B | $(awk -v b="$bytes" 'BEGIN { printf "%.0f MB", b / 1e6 }') | $ours s | $linked of $total sidecar files have 2 links | $theirs s | $(ratio "$theirs" "$ours") |"
 	rm -rf "$DATA/$name.lance" "$DATA/l$name.lance"
 done

@@ -36,20 +36,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 bench_start lp-bench-indexed
-DATA=$WORK/data
-mkdir -p "$DATA"
-chown postgres "$DATA"
-
-# seconds CMD... - wall-clock seconds of CMD and a sync, 3 decimals
-seconds()
-{
-	local start end
-	start=$(date +%s.%N)
-	"$@" >/dev/null
-	sync
-	end=$(date +%s.%N)
-	awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }'
-}
+bench_data_dir
 
 bench_header " ($FRAGMENTS fragments of $ROWS rows, file version $VERSION, a BTREE index on id and a BITMAP index on k)"
 out ""
@@ -66,12 +53,12 @@ for spec in "stable row ids:true:false:false" "no stable row ids, indexes remapp
 	sync
 	before=$(ls "$DATA/$name.lance/_indices" | wc -l)
 	log "compact"
-	ours=$(seconds psql -X -Atq -v ON_ERROR_STOP=1 -o "$WORK/compact.out" -c \
+	ours=$(synced_seconds psql -X -Atq -v ON_ERROR_STOP=1 -o "$WORK/compact.out" -c \
 		"SELECT count(*) FILTER (WHERE action = 'skipped') FROM lance_parts.compact('$DATA/$name.lance', rewrite_deletions => $rewrite)")
 	[ "$(cat "$WORK/compact.out")" = 0 ] || { log "compact skipped $(cat "$WORK/compact.out") fragments"; exit 1; }
 	after=$(ls "$DATA/$name.lance/_indices" | wc -l)
 	log "lancedb optimize()"
-	theirs=$(cd "$ROOT/bench" && seconds node optimize.cjs "$DATA" "l$name")
+	theirs=$(cd "$ROOT/bench" && synced_seconds node optimize.cjs "$DATA" "l$name")
 	out "| $label | $ours s | $((after - before)) | $theirs s | $(ratio "$theirs" "$ours") |"
 	rm -rf "$DATA/$name.lance" "$DATA/l$name.lance"
 done
