@@ -1,0 +1,915 @@
+/*
+ * lp_ivf_index.c - reading the IVF vector index files Lance writes and
+ * scoring the rows of their partitions (lp_ivf_index.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/lp_alloc.h"
+#include "base/lp_checked.h"
+#include "base/lp_interrupt.h"
+#include "base/lp_protobuf.h"
+#include "decode/lp_decode.h"
+#include "format/lp_file.h"
+#include "format/lp_schema.h"
+#include "format/lp_values.h"
+#include "index/lp_index_json.h"
+#include "index/lp_ivf_index.h"
+#include "index.pb-c.h"
+
+/* Far above what Lance writes; bounds the centroid table and the query. */
+#define MAX_DIMENSION 65536
+#define MAX_PARTITIONS ((uint64_t) 1 << 20)
+/* 8-bit codes: 256 centroids per sub-vector (4-bit PQ is not read). */
+#define PQ_CENTROIDS 256
+
+struct LpIvfModel
+{
+	char	   *type;
+	LpVectorMetric metric;
+	LpIvfStorage storage;
+	uint32_t	dimension;
+	uint32_t	num_partitions;
+	float	   *centroids;		/* num_partitions x dimension */
+	uint64_t   *offsets;		/* first auxiliary row of each partition */
+	uint32_t   *lengths;
+	LpFile	   *auxiliary;		/* the auxiliary file's metadata */
+	uint32_t	row_id_field;
+	uint32_t	vector_field;
+	uint32_t	num_sub_vectors;	/* PQ */
+	bool		transposed;		/* PQ: codes stored sub-vector by sub-vector */
+	float	   *codebook;		/* PQ: num_sub_vectors x 256 x (dimension / num_sub_vectors) */
+	double		sq_start;		/* SQ: code 0 is sq_start, code 255 sq_end */
+	double		sq_end;
+	uint64_t	memory;
+};
+
+struct LpIvfScan
+{
+	const LpIvfModel *model;
+	LpFieldReader *row_ids;
+	LpFieldReader *vectors;
+	float	   *query;			/* normalized under cosine */
+	float	   *residual;		/* PQ under l2 and cosine: query - centroid */
+	float	   *table;			/* PQ: the distance of each sub-vector to each centroid */
+	uint64_t	rows_read;
+};
+
+/* ---- reading the model ----------------------------------------------------------- */
+
+static const LpKeyValue *
+schema_metadata(const LpFile *file, const char *key)
+{
+	return lp_metadata_find(file->schema.metadata, file->schema.num_metadata, key);
+}
+
+static LpJsonSpan
+span_of(const LpKeyValue *entry)
+{
+	LpJsonSpan	span = {(const char *) entry->value.data, entry->value.len};
+
+	return span;
+}
+
+/* Member key of object as a string (lp_alloc'd) or a number. */
+static bool
+json_string_member(LpJsonSpan object, const char *key, char **out)
+{
+	LpJsonSpan	value;
+
+	*out = NULL;
+	return lp_json_member(object, key, &value) && lp_json_string(value, out);
+}
+
+static bool
+json_number_member(LpJsonSpan object, const char *key, double *out)
+{
+	LpJsonSpan	value;
+
+	return lp_json_member(object, key, &value) && lp_json_number(value, out);
+}
+
+/* An unsigned integer member no larger than max. */
+static bool
+json_count_member(LpJsonSpan object, const char *key, uint64_t max, uint64_t *out)
+{
+	double		value;
+
+	if (!json_number_member(object, key, &value) || value < 0 || value > (double) max ||
+		value != floor(value))
+		return false;
+	*out = (uint64_t) value;
+	return true;
+}
+
+/* A decimal number of schema metadata key (a global buffer's number). */
+static bool
+metadata_count(const LpFile *file, const char *key, uint64_t max, uint64_t *out, LpError *err)
+{
+	const LpKeyValue *entry = schema_metadata(file, key);
+	LpJsonSpan	span;
+	double		value;
+
+	if (entry == NULL)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has no \"%s\" metadata",
+					   file->name, key);
+	span = span_of(entry);
+	if (!lp_json_number(span, &value) || value < 0 || value > (double) max || value != floor(value))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has an invalid \"%s\"",
+					   file->name, key);
+	*out = (uint64_t) value;
+	return true;
+}
+
+/* Global buffer number of file, read whole into *out (lp_alloc'd). */
+static bool
+read_global_buffer(LpInput *input, const LpFile *file, uint64_t number, uint8_t **out,
+				   size_t *len, LpError *err)
+{
+	const LpBufferRef *ref;
+
+	*out = NULL;
+	if (number >= file->num_global_buffers)
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" names global buffer %llu of %u",
+					   file->name, (unsigned long long) number, file->num_global_buffers);
+	ref = &file->global_buffers[number];
+	if (!lp_range_within(ref->offset, ref->size, file->file_size) || ref->size > SIZE_MAX)
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has global buffer %llu beyond its end",
+					   file->name, (unsigned long long) number);
+	*out = lp_alloc(ref->size > 0 ? (size_t) ref->size : 1);
+	if (*out == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading vector index file \"%s\"",
+					   file->name);
+	*len = (size_t) ref->size;
+	if (!lp_input_read(input, ref->offset, *out, *len, err))
+	{
+		lp_free(*out);
+		*out = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The IVF message of the global buffer schema metadata "lance:ivf" names. */
+static bool
+read_ivf(LpInput *input, const LpFile *file, Lance__Index__Pb__IVF **ivf, LpError *err)
+{
+	uint64_t	number = 0;
+	uint8_t    *bytes;
+	size_t		len;
+	LpUnpackResult result;
+
+	*ivf = NULL;
+	if (!metadata_count(file, "lance:ivf", UINT32_MAX, &number, err) ||
+		!read_global_buffer(input, file, number, &bytes, &len, err))
+		return false;
+	result = lp_protobuf_unpack(&lance__index__pb__ivf__descriptor, bytes, len,
+								(ProtobufCMessage **) ivf);
+	lp_free(bytes);
+	if (result == LP_UNPACK_NO_MEMORY)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading vector index file \"%s\"",
+					   file->name);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, LP_ERR_CORRUPT, "the IVF message of vector index file \"%s\" %s",
+					   file->name, lp_unpack_result_text(result));
+	return true;
+}
+
+/*
+ * The float32 values of tensor, which must hold rows x columns of them
+ * (rows * columns elements, whatever its shape's split), into *out.
+ */
+static bool
+tensor_floats(const Lance__Index__Pb__Tensor *tensor, uint64_t elements, const char *what,
+			  const char *file, float **out, LpError *err)
+{
+	uint64_t	shape_elements = 1;
+	uint64_t	bytes;
+
+	*out = NULL;
+	if (tensor == NULL)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has no %s tensor",
+					   file, what);
+	if (tensor->data_type != LANCE__INDEX__PB__TENSOR__DATA_TYPE__FLOAT32)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has %s of data type %d, not float32",
+					   file, what, (int) tensor->data_type);
+	for (size_t i = 0; i < tensor->n_shape; i++)
+		if (!lp_mul_u64(shape_elements, tensor->shape[i], &shape_elements))
+			return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has a %s shape that overflows",
+						   file, what);
+	if (shape_elements != elements || !lp_mul_u64(elements, sizeof(float), &bytes) ||
+		tensor->data.len != bytes)
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has %s of %llu elements in %zu bytes, expected %llu elements",
+					   file, what, (unsigned long long) shape_elements, tensor->data.len,
+					   (unsigned long long) elements);
+	*out = lp_alloc(bytes > 0 ? (size_t) bytes : 1);
+	if (*out == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading vector index file \"%s\"", file);
+	memcpy(*out, tensor->data.data, (size_t) bytes);
+	return true;
+}
+
+/* Type and metric from index.idx's lance:index. */
+static bool
+read_index_kind(LpIvfModel *model, const LpFile *file, LpError *err)
+{
+	const LpKeyValue *entry = schema_metadata(file, "lance:index");
+	static const char *const types[] = {
+		"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ"
+	};
+	char	   *metric = NULL;
+	bool		known = false;
+
+	if (entry == NULL)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has no \"lance:index\" metadata",
+					   file->name);
+	if (!json_string_member(span_of(entry), "type", &model->type) ||
+		!json_string_member(span_of(entry), "distance_type", &metric))
+	{
+		lp_free(metric);
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has invalid \"lance:index\" metadata",
+					   file->name);
+	}
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		known |= strcmp(model->type, types[i]) == 0;
+	if (strcmp(metric, "l2") == 0)
+		model->metric = LP_VECTOR_L2;
+	else if (strcmp(metric, "cosine") == 0)
+		model->metric = LP_VECTOR_COSINE;
+	else if (strcmp(metric, "dot") == 0)
+		model->metric = LP_VECTOR_DOT;
+	else
+		known = false;
+	lp_free(metric);
+	if (!known)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" is of type %s with a distance lance_parts does not read",
+					   file->name, model->type);
+	return true;
+}
+
+/* Centroids of index.idx's IVF message. */
+static bool
+read_centroids(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *err)
+{
+	Lance__Index__Pb__IVF *ivf;
+	const Lance__Index__Pb__Tensor *tensor;
+	bool		ok;
+
+	if (!read_ivf(input, file, &ivf, err))
+		return false;
+	tensor = ivf->centroids_tensor;
+	if (tensor == NULL || tensor->n_shape != 2 || tensor->shape[0] == 0 ||
+		tensor->shape[0] > MAX_PARTITIONS || tensor->shape[1] == 0 ||
+		tensor->shape[1] > MAX_DIMENSION)
+	{
+		lp_protobuf_free((ProtobufCMessage *) ivf);
+		return lp_fail(err, tensor == NULL ? LP_ERR_UNSUPPORTED : LP_ERR_CORRUPT,
+					   "vector index file \"%s\" has no centroid tensor of [partitions, dimension]",
+					   file->name);
+	}
+	model->num_partitions = tensor->shape[0];
+	model->dimension = tensor->shape[1];
+	ok = tensor_floats(tensor, (uint64_t) model->num_partitions * model->dimension, "centroids",
+					   file->name, &model->centroids, err);
+	lp_protobuf_free((ProtobufCMessage *) ivf);
+	return ok;
+}
+
+/* Each partition's rows in auxiliary.idx, checked against its row count. */
+static bool
+read_partitions(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *err)
+{
+	Lance__Index__Pb__IVF *ivf;
+
+	if (!read_ivf(input, file, &ivf, err))
+		return false;
+	if (ivf->n_offsets != model->num_partitions || ivf->n_lengths != model->num_partitions)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has %zu partition offsets and %zu lengths for %u partitions",
+				file->name, ivf->n_offsets, ivf->n_lengths, model->num_partitions);
+		lp_protobuf_free((ProtobufCMessage *) ivf);
+		return false;
+	}
+	model->offsets = lp_alloc(sizeof(uint64_t) * model->num_partitions);
+	model->lengths = lp_alloc(sizeof(uint32_t) * model->num_partitions);
+	if (model->offsets == NULL || model->lengths == NULL)
+	{
+		lp_protobuf_free((ProtobufCMessage *) ivf);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading vector index file \"%s\"",
+					   file->name);
+	}
+	for (uint32_t p = 0; p < model->num_partitions; p++)
+	{
+		if (!lp_range_within(ivf->offsets[p], ivf->lengths[p], file->num_rows))
+		{
+			lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has partition %u at rows %llu + %u of %llu",
+					file->name, p, (unsigned long long) ivf->offsets[p], ivf->lengths[p],
+					(unsigned long long) file->num_rows);
+			lp_protobuf_free((ProtobufCMessage *) ivf);
+			return false;
+		}
+		model->offsets[p] = ivf->offsets[p];
+		model->lengths[p] = ivf->lengths[p];
+	}
+	lp_protobuf_free((ProtobufCMessage *) ivf);
+	return true;
+}
+
+static int64_t
+top_level_field(const LpFile *file, const char *name)
+{
+	for (uint32_t i = 0; i < file->schema.num_fields; i++)
+		if (file->schema.fields[i].parent_id == -1 &&
+			strcmp(file->schema.fields[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Whether top-level field of file is a fixed_size_list of size items of item_type. */
+static bool
+is_fixed_list(const LpFile *file, uint32_t field, LpTypeId item_type, uint64_t size)
+{
+	LpType	   *type = NULL;
+	LpError		ignored;
+	bool		result;
+
+	if (!lp_type_parse(file->schema.fields[field].logical_type, file->name,
+					   file->schema.fields[field].name, &type, &ignored))
+		return false;
+	result = type->id == LP_TYPE_FIXED_SIZE_LIST && (uint64_t) type->fixed_size == size &&
+		type->num_children == 1 && type->children[0]->id == item_type;
+	lp_type_free(type);
+	return result;
+}
+
+/* storage_metadata: a JSON array whose first element is a string of JSON. */
+static bool
+storage_metadata(const LpFile *file, char **json, LpError *err)
+{
+	const LpKeyValue *entry = schema_metadata(file, "storage_metadata");
+	LpJsonSpan	first;
+
+	*json = NULL;
+	if (entry == NULL || !lp_json_element(span_of(entry), 0, &first) ||
+		!lp_json_string(first, json))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no valid \"storage_metadata\"",
+					   file->name);
+	return true;
+}
+
+static bool
+read_pq(LpIvfModel *model, LpInput *input, const LpFile *file, uint32_t field, LpError *err)
+{
+	char	   *json;
+	LpJsonSpan	span;
+	uint64_t	nbits;
+	uint64_t	num_sub_vectors;
+	uint64_t	dimension;
+	uint64_t	position;
+	LpJsonSpan	transposed;
+	uint8_t    *bytes;
+	size_t		len;
+	Lance__Index__Pb__Tensor *tensor;
+	LpUnpackResult result;
+	bool		ok;
+
+	if (!storage_metadata(file, &json, err))
+		return false;
+	span.data = json;
+	span.len = strlen(json);
+	ok = json_count_member(span, "nbits", 64, &nbits) &&
+		json_count_member(span, "num_sub_vectors", MAX_DIMENSION, &num_sub_vectors) &&
+		json_count_member(span, "dimension", MAX_DIMENSION, &dimension) &&
+		json_count_member(span, "codebook_position", UINT32_MAX, &position) &&
+		lp_json_member(span, "transposed", &transposed);
+	if (ok)
+		model->transposed = transposed.len == 4 && memcmp(transposed.data, "true", 4) == 0;
+	lp_free(json);
+	if (!ok)
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has invalid PQ metadata",
+					   file->name);
+	if (nbits != 8)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has %llu-bit PQ codes; lance_parts reads 8-bit ones",
+					   file->name, (unsigned long long) nbits);
+	if (dimension != model->dimension || num_sub_vectors == 0 || dimension % num_sub_vectors != 0 ||
+		!is_fixed_list(file, field, LP_TYPE_UINT8, num_sub_vectors))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has PQ codes of %llu sub-vectors that do not fit dimension %u",
+					   file->name, (unsigned long long) num_sub_vectors, model->dimension);
+	model->num_sub_vectors = (uint32_t) num_sub_vectors;
+	if (!read_global_buffer(input, file, position, &bytes, &len, err))
+		return false;
+	result = lp_protobuf_unpack(&lance__index__pb__tensor__descriptor, bytes, len,
+								(ProtobufCMessage **) &tensor);
+	lp_free(bytes);
+	if (result == LP_UNPACK_NO_MEMORY)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading vector index file \"%s\"",
+					   file->name);
+	if (result != LP_UNPACK_OK)
+		return lp_fail(err, LP_ERR_CORRUPT, "the PQ codebook of vector index file \"%s\" %s",
+					   file->name, lp_unpack_result_text(result));
+	ok = tensor_floats(tensor, (uint64_t) PQ_CENTROIDS * model->dimension, "a PQ codebook",
+					   file->name, &model->codebook, err);
+	lp_protobuf_free((ProtobufCMessage *) tensor);
+	return ok;
+}
+
+static bool
+read_sq(LpIvfModel *model, const LpFile *file, uint32_t field, LpError *err)
+{
+	char	   *json;
+	LpJsonSpan	span;
+	LpJsonSpan	bounds;
+	uint64_t	num_bits;
+	uint64_t	dimension;
+	bool		ok;
+
+	if (!storage_metadata(file, &json, err))
+		return false;
+	span.data = json;
+	span.len = strlen(json);
+	ok = json_count_member(span, "num_bits", 64, &num_bits) &&
+		json_count_member(span, "dim", MAX_DIMENSION, &dimension) &&
+		lp_json_member(span, "bounds", &bounds) &&
+		json_number_member(bounds, "start", &model->sq_start) &&
+		json_number_member(bounds, "end", &model->sq_end);
+	lp_free(json);
+	if (!ok || model->sq_start > model->sq_end)
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has invalid SQ metadata",
+					   file->name);
+	if (num_bits != 8)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has %llu-bit SQ codes; lance_parts reads 8-bit ones",
+					   file->name, (unsigned long long) num_bits);
+	if (dimension != model->dimension || !is_fixed_list(file, field, LP_TYPE_UINT8, dimension))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has SQ codes that do not fit dimension %u",
+					   file->name, model->dimension);
+	return true;
+}
+
+/* The stored vectors' column and its storage's parameters. */
+static bool
+read_storage(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *err)
+{
+	int64_t		row_ids = top_level_field(file, "_rowid");
+	int64_t		flat = top_level_field(file, "flat");
+	int64_t		pq = top_level_field(file, "__pq_code");
+	int64_t		sq = top_level_field(file, "__sq_code");
+
+	if (row_ids < 0 || strcmp(file->schema.fields[row_ids].logical_type, "uint64") != 0)
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no uint64 field \"_rowid\"",
+					   file->name);
+	model->row_id_field = (uint32_t) row_ids;
+	if (flat >= 0)
+	{
+		model->storage = LP_IVF_STORAGE_FLAT;
+		model->vector_field = (uint32_t) flat;
+		if (!is_fixed_list(file, (uint32_t) flat, LP_TYPE_FLOAT, model->dimension))
+			return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" stores vectors that are not %u float32 items",
+						   file->name, model->dimension);
+		return true;
+	}
+	if (pq >= 0)
+	{
+		model->storage = LP_IVF_STORAGE_PQ;
+		model->vector_field = (uint32_t) pq;
+		return read_pq(model, input, file, (uint32_t) pq, err);
+	}
+	if (sq >= 0)
+	{
+		model->storage = LP_IVF_STORAGE_SQ;
+		model->vector_field = (uint32_t) sq;
+		return read_sq(model, file, (uint32_t) sq, err);
+	}
+	return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" stores its vectors in a form lance_parts does not read",
+				   file->name);
+}
+
+bool
+lp_ivf_model_read(LpInput *index, LpInput *auxiliary, LpIvfModel **out, LpError *err)
+{
+	LpIvfModel *model = lp_alloc0(sizeof(LpIvfModel));
+	LpFile	   *index_file = NULL;
+
+	*out = NULL;
+	if (model == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	index_file = lp_file_open(index, err);
+	if (index_file == NULL)
+		goto fail;
+	if (!read_index_kind(model, index_file, err) ||
+		!read_centroids(model, index, index_file, err))
+		goto fail;
+	model->auxiliary = lp_file_open(auxiliary, err);
+	if (model->auxiliary == NULL ||
+		!read_partitions(model, auxiliary, model->auxiliary, err) ||
+		!read_storage(model, auxiliary, model->auxiliary, err))
+		goto fail;
+	lp_file_free(index_file);
+	/* the arrays, and the auxiliary file's metadata about as large in memory as on disk */
+	model->memory = sizeof(LpIvfModel) +
+		(uint64_t) model->num_partitions * (model->dimension * sizeof(float) + 12) +
+		(model->codebook != NULL ? (uint64_t) PQ_CENTROIDS * model->dimension * sizeof(float) : 0) +
+		(model->auxiliary->file_size - model->auxiliary->column_meta_start);
+	*out = model;
+	return true;
+
+fail:
+	lp_file_free(index_file);
+	lp_ivf_model_free(model);
+	return false;
+}
+
+void
+lp_ivf_model_free(LpIvfModel *model)
+{
+	if (model == NULL)
+		return;
+	lp_free(model->type);
+	lp_free(model->centroids);
+	lp_free(model->offsets);
+	lp_free(model->lengths);
+	lp_free(model->codebook);
+	lp_file_free(model->auxiliary);
+	lp_free(model);
+}
+
+const char *
+lp_ivf_model_type(const LpIvfModel *model)
+{
+	return model->type;
+}
+
+LpVectorMetric
+lp_ivf_model_metric(const LpIvfModel *model)
+{
+	return model->metric;
+}
+
+LpIvfStorage
+lp_ivf_model_storage(const LpIvfModel *model)
+{
+	return model->storage;
+}
+
+uint32_t
+lp_ivf_model_dimension(const LpIvfModel *model)
+{
+	return model->dimension;
+}
+
+uint32_t
+lp_ivf_model_num_partitions(const LpIvfModel *model)
+{
+	return model->num_partitions;
+}
+
+uint64_t
+lp_ivf_model_memory(const LpIvfModel *model)
+{
+	return model->memory;
+}
+
+/* ---- searching -------------------------------------------------------------------- */
+
+static float
+squared_l2(const float *a, const float *b, uint32_t n)
+{
+	float		sum = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		float		d = a[i] - b[i];
+
+		sum += d * d;
+	}
+	return sum;
+}
+
+static float
+dot(const float *a, const float *b, uint32_t n)
+{
+	float		sum = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += a[i] * b[i];
+	return sum;
+}
+
+/* query normalized under cosine into out; false for a zero query. */
+static bool
+prepare_query(const LpIvfModel *model, const float *query, float *out)
+{
+	float		norm;
+
+	memcpy(out, query, sizeof(float) * model->dimension);
+	if (model->metric != LP_VECTOR_COSINE)
+		return true;
+	norm = sqrtf(dot(query, query, model->dimension));
+	if (!(norm > 0) || !isfinite(norm))
+		return false;
+	for (uint32_t i = 0; i < model->dimension; i++)
+		out[i] /= norm;
+	return true;
+}
+
+typedef struct PartitionDistance
+{
+	float		distance;
+	uint32_t	partition;
+} PartitionDistance;
+
+static int
+compare_partition_distances(const void *a, const void *b)
+{
+	const PartitionDistance *x = a;
+	const PartitionDistance *y = b;
+	bool		x_nan = isnan(x->distance);
+	bool		y_nan = isnan(y->distance);
+
+	if (x_nan != y_nan)
+		return x_nan ? 1 : -1;
+	if (!x_nan && x->distance != y->distance)
+		return x->distance < y->distance ? -1 : 1;
+	return x->partition < y->partition ? -1 : x->partition > y->partition;
+}
+
+bool
+lp_ivf_nearest_partitions(const LpIvfModel *model, const float *query, uint32_t nprobes,
+						  uint32_t *partitions, uint32_t *num, LpError *err)
+{
+	float	   *q = lp_alloc(sizeof(float) * model->dimension);
+	PartitionDistance *all = lp_alloc(sizeof(PartitionDistance) * model->num_partitions);
+
+	*num = 0;
+	if (q == NULL || all == NULL)
+	{
+		lp_free(q);
+		lp_free(all);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	}
+	if (!prepare_query(model, query, q))
+	{
+		lp_free(q);
+		lp_free(all);
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a zero query vector has no cosine distance");
+	}
+	for (uint32_t p = 0; p < model->num_partitions; p++)
+	{
+		const float *centroid = model->centroids + (uint64_t) p * model->dimension;
+
+		all[p].partition = p;
+		all[p].distance = model->metric == LP_VECTOR_DOT ? 1 - dot(q, centroid, model->dimension)
+			: squared_l2(q, centroid, model->dimension);
+	}
+	qsort(all, model->num_partitions, sizeof(PartitionDistance), compare_partition_distances);
+	*num = nprobes < model->num_partitions ? nprobes : model->num_partitions;
+	for (uint32_t i = 0; i < *num; i++)
+		partitions[i] = all[i].partition;
+	lp_free(q);
+	lp_free(all);
+	return true;
+}
+
+bool
+lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query,
+				 LpIvfScan **out, LpError *err)
+{
+	LpIvfScan  *scan = lp_alloc0(sizeof(LpIvfScan));
+
+	*out = NULL;
+	if (scan == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	scan->model = model;
+	scan->query = lp_alloc(sizeof(float) * model->dimension);
+	if (model->storage == LP_IVF_STORAGE_PQ)
+	{
+		scan->residual = lp_alloc(sizeof(float) * model->dimension);
+		scan->table = lp_alloc(sizeof(float) * PQ_CENTROIDS * model->num_sub_vectors);
+	}
+	if (scan->query == NULL ||
+		(model->storage == LP_IVF_STORAGE_PQ && (scan->residual == NULL || scan->table == NULL)))
+	{
+		lp_ivf_scan_close(scan);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	}
+	if (!prepare_query(model, query, scan->query))
+	{
+		lp_ivf_scan_close(scan);
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a zero query vector has no cosine distance");
+	}
+	if (!lp_field_reader_open(auxiliary, model->auxiliary, model->row_id_field, &scan->row_ids, err) ||
+		!lp_field_reader_open(auxiliary, model->auxiliary, model->vector_field, &scan->vectors, err))
+	{
+		lp_ivf_scan_close(scan);
+		return false;
+	}
+	*out = scan;
+	return true;
+}
+
+/* Lance's flat distance of one stored vector. */
+static float
+flat_score(const LpIvfModel *model, const float *query, const float *vector)
+{
+	uint32_t	n = model->dimension;
+
+	switch (model->metric)
+	{
+		case LP_VECTOR_L2:
+			return squared_l2(query, vector, n);
+		case LP_VECTOR_COSINE:
+			/* the query is normalized; a zero stored vector gives NaN */
+			return 1 - dot(query, vector, n) / sqrtf(dot(vector, vector, n));
+		default:
+			return 1 - dot(query, vector, n);
+	}
+}
+
+/*
+ * The PQ distance table of partition: for each sub-vector s and centroid c,
+ * the distance of the query's sub-vector s (its residual from the
+ * partition's centroid under l2 and cosine, as Lance encodes residuals
+ * there) to centroid c of sub-vector s.
+ */
+static void
+build_pq_table(LpIvfScan *scan, uint32_t partition)
+{
+	const LpIvfModel *model = scan->model;
+	uint32_t	width = model->dimension / model->num_sub_vectors;
+	const float *q = scan->query;
+
+	if (model->metric != LP_VECTOR_DOT)
+	{
+		const float *centroid = model->centroids + (uint64_t) partition * model->dimension;
+
+		for (uint32_t i = 0; i < model->dimension; i++)
+			scan->residual[i] = scan->query[i] - centroid[i];
+		q = scan->residual;
+	}
+	for (uint32_t s = 0; s < model->num_sub_vectors; s++)
+	{
+		const float *sub = q + (uint64_t) s * width;
+		const float *centroids = model->codebook + (uint64_t) s * PQ_CENTROIDS * width;
+
+		for (uint32_t c = 0; c < PQ_CENTROIDS; c++)
+			scan->table[s * PQ_CENTROIDS + c] = model->metric == LP_VECTOR_DOT
+				? -dot(sub, centroids + (uint64_t) c * width, width)
+				: squared_l2(sub, centroids + (uint64_t) c * width, width);
+	}
+}
+
+/* Scores of n rows of PQ codes (n x num_sub_vectors bytes, as stored). */
+static void
+pq_scores(LpIvfScan *scan, const uint8_t *codes, uint64_t n, float *scores)
+{
+	const LpIvfModel *model = scan->model;
+	uint32_t	m = model->num_sub_vectors;
+
+	for (uint64_t r = 0; r < n; r++)
+	{
+		float		sum = model->metric == LP_VECTOR_DOT ? 1 : 0;
+
+		for (uint32_t s = 0; s < m; s++)
+		{
+			uint8_t		code = model->transposed ? codes[s * n + r] : codes[r * m + s];
+
+			sum += scan->table[s * PQ_CENTROIDS + code];
+		}
+		scores[r] = sum;
+	}
+}
+
+/* Score of one row of SQ codes: the metric on the codes' values (code c is the middle of its step). */
+static float
+sq_score(const LpIvfScan *scan, const uint8_t *codes)
+{
+	const LpIvfModel *model = scan->model;
+	double		step = (model->sq_end - model->sq_start) / 255.0;
+	float		sum = 0;
+	float		norm = 0;
+
+	for (uint32_t i = 0; i < model->dimension; i++)
+	{
+		float		value = (float) (model->sq_start + (codes[i] + 0.5) * step);
+
+		if (model->metric == LP_VECTOR_L2)
+		{
+			float		d = scan->query[i] - value;
+
+			sum += d * d;
+		}
+		else
+		{
+			sum += scan->query[i] * value;
+			norm += value * value;
+		}
+	}
+	if (model->metric == LP_VECTOR_L2)
+		return sum;
+	if (model->metric == LP_VECTOR_COSINE)
+		return 1 - sum / sqrtf(norm);
+	return 1 - sum;
+}
+
+bool
+lp_ivf_scan_partition(LpIvfScan *scan, uint32_t partition, uint64_t **row_ids,
+					  float **scores, uint64_t *n, LpError *err)
+{
+	const LpIvfModel *model = scan->model;
+	uint64_t	first;
+	uint64_t	count;
+	uint64_t   *rows = NULL;
+	LpArray    *ids = NULL;
+	LpArray    *vectors = NULL;
+	const LpArray *items;
+	uint64_t	width;
+
+	*row_ids = NULL;
+	*scores = NULL;
+	*n = 0;
+	if (partition >= model->num_partitions)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "partition %u of %u", partition,
+					   model->num_partitions);
+	first = model->offsets[partition];
+	count = model->lengths[partition];
+	if (count == 0)
+		return true;
+	rows = lp_alloc(sizeof(uint64_t) * count);
+	*row_ids = lp_alloc(sizeof(uint64_t) * count);
+	*scores = lp_alloc(sizeof(float) * count);
+	if (rows == NULL || *row_ids == NULL || *scores == NULL)
+	{
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		goto fail;
+	}
+	for (uint64_t i = 0; i < count; i++)
+		rows[i] = first + i;
+	if (lp_check_cancel(err) ||
+		!lp_field_reader_take(scan->row_ids, rows, count, &ids, err) ||
+		!lp_field_reader_take(scan->vectors, rows, count, &vectors, err))
+		goto fail;
+	width = model->storage == LP_IVF_STORAGE_PQ ? model->num_sub_vectors : model->dimension;
+	items = vectors->num_children == 1 ? vectors->children[0] : NULL;
+	if (ids->length != count || ids->null_count != 0 || vectors->length != count ||
+		vectors->null_count != 0 || items == NULL || items->length != count * width ||
+		items->null_count != 0)
+	{
+		lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has null or missing rows in partition %u",
+				model->auxiliary->name, partition);
+		goto fail;
+	}
+	memcpy(*row_ids, ids->values, sizeof(uint64_t) * count);
+	switch (model->storage)
+	{
+		case LP_IVF_STORAGE_FLAT:
+			for (uint64_t r = 0; r < count; r++)
+				(*scores)[r] = flat_score(model, scan->query,
+										  (const float *) items->values + r * width);
+			break;
+		case LP_IVF_STORAGE_PQ:
+			build_pq_table(scan, partition);
+			pq_scores(scan, items->values, count, *scores);
+			break;
+		case LP_IVF_STORAGE_SQ:
+			for (uint64_t r = 0; r < count; r++)
+				(*scores)[r] = sq_score(scan, items->values + r * width);
+			break;
+	}
+	*n = count;
+	scan->rows_read += count;
+	lp_free(rows);
+	lp_array_free(ids);
+	lp_array_free(vectors);
+	return true;
+
+fail:
+	lp_free(rows);
+	lp_array_free(ids);
+	lp_array_free(vectors);
+	lp_free(*row_ids);
+	lp_free(*scores);
+	*row_ids = NULL;
+	*scores = NULL;
+	return false;
+}
+
+uint64_t
+lp_ivf_scan_rows_read(const LpIvfScan *scan)
+{
+	return scan->rows_read;
+}
+
+void
+lp_ivf_scan_close(LpIvfScan *scan)
+{
+	if (scan == NULL)
+		return;
+	if (scan->row_ids != NULL)
+		lp_field_reader_close(scan->row_ids);
+	if (scan->vectors != NULL)
+		lp_field_reader_close(scan->vectors);
+	lp_free(scan->query);
+	lp_free(scan->residual);
+	lp_free(scan->table);
+	lp_free(scan);
+}

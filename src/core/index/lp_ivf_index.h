@@ -1,0 +1,106 @@
+/*
+ * lp_ivf_index.h - searching the IVF vector indexes Lance writes (lancedb's
+ * createIndex with Index.ivfFlat, ivfPq, hnswSq, ...), under
+ * <dataset>/_indices/<uuid>/ as two Lance files:
+ *  - index.idx: schema metadata "lance:index" (JSON: type, distance_type)
+ *    and "lance:ivf", the number of the global buffer holding the IVF
+ *    message (index.proto): the centroids, a Tensor [partitions, dimension];
+ *    its rows are the sub-index (none for FLAT, the graphs for HNSW);
+ *  - auxiliary.idx: the stored vectors, grouped by partition: _rowid
+ *    (uint64) and one of "flat" (the vectors), "__pq_code" (product
+ *    quantization codes, the codebook a Tensor in the global buffer
+ *    storage_metadata's codebook_position names) or "__sq_code" (8-bit
+ *    scalar quantization, bounds in storage_metadata); its own "lance:ivf"
+ *    buffer gives each partition's first row and row count.
+ * A search probes the partitions whose centroids are nearest the query and
+ * scores every stored row of them (a HNSW sub-index is not walked: every
+ * row of the probed partitions is scored, which finds all the graph would).
+ * Scores are Lance's _distance for flat storage (squared L2, 1 - cosine,
+ * 1 - dot), approximations of it for PQ and SQ; callers re-rank with exact
+ * distances.  The model (centroids, codebook, partition table, the
+ * auxiliary file's metadata) is plain memory, so callers may cache it and
+ * scan partitions through any input of the same auxiliary file.  Every
+ * count, offset and shape read from the files is checked; errors are
+ * values: LP_ERR_UNSUPPORTED for forms it does not read (the caller falls
+ * back to an exact search), LP_ERR_CORRUPT for damaged files.
+ */
+#ifndef LP_IVF_INDEX_H
+#define LP_IVF_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/lp_error.h"
+#include "io/lp_storage.h"
+
+#define LP_IVF_INDEX_FILE "index.idx"
+#define LP_IVF_AUXILIARY_FILE "auxiliary.idx"
+
+typedef enum LpVectorMetric
+{
+	LP_VECTOR_L2,
+	LP_VECTOR_COSINE,
+	LP_VECTOR_DOT
+} LpVectorMetric;
+
+typedef enum LpIvfStorage
+{
+	LP_IVF_STORAGE_FLAT,
+	LP_IVF_STORAGE_PQ,
+	LP_IVF_STORAGE_SQ
+} LpIvfStorage;
+
+typedef struct LpIvfModel LpIvfModel;
+
+/*
+ * Read the model of the index whose files are behind index and auxiliary
+ * (both only read during the call).
+ */
+bool		lp_ivf_model_read(LpInput *index, LpInput *auxiliary, LpIvfModel **out, LpError *err);
+void		lp_ivf_model_free(LpIvfModel *model);
+
+/* The index type as lance:index names it ("IVF_PQ", "IVF_HNSW_SQ", ...). */
+const char *lp_ivf_model_type(const LpIvfModel *model);
+LpVectorMetric lp_ivf_model_metric(const LpIvfModel *model);
+LpIvfStorage lp_ivf_model_storage(const LpIvfModel *model);
+uint32_t	lp_ivf_model_dimension(const LpIvfModel *model);
+uint32_t	lp_ivf_model_num_partitions(const LpIvfModel *model);
+
+/* Bytes the model holds, for bounded caches. */
+uint64_t	lp_ivf_model_memory(const LpIvfModel *model);
+
+/*
+ * The min(nprobes, partitions) partitions whose centroids are nearest query
+ * (dimension floats, finite) into partitions[], nearest first (Lance's
+ * order: L2 for l2 and for cosine after normalizing the query, 1 - dot for
+ * dot); *num their count.  A zero query under cosine is
+ * LP_ERR_INVALID_ARGUMENT.
+ */
+bool		lp_ivf_nearest_partitions(const LpIvfModel *model, const float *query, uint32_t nprobes,
+									  uint32_t *partitions, uint32_t *num, LpError *err);
+
+typedef struct LpIvfScan LpIvfScan;
+
+/*
+ * A scan of partitions of model for query (copied) through auxiliary,
+ * an input of the model's auxiliary.idx (borrowed until lp_ivf_scan_close).
+ */
+bool		lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query,
+							 LpIvfScan **out, LpError *err);
+
+/*
+ * The stored rows of partition: *row_ids (row addresses, or stable row ids
+ * on datasets that have them) and *scores, *n of each, lp_alloc'd (NULL
+ * when none), freed by the caller.  A NaN score (a zero vector under
+ * cosine) ranks after every number.
+ */
+bool		lp_ivf_scan_partition(LpIvfScan *scan, uint32_t partition, uint64_t **row_ids,
+								  float **scores, uint64_t *n, LpError *err);
+
+/* Stored rows the scan has read. */
+uint64_t	lp_ivf_scan_rows_read(const LpIvfScan *scan);
+
+void		lp_ivf_scan_close(LpIvfScan *scan);
+
+#endif							/* LP_IVF_INDEX_H */
