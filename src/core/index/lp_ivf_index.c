@@ -52,7 +52,9 @@ struct LpIvfScan
 	LpFieldReader *vectors;
 	float	   *query;			/* normalized under cosine */
 	float	   *residual;		/* PQ under l2 and cosine: query - centroid */
-	float	   *table;			/* PQ: the distance of each sub-vector to each centroid */
+	float	   *table;			/* PQ: the distance of each sub-vector to each centroid;
+								 * SQ: each dimension's term of each code */
+	float		squares[256];	/* SQ: each code's value squared */
 	uint64_t	rows_read;
 };
 
@@ -670,6 +672,32 @@ lp_ivf_nearest_partitions(const LpIvfModel *model, const float *query, uint32_t 
 	return true;
 }
 
+/*
+ * The SQ tables of the query: for dimension d and code c (whose value is the
+ * middle of its step), (q[d] - value)^2 under l2, q[d] * value otherwise,
+ * and each value squared (the norms of cosine).
+ */
+static void
+build_sq_table(LpIvfScan *scan)
+{
+	const LpIvfModel *model = scan->model;
+	double		step = (model->sq_end - model->sq_start) / 255.0;
+
+	for (uint32_t c = 0; c < 256; c++)
+	{
+		float		value = (float) (model->sq_start + (c + 0.5) * step);
+
+		scan->squares[c] = value * value;
+		for (uint32_t d = 0; d < model->dimension; d++)
+		{
+			float		diff = scan->query[d] - value;
+
+			scan->table[d * 256 + c] = model->metric == LP_VECTOR_L2 ? diff * diff
+				: scan->query[d] * value;
+		}
+	}
+}
+
 bool
 lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query,
 				 LpIvfScan **out, LpError *err)
@@ -686,8 +714,11 @@ lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query
 		scan->residual = lp_alloc(sizeof(float) * model->dimension);
 		scan->table = lp_alloc(sizeof(float) * PQ_CENTROIDS * model->num_sub_vectors);
 	}
+	if (model->storage == LP_IVF_STORAGE_SQ)
+		scan->table = lp_alloc(sizeof(float) * 256 * model->dimension);
 	if (scan->query == NULL ||
-		(model->storage == LP_IVF_STORAGE_PQ && (scan->residual == NULL || scan->table == NULL)))
+		(model->storage == LP_IVF_STORAGE_PQ && scan->residual == NULL) ||
+		(model->storage != LP_IVF_STORAGE_FLAT && scan->table == NULL))
 	{
 		lp_ivf_scan_close(scan);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
@@ -697,6 +728,8 @@ lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query
 		lp_ivf_scan_close(scan);
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a zero query vector has no cosine distance");
 	}
+	if (model->storage == LP_IVF_STORAGE_SQ)
+		build_sq_table(scan);
 	if (!lp_field_reader_open(auxiliary, model->auxiliary, model->row_id_field, &scan->row_ids, err) ||
 		!lp_field_reader_open(auxiliary, model->auxiliary, model->vector_field, &scan->vectors, err))
 	{
@@ -779,36 +812,23 @@ pq_scores(LpIvfScan *scan, const uint8_t *codes, uint64_t n, float *scores)
 	}
 }
 
-/* Score of one row of SQ codes: the metric on the codes' values (code c is the middle of its step). */
+/* Score of one row of SQ codes: the sums of the table's terms. */
 static float
 sq_score(const LpIvfScan *scan, const uint8_t *codes)
 {
 	const LpIvfModel *model = scan->model;
-	double		step = (model->sq_end - model->sq_start) / 255.0;
 	float		sum = 0;
 	float		norm = 0;
 
 	for (uint32_t i = 0; i < model->dimension; i++)
-	{
-		float		value = (float) (model->sq_start + (codes[i] + 0.5) * step);
-
-		if (model->metric == LP_VECTOR_L2)
-		{
-			float		d = scan->query[i] - value;
-
-			sum += d * d;
-		}
-		else
-		{
-			sum += scan->query[i] * value;
-			norm += value * value;
-		}
-	}
+		sum += scan->table[i * 256 + codes[i]];
 	if (model->metric == LP_VECTOR_L2)
 		return sum;
-	if (model->metric == LP_VECTOR_COSINE)
-		return 1 - sum / sqrtf(norm);
-	return 1 - sum;
+	if (model->metric == LP_VECTOR_DOT)
+		return 1 - sum;
+	for (uint32_t i = 0; i < model->dimension; i++)
+		norm += scan->squares[codes[i]];
+	return 1 - sum / sqrtf(norm);
 }
 
 bool

@@ -226,28 +226,90 @@ typedef struct Candidate
 	uint64		row_id;
 } Candidate;
 
+/* The best rows so far: a max-heap of at most limit rows (all of them when limit is PG_UINT64_MAX). */
+typedef struct Candidates
+{
+	Candidate  *rows;
+	uint64		num;
+	uint64		capacity;
+	uint64		limit;
+} Candidates;
+
 /* Scores in ascending order, NaN last. */
 static int
-compare_candidates(const void *a, const void *b)
+compare_candidates(const Candidate *a, const Candidate *b)
 {
-	float		x = ((const Candidate *) a)->score;
-	float		y = ((const Candidate *) b)->score;
+	float		x = a->score;
+	float		y = b->score;
 
 	if (isnan(x) || isnan(y))
 		return isnan(x) - isnan(y);
 	return x < y ? -1 : x > y;
 }
 
+static void
+swap_candidates(Candidate *a, Candidate *b)
+{
+	Candidate	t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Keep row if it is among the limit best so far: the heap's root is the worst kept. */
+static void
+offer_candidate(Candidates *candidates, float score, uint64 row_id)
+{
+	Candidate	row = {score, row_id};
+	Candidate  *heap = candidates->rows;
+	uint64		i;
+
+	if (candidates->num == candidates->limit)
+	{
+		if (candidates->limit == 0 || compare_candidates(&row, &heap[0]) >= 0)
+			return;
+		heap[0] = row;
+		for (i = 0;;)
+		{
+			uint64		largest = i;
+			uint64		left = 2 * i + 1;
+
+			if (left < candidates->num && compare_candidates(&heap[left], &heap[largest]) > 0)
+				largest = left;
+			if (left + 1 < candidates->num && compare_candidates(&heap[left + 1], &heap[largest]) > 0)
+				largest = left + 1;
+			if (largest == i)
+				return;
+			swap_candidates(&heap[i], &heap[largest]);
+			i = largest;
+		}
+	}
+	if (candidates->num == candidates->capacity)
+	{
+		candidates->capacity = Min(candidates->limit, Max(candidates->capacity * 2, 1024));
+		candidates->rows = heap = repalloc_huge(heap, sizeof(Candidate) * candidates->capacity);
+	}
+	i = candidates->num++;
+	heap[i] = row;
+	if (candidates->limit == PG_UINT64_MAX)
+		return;
+	while (i > 0 && compare_candidates(&heap[(i - 1) / 2], &heap[i]) < 0)
+	{
+		swap_candidates(&heap[(i - 1) / 2], &heap[i]);
+		i = (i - 1) / 2;
+	}
+}
+
 /*
  * Score the rows of the nprobes partitions of model nearest query that lie
- * in fragments entry covers, appending them to *candidates; false (with a
+ * in fragments entry covers, offering them to candidates; false (with a
  * DEBUG1 message) when the query has no partitions (a zero vector under
  * cosine).
  */
 static bool
 search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvfModel *model,
 			   const char *directory, const float *query, LpFdwVectorSearch *search,
-			   Candidate **candidates, uint64 *num, uint64 *capacity)
+			   Candidates *candidates)
 {
 	uint32	   *partitions = palloc(sizeof(uint32) * Min((uint32) lp_fdw_nprobes,
 														 lp_ivf_model_num_partitions(model)));
@@ -295,14 +357,8 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 			if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
 									   (uint32) (ids[i] >> 32), &covers, &err))
 				lp_raise(&err);
-			if (!covers)
-				continue;
-			if (*num == *capacity)
-			{
-				*capacity = Max(*capacity * 2, 1024);
-				*candidates = repalloc_huge(*candidates, sizeof(Candidate) * *capacity);
-			}
-			(*candidates)[(*num)++] = (Candidate) {scores[i], ids[i]};
+			if (covers)
+				offer_candidate(candidates, scores[i], ids[i]);
 		}
 		lp_free(ids);
 		lp_free(scores);
@@ -324,9 +380,7 @@ lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id, LpVectorMetr
 	size_t		n;
 	bool	   *used;
 	const char *name = NULL;
-	Candidate  *candidates = palloc(sizeof(Candidate) * 1024);
-	uint64		num = 0;
-	uint64		capacity = 1024;
+	Candidates	candidates = {palloc(sizeof(Candidate) * 1024), 0, 1024, limit};
 	uint64	   *ids;
 	LpFdwIndexRows *result;
 	LpError		err;
@@ -370,8 +424,7 @@ lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id, LpVectorMetr
 									metric_name(metric)));
 			continue;
 		}
-		if (!search_segment(source, &entries[i], model, directory, query, search, &candidates,
-							&num, &capacity))
+		if (!search_segment(source, &entries[i], model, directory, query, search, &candidates))
 			continue;
 		used[i] = true;
 		name = entries[i].name;
@@ -384,17 +437,12 @@ lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id, LpVectorMetr
 		lp_manifest_index_entries_free(entries, n);
 		return NULL;
 	}
-	if (limit < num)
-	{
-		qsort(candidates, num, sizeof(Candidate), compare_candidates);
-		num = limit;
-	}
-	search->candidates = num;
-	ids = palloc(sizeof(uint64) * Max(num, 1));
-	for (uint64 i = 0; i < num; i++)
-		ids[i] = candidates[i].row_id;
-	pfree(candidates);
-	result = lp_fdw_index_rows(source, entries, used, n, name, ids, num);
+	search->candidates = candidates.num;
+	ids = palloc(sizeof(uint64) * Max(candidates.num, 1));
+	for (uint64 i = 0; i < candidates.num; i++)
+		ids[i] = candidates.rows[i].row_id;
+	pfree(candidates.rows);
+	result = lp_fdw_index_rows(source, entries, used, n, name, ids, candidates.num);
 	lp_manifest_index_entries_free(entries, n);
 	return result;
 }
