@@ -106,25 +106,31 @@ search(const LpIvfModel *model, LpInput *auxiliary, const float *query, uint32_t
 	*out = NULL;
 	*n = 0;
 	if (!lp_ivf_nearest_partitions(model, query, nprobes, partitions, &probed, err) ||
-		!lp_ivf_scan_open(model, auxiliary, query, &scan, err))
+		!lp_ivf_scan_open(model, query, &scan, err))
 		return false;
 	for (uint32_t p = 0; p < probed; p++)
 	{
-		uint64_t   *ids;
+		LpIvfPartition *partition;
+		const uint64_t *ids;
 		float	   *scores;
 		uint64_t	count;
 
-		if (!lp_ivf_scan_partition(scan, partitions[p], &ids, &scores, &count, err))
+		if (!lp_ivf_partition_read(model, auxiliary, partitions[p], &partition, err))
 		{
 			lp_ivf_scan_close(scan);
 			return false;
 		}
+		count = lp_ivf_partition_num_rows(partition);
+		ids = lp_ivf_partition_row_ids(partition);
+		LP_CHECK(lp_ivf_partition_memory(partition) >= count * sizeof(uint64_t));
+		scores = malloc(sizeof(float) * (count + 1));
+		lp_ivf_scan_score(scan, partition, scores);
 		*out = realloc(*out, sizeof(Scored) * (*n + count + 1));
 		for (uint64_t i = 0; i < count; i++)
 			(*out)[*n + i] = (Scored) {scores[i], ids[i]};
 		*n += count;
-		lp_free(ids);
-		lp_free(scores);
+		free(scores);
+		lp_ivf_partition_free(partition);
 	}
 	lp_ivf_scan_close(scan);
 	qsort(*out, *n, sizeof(Scored), compare_scored);

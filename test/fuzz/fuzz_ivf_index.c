@@ -3,8 +3,8 @@
  * (lp_ivf_index.h) as lance_fdw reads and searches them.  Input: a u32
  * (little-endian) length L, then L bytes of index.idx, then auxiliary.idx.
  * A model that reads is probed with a query made of the header's bytes, and
- * every probed partition is scanned: the partitions are distinct, at most
- * as many as asked, and every partition gives as many scores as row ids.
+ * every probed partition is read and scored: the partitions are distinct,
+ * at most as many as asked, and an empty partition has no row ids.
  * Seeds: indexes lancedb wrote on 300 vectors of 8 dimensions
  * (test/fuzz/corpus/fuzz_ivf_index: IVF_FLAT under l2, IVF_PQ under cosine,
  * IVF_HNSW_SQ under dot).
@@ -43,20 +43,23 @@ search(const LpIvfModel *model, LpInput *auxiliary, const uint8_t *seed)
 			for (uint32_t b = a + 1; b < n; b++)
 				if (partitions[a] == partitions[b])
 					abort();
-		if (lp_ivf_scan_open(model, auxiliary, query, &scan, &err))
+		if (lp_ivf_scan_open(model, query, &scan, &err))
 		{
 			for (uint32_t p = 0; p < n; p++)
 			{
-				uint64_t   *ids;
-				float	   *scores;
-				uint64_t	count;
+				LpIvfPartition *partition;
 
-				if (lp_ivf_scan_partition(scan, partitions[p], &ids, &scores, &count, &err))
+				if (lp_ivf_partition_read(model, auxiliary, partitions[p], &partition, &err))
 				{
-					if ((count == 0) != (ids == NULL) || (count == 0) != (scores == NULL))
+					uint64_t	count = lp_ivf_partition_num_rows(partition);
+					float	   *scores = lp_alloc(sizeof(float) * (count + 1));
+
+					if ((count == 0) != (lp_ivf_partition_row_ids(partition) == NULL))
 						abort();
-					lp_free(ids);
+					if (scores != NULL)
+						lp_ivf_scan_score(scan, partition, scores);
 					lp_free(scores);
+					lp_ivf_partition_free(partition);
 				}
 			}
 			lp_ivf_scan_close(scan);

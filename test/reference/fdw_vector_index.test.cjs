@@ -22,7 +22,9 @@
 //    vector under cosine the exact search's rows, NaN vector_in's error; an index of another
 //    metric than the operator's is not used;
 //  - a damaged index file is an ERROR naming it (SQLSTATE XX001);
-//  - on S3 (a real server): lancedb's ids on the same dataset.
+//  - on S3 (a real server): lancedb's ids on the same dataset; a query repeated in a session
+//    exchanges fewer bytes with the server than with lance_parts.fdw_vector_index_cache = 0
+//    (the index's metadata and partitions come from the backend's cache).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -32,6 +34,7 @@ const h = require('./harness.cjs');
 const { prng } = require('./prng.cjs');
 const { psqlLines, literal } = require('./pg.cjs');
 const { startS3Server } = require('./s3_server.cjs');
+const s3 = require('./s3_requests.cjs');
 
 const pgvectorMissing = /^pgvector: (.*)$/m.exec(process.env.LP_PG_ADDONS_MISSING || '');
 if (pgvectorMissing) {
@@ -373,7 +376,7 @@ SELECT id FROM vidx.damaged ORDER BY emb <=> ${vectorLiteral(queries[0])} LIMIT 
 });
 
 test('on S3: lancedb\'s rows of the same dataset', async (t) => {
-	const { storageOptions, root, fdwServerSql } = startS3Server('fdw-vector-index-s3', t);
+	const { settings, storageOptions, root, fdwServerSql } = startS3Server('fdw-vector-index-s3', t);
 	const ROOT = root('vector-index');
 	const db = await h.lancedb.connect(ROOT, { storageOptions });
 	const [name, version, config, metric, op] = INDEXES[0];
@@ -393,4 +396,20 @@ CREATE FOREIGN TABLE vidx.s3_flat (id bigint, cat int, emb vector(${DIM})) SERVE
 	assert.ok(same >= 0.99 * queries.length * K, `${same} of ${queries.length * K}`);
 	assert.match(psqlLines(`${nprobesSetting(3)}EXPLAIN (ANALYZE, COSTS OFF) SELECT id FROM vidx.s3_flat ORDER BY emb ${op} ${vectorLiteral(queries[0])} LIMIT ${K};
 `).join('\n'), /Lance Vector Index: emb_idx \(IVF_FLAT, l2\), 3 of 32 partitions/);
+
+	// the cache: a query repeated in a session reads neither the index's metadata nor its
+	// partitions again; with lance_parts.fdw_vector_index_cache = 0 it reads them every time
+	const port = new URL(settings.LP_S3_ENDPOINT).port;
+	const query = `SELECT id FROM vidx.s3_flat ORDER BY emb ${op} ${vectorLiteral(queries[2])} LIMIT ${K};\n`;
+	const traffic = (label) => s3.backendTrafficSql(label, port);
+	const bytes = psqlLines(`${nprobesSetting(3)}CREATE TEMP TABLE io (label text, sent bigint, received bigint);
+\\o /dev/null
+${query}${traffic('cached_before')}${query}${traffic('cached_after')}SET lance_parts.fdw_vector_index_cache = 0;
+${traffic('uncached_before')}${query}${traffic('uncached_after')}\\o
+SELECT a.sent - b.sent + a.received - b.received FROM io a, io b WHERE a.label = 'cached_after' AND b.label = 'cached_before';
+SELECT a.sent - b.sent + a.received - b.received FROM io a, io b WHERE a.label = 'uncached_after' AND b.label = 'uncached_before';
+`).map(Number);
+
+	t.diagnostic(`bytes exchanged with the server: ${bytes[0]} with the cache, ${bytes[1]} without`);
+	assert.ok(bytes[0] < bytes[1], `${bytes[0]} bytes with the cache, ${bytes[1]} without`);
 });

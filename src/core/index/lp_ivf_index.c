@@ -45,17 +45,23 @@ struct LpIvfModel
 	uint64_t	memory;
 };
 
+struct LpIvfPartition
+{
+	uint32_t	partition;
+	uint64_t	num_rows;
+	uint64_t   *row_ids;
+	uint8_t    *values;			/* num_rows stored vectors (float32) or codes, as stored */
+	uint64_t	memory;
+};
+
 struct LpIvfScan
 {
 	const LpIvfModel *model;
-	LpFieldReader *row_ids;
-	LpFieldReader *vectors;
 	float	   *query;			/* normalized under cosine */
 	float	   *residual;		/* PQ under l2 and cosine: query - centroid */
 	float	   *table;			/* PQ: the distance of each sub-vector to each centroid;
 								 * SQ: each dimension's term of each code */
 	float		squares[256];	/* SQ: each code's value squared */
-	uint64_t	rows_read;
 };
 
 /* ---- reading the model ----------------------------------------------------------- */
@@ -699,8 +705,7 @@ build_sq_table(LpIvfScan *scan)
 }
 
 bool
-lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query,
-				 LpIvfScan **out, LpError *err)
+lp_ivf_scan_open(const LpIvfModel *model, const float *query, LpIvfScan **out, LpError *err)
 {
 	LpIvfScan  *scan = lp_alloc0(sizeof(LpIvfScan));
 
@@ -730,12 +735,6 @@ lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query
 	}
 	if (model->storage == LP_IVF_STORAGE_SQ)
 		build_sq_table(scan);
-	if (!lp_field_reader_open(auxiliary, model->auxiliary, model->row_id_field, &scan->row_ids, err) ||
-		!lp_field_reader_open(auxiliary, model->auxiliary, model->vector_field, &scan->vectors, err))
-	{
-		lp_ivf_scan_close(scan);
-		return false;
-	}
 	*out = scan;
 	return true;
 }
@@ -831,92 +830,146 @@ sq_score(const LpIvfScan *scan, const uint8_t *codes)
 	return 1 - sum / sqrtf(norm);
 }
 
-bool
-lp_ivf_scan_partition(LpIvfScan *scan, uint32_t partition, uint64_t **row_ids,
-					  float **scores, uint64_t *n, LpError *err)
+/* Bytes of one stored row's vector or codes. */
+static uint64_t
+row_width(const LpIvfModel *model)
 {
-	const LpIvfModel *model = scan->model;
-	uint64_t	first;
-	uint64_t	count;
+	if (model->storage == LP_IVF_STORAGE_PQ)
+		return model->num_sub_vectors;
+	if (model->storage == LP_IVF_STORAGE_SQ)
+		return model->dimension;
+	return (uint64_t) model->dimension * sizeof(float);
+}
+
+bool
+lp_ivf_partition_read(const LpIvfModel *model, LpInput *auxiliary, uint32_t partition,
+					  LpIvfPartition **out, LpError *err)
+{
+	LpIvfPartition *part;
+	LpFieldReader *id_reader = NULL;
+	LpFieldReader *vector_reader = NULL;
 	uint64_t   *rows = NULL;
 	LpArray    *ids = NULL;
 	LpArray    *vectors = NULL;
 	const LpArray *items;
-	uint64_t	width;
+	uint64_t	count;
+	uint64_t	width = row_width(model);
 
-	*row_ids = NULL;
-	*scores = NULL;
-	*n = 0;
+	*out = NULL;
 	if (partition >= model->num_partitions)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "partition %u of %u", partition,
 					   model->num_partitions);
-	first = model->offsets[partition];
 	count = model->lengths[partition];
+	part = lp_alloc0(sizeof(LpIvfPartition));
+	if (part == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	part->partition = partition;
+	part->memory = sizeof(LpIvfPartition) + count * (sizeof(uint64_t) + width);
 	if (count == 0)
+	{
+		*out = part;
 		return true;
+	}
 	rows = lp_alloc(sizeof(uint64_t) * count);
-	*row_ids = lp_alloc(sizeof(uint64_t) * count);
-	*scores = lp_alloc(sizeof(float) * count);
-	if (rows == NULL || *row_ids == NULL || *scores == NULL)
+	part->row_ids = lp_alloc(sizeof(uint64_t) * count);
+	part->values = lp_alloc((size_t) (count * width));
+	if (rows == NULL || part->row_ids == NULL || part->values == NULL)
 	{
 		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 		goto fail;
 	}
 	for (uint64_t i = 0; i < count; i++)
-		rows[i] = first + i;
+		rows[i] = model->offsets[partition] + i;
 	if (lp_check_cancel(err) ||
-		!lp_field_reader_take(scan->row_ids, rows, count, &ids, err) ||
-		!lp_field_reader_take(scan->vectors, rows, count, &vectors, err))
+		!lp_field_reader_open(auxiliary, model->auxiliary, model->row_id_field, &id_reader, err) ||
+		!lp_field_reader_open(auxiliary, model->auxiliary, model->vector_field, &vector_reader, err) ||
+		!lp_field_reader_take(id_reader, rows, count, &ids, err) ||
+		!lp_field_reader_take(vector_reader, rows, count, &vectors, err))
 		goto fail;
-	width = model->storage == LP_IVF_STORAGE_PQ ? model->num_sub_vectors : model->dimension;
 	items = vectors->num_children == 1 ? vectors->children[0] : NULL;
 	if (ids->length != count || ids->null_count != 0 || vectors->length != count ||
-		vectors->null_count != 0 || items == NULL || items->length != count * width ||
+		vectors->null_count != 0 || items == NULL ||
+		items->length != count * (model->storage == LP_IVF_STORAGE_FLAT ? model->dimension : width) ||
 		items->null_count != 0)
 	{
 		lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has null or missing rows in partition %u",
 				model->auxiliary->name, partition);
 		goto fail;
 	}
-	memcpy(*row_ids, ids->values, sizeof(uint64_t) * count);
-	switch (model->storage)
-	{
-		case LP_IVF_STORAGE_FLAT:
-			for (uint64_t r = 0; r < count; r++)
-				(*scores)[r] = flat_score(model, scan->query,
-										  (const float *) items->values + r * width);
-			break;
-		case LP_IVF_STORAGE_PQ:
-			build_pq_table(scan, partition);
-			pq_scores(scan, items->values, count, *scores);
-			break;
-		case LP_IVF_STORAGE_SQ:
-			for (uint64_t r = 0; r < count; r++)
-				(*scores)[r] = sq_score(scan, items->values + r * width);
-			break;
-	}
-	*n = count;
-	scan->rows_read += count;
+	memcpy(part->row_ids, ids->values, sizeof(uint64_t) * count);
+	memcpy(part->values, items->values, (size_t) (count * width));
+	part->num_rows = count;
 	lp_free(rows);
 	lp_array_free(ids);
 	lp_array_free(vectors);
+	lp_field_reader_close(id_reader);
+	lp_field_reader_close(vector_reader);
+	*out = part;
 	return true;
 
 fail:
 	lp_free(rows);
 	lp_array_free(ids);
 	lp_array_free(vectors);
-	lp_free(*row_ids);
-	lp_free(*scores);
-	*row_ids = NULL;
-	*scores = NULL;
+	if (id_reader != NULL)
+		lp_field_reader_close(id_reader);
+	if (vector_reader != NULL)
+		lp_field_reader_close(vector_reader);
+	lp_ivf_partition_free(part);
 	return false;
 }
 
 uint64_t
-lp_ivf_scan_rows_read(const LpIvfScan *scan)
+lp_ivf_partition_num_rows(const LpIvfPartition *partition)
 {
-	return scan->rows_read;
+	return partition->num_rows;
+}
+
+const uint64_t *
+lp_ivf_partition_row_ids(const LpIvfPartition *partition)
+{
+	return partition->row_ids;
+}
+
+uint64_t
+lp_ivf_partition_memory(const LpIvfPartition *partition)
+{
+	return partition->memory;
+}
+
+void
+lp_ivf_partition_free(LpIvfPartition *partition)
+{
+	if (partition == NULL)
+		return;
+	lp_free(partition->row_ids);
+	lp_free(partition->values);
+	lp_free(partition);
+}
+
+void
+lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *scores)
+{
+	const LpIvfModel *model = scan->model;
+	uint64_t	count = partition->num_rows;
+	uint64_t	width = row_width(model);
+
+	switch (model->storage)
+	{
+		case LP_IVF_STORAGE_FLAT:
+			for (uint64_t r = 0; r < count; r++)
+				scores[r] = flat_score(model, scan->query,
+									   (const float *) (partition->values + r * width));
+			break;
+		case LP_IVF_STORAGE_PQ:
+			build_pq_table(scan, partition->partition);
+			pq_scores(scan, partition->values, count, scores);
+			break;
+		case LP_IVF_STORAGE_SQ:
+			for (uint64_t r = 0; r < count; r++)
+				scores[r] = sq_score(scan, partition->values + r * width);
+			break;
+	}
 }
 
 void
@@ -924,10 +977,6 @@ lp_ivf_scan_close(LpIvfScan *scan)
 {
 	if (scan == NULL)
 		return;
-	if (scan->row_ids != NULL)
-		lp_field_reader_close(scan->row_ids);
-	if (scan->vectors != NULL)
-		lp_field_reader_close(scan->vectors);
 	lp_free(scan->query);
 	lp_free(scan->residual);
 	lp_free(scan->table);

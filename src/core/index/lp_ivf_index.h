@@ -18,8 +18,9 @@
  * Scores are Lance's _distance for flat storage (squared L2, 1 - cosine,
  * 1 - dot), approximations of it for PQ and SQ; callers re-rank with exact
  * distances.  The model (centroids, codebook, partition table, the
- * auxiliary file's metadata) is plain memory, so callers may cache it and
- * scan partitions through any input of the same auxiliary file.  Every
+ * auxiliary file's metadata) and the partitions read are plain memory, so
+ * callers may cache them; partitions are read through any input of the
+ * same auxiliary file.  Every
  * count, offset and shape read from the files is checked; errors are
  * values: LP_ERR_UNSUPPORTED for forms it does not read (the caller falls
  * back to an exact search), LP_ERR_CORRUPT for damaged files.
@@ -80,26 +81,40 @@ uint64_t	lp_ivf_model_memory(const LpIvfModel *model);
 bool		lp_ivf_nearest_partitions(const LpIvfModel *model, const float *query, uint32_t nprobes,
 									  uint32_t *partitions, uint32_t *num, LpError *err);
 
+/*
+ * The stored rows of one partition (their row ids and vectors or codes),
+ * plain memory, so that callers may cache it too.
+ */
+typedef struct LpIvfPartition LpIvfPartition;
+
+/*
+ * Read partition of model through auxiliary, an input of the model's
+ * auxiliary.idx (only read during the call).
+ */
+bool		lp_ivf_partition_read(const LpIvfModel *model, LpInput *auxiliary, uint32_t partition,
+								  LpIvfPartition **out, LpError *err);
+uint64_t	lp_ivf_partition_num_rows(const LpIvfPartition *partition);
+
+/* Row addresses, or stable row ids on datasets that have them. */
+const uint64_t *lp_ivf_partition_row_ids(const LpIvfPartition *partition);
+
+/* Bytes the partition holds, for bounded caches. */
+uint64_t	lp_ivf_partition_memory(const LpIvfPartition *partition);
+void		lp_ivf_partition_free(LpIvfPartition *partition);
+
+/* A search of model for query (copied; normalized under cosine). */
 typedef struct LpIvfScan LpIvfScan;
 
-/*
- * A scan of partitions of model for query (copied) through auxiliary,
- * an input of the model's auxiliary.idx (borrowed until lp_ivf_scan_close).
- */
-bool		lp_ivf_scan_open(const LpIvfModel *model, LpInput *auxiliary, const float *query,
-							 LpIvfScan **out, LpError *err);
+/* A zero query under cosine is LP_ERR_INVALID_ARGUMENT. */
+bool		lp_ivf_scan_open(const LpIvfModel *model, const float *query, LpIvfScan **out,
+							 LpError *err);
 
 /*
- * The stored rows of partition: *row_ids (row addresses, or stable row ids
- * on datasets that have them) and *scores, *n of each, lp_alloc'd (NULL
- * when none), freed by the caller.  A NaN score (a zero vector under
+ * The scores of partition's rows (a partition of the scan's model) into
+ * scores[0..lp_ivf_partition_num_rows).  A NaN score (a zero vector under
  * cosine) ranks after every number.
  */
-bool		lp_ivf_scan_partition(LpIvfScan *scan, uint32_t partition, uint64_t **row_ids,
-								  float **scores, uint64_t *n, LpError *err);
-
-/* Stored rows the scan has read. */
-uint64_t	lp_ivf_scan_rows_read(const LpIvfScan *scan);
+void		lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *scores);
 
 void		lp_ivf_scan_close(LpIvfScan *scan);
 

@@ -22,18 +22,21 @@
  * a zero query under cosine, an index type or version the core does not
  * read) leaves the exact top-k, with a DEBUG1 message saying why.
  *
- * The models (centroids, codebooks, partition tables) are cached per
- * backend, keyed by the index directory (its UUID names one immutable
- * index), within lance_parts.fdw_vector_index_cache; the least recently
- * used go first, and a model larger than the cache is read for the query
- * only.
+ * The models (centroids, codebooks, partition tables) and the partitions
+ * read (their row ids and stored vectors or codes) are cached per backend,
+ * keyed by the index directory (its UUID names one immutable index), within
+ * lance_parts.fdw_vector_index_cache; the least recently used go first,
+ * never one the current search uses, and what does not fit is read for the
+ * query only.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "base/lp_alloc.h"
@@ -50,47 +53,118 @@ int			lp_fdw_nprobes = 20;
 int			lp_fdw_refine_factor = 1;
 static int	lp_fdw_vector_index_cache = 64 * 1024;	/* kB */
 
-/* A cached model, in a memory context of its own. */
-typedef struct CachedModel
+/*
+ * A cached model or partition, in a memory context of its own, keyed by its
+ * index directory (a model) or directory#partition (a partition's rows).
+ */
+typedef struct CacheEntry
 {
-	char	   *directory;
-	LpIvfModel *model;
+	char		key[MAXPGPATH];	/* the hash key */
+	dlist_node	lru;			/* in cache_lru: most recently used first */
 	MemoryContext context;
+	void	   *value;			/* an LpIvfModel or an LpIvfPartition */
 	uint64		memory;
-	uint64		last_used;
-} CachedModel;
+	uint64		search;			/* the last search that used it: not evicted during it */
+} CacheEntry;
 
 static MemoryContext cache_context;
-static List *cached_models;
+static HTAB *cache;
+static dlist_head cache_lru = DLIST_STATIC_INIT(cache_lru);
 static uint64 cache_memory;
-static uint64 cache_clock;
+static uint64 current_search;
 
-/* Drop the least recently used models until the cache holds at most limit bytes. */
-static void
-evict_to(uint64 limit)
+static uint64
+cache_limit(void)
 {
-	while (cache_memory > limit && cached_models != NIL)
+	return (uint64) lp_fdw_vector_index_cache * 1024;
+}
+
+/* Evict the least recently used entries not in use until memory more bytes fit; false when they cannot. */
+static bool
+make_room(uint64 memory)
+{
+	dlist_node *node;
+
+	if (memory > cache_limit())
+		return false;
+	node = dlist_is_empty(&cache_lru) ? NULL : dlist_tail_node(&cache_lru);
+	while (node != NULL && cache_memory + memory > cache_limit())
 	{
-		ListCell   *cell;
-		CachedModel *oldest = NULL;
+		CacheEntry *entry = dlist_container(CacheEntry, lru, node);
 
-		foreach(cell, cached_models)
-		{
-			CachedModel *entry = lfirst(cell);
-
-			if (oldest == NULL || entry->last_used < oldest->last_used)
-				oldest = entry;
-		}
-		cached_models = list_delete_ptr(cached_models, oldest);
-		cache_memory -= oldest->memory;
-		MemoryContextDelete(oldest->context);
+		node = dlist_has_prev(&cache_lru, node) ? dlist_prev_node(&cache_lru, node) : NULL;
+		if (entry->search == current_search && current_search != 0)
+			continue;
+		dlist_delete(&entry->lru);
+		cache_memory -= entry->memory;
+		MemoryContextDelete(entry->context);
+		hash_search(cache, entry->key, HASH_REMOVE, NULL);
 	}
+	return cache_memory + memory <= cache_limit();
 }
 
 static void
 cache_size_assign(int newval, void *extra)
 {
-	evict_to((uint64) newval * 1024);
+	uint64		search = current_search;
+
+	/* between searches: every entry may go */
+	current_search = 0;
+	lp_fdw_vector_index_cache = newval;
+	if (cache != NULL)
+		(void) make_room(0);
+	current_search = search;
+}
+
+/* The cached value of key, marked as used by the current search; NULL when absent. */
+static void *
+cache_lookup(const char *key)
+{
+	CacheEntry *entry;
+
+	if (cache == NULL || strlen(key) >= MAXPGPATH)
+		return NULL;
+	entry = hash_search(cache, key, HASH_FIND, NULL);
+	if (entry == NULL)
+		return NULL;
+	dlist_move_head(&cache_lru, &entry->lru);
+	entry->search = current_search;
+	return entry->value;
+}
+
+/*
+ * Keep value (all of it in context, memory bytes) under key when it fits;
+ * otherwise context stays where it is, freed with the query's memory.
+ */
+static void
+cache_insert(const char *key, MemoryContext context, void *value, uint64 memory)
+{
+	CacheEntry *entry;
+	bool		found;
+
+	if (strlen(key) >= MAXPGPATH || !make_room(memory))
+		return;
+	if (cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		cache_context = AllocSetContextCreate(TopMemoryContext, "lance_fdw vector index cache",
+											  ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = MAXPGPATH;
+		ctl.entrysize = sizeof(CacheEntry);
+		ctl.hcxt = cache_context;
+		cache = hash_create("lance_fdw vector index cache", 64, &ctl,
+							HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	entry = hash_search(cache, key, HASH_ENTER, &found);
+	Assert(!found);
+	MemoryContextSetParent(context, cache_context);
+	entry->context = context;
+	entry->value = value;
+	entry->memory = memory;
+	entry->search = current_search;
+	dlist_push_head(&cache_lru, &entry->lru);
+	cache_memory += memory;
 }
 
 void
@@ -134,35 +208,18 @@ LpFdwVectorInit(void)
 static LpIvfModel *
 model_of(const LpFdwSource *source, const char *directory, const char *name)
 {
-	ListCell   *cell;
-	char	   *index_path;
-	char	   *auxiliary_path;
+	LpIvfModel *model = cache_lookup(directory);
 	LpInput    *index;
 	LpInput    *auxiliary;
-	LpIvfModel *model;
 	MemoryContext context;
 	MemoryContext old;
 	LpError		err;
 	bool		ok;
-	uint64		memory;
 
-	foreach(cell, cached_models)
-	{
-		CachedModel *entry = lfirst(cell);
-
-		if (strcmp(entry->directory, directory) == 0)
-		{
-			entry->last_used = ++cache_clock;
-			return entry->model;
-		}
-	}
-	if (cache_context == NULL)
-		cache_context = AllocSetContextCreate(TopMemoryContext, "lance_fdw vector index cache",
-											  ALLOCSET_SMALL_SIZES);
-	index_path = psprintf("%s/%s", directory, LP_IVF_INDEX_FILE);
-	auxiliary_path = psprintf("%s/%s", directory, LP_IVF_AUXILIARY_FILE);
-	index = lp_open_input_in(source->store, index_path);
-	auxiliary = lp_open_input_in(source->store, auxiliary_path);
+	if (model != NULL)
+		return model;
+	index = lp_open_input_in(source->store, psprintf("%s/%s", directory, LP_IVF_INDEX_FILE));
+	auxiliary = lp_open_input_in(source->store, psprintf("%s/%s", directory, LP_IVF_AUXILIARY_FILE));
 	context = AllocSetContextCreate(CurrentMemoryContext, "lance_fdw vector index model",
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(context);
@@ -179,25 +236,44 @@ model_of(const LpFdwSource *source, const char *directory, const char *name)
 				errmsg_internal("lance_fdw does not use index \"%s\": %s", name, err.message));
 		return NULL;
 	}
-	memory = lp_ivf_model_memory(model);
-	if (memory <= (uint64) lp_fdw_vector_index_cache * 1024)
-	{
-		CachedModel *entry;
-
-		evict_to((uint64) lp_fdw_vector_index_cache * 1024 - memory);
-		MemoryContextSetParent(context, cache_context);
-		old = MemoryContextSwitchTo(cache_context);
-		entry = palloc0(sizeof(CachedModel));
-		entry->directory = pstrdup(directory);
-		entry->model = model;
-		entry->context = context;
-		entry->memory = memory;
-		entry->last_used = ++cache_clock;
-		cached_models = lappend(cached_models, entry);
-		MemoryContextSwitchTo(old);
-		cache_memory += memory;
-	}
+	cache_insert(directory, context, model, lp_ivf_model_memory(model));
 	return model;
+}
+
+/*
+ * The rows of a partition of model, from the cache or read through
+ * *auxiliary, opened on first use (then cached when they fit).
+ */
+static const LpIvfPartition *
+partition_of(const LpFdwSource *source, const LpIvfModel *model, const char *directory,
+			 uint32 number, LpInput **auxiliary)
+{
+	char	   *key = psprintf("%s#%u", directory, number);
+	LpIvfPartition *partition = cache_lookup(key);
+	MemoryContext context;
+	MemoryContext old;
+	LpError		err;
+	bool		ok;
+
+	if (partition != NULL)
+		return partition;
+	if (*auxiliary == NULL)
+		*auxiliary = lp_open_input_in(source->store,
+									  psprintf("%s/%s", directory, LP_IVF_AUXILIARY_FILE));
+	context = AllocSetContextCreate(CurrentMemoryContext, "lance_fdw vector index partition",
+									ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(context);
+	ok = lp_ivf_partition_read(model, *auxiliary, number, &partition, &err);
+	MemoryContextSwitchTo(old);
+	if (!ok)
+	{
+		MemoryContextDelete(context);
+		if (err.code == LP_ERR_CANCELED)
+			CHECK_FOR_INTERRUPTS();
+		lp_raise(&err);
+	}
+	cache_insert(key, context, partition, lp_ivf_partition_memory(partition));
+	return partition;
 }
 
 /* Why a vector index entry is not used, or NULL when it may be. */
@@ -314,12 +390,12 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 	uint32	   *partitions = palloc(sizeof(uint32) * Min((uint32) lp_fdw_nprobes,
 														 lp_ivf_model_num_partitions(model)));
 	uint32		probed;
-	char	   *auxiliary_path = psprintf("%s/%s", directory, LP_IVF_AUXILIARY_FILE);
-	LpInput    *auxiliary;
+	LpInput    *auxiliary = NULL;
 	LpIvfScan  *scan;
 	LpError		err;
 
-	if (!lp_ivf_nearest_partitions(model, query, (uint32) lp_fdw_nprobes, partitions, &probed, &err))
+	if (!lp_ivf_nearest_partitions(model, query, (uint32) lp_fdw_nprobes, partitions, &probed, &err) ||
+		!lp_ivf_scan_open(model, query, &scan, &err))
 	{
 		if (err.code != LP_ERR_INVALID_ARGUMENT)
 			lp_raise(&err);
@@ -327,27 +403,19 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 				errmsg_internal("lance_fdw does not use index \"%s\": %s", entry->name, err.message));
 		return false;
 	}
-	auxiliary = lp_open_input_in(source->store, auxiliary_path);
-	if (!lp_ivf_scan_open(model, auxiliary, query, &scan, &err))
-	{
-		lp_input_close(auxiliary);
-		lp_raise(&err);
-	}
 	for (uint32 p = 0; p < probed; p++)
 	{
-		uint64	   *ids;
+		const LpIvfPartition *partition;
+		const uint64 *ids;
 		float	   *scores;
 		uint64		n;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!lp_ivf_scan_partition(scan, partitions[p], &ids, &scores, &n, &err))
-		{
-			lp_ivf_scan_close(scan);
-			lp_input_close(auxiliary);
-			if (err.code == LP_ERR_CANCELED)
-				CHECK_FOR_INTERRUPTS();
-			lp_raise(&err);
-		}
+		partition = partition_of(source, model, directory, partitions[p], &auxiliary);
+		n = lp_ivf_partition_num_rows(partition);
+		ids = lp_ivf_partition_row_ids(partition);
+		scores = palloc(sizeof(float) * Max(n, 1));
+		lp_ivf_scan_score(scan, partition, scores);
 		for (uint64 i = 0; i < n; i++)
 		{
 			bool		covers = false;
@@ -360,14 +428,14 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 			if (covers)
 				offer_candidate(candidates, scores[i], ids[i]);
 		}
-		lp_free(ids);
-		lp_free(scores);
+		pfree(scores);
+		search->rows_read += n;
 	}
 	search->partitions_probed += probed;
 	search->num_partitions += lp_ivf_model_num_partitions(model);
-	search->rows_read += lp_ivf_scan_rows_read(scan);
 	lp_ivf_scan_close(scan);
-	lp_input_close(auxiliary);
+	if (auxiliary != NULL)
+		lp_input_close(auxiliary);
 	return true;
 }
 
@@ -388,6 +456,7 @@ lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id, LpVectorMetr
 	memset(search, 0, sizeof(*search));
 	if (!lp_fdw_vector_index || source->single_file)
 		return NULL;
+	current_search++;
 	if (!lp_manifest_index_entries(source->manifest, &entries, &n, &err))
 		lp_raise(&err);
 	used = palloc0(sizeof(bool) * Max(n, 1));
