@@ -25,6 +25,7 @@ const { connect } = require('./connect.cjs');
 
 const SEED = 27005;
 const CLUSTERS = 1000;
+const LATENT = 16;
 const FRAGMENTS = 8;
 
 // mulberry32, as test/reference/prng.cjs
@@ -41,17 +42,26 @@ function prng(seed)
 	};
 }
 
-// Points around CLUSTERS centers in [-1, 1)^dim, noise of a tenth of the range.
-function clusteredPoints(random, centers, count, dim)
+// Points around CLUSTERS centres in [-1, 1)^dim that vary along LATENT directions shared by
+// every cluster (real embeddings have a low intrinsic dimension, so that nearest neighbours
+// stand out), with a little noise in every dimension.
+function clusteredPoints(random, centers, directions, count, dim)
 {
 	const values = new Float32Array(count * dim);
 
 	for (let i = 0; i < count; i++)
 	{
 		const c = centers[Math.floor(random() * centers.length)];
+		const z = directions.map(() => random() * 2 - 1);
 
 		for (let d = 0; d < dim; d++)
-			values[i * dim + d] = c[d] + (random() - 0.5) * 0.2;
+		{
+			let v = c[d] + (random() - 0.5) * 0.02;
+
+			for (let l = 0; l < directions.length; l++)
+				v += directions[l][d] * z[l];
+			values[i * dim + d] = v;
+		}
 	}
 	return values;
 }
@@ -75,7 +85,8 @@ async function generate(dir, rows, dim, queries)
 {
 	const random = prng(SEED);
 	const centers = Array.from({ length: CLUSTERS }, () => Array.from({ length: dim }, () => random() * 2 - 1));
-	const values = clusteredPoints(random, centers, rows, dim);
+	const directions = Array.from({ length: LATENT }, () => Array.from({ length: dim }, () => (random() * 2 - 1) * 0.1));
+	const values = clusteredPoints(random, centers, directions, rows, dim);
 	const db = await connect(dir);
 	const perFragment = Math.ceil(rows / FRAGMENTS);
 
@@ -96,7 +107,7 @@ async function generate(dir, rows, dim, queries)
 		await t.createIndex('emb', { config });
 		process.stderr.write(`vector.cjs: ${name} index built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 	}
-	const q = clusteredPoints(random, centers, queries, dim);
+	const q = clusteredPoints(random, centers, directions, queries, dim);
 
 	fs.writeFileSync(path.join(dir, 'queries.json'),
 		JSON.stringify(Array.from({ length: queries }, (_, i) => Array.from(q.subarray(i * dim, (i + 1) * dim)))));

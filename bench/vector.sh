@@ -13,7 +13,8 @@
 # directory) is bench/common.sh's.
 #
 # Data (bench/vector.cjs, a fixed seed): --rows (default 1,000,000) vectors
-# of --dim (128) dimensions around 1000 cluster centres, in 8 fragments,
+# of --dim (128) dimensions around 1000 cluster centres, varying along 16
+# directions shared by every cluster, in 8 fragments,
 # written twice by npm lancedb, once with an IVF_PQ index and once with an
 # IVF_HNSW_SQ index (lancedb's default parameters, l2); --queries (1000)
 # query vectors from the same clusters.  Each method runs every query once
@@ -108,7 +109,7 @@ bench_header " (one client, queries one after the other; latencies in ms)."
 out ""
 out "### Vector search, $ROWS vectors of $DIM dimensions, $QUERIES queries, k = $K, nprobes = $NPROBES, ext4"
 out ""
-out "Clustered synthetic vectors (bench/vector.cjs, 1000 centres, a fixed seed) in 8 fragments written by npm lancedb,"
+out "Clustered synthetic vectors (bench/vector.cjs, 1000 centres, 16 latent directions, a fixed seed) in 8 fragments written by npm lancedb,"
 out "indexed by lancedb with its default parameters (l2); data, indexes and the heap table made in ${generate_seconds} s and"
 out "${heap_seconds} s (pgvector's HNSW, m = 16, ef_construction = 64, ef_search 40). lance_fdw and pgvector through psql"
 out "in one session (planning and execution); lancedb timed inside node. Recall@$K against the exact top-k."

@@ -21,6 +21,7 @@
 //  - bad input: a query of another dimension is pgvector's error, a NULL query and a zero
 //    vector under cosine the exact search's rows, NaN vector_in's error; an index of another
 //    metric than the operator's is not used;
+//  - a dataset with stable row ids: the index is not used (its ids are not row addresses);
 //  - a damaged index file is an ERROR naming it (SQLSTATE XX001);
 //  - on S3 (a real server): lancedb's ids on the same dataset; a query repeated in a session
 //    exchanges fewer bytes with the server than with lance_parts.fdw_vector_index_cache = 0
@@ -354,6 +355,23 @@ test('bad input: PostgreSQL\'s own behaviour', () => {
 		assert.equal(indexed.length, 5);
 		assert.deepEqual(indexed, psqlLines(EXACT + sql), `${name} ${query}`);
 	}
+});
+
+test('stable row ids: the index is not used, the exact rows', async () => {
+	const db = await h.lancedb.connect(dir);
+	const table = await db.createTable('stable', rowsTable(0, vectors.slice(0, 1000)), {
+		mode: 'overwrite',
+		storageOptions: { newTableEnableStableRowIds: 'true' },
+	});
+
+	await table.createIndex('emb', { config: h.lancedb.Index.ivfFlat({ numPartitions: 8, distanceType: 'l2' }) });
+	psqlLines(foreignTable('stable'));
+	const sql = `SELECT id FROM vidx.stable ORDER BY emb <-> ${vectorLiteral(queries[1])} LIMIT ${K};\n`;
+	const plan = psqlLines(`SET client_min_messages = debug1;
+EXPLAIN (ANALYZE, COSTS OFF) ${sql}`).join('\n');
+
+	assert.doesNotMatch(plan, /Lance Vector Index/);
+	assert.deepEqual(psqlLines(nprobesSetting(1) + sql), psqlLines(EXACT + sql));
 });
 
 test('a damaged index file is an ERROR naming it', () => {
