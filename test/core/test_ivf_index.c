@@ -165,6 +165,9 @@ LP_TEST(ivf_index_answers_match_lancedb)
 		{
 			LP_CHECK_EQ_U64(lp_ivf_model_dimension(model), strtoull(json_get(reference, "dimension")->text, NULL, 10));
 			LP_CHECK(lp_ivf_model_memory(model) > 0);
+			LP_CHECK(lp_ivf_model_storage(model) ==
+					 (strstr(name, "flat") != NULL ? LP_IVF_STORAGE_FLAT :
+					  strstr(name, "_pq_") != NULL ? LP_IVF_STORAGE_PQ : LP_IVF_STORAGE_SQ));
 			for (size_t q = 0; q < queries->count; q++)
 			{
 				const JsonValue *answers = &json_get(index, "answers")->items[q];
