@@ -392,6 +392,8 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 	uint32		probed;
 	LpInput    *auxiliary = NULL;
 	LpIvfScan  *scan;
+	uint64		fragment = PG_UINT64_MAX;	/* of the last row looked up, and whether entry covers it */
+	bool		covers = false;
 	LpError		err;
 
 	if (!lp_ivf_nearest_partitions(model, query, (uint32) lp_fdw_nprobes, partitions, &probed, &err) ||
@@ -416,15 +418,17 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 		ids = lp_ivf_partition_row_ids(partition);
 		scores = palloc(sizeof(float) * Max(n, 1));
 		lp_ivf_scan_score(scan, partition, scores);
+		/* a partition's rows come fragment by fragment: the bitmap is asked once per run */
 		for (uint64 i = 0; i < n; i++)
 		{
-			bool		covers = false;
-
-			if ((ids[i] >> 32) > PG_UINT32_MAX)
-				continue;
-			if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
-									   (uint32) (ids[i] >> 32), &covers, &err))
-				lp_raise(&err);
+			if ((ids[i] >> 32) != fragment)
+			{
+				fragment = ids[i] >> 32;
+				covers = false;
+				if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
+										   (uint32) fragment, &covers, &err))
+					lp_raise(&err);
+			}
 			if (covers)
 				offer_candidate(candidates, scores[i], ids[i]);
 		}
