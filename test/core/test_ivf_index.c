@@ -5,7 +5,8 @@
  * by their scores, are lancedb's ten answers with nprobes 2 (the same row
  * ids, and the same distances for flat and PQ storage; at least 9 of 10
  * for HNSW_SQ, whose graph and SQ distances lancedb approximates
- * differently); the index JSON of the metadata; damaged and swapped files
+ * differently); the HNSW graphs searched with lancedb's beam find most of
+ * its answers; the index JSON of the metadata; damaged and swapped files
  * fail cleanly.
  */
 #include <math.h>
@@ -94,10 +95,13 @@ compare_scored(const void *a, const void *b)
 	return x->score < y->score ? -1 : x->score > y->score;
 }
 
-/* The scores of the rows of the nprobes partitions nearest query, best first, into *out. */
+/*
+ * The scores of the rows of the nprobes partitions nearest query, best
+ * first, into *out: every row's, or with ef > 0 those the HNSW graphs find.
+ */
 static bool
-search(const LpIvfModel *model, LpInput *auxiliary, const float *query, uint32_t nprobes,
-	   Scored **out, uint64_t *n, LpError *err)
+search(const LpIvfModel *model, LpInput *index, LpInput *auxiliary, const float *query,
+	   uint32_t nprobes, uint32_t ef, Scored **out, uint64_t *n, LpError *err)
 {
 	uint32_t	partitions[64];
 	uint32_t	probed;
@@ -115,7 +119,7 @@ search(const LpIvfModel *model, LpInput *auxiliary, const float *query, uint32_t
 		float	   *scores;
 		uint64_t	count;
 
-		if (!lp_ivf_partition_read(model, auxiliary, partitions[p], &partition, err))
+		if (!lp_ivf_partition_read(model, index, auxiliary, partitions[p], &partition, err))
 		{
 			lp_ivf_scan_close(scan);
 			return false;
@@ -124,11 +128,29 @@ search(const LpIvfModel *model, LpInput *auxiliary, const float *query, uint32_t
 		ids = lp_ivf_partition_row_ids(partition);
 		LP_CHECK(lp_ivf_partition_memory(partition) >= count * sizeof(uint64_t));
 		scores = malloc(sizeof(float) * (count + 1));
-		lp_ivf_scan_score(scan, partition, scores);
 		*out = realloc(*out, sizeof(Scored) * (*n + count + 1));
-		for (uint64_t i = 0; i < count; i++)
-			(*out)[*n + i] = (Scored) {scores[i], ids[i]};
-		*n += count;
+		if (ef == 0)
+		{
+			lp_ivf_scan_score(scan, partition, scores);
+			for (uint64_t i = 0; i < count; i++)
+				(*out)[*n + i] = (Scored) {scores[i], ids[i]};
+			*n += count;
+		}
+		else
+		{
+			uint32_t   *rows = malloc(sizeof(uint32_t) * ef);
+			uint32_t	found = 0;
+
+			LP_CHECK(lp_ivf_scan_search(scan, partition, ef < count ? ef : (uint32_t) count,
+										rows, scores, &found, err));
+			for (uint32_t i = 0; i < found; i++)
+			{
+				LP_CHECK(rows[i] < count && (i == 0 || scores[i - 1] <= scores[i]));
+				(*out)[*n + i] = (Scored) {scores[i], ids[rows[i]]};
+			}
+			*n += found;
+			free(rows);
+		}
 		free(scores);
 		lp_ivf_partition_free(partition);
 	}
@@ -178,9 +200,9 @@ LP_TEST(ivf_index_answers_match_lancedb)
 
 				for (size_t d = 0; d < queries->items[q].count; d++)
 					query[d] = strtof(queries->items[q].items[d].text, NULL);
-				if (!search(model, files.auxiliary, query,
+				if (!search(model, files.index, files.auxiliary, query,
 							(uint32_t) strtoul(json_get(reference, "nprobes")->text, NULL, 10),
-							&found, &n, &err))
+							0, &found, &n, &err))
 				{
 					LP_CHECK_MSG(false, "%.200s: %.300s", name, err.message);
 					continue;
@@ -210,6 +232,66 @@ LP_TEST(ivf_index_answers_match_lancedb)
 		free_files(&files);
 	}
 	LP_CHECK(checked >= 20);
+	json_free(reference);
+}
+
+/*
+ * IVF_HNSW_SQ through its graphs with lancedb's default beam (1.5 k): most
+ * of lancedb's answers, and only rows the exhaustive search scores alike.
+ */
+LP_TEST(ivf_index_hnsw_graph_search)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *indexes;
+	const JsonValue *queries;
+	int			same = 0;
+	int			total = 0;
+
+	if (reference == NULL)
+		return;
+	indexes = json_get(reference, "indexes");
+	queries = json_get(reference, "queries");
+	for (size_t i = 0; i < indexes->count; i++)
+	{
+		const JsonValue *index = &indexes->items[i];
+		IndexFiles	files;
+		LpIvfModel *model = NULL;
+		LpError		err = {0};
+
+		if (!read_files(index, &files) ||
+			!lp_ivf_model_read(files.index, files.auxiliary, &model, &err))
+		{
+			LP_CHECK_MSG(false, "%.300s", err.message);
+			free_files(&files);
+			continue;
+		}
+		LP_CHECK(lp_ivf_model_has_graph(model) ==
+				 (strstr(json_get(index, "dataset")->text, "hnsw") != NULL));
+		for (size_t q = 0; lp_ivf_model_has_graph(model) && q < queries->count; q++)
+		{
+			const JsonValue *answers = &json_get(index, "answers")->items[q];
+			float		query[64];
+			Scored	   *found;
+			uint64_t	n;
+
+			for (size_t d = 0; d < queries->items[q].count; d++)
+				query[d] = strtof(queries->items[q].items[d].text, NULL);
+			if (!search(model, files.index, files.auxiliary, query, 2, TOP + TOP / 2, &found, &n, &err))
+			{
+				LP_CHECK_MSG(false, "%.300s", err.message);
+				continue;
+			}
+			LP_CHECK(n >= TOP);
+			for (size_t a = 0; a < answers->count; a++)
+				for (uint64_t r = 0; r < TOP && r < n; r++)
+					same += found[r].row_id == strtoull(json_get(&answers->items[a], "row_id")->text, NULL, 10);
+			total += answers->count;
+			free(found);
+		}
+		lp_ivf_model_free(model);
+		free_files(&files);
+	}
+	LP_CHECK_MSG(total > 0 && same >= total * 8 / 10, "%d of %d", same, total);
 	json_free(reference);
 }
 

@@ -3,8 +3,9 @@
  * (lp_ivf_index.h) as lance_fdw reads and searches them.  Input: a u32
  * (little-endian) length L, then L bytes of index.idx, then auxiliary.idx.
  * A model that reads is probed with a query made of the header's bytes, and
- * every probed partition is read and scored: the partitions are distinct,
- * at most as many as asked, and an empty partition has no row ids.
+ * every probed partition is read, scored and (HNSW) searched: the
+ * partitions are distinct, at most as many as asked, an empty partition has
+ * no row ids, and a graph search finds rows of the partition.
  * Seeds: indexes lancedb wrote on 300 vectors of 8 dimensions
  * (test/fuzz/corpus/fuzz_ivf_index: IVF_FLAT under l2, IVF_PQ under cosine,
  * IVF_HNSW_SQ under dot).
@@ -18,6 +19,7 @@
 
 #define HEADER_BYTES 4
 #define NPROBES 3
+#define EF 15
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,15 +51,24 @@ search(const LpIvfModel *model, LpInput *auxiliary, const uint8_t *seed)
 			{
 				LpIvfPartition *partition;
 
-				if (lp_ivf_partition_read(model, auxiliary, partitions[p], &partition, &err))
+				if (lp_ivf_partition_read(model, index, auxiliary, partitions[p], &partition, &err))
 				{
 					uint64_t	count = lp_ivf_partition_num_rows(partition);
 					float	   *scores = lp_alloc(sizeof(float) * (count + 1));
+					uint32_t	rows[EF];
+					float		found_scores[EF];
+					uint32_t	found;
 
 					if ((count == 0) != (lp_ivf_partition_row_ids(partition) == NULL))
 						abort();
 					if (scores != NULL)
 						lp_ivf_scan_score(scan, partition, scores);
+					if (lp_ivf_model_has_graph(model) && count > 0 &&
+						lp_ivf_scan_search(scan, partition, count < EF ? (uint32_t) count : EF,
+										   rows, found_scores, &found, &err))
+						for (uint32_t i = 0; i < found; i++)
+							if (rows[i] >= count)
+								abort();
 					lp_free(scores);
 					lp_ivf_partition_free(partition);
 				}

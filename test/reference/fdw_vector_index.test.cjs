@@ -11,7 +11,8 @@
 //    IVF_FLAT returns lancedb's ids for at least 99 % of the results and its distances within
 //    float tolerance (pgvector's l2 is the square root of lancedb's, its cosine lancedb's, its
 //    <#> lancedb's dot distance minus 1); PQ and SQ indexes have at least lancedb's recall of
-//    the exact top 10, with refine factors 1 and 5;
+//    the exact top 10, with refine factors 1 and 5, and IVF_HNSW_SQ with lance_parts.fdw_ef
+//    at lancedb's ef;
 //  - EXPLAIN ANALYZE names the index, its type and metric, the partitions probed and the rows
 //    read, and no index with lance_parts.fdw_vector_index off;
 //  - parallel workers (units of a few hundred rows) return the serial results;
@@ -257,6 +258,29 @@ test('IVF_PQ and IVF_HNSW_SQ: at least lancedb\'s recall of the exact top k', as
 	}
 });
 
+test('IVF_HNSW_SQ with lance_parts.fdw_ef: at least lancedb\'s recall with the same ef', async (t) => {
+	const [name, , , metric, op] = INDEXES[6];
+	const exact = fdwSearch(name, op, queries, { settings: EXACT });
+
+	for (const ef of [10, 40])
+	{
+		const got = fdwSearch(name, op, queries, { settings: nprobesSetting(2) + `SET lance_parts.fdw_ef = ${ef};\n` });
+		let ours = 0;
+		let theirs = 0;
+
+		for (let q = 0; q < queries.length; q++)
+		{
+			const expected = (await tables[name].vectorSearch(queries[q]).distanceType(metric).nprobes(2).ef(ef)
+				.limit(K).select(['id']).toArray()).map((r) => ({ id: String(r.id) }));
+
+			ours += overlap(got[q], exact[q]);
+			theirs += overlap(expected, exact[q]);
+		}
+		t.diagnostic(`ef ${ef}: recall@${K} ${ours / (queries.length * K)}, lancedb's ${theirs / (queries.length * K)}`);
+		assert.ok(ours >= theirs, `ef ${ef}: recall ${ours} against lancedb's ${theirs}`);
+	}
+});
+
 test('EXPLAIN ANALYZE names the index and what the search read', () => {
 	const q = vectorLiteral(queries[1]);
 	const plan = (settings, name, op) => psqlLines(`${settings}EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
@@ -267,7 +291,11 @@ SELECT id FROM vidx.${name} ORDER BY emb ${op} ${q} LIMIT ${K};
 		/Lance Vector Index: emb_idx \(IVF_PQ, l2\), 3 of 32 partitions, \d+ rows read, 10 candidates/);
 	assert.match(plan(nprobesSetting(2) + refineSetting(4), 'flat_cosine', '<=>'),
 		/Lance Vector Index: emb_idx \(IVF_FLAT, cosine\), 2 of 32 partitions, \d+ rows read, 40 candidates/);
-	assert.match(plan('', 'hnsw_sq_l2', '<->'), /Lance Vector Index: emb_idx \(IVF_HNSW_SQ, l2\), 8 of 8 partitions, 3000 rows read/);
+	assert.match(plan('', 'hnsw_sq_l2', '<->'),
+		/Lance Vector Index: emb_idx \(IVF_HNSW_SQ, l2\), 8 of 8 partitions \(graphs searched\), 3000 rows read, 10 candidates/);
+	// with a filter every row of the probed partitions is scored: no graph
+	assert.match(psqlLines(`EXPLAIN (ANALYZE, COSTS OFF) SELECT id FROM vidx.hnsw_sq_l2 WHERE cat < 5 ORDER BY emb <-> ${q} LIMIT ${K};
+`).join('\n'), /Lance Vector Index: emb_idx \(IVF_HNSW_SQ, l2\), 8 of 8 partitions, 3000 rows read, \d+ candidates/);
 	const off = plan(EXACT, 'pq_l2', '<->');
 
 	assert.match(off, /Lance Top-K/);

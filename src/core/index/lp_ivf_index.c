@@ -14,6 +14,7 @@
 #include "format/lp_file.h"
 #include "format/lp_schema.h"
 #include "format/lp_values.h"
+#include "index/lp_hnsw_graph.h"
 #include "index/lp_index_json.h"
 #include "index/lp_ivf_index.h"
 #include "index.pb-c.h"
@@ -42,6 +43,11 @@ struct LpIvfModel
 	float	   *codebook;		/* PQ: num_sub_vectors x 256 x (dimension / num_sub_vectors) */
 	double		sq_start;		/* SQ: code 0 is sq_start, code 255 sq_end */
 	double		sq_end;
+	LpFile	   *index_file;		/* HNSW: index.idx's metadata (its rows are the graphs) */
+	uint64_t   *graph_offsets;	/* HNSW: each partition's first row of index.idx */
+	uint32_t   *graph_lengths;
+	char	   *hnsw_metadata;	/* HNSW: "lance:hnsw", a JSON array of one JSON string a partition */
+	size_t		hnsw_metadata_len;
 	uint64_t	memory;
 };
 
@@ -51,6 +57,7 @@ struct LpIvfPartition
 	uint64_t	num_rows;
 	uint64_t   *row_ids;
 	uint8_t    *values;			/* num_rows stored vectors (float32) or codes, as stored */
+	LpHnswGraph *graph;			/* HNSW indexes */
 	uint64_t	memory;
 };
 
@@ -284,9 +291,10 @@ read_centroids(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *e
 	return ok;
 }
 
-/* Each partition's rows in auxiliary.idx, checked against its row count. */
+/* Each partition's first row and row count in file, checked against its rows, into *offsets and *lengths. */
 static bool
-read_partitions(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *err)
+read_partitions(const LpIvfModel *model, LpInput *input, const LpFile *file, uint64_t **offsets,
+				uint32_t **lengths, LpError *err)
 {
 	Lance__Index__Pb__IVF *ivf;
 
@@ -299,9 +307,9 @@ read_partitions(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *
 		lp_protobuf_free((ProtobufCMessage *) ivf);
 		return false;
 	}
-	model->offsets = lp_alloc(sizeof(uint64_t) * model->num_partitions);
-	model->lengths = lp_alloc(sizeof(uint32_t) * model->num_partitions);
-	if (model->offsets == NULL || model->lengths == NULL)
+	*offsets = lp_alloc(sizeof(uint64_t) * model->num_partitions);
+	*lengths = lp_alloc(sizeof(uint32_t) * model->num_partitions);
+	if (*offsets == NULL || *lengths == NULL)
 	{
 		lp_protobuf_free((ProtobufCMessage *) ivf);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading vector index file \"%s\"",
@@ -317,10 +325,33 @@ read_partitions(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *
 			lp_protobuf_free((ProtobufCMessage *) ivf);
 			return false;
 		}
-		model->offsets[p] = ivf->offsets[p];
-		model->lengths[p] = ivf->lengths[p];
+		(*offsets)[p] = ivf->offsets[p];
+		(*lengths)[p] = ivf->lengths[p];
 	}
 	lp_protobuf_free((ProtobufCMessage *) ivf);
+	return true;
+}
+
+/*
+ * An HNSW sub-index (schema metadata "lance:hnsw"): the partitions' rows of
+ * index.idx, and the metadata.  Other sub-indexes (FLAT) have no rows.
+ */
+static bool
+read_graphs(LpIvfModel *model, LpInput *input, LpFile *file, LpError *err)
+{
+	const LpKeyValue *entry = schema_metadata(file, "lance:hnsw");
+
+	if (entry == NULL)
+		return true;
+	model->hnsw_metadata = lp_alloc(entry->value.len + 1);
+	if (model->hnsw_metadata == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading vector index file \"%s\"", file->name);
+	memcpy(model->hnsw_metadata, entry->value.data, entry->value.len);
+	model->hnsw_metadata[entry->value.len] = '\0';
+	model->hnsw_metadata_len = entry->value.len;
+	if (!read_partitions(model, input, file, &model->graph_offsets, &model->graph_lengths, err))
+		return false;
+	model->index_file = file;
 	return true;
 }
 
@@ -505,24 +536,30 @@ lp_ivf_model_read(LpInput *index, LpInput *auxiliary, LpIvfModel **out, LpError 
 	if (index_file == NULL)
 		goto fail;
 	if (!read_index_kind(model, index_file, err) ||
-		!read_centroids(model, index, index_file, err))
+		!read_centroids(model, index, index_file, err) ||
+		!read_graphs(model, index, index_file, err))
 		goto fail;
+	if (model->index_file == NULL)
+		lp_file_free(index_file);
+	index_file = NULL;
 	model->auxiliary = lp_file_open(auxiliary, err);
 	if (model->auxiliary == NULL ||
-		!read_partitions(model, auxiliary, model->auxiliary, err) ||
+		!read_partitions(model, auxiliary, model->auxiliary, &model->offsets, &model->lengths, err) ||
 		!read_storage(model, auxiliary, model->auxiliary, err))
 		goto fail;
-	lp_file_free(index_file);
 	/* the arrays, and the auxiliary file's metadata about as large in memory as on disk */
 	model->memory = sizeof(LpIvfModel) +
 		(uint64_t) model->num_partitions * (model->dimension * sizeof(float) + 12) +
 		(model->codebook != NULL ? (uint64_t) PQ_CENTROIDS * model->dimension * sizeof(float) : 0) +
-		(model->auxiliary->file_size - model->auxiliary->column_meta_start);
+		(model->auxiliary->file_size - model->auxiliary->column_meta_start) +
+		(model->index_file != NULL ? model->hnsw_metadata_len + (uint64_t) model->num_partitions * 12 +
+		 model->index_file->file_size - model->index_file->column_meta_start : 0);
 	*out = model;
 	return true;
 
 fail:
-	lp_file_free(index_file);
+	if (index_file != model->index_file)
+		lp_file_free(index_file);
 	lp_ivf_model_free(model);
 	return false;
 }
@@ -538,6 +575,10 @@ lp_ivf_model_free(LpIvfModel *model)
 	lp_free(model->lengths);
 	lp_free(model->codebook);
 	lp_file_free(model->auxiliary);
+	lp_file_free(model->index_file);
+	lp_free(model->graph_offsets);
+	lp_free(model->graph_lengths);
+	lp_free(model->hnsw_metadata);
 	lp_free(model);
 }
 
@@ -841,9 +882,32 @@ row_width(const LpIvfModel *model)
 	return (uint64_t) model->dimension * sizeof(float);
 }
 
+/* The HNSW graph of partition part (its number and rows set), through index. */
+static bool
+read_graph(const LpIvfModel *model, LpInput *index, LpIvfPartition *part, LpError *err)
+{
+	LpJsonSpan	array = {model->hnsw_metadata, model->hnsw_metadata_len};
+	LpJsonSpan	element;
+	char	   *metadata;
+	bool		ok;
+
+	if (index == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "the graph of an HNSW index needs its index.idx");
+	if (!lp_json_element(array, part->partition, &element) || !lp_json_string(element, &metadata))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no HNSW metadata for partition %u",
+					   model->index_file->name, part->partition);
+	ok = lp_hnsw_graph_read(index, model->index_file, model->graph_offsets[part->partition],
+							model->graph_lengths[part->partition], metadata,
+							model->lengths[part->partition], &part->graph, err);
+	lp_free(metadata);
+	if (ok)
+		part->memory += lp_hnsw_graph_memory(part->graph);
+	return ok;
+}
+
 bool
-lp_ivf_partition_read(const LpIvfModel *model, LpInput *auxiliary, uint32_t partition,
-					  LpIvfPartition **out, LpError *err)
+lp_ivf_partition_read(const LpIvfModel *model, LpInput *index, LpInput *auxiliary,
+					  uint32_t partition, LpIvfPartition **out, LpError *err)
 {
 	LpIvfPartition *part;
 	LpFieldReader *id_reader = NULL;
@@ -869,6 +933,11 @@ lp_ivf_partition_read(const LpIvfModel *model, LpInput *auxiliary, uint32_t part
 	{
 		*out = part;
 		return true;
+	}
+	if (model->index_file != NULL && !read_graph(model, index, part, err))
+	{
+		lp_ivf_partition_free(part);
+		return false;
 	}
 	rows = lp_alloc(sizeof(uint64_t) * count);
 	part->row_ids = lp_alloc(sizeof(uint64_t) * count);
@@ -944,6 +1013,7 @@ lp_ivf_partition_free(LpIvfPartition *partition)
 		return;
 	lp_free(partition->row_ids);
 	lp_free(partition->values);
+	lp_hnsw_graph_free(partition->graph);
 	lp_free(partition);
 }
 
@@ -970,6 +1040,62 @@ lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *score
 				scores[r] = sq_score(scan, partition->values + r * width);
 			break;
 	}
+}
+
+bool
+lp_ivf_model_has_graph(const LpIvfModel *model)
+{
+	return model->index_file != NULL;
+}
+
+/* A node of a partition, as the graph search scores it. */
+typedef struct NodeScorer
+{
+	LpIvfScan  *scan;
+	const LpIvfPartition *partition;
+} NodeScorer;
+
+static float
+node_score(void *context, uint32_t node)
+{
+	const NodeScorer *scorer = context;
+	const LpIvfScan *scan = scorer->scan;
+	const LpIvfModel *model = scan->model;
+	const LpIvfPartition *partition = scorer->partition;
+	uint64_t	width = row_width(model);
+	float		sum;
+
+	switch (model->storage)
+	{
+		case LP_IVF_STORAGE_FLAT:
+			return flat_score(model, scan->query, (const float *) (partition->values + node * width));
+		case LP_IVF_STORAGE_SQ:
+			return sq_score(scan, partition->values + node * width);
+		default:
+			sum = model->metric == LP_VECTOR_DOT ? 1 : 0;
+			for (uint32_t s = 0; s < model->num_sub_vectors; s++)
+			{
+				uint8_t		code = model->transposed ? partition->values[s * partition->num_rows + node]
+					: partition->values[node * width + s];
+
+				sum += scan->table[s * PQ_CENTROIDS + code];
+			}
+			return sum;
+	}
+}
+
+bool
+lp_ivf_scan_search(LpIvfScan *scan, const LpIvfPartition *partition, uint32_t ef,
+				   uint32_t *rows, float *scores, uint32_t *found, LpError *err)
+{
+	NodeScorer	scorer = {scan, partition};
+
+	*found = 0;
+	if (partition->graph == NULL || partition->num_rows == 0)
+		return true;
+	if (scan->model->storage == LP_IVF_STORAGE_PQ)
+		build_pq_table(scan, partition->partition);
+	return lp_hnsw_graph_search(partition->graph, ef, node_score, &scorer, rows, scores, found, err);
 }
 
 void

@@ -13,8 +13,8 @@
  *    scalar quantization, bounds in storage_metadata); its own "lance:ivf"
  *    buffer gives each partition's first row and row count.
  * A search probes the partitions whose centroids are nearest the query and
- * scores every stored row of them (a HNSW sub-index is not walked: every
- * row of the probed partitions is scored, which finds all the graph would).
+ * scores every stored row of them, or walks their HNSW graphs
+ * (lp_hnsw_graph.h) for the sub-index IVF_HNSW_* indexes have.
  * Scores are Lance's _distance for flat storage (squared L2, 1 - cosine,
  * 1 - dot), approximations of it for PQ and SQ; callers re-rank with exact
  * distances.  The model (centroids, codebook, partition table, the
@@ -87,12 +87,16 @@ bool		lp_ivf_nearest_partitions(const LpIvfModel *model, const float *query, uin
  */
 typedef struct LpIvfPartition LpIvfPartition;
 
+/* Whether the model's partitions have HNSW graphs (its index.idx has rows). */
+bool		lp_ivf_model_has_graph(const LpIvfModel *model);
+
 /*
- * Read partition of model through auxiliary, an input of the model's
- * auxiliary.idx (only read during the call).
+ * Read partition of model through auxiliary and, for a model with graphs,
+ * index (inputs of the model's auxiliary.idx and index.idx, only read during
+ * the call; index is not read otherwise and may be NULL).
  */
-bool		lp_ivf_partition_read(const LpIvfModel *model, LpInput *auxiliary, uint32_t partition,
-								  LpIvfPartition **out, LpError *err);
+bool		lp_ivf_partition_read(const LpIvfModel *model, LpInput *index, LpInput *auxiliary,
+								  uint32_t partition, LpIvfPartition **out, LpError *err);
 uint64_t	lp_ivf_partition_num_rows(const LpIvfPartition *partition);
 
 /* Row addresses, or stable row ids on datasets that have them. */
@@ -115,6 +119,15 @@ bool		lp_ivf_scan_open(const LpIvfModel *model, const float *query, LpIvfScan **
  * cosine) ranks after every number.
  */
 void		lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *scores);
+
+/*
+ * Search the HNSW graph of partition (lp_ivf_model_has_graph) with a beam
+ * of ef (>= 1, at most the partition's rows): the rows it finds, nearest
+ * first, as indexes into lp_ivf_partition_row_ids into rows[] and their
+ * scores into scores[] (ef entries each), *found their count.
+ */
+bool		lp_ivf_scan_search(LpIvfScan *scan, const LpIvfPartition *partition, uint32_t ef,
+							   uint32_t *rows, float *scores, uint32_t *found, LpError *err);
 
 void		lp_ivf_scan_close(LpIvfScan *scan);
 

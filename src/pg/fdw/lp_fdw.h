@@ -234,10 +234,11 @@ extern bool lp_fdw_index_unit_rows(const LpFdwIndexRows *index_rows, uint64 frag
 
 /* ---- vector indexes (lp_fdw_vector.c) ---- */
 
-/* lance_parts.fdw_vector_index, fdw_nprobes and fdw_refine_factor */
+/* lance_parts.fdw_vector_index, fdw_nprobes, fdw_refine_factor and fdw_ef */
 extern bool lp_fdw_vector_index;
 extern int	lp_fdw_nprobes;
 extern int	lp_fdw_refine_factor;
+extern int	lp_fdw_ef;
 extern void LpFdwVectorInit(void);
 
 /* What a search of a vector index did (for EXPLAIN ANALYZE). */
@@ -249,6 +250,7 @@ typedef struct LpFdwVectorSearch
 	uint64		partitions_probed;	/* summed over the index's segments */
 	uint64		num_partitions;
 	uint64		rows_read;		/* of the probed partitions */
+	bool		graph;			/* their HNSW graphs were walked */
 	uint64		candidates;
 } LpFdwVectorSearch;
 

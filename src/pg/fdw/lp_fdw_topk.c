@@ -807,10 +807,11 @@ lp_fdw_topk_explain_index(const LpFdwTopK *topk)
 
 	if (search->index_name == NULL)
 		return NULL;
-	return psprintf("%s (%s, %s), " UINT64_FORMAT " of " UINT64_FORMAT " partitions, "
+	return psprintf("%s (%s, %s), " UINT64_FORMAT " of " UINT64_FORMAT " partitions%s, "
 					UINT64_FORMAT " rows read, " UINT64_FORMAT " candidates",
 					search->index_name, search->index_type, search->metric,
-					search->partitions_probed, search->num_partitions, search->rows_read,
+					search->partitions_probed, search->num_partitions,
+					search->graph ? " (graphs searched)" : "", search->rows_read,
 					search->candidates);
 }
 

@@ -51,6 +51,7 @@
 bool		lp_fdw_vector_index = true;
 int			lp_fdw_nprobes = 20;
 int			lp_fdw_refine_factor = 1;
+int			lp_fdw_ef = 0;
 static int	lp_fdw_vector_index_cache = 64 * 1024;	/* kB */
 
 /*
@@ -191,6 +192,13 @@ LpFdwVectorInit(void)
 							1, 1, 1000000,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("lance_parts.fdw_ef",
+							gettext_noop("Beam width of the HNSW graph searches of IVF_HNSW_* vector indexes (lancedb's ef)."),
+							gettext_noop("0: 1.5 times the candidates asked for, lancedb's default."),
+							&lp_fdw_ef,
+							0, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("lance_parts.fdw_vector_index_cache",
 							gettext_noop("Memory a backend keeps IVF vector index models (centroids, codebooks) in between queries."),
 							gettext_noop("0 reads them for every query."),
@@ -240,13 +248,20 @@ model_of(const LpFdwSource *source, const char *directory, const char *name)
 	return model;
 }
 
+/* The inputs of an index's files, opened when a partition is first read. */
+typedef struct IndexInputs
+{
+	LpInput    *index;			/* models with graphs only */
+	LpInput    *auxiliary;
+} IndexInputs;
+
 /*
- * The rows of a partition of model, from the cache or read through
- * *auxiliary, opened on first use (then cached when they fit).
+ * The rows (and graph) of a partition of model, from the cache or read
+ * through inputs (then cached when they fit).
  */
 static const LpIvfPartition *
 partition_of(const LpFdwSource *source, const LpIvfModel *model, const char *directory,
-			 uint32 number, LpInput **auxiliary)
+			 uint32 number, IndexInputs *inputs)
 {
 	char	   *key = psprintf("%s#%u", directory, number);
 	LpIvfPartition *partition = cache_lookup(key);
@@ -257,13 +272,16 @@ partition_of(const LpFdwSource *source, const LpIvfModel *model, const char *dir
 
 	if (partition != NULL)
 		return partition;
-	if (*auxiliary == NULL)
-		*auxiliary = lp_open_input_in(source->store,
-									  psprintf("%s/%s", directory, LP_IVF_AUXILIARY_FILE));
+	if (inputs->auxiliary == NULL)
+		inputs->auxiliary = lp_open_input_in(source->store,
+											 psprintf("%s/%s", directory, LP_IVF_AUXILIARY_FILE));
+	if (inputs->index == NULL && lp_ivf_model_has_graph(model))
+		inputs->index = lp_open_input_in(source->store,
+										 psprintf("%s/%s", directory, LP_IVF_INDEX_FILE));
 	context = AllocSetContextCreate(CurrentMemoryContext, "lance_fdw vector index partition",
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(context);
-	ok = lp_ivf_partition_read(model, *auxiliary, number, &partition, &err);
+	ok = lp_ivf_partition_read(model, inputs->index, inputs->auxiliary, number, &partition, &err);
 	MemoryContextSwitchTo(old);
 	if (!ok)
 	{
@@ -390,8 +408,10 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 	uint32	   *partitions = palloc(sizeof(uint32) * Min((uint32) lp_fdw_nprobes,
 														 lp_ivf_model_num_partitions(model)));
 	uint32		probed;
-	LpInput    *auxiliary = NULL;
+	IndexInputs inputs = {NULL, NULL};
 	LpIvfScan  *scan;
+	uint32		ef = 0;
+	uint32	   *rows = NULL;
 	uint64		fragment = PG_UINT64_MAX;	/* of the last row looked up, and whether entry covers it */
 	bool		covers = false;
 	LpError		err;
@@ -405,41 +425,69 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 				errmsg_internal("lance_fdw does not use index \"%s\": %s", entry->name, err.message));
 		return false;
 	}
+	/*
+	 * An HNSW graph is walked with a beam of lance_parts.fdw_ef, or Lance's
+	 * 1.5 times the candidates asked for, when candidates are limited;
+	 * otherwise every row is scored.
+	 */
+	if (lp_ivf_model_has_graph(model) && candidates->limit != PG_UINT64_MAX)
+	{
+		uint64		beam = lp_fdw_ef > 0 ? (uint64) lp_fdw_ef : candidates->limit + candidates->limit / 2;
+
+		ef = (uint32) Min(Max(beam, candidates->limit), (uint64) PG_INT32_MAX);
+		search->graph = true;
+	}
 	for (uint32 p = 0; p < probed; p++)
 	{
 		const LpIvfPartition *partition;
 		const uint64 *ids;
 		float	   *scores;
 		uint64		n;
+		uint32		found;
 
 		CHECK_FOR_INTERRUPTS();
-		partition = partition_of(source, model, directory, partitions[p], &auxiliary);
+		partition = partition_of(source, model, directory, partitions[p], &inputs);
 		n = lp_ivf_partition_num_rows(partition);
 		ids = lp_ivf_partition_row_ids(partition);
-		scores = palloc(sizeof(float) * Max(n, 1));
-		lp_ivf_scan_score(scan, partition, scores);
-		/* a partition's rows come fragment by fragment: the bitmap is asked once per run */
-		for (uint64 i = 0; i < n; i++)
+		scores = palloc(sizeof(float) * Max(ef > 0 ? Min(ef, n) : n, 1));
+		if (ef > 0)
 		{
-			if ((ids[i] >> 32) != fragment)
+			rows = palloc(sizeof(uint32) * Max(Min(ef, n), 1));
+			if (n > 0 && !lp_ivf_scan_search(scan, partition, (uint32) Min(ef, n), rows, scores,
+											 &found, &err))
+				lp_raise(&err);
+		}
+		else
+			lp_ivf_scan_score(scan, partition, scores);
+		/* a partition's rows come fragment by fragment: the bitmap is asked once per run */
+		for (uint64 i = 0; i < (ef > 0 ? (n > 0 ? found : 0) : n); i++)
+		{
+			uint64		id = ids[ef > 0 ? rows[i] : i];
+
+			if ((id >> 32) != fragment)
 			{
-				fragment = ids[i] >> 32;
+				fragment = id >> 32;
 				covers = false;
 				if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
 										   (uint32) fragment, &covers, &err))
 					lp_raise(&err);
 			}
 			if (covers)
-				offer_candidate(candidates, scores[i], ids[i]);
+				offer_candidate(candidates, scores[i], id);
 		}
 		pfree(scores);
+		if (rows != NULL)
+			pfree(rows);
+		rows = NULL;
 		search->rows_read += n;
 	}
 	search->partitions_probed += probed;
 	search->num_partitions += lp_ivf_model_num_partitions(model);
 	lp_ivf_scan_close(scan);
-	if (auxiliary != NULL)
-		lp_input_close(auxiliary);
+	if (inputs.auxiliary != NULL)
+		lp_input_close(inputs.auxiliary);
+	if (inputs.index != NULL)
+		lp_input_close(inputs.index);
 	return true;
 }
 
