@@ -24,7 +24,7 @@
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
-search(const LpIvfModel *model, LpInput *auxiliary, const uint8_t *seed)
+search(const LpIvfModel *model, LpInput *index, LpInput *auxiliary, const uint8_t *seed)
 {
 	uint32_t	dimension = lp_ivf_model_dimension(model);
 	float	   *query = lp_alloc(sizeof(float) * dimension);
@@ -99,7 +99,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 									 size - HEADER_BYTES - index_len);
 	if (index != NULL && auxiliary != NULL && lp_ivf_model_read(index, auxiliary, &model, &err))
 	{
-		search(model, auxiliary, data);
+		search(model, index, auxiliary, data);
 		lp_ivf_model_free(model);
 	}
 	if (index != NULL)
