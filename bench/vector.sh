@@ -120,7 +120,7 @@ row "lance_fdw, IVF_PQ" fdw_pq
 row "lancedb, IVF_PQ" lancedb_pq
 row "lance_fdw, IVF_PQ, refine factor 5" fdw_pq_refine
 row "lancedb, IVF_PQ, refine factor 5" lancedb_pq_refine
-row "lance_fdw, IVF_HNSW_SQ (every row of the probed partitions scored)" fdw_hnsw_sq
+row "lance_fdw, IVF_HNSW_SQ" fdw_hnsw_sq
 row "lancedb, IVF_HNSW_SQ" lancedb_hnsw_sq
 row "lance_fdw, exact top-k" exact
 row "pgvector HNSW, heap table" pgvector

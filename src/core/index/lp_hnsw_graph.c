@@ -371,9 +371,12 @@ lp_hnsw_graph_search(const LpHnswGraph *graph, uint32_t ef, LpHnswDistance dista
 	while (ok && candidates.num > 0)
 	{
 		Scored		nearest = heap_pop(&candidates);
+		Scored		furthest;
 
 		if (results.num >= ef && compare(&nearest, &results.items[0]) > 0)
 			break;
+		/* as Lance's beam search: neighbours within the results' bound when the node was taken */
+		furthest = results.items[0];
 		for (uint64_t i = bottom->starts[nearest.node]; ok && i < bottom->starts[nearest.node + 1]; i++)
 		{
 			uint32_t	node = bottom->neighbors[i];
@@ -384,12 +387,16 @@ lp_hnsw_graph_search(const LpHnswGraph *graph, uint32_t ef, LpHnswDistance dista
 			visited[node / 8] |= 1 << (node % 8);
 			next.node = node;
 			next.distance = distance(context, node);
-			if (results.num < ef || compare(&next, &results.items[0]) < 0)
+			if (results.num >= ef && compare(&next, &furthest) > 0)
+				continue;
+			if (results.num < ef)
+				ok = heap_push(&results, next);
+			else if (compare(&next, &results.items[0]) < 0)
 			{
-				ok = heap_push(&candidates, next) && heap_push(&results, next);
-				if (ok && results.num > ef)
-					(void) heap_pop(&results);
+				(void) heap_pop(&results);
+				ok = heap_push(&results, next);
 			}
+			ok = ok && heap_push(&candidates, next);
 		}
 	}
 	if (ok)

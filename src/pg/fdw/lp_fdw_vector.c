@@ -432,9 +432,10 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 	 */
 	if (lp_ivf_model_has_graph(model) && candidates->limit != PG_UINT64_MAX)
 	{
-		uint64		beam = lp_fdw_ef > 0 ? (uint64) lp_fdw_ef : candidates->limit + candidates->limit / 2;
+		uint64		limit = Min(candidates->limit, (uint64) PG_INT32_MAX);
+		uint64		beam = lp_fdw_ef > 0 ? (uint64) lp_fdw_ef : limit + limit / 2;
 
-		ef = (uint32) Min(Max(beam, candidates->limit), (uint64) PG_INT32_MAX);
+		ef = (uint32) Min(Max(beam, limit), (uint64) PG_INT32_MAX);
 		search->graph = true;
 	}
 	for (uint32 p = 0; p < probed; p++)
@@ -459,7 +460,7 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 		}
 		else
 			lp_ivf_scan_score(scan, partition, scores);
-		/* a partition's rows come fragment by fragment: the bitmap is asked once per run */
+		/* rows come mostly fragment by fragment: the bitmap is asked once per run */
 		for (uint64 i = 0; i < (ef > 0 ? (n > 0 ? found : 0) : n); i++)
 		{
 			uint64		id = ids[ef > 0 ? rows[i] : i];
