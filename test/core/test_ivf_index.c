@@ -407,7 +407,7 @@ LP_TEST(ivf_index_json)
 	LpJsonSpan	value;
 	LpJsonSpan	element;
 	LpJsonSpan	inner;
-	char	   *string;
+	char	   *string = NULL;
 	double		number;
 
 	LP_CHECK(lp_json_member(doc, "a", &value));
