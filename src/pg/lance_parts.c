@@ -47,6 +47,7 @@ _PG_init(void)
 	LpFdwParallelInit();
 	LpFdwTopKInit();
 	LpFdwIndexInit();
+	LpFdwVectorInit();
 	LpS3ConfigInit();
 	LpWriteInit();
 	LpWriteWorkersInit();

@@ -23,6 +23,7 @@ const lancedb = require('@lancedb/lancedb');
 const { encodeRows, describeArrowField } = require('./values.cjs');
 const meta = require('./lancemeta.cjs');
 const C = require('./columns.cjs');
+const { prng } = require('./prng.cjs');
 
 const FILE_VERSIONS = ['legacy', '2.0', '2.1', '2.2', '2.3'];
 const V2_FILE_VERSIONS = ['2.0', '2.1', '2.2', '2.3'];
@@ -561,6 +562,54 @@ async function generateBtree(outdir)
 		JSON.stringify({ dataset: name + '.lance', indexes, queries }, null, 1) + '\n');
 }
 
+// ivf_*: IVF vector indexes lancedb builds (IVF_FLAT under l2, IVF_PQ under cosine and dot,
+// IVF_HNSW_SQ under l2) on 16-dimension vectors, and lancedb's answers to queries with
+// nprobes 2, in OUTDIR/index/ (ivf_index.json, beside btree_index): the core tests score the
+// probed partitions with the index files, test_ivf_index.c.
+const IVF_ROWS = 2000;
+const IVF_DIM = 16;
+const IVF_QUERIES = 5;
+const IVF_INDEXES = [
+	['ivf_flat_l2', () => lancedb.Index.ivfFlat({ numPartitions: 8, distanceType: 'l2' })],
+	['ivf_pq_cosine', () => lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'cosine' })],
+	['ivf_pq_dot', () => lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'dot' })],
+	['ivf_hnsw_sq_l2', () => lancedb.Index.hnswSq({ numPartitions: 4, distanceType: 'l2' })],
+];
+
+async function generateIvf(outdir)
+{
+	const random = prng(27027);
+	const vectors = Array.from({ length: IVF_ROWS + IVF_QUERIES },
+		() => Array.from({ length: IVF_DIM }, () => Math.fround(random() * 2 - 1)));
+	const table = new arrow.Table({
+		id: arrow.vectorFromArray(vectors.slice(0, IVF_ROWS).map((_, i) => i), new arrow.Int32()),
+		emb: arrow.vectorFromArray(vectors.slice(0, IVF_ROWS),
+			new arrow.FixedSizeList(IVF_DIM, new arrow.Field('item', new arrow.Float32(), true))),
+	});
+	const db = await lancedb.connect(outdir);
+	const queries = vectors.slice(IVF_ROWS);
+	const indexes = [];
+
+	for (const [name, config] of IVF_INDEXES)
+	{
+		const dataset = await db.createTable(name, table, { storageOptions: storageOptions('2.1', 'v2') });
+		const answers = [];
+
+		await dataset.createIndex('emb', { config: config() });
+		for (const query of queries)
+		{
+			const found = await dataset.vectorSearch(query).nprobes(2).limit(10).withRowId(true).toArray();
+
+			answers.push(found.map((row) => ({ row_id: String(row._rowid), distance: row._distance })));
+		}
+		const [index] = await dataset.listIndices();
+
+		indexes.push({ dataset: name + '.lance', uuid: index.indexUuid, type: index.indexType, answers });
+	}
+	fs.writeFileSync(path.join(outdir, 'ivf_index.json'),
+		JSON.stringify({ dimension: IVF_DIM, nprobes: 2, queries, indexes }, null, 1) + '\n');
+}
+
 async function main()
 {
 	if (process.argv.length !== 3)
@@ -605,6 +654,7 @@ async function main()
 	// in a directory of its own: IMPORT FOREIGN SCHEMA of OUTDIR imports manifest.json's datasets only
 	fs.rmSync(path.join(outdir, 'index'), { recursive: true, force: true });
 	await generateBtree(path.join(outdir, 'index'));
+	await generateIvf(path.join(outdir, 'index'));
 
 	fs.writeFileSync(path.join(outdir, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
 	process.stderr.write('generated ' + datasets.length + ' datasets in ' + outdir + ' (' +

@@ -352,7 +352,8 @@ static void
 lance_explain(ForeignScanState *node, ExplainState *es)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
-	LpFdwScan  *scan = lp_fdw_node_scan(node);
+	LanceScanState *state = node->fdw_state;
+	LpFdwScan  *scan = state->scan;
 	const LpFdwSource *source = lp_fdw_scan_source(scan);
 	List	   *pushed = plan_pushed_clauses(plan);
 	List	   *context = NIL;
@@ -415,6 +416,8 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	if (plan_ranks_rows(plan))
 		ExplainPropertyText("Lance Top-K",
 							lp_fdw_topk_explain(plan_topk_exprs(plan), context, es->verbose), es);
+	if (es->analyze && state->topk != NULL && lp_fdw_topk_explain_index(state->topk) != NULL)
+		ExplainPropertyText("Lance Vector Index", lp_fdw_topk_explain_index(state->topk), es);
 	if (es->analyze)
 	{
 		uint64		decoded;

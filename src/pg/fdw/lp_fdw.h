@@ -10,6 +10,7 @@
  *                    queue of units in dynamic shared memory
  * lp_fdw_topk.c      exact top-k scans: ORDER BY a pgvector distance LIMIT k
  * lp_fdw_index.c     Lance's BTREE scalar indexes: the rows of pushed clauses
+ * lp_fdw_vector.c    Lance's IVF vector indexes: the candidates of top-k scans
  * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
  * lp_fdw_source.c    what a foreign table reads: a dataset version (its
@@ -41,6 +42,7 @@
 #include "dataset/lp_fragment.h"
 #include "dataset/lp_manifest.h"
 #include "format/lp_values.h"
+#include "index/lp_ivf_index.h"
 #include "io/lp_storage.h"
 
 /* ---- options (lp_fdw_options.c) ---- */
@@ -240,6 +242,20 @@ typedef struct LpFdwIndexRows
 extern LpFdwIndexRows *lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter,
 										   AttrNumber attnum, int32 field_id, Oid column_type);
 
+/* The directory of an index entry's files: <dataset>/_indices/<uuid>. */
+extern char *lp_fdw_index_directory(const LpFdwSource *source, const LpIndexEntry *entry);
+
+/*
+ * The rows of ids (row addresses: fragment id << 32 | row; sorted and
+ * deduplicated in place) in each fragment the entries marked used cover, as
+ * row offsets: those fragments are restricted to them, the others read
+ * whole.  An address beyond its fragment's rows is an ERROR naming index
+ * name.
+ */
+extern LpFdwIndexRows *lp_fdw_index_rows(const LpFdwSource *source, const LpIndexEntry *entries,
+										 const bool *used, size_t n, const char *name,
+										 uint64 *ids, uint64 num_ids);
+
 /*
  * Whether the index restricts the rows [first_row, end_row) of fragment (an
  * index in the manifest); if so, the rows it found among them.
@@ -247,6 +263,40 @@ extern LpFdwIndexRows *lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilte
 extern bool lp_fdw_index_unit_rows(const LpFdwIndexRows *index_rows, uint64 fragment,
 								   uint64 first_row, uint64 end_row, const uint64 **rows,
 								   uint64 *num_rows);
+
+/* ---- vector indexes (lp_fdw_vector.c) ---- */
+
+/* lance_parts.fdw_vector_index, fdw_nprobes, fdw_refine_factor and fdw_ef */
+extern bool lp_fdw_vector_index;
+extern int	lp_fdw_nprobes;
+extern int	lp_fdw_refine_factor;
+extern int	lp_fdw_ef;
+extern void LpFdwVectorInit(void);
+
+/* What a search of a vector index did (for EXPLAIN ANALYZE). */
+typedef struct LpFdwVectorSearch
+{
+	char	   *index_name;		/* NULL: no index was used */
+	char	   *index_type;		/* "IVF_PQ", ... */
+	const char *metric;			/* "l2", "cosine", "dot" */
+	uint64		partitions_probed;	/* summed over the index's segments */
+	uint64		num_partitions;
+	uint64		rows_read;		/* of the probed partitions */
+	bool		graph;			/* their HNSW graphs were walked */
+	uint64		candidates;
+} LpFdwVectorSearch;
+
+/*
+ * The candidates a vector index on Lance field field_id, of metric and
+ * dimension, finds for query: at most limit by their scores in the
+ * fragments the index covers (the others read whole), as
+ * lp_fdw_index_rows; NULL when no index is used (with a DEBUG1 message
+ * saying why).  *search says what it did.
+ */
+extern LpFdwIndexRows *lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id,
+												LpVectorMetric metric, const float *query,
+												int dimension, uint64 limit,
+												LpFdwVectorSearch *search);
 
 /* ---- the scan iterator (lp_fdw_scan.c) ---- */
 
@@ -349,6 +399,16 @@ extern uint64 lp_fdw_row_address_fragments(const LpFdwSource *source);
  * now if the scan has not started), NULL when it uses none.
  */
 extern const LpFdwIndexRows *lp_fdw_scan_index_rows(LpFdwScan *scan);
+
+/*
+ * Read only rows in the fragments rows restricts (a vector index's
+ * candidates; rows stays the caller's until the scan is rewound), and no
+ * scalar index's; set before the first batch.
+ */
+extern void lp_fdw_scan_restrict(LpFdwScan *scan, const LpFdwIndexRows *rows);
+
+/* Whether the scan evaluates pushed clauses. */
+extern bool lp_fdw_scan_has_filter(const LpFdwScan *scan);
 
 /* What the scan reads, and the Lance fields of its columns (for EXPLAIN). */
 extern const LpFdwSource *lp_fdw_scan_source(const LpFdwScan *scan);
@@ -467,6 +527,9 @@ extern void lp_fdw_topk_rewind(LpFdwTopK *topk);
 
 /* What EXPLAIN shows of a top-k scan: "emb <-> $1, k=10". */
 extern char *lp_fdw_topk_explain(List *exprs, List *deparse_context, bool verbose);
+
+/* The vector index the last execution searched, what it read (EXPLAIN ANALYZE); NULL when none. */
+extern char *lp_fdw_topk_explain_index(const LpFdwTopK *topk);
 
 /* ---- ANALYZE (lp_fdw_analyze.c) ---- */
 

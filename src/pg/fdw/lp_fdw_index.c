@@ -189,8 +189,8 @@ unusable_reason(const LpIndexEntry *entry)
 	return NULL;
 }
 
-static char *
-index_directory(const LpFdwSource *source, const LpIndexEntry *entry)
+char *
+lp_fdw_index_directory(const LpFdwSource *source, const LpIndexEntry *entry)
 {
 	const uint8_t *u = entry->uuid;
 
@@ -216,7 +216,7 @@ static bool
 search_segment(const LpFdwSource *source, const LpIndexEntry *entry, List *terms,
 			   uint64 **ids, uint64 *num_ids)
 {
-	char	   *directory = index_directory(source, entry);
+	char	   *directory = lp_fdw_index_directory(source, entry);
 	char	   *lookup_path = psprintf("%s/%s", directory, LP_BTREE_LOOKUP_FILE);
 	char	   *pages_path = psprintf("%s/%s", directory, LP_BTREE_PAGES_FILE);
 	LpInput    *lookup = lp_open_input_in(source->store, lookup_path);
@@ -316,15 +316,19 @@ first_at_or_above(const uint64 *ids, uint64 n, uint64 address)
 	return low;
 }
 
-/*
- * The rows of ids (ascending row addresses: fragment id << 32 | row) in each
- * fragment the segments cover, as row offsets.
- */
-static LpFdwIndexRows *
-rows_by_fragment(const LpFdwSource *source, const LpIndexEntry *entries, const bool *used,
-				 size_t n, const char *name, const uint64 *ids, uint64 num_ids)
+LpFdwIndexRows *
+lp_fdw_index_rows(const LpFdwSource *source, const LpIndexEntry *entries, const bool *used,
+				  size_t n, const char *name, uint64 *ids, uint64 num_ids)
 {
 	LpFdwIndexRows *result = palloc0(sizeof(LpFdwIndexRows));
+	uint64		kept = 0;
+
+	if (num_ids > 1)
+		qsort(ids, num_ids, sizeof(uint64), compare_row_ids);
+	for (uint64 i = 0; i < num_ids; i++)
+		if (kept == 0 || ids[kept - 1] != ids[i])
+			ids[kept++] = ids[i];
+	num_ids = kept;
 
 	result->index_name = pstrdup(name);
 	result->fragments = palloc0(sizeof(LpFdwIndexFragment) * Max(source->num_fragments, 1));
@@ -373,7 +377,6 @@ lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter, AttrNumber a
 	const char *name = NULL;
 	uint64	   *ids = NULL;
 	uint64		num_ids = 0;
-	uint64		kept = 0;
 	List	   *terms;
 	LpFdwIndexRows *result;
 	LpError		err;
@@ -415,12 +418,7 @@ lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter, AttrNumber a
 		lp_manifest_index_entries_free(entries, n);
 		return NULL;
 	}
-	if (num_ids > 1)
-		qsort(ids, num_ids, sizeof(uint64), compare_row_ids);
-	for (uint64 i = 0; i < num_ids; i++)
-		if (kept == 0 || ids[kept - 1] != ids[i])
-			ids[kept++] = ids[i];
-	result = rows_by_fragment(source, entries, used, n, name, ids, kept);
+	result = lp_fdw_index_rows(source, entries, used, n, name, ids, num_ids);
 	if (ids != NULL)
 		pfree(ids);
 	lp_manifest_index_entries_free(entries, n);

@@ -128,6 +128,7 @@ struct LpFdwScan
 	/* the rows a scalar index found, looked up before the first batch of each scan */
 	bool		index_looked_up;
 	LpFdwIndexRows *index_rows;
+	const LpFdwIndexRows *vector_rows;	/* a vector index's candidates (lp_fdw_scan_restrict) */
 	MemoryContext index_context;
 	LpDeletions deletions;
 	List	   *open_files;		/* OpenFile, in the fragment context */
@@ -525,6 +526,9 @@ open_fragment(LpFdwScan *state, uint64 index)
 static void
 open_unit(LpFdwScan *state, const LpFdwUnit *unit)
 {
+	const LpFdwIndexRows *restricting = state->vector_rows != NULL ? state->vector_rows
+		: state->index_rows;
+
 	if (state->fragment_open &&
 		(state->fragment_index != unit->fragment || unit->first_row < state->unit_end_row))
 		close_fragment(state);
@@ -534,8 +538,8 @@ open_unit(LpFdwScan *state, const LpFdwUnit *unit)
 	state->unit_end_row = unit->num_rows > state->fragment_rows - state->unit_next_row ?
 		state->fragment_rows : state->unit_next_row + unit->num_rows;
 	state->fetched_ahead_to = state->unit_next_row;
-	state->unit_restricted = state->index_rows != NULL &&
-		lp_fdw_index_unit_rows(state->index_rows, unit->fragment, state->unit_next_row,
+	state->unit_restricted = restricting != NULL &&
+		lp_fdw_index_unit_rows(restricting, unit->fragment, state->unit_next_row,
 							   state->unit_end_row, &state->unit_candidates,
 							   &state->unit_num_candidates);
 }
@@ -1026,8 +1030,24 @@ lp_fdw_scan_rewind(LpFdwScan *state)
 	/* the next scan's parameters may find other rows */
 	state->index_looked_up = false;
 	state->index_rows = NULL;
+	state->vector_rows = NULL;
 	if (state->index_context != NULL)
 		MemoryContextReset(state->index_context);
+}
+
+bool
+lp_fdw_scan_has_filter(const LpFdwScan *state)
+{
+	return state->filter != NULL;
+}
+
+void
+lp_fdw_scan_restrict(LpFdwScan *state, const LpFdwIndexRows *rows)
+{
+	state->vector_rows = rows;
+	/* the candidates replace the rows a scalar index would find */
+	state->index_looked_up = true;
+	state->index_rows = NULL;
 }
 
 const LpFdwIndexRows *

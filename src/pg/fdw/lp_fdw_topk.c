@@ -350,6 +350,10 @@ struct LpFdwTopK
 	TupleDesc	desc;
 	Datum	   *values;			/* a row of desc */
 	bool	   *nulls;
+	int32		field_id;		/* the ranked column's Lance field, or -1 */
+	bool		has_metric;		/* the operator is a metric vector indexes are built for */
+	LpVectorMetric metric;
+	LpFdwVectorSearch search;	/* what the last execution's index search did */
 	bool		build_vectors;	/* vectors are built in place (checked against the conversion) */
 	bool		build_checked;
 	PgVector   *vector;			/* the in-place vector, PGVECTOR_MAX_DIM items */
@@ -403,6 +407,33 @@ position_compare_qsort(const void *a, const void *b)
 	return x->row < y->row ? -1 : x->row > y->row ? 1 : 0;
 }
 
+/* The Lance field id of column attnum of relation relid, or -1. */
+static int32
+ranked_field_id(LpFdwScan *scan, Oid relid, AttrNumber attnum)
+{
+	const LpFdwSource *source = lp_fdw_scan_source(scan);
+	int			index = lp_fdw_find_top_field(&source->schema,
+											  lp_fdw_column_field_name(relid, attnum,
+																	   get_attname(relid, attnum, false)));
+
+	return index < 0 ? -1 : source->schema.fields[index].id;
+}
+
+/* The metric of a vector index pgvector's operator name ranks by. */
+static bool
+metric_of_operator(const char *name, LpVectorMetric *metric)
+{
+	if (strcmp(name, "<->") == 0)
+		*metric = LP_VECTOR_L2;
+	else if (strcmp(name, "<=>") == 0)
+		*metric = LP_VECTOR_COSINE;
+	else if (strcmp(name, "<#>") == 0)
+		*metric = LP_VECTOR_DOT;
+	else
+		return false;
+	return true;
+}
+
 LpFdwTopK *
 lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, PlanState *parent)
 {
@@ -433,6 +464,8 @@ lp_fdw_topk_begin(LpFdwScan *scan, List *exprs, PlanState *parent)
 	else
 		topk->dimensions = castNode(Var, column)->vartypmod;
 	topk->attnum = castNode(Var, column)->varattno;
+	topk->field_id = ranked_field_id(scan, RelationGetRelid(rel), topk->attnum);
+	topk->has_metric = metric_of_operator(get_opname(ranking->opno), &topk->metric);
 	fmgr_info(get_opcode(ranking->opno), &topk->distance);
 	topk->collation = ranking->inputcollid;
 	topk->query_state = ExecInitExpr((Expr *) value, parent);
@@ -663,6 +696,36 @@ rank_rows(LpFdwTopK *topk)
 }
 
 /*
+ * Restrict the scan to the candidates of a vector index on the column
+ * (lp_fdw_vector.c), when one answers the query: k * refine_factor of
+ * them, or every row of the probed partitions when a filter or deleted
+ * rows could drop candidates.
+ */
+static void
+restrict_to_index(LpFdwTopK *topk)
+{
+	const LpFdwSource *source = lp_fdw_scan_source(topk->scan);
+	const PgVector *query;
+	uint64		limit;
+	LpFdwIndexRows *rows;
+	MemoryContext old;
+
+	memset(&topk->search, 0, sizeof(topk->search));
+	if (topk->query_isnull || topk->field_id < 0 || !topk->has_metric)
+		return;
+	query = (const PgVector *) DatumGetPointer(topk->query);
+	if (lp_fdw_scan_has_filter(topk->scan) || source->deleted_rows > 0 ||
+		pg_mul_u64_overflow(topk->k, (uint64) lp_fdw_refine_factor, &limit))
+		limit = PG_UINT64_MAX;
+	old = MemoryContextSwitchTo(topk->context);
+	rows = lp_fdw_vector_candidates(source, topk->field_id, topk->metric, query->x, query->dim,
+									limit, &topk->search);
+	MemoryContextSwitchTo(old);
+	if (rows != NULL)
+		lp_fdw_scan_restrict(topk->scan, rows);
+}
+
+/*
  * Decode every column of the kept rows, fragment by fragment in row order,
  * into tuples; then sort them nearest first.
  */
@@ -712,7 +775,10 @@ lp_fdw_topk_next(LpFdwTopK *topk, TupleTableSlot *slot)
 	{
 		prepare(topk);
 		if (topk->k > 0)
+		{
+			restrict_to_index(topk);
 			rank_rows(topk);
+		}
 		materialize_rows(topk);
 		topk->ranked = true;
 		topk->next = 0;
@@ -732,6 +798,21 @@ lp_fdw_topk_rewind(LpFdwTopK *topk)
 	topk->ranked = false;
 	topk->rows = NULL;
 	topk->num_rows = 0;
+}
+
+char *
+lp_fdw_topk_explain_index(const LpFdwTopK *topk)
+{
+	const LpFdwVectorSearch *search = &topk->search;
+
+	if (search->index_name == NULL)
+		return NULL;
+	return psprintf("%s (%s, %s), " UINT64_FORMAT " of " UINT64_FORMAT " partitions%s, "
+					UINT64_FORMAT " rows read, " UINT64_FORMAT " candidates",
+					search->index_name, search->index_type, search->metric,
+					search->partitions_probed, search->num_partitions,
+					search->graph ? " (graphs searched)" : "", search->rows_read,
+					search->candidates);
 }
 
 /* A LIMIT or OFFSET value as EXPLAIN shows it: a number, or the expression. */

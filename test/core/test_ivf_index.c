@@ -1,0 +1,451 @@
+/*
+ * test_ivf_index.c - the IVF vector indexes lancedb built on the reference
+ * data (ivf_* in test/reference/generate.cjs): for every query of
+ * ivf_index.json, the rows of the two partitions nearest the query, ranked
+ * by their scores, are lancedb's ten answers with nprobes 2 (the same row
+ * ids, and the same distances for flat and PQ storage; at least 9 of 10
+ * for HNSW_SQ, whose graph and SQ distances lancedb approximates
+ * differently); the HNSW graphs searched with lancedb's beam find most of
+ * its answers; the index JSON of the metadata; damaged and swapped files
+ * fail cleanly.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_reader.h"
+#include "lp_test.h"
+
+#include "base/lp_alloc.h"
+#include "index/lp_index_json.h"
+#include "index/lp_ivf_index.h"
+#include "lp_test_files.h"
+
+#define TOP 10
+
+typedef struct IndexFiles
+{
+	uint8_t    *index_bytes;
+	size_t		index_len;
+	uint8_t    *auxiliary_bytes;
+	size_t		auxiliary_len;
+	LpInput    *index;
+	LpInput    *auxiliary;
+} IndexFiles;
+
+typedef struct Scored
+{
+	float		score;
+	uint64_t	row_id;
+} Scored;
+
+static JsonValue *
+read_reference(void)
+{
+	char		path[4096];
+	const char *error = NULL;
+	JsonValue  *reference;
+
+	if (lp_test_data_dir == NULL)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/index/ivf_index.json", lp_test_data_dir);
+	reference = json_parse_file(path, &error);
+	LP_CHECK_MSG(reference != NULL, "%.300s: %.100s", path, error ? error : "unreadable");
+	return reference;
+}
+
+static bool
+read_files(const JsonValue *index, IndexFiles *files)
+{
+	char		path[4096];
+
+	memset(files, 0, sizeof(*files));
+	snprintf(path, sizeof(path), "%s/index/%s/_indices/%s/%s", lp_test_data_dir,
+			 json_get(index, "dataset")->text, json_get(index, "uuid")->text, LP_IVF_INDEX_FILE);
+	if (!lp_test_file_read_all(path, &files->index_bytes, &files->index_len))
+		return false;
+	snprintf(path, sizeof(path), "%s/index/%s/_indices/%s/%s", lp_test_data_dir,
+			 json_get(index, "dataset")->text, json_get(index, "uuid")->text, LP_IVF_AUXILIARY_FILE);
+	if (!lp_test_file_read_all(path, &files->auxiliary_bytes, &files->auxiliary_len))
+		return false;
+	files->index = lp_memory_input_open(LP_IVF_INDEX_FILE, files->index_bytes, files->index_len);
+	files->auxiliary = lp_memory_input_open(LP_IVF_AUXILIARY_FILE, files->auxiliary_bytes,
+											files->auxiliary_len);
+	return true;
+}
+
+static void
+free_files(IndexFiles *files)
+{
+	if (files->index)
+		lp_input_close(files->index);
+	if (files->auxiliary)
+		lp_input_close(files->auxiliary);
+	free(files->index_bytes);
+	free(files->auxiliary_bytes);
+}
+
+static int
+compare_scored(const void *a, const void *b)
+{
+	const Scored *x = a;
+	const Scored *y = b;
+
+	return x->score < y->score ? -1 : x->score > y->score;
+}
+
+/*
+ * The scores of the rows of the nprobes partitions nearest query, best
+ * first, into *out: every row's, or with ef > 0 those the HNSW graphs find.
+ */
+static bool
+search(const LpIvfModel *model, LpInput *index, LpInput *auxiliary, const float *query,
+	   uint32_t nprobes, uint32_t ef, Scored **out, uint64_t *n, LpError *err)
+{
+	uint32_t	partitions[64];
+	uint32_t	probed;
+	LpIvfScan  *scan;
+
+	*out = NULL;
+	*n = 0;
+	if (!lp_ivf_nearest_partitions(model, query, nprobes, partitions, &probed, err) ||
+		!lp_ivf_scan_open(model, query, &scan, err))
+		return false;
+	for (uint32_t p = 0; p < probed; p++)
+	{
+		LpIvfPartition *partition;
+		const uint64_t *ids;
+		float	   *scores;
+		uint64_t	count;
+
+		if (!lp_ivf_partition_read(model, index, auxiliary, partitions[p], &partition, err))
+		{
+			lp_ivf_scan_close(scan);
+			return false;
+		}
+		count = lp_ivf_partition_num_rows(partition);
+		ids = lp_ivf_partition_row_ids(partition);
+		LP_CHECK(lp_ivf_partition_memory(partition) >= count * sizeof(uint64_t));
+		scores = malloc(sizeof(float) * (count + 1));
+		*out = realloc(*out, sizeof(Scored) * (*n + count + 1));
+		if (ef == 0)
+		{
+			lp_ivf_scan_score(scan, partition, scores);
+			for (uint64_t i = 0; i < count; i++)
+				(*out)[*n + i] = (Scored) {scores[i], ids[i]};
+			*n += count;
+		}
+		else
+		{
+			uint32_t   *rows = malloc(sizeof(uint32_t) * ef);
+			uint32_t	found = 0;
+
+			LP_CHECK(lp_ivf_scan_search(scan, partition, ef < count ? ef : (uint32_t) count,
+										rows, scores, &found, err));
+			for (uint32_t i = 0; i < found; i++)
+			{
+				LP_CHECK(rows[i] < count && (i == 0 || scores[i - 1] <= scores[i]));
+				(*out)[*n + i] = (Scored) {scores[i], ids[rows[i]]};
+			}
+			*n += found;
+			free(rows);
+		}
+		free(scores);
+		lp_ivf_partition_free(partition);
+	}
+	lp_ivf_scan_close(scan);
+	qsort(*out, *n, sizeof(Scored), compare_scored);
+	return true;
+}
+
+LP_TEST(ivf_index_answers_match_lancedb)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *indexes;
+	const JsonValue *queries;
+	int			checked = 0;
+
+	if (reference == NULL)
+		return;
+	indexes = json_get(reference, "indexes");
+	queries = json_get(reference, "queries");
+	for (size_t i = 0; i < indexes->count; i++)
+	{
+		const JsonValue *index = &indexes->items[i];
+		const char *name = json_get(index, "dataset")->text;
+		bool		approximate_sq = strstr(name, "hnsw_sq") != NULL;
+		IndexFiles	files;
+		LpIvfModel *model = NULL;
+		LpError		err = {0};
+
+		if (!read_files(index, &files))
+			LP_CHECK_MSG(false, "%.200s: index files not found", name);
+		else if (!lp_ivf_model_read(files.index, files.auxiliary, &model, &err))
+			LP_CHECK_MSG(false, "%.200s: %.300s", name, err.message);
+		else
+		{
+			LP_CHECK_EQ_U64(lp_ivf_model_dimension(model), strtoull(json_get(reference, "dimension")->text, NULL, 10));
+			LP_CHECK(lp_ivf_model_memory(model) > 0);
+			LP_CHECK(lp_ivf_model_storage(model) ==
+					 (strstr(name, "flat") != NULL ? LP_IVF_STORAGE_FLAT :
+					  strstr(name, "_pq_") != NULL ? LP_IVF_STORAGE_PQ : LP_IVF_STORAGE_SQ));
+			for (size_t q = 0; q < queries->count; q++)
+			{
+				const JsonValue *answers = &json_get(index, "answers")->items[q];
+				float		query[64];
+				Scored	   *found;
+				uint64_t	n;
+				int			same = 0;
+
+				for (size_t d = 0; d < queries->items[q].count; d++)
+					query[d] = strtof(queries->items[q].items[d].text, NULL);
+				if (!search(model, files.index, files.auxiliary, query,
+							(uint32_t) strtoul(json_get(reference, "nprobes")->text, NULL, 10),
+							0, &found, &n, &err))
+				{
+					LP_CHECK_MSG(false, "%.200s: %.300s", name, err.message);
+					continue;
+				}
+				LP_CHECK(n >= TOP && answers->count == TOP);
+				for (size_t a = 0; a < answers->count && n >= TOP; a++)
+				{
+					uint64_t	id = strtoull(json_get(&answers->items[a], "row_id")->text, NULL, 10);
+					double		distance = strtod(json_get(&answers->items[a], "distance")->text, NULL);
+
+					for (int r = 0; r < TOP; r++)
+						same += found[r].row_id == id;
+					if (!approximate_sq)
+						LP_CHECK_MSG(found[a].row_id == id &&
+									 fabs(found[a].score - distance) <= 1e-4 * (1 + fabs(distance)),
+									 "%.200s query %zu answer %zu: %llu at %g, lancedb %llu at %g",
+									 name, q, a, (unsigned long long) found[a].row_id,
+									 found[a].score, (unsigned long long) id, distance);
+				}
+				LP_CHECK_MSG(same >= (approximate_sq ? TOP - 1 : TOP), "%.200s query %zu: %d of %d",
+							 name, q, same, TOP);
+				free(found);
+				checked++;
+			}
+		}
+		lp_ivf_model_free(model);
+		free_files(&files);
+	}
+	LP_CHECK(checked >= 20);
+	json_free(reference);
+}
+
+/*
+ * IVF_HNSW_SQ through its graphs with lancedb's default beam (1.5 k): most
+ * of lancedb's answers, and only rows the exhaustive search scores alike.
+ */
+LP_TEST(ivf_index_hnsw_graph_search)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *indexes;
+	const JsonValue *queries;
+	int			same = 0;
+	int			total = 0;
+
+	if (reference == NULL)
+		return;
+	indexes = json_get(reference, "indexes");
+	queries = json_get(reference, "queries");
+	for (size_t i = 0; i < indexes->count; i++)
+	{
+		const JsonValue *index = &indexes->items[i];
+		IndexFiles	files;
+		LpIvfModel *model = NULL;
+		LpError		err = {0};
+
+		if (!read_files(index, &files) ||
+			!lp_ivf_model_read(files.index, files.auxiliary, &model, &err))
+		{
+			LP_CHECK_MSG(false, "%.300s", err.message);
+			free_files(&files);
+			continue;
+		}
+		LP_CHECK(lp_ivf_model_has_graph(model) ==
+				 (strstr(json_get(index, "dataset")->text, "hnsw") != NULL));
+		for (size_t q = 0; lp_ivf_model_has_graph(model) && q < queries->count; q++)
+		{
+			const JsonValue *answers = &json_get(index, "answers")->items[q];
+			float		query[64];
+			Scored	   *found;
+			uint64_t	n;
+
+			for (size_t d = 0; d < queries->items[q].count; d++)
+				query[d] = strtof(queries->items[q].items[d].text, NULL);
+			if (!search(model, files.index, files.auxiliary, query, 2, TOP + TOP / 2, &found, &n, &err))
+			{
+				LP_CHECK_MSG(false, "%.300s", err.message);
+				continue;
+			}
+			LP_CHECK(n >= TOP);
+			for (size_t a = 0; a < answers->count; a++)
+				for (uint64_t r = 0; r < TOP && r < n; r++)
+					same += found[r].row_id == strtoull(json_get(&answers->items[a], "row_id")->text, NULL, 10);
+			total += answers->count;
+			free(found);
+		}
+		lp_ivf_model_free(model);
+		free_files(&files);
+	}
+	LP_CHECK_MSG(total > 0 && same >= total * 8 / 10, "%d of %d", same, total);
+	json_free(reference);
+}
+
+/* The partitions come nearest first, never more than asked, and a zero query has no cosine. */
+LP_TEST(ivf_index_partitions)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *indexes;
+
+	if (reference == NULL)
+		return;
+	indexes = json_get(reference, "indexes");
+	for (size_t i = 0; i < indexes->count; i++)
+	{
+		IndexFiles	files;
+		LpIvfModel *model = NULL;
+		LpError		err = {0};
+		float		zero[64] = {0};
+		uint32_t	partitions[64];
+		uint32_t	n = 0;
+
+		if (!read_files(&indexes->items[i], &files) ||
+			!lp_ivf_model_read(files.index, files.auxiliary, &model, &err))
+		{
+			LP_CHECK_MSG(false, "%.300s", err.message);
+			free_files(&files);
+			continue;
+		}
+		LP_CHECK(lp_ivf_nearest_partitions(model, zero, 1000, partitions, &n, &err) ==
+				 (lp_ivf_model_metric(model) != LP_VECTOR_COSINE));
+		if (lp_ivf_model_metric(model) == LP_VECTOR_COSINE)
+			LP_CHECK(err.code == LP_ERR_INVALID_ARGUMENT);
+		else
+		{
+			LP_CHECK_EQ_U64(n, lp_ivf_model_num_partitions(model));
+			for (uint32_t a = 0; a < n; a++)
+				for (uint32_t b = a + 1; b < n; b++)
+					LP_CHECK(partitions[a] != partitions[b]);
+		}
+		lp_ivf_model_free(model);
+		free_files(&files);
+	}
+	json_free(reference);
+}
+
+/* Truncated, changed and swapped files: an error or a model, never a crash. */
+LP_TEST(ivf_index_damaged_files)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *indexes;
+	int			failures = 0;
+
+	if (reference == NULL)
+		return;
+	indexes = json_get(reference, "indexes");
+	for (size_t i = 0; i < indexes->count; i++)
+	{
+		IndexFiles	files;
+		LpIvfModel *model = NULL;
+		LpError		err = {0};
+
+		if (!read_files(&indexes->items[i], &files))
+		{
+			LP_CHECK(false);
+			free_files(&files);
+			continue;
+		}
+		/* the files swapped: the auxiliary file has no lance:index */
+		LP_CHECK(!lp_ivf_model_read(files.auxiliary, files.index, &model, &err));
+		LP_CHECK(err.code == LP_ERR_UNSUPPORTED || err.code == LP_ERR_CORRUPT);
+		for (size_t cut = 1; cut < files.auxiliary_len; cut += files.auxiliary_len / 97 + 1)
+		{
+			LpInput    *truncated = lp_memory_input_open(LP_IVF_AUXILIARY_FILE, files.auxiliary_bytes, cut);
+
+			if (!lp_ivf_model_read(files.index, truncated, &model, &err))
+				failures++;
+			lp_ivf_model_free(model);
+			model = NULL;
+			lp_input_close(truncated);
+		}
+		for (size_t at = 0; at < files.index_len; at += 7)
+		{
+			uint8_t    *changed = malloc(files.index_len);
+			LpInput    *input;
+
+			memcpy(changed, files.index_bytes, files.index_len);
+			changed[at] ^= 0x5a;
+			input = lp_memory_input_open(LP_IVF_INDEX_FILE, changed, files.index_len);
+			if (lp_ivf_model_read(input, files.auxiliary, &model, &err))
+			{
+				float		query[64] = {1};
+				uint32_t	partitions[64];
+				uint32_t	n;
+
+				(void) lp_ivf_nearest_partitions(model, query, 64, partitions, &n, &err);
+				lp_ivf_model_free(model);
+				model = NULL;
+			}
+			lp_input_close(input);
+			free(changed);
+		}
+		free_files(&files);
+	}
+	LP_CHECK(failures > 0);
+	json_free(reference);
+}
+
+/* The metadata JSON: members, elements, escapes; malformed input is no value. */
+LP_TEST(ivf_index_json)
+{
+	const char *text = " {\"a\" : [1, {\"b\": \"x\\\"y\\u0041\"}], \"n\": -2.5e1, \"s\": \"{\\\"k\\\":3}\"} ";
+	LpJsonSpan	doc = {text, strlen(text)};
+	LpJsonSpan	value;
+	LpJsonSpan	element;
+	LpJsonSpan	inner;
+	char	   *string = NULL;
+	double		number;
+
+	LP_CHECK(lp_json_member(doc, "a", &value));
+	LP_CHECK(lp_json_element(value, 1, &element));
+	LP_CHECK(!lp_json_element(value, 2, &inner));
+	LP_CHECK(lp_json_member(element, "b", &inner) && lp_json_string(inner, &string));
+	LP_CHECK_STR(string, "x\"yA");
+	lp_free(string);
+	LP_CHECK(lp_json_member(doc, "n", &value) && lp_json_number(value, &number) && number == -25);
+	LP_CHECK(lp_json_member(doc, "s", &value) && lp_json_string(value, &string));
+	{
+		LpJsonSpan	nested = {string, strlen(string)};
+
+		LP_CHECK(lp_json_member(nested, "k", &value) && lp_json_number(value, &number) && number == 3);
+	}
+	lp_free(string);
+	LP_CHECK(!lp_json_member(doc, "missing", &value));
+
+	{
+		static const char *const malformed[] = {
+			"{", "{\"a\":}", "{\"a\" 1}", "[1,,2]", "{\"a\":\"\\u0000\"}", "\"\\q\"", "{\"a\":1,}",
+		};
+
+		for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++)
+		{
+			LpJsonSpan	bad = {malformed[i], strlen(malformed[i])};
+
+			LP_CHECK_MSG(!(lp_json_member(bad, "a", &value) && lp_json_string(value, &string)),
+						 "%s", malformed[i]);
+		}
+	}
+	{
+		char		deep[200];
+
+		memset(deep, '[', sizeof(deep));
+		deep[sizeof(deep) - 1] = '\0';
+		value.data = deep;
+		value.len = strlen(deep);
+		LP_CHECK(!lp_json_element(value, 0, &element));
+	}
+}
