@@ -108,6 +108,30 @@ synced_seconds()
 	awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }'
 }
 
+# bench_s3_start MEMSTORE_BYTES - scripts/s3-server.sh's Ceph RGW on loopback for this run
+# (objects in memory, up to MEMSTORE_BYTES), stopped at exit: its settings exported (LP_S3_*),
+# LP_BENCH_STORAGE_OPTIONS for lancedb, BASE=s3://<bucket>/bench, and the lance_fdw server
+# bench_s3 rooted there with the current user's mapping.  Needs sql().
+bench_s3_start()
+{
+	local settings name value
+
+	log "S3 server"
+	export LP_S3_DIR=$WORK/s3
+	export LP_S3_MEMSTORE_BYTES=$1
+	bench_on_exit 'bash "$ROOT/scripts/s3-server.sh" stop >/dev/null 2>&1'
+	settings=$(bash "$ROOT/scripts/s3-server.sh" start)
+	while IFS='=' read -r name value; do
+		export "$name=$value"
+	done <<<"$settings"
+	export LP_BENCH_STORAGE_OPTIONS="{\"aws_endpoint\": \"$LP_S3_ENDPOINT\", \"aws_access_key_id\": \"$LP_S3_ACCESS_KEY_ID\",
+		\"aws_secret_access_key\": \"$LP_S3_SECRET_ACCESS_KEY\", \"aws_region\": \"$LP_S3_REGION\",
+		\"allow_http\": \"true\", \"aws_virtual_hosted_style_request\": \"false\"}"
+	BASE=s3://$LP_S3_BUCKET/bench
+	sql -c "CREATE SERVER bench_s3 FOREIGN DATA WRAPPER lance_fdw OPTIONS (root '$BASE', endpoint '$LP_S3_ENDPOINT', region '$LP_S3_REGION', allow_http 'true')" \
+		-c "CREATE USER MAPPING FOR CURRENT_USER SERVER bench_s3 OPTIONS (access_key_id '$LP_S3_ACCESS_KEY_ID', secret_access_key '$LP_S3_SECRET_ACCESS_KEY')"
+}
+
 bench_header()
 {
 	out "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"

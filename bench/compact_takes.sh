@@ -44,20 +44,7 @@ bench_start lp-compact-takes
 
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$@"; }
 
-log "S3 server"
-export LP_S3_DIR=$WORK/s3
-export LP_S3_MEMSTORE_BYTES=$(( (FRAGMENTS * FRAGMENT_KB * 6 / 1024 + 1024) << 20 ))
-bench_on_exit 'bash "$ROOT/scripts/s3-server.sh" stop >/dev/null 2>&1'
-S3_SETTINGS=$(bash "$ROOT/scripts/s3-server.sh" start)
-while IFS='=' read -r name value; do
-	export "$name=$value"
-done <<<"$S3_SETTINGS"
-export LP_BENCH_STORAGE_OPTIONS="{\"aws_endpoint\": \"$LP_S3_ENDPOINT\", \"aws_access_key_id\": \"$LP_S3_ACCESS_KEY_ID\",
-	\"aws_secret_access_key\": \"$LP_S3_SECRET_ACCESS_KEY\", \"aws_region\": \"$LP_S3_REGION\",
-	\"allow_http\": \"true\", \"aws_virtual_hosted_style_request\": \"false\"}"
-BASE=s3://$LP_S3_BUCKET/bench
-sql -c "CREATE SERVER bench_s3 FOREIGN DATA WRAPPER lance_fdw OPTIONS (root '$BASE', endpoint '$LP_S3_ENDPOINT', region '$LP_S3_REGION', allow_http 'true')" \
-	-c "CREATE USER MAPPING FOR CURRENT_USER SERVER bench_s3 OPTIONS (access_key_id '$LP_S3_ACCESS_KEY_ID', secret_access_key '$LP_S3_SECRET_ACCESS_KEY')"
+bench_s3_start $(( (FRAGMENTS * FRAGMENT_KB * 6 / 1024 + 1024) << 20 ))
 
 log "generating two datasets of $FRAGMENTS fragments with npm lancedb"
 for name in copied reencoded; do
