@@ -22,25 +22,13 @@ const path = require('path');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const { connect } = require('./connect.cjs');
+const { prng } = require('../test/reference/prng.cjs');
 
 const SEED = 27005;
 const CLUSTERS = 1000;
 const LATENT = 16;
 const FRAGMENTS = 8;
 
-// mulberry32, as test/reference/prng.cjs
-function prng(seed)
-{
-	let a = seed >>> 0;
-
-	return () => {
-		a = (a + 0x6D2B79F5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 // Points around CLUSTERS centres in [-1, 1)^dim that vary along LATENT directions shared by
 // every cluster (real embeddings have a low intrinsic dimension, so that nearest neighbours

@@ -17,6 +17,7 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 const arrow = require('apache-arrow');
 const h = require('./harness.cjs');
+const { prng } = require('./prng.cjs');
 const { psqlLines, literal } = require('./pg.cjs');
 
 const SEED = 20270627;
@@ -28,19 +29,6 @@ const ID_SPACE = 3 * NUM_ROWS;
 const DELETE_PREDICATE = 'k % 7 = 3 OR id % 97 = 5';
 const dir = h.scratchDir('fdw-scalar-index');
 
-// mulberry32: a small seeded PRNG, so that every run checks the same cases.
-function prng(seed)
-{
-	let a = seed >>> 0;
-
-	return () => {
-		a = (a + 0x6D2B79F5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 const random = prng(SEED);
 const intBelow = (n) => Math.floor(random() * n);

@@ -497,3 +497,12 @@ lp_schema_subtree(const LpSchema *schema, uint32_t index, int32_t **ids, size_t 
 	*n_ids = n;
 	return true;
 }
+
+int64_t
+lp_schema_top_field(const LpSchema *schema, const char *name)
+{
+	for (uint32_t i = 0; i < schema->num_fields; i++)
+		if (schema->fields[i].parent_id == -1 && strcmp(schema->fields[i].name, name) == 0)
+			return i;
+	return -1;
+}

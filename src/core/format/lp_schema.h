@@ -52,6 +52,9 @@ void		lp_schema_free(LpSchema *schema);
 /* Index of the field with this id, or -1. */
 int64_t		lp_schema_find_field(const LpSchema *schema, int32_t id);
 
+/* Index of the top-level field called name, or -1. */
+int64_t		lp_schema_top_field(const LpSchema *schema, const char *name);
+
 /*
  * Same fields (ids, parents, names, types, nullability, encodings, extension
  * names, primary-key flags, metadata) in the same order, and the same

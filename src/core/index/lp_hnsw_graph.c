@@ -59,16 +59,6 @@ lp_hnsw_graph_memory(const LpHnswGraph *graph)
 	return graph->memory;
 }
 
-static int64_t
-top_level_field(const LpFile *file, const char *name)
-{
-	for (uint32_t i = 0; i < file->schema.num_fields; i++)
-		if (file->schema.fields[i].parent_id == -1 &&
-			strcmp(file->schema.fields[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /* level_offsets of metadata: levels + 1 ascending row numbers from 0 to count. */
 static bool
 read_level_offsets(const char *metadata, const char *file, uint64_t count,
@@ -103,7 +93,7 @@ static bool
 take_field(LpInput *input, const LpFile *file, const char *name, LpTypeId id, uint64_t first,
 		   uint64_t count, LpArray **out, LpError *err)
 {
-	int64_t		field = top_level_field(file, name);
+	int64_t		field = lp_schema_top_field(&file->schema, name);
 	LpFieldReader *reader;
 	const LpType *type;
 	uint64_t   *rows;

@@ -355,16 +355,6 @@ read_graphs(LpIvfModel *model, LpInput *input, LpFile *file, LpError *err)
 	return true;
 }
 
-static int64_t
-top_level_field(const LpFile *file, const char *name)
-{
-	for (uint32_t i = 0; i < file->schema.num_fields; i++)
-		if (file->schema.fields[i].parent_id == -1 &&
-			strcmp(file->schema.fields[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /* Whether top-level field of file is a fixed_size_list of size items of item_type. */
 static bool
 is_fixed_list(const LpFile *file, uint32_t field, LpTypeId item_type, uint64_t size)
@@ -489,10 +479,10 @@ read_sq(LpIvfModel *model, const LpFile *file, uint32_t field, LpError *err)
 static bool
 read_storage(LpIvfModel *model, LpInput *input, const LpFile *file, LpError *err)
 {
-	int64_t		row_ids = top_level_field(file, "_rowid");
-	int64_t		flat = top_level_field(file, "flat");
-	int64_t		pq = top_level_field(file, "__pq_code");
-	int64_t		sq = top_level_field(file, "__sq_code");
+	int64_t		row_ids = lp_schema_top_field(&file->schema, "_rowid");
+	int64_t		flat = lp_schema_top_field(&file->schema, "flat");
+	int64_t		pq = lp_schema_top_field(&file->schema, "__pq_code");
+	int64_t		sq = lp_schema_top_field(&file->schema, "__sq_code");
 
 	if (row_ids < 0 || strcmp(file->schema.fields[row_ids].logical_type, "uint64") != 0)
 		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no uint64 field \"_rowid\"",
