@@ -27,6 +27,7 @@ typedef struct Level
 struct LpHnswGraph
 {
 	uint32_t	num_nodes;
+	uint32_t	entry_point;	/* where a search starts, on the top level */
 	uint32_t	num_levels;
 	Level	   *levels;
 	uint64_t	memory;
@@ -85,6 +86,26 @@ read_level_offsets(const char *metadata, const char *file, uint64_t count,
 		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has HNSW level_offsets that do not cover its %llu rows",
 					   file, (unsigned long long) count);
 	*num_levels = n - 1;
+	return true;
+}
+
+/* entry_point of metadata (a node of the top level); 0 where it has none. */
+static bool
+read_entry_point(const char *metadata, const char *file, uint32_t num_nodes, uint32_t *entry,
+				 LpError *err)
+{
+	LpJsonSpan	json = {metadata, strlen(metadata)};
+	LpJsonSpan	member;
+	double		value;
+
+	*entry = 0;
+	if (!lp_json_member(json, "entry_point", &member))
+		return true;
+	if (!lp_json_number(member, &value) || value < 0 || value != floor(value) ||
+		value >= (double) (num_nodes > 0 ? num_nodes : 1))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has an HNSW entry_point outside its %u nodes",
+					   file, num_nodes);
+	*entry = (uint32_t) value;
 	return true;
 }
 
@@ -203,10 +224,11 @@ lp_hnsw_graph_read(LpInput *input, const LpFile *file, uint64_t first, uint64_t 
 	if (graph == NULL)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	graph->num_nodes = num_nodes;
+	ok = read_entry_point(metadata, file->name, num_nodes, &graph->entry_point, err);
 	graph->levels = lp_alloc0(sizeof(Level) * num_levels);
 	graph->num_levels = num_levels;
 	graph->memory = sizeof(LpHnswGraph) + sizeof(Level) * num_levels;
-	if (graph->levels == NULL)
+	if (ok && graph->levels == NULL)
 		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	ok = ok && take_field(input, file, "__vector_id", LP_TYPE_UINT32, first, count, &ids, err) &&
 		take_field(input, file, "__neighbors", LP_TYPE_LIST, first, count, &lists, err);
@@ -351,9 +373,10 @@ lp_hnsw_graph_search(const LpHnswGraph *graph, uint32_t ef, LpHnswDistance dista
 		ok = false;
 	if (!ok || graph->num_nodes == 0 || ef == 0)
 		goto done;
-	entry.node = 0;
-	entry.distance = distance(context, 0);
-	for (uint32_t l = graph->num_levels; l-- > 1;)
+	entry.node = graph->entry_point;
+	entry.distance = distance(context, entry.node);
+	/* as Lance: greedy down to the bottom level too, the beam starting where that ends */
+	for (uint32_t l = graph->num_levels; l-- > 0;)
 		entry = greedy(&graph->levels[l], entry, distance, context);
 	bottom = &graph->levels[0];
 	visited[entry.node / 8] |= 1 << (entry.node % 8);

@@ -66,9 +66,10 @@ struct LpIvfScan
 	const LpIvfModel *model;
 	float	   *query;			/* normalized under cosine */
 	float	   *residual;		/* PQ under l2 and cosine: query - centroid */
-	float	   *table;			/* PQ: the distance of each sub-vector to each centroid;
-								 * SQ: each dimension's term of each code */
-	float		squares[256];	/* SQ: each code's value squared */
+	float	   *table;			/* PQ: the distance of each sub-vector to each centroid */
+	uint8_t    *codes;			/* SQ under l2 and cosine: the query's own codes */
+	float		sq_scale;		/* SQ under l2 and cosine: from code distances to the vectors' */
+	float		sq_values[256]; /* SQ under dot: the middle of each code's step */
 };
 
 /* ---- reading the model ----------------------------------------------------------- */
@@ -710,29 +711,28 @@ lp_ivf_nearest_partitions(const LpIvfModel *model, const float *query, uint32_t 
 }
 
 /*
- * The SQ tables of the query: for dimension d and code c (whose value is the
- * middle of its step), (q[d] - value)^2 under l2, q[d] * value otherwise,
- * and each value squared (the norms of cosine).
+ * What SQ scores need of the query, as Lance 12 (lancedb 0.39) scores: under
+ * l2 and cosine the distance of the query's own codes to a row's (so the
+ * query is quantized: a value outside the bounds takes the nearest code, NaN
+ * code 0, as a saturating cast does), under dot the query's dot product with
+ * the middle of each code's step.  Scored otherwise, near-equal rows rank in
+ * another order than lancedb's and a walk of its graphs takes other paths.
  */
 static void
-build_sq_table(LpIvfScan *scan)
+prepare_sq(LpIvfScan *scan)
 {
 	const LpIvfModel *model = scan->model;
-	double		step = (model->sq_end - model->sq_start) / 255.0;
+	double		range = model->sq_end - model->sq_start;
 
 	for (uint32_t c = 0; c < 256; c++)
+		scan->sq_values[c] = (float) (model->sq_start + (c + 0.5) * range / 255.0);
+	for (uint32_t d = 0; d < model->dimension; d++)
 	{
-		float		value = (float) (model->sq_start + (c + 0.5) * step);
+		double		code = range > 0 ? (scan->query[d] - model->sq_start) * 255.0 / range : 0;
 
-		scan->squares[c] = value * value;
-		for (uint32_t d = 0; d < model->dimension; d++)
-		{
-			float		diff = scan->query[d] - value;
-
-			scan->table[d * 256 + c] = model->metric == LP_VECTOR_L2 ? diff * diff
-				: scan->query[d] * value;
-		}
+		scan->codes[d] = !(code > 0) ? 0 : code >= 255 ? 255 : (uint8_t) code;
 	}
+	scan->sq_scale = (float) (range * range / (255.0 * 255.0));
 }
 
 bool
@@ -751,10 +751,10 @@ lp_ivf_scan_open(const LpIvfModel *model, const float *query, LpIvfScan **out, L
 		scan->table = lp_alloc(sizeof(float) * PQ_CENTROIDS * model->num_sub_vectors);
 	}
 	if (model->storage == LP_IVF_STORAGE_SQ)
-		scan->table = lp_alloc(sizeof(float) * 256 * model->dimension);
+		scan->codes = lp_alloc(model->dimension);
 	if (scan->query == NULL ||
-		(model->storage == LP_IVF_STORAGE_PQ && scan->residual == NULL) ||
-		(model->storage != LP_IVF_STORAGE_FLAT && scan->table == NULL))
+		(model->storage == LP_IVF_STORAGE_PQ && (scan->residual == NULL || scan->table == NULL)) ||
+		(model->storage == LP_IVF_STORAGE_SQ && scan->codes == NULL))
 	{
 		lp_ivf_scan_close(scan);
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
@@ -765,7 +765,7 @@ lp_ivf_scan_open(const LpIvfModel *model, const float *query, LpIvfScan **out, L
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "a zero query vector has no cosine distance");
 	}
 	if (model->storage == LP_IVF_STORAGE_SQ)
-		build_sq_table(scan);
+		prepare_sq(scan);
 	*out = scan;
 	return true;
 }
@@ -842,23 +842,32 @@ pq_scores(LpIvfScan *scan, const uint8_t *codes, uint64_t n, float *scores)
 	}
 }
 
-/* Score of one row of SQ codes: the sums of the table's terms. */
+/*
+ * Lance's score of one row of SQ codes (prepare_sq): the squared l2
+ * distance of the codes (of normalized vectors under cosine) scaled back to
+ * the vectors' range, or one less the dot product.
+ */
 static float
 sq_score(const LpIvfScan *scan, const uint8_t *codes)
 {
 	const LpIvfModel *model = scan->model;
-	float		sum = 0;
-	float		norm = 0;
+	uint64_t	sum = 0;
 
-	for (uint32_t i = 0; i < model->dimension; i++)
-		sum += scan->table[i * 256 + codes[i]];
-	if (model->metric == LP_VECTOR_L2)
-		return sum;
 	if (model->metric == LP_VECTOR_DOT)
-		return 1 - sum;
+	{
+		float		product = 0;
+
+		for (uint32_t i = 0; i < model->dimension; i++)
+			product += scan->query[i] * scan->sq_values[codes[i]];
+		return 1 - product;
+	}
 	for (uint32_t i = 0; i < model->dimension; i++)
-		norm += scan->squares[codes[i]];
-	return 1 - sum / sqrtf(norm);
+	{
+		int32_t		diff = (int32_t) scan->codes[i] - codes[i];
+
+		sum += (uint64_t) (diff * diff);
+	}
+	return (float) sum * scan->sq_scale;
 }
 
 /* Bytes of one stored row's vector or codes. */
@@ -1096,5 +1105,6 @@ lp_ivf_scan_close(LpIvfScan *scan)
 	lp_free(scan->query);
 	lp_free(scan->residual);
 	lp_free(scan->table);
+	lp_free(scan->codes);
 	lp_free(scan);
 }
