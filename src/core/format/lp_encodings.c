@@ -217,8 +217,8 @@ page_layout_name(const Lance__Encodings21__PageLayout *layout)
 			return "full_zip";
 		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT:
 			return "blob";
-		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_DELTA_BLOB_LAYOUT:
-			return "delta_blob";
+		case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_SPARSE_LAYOUT:
+			return "sparse";
 		default:
 			return NULL;
 	}

@@ -79,7 +79,7 @@ bool		lp_encoding_unwrap(const uint8_t *data, size_t len, LpEncodingRole role,
  * Name of the variant an unwrapped message of the role sets: the
  * ColumnEncoding variant ("values", "zone_index", "blob"), the ArrayEncoding
  * variant (lp_array_encoding_name) or the PageLayout variant ("mini_block",
- * "full_zip", "constant", "blob", "delta_blob").  NULL if it sets none known.
+ * "full_zip", "constant", "blob", "sparse").  NULL if it sets none known.
  */
 const char *lp_encoding_name(LpEncodingRole role, const ProtobufCMessage *inner);
 

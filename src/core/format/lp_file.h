@@ -88,7 +88,7 @@ typedef struct LpPage
 	 * "inline_bitpacking", "out_of_line_bitpacking", "variable",
 	 * "packed_struct_fixed_width_mini_block", "block", "rle",
 	 * "general_mini_block", "byte_stream_split").  2.1+: the PageLayout
-	 * variant ("mini_block", "full_zip", "blob", "delta_blob", and
+	 * variant ("mini_block", "full_zip", "blob", "sparse", and
 	 * "constant" for PageLayout field 2, which 2.1's AllNullLayout and
 	 * 2.2+'s ConstantLayout share).
 	 */

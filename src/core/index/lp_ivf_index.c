@@ -58,6 +58,7 @@ struct LpIvfPartition
 	uint64_t   *row_ids;
 	uint8_t    *values;			/* num_rows stored vectors (float32) or codes, as stored */
 	LpHnswGraph *graph;			/* HNSW indexes */
+	char	   *graph_unread;	/* HNSW indexes: why the graph is not read, or NULL */
 	uint64_t	memory;
 };
 
@@ -933,8 +934,12 @@ lp_ivf_partition_read(const LpIvfModel *model, LpInput *index, LpInput *auxiliar
 		*out = part;
 		return true;
 	}
-	if (model->index_file != NULL && !read_graph(model, index, part, err))
+	/* a graph in an encoding the core does not read leaves the rows to be scored */
+	if (model->index_file != NULL && !read_graph(model, index, part, err) &&
+		(err->code != LP_ERR_UNSUPPORTED || (part->graph_unread = lp_strdup(err->message)) == NULL))
 	{
+		if (err->code == LP_ERR_UNSUPPORTED)
+			lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 		lp_ivf_partition_free(part);
 		return false;
 	}
@@ -1013,7 +1018,14 @@ lp_ivf_partition_free(LpIvfPartition *partition)
 	lp_free(partition->row_ids);
 	lp_free(partition->values);
 	lp_hnsw_graph_free(partition->graph);
+	lp_free(partition->graph_unread);
 	lp_free(partition);
+}
+
+const char *
+lp_ivf_partition_graph_unread(const LpIvfPartition *partition)
+{
+	return partition->graph_unread;
 }
 
 void
@@ -1090,8 +1102,10 @@ lp_ivf_scan_search(LpIvfScan *scan, const LpIvfPartition *partition, uint32_t ef
 	NodeScorer	scorer = {scan, partition};
 
 	*found = 0;
-	if (partition->graph == NULL || partition->num_rows == 0)
+	if (partition->num_rows == 0)
 		return true;
+	if (partition->graph == NULL)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "partition %u has no graph", partition->partition);
 	if (scan->model->storage == LP_IVF_STORAGE_PQ)
 		build_pq_table(scan, partition->partition);
 	return lp_hnsw_graph_search(partition->graph, ef, node_score, &scorer, rows, scores, found, err);

@@ -102,6 +102,13 @@ uint64_t	lp_ivf_partition_num_rows(const LpIvfPartition *partition);
 /* Row addresses, or stable row ids on datasets that have them. */
 const uint64_t *lp_ivf_partition_row_ids(const LpIvfPartition *partition);
 
+/*
+ * For a model with graphs: why the partition's graph was not read (it is in
+ * an encoding the core does not read: lp_ivf_scan_search cannot walk it,
+ * lp_ivf_scan_score scores its rows), or NULL when it was.
+ */
+const char *lp_ivf_partition_graph_unread(const LpIvfPartition *partition);
+
 /* Bytes the partition holds, for bounded caches. */
 uint64_t	lp_ivf_partition_memory(const LpIvfPartition *partition);
 void		lp_ivf_partition_free(LpIvfPartition *partition);
@@ -121,7 +128,8 @@ bool		lp_ivf_scan_open(const LpIvfModel *model, const float *query, LpIvfScan **
 void		lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *scores);
 
 /*
- * Search the HNSW graph of partition (lp_ivf_model_has_graph) with a beam
+ * Search the HNSW graph of partition (lp_ivf_model_has_graph, and not
+ * lp_ivf_partition_graph_unread) with a beam
  * of ef (>= 1, at most the partition's rows): the rows it finds, nearest
  * first, as indexes into lp_ivf_partition_row_ids into rows[] and their
  * scores into scores[] (ef entries each), *found their count.

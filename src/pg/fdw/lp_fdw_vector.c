@@ -446,7 +446,6 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 		uint64		beam = lp_fdw_ef > 0 ? (uint64) lp_fdw_ef : Max(limit + limit / 2, MIN_DEFAULT_BEAM);
 
 		ef = (uint32) Min(Max(beam, limit), (uint64) PG_INT32_MAX);
-		search->graph = true;
 	}
 	for (uint32 p = 0; p < probed; p++)
 	{
@@ -455,14 +454,21 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 		float	   *scores;
 		uint64		n;
 		uint32		found;
+		bool		walk;
 
 		CHECK_FOR_INTERRUPTS();
 		partition = partition_of(source, model, directory, partitions[p], &inputs);
 		n = lp_ivf_partition_num_rows(partition);
 		ids = lp_ivf_partition_row_ids(partition);
-		scores = palloc(sizeof(float) * Max(ef > 0 ? Min(ef, n) : n, 1));
-		if (ef > 0)
+		walk = ef > 0 && lp_ivf_partition_graph_unread(partition) == NULL;
+		if (ef > 0 && !walk)
+			ereport(DEBUG1,
+					errmsg_internal("lance_fdw scores every row of partition %u of index \"%s\": %s",
+									partitions[p], entry->name, lp_ivf_partition_graph_unread(partition)));
+		scores = palloc(sizeof(float) * Max(walk ? Min(ef, n) : n, 1));
+		if (walk)
 		{
+			search->graph = true;
 			rows = palloc(sizeof(uint32) * Max(Min(ef, n), 1));
 			if (n > 0 && !lp_ivf_scan_search(scan, partition, (uint32) Min(ef, n), rows, scores,
 											 &found, &err))
@@ -471,9 +477,9 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 		else
 			lp_ivf_scan_score(scan, partition, scores);
 		/* rows come mostly fragment by fragment: the bitmap is asked once per run */
-		for (uint64 i = 0; i < (ef > 0 ? (n > 0 ? found : 0) : n); i++)
+		for (uint64 i = 0; i < (walk ? (n > 0 ? found : 0) : n); i++)
 		{
-			uint64		id = ids[ef > 0 ? rows[i] : i];
+			uint64		id = ids[walk ? rows[i] : i];
 
 			if ((id >> 32) != fragment)
 			{
