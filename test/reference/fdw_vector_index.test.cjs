@@ -6,14 +6,14 @@
 //
 // The data: 3000 clustered vectors of 16 dimensions (a fixed seed), written in five fragments
 // in each of the file versions 2.0 to 2.3; one dataset per index (IVF_FLAT under l2, cosine
-// and dot, IVF_PQ under l2, cosine and dot, IVF_HNSW_SQ under l2, cosine and dot).  The cases,
-// for each index:
+// and dot, IVF_PQ under l2, cosine and dot, IVF_HNSW_SQ under l2, cosine and dot, IVF_HNSW_PQ
+// under l2).  The cases, for each index:
 //  - queries (rows of the data and new points) with k 10, nprobes 1, 3 and lancedb's default:
 //    IVF_FLAT returns lancedb's ids (or rows tied at its k-th distance) for at least 99 % of the
 //    results and its distances within
 //    float tolerance (pgvector's l2 is the square root of lancedb's, its cosine lancedb's, its
 //    <#> lancedb's dot distance minus 1); PQ indexes have at least lancedb's recall of the
-//    exact top 10, with refine factors 1 and 5; IVF_HNSW_SQ returns lancedb's ids for at least
+//    exact top 10, with refine factors 1 and 5; IVF_HNSW_* return lancedb's ids for at least
 //    99 % of the results (its graphs walked from their entry point with lancedb's SQ distances),
 //    and lance_parts.fdw_ef widens the beam (lancedb 0.39 returns the same rows at every ef);
 //    the graphs of the 2.3 dataset's index, in Lance's sparse layout, are not walked (every row
@@ -100,6 +100,7 @@ const INDEXES = [
 	['hnsw_sq_l2', '2.1', () => h.lancedb.Index.hnswSq({ numPartitions: 8, distanceType: 'l2' }), 'l2', '<->'],
 	['hnsw_sq_cosine', '2.3', () => h.lancedb.Index.hnswSq({ numPartitions: 8, distanceType: 'cosine' }), 'cosine', '<=>'],
 	['hnsw_sq_dot', '2.2', () => h.lancedb.Index.hnswSq({ numPartitions: 8, distanceType: 'dot' }), 'dot', '<#>'],
+	['hnsw_pq_l2', '2.1', () => h.lancedb.Index.hnswPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'l2' }), 'l2', '<->'],
 ];
 const tables = {};
 
@@ -251,7 +252,7 @@ test('IVF_FLAT: lancedb\'s rows and distances at the same nprobes', async (t) =>
 	}
 });
 
-test('IVF_PQ and IVF_HNSW_SQ: at least lancedb\'s recall of the exact top k', async (t) => {
+test('IVF_PQ and IVF_HNSW_*: at least lancedb\'s recall of the exact top k', async (t) => {
 	for (const [name, , , metric, op] of INDEXES.filter((i) => !i[0].startsWith('flat_')))
 	{
 		const exact = fdwSearch(name, op, queries, { settings: EXACT });
@@ -278,7 +279,7 @@ test('IVF_PQ and IVF_HNSW_SQ: at least lancedb\'s recall of the exact top k', as
 	}
 });
 
-test('IVF_HNSW_SQ: lancedb\'s rows at the same nprobes', async (t) => {
+test('IVF_HNSW_SQ and IVF_HNSW_PQ: lancedb\'s rows at the same nprobes', async (t) => {
 	for (const [name, , , metric, op] of INDEXES.filter((i) => i[0].startsWith('hnsw_')))
 	{
 		for (const nprobes of [1, 3, LANCEDB_NPROBES])
