@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 #
-# scalar_index.sh - lance_fdw with a Lance BTREE scalar index: IN lists of 8
-# and 1000 random ids out of --rows rows, read with the index
-# (lance_parts.fdw_scalar_index on) and without it (off: every row read and
-# tested), against lancedb's own query with the same filter on the same
-# dataset (with the index, and on a copy written before it) and against a
-# heap table with a btree index; recorded in docs/BENCHMARKS.md with the
-# command line that produced them.
+# scalar_index.sh - lance_fdw with Lance scalar indexes: IN lists of 8 and
+# 1000 random ids out of --rows rows through a BTREE index on id, and
+# equality and a 4-value IN list on a low-cardinality column (1000 values)
+# through a BITMAP index, read with the index (lance_parts.fdw_scalar_index
+# on) and without it (off: every row read and tested), against lancedb's own
+# query with the same filter on the same dataset (with the index, and on a
+# copy without it) and against a heap table with a btree index; recorded in
+# docs/BENCHMARKS.md with the command line that produced them.
 #
 #   sudo bench/scalar_index.sh [--rows N] [--reps N] [--no-append]
 #
@@ -15,8 +16,11 @@
 #
 # Data: --rows (default 10,000,000) rows in 8 fragments written by npm
 # lancedb (bench/generate.cjs: id int64, value float64, label utf8, emb
-# fixed_size_list<float32>[8]), then a BTREE index on id (lancedb's
-# createIndex, bench/scalar_index.cjs).  Each query returns whole rows
+# fixed_size_list<float32>[8]), a column category int32 = id % 1000 added by
+# lancedb's addColumns (a second data file per fragment: every thousandth
+# row holds a value, so its rows are spread over every page), then a BTREE
+# index on id and a BITMAP index on category (lancedb's createIndex,
+# bench/scalar_index.cjs).  Each query returns whole rows
 # (count(t.*) in PostgreSQL: every column decoded and converted; lancedb's
 # query().where() into Arrow) and is timed as the median of --reps runs
 # (default 3), each in a new session: psql's \timing (planning and
@@ -73,54 +77,86 @@ log "generating $ROWS rows with npm lancedb"
 mkdir -p "$WORK/data"
 node "$ROOT/bench/generate.cjs" dataset "$WORK/data" scan 8 $((ROWS / 8 * 72)) 8 >"$WORK/scan.json"
 SCAN_ROWS=$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).rows" "$WORK/scan.json")
+log "category column (lancedb addColumns)"
+node "$ROOT/bench/scalar_index.cjs" category "$WORK/data" scan
 cp -a "$WORK/data/scan.lance" "$WORK/data/noindex.lance"
-log "BTREE index on id (lancedb)"
-index_started=$(date +%s.%N)
-node "$ROOT/bench/scalar_index.cjs" index "$WORK/data" scan id
-index_seconds=$(awk -v a="$index_started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+# seconds_of COMMAND... - wall-clock seconds of COMMAND, one decimal
+seconds_of() { local a; a=$(date +%s.%N); "$@"; awk -v a="$a" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+log "BTREE index on id, BITMAP index on category (lancedb)"
+btree_seconds=$(seconds_of node "$ROOT/bench/scalar_index.cjs" index "$WORK/data" scan id btree)
+bitmap_seconds=$(seconds_of node "$ROOT/bench/scalar_index.cjs" index "$WORK/data" scan category bitmap)
 chown -R postgres: "$WORK/data"
 sql -c "CREATE SERVER bench_scan FOREIGN DATA WRAPPER lance_fdw" \
-	-c "CREATE FOREIGN TABLE scan (id bigint, value double precision, label text, emb real[]) SERVER bench_scan OPTIONS (uri '$WORK/data/scan.lance')"
-log "heap copy with a btree index"
-sql -c "CREATE TABLE heap AS SELECT * FROM scan" -c "CREATE INDEX ON heap (id)" -c "VACUUM ANALYZE heap"
+	-c "CREATE FOREIGN TABLE scan (id bigint, value double precision, label text, emb real[], category int) SERVER bench_scan OPTIONS (uri '$WORK/data/scan.lance')"
+log "heap copy with btree indexes"
+sql -c "CREATE TABLE heap AS SELECT * FROM scan" -c "CREATE INDEX ON heap (id)" -c "CREATE INDEX ON heap (category)" \
+	-c "VACUUM ANALYZE heap"
 # the files in the page cache before anything is timed
 sql -c "SELECT count(t.*) FROM scan t" >/dev/null
 sql -c "SELECT count(t.*) FROM heap t" >/dev/null
+
+# measure LABEL WHERE - one table row: the rows of WHERE and each way's median seconds
+measure()
+{
+	local query="SELECT count(t.*) FROM scan t WHERE $2" returned with_index without_index lancedb_index \
+		lancedb_rows lancedb_plain heap
+	returned=$(sql -c "$query")
+	log "$1"
+	with_index=$(seconds "SET lance_parts.fdw_scalar_index = on" "$query")
+	without_index=$(seconds "SET lance_parts.fdw_scalar_index = off" "$query")
+	read -r lancedb_index lancedb_rows < <(lancedb_seconds scan "$2")
+	read -r lancedb_plain _ < <(lancedb_seconds noindex "$2")
+	heap=$(seconds "SET enable_seqscan = off" "SELECT count(t.*) FROM heap t WHERE $2")
+	[ "$lancedb_rows" = "$returned" ] || { echo "bench: lancedb returned $lancedb_rows rows, lance_fdw $returned" >&2; exit 1; }
+	out "| \`$1\` | $returned | $with_index | $without_index | $lancedb_index | $lancedb_plain | $heap | $(ratio "$with_index" "$lancedb_index") |"
+}
+
+# explain WHERE - the indexed scan's plan, in a code block
+explain()
+{
+	out '```'
+	sql -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(t.*) FROM scan t WHERE $1" |
+		sed "s|$WORK|\$WORK|g" >>"$RESULTS"
+	out '```'
+}
+
+TABLE_HEADER="| query | rows | lance_fdw, index, s | lance_fdw, no index, s | lancedb, index, s | lancedb, no index, s | heap + btree, s | lance_fdw / lancedb (index) |
+|---|---:|---:|---:|---:|---:|---:|---:|"
 
 bench_header " (times are medians of $REPS runs, in seconds, each in a new session: psql's \`\\timing\` without the session's start, and lancedb's opening of the dataset and query in a fresh node process)."
 out ""
 out "### Scalar index: IN lists of random ids, $SCAN_ROWS rows, ext4"
 out ""
 out "Columns id int64, value float64, label utf8 and emb fixed_size_list<float32>[8] (file version 2.1, 8 appends"
-out "written by npm lancedb, in the fragments the plan below shows), a BTREE index on id built by lancedb's \`createIndex\` ($index_seconds s). Every query returns"
-out "whole rows: \`count(t.*)\` in PostgreSQL (every column decoded and converted), lancedb's \`query().where(...)\` into"
-out "Arrow. \"lance_fdw, no index\" is \`SET lance_parts.fdw_scalar_index = off\` (pushed filter, every row read and"
-out "tested); \"lancedb, no index\" queries a copy of the dataset written before the index; the heap table is a copy of the"
-out "rows with a btree index on id. Serial scans."
+out "written by npm lancedb, in the fragments the plan below shows), category int32 (id % 1000, added by lancedb's"
+out "\`addColumns\`: a second data file per fragment), a BTREE index on id built by lancedb's \`createIndex\` ($btree_seconds s)."
+out "Every query returns whole rows: \`count(t.*)\` in PostgreSQL (every column decoded and converted), lancedb's"
+out "\`query().where(...)\` into Arrow. \"lance_fdw, no index\" is \`SET lance_parts.fdw_scalar_index = off\` (pushed filter,"
+out "every row read and tested); \"lancedb, no index\" queries a copy of the dataset without the indexes; the heap table is a"
+out "copy of the rows with btree indexes on id and category. Serial scans."
 out ""
-out "| query | rows | lance_fdw, index, s | lance_fdw, no index, s | lancedb, index, s | lancedb, no index, s | heap + btree, s | lance_fdw / lancedb (index) |"
-out "|---|---:|---:|---:|---:|---:|---:|---:|"
+out "$TABLE_HEADER"
 ids() { awk -v n="$1" -v rows="$SCAN_ROWS" -v seed="$2" 'BEGIN { srand(seed); for (i = 0; i < n; i++) printf "%s%d", (i ? ", " : ""), int(rand() * rows) }'; }
 for n in 8 1000; do
-	where="id IN ($(ids "$n" $((27 + n))))"
-	query="SELECT count(t.*) FROM scan t WHERE $where"
-	returned=$(sql -c "$query")
-	log "IN list of $n ids"
-	with_index=$(seconds "SET lance_parts.fdw_scalar_index = on" "$query")
-	without_index=$(seconds "SET lance_parts.fdw_scalar_index = off" "$query")
-	read -r lancedb_index lancedb_rows < <(lancedb_seconds scan "$where")
-	read -r lancedb_plain _ < <(lancedb_seconds noindex "$where")
-	heap=$(seconds "SET enable_seqscan = off" "SELECT count(t.*) FROM heap t WHERE $where")
-	[ "$lancedb_rows" = "$returned" ] || { echo "bench: lancedb returned $lancedb_rows rows, lance_fdw $returned" >&2; exit 1; }
-	out "| \`id IN ($n random ids)\` | $returned | $with_index | $without_index | $lancedb_index | $lancedb_plain | $heap | $(ratio "$with_index" "$lancedb_index") |"
+	measure "id IN ($n random ids)" "id IN ($(ids "$n" $((27 + n))))"
 done
 out ""
 out "The indexed scan of the 8 ids (\`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF)\`):"
 out ""
-out '```'
-sql -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(t.*) FROM scan t WHERE id IN ($(ids 8 35))" |
-	sed "s|$WORK|\$WORK|g" >>"$RESULTS"
-out '```'
+explain "id IN ($(ids 8 35))"
+out ""
+out "### Scalar index: a low-cardinality column through a BITMAP index, $SCAN_ROWS rows, ext4"
+out ""
+out "The same dataset and ways of reading; a BITMAP index on category (1000 values, every thousandth row holding one:"
+out "the rows of a value are spread over every page) built by lancedb's \`createIndex\` ($bitmap_seconds s)."
+out ""
+out "$TABLE_HEADER"
+measure "category = 17" "category = 17"
+measure "category IN (3, 141, 592, 653)" "category IN (3, 141, 592, 653)"
+out ""
+out "The indexed scan of \`category = 17\`:"
+out ""
+explain "category = 17"
 out ""
 
 bench_finish

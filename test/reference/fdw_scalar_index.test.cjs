@@ -1,17 +1,23 @@
 'use strict';
-// lance_fdw scans that use the BTREE scalar indexes lancedb builds (createIndex with
-// Index.btree()), against the same scan with lance_parts.fdw_scalar_index off, a heap copy of
-// the rows and lancedb's own query with the same filter.
+// lance_fdw scans that use the BTREE and BITMAP scalar indexes lancedb builds (createIndex
+// with Index.btree() and Index.bitmap()), against the same scan with
+// lance_parts.fdw_scalar_index off, a heap copy of the rows and lancedb's own query with the
+// same filter.
 //
-// The dataset: three fragments written before the indexes (on an int64, a nullable int32
-// with repeated values, a string and a nullable float64), two fragments appended after them
-// (not covered: read whole), rows deleted from both kinds of fragment after the indexes were
-// built.  The cases: =, IN lists (short and 1000 ids), <, <=, >, >=, BETWEEN and their
-// combinations on each indexed column, the value on either side, with <> beside them, with literals and with parameters of a generic plan,
-// serially and with parallel workers forced (units of a few hundred rows, small batches).
-// Each case returns the heap's ids with the index on and off, and EXPLAIN names the
-// index ("Lance Index: id_idx (BTREE), N rows") only when it is on, so a pass cannot come
-// from an index left unused.  lancedb's query with the same filter returns the same ids.
+// Two datasets of the same rows: one keyed on row addresses, one written with stable row ids
+// (whose indexes hold row ids, which the fragments' row-id sequences turn into rows).  Each:
+// three fragments written before the indexes (BTREE on an int64, a nullable int32 with
+// repeated values, a string and a nullable float64; BITMAP on a nullable low-cardinality
+// int32 and a low-cardinality string), two fragments appended after them (not covered: read
+// whole), rows deleted from both kinds of fragment and rows updated (moved to a new fragment,
+// keeping their row id in the stable dataset) after the indexes were built.  The cases: =, IN
+// lists (short and 1000 ids), <, <=, >, >=, BETWEEN and their combinations on each indexed
+// column, the value on either side, with <> beside them, with literals and with parameters of
+// a generic plan, serially and with parallel workers forced (units of a few hundred rows,
+// small batches).  Each case returns the heap's ids with the index on and off, and EXPLAIN
+// names the index ("Lance Index: id_idx (BTREE), N rows", "c_idx (BITMAP)") only when it is
+// on, so a pass cannot come from an index left unused.  lancedb's query with the same filter
+// returns the same ids.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
@@ -27,13 +33,17 @@ const APPENDED_FRAGMENTS = 2;
 const NUM_ROWS = ROWS_PER_FRAGMENT * (INDEXED_FRAGMENTS + APPENDED_FRAGMENTS);
 const ID_SPACE = 3 * NUM_ROWS;
 const DELETE_PREDICATE = 'k % 7 = 3 OR id % 97 = 5';
+const UPDATE_PREDICATE = 'id % 89 = 4';
+const BTREE_COLUMNS = ['id', 'k', 's', 'f'];
+const BITMAP_COLUMNS = ['c', 'tag'];
 const dir = h.scratchDir('fdw-scalar-index');
 
 
 const random = prng(SEED);
 const intBelow = (n) => Math.floor(random() * n);
 
-// Distinct ids in random order; k repeats (and is NULL every 29th row), f has NULLs and -0.
+// Distinct ids in random order; k repeats (and is NULL every 29th row), f has NULLs and -0;
+// c has 40 values and NULLs, tag 25 values.
 const ids = Array.from({ length: ID_SPACE }, (_, i) => i - NUM_ROWS);
 for (let i = ids.length - 1; i > 0; i--)
 {
@@ -46,6 +56,8 @@ const rows = Array.from({ length: NUM_ROWS }, (_, i) => ({
 	k: i % 29 === 0 ? null : intBelow(2000) - 1000,
 	s: 'key' + String(intBelow(4000)).padStart(5, '0'),
 	f: i % 31 === 0 ? null : (i % 500 === 0 ? -0 : Math.round((random() * 2000 - 1000) * 4) / 4),
+	c: i % 37 === 0 ? null : intBelow(40) - 20,
+	tag: 'tag' + String(intBelow(25)).padStart(2, '0'),
 }));
 
 function rowsTable(part)
@@ -55,37 +67,61 @@ function rowsTable(part)
 		k: arrow.vectorFromArray(part.map((r) => r.k), new arrow.Int32()),
 		s: arrow.vectorFromArray(part.map((r) => r.s), new arrow.Utf8()),
 		f: arrow.vectorFromArray(part.map((r) => r.f), new arrow.Float64()),
+		c: arrow.vectorFromArray(part.map((r) => r.c), new arrow.Int32()),
+		tag: arrow.vectorFromArray(part.map((r) => r.tag), new arrow.Utf8()),
 	});
 }
 
-let table = null;
+// The foreign tables over the two datasets, with the lancedb table of each.
+const TABLES = [
+	{ name: 'sidx.lance', dataset: 'indexed', storageOptions: {} },
+	{ name: 'sidx.stable', dataset: 'stable', storageOptions: { newTableEnableStableRowIds: 'true' } },
+];
 
-test.before(async () => {
-	const db = await h.lancedb.connect(dir);
+async function writeDataset(db, { dataset, storageOptions })
+{
 	const fragment = (n) => rows.slice(n * ROWS_PER_FRAGMENT, (n + 1) * ROWS_PER_FRAGMENT);
+	const table = await db.createTable(dataset, rowsTable(fragment(0)), { storageOptions });
 
-	table = await db.createTable('indexed', rowsTable(fragment(0)));
 	for (let n = 1; n < INDEXED_FRAGMENTS; n++)
 		await table.add(rowsTable(fragment(n)));
-	for (const column of ['id', 'k', 's', 'f'])
+	for (const column of BTREE_COLUMNS)
 		await table.createIndex(column, { config: h.lancedb.Index.btree() });
+	for (const column of BITMAP_COLUMNS)
+		await table.createIndex(column, { config: h.lancedb.Index.bitmap() });
 	for (let n = INDEXED_FRAGMENTS; n < INDEXED_FRAGMENTS + APPENDED_FRAGMENTS; n++)
 		await table.add(rowsTable(fragment(n)));
 	await table.delete(DELETE_PREDICATE);
+	// updated rows leave their indexed fragment for a new one (with their row id, when stable)
+	await table.update({ where: UPDATE_PREDICATE, valuesSql: { k: 'k + 1', c: 'c + 1', tag: "'tag99'" } });
 	const indices = await table.listIndices();
-	assert.equal(indices.length, 4);
-	assert.ok(indices.every((i) => i.indexType === 'BTree' && i.numUnindexedRows > 0),
-		'every index leaves the appended fragments unindexed');
+	assert.equal(indices.length, BTREE_COLUMNS.length + BITMAP_COLUMNS.length);
+	assert.ok(indices.every((i) => (BITMAP_COLUMNS.includes(i.columns[0]) ? 'Bitmap' : 'BTree') === i.indexType),
+		JSON.stringify(indices));
+	for (const index of indices)
+		assert.ok((await table.indexStats(index.name)).numUnindexedRows > 0,
+			'every index leaves the appended fragments unindexed');
+	return table;
+}
+
+test.before(async () => {
+	const db = await h.lancedb.connect(dir);
+
+	for (const t of TABLES)
+		t.table = await writeDataset(db, t);
 	psqlLines(`DROP SCHEMA IF EXISTS sidx CASCADE;
 DROP SERVER IF EXISTS sidx_server CASCADE;
 CREATE SERVER sidx_server FOREIGN DATA WRAPPER lance_fdw;
 CREATE SCHEMA sidx;
-CREATE FOREIGN TABLE sidx.lance (id bigint, k int, s text, f double precision)
-SERVER sidx_server OPTIONS (uri ${literal(path.join(dir, 'indexed.lance'))});
+${TABLES.map((t) => `CREATE FOREIGN TABLE ${t.name} (id bigint, k int, s text, f double precision, c int, tag text)
+SERVER sidx_server OPTIONS (uri ${literal(path.join(dir, t.dataset + '.lance'))});`).join('\n')}
 SET lance_parts.fdw_scalar_index = off;
 CREATE TABLE sidx.heap AS SELECT * FROM sidx.lance;
 `);
-	assert.equal(psqlLines('SELECT count(*) FROM sidx.heap;\n')[0], String(await table.countRows()));
+	assert.equal(psqlLines('SELECT count(*) FROM sidx.heap;\n')[0], String(await TABLES[0].table.countRows()));
+	assert.equal(psqlLines(`SELECT count(*) FROM (SELECT * FROM sidx.heap EXCEPT SELECT * FROM sidx.stable) d;
+SELECT count(*) FROM sidx.stable;
+`).join(' '), '0 ' + (await TABLES[1].table.countRows()), 'the stable dataset holds the same rows');
 });
 
 const pickRows = (n) => Array.from({ length: n }, () => rows[intBelow(NUM_ROWS)]);
@@ -135,6 +171,18 @@ function makeCases()
 			['f', `f < ${sqlFloat(a)} AND f > ${sqlFloat(a - 2)}`]);
 	}
 	cases.push(['f', 'f = 0.0::float8'], ['f', 'f < -999.0::float8']);
+	for (let i = 0; i < 8; i++)
+	{
+		const a = intBelow(44) - 22;
+		const t = () => `'tag${String(intBelow(27)).padStart(2, '0')}'`;
+
+		cases.push(['c', `c = ${a}`], ['c', `c IN (${a}, ${a + 3}, ${intBelow(44) - 22})`],
+			['c', `c > ${a} AND c <= ${a + 2}`], ['c', `c = ${a} AND k > 0`],
+			['tag', `tag = ${t()}`], ['tag', `tag IN (${t()}, ${t()})`],
+			['tag', `tag >= ${t()} AND tag < ${t()}`], ['tag', `tag = ${t()} AND id < 0`]);
+	}
+	cases.push(['c', 'c = -20'], ['c', 'c >= 19'], ['c', 'c < -100'], ['c', 'c <> 3 AND c BETWEEN 3 AND 4'],
+		['tag', "tag = 'tag99'"], ['tag', "tag = 'nokey'"], ['tag', "tag > 'tag23'"]);
 	// a mix: the index of one column, the other clause evaluated on its rows
 	cases.push(['id', `id BETWEEN -5000 AND 5000 AND k > 100`]);
 	return cases;
@@ -161,14 +209,15 @@ test('indexed scans return the heap rows and the unindexed scan rows, serial and
 	const heap = runAll('', 'sidx.heap');
 	let nonEmpty = 0;
 
-	for (const [mode, settings] of [['serial', SERIAL], ['parallel', PARALLEL]])
-		for (const index of ['on', 'off'])
-		{
-			const got = runAll(settings + `SET lance_parts.fdw_scalar_index = ${index};\n`, 'sidx.lance');
+	for (const { name } of TABLES)
+		for (const [mode, settings] of [['serial', SERIAL], ['parallel', PARALLEL]])
+			for (const index of ['on', 'off'])
+			{
+				const got = runAll(settings + `SET lance_parts.fdw_scalar_index = ${index};\n`, name);
 
-			for (let i = 0; i < cases.length; i++)
-				assert.equal(got[i], heap[i], `${mode}, index ${index}: WHERE ${cases[i][1]}`);
-		}
+				for (let i = 0; i < cases.length; i++)
+					assert.equal(got[i], heap[i], `${name}, ${mode}, index ${index}: WHERE ${cases[i][1]}`);
+			}
 	for (const line of heap)
 		nonEmpty += line !== '=';
 	assert.ok(nonEmpty > cases.length / 2, `most cases find rows (${nonEmpty} of ${cases.length})`);
@@ -226,21 +275,49 @@ EXPLAIN (COSTS OFF) EXECUTE q(${target[0]});
 			.some((l) => l.includes('Lance Index')));
 	// a clause an index does not answer (no index on k + id) leaves the scan as it was
 	assert.ok(!explain(SERIAL, 'k + 0 = 5').some((l) => l.includes('Lance Index')));
-	// fewer pages decoded with the index than without
+	// fewer pages decoded with the index than without (ids of the first fragment: the other
+	// indexed fragments are not read at all)
 	const pages = (lines) => Number(/Lance Pages Decoded: (\d+)/.exec(lines.join('\n'))[1]);
-	assert.ok(pages(on) < pages(explain(SERIAL + 'SET lance_parts.fdw_scalar_index = off;\n',
-		`id IN (${target.join(', ')})`)), 'the index reads fewer pages');
+	const first = `id IN (${rows.slice(0, 8).map((r) => r.id).join(', ')})`;
+	assert.ok(pages(explain(SERIAL, first)) < pages(explain(SERIAL + 'SET lance_parts.fdw_scalar_index = off;\n',
+		first)), 'the index reads fewer pages');
+});
+
+test('EXPLAIN names BITMAP indexes, and the indexes of the dataset with stable row ids', () => {
+	const indexLine = (table, where) => psqlLines(SERIAL + `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM ${table} WHERE ${where};\n`)
+		.find((l) => l.includes('Lance Index:'));
+	const found = (line) => Number(/(\d+) rows\s*$/.exec(line)[1]);
+	const covered = (table, where) => Number(psqlLines(`SELECT count(*) FROM ${table} WHERE ${where};\n`)[0]);
+
+	for (const { name } of TABLES)
+	{
+		const c = indexLine(name, 'c = 7');
+		const tag = indexLine(name, "tag IN ('tag03', 'tag11')");
+		const id = indexLine(name, `id IN (${rows.slice(0, 8).map((r) => r.id).join(', ')})`);
+
+		assert.match(c || '', /Lance Index: c_idx \(BITMAP\), \d+ rows/, name);
+		assert.match(tag || '', /Lance Index: tag_idx \(BITMAP\), \d+ rows/, name);
+		assert.match(id || '', /Lance Index: id_idx \(BTREE\), \d+ rows/, name);
+		// the index finds the live rows of the fragments it covers: not more than the scan returns
+		assert.ok(found(c) > 0 && found(c) <= covered(name, 'c = 7'), `${name}: ${c}`);
+		assert.ok(found(id) > 0 && found(id) <= 8, `${name}: ${id}`);
+	}
+	// a BITMAP index whose keys meet more than an eighth of the rows is left unused
+	assert.equal(indexLine('sidx.lance', 'c > -20'), undefined);
 });
 
 test('lancedb reads the same rows with the same filter', async () => {
-	const fdw = runAll(SERIAL, 'sidx.lance');
-
-	for (let i = 0; i < cases.length; i++)
+	for (const { name, table } of TABLES)
 	{
-		const where = cases[i][1].replace(/::float8/g, '');
-		const read = await table.query().where(where).select(['id']).toArray();
-		const got = '=' + read.map((r) => BigInt(r.id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(',');
+		const fdw = runAll(SERIAL, name);
 
-		assert.equal(fdw[i], got, `lancedb: WHERE ${where}`);
+		for (let i = 0; i < cases.length; i++)
+		{
+			const where = cases[i][1].replace(/::float8/g, '');
+			const read = await table.query().where(where).select(['id']).toArray();
+			const got = '=' + read.map((r) => BigInt(r.id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(',');
+
+			assert.equal(fdw[i], got, `lancedb, ${name}: WHERE ${where}`);
+		}
 	}
 });

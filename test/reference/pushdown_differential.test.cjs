@@ -7,15 +7,19 @@
 // The rows: int2/4/8 with their bounds, float4/8 with NaN, ±Infinity and -0, bool, date,
 // timestamp and timestamptz with extreme values, text (read under C, POSIX, an ICU and a
 // nondeterministic ICU collation) and bytea, NULLs in every column, over several fragments
-// with deleted rows, and BTREE indexes on the integer, float and text columns (the scans use
-// them for pushed =, IN and range clauses).  The predicates: comparisons either way round, BETWEEN [SYMMETRIC],
+// with deleted rows, with BTREE indexes (int4, int8, float4, float8) and BITMAP indexes (int2,
+// text) lancedb built over the first rows and fragments appended after them (the scans use
+// the indexes for pushed =, IN and range clauses); on a dataset keyed on row addresses and on
+// one lancedb created with stable row ids.  The predicates: comparisons either way round, BETWEEN [SYMMETRIC],
 // IN / NOT IN lists (long ones looked up by hash), op ANY / op ALL with same-type and cross-type arrays (NULL elements,
 // empty and NULL arrays), IS [NOT] DISTINCT FROM, IS [NOT] NULL, IS [NOT] TRUE / FALSE /
 // UNKNOWN, trees of AND / OR / NOT, with cross-type literals (int4 against int8, date against
 // timestamptz, ...), under several TimeZone settings; and comparisons and ANY / ALL against
 // parameters of prepared statements run through their generic plans.  EXPLAIN shows that
 // most of them push clauses into the scan, and many find their rows through an index
-// ("Lance Index"), so the comparison cannot pass because nothing was pushed or indexed.  On a mismatch the test prints each predicate, its time zone and the ids of every run.
+// ("Lance Index", BTREE and BITMAP), so the comparison cannot pass because nothing was pushed or indexed.  On a mismatch the test prints each predicate, its time zone and the ids of every run.
+// A sample of predicates on the integer and text columns that lancedb reads alike is compared
+// with lancedb's query with the same filter, on both datasets.
 // Then DELETE through lance_fdw against DELETE from the heap table with the same random
 // predicates, round after round (the end of the file).
 const test = require('node:test');
@@ -370,6 +374,8 @@ const MODES = [
 	{ name: 'pushdown off, serial', table: 'pd.lance', settings: SERIAL + 'SET lance_parts.fdw_pushdown = off;\n' },
 	{ name: 'pushdown on, parallel', table: 'pd.lance', settings: PARALLEL + 'SET lance_parts.fdw_pushdown = on;\n' },
 	{ name: 'pushdown off, parallel', table: 'pd.lance', settings: PARALLEL + 'SET lance_parts.fdw_pushdown = off;\n' },
+	{ name: 'stable row ids, serial', table: 'pd.stable', settings: SERIAL + 'SET lance_parts.fdw_pushdown = on;\n' },
+	{ name: 'stable row ids, parallel', table: 'pd.stable', settings: PARALLEL + 'SET lance_parts.fdw_pushdown = on;\n' },
 ];
 
 // One query for a chunk of predicates: a UNION ALL of one scan per predicate, grouped by
@@ -429,15 +435,56 @@ function planNodes(plan)
 	return [plan, ...(plan.Plans || []).flatMap(planNodes)];
 }
 
-const INDEXED_COLUMNS = ['i2', 'i4', 'i8', 'f4', 'f8', 't'];
+// The indexes lancedb builds, which scans with pushed clauses use (fdw_scalar_index.test.cjs):
+// BTREE on some columns, BITMAP on others (lancedb builds BITMAP indexes on integers and
+// strings, not floats).
+const BTREE_COLUMNS = ['i4', 'i8', 'f4', 'f8'];
+const BITMAP_COLUMNS = ['i2', 't'];
+// Rows written before the indexes; the others are appended after them (fragments no index covers).
+const INDEXED_ROWS = 300;
 
-// pd.source and pd.heap with the rows, the Lance dataset of them (fragments of
-// ROWS_PER_FRAGMENT rows, BTREE indexes on INDEXED_COLUMNS, lancedb's deletion files in
-// every fragment) and pd.lance over it.
-async function createTables(dataset, rows)
+function writeRows(dataset, where, mode)
+{
+	psqlLines(`SET TimeZone = 'UTC';
+SELECT * FROM lance_parts.write_dataset('${dataset}', 'SELECT * FROM pd.source WHERE ${where} ORDER BY id',
+    mode => '${mode}', max_rows_per_file => ${ROWS_PER_FRAGMENT});
+`);
+}
+
+async function createIndexes(dataset)
+{
+	const table = await h.openTable(dataset);
+
+	for (const column of BTREE_COLUMNS)
+		await table.createIndex(column, { config: h.lancedb.Index.btree() });
+	for (const column of BITMAP_COLUMNS)
+		await table.createIndex(column, { config: h.lancedb.Index.bitmap() });
+	assert.equal((await table.listIndices()).length, BTREE_COLUMNS.length + BITMAP_COLUMNS.length);
+	return table;
+}
+
+function foreignTableSql(name, dataset)
 {
 	const textColumns = Object.entries(TEXT_COLLATIONS);
 	const otherColumns = Object.entries(COLUMNS).filter(([, type]) => type !== 'text');
+
+	return `CREATE FOREIGN TABLE ${name} (id int, ${otherColumns.map(([c, t]) => `${c} ${t}`).join(', ')},
+    ${textColumns.map(([c, coll]) => `${c} text OPTIONS (column_name 't') COLLATE ${coll}`).join(', ')})
+    SERVER pd_server OPTIONS (uri '${dataset}');
+`;
+}
+
+// pd.source and pd.heap with the rows, the Lance dataset of them (fragments of
+// ROWS_PER_FRAGMENT rows; the first INDEXED_ROWS rows written, indexed by lancedb, the others
+// appended; lancedb's deletion files in every fragment) and pd.lance over it.  With stable,
+// also a dataset of the same rows that lancedb created with stable row ids (its indexes hold
+// row ids), written and indexed the same way, and pd.stable over it.
+async function createTables(dataset, rows, stable)
+{
+	const textColumns = Object.entries(TEXT_COLLATIONS);
+	const otherColumns = Object.entries(COLUMNS).filter(([, type]) => type !== 'text');
+	const datasets = stable ? [dataset, stable] : [dataset];
+	const tables = [];
 
 	psqlLines(`DROP SCHEMA IF EXISTS pd CASCADE;
 DROP SERVER IF EXISTS pd_server CASCADE;
@@ -452,26 +499,100 @@ CREATE TABLE pd.heap (id int, ${otherColumns.map(([c, t]) => `${c} ${t}`).join('
     ${textColumns.map(([c, coll]) => `${c} text COLLATE ${coll}`).join(', ')});
 INSERT INTO pd.heap SELECT id, ${otherColumns.map(([c]) => c).join(', ')},
     ${textColumns.map(() => 't').join(', ')} FROM pd.source;
-SELECT * FROM lance_parts.write_dataset('${dataset}', 'SELECT * FROM pd.source ORDER BY id',
-    max_rows_per_file => ${ROWS_PER_FRAGMENT});
 CREATE SERVER pd_server FOREIGN DATA WRAPPER lance_fdw;
-CREATE FOREIGN TABLE pd.lance (id int, ${otherColumns.map(([c, t]) => `${c} ${t}`).join(', ')},
-    ${textColumns.map(([c, coll]) => `${c} text OPTIONS (column_name 't') COLLATE ${coll}`).join(', ')})
-    SERVER pd_server OPTIONS (uri '${dataset}');
 `);
-	// BTREE indexes lancedb builds, which scans with pushed clauses use (fdw_scalar_index.test.cjs)
-	const table = await h.openTable(dataset);
-	for (const column of INDEXED_COLUMNS)
-		await table.createIndex(column, { config: h.lancedb.Index.btree() });
-	assert.equal((await table.listIndices()).length, INDEXED_COLUMNS.length);
-	// deleted rows in every fragment, through lancedb's deletion files
-	await table.delete('id % 13 = 5');
-	psqlLines('DELETE FROM pd.heap WHERE id % 13 = 5;\n');
+	writeRows(dataset, `id <= ${INDEXED_ROWS}`, 'create');
+	if (stable)
+	{
+		// lancedb creates it empty with the schema lance_parts wrote, lance_parts appends the rows
+		const db = await h.lancedb.connect(path.dirname(stable));
+		const schema = await (await h.openTable(dataset)).schema();
+
+		await db.createEmptyTable(path.basename(stable, '.lance'), schema,
+			{ storageOptions: { newTableEnableStableRowIds: 'true' } });
+		writeRows(stable, `id <= ${INDEXED_ROWS}`, 'append');
+	}
+	for (const d of datasets)
+		tables.push(await createIndexes(d));
+	for (const d of datasets)
+		writeRows(d, `id > ${INDEXED_ROWS}`, 'append');
+	// deleted rows in every fragment, through lancedb's deletion files (on the version with the appends)
+	for (const table of tables)
+	{
+		await table.checkoutLatest();
+		await table.delete('id % 13 = 5');
+	}
+	psqlLines(foreignTableSql('pd.lance', dataset) + (stable ? foreignTableSql('pd.stable', stable) : '') +
+		'DELETE FROM pd.heap WHERE id % 13 = 5;\n');
+	return tables;
 }
+
+// ---- a sample against lancedb -------------------------------------------------------------
+
+// Predicates both PostgreSQL and lancedb (DataFusion) read alike, on the integer columns and
+// the text column (bytewise: t_c in PostgreSQL): { pg, lance } SQL.  Floats are left out
+// (DataFusion orders -0 before 0), and so are int8 values beyond +-2^62 (DataFusion reads
+// -9223372036854775808 as an overflowing negation), and NOT over AND / OR (lancedb 0.39
+// returns the rows whose column is NULL for NOT (i2 IN (...) AND i2 IN (...)) on the BITMAP
+// indexed column, which SQL leaves out).
+const LANCEDB_COLUMNS = { i2: 'int2', i4: 'int4', i8: 'int8', t: 'text' };
+
+function lancedbValue(type)
+{
+	if (type === 'int8')
+		return chance(0.5) ? pick(SMALL_INTS.concat(['2147483647', '2147483648', '-4294967296', '4294967297']))
+			: String(randomBigInt(pick([16, 32, 40])));
+	return type === 'text' ? value('text') : value(type);
+}
+
+function lancedbAtom()
+{
+	const column = pick(Object.keys(LANCEDB_COLUMNS));
+	const type = LANCEDB_COLUMNS[column];
+	const pgColumn = column === 't' ? 't_c' : column;
+	const v = () => lancedbValue(type);
+	const r = random();
+	let sql;
+
+	if (r < 0.35)
+	{
+		const [op, a] = [pick(OPERATORS), v()];
+		sql = (c) => `${c} ${op} ${a}`;
+	}
+	else if (r < 0.5)
+	{
+		const [a, b] = [v(), v()];
+		sql = (c) => `${c} BETWEEN ${a} AND ${b}`;
+	}
+	else if (r < 0.85)
+	{
+		const list = Array.from({ length: 1 + intBelow(chance(0.3) ? 20 : 5) }, () => (chance(0.05) ? 'NULL' : v()));
+		const not = chance(0.2) ? 'NOT ' : '';
+		sql = (c) => `${c} ${not}IN (${list.join(', ')})`;
+	}
+	else
+	{
+		const not = chance(0.5) ? 'NOT ' : '';
+		sql = (c) => `${c} IS ${not}NULL`;
+	}
+	return { pg: sql(pgColumn), lance: sql(column) };
+}
+
+function lancedbPredicate(depth)
+{
+	if (depth >= 2 || chance(0.5))
+		return lancedbAtom();
+	const parts = Array.from({ length: 2 + intBelow(2) }, () => lancedbPredicate(depth + 1));
+	const op = chance(0.6) ? ' AND ' : ' OR ';
+	return { pg: parts.map((p) => `(${p.pg})`).join(op), lance: parts.map((p) => `(${p.lance})`).join(op) };
+}
+
+const NUM_LANCEDB_PREDICATES = 150;
 
 test('pushed filters return the rows PostgreSQL returns, for random predicates', async (t) => {
 	const dir = h.scratchDir('pushdown-differential');
 	const dataset = path.join(dir, 'rows.lance');
+	const stable = path.join(dir, 'stable.lance');
 	const rows = rowsSql();
 	const predicates = TIME_ZONES.flatMap((zone) => ISSUE_PREDICATES.map((sql) => ({ zone, kind: 'issue', sql })))
 		.concat(Array.from({ length: NUM_PREDICATES }, () => ({ zone: pick(TIME_ZONES), ...predicate(0) })))
@@ -479,7 +600,7 @@ test('pushed filters return the rows PostgreSQL returns, for random predicates',
 		.map((p, index) => ({ index, ...p }));
 	const plain = predicates.filter((p) => p.argument === undefined);
 
-	await createTables(dataset, rows);
+	await createTables(dataset, rows, stable);
 	// the Lance table holds exactly the heap's rows
 	const [same] = psqlLines(`SET lance_parts.fdw_pushdown = off;
 SELECT (SELECT array_agg(h::text ORDER BY id) FROM pd.heap h) = (SELECT array_agg(l::text ORDER BY id) FROM pd.lance l),
@@ -506,11 +627,24 @@ EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) SELECT id FROM pd.lance WHERE ${p.sql}
 		pushedByKind[kind].pushed += plain[i].pushed ? 1 : 0;
 	});
 	const pushed = plain.filter((p) => p.pushed).length;
-	// and many of them find their rows through a BTREE index
-	const indexed = plans.filter((plan) => planNodes(plan[0].Plan)
-		.some((n) => n['Node Type'] === 'Foreign Scan' && n['Lance Index'] !== undefined)).length;
-	t.diagnostic(`pushed: ${JSON.stringify(pushedByKind)}, through an index: ${indexed}`);
-	assert.ok(indexed > plain.length / 10, `${indexed} of ${plain.length} predicates use an index`);
+	// and many of them find their rows through a BTREE or a BITMAP index
+	const indexLines = (someplans) => someplans.map((plan) => planNodes(plan[0].Plan)
+		.filter((n) => n['Node Type'] === 'Foreign Scan' && n['Lance Index'] !== undefined)
+		.map((n) => n['Lance Index']).join(' ')).filter((line) => line !== '');
+	const indexed = indexLines(plans);
+	const bitmaps = indexed.filter((line) => line.includes('(BITMAP)')).length;
+	t.diagnostic(`pushed: ${JSON.stringify(pushedByKind)}, through an index: ${indexed.length} (BITMAP: ${bitmaps})`);
+	assert.ok(indexed.length > plain.length / 10, `${indexed.length} of ${plain.length} predicates use an index`);
+	assert.ok(bitmaps > plain.length / 40, `${bitmaps} of ${plain.length} predicates use a BITMAP index`);
+	// so do those of the dataset with stable row ids
+	const sample = plain.slice(0, 300);
+	const stablePlans = psqlLines('SET lance_parts.fdw_pushdown = on;\n' + sample.map((p) => `SET TimeZone = '${p.zone}';
+EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) SELECT id FROM pd.stable WHERE ${p.sql};
+\\echo ${PLAN_END}
+`).join('')).join('\n').split(PLAN_END).slice(0, -1).map((text) => JSON.parse(text));
+	const stableIndexed = indexLines(stablePlans);
+	assert.ok(stableIndexed.length > sample.length / 10 && stableIndexed.some((l) => l.includes('(BITMAP)')),
+		`${stableIndexed.length} of ${sample.length} predicates use an index of the dataset with stable row ids`);
 	assert.ok(pushed > plain.length / 2, `${pushed} of ${plain.length} predicates push a clause`);
 	assert.equal(pushedByKind.issue.pushed, pushedByKind.issue.all, 'the reproducers of issue 23 push their clause');
 	// IS [NOT] DISTINCT FROM is not pushed (nor OR, NOT BETWEEN, BETWEEN SYMMETRIC)
@@ -553,6 +687,27 @@ EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) SELECT id FROM pd.lance WHERE ${p.sql}
 	}
 	assert.equal(mismatches.length, 0, `${mismatches.length} of ${predicates.length} predicates return ` +
 		`other rows than the heap table:\n${mismatches.join('\n')}`);
+
+	// a sample of predicates lancedb reads alike: its query with the same filter on each dataset
+	const sampled = Array.from({ length: NUM_LANCEDB_PREDICATES }, (_, index) => ({ index, zone: 'UTC', ...lancedbPredicate(0) }))
+		.map((p) => ({ ...p, sql: p.pg }));
+	const lancedbMismatches = [];
+	for (const [mode, lancePath] of [[MODES[1], dataset], [MODES[5], stable]])
+	{
+		const fdw = runMode(mode, sampled);
+		const table = await h.openTable(lancePath);
+
+		for (const p of sampled)
+		{
+			const read = await table.query().where(p.lance).select(['id']).toArray();
+			const ids = '{' + read.map((r) => Number(r.id)).sort((a, b) => a - b).join(',') + '}';
+
+			if (ids !== fdw.get(p.index))
+				lancedbMismatches.push(`${mode.table}: WHERE ${p.pg}\n    lance_fdw: ${fdw.get(p.index)}\n    lancedb: ${ids}`);
+		}
+	}
+	assert.equal(lancedbMismatches.length, 0, `${lancedbMismatches.length} of ${2 * sampled.length} predicates ` +
+		`return other rows than lancedb's query:\n${lancedbMismatches.join('\n')}`);
 	psqlLines('DROP SCHEMA pd CASCADE; DROP SERVER pd_server CASCADE;\n');
 });
 

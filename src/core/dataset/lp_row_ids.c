@@ -387,6 +387,149 @@ lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
 	return true;
 }
 
+/* ---- finding rows by id ------------------------------------------------------ */
+
+/* The first of values[0..n) (ascending) at or above value. */
+static uint64_t
+lower_bound(const uint64_t *values, uint64_t n, uint64_t value)
+{
+	uint64_t	low = 0;
+	uint64_t	high = n;
+
+	while (low < high)
+	{
+		uint64_t	middle = low + (high - low) / 2;
+
+		if (values[middle] < value)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low;
+}
+
+static bool
+among_whole(const uint32_t *whole, size_t num_whole, uint64_t id)
+{
+	size_t		low = 0;
+	size_t		high = num_whole;
+	uint32_t	wanted = (uint32_t) (id >> 32);
+
+	if (id >> 32 > UINT32_MAX)
+		return false;
+	while (low < high)
+	{
+		size_t		middle = low + (high - low) / 2;
+
+		if (whole[middle] < wanted)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low < num_whole && whole[low] == wanted;
+}
+
+/* Append offset to offsets[0..*n) (room for capacity); more offsets than ids means an id repeats. */
+static bool
+take_offset(uint64_t *offsets, uint64_t *n, uint64_t capacity, uint64_t offset,
+			const SequenceSource *source, LpError *err)
+{
+	if (*n == capacity)
+		return corrupt(source, err, "repeat an id");
+	offsets[(*n)++] = offset;
+	return true;
+}
+
+bool
+lp_row_ids_find(const LpManifest *manifest, size_t index, const uint64_t *ids, uint64_t num_ids,
+				const uint32_t *whole, size_t num_whole, uint64_t **offsets,
+				uint64_t *num_offsets, LpError *err)
+{
+	const Lance__Table__DataFragment *fragment;
+	Lance__Table__RowIdSequence *sequence;
+	SequenceSource source;
+	uint64_t	rows;
+	uint64_t	capacity;
+	uint64_t	at = 0;
+	uint64_t   *values = NULL;
+	bool		ok = true;
+
+	*offsets = NULL;
+	*num_offsets = 0;
+	if (index >= manifest->proto->n_fragments)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "manifest file \"%s\" has no fragment at %zu",
+					   manifest->name, index);
+	fragment = manifest->proto->fragments[index];
+	rows = fragment->physical_rows;
+	source.manifest_name = manifest->name;
+	source.fragment_id = fragment->id;
+	source.what = "row ids";
+	if (fragment->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+		return fragment->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ?
+			lp_fail(err, LP_ERR_UNSUPPORTED,
+					"row ids of fragment %" PRIu64 " in manifest file \"%s\" are in an external file, which lance_parts does not read",
+					fragment->id, manifest->name) :
+			corrupt(&source, err, "are missing in a dataset with stable row ids");
+	if (!unpack(&lance__table__row_id_sequence__descriptor, &fragment->inline_row_ids,
+				(ProtobufCMessage **) &sequence, &source, err))
+		return false;
+	/* each offset is taken once: at most rows of them, and one per id unless whole ones are asked for */
+	capacity = num_whole > 0 || num_ids > rows ? rows : num_ids;
+	*offsets = lp_alloc_array((size_t) capacity + 1, sizeof(uint64_t));
+	if (*offsets == NULL)
+	{
+		lp_protobuf_free((ProtobufCMessage *) sequence);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	}
+	for (size_t i = 0; ok && i < sequence->n_segments; i++)
+	{
+		const Lance__Table__U64Segment *segment = sequence->segments[i];
+		uint64_t	count;
+
+		/* a plain range maps ids to offsets by arithmetic: no need to expand it */
+		if (segment->segment_case == LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE && num_whole == 0)
+		{
+			ok = read_segment(segment, NULL, rows - at, &count, &source, err);
+			for (uint64_t k = lower_bound(ids, num_ids, segment->range->start);
+				 ok && k < num_ids && ids[k] < segment->range->end; k++)
+				ok = take_offset(*offsets, num_offsets, capacity, at + (ids[k] - segment->range->start),
+								 &source, err);
+		}
+		else
+		{
+			/* another form: its ids expanded, each looked up */
+			ok = read_segment(segment, NULL, rows - at, &count, &source, err);
+			if (ok && count > 0)
+			{
+				values = lp_alloc_array((size_t) count, sizeof(uint64_t));
+				ok = values != NULL ? read_segment(segment, values, count, &count, &source, err)
+					: lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+			}
+			for (uint64_t k = 0; ok && k < count; k++)
+			{
+				uint64_t	found = lower_bound(ids, num_ids, values[k]);
+
+				if ((found < num_ids && ids[found] == values[k]) ||
+					among_whole(whole, num_whole, values[k]))
+					ok = take_offset(*offsets, num_offsets, capacity, at + k, &source, err);
+			}
+			lp_free(values);
+			values = NULL;
+		}
+		at += ok ? count : 0;
+	}
+	if (ok && at != rows)
+		ok = corrupt(&source, err, "do not count the rows of the fragment");
+	lp_protobuf_free((ProtobufCMessage *) sequence);
+	if (!ok)
+	{
+		lp_free(*offsets);
+		*offsets = NULL;
+		*num_offsets = 0;
+	}
+	return ok;
+}
+
 /* ---- writing ------------------------------------------------------------- */
 
 /* Runs of consecutive values this long or longer become ranges; others an array. */

@@ -6,7 +6,8 @@
  * leaves out (its deleted rows, when deletions are materialized), as
  * Lance's compaction carries them (rechunk_stable_row_ids and
  * recalc_versions_for_rewritten_fragments in optimize.rs).  Row ids never
- * change, so indexes keyed on them stay valid.
+ * change, so indexes keyed on them stay valid; lp_row_ids_find turns the
+ * ids such an index gives back into rows of a fragment.
  *
  * The values are expanded in memory (24 bytes a row of the new fragment)
  * and written back as ranges where they run on, so that a compacted
@@ -57,6 +58,20 @@ bool		lp_row_meta_pack(const LpRowMeta *meta, uint8_t **row_ids, size_t *row_ids
 							 LpError *err);
 
 void		lp_row_meta_free(LpRowMeta *meta);
+
+/*
+ * The offsets of the rows of the manifest's fragment at index (dataset
+ * order) whose stable row id is one of ids[0..num_ids) or has its high 32
+ * bits among whole[0..num_whole) (both ascending, without repeats), ascending,
+ * into *offsets (lp_alloc'd; freed by the caller) and *num_offsets: how an
+ * index keyed on row ids finds rows.  Ranges of the sequence are mapped by
+ * arithmetic, its other segments expanded.  Row ids in an external file
+ * are LP_ERR_UNSUPPORTED; a sequence that does not count the fragment's rows
+ * or repeats an id LP_ERR_CORRUPT.
+ */
+bool		lp_row_ids_find(const LpManifest *manifest, size_t index, const uint64_t *ids,
+							uint64_t num_ids, const uint32_t *whole, size_t num_whole,
+							uint64_t **offsets, uint64_t *num_offsets, LpError *err);
 
 /*
  * Serialized RowIdSequence of ids and RowVersionSequence of versions (n

@@ -1,6 +1,7 @@
 /*
  * lp_roaring.c - serialized 32-bit Roaring bitmaps: membership tests,
- * expansion into a plain bitmap, and serialization of sorted values.
+ * expansion into a plain bitmap, listing of members, and serialization of
+ * sorted values.
  *
  * Portable format: a cookie (12346 without run containers, then a u32
  * container count; or 12347 | (count - 1) << 16, then a bitmap of which
@@ -210,6 +211,44 @@ lp_roaring32_contains(const uint8_t *data, size_t len, uint32_t value,
 
 /* ---- expansion ------------------------------------------------------------------ */
 
+/* Called for every member of a container, in ascending order; false stops with err set. */
+typedef bool (*MemberVisitor) (void *arg, uint32_t value, LpError *err);
+
+static bool
+visit_members(const Container *container, const char *what, MemberVisitor visit, void *arg,
+			  LpError *err)
+{
+	uint32_t	high = (uint32_t) container->key << 16;
+
+	switch (container->kind)
+	{
+		case CONTAINER_RUNS:
+			for (uint32_t r = 0; r < container->count; r++)
+			{
+				uint32_t	start = lp_le16(container->data + 4 * (size_t) r);
+				uint32_t	length = lp_le16(container->data + 4 * (size_t) r + 2);
+
+				if (start + length > 0xFFFF)
+					return malformed(err, what, "run beyond its container");
+				for (uint32_t v = start; v <= start + length; v++)
+					if (!visit(arg, high | v, err))
+						return false;
+			}
+			break;
+		case CONTAINER_BITMAP:
+			for (uint32_t v = 0; v < BITMAP_BYTES * 8; v++)
+				if ((container->data[v / 8] >> (v % 8)) & 1 && !visit(arg, high | v, err))
+					return false;
+			break;
+		case CONTAINER_ARRAY:
+			for (uint32_t k = 0; k < container->count; k++)
+				if (!visit(arg, high | lp_le16(container->data + 2 * (size_t) k), err))
+					return false;
+			break;
+	}
+	return true;
+}
+
 typedef struct Expansion
 {
 	uint8_t    *bitmap;
@@ -219,8 +258,10 @@ typedef struct Expansion
 } Expansion;
 
 static bool
-set_member(Expansion *expansion, uint32_t value, LpError *err)
+set_member(void *arg, uint32_t value, LpError *err)
 {
+	Expansion  *expansion = arg;
+
 	if (value >= expansion->num_bits)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "%s holds %u, beyond its %llu rows", expansion->what, value,
@@ -237,36 +278,8 @@ static bool
 visit_for_expansion(void *arg, const Container *container, LpError *err)
 {
 	Expansion  *expansion = arg;
-	uint32_t	high = (uint32_t) container->key << 16;
 
-	switch (container->kind)
-	{
-		case CONTAINER_RUNS:
-			for (uint32_t r = 0; r < container->count; r++)
-			{
-				uint32_t	start = lp_le16(container->data + 4 * (size_t) r);
-				uint32_t	length = lp_le16(container->data + 4 * (size_t) r + 2);
-
-				if (start + length > 0xFFFF)
-					return malformed(err, expansion->what, "run beyond its container");
-				for (uint32_t v = start; v <= start + length; v++)
-					if (!set_member(expansion, high | v, err))
-						return false;
-			}
-			break;
-		case CONTAINER_BITMAP:
-			for (uint32_t v = 0; v < BITMAP_BYTES * 8; v++)
-				if ((container->data[v / 8] >> (v % 8)) & 1 &&
-					!set_member(expansion, high | v, err))
-					return false;
-			break;
-		case CONTAINER_ARRAY:
-			for (uint32_t k = 0; k < container->count; k++)
-				if (!set_member(expansion, high | lp_le16(container->data + 2 * (size_t) k), err))
-					return false;
-			break;
-	}
-	return true;
+	return visit_members(container, expansion->what, set_member, expansion, err);
 }
 
 bool
@@ -280,6 +293,68 @@ lp_roaring32_expand(const uint8_t *data, size_t len, const char *what,
 	if (!walk_containers(data, len, what, visit_for_expansion, &expansion, err))
 		return false;
 	*count = expansion.count;
+	return true;
+}
+
+/* ---- listing ---------------------------------------------------------------------- */
+
+typedef struct Listing
+{
+	uint32_t   *values;
+	size_t		count;
+	size_t		capacity;
+	const char *what;
+} Listing;
+
+static bool
+list_member(void *arg, uint32_t value, LpError *err)
+{
+	Listing    *listing = arg;
+
+	/* containers come in key order and members in order within them */
+	if (listing->count > 0 && value <= listing->values[listing->count - 1])
+		return malformed(err, listing->what, "members are not ascending");
+	if (listing->count == listing->capacity)
+	{
+		size_t		capacity = listing->capacity > 0 ? listing->capacity * 2 : 256;
+		uint32_t   *values = lp_alloc_array(capacity, sizeof(uint32_t));
+
+		if (values == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory reading %s", listing->what);
+		if (listing->count > 0)
+			memcpy(values, listing->values, listing->count * sizeof(uint32_t));
+		lp_free(listing->values);
+		listing->values = values;
+		listing->capacity = capacity;
+	}
+	listing->values[listing->count++] = value;
+	return true;
+}
+
+static bool
+visit_for_listing(void *arg, const Container *container, LpError *err)
+{
+	Listing    *listing = arg;
+
+	return visit_members(container, listing->what, list_member, listing, err);
+}
+
+bool
+lp_roaring32_values(const uint8_t *data, size_t len, const char *what, uint32_t **values,
+					size_t *count, LpError *err)
+{
+	Listing		listing = {NULL, 0, 0, what};
+
+	*values = NULL;
+	*count = 0;
+	lp_error_clear(err);
+	if (!walk_containers(data, len, what, visit_for_listing, &listing, err))
+	{
+		lp_free(listing.values);
+		return false;
+	}
+	*values = listing.values;
+	*count = listing.count;
 	return true;
 }
 

@@ -26,6 +26,13 @@ bool		lp_roaring32_expand(const uint8_t *data, size_t len, const char *what,
 								LpError *err);
 
 /*
+ * The members of the bitmap, ascending, into *values (lp_alloc'd, NULL when
+ * none; freed by the caller) and *count; what names it in messages.
+ */
+bool		lp_roaring32_values(const uint8_t *data, size_t len, const char *what,
+								uint32_t **values, size_t *count, LpError *err);
+
+/*
  * Serialize values (strictly ascending) as a portable Roaring bitmap
  * without run containers, as roaring_bitmap_portable_serialize and Rust's
  * RoaringBitmap::serialize_into write one: *out (lp_alloc) holds *out_len

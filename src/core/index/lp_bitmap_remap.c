@@ -14,8 +14,8 @@
 #include "encode/lp_file_writer.h"
 #include "format/lp_file.h"
 #include "format/lp_roaring.h"
+#include "index/lp_bitmap_index.h"
 #include "index/lp_bitmap_remap.h"
-#include "index/lp_btree_index.h"
 
 /* The bytes of the new bitmaps column, growing. */
 typedef struct Bitmaps
@@ -59,14 +59,6 @@ append_u32(Bitmaps *out, uint32_t value, LpError *err)
 	return append(out, bytes, 4, err);
 }
 
-/* An entry of a serialized RowIdTreeMap. */
-typedef struct Entry
-{
-	uint32_t	fragment;
-	const uint8_t *bitmap;		/* NULL: every row of the fragment */
-	uint32_t	size;
-} Entry;
-
 static int
 compare_u64(const void *a, const void *b)
 {
@@ -87,7 +79,7 @@ ascending(const uint64_t *values, size_t n)
 
 /* The new addresses of a moved entry's rows, appended to *moved. */
 static bool
-map_entry(const Entry *entry, uint64_t rows, const LpRowAddressMap *map, const char *file,
+map_entry(const LpRowIdTreeEntry *entry, uint64_t rows, const LpRowAddressMap *map, const char *file,
 		  uint64_t *moved, size_t *n_moved, LpError *err)
 {
 	uint8_t    *members = lp_alloc0((size_t) (rows / 8 + 1));
@@ -103,7 +95,7 @@ map_entry(const Entry *entry, uint64_t rows, const LpRowAddressMap *map, const c
 		char		what[512];
 
 		snprintf(what, sizeof(what), "the bitmap of fragment %u in BITMAP index file \"%s\"",
-				 entry->fragment, file);
+				 entry->high, file);
 		ok = lp_roaring32_expand(entry->bitmap, entry->size, what, members, rows, &count, err);
 	}
 	for (uint64_t r = 0; ok && r < rows; r++)
@@ -118,7 +110,7 @@ map_entry(const Entry *entry, uint64_t rows, const LpRowAddressMap *map, const c
 		}
 		if (!((members[r / 8] >> (r % 8)) & 1))
 			continue;
-		ok = lp_row_address_map_apply(map, (uint64_t) entry->fragment << 32 | r,
+		ok = lp_row_address_map_apply(map, (uint64_t) entry->high << 32 | r,
 									  &moved[*n_moved], &kept, err);
 		*n_moved += ok && kept;
 	}
@@ -168,42 +160,21 @@ remap_bitmap(const uint8_t *data, size_t len, const LpRowAddressMap *map, const 
 			 Bitmaps *out, LpError *err)
 {
 	uint32_t	n_entries;
-	size_t		at = 4;
 	size_t		count_at = out->len;
 	uint32_t	n_out = 0;
 	uint64_t	moved_rows = 0;
 	uint64_t   *moved = NULL;
 	size_t		n_moved = 0;
-	Entry	   *entries;
+	LpRowIdTreeEntry *entries;
 	bool		ok = true;
 
-	if (len < 4)
-		return lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap of %zu bytes", file, len);
-	n_entries = lp_le32(data);
-	if (n_entries > (len - 4) / 8)
-		return lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap of %u entries in %zu bytes",
-					   file, n_entries, len);
-	entries = lp_alloc_array(n_entries + 1, sizeof(Entry));
-	if (entries == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+	if (!lp_row_id_tree_entries(data, len, file, &entries, &n_entries, err))
+		return false;
 	for (uint32_t e = 0; ok && e < n_entries; e++)
 	{
 		uint64_t	rows;
 
-		if (len - at < 8)
-		{
-			ok = lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap cut short", file);
-			break;
-		}
-		entries[e].fragment = lp_le32(data + at);
-		entries[e].size = lp_le32(data + at + 4);
-		at += 8;
-		if (entries[e].size > len - at)
-			ok = lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap entry of %u bytes past its end",
-						 file, entries[e].size);
-		entries[e].bitmap = entries[e].size > 0 ? data + at : NULL;
-		at += ok ? entries[e].size : 0;
-		if (ok && lp_row_address_map_moves(map, entries[e].fragment, &rows))
+		if (lp_row_address_map_moves(map, entries[e].high, &rows))
 			ok = lp_add_u64(moved_rows, rows, &moved_rows);
 	}
 	if (ok && moved_rows > 0 &&
@@ -215,11 +186,11 @@ remap_bitmap(const uint8_t *data, size_t len, const LpRowAddressMap *map, const 
 	{
 		uint64_t	rows;
 
-		if (lp_row_address_map_moves(map, entries[e].fragment, &rows))
+		if (lp_row_address_map_moves(map, entries[e].high, &rows))
 			ok = map_entry(&entries[e], rows, map, file, moved, &n_moved, err);
 		else
 		{
-			ok = append_u32(out, entries[e].fragment, err) && append_u32(out, entries[e].size, err) &&
+			ok = append_u32(out, entries[e].high, err) && append_u32(out, entries[e].size, err) &&
 				append(out, entries[e].bitmap, entries[e].size, err);
 			n_out++;
 		}
@@ -278,12 +249,9 @@ fail:
 bool
 lp_bitmap_index_remap(LpInput *lookup, const LpRowAddressMap *map, LpOutput *out, LpError *err)
 {
-	LpFile	   *file = lp_file_open(lookup, err);
-	int64_t		keys_field;
-	int64_t		bitmaps_field;
-	LpType	   *keys_type = NULL;
+	LpBitmapIndex *index;
+	const LpFile *file;
 	LpType	   *bitmaps_type = NULL;
-	LpArray    *keys = NULL;
 	LpArray    *bitmaps = NULL;
 	LpArray    *remapped = NULL;
 	LpFileWriter *writer = NULL;
@@ -291,25 +259,11 @@ lp_bitmap_index_remap(LpInput *lookup, const LpRowAddressMap *map, LpOutput *out
 	uint64_t	size;
 	bool		ok = false;
 
-	if (file == NULL)
+	if (!lp_bitmap_index_open(lookup, &index, err))
 		return false;
-	keys_field = lp_btree_index_file_field(file, "keys");
-	bitmaps_field = lp_btree_index_file_field(file, "bitmaps");
-	if (keys_field < 0 || bitmaps_field < 0 || file->schema.num_fields != 2)
-	{
-		lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" does not have the fields keys and bitmaps",
-				file->name);
+	file = lp_bitmap_index_file(index);
+	if (!lp_bitmap_index_bitmaps(index, &bitmaps_type, &bitmaps, err))
 		goto done;
-	}
-	if (!lp_decode_field(lookup, file, (uint32_t) keys_field, &keys_type, &keys, err) ||
-		!lp_decode_field(lookup, file, (uint32_t) bitmaps_field, &bitmaps_type, &bitmaps, err))
-		goto done;
-	if ((bitmaps_type->id != LP_TYPE_BINARY && bitmaps_type->id != LP_TYPE_LARGE_BINARY) ||
-		keys->length != file->num_rows || bitmaps->length != file->num_rows)
-	{
-		lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has unexpected bitmaps", file->name);
-		goto done;
-	}
 	remapped = lp_array_new(bitmaps_type);
 	if (remapped == NULL)
 	{
@@ -318,8 +272,8 @@ lp_bitmap_index_remap(LpInput *lookup, const LpRowAddressMap *map, LpOutput *out
 	}
 	if (!remap_bitmaps(bitmaps, map, file->name, remapped, err))
 		goto done;
-	batch[keys_field] = keys;
-	batch[bitmaps_field] = remapped;
+	batch[lp_bitmap_index_keys_field(index)] = lp_bitmap_index_keys(index);
+	batch[lp_bitmap_index_bitmaps_field(index)] = remapped;
 	writer = lp_file_writer_open(out, &file->schema, file->version, err);
 	if (writer == NULL ||
 		(file->num_rows > 0 && !lp_file_writer_write(writer, batch, 2, err)) ||
@@ -330,12 +284,9 @@ lp_bitmap_index_remap(LpInput *lookup, const LpRowAddressMap *map, LpOutput *out
 done:
 	lp_file_writer_free(writer);
 	lp_array_free(remapped);
-	lp_array_free(keys);
 	lp_array_free(bitmaps);
-	if (keys_type != NULL)
-		lp_type_free(keys_type);
 	if (bitmaps_type != NULL)
 		lp_type_free(bitmaps_type);
-	lp_file_free(file);
+	lp_bitmap_index_close(index);
 	return ok;
 }

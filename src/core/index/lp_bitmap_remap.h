@@ -1,12 +1,7 @@
 /*
  * lp_bitmap_remap.h - a BITMAP scalar index (lancedb's Index.bitmap())
  * rewritten for rows a compaction moved, as Lance's compaction remaps it.
- * The index is one Lance file, _indices/<uuid>/bitmap_page_lookup.lance,
- * with a row per distinct value: keys (the indexed column's type; the row
- * with a null key holds the null rows) and bitmaps (binary: Lance's
- * serialized RowIdTreeMap, u32 count of entries, then per entry u32
- * fragment id, u32 size and a portable 32-bit Roaring bitmap of the
- * fragment's row offsets, size 0 meaning every row of it).  Each bitmap's
+ * The file is read as lp_bitmap_index.h describes it.  Each bitmap's
  * row addresses are mapped (lp_row_address_map.h), deleted rows dropped;
  * entries of fragments not moved are copied as they are.  The keys, the
  * schema with its metadata and the file version stay.
@@ -17,10 +12,9 @@
 #include <stdbool.h>
 
 #include "base/lp_error.h"
+#include "index/lp_bitmap_index.h"
 #include "index/lp_row_address_map.h"
 #include "io/lp_storage.h"
-
-#define LP_BITMAP_LOOKUP_FILE "bitmap_page_lookup.lance"
 
 /*
  * Write the remapped index of the file behind lookup into out (from offset

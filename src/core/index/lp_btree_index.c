@@ -13,6 +13,7 @@
 #include "format/lp_schema.h"
 #include "format/lp_values.h"
 #include "index/lp_btree_index.h"
+#include "index/lp_index_key.h"
 
 /* Lance's page size when the lookup file names none (DEFAULT_BTREE_BATCH_SIZE). */
 #define DEFAULT_BATCH_SIZE 4096
@@ -30,9 +31,7 @@ struct LpBTreeIndex
 {
 	LpFile	   *lookup_file;
 	LpFile	   *pages_file;
-	LpIndexKeyKind key_kind;
-	LpTypeId	value_type;
-	uint32_t	value_width;	/* bytes of an integer value */
+	LpIndexValueType value_type;
 	uint64_t	batch_size;
 	uint64_t	num_pages;		/* pages of page_data.lance */
 	LookupColumn min;
@@ -51,215 +50,10 @@ typedef struct PageRange
 } PageRange;
 
 static bool
-key_kind_of(LpTypeId type, LpIndexKeyKind *kind)
-{
-	switch (type)
-	{
-		case LP_TYPE_INT8:
-		case LP_TYPE_INT16:
-		case LP_TYPE_INT32:
-		case LP_TYPE_INT64:
-		case LP_TYPE_UINT8:
-		case LP_TYPE_UINT16:
-		case LP_TYPE_UINT32:
-		case LP_TYPE_UINT64:
-		case LP_TYPE_DATE32:
-		case LP_TYPE_DATE64:
-		case LP_TYPE_TIME32:
-		case LP_TYPE_TIME64:
-		case LP_TYPE_TIMESTAMP:
-		case LP_TYPE_DURATION:
-			*kind = LP_INDEX_KEY_INTEGER;
-			return true;
-		case LP_TYPE_FLOAT:
-		case LP_TYPE_DOUBLE:
-			*kind = LP_INDEX_KEY_FLOAT;
-			return true;
-		case LP_TYPE_STRING:
-		case LP_TYPE_LARGE_STRING:
-		case LP_TYPE_BINARY:
-		case LP_TYPE_LARGE_BINARY:
-			*kind = LP_INDEX_KEY_BYTES;
-			return true;
-		default:
-			return false;
-	}
-}
-
-static bool
-is_unsigned(LpTypeId type)
-{
-	return type == LP_TYPE_UINT8 || type == LP_TYPE_UINT16 ||
-		type == LP_TYPE_UINT32 || type == LP_TYPE_UINT64;
-}
-
-static int
-compare_integer(LpTypeId type, uint32_t width, const LpArray *array, uint64_t row, int64_t key)
-{
-	const uint8_t *p = array->values;
-
-	if (is_unsigned(type))
-	{
-		uint64_t	value;
-
-		switch (type)
-		{
-			case LP_TYPE_UINT8:
-				value = p[row];
-				break;
-			case LP_TYPE_UINT16:
-				value = ((const uint16_t *) p)[row];
-				break;
-			case LP_TYPE_UINT32:
-				value = ((const uint32_t *) p)[row];
-				break;
-			default:
-				value = ((const uint64_t *) p)[row];
-				break;
-		}
-		if (key < 0)
-			return 1;
-		return value < (uint64_t) key ? -1 : value > (uint64_t) key;
-	}
-	else
-	{
-		int64_t		value;
-
-		switch (width)
-		{
-			case 1:
-				value = ((const int8_t *) p)[row];
-				break;
-			case 2:
-				value = ((const int16_t *) p)[row];
-				break;
-			case 4:
-				value = ((const int32_t *) p)[row];
-				break;
-			default:
-				value = ((const int64_t *) p)[row];
-				break;
-		}
-		return value < key ? -1 : value > key;
-	}
-}
-
-/* PostgreSQL's order of floats: NaN above every number and equal to itself, -0 == 0. */
-static int
-compare_doubles(double a, double b)
-{
-	bool		a_nan = a != a;
-	bool		b_nan = b != b;
-
-	if (a_nan || b_nan)
-		return a_nan - b_nan;
-	return a < b ? -1 : a > b;
-}
-
-static double
-float_value(LpTypeId type, const LpArray *array, uint64_t row)
-{
-	return type == LP_TYPE_FLOAT ? (double) ((const float *) array->values)[row]
-		: ((const double *) array->values)[row];
-}
-
-static int
-compare_float(LpTypeId type, const LpArray *array, uint64_t row, double key)
-{
-	return compare_doubles(float_value(type, array, row), key);
-}
-
-/* Bytewise, a prefix before the longer string. */
-static int
-compare_byte_strings(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
-{
-	size_t		common = a_len < b_len ? a_len : b_len;
-	int			c = common == 0 ? 0 : memcmp(a, b, common);
-
-	if (c != 0)
-		return c < 0 ? -1 : 1;
-	return a_len < b_len ? -1 : a_len > b_len;
-}
-
-static int
-compare_bytes(const LpArray *array, uint64_t row, const uint8_t *key, size_t key_len)
-{
-	uint64_t	start = array->offsets[row];
-
-	/* a page of empty strings may have no data buffer at all */
-	return compare_byte_strings(array->data != NULL ? array->data + start : NULL,
-								(size_t) (array->offsets[row + 1] - start), key, key_len);
-}
-
-int
-lp_index_key_compare(const LpIndexKey *a, const LpIndexKey *b)
-{
-	switch (a->kind)
-	{
-		case LP_INDEX_KEY_INTEGER:
-			return a->integer < b->integer ? -1 : a->integer > b->integer;
-		case LP_INDEX_KEY_FLOAT:
-			return compare_doubles(a->real, b->real);
-		default:
-			return compare_byte_strings(a->bytes, a->len, b->bytes, b->len);
-	}
-}
-
-/* Value row of array (not null) against key: <0, 0, >0. */
-static int
-compare_value(const LpBTreeIndex *index, const LpArray *array, uint64_t row,
-			  const LpIndexKey *key)
-{
-	switch (index->key_kind)
-	{
-		case LP_INDEX_KEY_INTEGER:
-			return compare_integer(index->value_type, index->value_width, array, row, key->integer);
-		case LP_INDEX_KEY_FLOAT:
-			return compare_float(index->value_type, array, row, key->real);
-		default:
-			return compare_bytes(array, row, key->bytes, key->len);
-	}
-}
-
-static bool
-above_lower(const LpBTreeIndex *index, const LpArray *array, uint64_t row,
-			const LpIndexBound *lower)
-{
-	int			c;
-
-	if (!lower->present)
-		return true;
-	c = compare_value(index, array, row, &lower->key);
-	return c > 0 || (c == 0 && lower->inclusive);
-}
-
-static bool
-below_upper(const LpBTreeIndex *index, const LpArray *array, uint64_t row,
-			const LpIndexBound *upper)
-{
-	int			c;
-
-	if (!upper->present)
-		return true;
-	c = compare_value(index, array, row, &upper->key);
-	return c < 0 || (c == 0 && upper->inclusive);
-}
-
-int64_t
-lp_btree_index_file_field(const LpFile *file, const char *name)
-{
-	for (uint32_t i = 0; i < file->schema.num_fields; i++)
-		if (file->schema.fields[i].parent_id == -1 &&
-			strcmp(file->schema.fields[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
-static bool
 decode_lookup_column(LpInput *input, const LpFile *file, const char *name,
 					 LookupColumn *column, LpError *err)
 {
-	int64_t		field = lp_btree_index_file_field(file, name);
+	int64_t		field = lp_index_file_field(file, name);
 
 	if (field < 0)
 		return lp_fail(err, LP_ERR_CORRUPT, "BTREE index lookup file \"%s\" has no field \"%s\"",
@@ -319,12 +113,10 @@ read_lookup(LpBTreeIndex *index, LpInput *lookup, LpError *err)
 		!decode_lookup_column(lookup, file, "max", &index->max, err) ||
 		!decode_lookup_column(lookup, file, "page_idx", &index->page_idx, err))
 		return false;
-	index->value_type = index->min.type->id;
-	index->value_width = lp_type_byte_width(index->min.type);
-	if (!key_kind_of(index->value_type, &index->key_kind))
+	if (!lp_index_value_type(index->min.type, &index->value_type))
 		return lp_fail(err, LP_ERR_UNSUPPORTED, "BTREE index \"%s\" on values of type %s is not supported",
-					   file->name, lp_type_id_name(index->value_type));
-	if (index->max.type->id != index->value_type ||
+					   file->name, lp_type_id_name(index->min.type->id));
+	if (index->max.type->id != index->value_type.id ||
 		index->page_idx.type->id != LP_TYPE_UINT32 || index->page_idx.values->null_count != 0)
 		return lp_fail(err, LP_ERR_CORRUPT, "BTREE index lookup file \"%s\" has unexpected field types",
 					   file->name);
@@ -340,7 +132,7 @@ static bool
 open_pages_field(LpBTreeIndex *index, LpInput *pages, const char *name, LpTypeId type,
 				 LpFieldReader **reader, LpError *err)
 {
-	int64_t		field = lp_btree_index_file_field(index->pages_file, name);
+	int64_t		field = lp_index_file_field(index->pages_file, name);
 
 	if (field < 0)
 		return lp_fail(err, LP_ERR_CORRUPT, "BTREE index page file \"%s\" has no field \"%s\"",
@@ -374,7 +166,7 @@ lp_btree_index_open(LpInput *lookup, LpInput *pages, LpBTreeIndex **out, LpError
 		goto fail;
 	index->num_pages = page_rows / index->batch_size;
 	if (!read_lookup(index, lookup, err) ||
-		!open_pages_field(index, pages, "values", index->value_type, &index->values_reader, err) ||
+		!open_pages_field(index, pages, "values", index->value_type.id, &index->values_reader, err) ||
 		!open_pages_field(index, pages, "ids", LP_TYPE_UINT64, &index->ids_reader, err))
 		goto fail;
 	*out = index;
@@ -424,7 +216,7 @@ lp_btree_index_ids_reader(LpBTreeIndex *index)
 LpIndexKeyKind
 lp_btree_index_key_kind(const LpBTreeIndex *index)
 {
-	return index->key_kind;
+	return index->value_type.kind;
 }
 
 uint64_t
@@ -491,14 +283,10 @@ grow_push(Growing *g, const void *item, LpError *err)
 static bool
 min_bounds_page(const LpBTreeIndex *index, const LpArray *min, uint64_t row)
 {
-	double		value;
-
 	if (!lp_array_is_valid(min, row))
 		return false;
-	if (index->key_kind != LP_INDEX_KEY_FLOAT)
-		return true;
-	value = float_value(index->value_type, min, row);
-	return value == value;
+	return index->value_type.kind != LP_INDEX_KEY_FLOAT ||
+		!lp_index_value_is_nan(&index->value_type, min, row);
 }
 
 /* The (page, range) pairs whose page's [min, max] meets the range. */
@@ -521,8 +309,9 @@ pages_to_read(const LpBTreeIndex *index, const LpIndexRange *ranges, size_t num_
 		{
 			PageRange	pair = {page_numbers[i], (uint32_t) r};
 
-			if (above_lower(index, max, i, &ranges[r].lower) &&
-				(!min_bounds_page(index, min, i) || below_upper(index, min, i, &ranges[r].upper)) &&
+			if (lp_index_value_above(&index->value_type, max, i, &ranges[r].lower) &&
+				(!min_bounds_page(index, min, i) ||
+				 lp_index_value_below(&index->value_type, min, i, &ranges[r].upper)) &&
 				!grow_push(found, &pair, err))
 				return false;
 		}
@@ -571,10 +360,7 @@ search_page(LpBTreeIndex *index, const LpIndexRange *ranges, const PageRange *pa
 			continue;
 		for (size_t p = 0; p < n; p++)
 		{
-			const LpIndexRange *range = &ranges[pairs[p].range];
-
-			if (above_lower(index, values, row, &range->lower) &&
-				below_upper(index, values, row, &range->upper))
+			if (lp_index_value_in_range(&index->value_type, values, row, &ranges[pairs[p].range]))
 			{
 				rows[matched++] = first + row;
 				break;
@@ -618,15 +404,6 @@ distinct_pages(const Growing *pairs)
 	return count;
 }
 
-static bool
-check_key(const LpBTreeIndex *index, const LpIndexBound *bound, LpError *err)
-{
-	if (bound->present && bound->key.kind != index->key_kind)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "key of the wrong kind for BTREE index \"%s\"",
-					   index->lookup_file->name);
-	return true;
-}
-
 bool
 lp_btree_index_search(LpBTreeIndex *index, const LpIndexRange *ranges, size_t num_ranges,
 					  uint64_t max_pages, bool *too_many_pages, uint64_t **row_ids,
@@ -643,9 +420,9 @@ lp_btree_index_search(LpBTreeIndex *index, const LpIndexRange *ranges, size_t nu
 		*too_many_pages = false;
 	if (num_ranges > UINT32_MAX)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "too many ranges for one BTREE index search");
-	for (size_t r = 0; r < num_ranges; r++)
-		if (!check_key(index, &ranges[r].lower, err) || !check_key(index, &ranges[r].upper, err))
-			return false;
+	if (!lp_index_ranges_of_kind(ranges, num_ranges, index->value_type.kind))
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "key of the wrong kind for BTREE index \"%s\"",
+					   index->lookup_file->name);
 	if (!pages_to_read(index, ranges, num_ranges, &pairs, err))
 		goto done;
 	if (max_pages > 0 && distinct_pages(&pairs) > max_pages)

@@ -25,44 +25,11 @@
 #include "base/lp_error.h"
 #include "decode/lp_decode.h"
 #include "format/lp_file.h"
+#include "index/lp_index_key.h"
 #include "io/lp_storage.h"
 
 #define LP_BTREE_LOOKUP_FILE "page_lookup.lance"
 #define LP_BTREE_PAGES_FILE "page_data.lance"
-
-/* How values of an index compare with keys: by integer, float or bytes. */
-typedef enum LpIndexKeyKind
-{
-	LP_INDEX_KEY_INTEGER,		/* int*, uint*, date, time, timestamp, duration */
-	LP_INDEX_KEY_FLOAT,			/* float, double; NaN above every number */
-	LP_INDEX_KEY_BYTES			/* string, binary: bytewise, shorter prefix first */
-} LpIndexKeyKind;
-
-typedef struct LpIndexKey
-{
-	LpIndexKeyKind kind;
-	int64_t		integer;
-	double		real;
-	const uint8_t *bytes;
-	size_t		len;
-} LpIndexKey;
-
-/* a against b, both of one kind, in the order searches use: <0, 0, >0. */
-int			lp_index_key_compare(const LpIndexKey *a, const LpIndexKey *b);
-
-typedef struct LpIndexBound
-{
-	bool		present;		/* false: unbounded on this side */
-	bool		inclusive;
-	LpIndexKey	key;
-} LpIndexBound;
-
-/* Values v with lower <= v <= upper (or < where a bound is exclusive); never nulls. */
-typedef struct LpIndexRange
-{
-	LpIndexBound lower;
-	LpIndexBound upper;
-} LpIndexRange;
 
 typedef struct LpBTreeIndex LpBTreeIndex;
 
@@ -96,9 +63,6 @@ uint64_t	lp_btree_index_num_pages(const LpBTreeIndex *index);
 
 /* Rows of a page of page_data.lance (the last may hold fewer). */
 uint64_t	lp_btree_index_batch_size(const LpBTreeIndex *index);
-
-/* Index of the top-level field called name of one of the index's files, or -1. */
-int64_t		lp_btree_index_file_field(const LpFile *file, const char *name);
 
 /* The two files, and readers of page_data.lance's values and ids, owned by the index. */
 const LpFile *lp_btree_index_lookup_file(const LpBTreeIndex *index);

@@ -38,7 +38,7 @@ write_page(Remap *remap, uint64_t n, LpError *err)
 	const LpFile *pages = lp_btree_index_pages_file(remap->index);
 	const LpArray *batch[2];
 	bool		ok = false;
-	bool		values_first = lp_btree_index_file_field(pages, "values") < lp_btree_index_file_field(pages, "ids");
+	bool		values_first = lp_index_file_field(pages, "values") < lp_index_file_field(pages, "ids");
 
 	if (!lp_field_reader_take(lp_btree_index_values_reader(remap->index), remap->pending_rows, n,
 							  &values, err))
@@ -138,7 +138,7 @@ write_lookup(Remap *remap, LpOutput *lookup_out, LpError *err)
 					   lookup->name, lookup->schema.num_fields);
 	if (!lp_field_reader_take(values, remap->first_rows, remap->n_pages, &min, err) ||
 		!lp_field_reader_take(values, remap->last_rows, remap->n_pages, &max, err) ||
-		!lp_type_from_field(lookup, (uint32_t) lp_btree_index_file_field(lookup, "page_idx"), &count_type, err))
+		!lp_type_from_field(lookup, (uint32_t) lp_index_file_field(lookup, "page_idx"), &count_type, err))
 		goto done;
 	counts = lp_array_new(count_type);
 	numbers = lp_array_new(count_type);
@@ -158,7 +158,7 @@ write_lookup(Remap *remap, LpOutput *lookup_out, LpError *err)
 	for (uint32_t f = 0; f < 4; f++)
 	{
 		const LpArray *columns[4] = {min, max, counts, numbers};
-		int64_t		at = lp_btree_index_file_field(lookup, names[f]);
+		int64_t		at = lp_index_file_field(lookup, names[f]);
 
 		if (at < 0 || at >= 4)
 		{

@@ -409,8 +409,8 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 
 		if (index_rows != NULL)
 			ExplainPropertyText("Lance Index",
-								psprintf("%s (BTREE), " UINT64_FORMAT " rows", index_rows->index_name,
-										 index_rows->num_rows),
+								psprintf("%s (%s), " UINT64_FORMAT " rows", index_rows->index_name,
+										 index_rows->index_type, index_rows->num_rows),
 								es);
 	}
 	if (plan_ranks_rows(plan))

@@ -9,7 +9,7 @@
  * lp_fdw_parallel.c  parallel scans: units of work, the partial path, the
  *                    queue of units in dynamic shared memory
  * lp_fdw_topk.c      exact top-k scans: ORDER BY a pgvector distance LIMIT k
- * lp_fdw_index.c     Lance's BTREE scalar indexes: the rows of pushed clauses
+ * lp_fdw_index.c     Lance's BTREE and BITMAP scalar indexes: the rows of pushed clauses
  * lp_fdw_vector.c    Lance's IVF vector indexes: the candidates of top-k scans
  * lp_fdw_analyze.c   ANALYZE: a row sample through the scan iterator
  * lp_fdw_options.c   the option table, the validator, option lookup
@@ -213,7 +213,7 @@ extern bool lp_fdw_is_scan_constant(Node *node);
 
 /* ---- scalar indexes (lp_fdw_index.c) ---- */
 
-/* lance_parts.fdw_scalar_index: whether scans use BTREE indexes */
+/* lance_parts.fdw_scalar_index: whether scans use BTREE and BITMAP indexes */
 extern bool lp_fdw_scalar_index;
 extern void LpFdwIndexInit(void);
 
@@ -228,13 +228,14 @@ typedef struct LpFdwIndexFragment
 typedef struct LpFdwIndexRows
 {
 	char	   *index_name;
+	const char *index_type;		/* "BTREE", "BITMAP", ... (static) */
 	uint64		num_rows;		/* found in the covered fragments */
 	uint64		num_fragments;	/* the source's, in manifest order */
 	LpFdwIndexFragment *fragments;
 } LpFdwIndexRows;
 
 /*
- * The rows a BTREE index on column attnum (Lance field field_id, of type
+ * The rows a BTREE or BITMAP index on column attnum (Lance field field_id, of type
  * column_type) finds for filter's tests of that column, per fragment; NULL
  * when no index is used (lance_parts.fdw_scalar_index off, no usable index,
  * no test an index answers).
@@ -246,15 +247,20 @@ extern LpFdwIndexRows *lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilte
 extern char *lp_fdw_index_directory(const LpFdwSource *source, const LpIndexEntry *entry);
 
 /*
- * The rows of ids (row addresses: fragment id << 32 | row; sorted and
- * deduplicated in place) in each fragment the entries marked used cover, as
- * row offsets: those fragments are restricted to them, the others read
- * whole.  An address beyond its fragment's rows is an ERROR naming index
- * name.
+ * The rows of ids (row addresses: fragment id << 32 | row, or stable row
+ * ids when the dataset has them; sorted and deduplicated in place) in each
+ * fragment the entries marked used cover, as row offsets: those fragments
+ * are restricted to them, the others read whole.  whole[0..num_whole)
+ * (sorted in place; NULL when none) are high halves of which every id is
+ * found: fragments read whole, or every row id with that high half.  An
+ * address beyond its fragment's rows is an ERROR naming index name (of
+ * type, a static string); NULL when row ids cannot be mapped to rows (held
+ * in an external file: a DEBUG1 message says so).
  */
 extern LpFdwIndexRows *lp_fdw_index_rows(const LpFdwSource *source, const LpIndexEntry *entries,
 										 const bool *used, size_t n, const char *name,
-										 uint64 *ids, uint64 num_ids);
+										 const char *type, uint64 *ids, uint64 num_ids,
+										 uint32 *whole, size_t num_whole);
 
 /*
  * Whether the index restricts the rows [first_row, end_row) of fragment (an

@@ -1,21 +1,23 @@
 /*
  * lp_fdw_index.c - Lance's scalar indexes in lance_fdw scans: the rows a
- * BTREE index finds for the pushed clauses of one column.
+ * BTREE or BITMAP index finds for the pushed clauses of one column.
  *
  * A scan with pushed clauses asks, before its first batch, for an index on
- * the column of one of them (lp_fdw_index_lookup): a BTREE index of the
- * manifest on that field alone, in a form the core reads (index version 0,
- * in the dataset's own base, row addresses: no stable row ids, no fragment
- * reuse index).  Its segments are searched for the range the clauses' =,
- * <, <=, >, >= and BETWEEN bound the column to, or for the elements of an
- * = ANY (IN) list; the row addresses found restrict the scan of each
- * fragment a segment covers to those rows, and the fragments none covers
- * (appended since the index was built) are read whole.  The scan still
- * drops deleted rows and evaluates every pushed clause on the rows it
- * takes, so an index can only make it read less, never return other rows.
- * Anything else (another index type or version, another key type, clauses
- * that meet more than an eighth of the index's pages, which a plain scan
- * reads faster) leaves the scan as it was, with a DEBUG1 message saying why.
+ * the column of one of them (lp_fdw_index_lookup): a BTREE or BITMAP index
+ * of the manifest on that field alone, in a form the core reads (index
+ * version 0, in the dataset's own base, no fragment reuse index).  Its
+ * segments are searched for the range the clauses' =, <, <=, >, >= and
+ * BETWEEN bound the column to, or for the elements of an = ANY (IN) list.
+ * The ids found are row addresses, or, in a dataset with stable row ids,
+ * row ids that the fragments' row-id sequences turn into rows; they
+ * restrict the scan of each fragment a segment covers to those rows, and
+ * the fragments none covers (appended since the index was built) are read
+ * whole.  The scan still drops deleted rows and evaluates every pushed
+ * clause on the rows it takes, so an index can only make it read less,
+ * never return other rows.  Anything else (another index type or version,
+ * another key type, clauses that meet more than an eighth of a BTREE
+ * index's pages or of a BITMAP index's rows, which a plain scan reads
+ * faster) leaves the scan as it was, with a DEBUG1 message saying why.
  */
 #include "postgres.h"
 
@@ -25,23 +27,35 @@
 #include "utils/guc.h"
 
 #include "base/lp_alloc.h"
+#include "dataset/lp_compact_plan.h"
+#include "dataset/lp_row_ids.h"
 #include "format/lp_roaring.h"
+#include "index/lp_bitmap_index.h"
 #include "index/lp_btree_index.h"
 #include "fdw/lp_fdw.h"
 #include "base/lp_pg_error.h"
 #include "store/lp_pg_storage.h"
 
-#define BTREE_DETAILS_TYPE_URL "/lance.table.BTreeIndexDetails"
-#define BTREE_INDEX_VERSION 0
-
 /*
  * An index whose search would read more than this share of its pages (and
  * more than MIN_MAX_PAGES) is not used: over 10M rows, reading the rows of
  * half of them through the index took twice the plain scan's time, a
- * twentieth of them less than half of it.
+ * twentieth of them less than half of it.  A BITMAP index likewise when
+ * it finds more than this share of the dataset's rows (and more than
+ * MIN_MAX_ROWS).
  */
 #define MAX_PAGES_DIVISOR 8
 #define MIN_MAX_PAGES 8
+#define MIN_MAX_ROWS 4096
+
+/* What one index segment's search found. */
+typedef struct SegmentSearch
+{
+	uint64	   *ids;			/* row addresses, or stable row ids */
+	uint64		num_ids;
+	uint32	   *whole;			/* high halves of which every row is found (BITMAP) */
+	size_t		num_whole;
+} SegmentSearch;
 
 bool		lp_fdw_scalar_index = true;
 
@@ -49,7 +63,7 @@ void
 LpFdwIndexInit(void)
 {
 	DefineCustomBoolVariable("lance_parts.fdw_scalar_index",
-							 gettext_noop("Uses the BTREE scalar indexes of Lance datasets to find the rows of pushed clauses."),
+							 gettext_noop("Uses the BTREE and BITMAP scalar indexes of Lance datasets to find the rows of pushed clauses."),
 							 gettext_noop("Off: lance_fdw reads every row of every fragment and tests it."),
 							 &lp_fdw_scalar_index,
 							 true,
@@ -180,9 +194,10 @@ ranges_of_terms(List *terms, LpIndexKeyKind kind, LpIndexRange **ranges, size_t 
 static const char *
 unusable_reason(const LpIndexEntry *entry)
 {
-	if (strcmp(entry->type_url, BTREE_DETAILS_TYPE_URL) != 0)
-		return "its type is not BTREE";
-	if (entry->has_index_version && entry->index_version != BTREE_INDEX_VERSION)
+	if (strcmp(entry->type_url, LP_BTREE_DETAILS_TYPE_URL) != 0 &&
+		strcmp(entry->type_url, LP_BITMAP_DETAILS_TYPE_URL) != 0)
+		return "its type is neither BTREE nor BITMAP";
+	if (entry->has_index_version && entry->index_version != 0)
 		return "its version is not 0";
 	if (entry->has_base_id)
 		return "it is stored in another base";
@@ -208,24 +223,35 @@ compare_row_ids(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void
+not_used(const LpIndexEntry *entry, const char *reason)
+{
+	ereport(DEBUG1,
+			errmsg_internal("lance_fdw does not use index \"%s\": %s", entry->name, reason));
+}
+
+/* The opened index's error: UNSUPPORTED only skips the index, anything else is raised. */
+static void
+skip_or_raise(const LpIndexEntry *entry, LpError *err)
+{
+	if (err->code != LP_ERR_UNSUPPORTED)
+		lp_raise(err);
+	not_used(entry, err->message);
+}
+
 /*
- * Search one segment; false (with a DEBUG1 message) when the core cannot
- * read it or the terms give it no key.  Its row ids are appended to *ids.
+ * Search one BTREE segment into *found; false (with a DEBUG1 message) when
+ * the core cannot read it, the terms give it no key or meet too many pages.
  */
 static bool
-search_segment(const LpFdwSource *source, const LpIndexEntry *entry, List *terms,
-			   uint64 **ids, uint64 *num_ids)
+search_btree(const LpFdwSource *source, const LpIndexEntry *entry, const char *directory,
+			 List *terms, SegmentSearch *found)
 {
-	char	   *directory = lp_fdw_index_directory(source, entry);
-	char	   *lookup_path = psprintf("%s/%s", directory, LP_BTREE_LOOKUP_FILE);
-	char	   *pages_path = psprintf("%s/%s", directory, LP_BTREE_PAGES_FILE);
-	LpInput    *lookup = lp_open_input_in(source->store, lookup_path);
-	LpInput    *pages = lp_open_input_in(source->store, pages_path);
+	LpInput    *lookup = lp_open_input_in(source->store, psprintf("%s/%s", directory, LP_BTREE_LOOKUP_FILE));
+	LpInput    *pages = lp_open_input_in(source->store, psprintf("%s/%s", directory, LP_BTREE_PAGES_FILE));
 	LpBTreeIndex *index;
 	LpIndexRange *ranges = NULL;
 	size_t		num_ranges = 0;
-	uint64	   *found;
-	uint64		num_found;
 	LpError		err;
 	bool		ok;
 	bool		too_many_pages = false;
@@ -234,17 +260,14 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, List *terms
 	{
 		lp_input_close(lookup);
 		lp_input_close(pages);
-		if (err.code != LP_ERR_UNSUPPORTED)
-			lp_raise(&err);
-		ereport(DEBUG1,
-				errmsg_internal("lance_fdw does not use index \"%s\": %s", entry->name, err.message));
+		skip_or_raise(entry, &err);
 		return false;
 	}
 	ok = ranges_of_terms(terms, lp_btree_index_key_kind(index), &ranges, &num_ranges);
 	if (ok && !lp_btree_index_search(index, ranges, num_ranges,
 									 Max(lp_btree_index_num_pages(index) / MAX_PAGES_DIVISOR,
 										 MIN_MAX_PAGES),
-									 &too_many_pages, &found, &num_found, &err))
+									 &too_many_pages, &found->ids, &found->num_ids, &err))
 	{
 		lp_btree_index_close(index);
 		lp_input_close(lookup);
@@ -255,25 +278,92 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, List *terms
 	lp_input_close(lookup);
 	lp_input_close(pages);
 	if (!ok)
+		not_used(entry, "the pushed clauses give no key of its type");
+	else if (too_many_pages)
+		not_used(entry, psprintf("the pushed clauses meet more than 1/%d of its pages", MAX_PAGES_DIVISOR));
+	return ok && !too_many_pages;
+}
+
+/*
+ * Search one BITMAP segment into *found; false (with a DEBUG1 message) when
+ * the core cannot read it, the terms give it no key or find too many rows.
+ */
+static bool
+search_bitmap(const LpFdwSource *source, const LpIndexEntry *entry, const char *directory,
+			  List *terms, SegmentSearch *found)
+{
+	LpInput    *lookup = lp_open_input_in(source->store, psprintf("%s/%s", directory, LP_BITMAP_LOOKUP_FILE));
+	LpBitmapIndex *index;
+	LpIndexValueType value_type;
+	LpIndexRange *ranges = NULL;
+	size_t		num_ranges = 0;
+	uint64		max_ids = Max(source->physical_rows / MAX_PAGES_DIVISOR, MIN_MAX_ROWS);
+	LpError		err;
+	bool		ok;
+	bool		too_many = false;
+
+	if (!lp_bitmap_index_open(lookup, &index, &err))
 	{
-		ereport(DEBUG1,
-				errmsg_internal("lance_fdw does not use index \"%s\": the pushed clauses give no key of its type",
-								entry->name));
+		lp_input_close(lookup);
+		skip_or_raise(entry, &err);
 		return false;
 	}
-	if (too_many_pages)
+	if (!lp_bitmap_index_value_type(index, &value_type))
 	{
-		ereport(DEBUG1,
-				errmsg_internal("lance_fdw does not use index \"%s\": the pushed clauses meet more than 1/%d of its pages",
-								entry->name, MAX_PAGES_DIVISOR));
+		lp_bitmap_index_close(index);
+		lp_input_close(lookup);
+		not_used(entry, "its keys are of a type lance_fdw does not compare");
 		return false;
 	}
-	*ids = *ids == NULL ? palloc(sizeof(uint64) * Max(*num_ids + num_found, 1))
-		: repalloc(*ids, sizeof(uint64) * Max(*num_ids + num_found, 1));
-	if (num_found > 0)
-		memcpy(*ids + *num_ids, found, sizeof(uint64) * num_found);
-	*num_ids += num_found;
+	ok = ranges_of_terms(terms, value_type.kind, &ranges, &num_ranges);
+	if (ok && !lp_bitmap_index_search(index, ranges, num_ranges, max_ids, &too_many,
+									  &found->ids, &found->num_ids, &found->whole,
+									  &found->num_whole, &err))
+	{
+		lp_bitmap_index_close(index);
+		lp_input_close(lookup);
+		lp_raise(&err);
+	}
+	lp_bitmap_index_close(index);
+	lp_input_close(lookup);
+	if (!ok)
+		not_used(entry, "the pushed clauses give no key of its type");
+	else if (too_many)
+		not_used(entry, psprintf("the pushed clauses find more than " UINT64_FORMAT " rows", max_ids));
+	return ok && !too_many;
+}
+
+/* Append the core's array of n values of size bytes to the palloc'd *all of *num_all. */
+static void
+append_found(void **all, uint64 *num_all, void *found, uint64 n, size_t size)
+{
+	*all = *all == NULL ? palloc(size * Max(*num_all + n, 1))
+		: repalloc(*all, size * Max(*num_all + n, 1));
+	if (n > 0)
+		memcpy((char *) *all + *num_all * size, found, n * size);
+	*num_all += n;
 	lp_free(found);
+}
+
+/*
+ * Search one segment of a BTREE or BITMAP index and add what it finds to
+ * *all; false when it is not used.
+ */
+static bool
+search_segment(const LpFdwSource *source, const LpIndexEntry *entry, List *terms,
+			   SegmentSearch *all)
+{
+	char	   *directory = lp_fdw_index_directory(source, entry);
+	SegmentSearch found = {NULL, 0, NULL, 0};
+	uint64		num_whole = all->num_whole;
+
+	if (strcmp(entry->type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0 ?
+		!search_bitmap(source, entry, directory, terms, &found) :
+		!search_btree(source, entry, directory, terms, &found))
+		return false;
+	append_found((void **) &all->ids, &all->num_ids, found.ids, found.num_ids, sizeof(uint64));
+	append_found((void **) &all->whole, &num_whole, found.whole, found.num_whole, sizeof(uint32));
+	all->num_whole = (size_t) num_whole;
 	return true;
 }
 
@@ -316,52 +406,125 @@ first_at_or_above(const uint64 *ids, uint64 n, uint64 address)
 	return low;
 }
 
+static int
+compare_u32(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort values[0..*n) of size bytes and drop repeats, in place. */
+static void
+sort_unique(void *values, uint64 *n, size_t size, int (*compare) (const void *, const void *))
+{
+	uint64		kept = 0;
+	char	   *bytes = values;
+
+	if (*n > 1)
+		qsort(values, *n, size, compare);
+	for (uint64 i = 0; i < *n; i++)
+		if (kept == 0 || compare(bytes + (kept - 1) * size, bytes + i * size) != 0)
+			memmove(bytes + kept++ * size, bytes + i * size, size);
+	*n = kept;
+}
+
+/* Whether high is one of whole[0..n) (ascending). */
+static bool
+among(const uint32 *whole, size_t n, uint64 high)
+{
+	uint32		key = (uint32) high;
+
+	return n > 0 && high <= PG_UINT32_MAX &&
+		bsearch(&key, whole, n, sizeof(uint32), compare_u32) != NULL;
+}
+
+/* The rows of fragment (not a stable-row-id dataset's) among the row addresses ids. */
+static void
+rows_of_addresses(const LpFdwSource *source, const LpFragment *fragment, const char *name,
+				  const uint64 *ids, uint64 num_ids, LpFdwIndexFragment *rows)
+{
+	uint64		first = first_at_or_above(ids, num_ids, (uint64) fragment->id << 32);
+	uint64		end = first;
+
+	while (end < num_ids && (ids[end] >> 32) == fragment->id)
+		end++;
+	rows->rows = palloc(sizeof(uint64) * Max(end - first, 1));
+	for (uint64 i = first; i < end; i++)
+	{
+		uint64		row = ids[i] & PG_UINT32_MAX;
+
+		if (row >= fragment->physical_rows)
+			ereport(ERROR,
+					errcode(ERRCODE_DATA_CORRUPTED),
+					errmsg("index \"%s\" of Lance dataset \"%s\" names row " UINT64_FORMAT " of fragment " UINT64_FORMAT ", which has " UINT64_FORMAT " rows",
+						   name, source->path, row, (uint64) fragment->id,
+						   (uint64) fragment->physical_rows));
+		rows->rows[rows->num_rows++] = row;
+	}
+}
+
+/* The rows of fragment of a stable-row-id dataset whose row ids are among ids or whole; false when unsupported. */
+static bool
+rows_of_row_ids(const LpFdwSource *source, const LpFragment *fragment, const char *name,
+				const uint64 *ids, uint64 num_ids, const uint32 *whole, size_t num_whole,
+				LpFdwIndexFragment *rows)
+{
+	uint64	   *offsets;
+	uint64		num_offsets;
+	LpError		err;
+
+	if (!lp_row_ids_find(source->manifest, fragment->index, ids, num_ids, whole, num_whole,
+						 &offsets, &num_offsets, &err))
+	{
+		if (err.code != LP_ERR_UNSUPPORTED)
+			lp_raise(&err);
+		ereport(DEBUG1,
+				errmsg_internal("lance_fdw does not use index \"%s\": %s", name, err.message));
+		return false;
+	}
+	rows->rows = palloc(sizeof(uint64) * Max(num_offsets, 1));
+	if (num_offsets > 0)
+		memcpy(rows->rows, offsets, sizeof(uint64) * num_offsets);
+	rows->num_rows = num_offsets;
+	lp_free(offsets);
+	return true;
+}
+
 LpFdwIndexRows *
 lp_fdw_index_rows(const LpFdwSource *source, const LpIndexEntry *entries, const bool *used,
-				  size_t n, const char *name, uint64 *ids, uint64 num_ids)
+				  size_t n, const char *name, const char *type, uint64 *ids, uint64 num_ids,
+				  uint32 *whole, size_t num_whole)
 {
 	LpFdwIndexRows *result = palloc0(sizeof(LpFdwIndexRows));
-	uint64		kept = 0;
+	bool		stable = lp_manifest_stable_row_ids(source->manifest);
+	uint64		num_unique_whole = num_whole;
 
-	if (num_ids > 1)
-		qsort(ids, num_ids, sizeof(uint64), compare_row_ids);
-	for (uint64 i = 0; i < num_ids; i++)
-		if (kept == 0 || ids[kept - 1] != ids[i])
-			ids[kept++] = ids[i];
-	num_ids = kept;
-
+	sort_unique(ids, &num_ids, sizeof(uint64), compare_row_ids);
+	if (whole != NULL)
+		sort_unique(whole, &num_unique_whole, sizeof(uint32), compare_u32);
+	num_whole = (size_t) num_unique_whole;
 	result->index_name = pstrdup(name);
+	result->index_type = type;
 	result->fragments = palloc0(sizeof(LpFdwIndexFragment) * Max(source->num_fragments, 1));
 	result->num_fragments = source->num_fragments;
 	for (uint64 f = 0; f < source->num_fragments; f++)
 	{
 		LpFragment	fragment;
 		LpFdwIndexFragment *rows = &result->fragments[f];
-		uint64		first;
-		uint64		end;
 
 		CHECK_FOR_INTERRUPTS();
 		lp_manifest_fragment(source->manifest, f, &fragment);
-		rows->restricted = covered(entries, used, n, fragment.id);
+		/* a fragment an entry takes whole is read whole, like one no segment covers */
+		rows->restricted = covered(entries, used, n, fragment.id) &&
+			(stable || !among(whole, num_whole, fragment.id));
 		if (!rows->restricted)
 			continue;
-		first = first_at_or_above(ids, num_ids, (uint64) fragment.id << 32);
-		end = first;
-		while (end < num_ids && (ids[end] >> 32) == fragment.id)
-			end++;
-		rows->rows = palloc(sizeof(uint64) * Max(end - first, 1));
-		for (uint64 i = first; i < end; i++)
-		{
-			uint64		row = ids[i] & PG_UINT32_MAX;
-
-			if (row >= fragment.physical_rows)
-				ereport(ERROR,
-						errcode(ERRCODE_DATA_CORRUPTED),
-						errmsg("index \"%s\" of Lance dataset \"%s\" names row " UINT64_FORMAT " of fragment " UINT64_FORMAT ", which has " UINT64_FORMAT " rows",
-							   name, source->path, row, (uint64) fragment.id,
-							   (uint64) fragment.physical_rows));
-			rows->rows[rows->num_rows++] = row;
-		}
+		if (!stable)
+			rows_of_addresses(source, &fragment, name, ids, num_ids, rows);
+		else if (!rows_of_row_ids(source, &fragment, name, ids, num_ids, whole, num_whole, rows))
+			return NULL;
 		result->num_rows += rows->num_rows;
 	}
 	return result;
@@ -375,8 +538,8 @@ lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter, AttrNumber a
 	size_t		n;
 	bool	   *used;
 	const char *name = NULL;
-	uint64	   *ids = NULL;
-	uint64		num_ids = 0;
+	const char *type = NULL;
+	SegmentSearch found = {NULL, 0, NULL, 0};
 	List	   *terms;
 	LpFdwIndexRows *result;
 	LpError		err;
@@ -395,9 +558,7 @@ lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter, AttrNumber a
 
 		if (entries[i].n_fields != 1 || entries[i].fields[0] != field_id)
 			continue;
-		if (lp_manifest_stable_row_ids(source->manifest))
-			reason = "the dataset has stable row ids";
-		else if (lp_manifest_fragment_reuse(source->manifest))
+		if (lp_manifest_fragment_reuse(source->manifest))
 			reason = "the dataset has a fragment reuse index";
 		else
 			reason = unusable_reason(&entries[i]);
@@ -405,12 +566,12 @@ lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter, AttrNumber a
 		if (reason == NULL && name != NULL && strcmp(name, entries[i].name) != 0)
 			continue;
 		if (reason != NULL)
-			ereport(DEBUG1,
-					errmsg_internal("lance_fdw does not use index \"%s\": %s", entries[i].name, reason));
-		else if (search_segment(source, &entries[i], terms, &ids, &num_ids))
+			not_used(&entries[i], reason);
+		else if (search_segment(source, &entries[i], terms, &found))
 		{
 			used[i] = true;
 			name = entries[i].name;
+			type = strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0 ? "BITMAP" : "BTREE";
 		}
 	}
 	if (name == NULL)
@@ -418,9 +579,12 @@ lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter, AttrNumber a
 		lp_manifest_index_entries_free(entries, n);
 		return NULL;
 	}
-	result = lp_fdw_index_rows(source, entries, used, n, name, ids, num_ids);
-	if (ids != NULL)
-		pfree(ids);
+	result = lp_fdw_index_rows(source, entries, used, n, name, type, found.ids, found.num_ids,
+							   found.whole, found.num_whole);
+	if (found.ids != NULL)
+		pfree(found.ids);
+	if (found.whole != NULL)
+		pfree(found.whole);
 	lp_manifest_index_entries_free(entries, n);
 	return result;
 }

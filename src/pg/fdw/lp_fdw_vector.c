@@ -580,7 +580,8 @@ lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id, LpVectorMetr
 	for (uint64 i = 0; i < candidates.num; i++)
 		ids[i] = candidates.rows[i].row_id;
 	pfree(candidates.rows);
-	result = lp_fdw_index_rows(source, entries, used, n, name, ids, candidates.num);
+	result = lp_fdw_index_rows(source, entries, used, n, name, search->index_type, ids,
+							   candidates.num, NULL, 0);
 	lp_manifest_index_entries_free(entries, n);
 	return result;
 }
