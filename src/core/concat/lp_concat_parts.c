@@ -387,7 +387,8 @@ lp_concat_parts_by_number(const LpUploadParts *parts, LpInput *const *inputs, Lp
 		else if (output->multipart != NULL && part->length > largest_held)
 			return false;
 	}
-	return true;
+	/* nothing for the store to copy: front to back is as cheap (one PUT when small) */
+	return output->multipart == NULL || *num_copies > 0;
 }
 
 bool

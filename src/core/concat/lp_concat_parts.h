@@ -143,8 +143,10 @@ bool		lp_concat_output_parts(const LpConcatPlan *plan, const LpOutput *output,
  * writers (LpOutputOps.start_parts, LpStoreOps.open_part): every copy
  * part's input is one they copy (copies_part_from), and on an output with
  * multipart limits, whose part writers hold a part in memory, every other
- * part has at most read_batch_bytes or twice the minimum part size.
- * *num_copies: the copy parts among them.
+ * part has at most read_batch_bytes or twice the minimum part size, and
+ * some part is copied (else the output written front to back sends the same
+ * bytes, as one PUT when it is small).  *num_copies: the copy parts among
+ * them.
  */
 bool		lp_concat_parts_by_number(const LpUploadParts *parts, LpInput *const *inputs,
 									  LpOutput *output, size_t read_batch_bytes,
