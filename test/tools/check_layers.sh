@@ -32,6 +32,16 @@
 #              LpOutputOps, whichever store lp_store_for_uri picks.  (S3
 #              settings, the lance_fdw server options and s3_settings_for,
 #              are configuration: store/lp_pg_s3_config.h is no backend.)
+#   abovestore nothing above the stores in the PostgreSQL layer (src/pg but
+#              src/pg/base and src/pg/store) names a backend in its code, not
+#              even by a field or a test: no name there (comments and string
+#              literals left out) contains s3, multipart, local_store or
+#              lp_local, but for the names of S3 configuration (those
+#              store/lp_pg_s3_config.h and io/lp_s3_transport.h declare: URIs,
+#              lance_fdw server options, settings) and the C functions of SQL
+#              functions (s3_settings_for).  The assembly, the FDW and the
+#              writers see one store interface: a parallel copy writes
+#              numbered parts through LpStoreOps.open_part whatever the store
 #   includes   every header of the tree is included with its folder, as
 #              PostgreSQL writes "utils/guc.h": "<folder>/lp_<name>.h", the
 #              folder being the header's own below src/core, src/pg or src
@@ -102,6 +112,26 @@ check backends "$(cd "$ROOT" && {
 	grep -rnwE "$backend_names" src --include='*.c' --include='*.h'
 	grep -rnE "#\s*include\s*\"($backend_includes)\"" src --include='*.c' --include='*.h'
 } | grep -vE '^src/(core/io|pg/store|platform)/' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)')"
+
+CONFIG_HEADERS='pg/store/lp_pg_s3_config.h core/io/lp_s3_transport.h'
+config_names=$(cd "$ROOT/src" && {
+	sed -nE \
+		-e 's/^(extern )?[A-Za-z_][A-Za-z0-9_[:space:]*]*[[:space:]*]([A-Za-z_][A-Za-z0-9_]*)\(.*$/\2/p' \
+		-e 's/^typedef .*[[:space:]*]([A-Za-z_][A-Za-z0-9_]*);$/\1/p' \
+		-e 's/^\}\s*([A-Za-z_][A-Za-z0-9_]*);$/\1/p' \
+		-e 's/^\s*(LP_[A-Z0-9_]+)\s*(=.*)?,?\s*(\/\*.*)?$/\1/p' \
+		-e 's/^#define\s+([A-Z_][A-Z0-9_]*).*$/\1/p' $CONFIG_HEADERS
+	grep -rhoE 'PG_FUNCTION_INFO_V1\([a-z0-9_]+\)' pg | sed -E 's/.*\((.*)\)/\1/'
+} | sort -u)
+check abovestore "$(cd "$ROOT" && grep -rnE '[sS]3|[mM]ultipart|local_store|lp_local' src/pg --include='*.c' --include='*.h' |
+	grep -vE '^src/pg/(base|store)/' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)' |
+	while IFS=: read -r file line code; do
+		code=$(printf '%s\n' "$code" | sed -E "s/\"([^\"\\\\]|\\\\.)*\"//g; s/'([^'\\\\]|\\\\.)'//g" | sed -E 's#/\*.*(\*/|$)##; s#//.*$##; s/<[^>]*>//g')
+		for name in $(printf '%s\n' "$code" | grep -oE '[A-Za-z_][A-Za-z0-9_]*' |
+			grep -E '[sS]3|[mM]ultipart|local_store|lp_local' | sort -u); do
+			printf '%s\n' "$config_names" | grep -qxF "$name" || echo "$file:$line: $name"
+		done
+	done)"
 
 check includes "$(cd "$ROOT" && grep -rnoE '#\s*include\s*"[^"]*lp_[a-z0-9_]+\.h"' src --include='*.c' --include='*.h' |
 	while IFS= read -r line; do

@@ -320,6 +320,109 @@ lp_concat_upload_parts(const LpConcatPlan *plan, const LpMultipartLimits *limits
 	return true;
 }
 
+/* The data region in spans of span_bytes, then the tail: parts of the plan's bytes. */
+static bool
+span_parts(const LpConcatPlan *plan, uint64_t span_bytes, LpUploadParts **result,
+		   LpError *err)
+{
+	uint64_t	num_spans = plan->tail.start / span_bytes + (plan->tail.start % span_bytes != 0);
+	uint64_t	count = num_spans + (plan->output_size > plan->tail.start);
+	LpUploadParts *parts = lp_alloc0(sizeof(LpUploadParts));
+
+	if (parts != NULL && count > 0)
+		parts->parts = lp_alloc_array((size_t) count, sizeof(LpUploadPart));
+	if (parts == NULL || (count > 0 && parts->parts == NULL))
+	{
+		lp_free(parts);
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for %" PRIu64 " output parts", count);
+	}
+	for (uint64_t start = 0; start < plan->output_size; parts->num_parts++)
+	{
+		uint64_t	end = start < plan->tail.start && plan->tail.start - start > span_bytes
+			? start + span_bytes : start < plan->tail.start ? plan->tail.start : plan->output_size;
+
+		parts->parts[parts->num_parts] = (LpUploadPart) {
+			.kind = LP_UPLOAD_PART_SEND, .dest_offset = start, .length = end - start,
+		};
+		start = end;
+	}
+	parts->sent_bytes = plan->output_size;
+	*result = parts;
+	return true;
+}
+
+bool
+lp_concat_output_parts(const LpConcatPlan *plan, const LpOutput *output, uint64_t span_bytes,
+					   LpUploadParts **parts, LpError *err)
+{
+	if (output->multipart != NULL)
+		return lp_concat_upload_parts(plan, output->multipart, parts, err);
+	if (span_bytes == 0)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "the span of output parts must not be empty");
+	return span_parts(plan, span_bytes, parts, err);
+}
+
+bool
+lp_concat_parts_by_number(const LpUploadParts *parts, LpInput *const *inputs, LpOutput *output,
+						  size_t read_batch_bytes, uint64_t *num_copies)
+{
+	uint64_t	largest_held = read_batch_bytes;
+
+	if (output->ops->start_parts == NULL)
+		return false;
+	if (output->multipart != NULL && largest_held < 2 * output->multipart->min_part_bytes)
+		largest_held = 2 * output->multipart->min_part_bytes;
+	*num_copies = 0;
+	for (size_t p = 0; p < parts->num_parts; p++)
+	{
+		const LpUploadPart *part = &parts->parts[p];
+
+		if (part->kind == LP_UPLOAD_PART_COPY)
+		{
+			if (output->ops->copies_part_from == NULL ||
+				!output->ops->copies_part_from(output, inputs[part->input]))
+				return false;
+			(*num_copies)++;
+		}
+		else if (output->multipart != NULL && part->length > largest_held)
+			return false;
+	}
+	/* nothing for the store to copy: front to back is as cheap (one PUT when small) */
+	return output->multipart == NULL || *num_copies > 0;
+}
+
+bool
+lp_concat_write_part(LpConcatCopier *copier, const LpUploadPart *part, LpError *err)
+{
+	const LpConcatPlan *plan = copier->plan;
+	LpOutput   *output = copier->output;
+	uint64_t	end = part->dest_offset + part->length;
+
+	if (lp_check_cancel(err))
+		return false;
+	if (part->kind == LP_UPLOAD_PART_COPY && output->ops->copy_from != NULL)
+	{
+		if (output->ops->copy_from(output, part->dest_offset, copier->inputs[part->input],
+								   part->source_offset, part->length, err))
+			return true;
+		if (err->code != LP_ERR_UNSUPPORTED)
+			return false;
+		/* the plan's bytes instead, as a send part */
+		lp_error_clear(err);
+	}
+	if (part->dest_offset < plan->tail.start &&
+		!lp_concat_copy_span(copier, part->dest_offset, end, err))
+		return false;
+	if (end > plan->tail.start)
+	{
+		uint64_t	from = part->dest_offset > plan->tail.start ? part->dest_offset : plan->tail.start;
+
+		return output->ops->write_at(output, from, plan->tail.bytes.data + (from - plan->tail.start),
+									 (size_t) (end - from), err);
+	}
+	return true;
+}
+
 void
 lp_concat_upload_parts_free(LpUploadParts *parts)
 {

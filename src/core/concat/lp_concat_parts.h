@@ -128,6 +128,41 @@ bool		lp_concat_upload_parts(const LpConcatPlan *plan,
 void		lp_concat_upload_parts_free(LpUploadParts *parts);
 
 /*
+ * The numbered parts output is written in: the upload parts above for an
+ * output with multipart limits, else the data region in spans of
+ * span_bytes (lp_concat_span_bytes) and the tail, each a part of the plan's
+ * bytes (LP_UPLOAD_PART_SEND) that a copier writes with its kernel copies
+ * (lp_concat_write_part).  Errors as lp_concat_upload_parts; free with
+ * lp_concat_upload_parts_free.
+ */
+bool		lp_concat_output_parts(const LpConcatPlan *plan, const LpOutput *output,
+								   uint64_t span_bytes, LpUploadParts **parts, LpError *err);
+
+/*
+ * Whether output can be written as parts by number through its store's part
+ * writers (LpOutputOps.start_parts, LpStoreOps.open_part): every copy
+ * part's input is one they copy (copies_part_from), and on an output with
+ * multipart limits, whose part writers hold a part in memory, every other
+ * part has at most read_batch_bytes or twice the minimum part size, and
+ * some part is copied (else the output written front to back sends the same
+ * bytes, as one PUT when it is small).  *num_copies: the copy parts among
+ * them.
+ */
+bool		lp_concat_parts_by_number(const LpUploadParts *parts, LpInput *const *inputs,
+									  LpOutput *output, size_t read_batch_bytes,
+									  uint64_t *num_copies);
+
+/*
+ * Write one part into copier->output (a part writer, or any output): a
+ * copy part in one copy_from (refused, LP_ERR_UNSUPPORTED: the plan's bytes
+ * instead), a send part's data region bytes as lp_concat_copy_span writes
+ * them and its tail bytes.  Parts may be written in any order and by any
+ * process.
+ */
+bool		lp_concat_write_part(LpConcatCopier *copier, const LpUploadPart *part,
+								 LpError *err);
+
+/*
  * The plan's output bytes [offset, offset + len) into buffer: input bytes
  * of the copy ranges, padding and tail, exactly as lp_concat_execute writes
  * them (it is the same copier).  For the bytes of send parts, in pieces of

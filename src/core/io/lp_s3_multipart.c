@@ -237,46 +237,59 @@ lp_s3_multipart_add_part(LpS3Multipart *upload, uint32_t part_number, const char
 }
 
 bool
-lp_s3_multipart_upload_part_number(LpS3Multipart *upload, uint32_t number, const void *data,
-								   size_t len, LpError *err)
+lp_s3_upload_part(LpS3Client *client, const char *bucket, const char *key, const char *upload_id,
+				  uint32_t number, const void *data, size_t len, char *etag, size_t etag_capacity,
+				  LpError *err)
 {
 	char		part_number[16];
 	LpS3Pair	query[2];
 	LpS3Call	call;
 	LpS3HttpResponse response;
-	bool		ok;
+	bool		ok = true;
 
-	if (!numbered_part_allowed(upload, number, err))
-		return false;
+	if (number == 0 || number > LP_S3_MAX_PARTS)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "part number %" PRIu32 " is not one S3 allows",
+					   number);
 	if ((uint64_t) len > LP_S3_MAX_PART_SIZE)
-	{
-		lp_fail(err, LP_ERR_INVALID_ARGUMENT, "part of %zu bytes is larger than S3 allows", len);
-		return fail_and_abort(upload);
-	}
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "part of %zu bytes is larger than S3 allows", len);
 	snprintf(part_number, sizeof(part_number), "%" PRIu32, number);
 	query[0] = (LpS3Pair) {"partNumber", part_number};
-	query[1] = (LpS3Pair) {"uploadId", upload->upload_id};
+	query[1] = (LpS3Pair) {"uploadId", upload_id};
 	call = (LpS3Call) {
 		.method = "PUT",
-		.bucket = upload->bucket,
-		.key = upload->key,
+		.bucket = bucket,
+		.key = key,
 		.query = query,
 		.query_count = 2,
 		.body = len ? data : "",
 		.body_len = len,
 	};
-	if (!lp_s3_call_checked(upload->client, &call, "upload a part of", &response, err))
-		return fail_and_abort(upload);
+	if (!lp_s3_call_checked(client, &call, "upload a part of", &response, err))
+		return false;
 	if (response.etag[0] == '\0')
-	{
-		lp_fail(err, LP_ERR_IO, "could not upload part %s of \"s3://%s/%s\": the server's answer has no ETag",
-				part_number, upload->bucket, upload->key);
-		lp_s3_http_response_clear(&response);
-		return fail_and_abort(upload);
-	}
-	ok = add_part(upload, number, response.etag, err);
+		ok = lp_fail(err, LP_ERR_IO, "could not upload part %s of \"s3://%s/%s\": the server's answer has no ETag",
+					 part_number, bucket, key);
+	else if (strlen(response.etag) >= etag_capacity)
+		ok = lp_fail(err, LP_ERR_IO, "could not upload part %s of \"s3://%s/%s\": the server's ETag is longer than %zu bytes",
+					 part_number, bucket, key, etag_capacity - 1);
+	else
+		strcpy(etag, response.etag);
 	lp_s3_http_response_clear(&response);
 	return ok;
+}
+
+bool
+lp_s3_multipart_upload_part_number(LpS3Multipart *upload, uint32_t number, const void *data,
+								   size_t len, LpError *err)
+{
+	char		etag[LP_S3_PART_ETAG_MAX];
+
+	if (!numbered_part_allowed(upload, number, err))
+		return false;
+	if (!lp_s3_upload_part(upload->client, upload->bucket, upload->key, upload->upload_id,
+						   number, data, len, etag, sizeof(etag), err))
+		return fail_and_abort(upload);
+	return add_part(upload, number, etag, err);
 }
 
 bool

@@ -78,6 +78,16 @@ bool		lp_s3_copy_part(LpS3Client *client, const char *bucket, const char *key,
 							LpError *err);
 
 /*
+ * UploadPart of len (0..LP_S3_MAX_PART_SIZE) bytes of data as part number
+ * of the open upload upload_id of bucket/key, by any process holding a
+ * client of the account: the part's ETag into etag (etag_capacity bytes).
+ * Stateless, as lp_s3_copy_part.
+ */
+bool		lp_s3_upload_part(LpS3Client *client, const char *bucket, const char *key,
+							  const char *upload_id, uint32_t number, const void *data,
+							  size_t len, char *etag, size_t etag_capacity, LpError *err);
+
+/*
  * Complete the upload: the object appears with the parts' bytes in order.
  * With if_absent the request carries "If-None-Match: *", so a server that
  * supports conditional completion (AWS) refuses to replace an existing key

@@ -409,7 +409,6 @@ static const LpOutputOps s3_output_ops = {
 	.publish = s3_publish,
 	.abort = s3_abort,
 	.start_parts = lp_s3_output_start_parts,
-	.send_part = lp_s3_output_send_part,
 	.add_part = lp_s3_output_add_part,
 	.copies_part_from = lp_s3_output_copies_on_server,
 };

@@ -403,7 +403,7 @@ s3_remove_file(LpStore *store, const char *root, const char *relative, bool *rem
 	return ok;
 }
 
-/* ---- parts copied for outputs of other processes ------------------------ */
+/* ---- parts written for outputs of other processes ------------------------ */
 
 bool
 lp_s3_store_copy_part(LpStore *base, const char *output_uri, const char *upload_id,
@@ -432,6 +432,152 @@ lp_s3_store_copy_part(LpStore *base, const char *output_uri, const char *upload_
 	lp_free(bucket);
 	lp_free(key);
 	return ok;
+}
+
+/*
+ * A writer of one numbered part of another process's upload: either one
+ * copy_from of the whole part from an object the store can copy
+ * (UploadPartCopy at end_part), or the part's bytes written front to back
+ * into memory (one UploadPart at end_part).
+ */
+typedef struct S3PartWriter
+{
+	LpOutput	base;
+	S3Store    *store;
+	char	   *name;			/* the output's URI */
+	char	   *upload_id;
+	uint32_t	number;
+	uint64_t	offset;			/* of the part in the output */
+	uint64_t	length;
+	uint8_t    *buffer;			/* length bytes once written */
+	size_t		written;
+	LpInput    *copy_source;	/* the part is a copy of it, or NULL */
+	uint64_t	copy_offset;
+} S3PartWriter;
+
+static void
+free_part_writer(S3PartWriter *part)
+{
+	lp_free(part->buffer);
+	lp_free(part->upload_id);
+	lp_free(part->name);
+	lp_free(part);
+}
+
+static bool
+part_write_at(LpOutput *base, uint64_t offset, const void *data, size_t len, LpError *err)
+{
+	S3PartWriter *part = (S3PartWriter *) base;
+
+	if (part->copy_source != NULL || offset != part->offset + part->written ||
+		len > part->length - part->written)
+		return lp_fail(err, LP_ERR_INTERNAL,
+					   "write of %zu bytes at offset %" PRIu64 " is not the next of part %" PRIu32 " of \"%s\"",
+					   len, offset, part->number, part->name);
+	if (part->buffer == NULL && len > 0)
+	{
+		part->buffer = lp_alloc((size_t) part->length);
+		if (part->buffer == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for part %" PRIu32 " of \"%s\"",
+						   part->number, part->name);
+	}
+	memcpy(part->buffer + part->written, data, len);
+	part->written += len;
+	return true;
+}
+
+/* Only a copy of the whole part is made on the server; callers read and write the rest. */
+static bool
+part_copy_from(LpOutput *base, uint64_t output_offset, LpInput *input, uint64_t input_offset,
+			   uint64_t len, LpError *err)
+{
+	S3PartWriter *part = (S3PartWriter *) base;
+
+	if (output_offset != part->offset || len != part->length || part->written > 0 ||
+		part->copy_source != NULL || lp_s3_input_copyable(part->store, input) == NULL)
+		return lp_fail(err, LP_ERR_UNSUPPORTED,
+					   "part %" PRIu32 " of \"%s\" cannot copy these bytes of \"%s\" on the server",
+					   part->number, part->name, input->name);
+	part->copy_source = input;
+	part->copy_offset = input_offset;
+	return true;
+}
+
+static bool
+part_end(LpOutput *base, char *receipt, size_t receipt_capacity, LpError *err)
+{
+	S3PartWriter *part = (S3PartWriter *) base;
+	char	   *bucket;
+	char	   *key;
+	bool		ok;
+
+	if (part->copy_source != NULL)
+		ok = lp_s3_store_copy_part(&part->store->base, part->name, part->upload_id, part->number,
+								   part->copy_source, part->copy_offset, part->length,
+								   receipt, receipt_capacity, err);
+	else if (part->written != part->length)
+		ok = lp_fail(err, LP_ERR_INTERNAL, "part %" PRIu32 " of \"%s\" ended with %zu of %" PRIu64 " bytes written",
+					 part->number, part->name, part->written, part->length);
+	else if ((ok = lp_s3_split_uri(part->name, &bucket, &key, err)))
+	{
+		ok = lp_s3_upload_part(part->store->client, bucket, key, part->upload_id, part->number,
+							   part->buffer, part->written, receipt, receipt_capacity, err);
+		lp_free(bucket);
+		lp_free(key);
+	}
+	free_part_writer(part);
+	return ok;
+}
+
+static bool
+part_publish(LpOutput *base, LpError *err)
+{
+	free_part_writer((S3PartWriter *) base);
+	return lp_fail(err, LP_ERR_INTERNAL, "a part is ended with end_part, not published");
+}
+
+static void
+part_abort(LpOutput *base)
+{
+	free_part_writer((S3PartWriter *) base);
+}
+
+static const LpOutputOps s3_part_writer_ops = {
+	.write_at = part_write_at,
+	.copy_from = part_copy_from,
+	.publish = part_publish,
+	.abort = part_abort,
+	.end_part = part_end,
+};
+
+static LpOutput *
+s3_open_part(LpStore *store, const char *output_uri, const char *upload_id, uint32_t number,
+			 uint64_t offset, uint64_t length, LpError *err)
+{
+	S3PartWriter *part;
+
+	if (number == 0 || number > LP_S3_MAX_PARTS || length > LP_S3_MAX_PART_SIZE)
+	{
+		lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+				"part %" PRIu32 " of %" PRIu64 " bytes is not one S3 allows", number, length);
+		return NULL;
+	}
+	part = lp_alloc0(sizeof(*part));
+	if (part == NULL || (part->name = lp_strdup(output_uri)) == NULL ||
+		(part->upload_id = lp_strdup(upload_id)) == NULL)
+	{
+		if (part != NULL)
+			free_part_writer(part);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory for a part of \"%s\"", output_uri);
+		return NULL;
+	}
+	part->base.ops = &s3_part_writer_ops;
+	part->base.name = part->name;
+	part->store = (S3Store *) store;
+	part->number = number;
+	part->offset = offset;
+	part->length = length;
+	return &part->base;
 }
 
 /* ---- uploads in progress --------------------------------------------------- */
@@ -541,7 +687,7 @@ static const LpStoreOps s3_store_ops = {
 	.list_uploads = s3_list_uploads,
 	.abort_upload = s3_abort_upload,
 	.upload_size = s3_upload_size,
-	.copy_part = lp_s3_store_copy_part,
+	.open_part = s3_open_part,
 };
 
 LpStore *

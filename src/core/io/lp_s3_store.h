@@ -22,8 +22,10 @@
  * account (lp_s3_client_same_account), become UploadPartCopy parts (server-side, when
  * the copied run is at least LP_S3_MIN_PART_SIZE; smaller runs are read and
  * uploaded), or by part number from several processes (below; the output's
- * start_parts, send_part, add_part and copies_part_from ops and the store's
- * copy_part op are these functions).  Publication never replaces an object: a single PUT is
+ * start_parts, add_part and copies_part_from ops are these functions, and
+ * the store's open_part gives writers of one part each: an UploadPartCopy
+ * of a whole part copied from an object of the account, else one UploadPart
+ * of the bytes written into it).  Publication never replaces an object: a single PUT is
  * conditional; a multipart upload checks with a HEAD and completes with
  * "If-None-Match: *", which servers without conditional completion (Ceph RGW
  * 16) ignore, leaving a window between the HEAD and the completion.  The
@@ -56,7 +58,8 @@ void		lp_s3_store_free(LpStore *store);
  * (owned by the output); from then on only the calls below write it.  The
  * caller uploads parts itself with lp_s3_output_send_part and records with
  * lp_s3_output_add_part the ETags other processes got with
- * lp_s3_store_copy_part; publish completes with the parts sorted by number,
+ * lp_s3_store_copy_part or a part writer of the store (LpStoreOps.open_part);
+ * publish completes with the parts sorted by number,
  * abort (or any failure of these calls) aborts the upload.  NULL with
  * LP_ERR_INTERNAL for any other output.
  */

@@ -133,29 +133,41 @@ typedef struct LpOutputOps
 	size_t		(*share_token) (LpOutput *output, void *buffer, size_t capacity);
 
 	/*
-	 * Optional: an output written as numbered parts by several processes,
-	 * then completed by publish (parallel server-side assembly, laid out by
-	 * the output's multipart limits).  start_parts turns an output nothing
-	 * was written to into one written only through the calls below and
-	 * returns the token (owned by the output) by which other processes name
-	 * its parts in LpStoreOps.copy_part; send_part writes part number
-	 * (1..max_parts) from memory; add_part records the receipt another
-	 * process got for part number from copy_part.  Numbers come in any
-	 * order, each once; publish joins the parts in the order of their
-	 * numbers, abort (or any failure of these calls) drops them.
-	 * copies_part_from says whether copy_part copies input into this
-	 * output's parts without passing the bytes through the caller.  All
-	 * NULL when the output cannot be written by part number.
+	 * Numbered parts: an output written by several processes at once, each
+	 * writing whole parts, then completed by publish (a parallel copy).  A
+	 * part is output bytes [offset, offset + length) that its number names
+	 * (1..): parts written by number are the output's bytes in the order of
+	 * their numbers, and together they cover it.  start_parts turns an
+	 * output nothing was written to into one written only by parts and
+	 * returns the token (owned by the output) by which any process of the
+	 * program opens a part of it (LpStoreOps.open_part); add_part records
+	 * the receipt a part's end_part gave.  publish joins the parts added,
+	 * abort (or any failure of these calls) drops them.  copies_part_from
+	 * says whether a part writer of this output copies input (copy_from of
+	 * the whole part) without passing the bytes through the writer.  The
+	 * parts of an output with multipart limits obey them, and its part
+	 * writers hold a part's bytes in memory until end_part unless the part
+	 * was copied; other outputs take parts of any size (a local file: each
+	 * part written in place in the temporary file).  All NULL when the
+	 * output cannot be written by part number.
 	 */
 	const char *(*start_parts) (LpOutput *output, LpError *err);
-	bool		(*send_part) (LpOutput *output, uint32_t number, const void *data,
-							  size_t len, LpError *err);
 	bool		(*add_part) (LpOutput *output, uint32_t number, const char *receipt,
 							 LpError *err);
 	bool		(*copies_part_from) (LpOutput *output, LpInput *input);
+
+	/*
+	 * Of a part writer (LpStoreOps.open_part) only: the part is written
+	 * (write_at and copy_from at output offsets within it, front to back);
+	 * make it part of its output and put the receipt for the output's
+	 * add_part into receipt (LP_PART_RECEIPT_MAX bytes suffice).  Frees the
+	 * writer whatever it returns; abort frees it with nothing written.
+	 */
+	bool		(*end_part) (LpOutput *part, char *receipt, size_t receipt_capacity,
+							 LpError *err);
 } LpOutputOps;
 
-/* Room for the receipt of a part (LpStoreOps.copy_part), its NUL included. */
+/* Room for the receipt of a part (LpOutputOps.end_part), its NUL included. */
 #define LP_PART_RECEIPT_MAX 256
 
 /* A store's multipart rules; max_part_bytes must be at least twice min_part_bytes. */
@@ -385,18 +397,15 @@ typedef struct LpStoreOps
 								uint64_t *bytes, LpError *err);
 
 	/*
-	 * Copy len bytes of input at offset into part number of the output at
-	 * output_path that another process started parts of
-	 * (LpOutputOps.start_parts gave parts_token), from any process with a
-	 * store of the output's account: the part's receipt, for that process's
-	 * add_part, into receipt (LP_PART_RECEIPT_MAX bytes suffice).
-	 * LP_ERR_UNSUPPORTED when this store cannot copy input there.  A failure
-	 * drops nothing: the output's owner does.  NULL exactly when the store's
-	 * outputs have no start_parts.
+	 * A writer of part number (output bytes [offset, offset + length)) of
+	 * the output at output_path that another process, or this one, started
+	 * parts of (LpOutputOps.start_parts gave parts_token), from any process
+	 * with a store of the output's account: write the part's bytes into it,
+	 * then end_part (or abort).  A failure drops nothing: the output's owner
+	 * does.  NULL exactly when the store's outputs have no start_parts.
 	 */
-	bool		(*copy_part) (LpStore *store, const char *output_path, const char *parts_token,
-							  uint32_t number, LpInput *input, uint64_t offset, uint64_t len,
-							  char *receipt, size_t receipt_capacity, LpError *err);
+	LpOutput   *(*open_part) (LpStore *store, const char *output_path, const char *parts_token,
+							  uint32_t number, uint64_t offset, uint64_t length, LpError *err);
 } LpStoreOps;
 
 struct LpStore

@@ -4,10 +4,11 @@
  * The output is written under a temporary name in the destination
  * directory, fsynced and linked into place; on error or cancel the
  * temporary file is removed (explicitly, or by the output's memory-context
- * callback when an ERROR unwinds past it).  The data region is copied by
- * lp_copy (parallel workers); the leader writes the tail last.  An output
- * written by part number (object storage) is laid out as numbered parts
- * instead, the parts' data regions copied in the store.
+ * callback when an ERROR unwinds past it).  The output is laid out as
+ * numbered parts (lp_concat_output_parts: spans of the data region and the
+ * tail, or parts under the store's multipart limits whose data regions the
+ * store copies itself) and written part by part by lp_copy's parallel
+ * workers and the leader, which publishes.
  *
  * When the destination filesystem shares extents (XFS with reflink, btrfs)
  * and every part lives on it, each part's data region is placed at a block
@@ -61,45 +62,40 @@ first_region_clones(const LpConcatPlan *plan, LpInput *const *inputs, LpOutput *
 }
 
 /*
- * Write the whole output as the upload parts of a multipart output (object
- * storage): the parts' data regions copied on the server where they are in
- * the output's store, only the rest (the tail, short parts, padding no part
- * covers) sent.  False, with nothing written, when no layout fits the
- * output's part limits; the caller then copies as for any output.
+ * Write the whole output as its numbered parts (in parallel), or front to
+ * back where the parts cannot be written by number; serially when no
+ * layout of parts fits the output's limits.
  */
-static bool
-write_upload_parts(const LpConcatPlan *plan, const char *const *paths, LpInput *const *inputs,
-				   LpOutput *output)
+static void
+write_output(const LpConcatPlan *plan, const LpAssembleInputs *inputs, LpInput *const *inputs_open,
+			 LpOutput *output)
 {
 	LpUploadParts *parts;
 	LpError		err;
-	uint64		sent = 0;
 
-	if (!lp_concat_upload_parts(plan, output->multipart, &parts, &err))
+	if (!lp_concat_output_parts(plan, output, lp_concat_span_bytes(plan, (size_t) lp_read_batch_bytes),
+								&parts, &err))
 	{
 		if (err.code != LP_ERR_UNSUPPORTED)
 			lp_raise(&err);
 		ereport(DEBUG1,
-				errmsg_internal("no upload layout for \"%s\": %s", output->name, err.message));
-		return false;
+				errmsg_internal("no layout of parts for \"%s\": %s", output->name, err.message));
+		lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
+		if (!lp_concat_execute(plan, inputs_open, output, (size_t) lp_read_batch_bytes, &err))
+			lp_raise(&err);
+		return;
 	}
-	if (!lp_copy_numbered_parts(plan, parts, paths, inputs, output))
+	if (!lp_copy_output_parts(plan, parts, inputs->root, inputs->paths, inputs_open, output))
 	{
 		lp_progress_phase(LP_PHASE_COPYING, 0, 0, (int64) plan->output_size, 0);
-		if (!lp_concat_write_upload_parts(plan, parts, inputs, output,
+		if (!lp_concat_write_upload_parts(plan, parts, inputs_open, output,
 										  (size_t) lp_read_batch_bytes, &err))
 			lp_raise(&err);
 	}
-	for (size_t p = 0; p < parts->num_parts; p++)
-		if (parts->parts[p].kind == LP_UPLOAD_PART_SEND)
-			sent += parts->parts[p].length;
 	ereport(DEBUG1,
-			errmsg_internal("wrote \"%s\" as %zu upload parts: " UINT64_FORMAT " bytes laid out as server-side copies, " UINT64_FORMAT " bytes sent",
-							output->name, parts->num_parts, plan->output_size - sent, sent));
+			errmsg_internal("wrote \"%s\" as %zu parts: " UINT64_FORMAT " bytes laid out as copies in the store, " UINT64_FORMAT " bytes written",
+							output->name, parts->num_parts, parts->copied_bytes, parts->sent_bytes));
 	lp_concat_upload_parts_free(parts);
-	lp_progress_phase(LP_PHASE_FINALIZING, (int) plan->num_inputs, (int64) plan->output_size,
-					  (int64) plan->output_size, 0);
-	return true;
 }
 
 LpConcatPlan *
@@ -157,18 +153,9 @@ lp_assemble_write(LpStore *store, const char *output_path, const LpAssembleInput
 			errmsg_internal("validated and planned %d parts of \"%s\" in %.3f ms",
 							inputs->num_parts, output_path, INSTR_TIME_GET_MILLISEC(elapsed)));
 
-	if (output->multipart == NULL ||
-		!write_upload_parts(plan, inputs->paths, inputs_open, output))
-	{
-		lp_copy_data_region(plan, inputs->root, inputs->paths, inputs_open, output);
-		lp_progress_phase(LP_PHASE_FINALIZING, inputs->num_parts, (int64) plan->tail.start,
-						  (int64) plan->output_size, 0);
-		if (!lp_concat_write_tail(plan, output, &err))
-		{
-			output->ops->abort(output);
-			lp_raise(&err);
-		}
-	}
+	write_output(plan, inputs, inputs_open, output);
+	lp_progress_phase(LP_PHASE_FINALIZING, inputs->num_parts, (int64) plan->output_size,
+					  (int64) plan->output_size, 0);
 	if (!output->ops->publish(output, &err))
 		lp_raise(&err);
 	for (int i = 0; i < (int) plan->num_inputs; i++)

@@ -29,9 +29,9 @@ extern LpConcatPlan *lp_assemble_plan(const LpAssembleInputs *inputs, uint64 ali
 /*
  * Write the output of plan (a compatible one of inputs) at output_path of
  * store and publish it; its size in bytes.  The plan is freed.  Regions planned for clones are
- * planned packed again when the filesystem refuses the first clone.  An
- * output by part number (object storage) is written as numbered parts; any
- * other as its data region (lp_copy_data_region) and then its tail.
+ * planned packed again when the filesystem refuses the first clone.  The
+ * output is written as the numbered parts its store lays it out in
+ * (lp_copy_output_parts), or front to back where they cannot be.
  * started: when the assembly began, for the log.  ERROR on failure, with
  * the output aborted.
  */

@@ -15,7 +15,9 @@
  *
  * Outputs are written under a temporary name beside their final path; a
  * memory-context callback removes that temporary file if an ERROR unwinds
- * past the output before it was published or aborted.
+ * past the output before it was published or aborted.  An output written
+ * by part number (a parallel copy) has each part written in place, at its
+ * offset in that temporary file, by whichever process opened the part.
  */
 #include "postgres.h"
 
@@ -413,6 +415,9 @@ typedef struct LpLocalOutput
 	ino_t		directory_inode;
 	bool		finished;		/* published or aborted */
 	bool		copy_range_refused; /* copy_file_range is not possible here */
+	char	   *parts_token;	/* once written by part number (start_parts) */
+	uint64		part_start;		/* a part writer's bytes: [part_start, part_end) */
+	uint64		part_end;
 	MemoryContextCallback cleanup;
 } LpLocalOutput;
 
@@ -802,6 +807,33 @@ local_output_share_token(LpOutput *output, void *buffer, size_t capacity)
 	return SHARE_TOKEN_HEADER_BYTES + path_bytes;
 }
 
+/*
+ * Numbered parts of a local output are written in place, each at its offset
+ * in the temporary file, so publish has nothing to join and a receipt says
+ * nothing.  The parts token is the share token as text: "<device>:<inode>:"
+ * and the temporary file's path.
+ */
+static const char *
+local_output_start_parts(LpOutput *output, LpError *err)
+{
+	LpLocalOutput *local = (LpLocalOutput *) output;
+
+	if (local->parts_token == NULL)
+		local->parts_token = psprintf(UINT64_FORMAT ":" UINT64_FORMAT ":%s",
+									  (uint64) local->temp_device, (uint64) local->temp_inode,
+									  local->temp_path);
+	return local->parts_token;
+}
+
+static bool
+local_output_add_part(LpOutput *output, uint32_t number, const char *receipt, LpError *err)
+{
+	if (receipt[0] != '\0')
+		return lp_fail(err, LP_ERR_INTERNAL, "part %u of \"%s\" has a receipt of another store",
+					   number, output->name);
+	return true;
+}
+
 static bool local_output_clone_range(LpOutput *output, uint64_t output_offset,
 									 LpInput *input, uint64_t input_offset, uint64_t len);
 
@@ -811,7 +843,9 @@ static const LpOutputOps local_output_ops = {
 	.clone_range = local_output_clone_range,
 	.publish = local_output_publish,
 	.abort = local_output_abort,
-	.share_token = local_output_share_token
+	.share_token = local_output_share_token,
+	.start_parts = local_output_start_parts,
+	.add_part = local_output_add_part
 };
 
 static LpOutput *
@@ -878,9 +912,9 @@ local_store_create_output(LpStore *store, const char *path, LpError *err)
 }
 
 /*
- * Another process's output, opened for writing spans of it.  It is never
- * published or removed from here: publish() is refused and abort() only
- * closes the descriptor.
+ * Another process's output, opened for writing spans of it (or one part of
+ * it).  It is never published or removed from here: publish() is refused
+ * and abort() only closes the descriptor.
  */
 static bool
 shared_output_publish(LpOutput *output, LpError *err)
@@ -908,32 +942,21 @@ static const LpOutputOps shared_output_ops = {
 };
 
 /*
- * Open the temporary file named by a share token without following a
- * symlink, and only if it is the very file its creator holds: a file or
- * symlink put at that name meanwhile is refused, never written.
+ * Open the temporary file at path for writing without following a
+ * symlink, and only if it is the very file (device, inode) its creator
+ * holds: a file or symlink put at that name meanwhile is refused, never
+ * written.
  */
-static LpOutput *
-local_store_open_shared_output(LpStore *store, const void *token, size_t len,
-							   LpError *err)
+static LpLocalOutput *
+open_temporary_file(const char *path, uint64 device, uint64 inode, const LpOutputOps *ops,
+					LpError *err)
 {
-	const char *path_chars = (const char *) token + SHARE_TOKEN_HEADER_BYTES;
 	LpLocalOutput *local;
-	uint64		device;
-	uint64		inode;
 	struct stat st;
 
-	if (len <= SHARE_TOKEN_HEADER_BYTES ||
-		memchr(path_chars, '\0', len - SHARE_TOKEN_HEADER_BYTES) != NULL)
-	{
-		lp_fail(err, LP_ERR_INTERNAL, "malformed token of a shared output (%zu bytes)", len);
-		return NULL;
-	}
-	memcpy(&device, token, sizeof(device));
-	memcpy(&inode, (const char *) token + sizeof(device), sizeof(inode));
-
 	local = palloc0(sizeof(LpLocalOutput));
-	local->base.ops = &shared_output_ops;
-	local->path = pnstrdup(path_chars, len - SHARE_TOKEN_HEADER_BYTES);
+	local->base.ops = ops;
+	local->path = pstrdup(path);
 	local->base.name = local->path;
 	local->temp_path = local->path;
 	local->finished = true;
@@ -959,6 +982,105 @@ local_store_open_shared_output(LpStore *store, const void *token, size_t len,
 		shared_output_close(&local->base);
 		return NULL;
 	}
+	return local;
+}
+
+static LpOutput *
+local_store_open_shared_output(LpStore *store, const void *token, size_t len,
+							   LpError *err)
+{
+	const char *path_chars = (const char *) token + SHARE_TOKEN_HEADER_BYTES;
+	uint64		device;
+	uint64		inode;
+	LpLocalOutput *local;
+
+	if (len <= SHARE_TOKEN_HEADER_BYTES ||
+		memchr(path_chars, '\0', len - SHARE_TOKEN_HEADER_BYTES) != NULL)
+	{
+		lp_fail(err, LP_ERR_INTERNAL, "malformed token of a shared output (%zu bytes)", len);
+		return NULL;
+	}
+	memcpy(&device, token, sizeof(device));
+	memcpy(&inode, (const char *) token + sizeof(device), sizeof(inode));
+	local = open_temporary_file(pnstrdup(path_chars, len - SHARE_TOKEN_HEADER_BYTES),
+								device, inode, &shared_output_ops, err);
+	return local != NULL ? &local->base : NULL;
+}
+
+/* ---- part writers ---------------------------------------------------------- */
+
+/* A part writer writes only its own part's bytes. */
+static bool
+check_within_part(LpLocalOutput *local, uint64_t offset, uint64_t len, LpError *err)
+{
+	if (offset < local->part_start || offset > local->part_end ||
+		len > local->part_end - offset)
+		return lp_fail(err, LP_ERR_INTERNAL,
+					   "write of " UINT64_FORMAT " bytes at offset " UINT64_FORMAT " is outside the part of \"%s\" being written",
+					   (uint64) len, (uint64) offset, local->path);
+	return true;
+}
+
+static bool
+part_write_at(LpOutput *output, uint64_t offset, const void *data, size_t len, LpError *err)
+{
+	return check_within_part((LpLocalOutput *) output, offset, len, err) &&
+		local_output_write_at(output, offset, data, len, err);
+}
+
+static bool
+part_copy_from(LpOutput *output, uint64_t output_offset, LpInput *input,
+			   uint64_t input_offset, uint64_t len, LpError *err)
+{
+	return check_within_part((LpLocalOutput *) output, output_offset, len, err) &&
+		local_output_copy_from(output, output_offset, input, input_offset, len, err);
+}
+
+/* written in place: nothing left to do but close it */
+static bool
+part_end(LpOutput *output, char *receipt, size_t receipt_capacity, LpError *err)
+{
+	shared_output_close(output);
+	if (receipt_capacity == 0)
+		return lp_fail(err, LP_ERR_INTERNAL, "no room for the receipt of a part of \"%s\"",
+					   output->name);
+	receipt[0] = '\0';
+	return true;
+}
+
+static const LpOutputOps part_writer_ops = {
+	.write_at = part_write_at,
+	.copy_from = part_copy_from,
+	.publish = shared_output_publish,
+	.abort = shared_output_close,
+	.end_part = part_end
+};
+
+/*
+ * A writer of output bytes [offset, offset + length) of the temporary file
+ * a parts token names (local_output_start_parts), opened as
+ * open_shared_output opens it.
+ */
+static LpOutput *
+local_store_open_part(LpStore *store, const char *output_path, const char *parts_token,
+					  uint32_t number, uint64_t offset, uint64_t length, LpError *err)
+{
+	unsigned long long device;
+	unsigned long long inode;
+	int			path_at = -1;
+	LpLocalOutput *local;
+
+	if (sscanf(parts_token, "%llu:%llu:%n", &device, &inode, &path_at) != 2 || path_at < 0 ||
+		parts_token[path_at] != '/' || offset > PG_UINT64_MAX - length)
+	{
+		lp_fail(err, LP_ERR_INTERNAL, "malformed part %u of \"%s\"", number, output_path);
+		return NULL;
+	}
+	local = open_temporary_file(parts_token + path_at, device, inode, &part_writer_ops, err);
+	if (local == NULL)
+		return NULL;
+	local->part_start = offset;
+	local->part_end = offset + length;
 	return &local->base;
 }
 
@@ -1297,7 +1419,8 @@ static const LpStoreOps local_store_ops = {
 	.remove_file = local_store_remove_file,
 	.link_file = local_store_link_file,
 	.create_output = local_store_create_output,
-	.open_shared_output = local_store_open_shared_output
+	.open_shared_output = local_store_open_shared_output,
+	.open_part = local_store_open_part
 };
 
 static LpLocalStore local_store = {{&local_store_ops}, NULL};

@@ -154,14 +154,13 @@ pg_s3_abort_upload(LpStore *store, const char *path, const char *upload_id, LpEr
 	return CORE(store)->ops->abort_upload(CORE(store), path, upload_id, err);
 }
 
-static bool
-pg_s3_copy_part(LpStore *store, const char *output_path, const char *parts_token,
-				uint32_t number, LpInput *input, uint64_t offset, uint64_t len, char *receipt,
-				size_t receipt_capacity, LpError *err)
+static LpOutput *
+pg_s3_open_part(LpStore *store, const char *output_path, const char *parts_token,
+				uint32_t number, uint64_t offset, uint64_t length, LpError *err)
 {
-	return CORE(store)->ops->copy_part(CORE(store), output_path, parts_token, number,
-									   lp_pg_s3_core_input(input), offset, len, receipt,
-									   receipt_capacity, err);
+	return lp_pg_s3_wrap_output(CORE(store)->ops->open_part(CORE(store), output_path, parts_token,
+															number, offset, length, err),
+								output_path, err);
 }
 
 static const LpStoreOps pg_s3_store_ops = {
@@ -180,7 +179,7 @@ static const LpStoreOps pg_s3_store_ops = {
 	.list_uploads = pg_s3_list_uploads,
 	.abort_upload = pg_s3_abort_upload,
 	.upload_size = pg_s3_upload_size,
-	.copy_part = pg_s3_copy_part,
+	.open_part = pg_s3_open_part,
 };
 
 bool

@@ -1,8 +1,8 @@
 /*
  * lp_pg_s3_output.c - outputs of the server's S3 store: the core's (a
- * pending PUT or an open multipart upload), aborted when the memory context
- * they were created in goes unpublished, and each call run in that context
- * (see lp_pg_s3.c).
+ * pending PUT, an open multipart upload, or a writer of one of its parts),
+ * aborted when the memory context they were created in goes unpublished,
+ * and each call run in that context (see lp_pg_s3.c).
  */
 #include "postgres.h"
 
@@ -55,17 +55,6 @@ pg_s3_start_parts(LpOutput *output, LpError *err)
 }
 
 static bool
-pg_s3_send_part(LpOutput *output, uint32_t number, const void *data, size_t len, LpError *err)
-{
-	MemoryContext old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
-	bool		ok = CORE_OUTPUT(output)->ops->send_part(CORE_OUTPUT(output), number, data, len,
-														 err);
-
-	MemoryContextSwitchTo(old);
-	return ok;
-}
-
-static bool
 pg_s3_add_part(LpOutput *output, uint32_t number, const char *receipt, LpError *err)
 {
 	MemoryContext old = MemoryContextSwitchTo(((PgS3Output *) output)->context);
@@ -79,6 +68,20 @@ static bool
 pg_s3_copies_part_from(LpOutput *output, LpInput *input)
 {
 	return CORE_OUTPUT(output)->ops->copies_part_from(CORE_OUTPUT(output), lp_pg_s3_core_input(input));
+}
+
+/* the part writer is freed whatever end_part returns */
+static bool
+pg_s3_end_part(LpOutput *output, char *receipt, size_t receipt_capacity, LpError *err)
+{
+	PgS3Output *pg = (PgS3Output *) output;
+	MemoryContext old = MemoryContextSwitchTo(pg->context);
+	bool		ok;
+
+	pg->finished = true;
+	ok = pg->core->ops->end_part(pg->core, receipt, receipt_capacity, err);
+	MemoryContextSwitchTo(old);
+	return ok;
 }
 
 static bool
@@ -118,9 +121,9 @@ static const LpOutputOps pg_s3_output_ops = {
 	.publish = pg_s3_publish,
 	.abort = pg_s3_abort,
 	.start_parts = pg_s3_start_parts,
-	.send_part = pg_s3_send_part,
 	.add_part = pg_s3_add_part,
 	.copies_part_from = pg_s3_copies_part_from,
+	.end_part = pg_s3_end_part,
 };
 
 LpOutput *
