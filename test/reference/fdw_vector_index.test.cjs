@@ -6,8 +6,9 @@
 //
 // The data: 3000 clustered vectors of 16 dimensions (a fixed seed), written in five fragments
 // in each of the file versions 2.0 to 2.3; one dataset per index (IVF_FLAT under l2, cosine
-// and dot, IVF_PQ under l2, cosine and dot, IVF_HNSW_SQ under l2, cosine and dot, IVF_HNSW_PQ
-// under l2).  The cases, for each index:
+// and dot, IVF_PQ of 8-bit codes under l2, cosine and dot and of 4-bit codes under l2 and
+// cosine, IVF_HNSW_SQ under l2, cosine and dot, IVF_HNSW_PQ under l2).  The cases, for each
+// index:
 //  - queries (rows of the data and new points) with k 10, nprobes 1, 3 and lancedb's default:
 //    IVF_FLAT returns lancedb's ids (or rows tied at its k-th distance) for at least 99 % of the
 //    results and its distances within
@@ -27,7 +28,8 @@
 //  - bad input: a query of another dimension is pgvector's error, a NULL query and a zero
 //    vector under cosine the exact search's rows, NaN vector_in's error; an index of another
 //    metric than the operator's is not used;
-//  - a dataset with stable row ids: the index is not used (its ids are not row addresses);
+//  - a dataset with stable row ids: lancedb's rows through a deletion file, lancedb's
+//    compaction and rows appended after the index;
 //  - a damaged index file is an ERROR naming it (SQLSTATE XX001);
 //  - on S3 (a real server): lancedb's ids on the same dataset; a query repeated in a session
 //    exchanges fewer bytes with the server than with lance_parts.fdw_vector_index_cache = 0
@@ -101,6 +103,8 @@ const INDEXES = [
 	['hnsw_sq_cosine', '2.3', () => h.lancedb.Index.hnswSq({ numPartitions: 8, distanceType: 'cosine' }), 'cosine', '<=>'],
 	['hnsw_sq_dot', '2.2', () => h.lancedb.Index.hnswSq({ numPartitions: 8, distanceType: 'dot' }), 'dot', '<#>'],
 	['hnsw_pq_l2', '2.1', () => h.lancedb.Index.hnswPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'l2' }), 'l2', '<->'],
+	['pq4_l2', '2.2', () => h.lancedb.Index.ivfPq({ numPartitions: 32, numSubVectors: 8, numBits: 4, distanceType: 'l2' }), 'l2', '<->'],
+	['pq4_cosine', '2.3', () => h.lancedb.Index.ivfPq({ numPartitions: 32, numSubVectors: 8, numBits: 4, distanceType: 'cosine' }), 'cosine', '<=>'],
 ];
 const tables = {};
 
@@ -438,21 +442,48 @@ test('bad input: PostgreSQL\'s own behaviour', () => {
 	}
 });
 
-test('stable row ids: the index is not used, the exact rows', async () => {
+// Stable row ids are not row addresses: the index's ids are found in the fragments it covers
+// (as the scalar indexes' are), through a deletion file, after lancedb's compaction has moved
+// the rows into new fragments and dropped the deleted ones (the index keeps their ids), and
+// beside fragments appended after it.
+test('stable row ids: lancedb\'s rows through deletions, lancedb\'s compaction and appends', async (t) => {
 	const db = await h.lancedb.connect(dir);
-	const table = await db.createTable('stable', rowsTable(0, vectors.slice(0, 1000)), {
+	const table = await db.createTable('stable', rowsTable(0, vectors.slice(0, 600)), {
 		mode: 'overwrite',
 		storageOptions: { newTableEnableStableRowIds: 'true' },
 	});
 
+	await table.add(rowsTable(600, vectors.slice(600, 1200)));
 	await table.createIndex('emb', { config: h.lancedb.Index.ivfFlat({ numPartitions: 8, distanceType: 'l2' }) });
 	psqlLines(foreignTable('stable'));
-	const sql = `SELECT id FROM vidx.stable ORDER BY emb <-> ${vectorLiteral(queries[1])} LIMIT ${K};\n`;
-	const plan = psqlLines(`SET client_min_messages = debug1;
-EXPLAIN (ANALYZE, COSTS OFF) ${sql}`).join('\n');
+	const list = queries.concat(appended.slice(0, 2));
+	const check = async (stage) => {
+		const got = fdwSearch('stable', '<->', list, { settings: nprobesSetting(3) });
+		let same = 0;
 
-	assert.doesNotMatch(plan, /Lance Vector Index/);
-	assert.deepEqual(psqlLines(nprobesSetting(1) + sql), psqlLines(EXACT + sql));
+		for (let q = 0; q < list.length; q++)
+		{
+			const expected = await lancedbSearch(table, list[q], 'l2', { nprobes: 3 });
+
+			assert.equal(got[q].length, K, `${stage} query ${q}`);
+			same += sameOrTied('l2', got[q], expected);
+		}
+		t.diagnostic(`${stage}: ${same} of ${list.length * K} rows are lancedb's`);
+		assert.ok(same >= 0.99 * list.length * K, `${stage}: ${same} of ${list.length * K} rows are lancedb's`);
+		assert.match(psqlLines(`EXPLAIN (ANALYZE, COSTS OFF) SELECT id FROM vidx.stable ORDER BY emb <-> ${vectorLiteral(list[0])} LIMIT ${K};\n`).join('\n'),
+			/Lance Vector Index: emb_idx \(IVF_FLAT, l2\)/, stage);
+	};
+
+	await check('as written');
+	await table.delete('id % 5 = 2');
+	await check('rows deleted');
+	await table.optimize({ cleanupOlderThan: new Date(Date.now() + 86400000), deleteUnverified: true });
+	assert.ok((await table.stats()).fragmentStats.numFragments < 2, 'lancedb compacted the fragments');
+	await check('compacted by lancedb');
+	await table.add(rowsTable(1200, appended.slice(0, 2)));
+	await check('rows appended');
+	for (let i = 0; i < 2; i++)
+		assert.equal(fdwSearch('stable', '<->', [appended[i]])[0][0].id, String(1200 + i));
 });
 
 test('a damaged index file is an ERROR naming it', () => {

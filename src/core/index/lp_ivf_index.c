@@ -22,8 +22,8 @@
 /* Far above what Lance writes; bounds the centroid table and the query. */
 #define MAX_DIMENSION 65536
 #define MAX_PARTITIONS ((uint64_t) 1 << 20)
-/* 8-bit codes: 256 centroids per sub-vector (4-bit PQ is not read). */
-#define PQ_CENTROIDS 256
+/* The most centroids of a PQ sub-vector: 8-bit codes (4-bit ones have 16). */
+#define PQ_MAX_CENTROIDS 256
 
 struct LpIvfModel
 {
@@ -39,8 +39,9 @@ struct LpIvfModel
 	uint32_t	row_id_field;
 	uint32_t	vector_field;
 	uint32_t	num_sub_vectors;	/* PQ */
-	bool		transposed;		/* PQ: codes stored sub-vector by sub-vector */
-	float	   *codebook;		/* PQ: num_sub_vectors x 256 x (dimension / num_sub_vectors) */
+	uint32_t	num_bits;		/* PQ: 8, or 4 (two sub-vectors' codes a byte, the even one low) */
+	bool		transposed;		/* PQ: code bytes stored byte column by byte column */
+	float	   *codebook;		/* PQ: num_sub_vectors x 2^num_bits x (dimension / num_sub_vectors) */
 	double		sq_start;		/* SQ: code 0 is sq_start, code 255 sq_end */
 	double		sq_end;
 	LpFile	   *index_file;		/* HNSW: index.idx's metadata (its rows are the graphs) */
@@ -389,6 +390,24 @@ storage_metadata(const LpFile *file, char **json, LpError *err)
 	return true;
 }
 
+/* Bytes of one stored row's vector or codes. */
+static uint64_t
+row_width(const LpIvfModel *model)
+{
+	if (model->storage == LP_IVF_STORAGE_PQ)
+		return (uint64_t) model->num_sub_vectors * model->num_bits / 8;
+	if (model->storage == LP_IVF_STORAGE_SQ)
+		return model->dimension;
+	return (uint64_t) model->dimension * sizeof(float);
+}
+
+/* Centroids of each PQ sub-vector. */
+static uint64_t
+pq_centroids(const LpIvfModel *model)
+{
+	return (uint64_t) 1 << model->num_bits;
+}
+
 static bool
 read_pq(LpIvfModel *model, LpInput *input, const LpFile *file, uint32_t field, LpError *err)
 {
@@ -420,14 +439,17 @@ read_pq(LpIvfModel *model, LpInput *input, const LpFile *file, uint32_t field, L
 	if (!ok)
 		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has invalid PQ metadata",
 					   file->name);
-	if (nbits != 8)
-		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has %llu-bit PQ codes; lance_parts reads 8-bit ones",
+	if (nbits != 8 && nbits != 4)
+		return lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has %llu-bit PQ codes; lance_parts reads 8-bit and 4-bit ones",
 					   file->name, (unsigned long long) nbits);
-	if (dimension != model->dimension || num_sub_vectors == 0 || dimension % num_sub_vectors != 0 ||
-		!is_fixed_list(file, field, LP_TYPE_UINT8, num_sub_vectors))
-		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has PQ codes of %llu sub-vectors that do not fit dimension %u",
-					   file->name, (unsigned long long) num_sub_vectors, model->dimension);
+	model->num_bits = (uint32_t) nbits;
 	model->num_sub_vectors = (uint32_t) num_sub_vectors;
+	if (dimension != model->dimension || num_sub_vectors == 0 || dimension % num_sub_vectors != 0 ||
+		(nbits == 4 && num_sub_vectors % 2 != 0) ||
+		!is_fixed_list(file, field, LP_TYPE_UINT8, row_width(model)))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has %llu-bit PQ codes of %llu sub-vectors that do not fit dimension %u",
+					   file->name, (unsigned long long) nbits, (unsigned long long) num_sub_vectors,
+					   model->dimension);
 	if (!read_global_buffer(input, file, position, &bytes, &len, err))
 		return false;
 	result = lp_protobuf_unpack(&lance__index__pb__tensor__descriptor, bytes, len,
@@ -439,7 +461,7 @@ read_pq(LpIvfModel *model, LpInput *input, const LpFile *file, uint32_t field, L
 	if (result != LP_UNPACK_OK)
 		return lp_fail(err, LP_ERR_CORRUPT, "the PQ codebook of vector index file \"%s\" %s",
 					   file->name, lp_unpack_result_text(result));
-	ok = tensor_floats(tensor, (uint64_t) PQ_CENTROIDS * model->dimension, "a PQ codebook",
+	ok = tensor_floats(tensor, pq_centroids(model) * model->dimension, "a PQ codebook",
 					   file->name, &model->codebook, err);
 	lp_protobuf_free((ProtobufCMessage *) tensor);
 	return ok;
@@ -542,7 +564,7 @@ lp_ivf_model_read(LpInput *index, LpInput *auxiliary, LpIvfModel **out, LpError 
 	/* the arrays, and the auxiliary file's metadata about as large in memory as on disk */
 	model->memory = sizeof(LpIvfModel) +
 		(uint64_t) model->num_partitions * (model->dimension * sizeof(float) + 12) +
-		(model->codebook != NULL ? (uint64_t) PQ_CENTROIDS * model->dimension * sizeof(float) : 0) +
+		(model->codebook != NULL ? pq_centroids(model) * model->dimension * sizeof(float) : 0) +
 		(model->auxiliary->file_size - model->auxiliary->column_meta_start) +
 		(model->index_file != NULL ? model->hnsw_metadata_len + (uint64_t) model->num_partitions * 12 +
 		 model->index_file->file_size - model->index_file->column_meta_start : 0);
@@ -749,7 +771,7 @@ lp_ivf_scan_open(const LpIvfModel *model, const float *query, LpIvfScan **out, L
 	if (model->storage == LP_IVF_STORAGE_PQ)
 	{
 		scan->residual = lp_alloc(sizeof(float) * model->dimension);
-		scan->table = lp_alloc(sizeof(float) * PQ_CENTROIDS * model->num_sub_vectors);
+		scan->table = lp_alloc(sizeof(float) * pq_centroids(model) * model->num_sub_vectors);
 	}
 	if (model->storage == LP_IVF_STORAGE_SQ)
 		scan->codes = lp_alloc(model->dimension);
@@ -800,6 +822,7 @@ build_pq_table(LpIvfScan *scan, uint32_t partition)
 {
 	const LpIvfModel *model = scan->model;
 	uint32_t	width = model->dimension / model->num_sub_vectors;
+	uint32_t	centroid_count = (uint32_t) pq_centroids(model);
 	const float *q = scan->query;
 
 	if (model->metric != LP_VECTOR_DOT)
@@ -813,34 +836,36 @@ build_pq_table(LpIvfScan *scan, uint32_t partition)
 	for (uint32_t s = 0; s < model->num_sub_vectors; s++)
 	{
 		const float *sub = q + (uint64_t) s * width;
-		const float *centroids = model->codebook + (uint64_t) s * PQ_CENTROIDS * width;
+		const float *centroids = model->codebook + (uint64_t) s * centroid_count * width;
 
-		for (uint32_t c = 0; c < PQ_CENTROIDS; c++)
-			scan->table[s * PQ_CENTROIDS + c] = model->metric == LP_VECTOR_DOT
+		for (uint32_t c = 0; c < centroid_count; c++)
+			scan->table[s * centroid_count + c] = model->metric == LP_VECTOR_DOT
 				? -dot(sub, centroids + (uint64_t) c * width, width)
 				: squared_l2(sub, centroids + (uint64_t) c * width, width);
 	}
 }
 
-/* Scores of n rows of PQ codes (n x num_sub_vectors bytes, as stored). */
-static void
-pq_scores(LpIvfScan *scan, const uint8_t *codes, uint64_t n, float *scores)
+/*
+ * The score of row r of the n rows of PQ codes of a partition, as stored
+ * (row by row, or transposed): the sum of its sub-vectors' table entries.
+ */
+static float
+pq_score(const LpIvfScan *scan, const uint8_t *codes, uint64_t n, uint64_t r)
 {
 	const LpIvfModel *model = scan->model;
-	uint32_t	m = model->num_sub_vectors;
+	uint64_t	width = row_width(model);
+	const uint8_t *row = model->transposed ? codes + r : codes + r * width;
+	uint64_t	stride = model->transposed ? n : 1;
+	const float *table = scan->table;
+	float		sum = model->metric == LP_VECTOR_DOT ? 1 : 0;
 
-	for (uint64_t r = 0; r < n; r++)
-	{
-		float		sum = model->metric == LP_VECTOR_DOT ? 1 : 0;
-
-		for (uint32_t s = 0; s < m; s++)
-		{
-			uint8_t		code = model->transposed ? codes[s * n + r] : codes[r * m + s];
-
-			sum += scan->table[s * PQ_CENTROIDS + code];
-		}
-		scores[r] = sum;
-	}
+	if (model->num_bits == 8)
+		for (uint64_t b = 0; b < width; b++)
+			sum += table[b * PQ_MAX_CENTROIDS + row[b * stride]];
+	else
+		for (uint64_t b = 0; b < width; b++)
+			sum += table[b * 32 + (row[b * stride] & 0x0f)] + table[b * 32 + 16 + (row[b * stride] >> 4)];
+	return sum;
 }
 
 /*
@@ -871,16 +896,6 @@ sq_score(const LpIvfScan *scan, const uint8_t *codes)
 	return (float) sum * scan->sq_scale;
 }
 
-/* Bytes of one stored row's vector or codes. */
-static uint64_t
-row_width(const LpIvfModel *model)
-{
-	if (model->storage == LP_IVF_STORAGE_PQ)
-		return model->num_sub_vectors;
-	if (model->storage == LP_IVF_STORAGE_SQ)
-		return model->dimension;
-	return (uint64_t) model->dimension * sizeof(float);
-}
 
 /* The HNSW graph of partition part (its number and rows set), through index. */
 static bool
@@ -1044,7 +1059,8 @@ lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *score
 			break;
 		case LP_IVF_STORAGE_PQ:
 			build_pq_table(scan, partition->partition);
-			pq_scores(scan, partition->values, count, scores);
+			for (uint64_t r = 0; r < count; r++)
+				scores[r] = pq_score(scan, partition->values, count, r);
 			break;
 		case LP_IVF_STORAGE_SQ:
 			for (uint64_t r = 0; r < count; r++)
@@ -1074,7 +1090,6 @@ node_score(void *context, uint32_t node)
 	const LpIvfModel *model = scan->model;
 	const LpIvfPartition *partition = scorer->partition;
 	uint64_t	width = row_width(model);
-	float		sum;
 
 	switch (model->storage)
 	{
@@ -1083,15 +1098,7 @@ node_score(void *context, uint32_t node)
 		case LP_IVF_STORAGE_SQ:
 			return sq_score(scan, partition->values + node * width);
 		default:
-			sum = model->metric == LP_VECTOR_DOT ? 1 : 0;
-			for (uint32_t s = 0; s < model->num_sub_vectors; s++)
-			{
-				uint8_t		code = model->transposed ? partition->values[s * partition->num_rows + node]
-					: partition->values[node * width + s];
-
-				sum += scan->table[s * PQ_CENTROIDS + code];
-			}
-			return sum;
+			return pq_score(scan, partition->values, partition->num_rows, node);
 	}
 }
 

@@ -699,7 +699,8 @@ rank_rows(LpFdwTopK *topk)
  * Restrict the scan to the candidates of a vector index on the column
  * (lp_fdw_vector.c), when one answers the query: k * refine_factor of
  * them, or every row of the probed partitions when a filter or deleted
- * rows could drop candidates.
+ * rows could drop candidates, or the index's stable row ids could name rows
+ * that compaction dropped.
  */
 static void
 restrict_to_index(LpFdwTopK *topk)
@@ -715,6 +716,7 @@ restrict_to_index(LpFdwTopK *topk)
 		return;
 	query = (const PgVector *) DatumGetPointer(topk->query);
 	if (lp_fdw_scan_has_filter(topk->scan) || source->deleted_rows > 0 ||
+		lp_manifest_stable_row_ids(source->manifest) ||
 		pg_mul_u64_overflow(topk->k, (uint64) lp_fdw_refine_factor, &limit))
 		limit = PG_UINT64_MAX;
 	old = MemoryContextSwitchTo(topk->context);

@@ -6,19 +6,20 @@
  * its query vector (lp_fdw_vector_candidates): a vector index of the
  * manifest on the ranked field alone, of the operator's metric (<-> l2,
  * <=> cosine, <#> dot) and the query's dimension, in a form the core reads
- * (lp_ivf_index.h), on a dataset whose row ids are row addresses (no stable
- * row ids, no fragment reuse index).  Each of its segments probes the
- * lance_parts.fdw_nprobes partitions whose centroids are nearest the query
- * and scores their rows; the best k * lance_parts.fdw_refine_factor rows by
+ * (lp_ivf_index.h), on a dataset without a fragment reuse index.  Each of
+ * its segments probes the lance_parts.fdw_nprobes partitions whose
+ * centroids are nearest the query and scores their rows; the best k * lance_parts.fdw_refine_factor rows by
  * score become the candidates (lancedb's refine: the scan ranks them by the
  * exact distance, which PostgreSQL's ORDER BY needs anyway).  When the scan
  * has a filter or the dataset deleted rows, every row of the probed
  * partitions is a candidate, so that rows the filter or the deletions drop
- * cannot push matching rows out (lancedb's prefilter finds no fewer).  The
- * scan then reads only the candidates of the fragments a used segment
- * covers, and every row of the others (appended after the index was built),
- * so their rows are ranked exactly and merged; deleted rows are dropped as
- * in any scan.  Anything else (no such index, another metric or dimension,
+ * cannot push matching rows out (lancedb's prefilter finds no fewer); so
+ * too with stable row ids, whose index may hold rows that Lance's
+ * compaction dropped (lp_fdw_topk.c).  Stable row ids are turned into rows
+ * as the scalar indexes' are (lp_fdw_index_rows).  The scan then reads
+ * only the candidates of the fragments a used segment covers, and every row
+ * of the others (appended after the index was built), so their rows are
+ * ranked exactly and merged; deleted rows are dropped as in any scan.  Anything else (no such index, another metric or dimension,
  * a zero query under cosine, an index type or version the core does not
  * read) leaves the exact top-k, with a DEBUG1 message saying why.
  *
@@ -307,8 +308,6 @@ partition_of(const LpFdwSource *source, const LpIvfModel *model, const char *dir
 static const char *
 unusable_reason(const LpFdwSource *source, const LpIndexEntry *entry)
 {
-	if (lp_manifest_stable_row_ids(source->manifest))
-		return "the dataset has stable row ids";
 	if (lp_manifest_fragment_reuse(source->manifest))
 		return "the dataset has a fragment reuse index";
 	if (entry->has_base_id)
@@ -423,6 +422,8 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 	uint32	   *rows = NULL;
 	uint64		fragment = PG_UINT64_MAX;	/* of the last row looked up, and whether entry covers it */
 	bool		covers = false;
+	/* stable row ids do not name their fragment: lp_fdw_index_rows finds them in the covered ones */
+	bool		stable = lp_manifest_stable_row_ids(source->manifest);
 	LpError		err;
 
 	if (!lp_ivf_nearest_partitions(model, query, (uint32) lp_fdw_nprobes, partitions, &probed, &err) ||
@@ -481,7 +482,7 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 		{
 			uint64		id = ids[walk ? rows[i] : i];
 
-			if ((id >> 32) != fragment)
+			if (!stable && (id >> 32) != fragment)
 			{
 				fragment = id >> 32;
 				covers = false;
@@ -489,7 +490,7 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 										   (uint32) fragment, &covers, &err))
 					lp_raise(&err);
 			}
-			if (covers)
+			if (stable || covers)
 				offer_candidate(candidates, scores[i], id);
 		}
 		pfree(scores);
