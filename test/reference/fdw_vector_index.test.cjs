@@ -20,7 +20,8 @@
 //    the graphs of the 2.3 dataset's index, in Lance's sparse layout, are not walked (every row
 //    of the probed partitions scored, which finds lancedb's rows too);
 //  - EXPLAIN ANALYZE names the index, its type and metric, the partitions probed and the rows
-//    read, and no index with lance_parts.fdw_vector_index off;
+//    read, and no index with lance_parts.fdw_vector_index off; plain EXPLAIN (generic plans
+//    too) the index, its type and metric;
 //  - parallel workers (units of a few hundred rows) return the serial results;
 //  - a WHERE prefilter (lancedb's prefilter): lancedb's ids;
 //  - rows appended after the index (not covered) and rows deleted after it: lancedb's ids, and
@@ -91,7 +92,10 @@ function rowsTable(first, list)
 	});
 }
 
-// name, file version, index config, metric (lancedb's distanceType), the operator
+// name, file version, index config, metric (lancedb's distanceType), the operator.  Lance
+// scores 4-bit PQ codes past a partition's first 200 rows with a distance table quantized to
+// bytes, lance_fdw all of them in float: the 4-bit indexes have partitions of fewer rows, so
+// that both score every row alike.
 const INDEXES = [
 	['flat_l2', '2.0', () => h.lancedb.Index.ivfFlat({ numPartitions: 32, distanceType: 'l2' }), 'l2', '<->'],
 	['flat_cosine', '2.1', () => h.lancedb.Index.ivfFlat({ numPartitions: 32, distanceType: 'cosine' }), 'cosine', '<=>'],
@@ -103,8 +107,8 @@ const INDEXES = [
 	['hnsw_sq_cosine', '2.3', () => h.lancedb.Index.hnswSq({ numPartitions: 8, distanceType: 'cosine' }), 'cosine', '<=>'],
 	['hnsw_sq_dot', '2.2', () => h.lancedb.Index.hnswSq({ numPartitions: 8, distanceType: 'dot' }), 'dot', '<#>'],
 	['hnsw_pq_l2', '2.1', () => h.lancedb.Index.hnswPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'l2' }), 'l2', '<->'],
-	['pq4_l2', '2.2', () => h.lancedb.Index.ivfPq({ numPartitions: 32, numSubVectors: 8, numBits: 4, distanceType: 'l2' }), 'l2', '<->'],
-	['pq4_cosine', '2.3', () => h.lancedb.Index.ivfPq({ numPartitions: 32, numSubVectors: 8, numBits: 4, distanceType: 'cosine' }), 'cosine', '<=>'],
+	['pq4_l2', '2.2', () => h.lancedb.Index.ivfPq({ numPartitions: 128, numSubVectors: 8, numBits: 4, distanceType: 'l2' }), 'l2', '<->'],
+	['pq4_cosine', '2.3', () => h.lancedb.Index.ivfPq({ numPartitions: 128, numSubVectors: 8, numBits: 4, distanceType: 'cosine' }), 'cosine', '<=>'],
 ];
 const tables = {};
 
@@ -359,6 +363,23 @@ SELECT id FROM vidx.${name} ORDER BY emb ${op} ${q} LIMIT ${K};
 	assert.doesNotMatch(off, /Lance Vector Index/);
 	// an index of another metric than the operator's is not used
 	assert.doesNotMatch(plan('', 'pq_l2', '<=>'), /Lance Vector Index/);
+});
+
+test('EXPLAIN names the index the ranking would search', () => {
+	const q = vectorLiteral(queries[1]);
+	const planned = (settings, name, op) => psqlLines(`${settings}EXPLAIN (COSTS OFF)
+SELECT id FROM vidx.${name} ORDER BY emb ${op} ${q} LIMIT ${K};
+`).join('\n');
+
+	assert.match(planned('', 'pq_cosine', '<=>'), /^\s*Lance Vector Index: emb_idx \(IVF_PQ, cosine\)$/m);
+	assert.match(planned('', 'pq4_l2', '<->'), /^\s*Lance Vector Index: emb_idx \(IVF_PQ, l2\)$/m);
+	assert.doesNotMatch(planned(EXACT, 'pq_cosine', '<=>'), /Lance Vector Index/);
+	assert.doesNotMatch(planned('', 'pq_cosine', '<->'), /Lance Vector Index/);
+	// a generic plan: the query vector is a parameter
+	assert.match(psqlLines(`SET plan_cache_mode = force_generic_plan;
+PREPARE near(vector) AS SELECT id FROM vidx.hnsw_pq_l2 ORDER BY emb <-> $1 LIMIT 5;
+EXPLAIN (COSTS OFF) EXECUTE near(${q});
+`).join('\n'), /^\s*Lance Vector Index: emb_idx \(IVF_HNSW_PQ, l2\)$/m);
 });
 
 test('parallel workers return the serial rows', () => {

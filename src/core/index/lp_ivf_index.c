@@ -864,7 +864,11 @@ pq_score(const LpIvfScan *scan, const uint8_t *codes, uint64_t n, uint64_t r)
 			sum += table[b * PQ_MAX_CENTROIDS + row[b * stride]];
 	else
 		for (uint64_t b = 0; b < width; b++)
-			sum += table[b * 32 + (row[b * stride] & 0x0f)] + table[b * 32 + 16 + (row[b * stride] >> 4)];
+		{
+			/* in Lance's order, so that the sums are lancedb's to the bit */
+			sum += table[b * 32 + (row[b * stride] & 0x0f)];
+			sum += table[b * 32 + 16 + (row[b * stride] >> 4)];
+		}
 	return sum;
 }
 

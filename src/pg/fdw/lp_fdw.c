@@ -203,8 +203,7 @@ begin_scan(ForeignScanState *node, bool explain_only, const uint64 *version)
 	if (pushed != NIL)
 		lp_fdw_scan_set_filter(state->scan,
 							   lp_fdw_filter_begin(pushed, plan->scan.scanrelid, &node->ss.ps));
-	if (explain_only)
-		return;
+	/* and the vector index the ranking would search */
 	if (plan_ranks_rows(plan))
 		state->topk = lp_fdw_topk_begin(state->scan, plan_topk_exprs(plan), &node->ss.ps);
 }
@@ -416,8 +415,14 @@ lance_explain(ForeignScanState *node, ExplainState *es)
 	if (plan_ranks_rows(plan))
 		ExplainPropertyText("Lance Top-K",
 							lp_fdw_topk_explain(plan_topk_exprs(plan), context, es->verbose), es);
-	if (es->analyze && state->topk != NULL && lp_fdw_topk_explain_index(state->topk) != NULL)
-		ExplainPropertyText("Lance Vector Index", lp_fdw_topk_explain_index(state->topk), es);
+	if (state->topk != NULL)
+	{
+		char	   *index = es->analyze ? lp_fdw_topk_explain_index(state->topk)
+			: lp_fdw_topk_explain_planned_index(state->topk);
+
+		if (index != NULL)
+			ExplainPropertyText("Lance Vector Index", index, es);
+	}
 	if (es->analyze)
 	{
 		uint64		decoded;

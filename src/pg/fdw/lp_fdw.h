@@ -304,6 +304,14 @@ extern LpFdwIndexRows *lp_fdw_vector_candidates(const LpFdwSource *source, int32
 												int dimension, uint64 limit,
 												LpFdwVectorSearch *search);
 
+/*
+ * The vector index lp_fdw_vector_candidates would search for queries of
+ * metric and dimension, as "name (type, metric)"; NULL when none (a zero
+ * query under cosine aside, which no index answers).
+ */
+extern char *lp_fdw_vector_index_planned(const LpFdwSource *source, int32 field_id,
+										 LpVectorMetric metric, int dimension);
+
 /* ---- the scan iterator (lp_fdw_scan.c) ---- */
 
 /* lance_parts.fdw_batch_rows: rows decoded together */
@@ -536,6 +544,9 @@ extern char *lp_fdw_topk_explain(List *exprs, List *deparse_context, bool verbos
 
 /* The vector index the last execution searched, what it read (EXPLAIN ANALYZE); NULL when none. */
 extern char *lp_fdw_topk_explain_index(const LpFdwTopK *topk);
+
+/* The vector index an execution would search (EXPLAIN): "emb_idx (IVF_PQ, l2)", or NULL. */
+extern char *lp_fdw_topk_explain_planned_index(const LpFdwTopK *topk);
 
 /* ---- ANALYZE (lp_fdw_analyze.c) ---- */
 

@@ -803,6 +803,15 @@ lp_fdw_topk_rewind(LpFdwTopK *topk)
 }
 
 char *
+lp_fdw_topk_explain_planned_index(const LpFdwTopK *topk)
+{
+	if (!topk->has_metric || topk->field_id < 0 || topk->dimensions <= 0)
+		return NULL;
+	return lp_fdw_vector_index_planned(lp_fdw_scan_source(topk->scan), topk->field_id,
+									   topk->metric, topk->dimensions);
+}
+
+char *
 lp_fdw_topk_explain_index(const LpFdwTopK *topk)
 {
 	const LpFdwVectorSearch *search = &topk->search;

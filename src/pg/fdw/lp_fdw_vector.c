@@ -321,6 +321,44 @@ metric_name(LpVectorMetric metric)
 	return metric == LP_VECTOR_L2 ? "l2" : metric == LP_VECTOR_COSINE ? "cosine" : "dot";
 }
 
+/*
+ * The model of entry when it is a vector index on Lance field field_id
+ * alone that a search of metric and dimension may use (with its directory),
+ * or NULL (with a DEBUG1 message when it is such an index but unusable).
+ */
+static LpIvfModel *
+usable_model(const LpFdwSource *source, const LpIndexEntry *entry, int32 field_id,
+			 LpVectorMetric metric, int dimension, char **directory)
+{
+	const char *reason;
+	LpIvfModel *model;
+
+	if (entry->n_fields != 1 || entry->fields[0] != field_id ||
+		strcmp(entry->type_url, VECTOR_DETAILS_TYPE_URL) != 0)
+		return NULL;
+	reason = unusable_reason(source, entry);
+	if (reason != NULL)
+	{
+		ereport(DEBUG1,
+				errmsg_internal("lance_fdw does not use index \"%s\": %s", entry->name, reason));
+		return NULL;
+	}
+	*directory = lp_fdw_index_directory(source, entry);
+	model = model_of(source, *directory, entry->name);
+	if (model == NULL)
+		return NULL;
+	if (lp_ivf_model_metric(model) != metric || lp_ivf_model_dimension(model) != (uint32) dimension)
+	{
+		ereport(DEBUG1,
+				errmsg_internal("lance_fdw does not use index \"%s\": it is an index of %u dimensions under %s, the query has %d under %s",
+								entry->name, lp_ivf_model_dimension(model),
+								metric_name(lp_ivf_model_metric(model)), dimension,
+								metric_name(metric)));
+		return NULL;
+	}
+	return model;
+}
+
 /* A row an index search scored. */
 typedef struct Candidate
 {
@@ -532,38 +570,15 @@ lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id, LpVectorMetr
 	used = palloc0(sizeof(bool) * Max(n, 1));
 	for (size_t i = 0; i < n; i++)
 	{
-		const char *reason;
 		char	   *directory;
 		LpIvfModel *model;
 
-		if (entries[i].n_fields != 1 || entries[i].fields[0] != field_id ||
-			strcmp(entries[i].type_url, VECTOR_DETAILS_TYPE_URL) != 0)
-			continue;
 		/* the segments of one index share its name: take the first index's */
 		if (name != NULL && strcmp(name, entries[i].name) != 0)
 			continue;
-		reason = unusable_reason(source, &entries[i]);
-		if (reason != NULL)
-		{
-			ereport(DEBUG1,
-					errmsg_internal("lance_fdw does not use index \"%s\": %s", entries[i].name, reason));
-			continue;
-		}
-		directory = lp_fdw_index_directory(source, &entries[i]);
-		model = model_of(source, directory, entries[i].name);
-		if (model == NULL)
-			continue;
-		if (lp_ivf_model_metric(model) != metric ||
-			lp_ivf_model_dimension(model) != (uint32) dimension)
-		{
-			ereport(DEBUG1,
-					errmsg_internal("lance_fdw does not use index \"%s\": it is an index of %u dimensions under %s, the query has %d under %s",
-									entries[i].name, lp_ivf_model_dimension(model),
-									metric_name(lp_ivf_model_metric(model)), dimension,
-									metric_name(metric)));
-			continue;
-		}
-		if (!search_segment(source, &entries[i], model, directory, query, search, &candidates))
+		model = usable_model(source, &entries[i], field_id, metric, dimension, &directory);
+		if (model == NULL ||
+			!search_segment(source, &entries[i], model, directory, query, search, &candidates))
 			continue;
 		used[i] = true;
 		name = entries[i].name;
@@ -585,4 +600,32 @@ lp_fdw_vector_candidates(const LpFdwSource *source, int32 field_id, LpVectorMetr
 							   candidates.num, NULL, 0);
 	lp_manifest_index_entries_free(entries, n);
 	return result;
+}
+
+char *
+lp_fdw_vector_index_planned(const LpFdwSource *source, int32 field_id, LpVectorMetric metric,
+							int dimension)
+{
+	LpIndexEntry *entries;
+	size_t		n;
+	char	   *found = NULL;
+	LpError		err;
+
+	if (!lp_fdw_vector_index || source->single_file)
+		return NULL;
+	current_search++;
+	if (!lp_manifest_index_entries(source->manifest, &entries, &n, &err))
+		lp_raise(&err);
+	for (size_t i = 0; i < n && found == NULL; i++)
+	{
+		char	   *directory;
+		LpIvfModel *model = usable_model(source, &entries[i], field_id, metric, dimension,
+										 &directory);
+
+		if (model != NULL)
+			found = psprintf("%s (%s, %s)", entries[i].name, lp_ivf_model_type(model),
+							 metric_name(metric));
+	}
+	lp_manifest_index_entries_free(entries, n);
+	return found;
 }
