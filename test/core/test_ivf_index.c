@@ -1,6 +1,7 @@
 /*
  * test_ivf_index.c - the IVF vector indexes lancedb built on the reference
- * data (ivf_* in test/reference/generate.cjs): for every query of
+ * data (ivf_* in test/reference/generate.cjs; PQ of 8-bit and 4-bit
+ * codes): for every query of
  * ivf_index.json, the rows of the two partitions nearest the query, ranked
  * by their scores, are lancedb's ten answers with nprobes 2 (the same row
  * ids, and the same distances for flat and PQ storage; at least 9 of 10

@@ -563,7 +563,7 @@ async function generateBtree(outdir)
 }
 
 // ivf_*: IVF vector indexes lancedb builds (IVF_FLAT under l2, IVF_PQ under cosine and dot,
-// IVF_HNSW_SQ under l2) on 16-dimension vectors, and lancedb's answers to queries with
+// IVF_PQ of 4-bit codes under l2, IVF_HNSW_SQ under l2) on 16-dimension vectors, and lancedb's answers to queries with
 // nprobes 2, in OUTDIR/index/ (ivf_index.json, beside btree_index): the core tests score the
 // probed partitions with the index files, test_ivf_index.c.
 const IVF_ROWS = 2000;
@@ -573,6 +573,8 @@ const IVF_INDEXES = [
 	['ivf_flat_l2', () => lancedb.Index.ivfFlat({ numPartitions: 8, distanceType: 'l2' })],
 	['ivf_pq_cosine', () => lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'cosine' })],
 	['ivf_pq_dot', () => lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'dot' })],
+	// 4-bit codes; partitions of fewer than 200 rows, which Lance scores in float as the core does
+	['ivf_pq_4bit_l2', () => lancedb.Index.ivfPq({ numPartitions: 32, numSubVectors: 8, numBits: 4, distanceType: 'l2' })],
 	['ivf_hnsw_sq_l2', () => lancedb.Index.hnswSq({ numPartitions: 4, distanceType: 'l2' })],
 ];
 
