@@ -31,6 +31,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -373,11 +374,24 @@ typedef struct FilterTest
 	 */
 	bool		hashed;
 	bool		hashed_negated; /* <> ALL: the test is "equal to none" */
+	bool		elements_hashed;	/* once the array is known */
 	FmgrInfo	equality;
 	FmgrInfo	column_hash;
 	FmgrInfo	element_hash;
 	int			num_hashed;
 	struct HashedElement *by_hash;
+
+	/*
+	 * An integer equality (int2, int4 or int8 on either side): the non-NULL
+	 * elements as int64 in an open-addressing set of their own, looked up
+	 * without a function call per row.
+	 */
+	bool		integer_equality;
+	Oid			column_type;
+	Oid			element_type;
+	int64	   *integer_slots;
+	bool	   *integer_used;
+	uint64		integer_mask;
 } FilterTest;
 
 /* PostgreSQL hashes a ScalarArrayOpExpr from this many elements on (MIN_ARRAY_SIZE_FOR_HASHED_SAOP). */
@@ -420,6 +434,72 @@ plan_hashing(FilterTest *test)
 	fmgr_info(get_opcode(equality), &test->equality);
 	fmgr_info(column_hash, &test->column_hash);
 	fmgr_info(element_hash, &test->element_hash);
+	switch (get_opcode(equality))
+	{
+		case F_INT2EQ:
+		case F_INT4EQ:
+		case F_INT8EQ:
+		case F_INT24EQ:
+		case F_INT42EQ:
+		case F_INT28EQ:
+		case F_INT82EQ:
+		case F_INT48EQ:
+		case F_INT84EQ:
+			test->integer_equality = true;
+			op_input_types(equality, &test->column_type, &test->element_type);
+			break;
+		default:
+			break;
+	}
+}
+
+static int64
+integer_of(Oid type, Datum value)
+{
+	return type == INT2OID ? DatumGetInt16(value) :
+		type == INT4OID ? DatumGetInt32(value) : DatumGetInt64(value);
+}
+
+/* The slot where an integer's probe starts (MurmurHash3's 64-bit finalizer). */
+static uint64
+integer_slot(const FilterTest *test, int64 value)
+{
+	uint64		x = (uint64) value;
+
+	x ^= x >> 33;
+	x *= UINT64CONST(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x & test->integer_mask;
+}
+
+/* The non-NULL elements of an integer equality in a set at most a quarter full (misses probe little). */
+static void
+hash_integer_elements(FilterTest *test)
+{
+	uint64		size = 16;
+
+	while (size < (uint64) test->num_elements * 4)
+		size *= 2;
+	test->integer_mask = size - 1;
+	test->integer_slots = palloc(sizeof(int64) * size);
+	test->integer_used = palloc0(sizeof(bool) * size);
+	for (int i = 0; i < test->num_elements; i++)
+	{
+		int64		value;
+		uint64		slot;
+
+		if (test->element_nulls[i])
+			continue;
+		value = integer_of(test->element_type, test->elements[i]);
+		for (slot = integer_slot(test, value);
+			 test->integer_used[slot] && test->integer_slots[slot] != value;
+			 slot = (slot + 1) & test->integer_mask)
+			;
+		test->integer_used[slot] = true;
+		test->integer_slots[slot] = value;
+	}
 }
 
 static int
@@ -435,6 +515,12 @@ compare_hashed(const void *a, const void *b)
 static void
 hash_elements(FilterTest *test)
 {
+	test->elements_hashed = true;
+	if (test->integer_equality)
+	{
+		hash_integer_elements(test);
+		return;
+	}
 	test->by_hash = palloc(sizeof(HashedElement) * Max(test->num_elements, 1));
 	test->num_hashed = 0;
 	for (int i = 0; i < test->num_elements; i++)
@@ -452,11 +538,21 @@ hash_elements(FilterTest *test)
 static bool
 equals_an_element(FilterTest *test, Datum value)
 {
-	uint32		hash = DatumGetUInt32(FunctionCall1Coll(&test->column_hash, test->test.inputcollid,
-														value));
+	uint32		hash;
 	int			low = 0;
 	int			high = test->num_hashed;
 
+	if (test->integer_equality)
+	{
+		int64		wanted = integer_of(test->column_type, value);
+
+		for (uint64 slot = integer_slot(test, wanted); test->integer_used[slot];
+			 slot = (slot + 1) & test->integer_mask)
+			if (test->integer_slots[slot] == wanted)
+				return true;
+		return false;
+	}
+	hash = DatumGetUInt32(FunctionCall1Coll(&test->column_hash, test->test.inputcollid, value));
 	while (low < high)
 	{
 		int			middle = low + (high - low) / 2;
@@ -537,7 +633,7 @@ prepare_values(LpFdwFilter *filter)
 			test->value = datumCopy(test->value, typbyval, typlen);
 		/* a rescan may bring another array (an external parameter) */
 		test->has_null_element = false;
-		test->by_hash = NULL;
+		test->elements_hashed = false;
 		if (test->test.kind == TEST_ARRAY && !test->value_isnull)
 		{
 			ArrayType  *array = DatumGetArrayTypeP(test->value);
@@ -601,7 +697,7 @@ test_matches(FilterTest *test, Datum value, bool isnull)
 				return !test->test.use_or;
 			if (isnull)
 				return false;
-			if (test->by_hash != NULL)
+			if (test->elements_hashed)
 			{
 				/* x = ANY: some element equal (else NULL with a NULL element, no match) */
 				if (!test->hashed_negated)
