@@ -54,25 +54,28 @@ lp_row_id_tree_entries(const uint8_t *data, size_t len, const char *file,
 
 		if (len - at < 8)
 		{
-			lp_free(*entries);
-			*entries = NULL;
-			return lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap cut short", file);
+			lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap cut short", file);
+			goto fail;
 		}
 		entry->high = lp_le32(data + at);
 		entry->size = lp_le32(data + at + 4);
 		at += 8;
 		if (entry->size > len - at)
 		{
-			lp_free(*entries);
-			*entries = NULL;
-			return lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap entry of %u bytes past its end",
-						   file, entry->size);
+			lp_fail(err, LP_ERR_CORRUPT, "BITMAP index file \"%s\" has a bitmap entry of %u bytes past its end",
+					file, entry->size);
+			goto fail;
 		}
 		entry->bitmap = entry->size > 0 ? data + at : NULL;
 		at += entry->size;
 	}
 	*num_entries = n;
 	return true;
+
+fail:
+	lp_free(*entries);
+	*entries = NULL;
+	return false;
 }
 
 bool
