@@ -10,6 +10,7 @@
 #include "base/lp_alloc.h"
 #include "base/lp_bytes.h"
 #include "base/lp_protobuf.h"
+#include "base/lp_search.h"
 #include "dataset/lp_manifest_internal.h"
 #include "rowids.pb-c.h"
 
@@ -389,25 +390,6 @@ lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
 
 /* ---- finding rows by id ------------------------------------------------------ */
 
-/* The first of values[0..n) (ascending) at or above value. */
-static uint64_t
-lower_bound(const uint64_t *values, uint64_t n, uint64_t value)
-{
-	uint64_t	low = 0;
-	uint64_t	high = n;
-
-	while (low < high)
-	{
-		uint64_t	middle = low + (high - low) / 2;
-
-		if (values[middle] < value)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return low;
-}
-
 static bool
 among_whole(const uint32_t *whole, size_t num_whole, uint64_t id)
 {
@@ -490,7 +472,7 @@ lp_row_ids_find(const LpManifest *manifest, size_t index, const uint64_t *ids, u
 		if (segment->segment_case == LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE && num_whole == 0)
 		{
 			ok = read_segment(segment, NULL, rows - at, &count, &source, err);
-			for (uint64_t k = lower_bound(ids, num_ids, segment->range->start);
+			for (uint64_t k = lp_lower_bound_u64(ids, num_ids, segment->range->start);
 				 ok && k < num_ids && ids[k] < segment->range->end; k++)
 				ok = take_offset(*offsets, num_offsets, capacity, at + (ids[k] - segment->range->start),
 								 &source, err);
@@ -507,7 +489,7 @@ lp_row_ids_find(const LpManifest *manifest, size_t index, const uint64_t *ids, u
 			}
 			for (uint64_t k = 0; ok && k < count; k++)
 			{
-				uint64_t	found = lower_bound(ids, num_ids, values[k]);
+				uint64_t	found = lp_lower_bound_u64(ids, num_ids, values[k]);
 
 				if ((found < num_ids && ids[found] == values[k]) ||
 					among_whole(whole, num_whole, values[k]))

@@ -27,6 +27,7 @@
 #include "utils/guc.h"
 
 #include "base/lp_alloc.h"
+#include "base/lp_search.h"
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_row_ids.h"
 #include "format/lp_roaring.h"
@@ -387,25 +388,6 @@ covered(const LpIndexEntry *entries, const bool *used, size_t n, uint64 fragment
 	return false;
 }
 
-/* The first of ids[0..n) (ascending) at or above address. */
-static uint64
-first_at_or_above(const uint64 *ids, uint64 n, uint64 address)
-{
-	uint64		low = 0;
-	uint64		high = n;
-
-	while (low < high)
-	{
-		uint64		middle = low + (high - low) / 2;
-
-		if (ids[middle] < address)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return low;
-}
-
 static int
 compare_u32(const void *a, const void *b)
 {
@@ -445,7 +427,7 @@ static void
 rows_of_addresses(const LpFdwSource *source, const LpFragment *fragment, const char *name,
 				  const uint64 *ids, uint64 num_ids, LpFdwIndexFragment *rows)
 {
-	uint64		first = first_at_or_above(ids, num_ids, (uint64) fragment->id << 32);
+	uint64		first = lp_lower_bound_u64(ids, num_ids, (uint64) fragment->id << 32);
 	uint64		end = first;
 
 	while (end < num_ids && (ids[end] >> 32) == fragment->id)
@@ -599,8 +581,8 @@ lp_fdw_index_unit_rows(const LpFdwIndexRows *index_rows, uint64 fragment, uint64
 	if (fragment >= index_rows->num_fragments || !index_rows->fragments[fragment].restricted)
 		return false;
 	found = &index_rows->fragments[fragment];
-	first = first_at_or_above(found->rows, found->num_rows, first_row);
+	first = lp_lower_bound_u64(found->rows, found->num_rows, first_row);
 	*rows = found->rows + first;
-	*num_rows = first_at_or_above(found->rows, found->num_rows, end_row) - first;
+	*num_rows = lp_lower_bound_u64(found->rows, found->num_rows, end_row) - first;
 	return true;
 }
