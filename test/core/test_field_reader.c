@@ -5,13 +5,15 @@
  * (validity, offsets, children) with the same rows of the whole-field
  * decode; pages skipped by small takes; the peak memory of a scan in small
  * batches against the whole decode; bad row arguments; the byte ranges of
- * a take (lp_field_reader_ranges) hold every read of the take.
+ * a take (lp_field_reader_ranges) hold every read of the take; a take of
+ * a few rows of a page of megabytes reads their chunks alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json_reader.h"
+#include "lp_encode_round_trip.h"
 #include "lp_test.h"
 
 #include "base/lp_alloc.h"
@@ -733,4 +735,101 @@ LP_TEST(field_reader_refuses_bad_rows)
 	close_file(&f);
 	for (int i = 0; i < num_paths; i++)
 		free(paths[i]);
+}
+
+/* An input over another that counts the bytes read through it. */
+typedef struct CountingInput
+{
+	LpInput		base;
+	LpInput    *inner;
+	uint64_t	bytes;
+} CountingInput;
+
+static bool
+counting_read_at(LpInput *input, uint64_t offset, void *buffer, size_t len, LpError *err)
+{
+	CountingInput *counting = (CountingInput *) input;
+
+	counting->bytes += len;
+	return counting->inner->ops->read_at(counting->inner, offset, buffer, len, err);
+}
+
+static void
+counting_close(LpInput *input)
+{
+	(void) input;
+}
+
+static const LpInputOps counting_ops = {counting_read_at, counting_close, NULL, NULL};
+
+/*
+ * Rows scattered over a mini-block page of 600,000 random int64 values
+ * (4.8 MB) are taken with their chunks' bytes alone, not the span from the
+ * first to the last (which a handful of rows would otherwise read whole),
+ * and are the values written; two neighbouring rows share their chunk.
+ */
+LP_TEST(field_reader_sparse_take_reads_only_its_chunks)
+{
+	const uint64_t num_rows = 600000;
+	uint64_t	rows[] = {3, 150000, 150001, 420017, 599999};
+	uint64_t	n = sizeof(rows) / sizeof(rows[0]);
+	LpField		field = {0};
+	LpSchema	schema = {0};
+	LpType	   *type = NULL;
+	LpArray    *written;
+	LpArray    *taken = NULL;
+	LpFieldReader *reader = NULL;
+	LpFile	   *file = NULL;
+	LpInput    *memory;
+	CountingInput counting;
+	uint8_t    *bytes = NULL;
+	uint64_t	size = 0;
+	uint64_t	state = 0x9e3779b97f4a7c15;
+	LpError		err;
+
+	field.parent_id = -1;
+	field.name = "v";
+	field.logical_type = "int64";
+	field.legacy_encoding = 1;
+	schema.num_fields = 1;
+	schema.fields = &field;
+	LP_CHECK(lp_type_parse("int64", "memory.lance", "v", &type, &err));
+	written = lp_array_new(type);
+	written->length = num_rows;
+	written->values = lp_alloc(num_rows * sizeof(int64_t));
+	for (uint64_t i = 0; i < num_rows; i++)
+	{
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		((int64_t *) written->values)[i] = (int64_t) state;
+	}
+	LP_CHECK_MSG(lp_round_trip_encode(&schema, LP_FILE_VERSION_2_1, &type, &written, 1, num_rows,
+									  num_rows, 0, &bytes, &size, &err),
+				 "encode: %.300s", err.message);
+	memory = lp_memory_input_open("memory.lance", bytes, size);
+	counting = (CountingInput) {{&counting_ops, "memory.lance", size}, memory, 0};
+	file = lp_file_open(&counting.base, &err);
+	LP_CHECK_MSG(file != NULL, "open: %.300s", err.message);
+	if (file != NULL && file->columns[0].num_pages == 1 &&
+		strcmp(file->columns[0].pages[0].layout, "mini_block") == 0 &&
+		lp_field_reader_open(&counting.base, file, 0, &reader, &err))
+	{
+		counting.bytes = 0;
+		LP_CHECK_MSG(lp_field_reader_take(reader, rows, n, &taken, &err), "take: %.300s", err.message);
+		LP_CHECK_MSG(counting.bytes < 64 * 1024, "a take of %llu rows read %llu bytes of a %llu-byte file",
+					 (unsigned long long) n, (unsigned long long) counting.bytes,
+					 (unsigned long long) size);
+		for (uint64_t i = 0; taken != NULL && i < n; i++)
+			LP_CHECK(taken->length == n && lp_round_trip_rows_equal(type, taken, i, written, rows[i]));
+	}
+	else
+		LP_CHECK_MSG(false, "the file is not one mini-block page of the column");
+	lp_array_free(taken);
+	lp_field_reader_close(reader);
+	lp_file_free(file);
+	lp_input_close(memory);
+	lp_free(bytes);
+	lp_array_free(written);
+	lp_type_free(type);
 }

@@ -23,6 +23,15 @@
 #define CHUNK_ALIGNMENT 8
 #define MAX_CHUNK_BUFFERS 64
 
+/*
+ * A take reads the chunks it needs in one span from the first to the last,
+ * unless the span is larger than this and SPARSE_SPAN_FACTOR times the
+ * chunks' own bytes: then each run of chunks is read alone (a few rows of a
+ * page of millions would otherwise read the whole page).
+ */
+#define SPARSE_SPAN_MIN_BYTES (1024 * 1024)
+#define SPARSE_SPAN_FACTOR 4
+
 typedef struct MiniBlockState
 {
 	const LpPageContext *ctx;
@@ -569,7 +578,9 @@ typedef struct ChunkTake
 	bool		any_chunk;		/* the first and the end of the chunks holding requested rows */
 	uint64_t	first_chunk;
 	uint64_t	end_chunk;
-	uint8_t    *span;			/* their bytes, from the first chunk's offset on */
+	uint64_t	run_bytes;		/* the bytes of the chunk runs decoded */
+	uint8_t    *span;			/* their bytes, from the first chunk's offset on; or NULL: */
+	bool		sparse;			/* each run read alone */
 	LpColumnLevels *dst;
 	uint64_t	rows_decoded;
 } ChunkTake;
@@ -626,6 +637,7 @@ note_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_range
 		take->first_chunk = chunk;
 	take->end_chunk = end;
 	take->any_chunk = true;
+	take->run_bytes += take->table->offsets[end] - take->table->offsets[chunk];
 	return true;
 }
 
@@ -644,9 +656,14 @@ take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_
 	RunEnds		ends;
 	LpColumnLevels chunk_levels;
 	uint8_t    *selected = NULL;
+	uint8_t    *run = NULL;
 	bool		ok;
 
 	if (!chunk_run(take, chunk, &end, &ends, &rows))
+		return false;
+	if (take->sparse &&
+		!lp_read_page_buffer_range(take->ctx, take->input, take->page, 1, table->offsets[chunk],
+								   table->offsets[end] - table->offsets[chunk], &run))
 		return false;
 	if (take->layout->dictionary != NULL && !take->has_dictionary)
 	{
@@ -666,15 +683,18 @@ take_from_chunk(void *arg, uint64_t chunk, const LpRowRange *ranges, size_t num_
 	if (!lp_column_levels_init(&chunk_levels, take->dst->num_layers))
 	{
 		lp_free(selected);
+		lp_free(run);
 		return lp_page_no_memory(take->ctx);
 	}
 	ok = decode_chunk_run(take->ctx, take->layout, table, chunk, end,
-						  take->span + (table->offsets[chunk] - table->offsets[take->first_chunk]),
+						  take->sparse ? run
+						  : take->span + (table->offsets[chunk] - table->offsets[take->first_chunk]),
 						  take->has_dictionary ? &take->dictionary : NULL, &ends, rows, selected,
 						  &chunk_levels) &&
 		lp_column_levels_take(take->ctx, &chunk_levels, ranges, num_ranges, take->dst);
 	lp_column_levels_free(&chunk_levels);
 	lp_free(selected);
+	lp_free(run);
 	take->rows_decoded += rows;
 	return ok;
 }
@@ -738,11 +758,17 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	starts = lists ? index.row_starts : table.first_values;
 	ok = split_over_chunks(ctx, starts, table.num_chunks, ranges, num_ranges, note_chunk, &take);
 	if (ok && take.any_chunk)
-		ok = lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[take.first_chunk],
-									   table.offsets[take.end_chunk] -
-									   table.offsets[take.first_chunk], &take.span) &&
+	{
+		uint64_t	span_bytes = table.offsets[take.end_chunk] - table.offsets[take.first_chunk];
+
+		take.sparse = span_bytes > SPARSE_SPAN_MIN_BYTES &&
+			span_bytes / SPARSE_SPAN_FACTOR > take.run_bytes;
+		ok = (take.sparse ||
+			  lp_read_page_buffer_range(ctx, input, page, 1, table.offsets[take.first_chunk],
+										span_bytes, &take.span)) &&
 			split_over_chunks(ctx, starts, table.num_chunks, ranges, num_ranges,
 							  take_from_chunk, &take);
+	}
 	*rows_decoded += take.rows_decoded;
 	lp_free(take.span);
 	lp_block_free(&take.dictionary);
