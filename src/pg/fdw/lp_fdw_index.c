@@ -16,8 +16,9 @@
  * clause on the rows it takes, so an index can only make it read less,
  * never return other rows.  Anything else (another index type or version,
  * another key type, clauses that meet more than an eighth of a BTREE
- * index's pages or of a BITMAP index's rows, which a plain scan reads
- * faster) leaves the scan as it was, with a DEBUG1 message saying why.
+ * index's pages unless they are a few points, or of a BITMAP index's rows,
+ * which a plain scan reads faster) leaves the scan as it was, with a DEBUG1
+ * message saying why.
  */
 #include "postgres.h"
 
@@ -47,6 +48,15 @@
  */
 #define MAX_PAGES_DIVISOR 8
 #define MIN_MAX_PAGES 8
+
+/*
+ * Points (an IN list, an equality) read a page and take a row or so each:
+ * a BTREE index answers up to one point per this many rows of the dataset,
+ * whatever pages they meet.  Over 4M rows, 1000 random ids took 86 ms
+ * through the index against 150 ms for the plain scan, 3000 of them 210 ms
+ * against 120-160 ms.
+ */
+#define ROWS_PER_POINT 2048
 #define MIN_MAX_ROWS 4096
 
 /* What one index segment's search found. */
@@ -240,6 +250,19 @@ skip_or_raise(const LpIndexEntry *entry, LpError *err)
 	not_used(entry, err->message);
 }
 
+/* Whether ranges are points, at most one per ROWS_PER_POINT of rows. */
+static bool
+few_points(const LpIndexRange *ranges, size_t num_ranges, uint64 rows)
+{
+	if (num_ranges > rows / ROWS_PER_POINT)
+		return false;
+	for (size_t i = 0; i < num_ranges; i++)
+		if (!ranges[i].lower.present || !ranges[i].upper.present ||
+			lp_index_key_compare(&ranges[i].lower.key, &ranges[i].upper.key) != 0)
+			return false;
+	return true;
+}
+
 /*
  * Search one BTREE segment into *found; false (with a DEBUG1 message) when
  * the core cannot read it, the terms give it no key or meet too many pages.
@@ -266,6 +289,7 @@ search_btree(const LpFdwSource *source, const LpIndexEntry *entry, const char *d
 	}
 	ok = ranges_of_terms(terms, lp_btree_index_key_kind(index), &ranges, &num_ranges);
 	if (ok && !lp_btree_index_search(index, ranges, num_ranges,
+									 few_points(ranges, num_ranges, source->physical_rows) ? 0 :
 									 Max(lp_btree_index_num_pages(index) / MAX_PAGES_DIVISOR,
 										 MIN_MAX_PAGES),
 									 &too_many_pages, &found->ids, &found->num_ids, &err))
