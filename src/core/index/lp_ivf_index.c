@@ -137,9 +137,8 @@ metadata_count(const LpFile *file, const char *key, uint64_t max, uint64_t *out,
 	return true;
 }
 
-/* Global buffer number of file, read whole into *out (lp_alloc'd). */
-static bool
-read_global_buffer(LpInput *input, const LpFile *file, uint64_t number, uint8_t **out,
+bool
+lp_ivf_read_global_buffer(LpInput *input, const LpFile *file, uint64_t number, uint8_t **out,
 				   size_t *len, LpError *err)
 {
 	const LpBufferRef *ref;
@@ -166,6 +165,12 @@ read_global_buffer(LpInput *input, const LpFile *file, uint64_t number, uint8_t 
 	return true;
 }
 
+bool
+lp_ivf_message_buffer(const LpFile *file, uint64_t *number, LpError *err)
+{
+	return metadata_count(file, "lance:ivf", UINT32_MAX, number, err);
+}
+
 /* The IVF message of the global buffer schema metadata "lance:ivf" names. */
 static bool
 read_ivf(LpInput *input, const LpFile *file, Lance__Index__Pb__IVF **ivf, LpError *err)
@@ -176,8 +181,8 @@ read_ivf(LpInput *input, const LpFile *file, Lance__Index__Pb__IVF **ivf, LpErro
 	LpUnpackResult result;
 
 	*ivf = NULL;
-	if (!metadata_count(file, "lance:ivf", UINT32_MAX, &number, err) ||
-		!read_global_buffer(input, file, number, &bytes, &len, err))
+	if (!lp_ivf_message_buffer(file, &number, err) ||
+		!lp_ivf_read_global_buffer(input, file, number, &bytes, &len, err))
 		return false;
 	result = lp_protobuf_unpack(&lance__index__pb__ivf__descriptor, bytes, len,
 								(ProtobufCMessage **) ivf);
@@ -426,7 +431,7 @@ read_pq(LpIvfModel *model, LpInput *input, const LpFile *file, uint32_t field, L
 		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has PQ codes of %llu sub-vectors that do not fit dimension %u",
 					   file->name, (unsigned long long) num_sub_vectors, model->dimension);
 	model->num_sub_vectors = (uint32_t) num_sub_vectors;
-	if (!read_global_buffer(input, file, position, &bytes, &len, err))
+	if (!lp_ivf_read_global_buffer(input, file, position, &bytes, &len, err))
 		return false;
 	result = lp_protobuf_unpack(&lance__index__pb__tensor__descriptor, bytes, len,
 								(ProtobufCMessage **) &tensor);
@@ -606,6 +611,30 @@ uint64_t
 lp_ivf_model_memory(const LpIvfModel *model)
 {
 	return model->memory;
+}
+
+const LpFile *
+lp_ivf_model_auxiliary_file(const LpIvfModel *model)
+{
+	return model->auxiliary;
+}
+
+uint32_t
+lp_ivf_model_row_id_field(const LpIvfModel *model)
+{
+	return model->row_id_field;
+}
+
+uint32_t
+lp_ivf_model_vector_field(const LpIvfModel *model)
+{
+	return model->vector_field;
+}
+
+bool
+lp_ivf_model_pq_transposed(const LpIvfModel *model)
+{
+	return model->storage == LP_IVF_STORAGE_PQ && model->transposed;
 }
 
 /* ---- searching -------------------------------------------------------------------- */
@@ -861,9 +890,8 @@ sq_score(const LpIvfScan *scan, const uint8_t *codes)
 	return 1 - sum / sqrtf(norm);
 }
 
-/* Bytes of one stored row's vector or codes. */
-static uint64_t
-row_width(const LpIvfModel *model)
+uint64_t
+lp_ivf_model_row_width(const LpIvfModel *model)
 {
 	if (model->storage == LP_IVF_STORAGE_PQ)
 		return model->num_sub_vectors;
@@ -907,7 +935,7 @@ lp_ivf_partition_read(const LpIvfModel *model, LpInput *index, LpInput *auxiliar
 	LpArray    *vectors = NULL;
 	const LpArray *items;
 	uint64_t	count;
-	uint64_t	width = row_width(model);
+	uint64_t	width = lp_ivf_model_row_width(model);
 
 	*out = NULL;
 	if (partition >= model->num_partitions)
@@ -990,6 +1018,12 @@ lp_ivf_partition_row_ids(const LpIvfPartition *partition)
 	return partition->row_ids;
 }
 
+const uint8_t *
+lp_ivf_partition_values(const LpIvfPartition *partition)
+{
+	return partition->values;
+}
+
 uint64_t
 lp_ivf_partition_memory(const LpIvfPartition *partition)
 {
@@ -1012,7 +1046,7 @@ lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *score
 {
 	const LpIvfModel *model = scan->model;
 	uint64_t	count = partition->num_rows;
-	uint64_t	width = row_width(model);
+	uint64_t	width = lp_ivf_model_row_width(model);
 
 	switch (model->storage)
 	{
@@ -1052,7 +1086,7 @@ node_score(void *context, uint32_t node)
 	const LpIvfScan *scan = scorer->scan;
 	const LpIvfModel *model = scan->model;
 	const LpIvfPartition *partition = scorer->partition;
-	uint64_t	width = row_width(model);
+	uint64_t	width = lp_ivf_model_row_width(model);
 	float		sum;
 
 	switch (model->storage)
