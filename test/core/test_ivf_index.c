@@ -7,7 +7,9 @@
  * for HNSW_SQ, whose graph and SQ distances lancedb approximates
  * differently); the HNSW graphs searched with lancedb's beam find most of
  * its answers; the index JSON of the metadata; damaged and swapped files
- * fail cleanly.
+ * fail cleanly; a remap (lp_ivf_remap.h) keeps every partition's rows in
+ * order with their new row ids and vectors or codes, drops deleted rows,
+ * refuses graphs that would lose rows and row ids past their fragment.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "base/lp_alloc.h"
 #include "index/lp_index_json.h"
 #include "index/lp_ivf_index.h"
+#include "index/lp_ivf_remap.h"
 #include "lp_test_files.h"
 
 #define TOP 10
@@ -448,4 +451,165 @@ LP_TEST(ivf_index_json)
 		value.len = strlen(deep);
 		LP_CHECK(!lp_json_element(value, 0, &element));
 	}
+}
+
+#define REMAP_ROWS 2000			/* fragment 0 of the ivf_* datasets */
+#define REMAP_NEW_ID 7
+#define REMAP_FIRST_ROW 100
+
+/* The stored vector or codes of row r of a partition of n rows, into out (width bytes). */
+static void
+stored_row(const LpIvfModel *model, const LpIvfPartition *part, uint64_t r, uint8_t *out)
+{
+	uint64_t	width = lp_ivf_model_row_width(model);
+	uint64_t	n = lp_ivf_partition_num_rows(part);
+	const uint8_t *values = lp_ivf_partition_values(part);
+
+	for (uint64_t b = 0; b < width; b++)
+		out[b] = lp_ivf_model_pq_transposed(model) ? values[b * n + r] : values[r * width + b];
+}
+
+/* Every partition of remapped holds the rows of old's that map kept, in order, mapped. */
+static void
+check_remapped(const LpIvfModel *old, const LpIvfModel *remapped, LpInput *index,
+			   LpInput *old_auxiliary, LpInput *new_auxiliary, const LpRowAddressMap *map)
+{
+	uint8_t		a[4096];
+	uint8_t		b[4096];
+
+	LP_CHECK_EQ_U64(lp_ivf_model_num_partitions(remapped), lp_ivf_model_num_partitions(old));
+	LP_CHECK(lp_ivf_model_row_width(old) <= sizeof(a));
+	for (uint32_t p = 0; p < lp_ivf_model_num_partitions(old); p++)
+	{
+		LpIvfPartition *before = NULL;
+		LpIvfPartition *after = NULL;
+		LpError		err = {0};
+		uint64_t	k = 0;
+
+		if (!lp_ivf_partition_read(old, index, old_auxiliary, p, &before, &err) ||
+			!lp_ivf_partition_read(remapped, index, new_auxiliary, p, &after, &err))
+		{
+			LP_CHECK_MSG(false, "partition %u: %.300s", p, err.message);
+			lp_ivf_partition_free(before);
+			continue;
+		}
+		for (uint64_t r = 0; r < lp_ivf_partition_num_rows(before); r++)
+		{
+			uint64_t	moved;
+			bool		kept;
+
+			LP_CHECK(lp_row_address_map_apply(map, lp_ivf_partition_row_ids(before)[r], &moved, &kept, &err));
+			if (!kept)
+				continue;
+			if (k >= lp_ivf_partition_num_rows(after))
+			{
+				LP_CHECK_MSG(false, "partition %u lost row %llu", p, (unsigned long long) r);
+				break;
+			}
+			LP_CHECK_EQ_U64(lp_ivf_partition_row_ids(after)[k], moved);
+			stored_row(old, before, r, a);
+			stored_row(remapped, after, k, b);
+			LP_CHECK(memcmp(a, b, (size_t) lp_ivf_model_row_width(old)) == 0);
+			k++;
+		}
+		LP_CHECK_EQ_U64(lp_ivf_partition_num_rows(after), k);
+		lp_ivf_partition_free(before);
+		lp_ivf_partition_free(after);
+	}
+}
+
+/* Remap the index of files with map; the new auxiliary file's bytes into *bytes (lp_free) or NULL. */
+static bool
+remap(IndexFiles *files, const LpRowAddressMap *map, uint8_t **bytes, uint64_t *len, LpError *err)
+{
+	LpOutput   *out = lp_memory_output_open(LP_IVF_AUXILIARY_FILE);
+	bool		ok = lp_ivf_index_remap(files->index, files->auxiliary, map, out, err);
+
+	*bytes = NULL;
+	if (ok)
+	{
+		const uint8_t *data = lp_memory_output_data(out, len);
+
+		*bytes = lp_memdup(data, (size_t) *len);
+	}
+	out->ops->abort(out);
+	return ok;
+}
+
+/* lancedb's indexes remapped onto fragment 7 from row 100, every third row deleted: the same partitions, rows mapped. */
+LP_TEST(ivf_remap_moves_rows_within_partitions)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *indexes;
+	uint8_t		bits[REMAP_ROWS / 8];
+	LpDeletions deleted = {REMAP_ROWS, 0, bits};
+	LpMovedFragment with_deletions = {0, REMAP_ROWS, &deleted, REMAP_NEW_ID, REMAP_FIRST_ROW};
+	LpMovedFragment without = {0, REMAP_ROWS, NULL, REMAP_NEW_ID, REMAP_FIRST_ROW};
+	LpMovedFragment shorter = {0, REMAP_ROWS / 2, NULL, REMAP_NEW_ID, 0};
+
+	if (reference == NULL)
+		return;
+	memset(bits, 0, sizeof(bits));
+	for (uint32_t r = 1; r < REMAP_ROWS; r += 3)
+	{
+		bits[r / 8] |= (uint8_t) (1u << (r % 8));
+		deleted.num_deleted++;
+	}
+	indexes = json_get(reference, "indexes");
+	for (size_t i = 0; i < indexes->count; i++)
+	{
+		IndexFiles	files;
+		LpIvfModel *old = NULL;
+		LpIvfModel *remapped = NULL;
+		LpRowAddressMap *map = NULL;
+		LpRowAddressMap *unchanged = NULL;
+		LpRowAddressMap *past = NULL;
+		LpError		err = {0};
+		uint8_t    *bytes = NULL;
+		uint64_t	len = 0;
+		bool		graph;
+
+		if (!read_files(&indexes->items[i], &files) ||
+			!lp_ivf_model_read(files.index, files.auxiliary, &old, &err) ||
+			!lp_row_address_map_new(&with_deletions, 1, &map, &err) ||
+			!lp_row_address_map_new(&without, 1, &unchanged, &err) ||
+			!lp_row_address_map_new(&shorter, 1, &past, &err))
+		{
+			LP_CHECK_MSG(false, "%.300s", err.message);
+			goto next;
+		}
+		graph = lp_ivf_model_has_graph(old);
+		/* Lance rebuilds a graph whose partition loses rows; lance_parts refuses */
+		LP_CHECK(remap(&files, map, &bytes, &len, &err) == !graph);
+		if (graph)
+		{
+			LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
+			LP_CHECK(remap(&files, unchanged, &bytes, &len, &err));
+		}
+		if (bytes != NULL)
+		{
+			LpInput    *auxiliary = lp_memory_input_open(LP_IVF_AUXILIARY_FILE, bytes, len);
+
+			LP_CHECK_MSG(lp_ivf_model_read(files.index, auxiliary, &remapped, &err), "%.300s", err.message);
+			if (remapped != NULL)
+			{
+				LP_CHECK_STR(lp_ivf_model_type(remapped), lp_ivf_model_type(old));
+				check_remapped(old, remapped, files.index, files.auxiliary, auxiliary,
+							   graph ? unchanged : map);
+			}
+			lp_input_close(auxiliary);
+			lp_free(bytes);
+		}
+		/* row ids past their fragment's rows */
+		LP_CHECK(!remap(&files, past, &bytes, &len, &err) && err.code == LP_ERR_CORRUPT);
+		LP_CHECK(strstr(err.message, "does not match the dataset") != NULL);
+next:
+		lp_ivf_model_free(remapped);
+		lp_ivf_model_free(old);
+		lp_row_address_map_free(map);
+		lp_row_address_map_free(unchanged);
+		lp_row_address_map_free(past);
+		free_files(&files);
+	}
+	json_free(reference);
 }
