@@ -2,7 +2,8 @@
 // lance_parts.compact on S3 (Ceph RGW, s3_server.cjs) of datasets lancedb wrote there without
 // stable row ids, with deletion files and a BTREE and a BITMAP index over the fragments: both
 // indexes remapped into new objects under _indices/<new uuid>/, lancedb reads the same rows and
-// its indexed queries answer as before.  A page lookup that names pages its page file lacks is
+// its indexed queries answer as before; likewise an IVF_PQ vector index (auxiliary.idx written
+// anew, index.idx copied), lancedb's vector search finding the same rows.  A page lookup that names pages its page file lacks is
 // an ERROR that leaves no object and no upload behind.
 // LP_S3_PORT, LP_S3_MON_PORT and LP_S3_OSD_PORTS choose the server's ports.
 const test = require('node:test');
@@ -10,6 +11,7 @@ const assert = require('node:assert/strict');
 const arrow = require('apache-arrow');
 const lancedb = require('@lancedb/lancedb');
 const { startS3Server } = require('./s3_server.cjs');
+const { prng } = require('./prng.cjs');
 const { encodeRows } = require('./values.cjs');
 const { psqlLines, psqlAsync, literal } = require('./pg.cjs');
 const s3 = require('./s3_requests.cjs');
@@ -94,4 +96,46 @@ SELECT * FROM lance_parts.compact(${literal(`${ROOT}/damaged.lance`)}, rewrite_d
 	// on S3 the staging of re-encoded rows leaves no prefix behind either
 	assert.deepEqual(await s3.listKeys(settings, `${PREFIX}/damaged.lance/`), keys, 'nothing written');
 	assert.deepEqual(await s3.listUploads(settings, `${PREFIX}/damaged.lance/`), [], 'no upload left');
+});
+
+test('on S3: compact remaps an IVF_PQ vector index over the fragments it rewrites', async () => {
+	const DIM = 16;
+	const random = prng(20261208);
+	const vectors = Array.from({ length: 2000 }, () => Array.from({ length: DIM }, () => Math.fround(random() * 2 - 1)));
+	const embType = new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true));
+	const part = (first) => new arrow.Table({
+		id: arrow.vectorFromArray(BigInt64Array.from({ length: 500 }, (_, i) => BigInt(first + i))),
+		emb: arrow.vectorFromArray(vectors.slice(first, first + 500), embType),
+	});
+	const db = await lancedb.connect(ROOT, { storageOptions });
+	const table = await db.createTable('vector', part(0), { storageOptions: { newTableDataStorageVersion: '2.2' } });
+
+	for (let first = 500; first < vectors.length; first += 500)
+		await table.add(part(first));
+	await table.createIndex('emb', { config: lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4 }) });
+	await table.delete('id % 7 = 3');
+	const search = async () => {
+		const results = [];
+
+		for (const query of vectors.slice(0, 6))
+			results.push((await table.vectorSearch(query).limit(10).nprobes(3).select(['id', 'emb']).toArray())
+				.map((r) => `${r.id}:${Array.from(r.emb).join(',')}`));
+		return results;
+	};
+	const before = await search();
+	const keysBefore = await indexKeys('vector');
+	const out = await psqlAsync(`SELECT coalesce(jsonb_agg(to_jsonb(q)), '[]') FROM
+(SELECT * FROM lance_parts.compact(${literal(`${ROOT}/vector.lance`)}, rewrite_deletions => true)) q;
+`);
+	const result = JSON.parse(out[out.length - 1]);
+
+	assert.deepEqual(result.filter((r) => r.action !== 'rewritten'), [], 'no fragment skipped');
+	await table.checkoutLatest();
+	assert.equal((await table.stats()).fragmentStats.numFragments, 1);
+	assert.deepEqual(await search(), before, 'lancedb\'s vector search finds the same rows');
+	const added = (await indexKeys('vector')).filter((k) => !keysBefore.includes(k));
+
+	assert.deepEqual(added.map((k) => k.split('/').pop()).sort(), ['auxiliary.idx', 'index.idx']);
+	assert.equal(await s3.objectSha256(settings, added.find((k) => k.endsWith('/index.idx'))),
+		await s3.objectSha256(settings, keysBefore.find((k) => k.endsWith('/index.idx'))), 'index.idx copied');
 });
