@@ -9,7 +9,8 @@
  * its answers; the index JSON of the metadata; damaged and swapped files
  * fail cleanly; a remap (lp_ivf_remap.h) keeps every partition's rows in
  * order with their new row ids and vectors or codes, drops deleted rows,
- * refuses graphs that would lose rows and row ids past their fragment.
+ * rebuilds graphs that lose rows (a search from a stored vector finds it
+ * or one as near) and refuses row ids past their fragment.
  */
 #include <math.h>
 #include <stdio.h>
@@ -471,8 +472,9 @@ stored_row(const LpIvfModel *model, const LpIvfPartition *part, uint64_t r, uint
 
 /* Every partition of remapped holds the rows of old's that map kept, in order, mapped. */
 static void
-check_remapped(const LpIvfModel *old, const LpIvfModel *remapped, LpInput *index,
-			   LpInput *old_auxiliary, LpInput *new_auxiliary, const LpRowAddressMap *map)
+check_remapped(const LpIvfModel *old, const LpIvfModel *remapped, LpInput *old_index,
+			   LpInput *new_index, LpInput *old_auxiliary, LpInput *new_auxiliary,
+			   const LpRowAddressMap *map)
 {
 	uint8_t		a[4096];
 	uint8_t		b[4096];
@@ -486,8 +488,8 @@ check_remapped(const LpIvfModel *old, const LpIvfModel *remapped, LpInput *index
 		LpError		err = {0};
 		uint64_t	k = 0;
 
-		if (!lp_ivf_partition_read(old, index, old_auxiliary, p, &before, &err) ||
-			!lp_ivf_partition_read(remapped, index, new_auxiliary, p, &after, &err))
+		if (!lp_ivf_partition_read(old, old_index, old_auxiliary, p, &before, &err) ||
+			!lp_ivf_partition_read(remapped, new_index, new_auxiliary, p, &after, &err))
 		{
 			LP_CHECK_MSG(false, "partition %u: %.300s", p, err.message);
 			lp_ivf_partition_free(before);
@@ -518,22 +520,91 @@ check_remapped(const LpIvfModel *old, const LpIvfModel *remapped, LpInput *index
 	}
 }
 
-/* Remap the index of files with map; the new auxiliary file's bytes into *bytes (lp_free) or NULL. */
-static bool
-remap(IndexFiles *files, const LpRowAddressMap *map, uint8_t **bytes, uint64_t *len, LpError *err)
+/* A remap's new files: auxiliary.idx, and index.idx where graphs were rebuilt (NULL otherwise). */
+typedef struct Remapped
 {
-	LpOutput   *out = lp_memory_output_open(LP_IVF_AUXILIARY_FILE);
-	bool		ok = lp_ivf_index_remap(files->index, files->auxiliary, map, out, err);
+	uint8_t    *auxiliary;
+	uint64_t	auxiliary_len;
+	uint8_t    *index;
+	uint64_t	index_len;
+} Remapped;
 
-	*bytes = NULL;
+static bool
+remap(IndexFiles *files, const LpRowAddressMap *map, Remapped *out, LpError *err)
+{
+	LpOutput   *auxiliary = lp_memory_output_open(LP_IVF_AUXILIARY_FILE);
+	LpOutput   *index = lp_memory_output_open(LP_IVF_INDEX_FILE);
+	bool		index_written = false;
+	bool		ok = lp_ivf_index_remap(files->index, files->auxiliary, map, auxiliary, index,
+										&index_written, err);
+
+	memset(out, 0, sizeof(*out));
 	if (ok)
 	{
-		const uint8_t *data = lp_memory_output_data(out, len);
+		const uint8_t *data = lp_memory_output_data(auxiliary, &out->auxiliary_len);
 
-		*bytes = lp_memdup(data, (size_t) *len);
+		out->auxiliary = lp_memdup(data, (size_t) out->auxiliary_len);
+		if (index_written)
+		{
+			data = lp_memory_output_data(index, &out->index_len);
+			out->index = lp_memdup(data, (size_t) out->index_len);
+		}
 	}
-	out->ops->abort(out);
+	auxiliary->ops->abort(auxiliary);
+	index->ops->abort(index);
 	return ok;
+}
+
+/*
+ * The graph of every partition finds, from sixteen of its stored vectors,
+ * a row as near as the one the vector is (itself or its equal): a graph
+ * whose edges do not lead there fails.
+ */
+static void
+check_graphs(const LpIvfModel *model, LpInput *index, LpInput *auxiliary)
+{
+	for (uint32_t p = 0; p < lp_ivf_model_num_partitions(model); p++)
+	{
+		LpIvfPartition *part = NULL;
+		LpError		err = {0};
+		float	   *all;
+		uint64_t	n;
+
+		if (!lp_ivf_partition_read(model, index, auxiliary, p, &part, &err))
+		{
+			LP_CHECK_MSG(false, "partition %u: %.300s", p, err.message);
+			continue;
+		}
+		n = lp_ivf_partition_num_rows(part);
+		all = lp_alloc_array((size_t) n + 1, sizeof(float));
+		LP_CHECK(all != NULL);
+		for (uint64_t r = 0; all != NULL && n > 0 && lp_ivf_model_dimension(model) <= 64 && r < n;
+			 r += n / 16 + 1)
+		{
+			LpIvfScan  *scan = NULL;
+			float		query[64];
+			uint32_t	rows[8];
+			float		scores[8];
+			uint32_t	found = 0;
+			uint32_t	ef = n < 8 ? (uint32_t) n : 8;
+
+			lp_ivf_stored_vector(model, p, lp_ivf_partition_values(part), n, r, query);
+			if (!lp_ivf_scan_open(model, query, &scan, &err))
+			{
+				LP_CHECK_MSG(false, "%.300s", err.message);
+				break;
+			}
+			lp_ivf_scan_score(scan, part, all);
+			LP_CHECK(lp_ivf_scan_search(scan, part, ef, rows, scores, &found, &err));
+			LP_CHECK_MSG(found == ef, "partition %u: %u of %llu found", p, found, (unsigned long long) n);
+			LP_CHECK_MSG(found > 0 && scores[0] <= all[r] + 1e-5f,
+						 "partition %u, row %llu: nearest found %g, the row itself %g", p,
+						 (unsigned long long) r, found > 0 ? scores[0] : 0, all[r]);
+			lp_ivf_scan_close(scan);
+		}
+		lp_free(all);
+		lp_ivf_partition_free(part);
+	}
 }
 
 /* lancedb's indexes remapped onto fragment 7 from row 100, every third row deleted: the same partitions, rows mapped. */
@@ -560,54 +631,58 @@ LP_TEST(ivf_remap_moves_rows_within_partitions)
 	{
 		IndexFiles	files;
 		LpIvfModel *old = NULL;
-		LpIvfModel *remapped = NULL;
-		LpRowAddressMap *map = NULL;
-		LpRowAddressMap *unchanged = NULL;
+		LpRowAddressMap *maps[2] = {NULL, NULL};
 		LpRowAddressMap *past = NULL;
 		LpError		err = {0};
-		uint8_t    *bytes = NULL;
-		uint64_t	len = 0;
-		bool		graph;
+		Remapped	out;
 
 		if (!read_files(&indexes->items[i], &files) ||
 			!lp_ivf_model_read(files.index, files.auxiliary, &old, &err) ||
-			!lp_row_address_map_new(&with_deletions, 1, &map, &err) ||
-			!lp_row_address_map_new(&without, 1, &unchanged, &err) ||
+			!lp_row_address_map_new(&with_deletions, 1, &maps[0], &err) ||
+			!lp_row_address_map_new(&without, 1, &maps[1], &err) ||
 			!lp_row_address_map_new(&shorter, 1, &past, &err))
 		{
 			LP_CHECK_MSG(false, "%.300s", err.message);
 			goto next;
 		}
-		graph = lp_ivf_model_has_graph(old);
-		/* Lance rebuilds a graph whose partition loses rows; lance_parts refuses */
-		LP_CHECK(remap(&files, map, &bytes, &len, &err) == !graph);
-		if (graph)
+		for (int m = 0; m < 2; m++)
 		{
-			LP_CHECK(err.code == LP_ERR_UNSUPPORTED);
-			LP_CHECK(remap(&files, unchanged, &bytes, &len, &err));
-		}
-		if (bytes != NULL)
-		{
-			LpInput    *auxiliary = lp_memory_input_open(LP_IVF_AUXILIARY_FILE, bytes, len);
+			LpIvfModel *remapped = NULL;
+			LpInput    *auxiliary;
+			LpInput    *index;
 
-			LP_CHECK_MSG(lp_ivf_model_read(files.index, auxiliary, &remapped, &err), "%.300s", err.message);
+			if (!remap(&files, maps[m], &out, &err))
+			{
+				LP_CHECK_MSG(false, "%.300s", err.message);
+				continue;
+			}
+			/* graphs are rebuilt, as Lance rebuilds them, only where rows go */
+			LP_CHECK((out.index != NULL) == (lp_ivf_model_has_graph(old) && m == 0));
+			auxiliary = lp_memory_input_open(LP_IVF_AUXILIARY_FILE, out.auxiliary, out.auxiliary_len);
+			index = out.index != NULL ? lp_memory_input_open(LP_IVF_INDEX_FILE, out.index, out.index_len)
+				: files.index;
+			LP_CHECK_MSG(lp_ivf_model_read(index, auxiliary, &remapped, &err), "%.300s", err.message);
 			if (remapped != NULL)
 			{
 				LP_CHECK_STR(lp_ivf_model_type(remapped), lp_ivf_model_type(old));
-				check_remapped(old, remapped, files.index, files.auxiliary, auxiliary,
-							   graph ? unchanged : map);
+				check_remapped(old, remapped, files.index, index, files.auxiliary, auxiliary, maps[m]);
+				if (lp_ivf_model_has_graph(remapped))
+					check_graphs(remapped, index, auxiliary);
 			}
+			lp_ivf_model_free(remapped);
 			lp_input_close(auxiliary);
-			lp_free(bytes);
+			if (index != files.index)
+				lp_input_close(index);
+			lp_free(out.auxiliary);
+			lp_free(out.index);
 		}
 		/* row ids past their fragment's rows */
-		LP_CHECK(!remap(&files, past, &bytes, &len, &err) && err.code == LP_ERR_CORRUPT);
+		LP_CHECK(!remap(&files, past, &out, &err) && err.code == LP_ERR_CORRUPT);
 		LP_CHECK(strstr(err.message, "does not match the dataset") != NULL);
 next:
-		lp_ivf_model_free(remapped);
 		lp_ivf_model_free(old);
-		lp_row_address_map_free(map);
-		lp_row_address_map_free(unchanged);
+		lp_row_address_map_free(maps[0]);
+		lp_row_address_map_free(maps[1]);
 		lp_row_address_map_free(past);
 		free_files(&files);
 	}

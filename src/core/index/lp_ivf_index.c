@@ -900,20 +900,71 @@ lp_ivf_model_row_width(const LpIvfModel *model)
 	return (uint64_t) model->dimension * sizeof(float);
 }
 
+bool
+lp_ivf_model_hnsw_metadata(const LpIvfModel *model, uint32_t partition, char **json, LpError *err)
+{
+	LpJsonSpan	array = {model->hnsw_metadata, model->hnsw_metadata_len};
+	LpJsonSpan	element;
+
+	*json = NULL;
+	if (model->index_file == NULL || !lp_json_element(array, partition, &element) ||
+		!lp_json_string(element, json))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no HNSW metadata for partition %u",
+					   model->index_file != NULL ? model->index_file->name : "", partition);
+	return true;
+}
+
+const LpFile *
+lp_ivf_model_index_file(const LpIvfModel *model)
+{
+	return model->index_file;
+}
+
+void
+lp_ivf_stored_vector(const LpIvfModel *model, uint32_t partition, const uint8_t *values,
+					 uint64_t num_rows, uint64_t row, float *out)
+{
+	uint64_t	width = lp_ivf_model_row_width(model);
+	uint32_t	sub_width = model->num_sub_vectors > 0 ? model->dimension / model->num_sub_vectors : 0;
+	double		step = (model->sq_end - model->sq_start) / 255.0;
+
+	switch (model->storage)
+	{
+		case LP_IVF_STORAGE_FLAT:
+			memcpy(out, values + row * width, sizeof(float) * model->dimension);
+			break;
+		case LP_IVF_STORAGE_SQ:
+			for (uint32_t d = 0; d < model->dimension; d++)
+				out[d] = (float) (model->sq_start + (values[row * width + d] + 0.5) * step);
+			break;
+		case LP_IVF_STORAGE_PQ:
+			for (uint32_t s = 0; s < model->num_sub_vectors; s++)
+			{
+				uint8_t		code = model->transposed ? values[s * num_rows + row] : values[row * width + s];
+
+				memcpy(out + (uint64_t) s * sub_width,
+					   model->codebook + ((uint64_t) s * PQ_CENTROIDS + code) * sub_width,
+					   sizeof(float) * sub_width);
+			}
+			/* residuals from the partition's centroid under l2 and cosine */
+			if (model->metric != LP_VECTOR_DOT)
+				for (uint32_t d = 0; d < model->dimension; d++)
+					out[d] += model->centroids[(uint64_t) partition * model->dimension + d];
+			break;
+	}
+}
+
 /* The HNSW graph of partition part (its number and rows set), through index. */
 static bool
 read_graph(const LpIvfModel *model, LpInput *index, LpIvfPartition *part, LpError *err)
 {
-	LpJsonSpan	array = {model->hnsw_metadata, model->hnsw_metadata_len};
-	LpJsonSpan	element;
 	char	   *metadata;
 	bool		ok;
 
 	if (index == NULL)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "the graph of an HNSW index needs its index.idx");
-	if (!lp_json_element(array, part->partition, &element) || !lp_json_string(element, &metadata))
-		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no HNSW metadata for partition %u",
-					   model->index_file->name, part->partition);
+	if (!lp_ivf_model_hnsw_metadata(model, part->partition, &metadata, err))
+		return false;
 	ok = lp_hnsw_graph_read(index, model->index_file, model->graph_offsets[part->partition],
 							model->graph_lengths[part->partition], metadata,
 							model->lengths[part->partition], &part->graph, err);

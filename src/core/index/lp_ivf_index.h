@@ -84,6 +84,19 @@ uint32_t	lp_ivf_model_vector_field(const LpIvfModel *model);
 uint64_t	lp_ivf_model_row_width(const LpIvfModel *model);
 bool		lp_ivf_model_pq_transposed(const LpIvfModel *model);
 
+/*
+ * What rebuilding the HNSW graphs takes (lp_ivf_remap.h): index.idx's
+ * metadata (NULL without graphs), partition's "lance:hnsw" entry (a JSON
+ * object, lp_alloc'd into *json), and row of the stored values of a
+ * partition of num_rows rows (as stored) as a vector of dimension floats
+ * (SQ codes and PQ codes decoded, PQ residuals added to the centroid).
+ */
+const LpFile *lp_ivf_model_index_file(const LpIvfModel *model);
+bool		lp_ivf_model_hnsw_metadata(const LpIvfModel *model, uint32_t partition, char **json,
+									   LpError *err);
+void		lp_ivf_stored_vector(const LpIvfModel *model, uint32_t partition, const uint8_t *values,
+								 uint64_t num_rows, uint64_t row, float *out);
+
 /* The number of the global buffer of file (index.idx or auxiliary.idx) holding its IVF message ("lance:ivf"). */
 bool		lp_ivf_message_buffer(const LpFile *file, uint64_t *number, LpError *err);
 

@@ -7,11 +7,11 @@
  * auxiliary.idx is written anew (same schema and metadata, file version
  * and global buffers, but for the IVF message's partition offsets and
  * lengths; PQ codes transposed again over the partition's new rows).
- * index.idx holds no row ids: with a FLAT sub-index it is the same; an
- * HNSW graph numbers the partition's stored rows, so it stays valid while
- * no row of its partition is dropped.  Lance rebuilds the graph of a
- * partition that lost rows; that is not done here: such an index is
- * LP_ERR_UNSUPPORTED (lp_ivf_remap_drops_graph_rows tells beforehand).
+ * index.idx holds no row ids: with a FLAT sub-index it stays as it is.  An
+ * HNSW graph numbers its partition's stored rows, so it stays valid while
+ * no row of the index is dropped; otherwise every partition's graph is
+ * rebuilt over its kept rows as Lance's remap rebuilds them
+ * (lp_hnsw_build.h, the old parameters) and index.idx written anew.
  */
 #ifndef LP_IVF_REMAP_H
 #define LP_IVF_REMAP_H
@@ -25,13 +25,15 @@
 
 /*
  * Write the remapped auxiliary.idx of the index whose files are behind
- * index and auxiliary into auxiliary_out (from offset 0; published or
- * aborted by the caller); index.idx is to be copied as it is.  A damaged
- * file or a row id past its fragment's rows is LP_ERR_CORRUPT; forms
- * lp_ivf_model_read does not read, and a graph partition losing rows, are
- * LP_ERR_UNSUPPORTED; nothing is published either way.
+ * index and auxiliary into auxiliary_out, and its index.idx into index_out
+ * where graphs were rebuilt (*index_written; otherwise the caller copies
+ * index.idx there), from offset 0, published or aborted by the caller.  A
+ * damaged file or a row id past its fragment's rows is LP_ERR_CORRUPT;
+ * forms lp_ivf_model_read does not read are LP_ERR_UNSUPPORTED; nothing is
+ * published either way.
  */
 bool		lp_ivf_index_remap(LpInput *index, LpInput *auxiliary, const LpRowAddressMap *map,
-							   LpOutput *auxiliary_out, LpError *err);
+							   LpOutput *auxiliary_out, LpOutput *index_out, bool *index_written,
+							   LpError *err);
 
 #endif							/* LP_IVF_REMAP_H */

@@ -4,9 +4,9 @@
  * (core index/lp_row_address_map), each covering BTREE or BITMAP index
  * rewritten by the core (index/lp_btree_remap, index/lp_bitmap_remap) into
  * _indices/<new uuid>/; each covering IVF vector index the same way
- * (index/lp_ivf_remap: auxiliary.idx written anew, index.idx copied), but
- * for the forms it cannot remap, whose fragments are left out before
- * anything is written.
+ * (index/lp_ivf_remap: auxiliary.idx written anew, index.idx copied or,
+ * for HNSW graphs that lose rows, rebuilt), but for the forms it does not
+ * read, whose fragments are left out before anything is written.
  */
 #include "postgres.h"
 
@@ -164,9 +164,12 @@ remap_index(const char *root, const char *name, const char *type_url, const char
 		LpOutput   *index_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_IVF_INDEX_FILE));
 		LpOutput   *auxiliary_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_IVF_AUXILIARY_FILE));
 
-		if (!lp_ivf_index_remap(index, auxiliary, map, auxiliary_out, &err))
+		bool		index_written;
+
+		if (!lp_ivf_index_remap(index, auxiliary, map, auxiliary_out, index_out, &index_written, &err))
 			raise_not_remapped(&err, name, root);
-		copy_file(index, index_out);
+		if (!index_written)
+			copy_file(index, index_out);
 		publish_output(auxiliary_out);
 		publish_output(index_out);
 		lp_input_close(index);
