@@ -549,7 +549,6 @@ copy_index_entry(const LpManifest *manifest, const Lance__Table__IndexMetadata *
 	if (entry->fields != NULL && index->n_fields > 0)
 		memcpy(entry->fields, index->fields, sizeof(int32_t) * index->n_fields);
 	entry->fragment_bitmap_len = index->fragment_bitmap.len;
-	entry->dataset_version = index->dataset_version;
 	entry->fragment_bitmap = lp_alloc0(index->fragment_bitmap.len + 1);
 	if (entry->fragment_bitmap != NULL && index->fragment_bitmap.len > 0)
 		memcpy(entry->fragment_bitmap, index->fragment_bitmap.data, index->fragment_bitmap.len);

@@ -108,7 +108,6 @@ typedef struct LpIndexEntry
 	bool		has_base_id;	/* its files are in another base than the dataset's */
 	uint8_t    *fragment_bitmap;	/* serialized 32-bit Roaring bitmap of the fragment ids it covers */
 	size_t		fragment_bitmap_len;
-	uint64_t	dataset_version;	/* the version it was built from (rows deleted by then are not in it) */
 } LpIndexEntry;
 
 /*

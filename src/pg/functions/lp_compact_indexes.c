@@ -268,33 +268,11 @@ covers_group(const LpIndexEntry *entry, const LpCompactPlan *plan, size_t g)
 }
 
 /*
- * Whether a fragment of group g of plan may have deleted rows that entry
- * holds: a deletion file built from the version the index was built from
- * or a later one (rows deleted before are not in the index).
+ * Whether the vector index in dir (below root) can be remapped: a form
+ * lance_parts does not read is left as it is (a damaged index is an ERROR).
  */
 static bool
-group_deletes_indexed_rows(const LpCompactPlan *plan, size_t g, const LpIndexEntry *entry)
-{
-	const LpCompactGroup *group = &plan->groups[g];
-
-	for (size_t k = 0; k < group->count; k++)
-	{
-		const LpCompactCandidate *candidate = &plan->candidates[group->first + k];
-
-		if (candidate->has_deletion_file &&
-			candidate->deletion_file.read_version >= entry->dataset_version)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Whether the vector index in dir (below root) can be remapped, and
- * whether it has HNSW graphs; a form lance_parts does not read is left as
- * it is (a damaged index is an ERROR).
- */
-static bool
-vector_index_remappable(const char *root, const char *name, const char *dir, bool *has_graph)
+vector_index_remappable(const char *root, const char *name, const char *dir)
 {
 	LpStore    *store = lp_store_below(root);
 	LpInput    *index = lp_open_input_in(store, psprintf("%s/%s/%s", root, dir, LP_IVF_INDEX_FILE));
@@ -302,7 +280,6 @@ vector_index_remappable(const char *root, const char *name, const char *dir, boo
 	LpIvfModel *model;
 	LpError		err;
 
-	*has_graph = false;
 	if (!lp_ivf_model_read(index, auxiliary, &model, &err))
 	{
 		if (err.code != LP_ERR_UNSUPPORTED)
@@ -311,7 +288,6 @@ vector_index_remappable(const char *root, const char *name, const char *dir, boo
 		lp_input_close(auxiliary);
 		return false;
 	}
-	*has_graph = lp_ivf_model_has_graph(model);
 	lp_ivf_model_free(model);
 	lp_input_close(index);
 	lp_input_close(auxiliary);
@@ -335,7 +311,6 @@ lp_compact_skip_unremappable_vector_groups(LpCompactPlan *plan, const LpManifest
 		char		uuid[LP_UUID_STRING_SIZE];
 		bool		checked = false;
 		bool		remappable = false;
-		bool		has_graph = false;
 
 		if (strcmp(entries[i].type_url, LP_VECTOR_DETAILS_TYPE_URL) != 0)
 			continue;
@@ -346,11 +321,9 @@ lp_compact_skip_unremappable_vector_groups(LpCompactPlan *plan, const LpManifest
 				continue;
 			if (!checked)
 				remappable = vector_index_remappable(root, entries[i].name,
-													 psprintf("%s/%s", INDICES_DIR, uuid),
-													 &has_graph);
+													 psprintf("%s/%s", INDICES_DIR, uuid));
 			checked = true;
-			/* Lance rebuilds the graph of a partition that loses rows; lance_parts does not */
-			if (!remappable || (has_graph && group_deletes_indexed_rows(plan, g, &entries[i])))
+			if (!remappable)
 				lp_compact_plan_skip_group(plan, g, LP_COMPACT_INDEXED);
 		}
 	}

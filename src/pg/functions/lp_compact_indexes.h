@@ -30,9 +30,7 @@ extern LpRewrittenIndex *lp_compact_remap_indexes(const LpCompactPlan *plan,
 
 /*
  * Take out of the plan the groups covered by an IVF vector index that
- * cannot be remapped (a form lp_ivf_model_read does not read, or HNSW
- * graphs over fragments whose rows were deleted after the index was built:
- * Lance rebuilds such graphs, lance_parts does not),
+ * cannot be remapped (a form lp_ivf_model_read does not read),
  * as skipped "indexed"; before any file is written.
  */
 extern void lp_compact_skip_unremappable_vector_groups(LpCompactPlan *plan,
