@@ -10,7 +10,8 @@
  * fail cleanly; a remap (lp_ivf_remap.h) keeps every partition's rows in
  * order with their new row ids and vectors or codes, drops deleted rows,
  * rebuilds graphs that lose rows (a search from a stored vector finds it
- * or one as near) and refuses row ids past their fragment.
+ * or one as near) and refuses row ids past their fragment and graphs to
+ * rebuild whose HNSW parameters are out of range.
  */
 #include <math.h>
 #include <stdio.h>
@@ -607,6 +608,42 @@ check_graphs(const LpIvfModel *model, LpInput *index, LpInput *auxiliary)
 	}
 }
 
+/*
+ * index.idx whose "lance:hnsw" entries say max_level 0: graphs that stay
+ * are copied as they are, graphs to rebuild are LP_ERR_CORRUPT.
+ */
+static void
+check_bad_graph_parameters(const IndexFiles *files, LpRowAddressMap *const *maps)
+{
+	static const char key[] = "max_level\\\":";
+	IndexFiles	bad = *files;
+	Remapped	out;
+	LpError		err = {0};
+	int			changed = 0;
+
+	bad.index_bytes = lp_memdup(files->index_bytes, files->index_len);
+	if (bad.index_bytes == NULL)
+	{
+		LP_CHECK(false);
+		return;
+	}
+	for (size_t at = 0; at + sizeof(key) < files->index_len; at++)
+		if (memcmp(bad.index_bytes + at, key, sizeof(key) - 1) == 0 &&
+			bad.index_bytes[at + sizeof(key) - 1] >= '1' && bad.index_bytes[at + sizeof(key) - 1] <= '9')
+		{
+			bad.index_bytes[at + sizeof(key) - 1] = '0';
+			changed++;
+		}
+	LP_CHECK(changed > 0);
+	bad.index = lp_memory_input_open(LP_IVF_INDEX_FILE, bad.index_bytes, files->index_len);
+	LP_CHECK(remap(&bad, maps[1], &out, &err) && out.index == NULL);
+	lp_free(out.auxiliary);
+	LP_CHECK(!remap(&bad, maps[0], &out, &err) && err.code == LP_ERR_CORRUPT);
+	LP_CHECK_MSG(strstr(err.message, "invalid HNSW parameters for partition") != NULL, "%.300s", err.message);
+	lp_input_close(bad.index);
+	lp_free(bad.index_bytes);
+}
+
 /* lancedb's indexes remapped onto fragment 7 from row 100, every third row deleted: the same partitions, rows mapped. */
 LP_TEST(ivf_remap_moves_rows_within_partitions)
 {
@@ -679,6 +716,8 @@ LP_TEST(ivf_remap_moves_rows_within_partitions)
 		/* row ids past their fragment's rows */
 		LP_CHECK(!remap(&files, past, &out, &err) && err.code == LP_ERR_CORRUPT);
 		LP_CHECK(strstr(err.message, "does not match the dataset") != NULL);
+		if (lp_ivf_model_has_graph(old))
+			check_bad_graph_parameters(&files, maps);
 next:
 		lp_ivf_model_free(old);
 		lp_row_address_map_free(maps[0]);
