@@ -476,7 +476,11 @@ write_graphs(const LpIvfModel *model, LpInput *index, const PartitionGraph *grap
 		ok = no_memory(err);
 	for (int f = 0; ok && f < 3; f++)
 		ok = graph_field(file, names[f], &fields[f], &types[f], err);
-	if (ok && (file->schema.num_fields != 5 || types[1]->num_children != 1 || types[2]->num_children != 1))
+	/* Lance's graph schema: uint32 ids, lists of uint32 neighbours and of float distances */
+	if (ok && (file->schema.num_fields != 5 || types[0]->id != LP_TYPE_UINT32 ||
+			   types[1]->id != LP_TYPE_LIST || types[1]->num_children != 1 ||
+			   types[1]->children[0]->id != LP_TYPE_UINT32 || types[2]->id != LP_TYPE_LIST ||
+			   types[2]->num_children != 1 || types[2]->children[0]->id != LP_TYPE_FLOAT))
 		ok = lp_fail(err, LP_ERR_UNSUPPORTED, "vector index file \"%s\" has HNSW graphs of a form lance_parts does not write",
 					 file->name);
 	ok = ok && graph_schema(file, graphs, num_partitions, &schema, &metadata, &hnsw, err);
