@@ -38,6 +38,7 @@ struct LpHnswBuilt
 	uint32_t	stamp;
 	Edge	   *candidates;		/* a min-heap */
 	Edge	   *results;		/* a max-heap of at most ef */
+	bool	   *kept;			/* prune's choices */
 };
 
 static float
@@ -217,26 +218,43 @@ search_level(LpHnswBuilt *g, uint32_t query, Edge ep, uint32_t level, uint32_t e
 
 /*
  * Cut list (nearest first) to at most k by Lance's heuristic: a candidate
- * is kept when it is nearer the node than to every one kept before it.
+ * is kept when it is nearer the node than to every one kept before it;
+ * then, as Lance keeps pruned connections, the nearest of those passed
+ * over fill what is left of the k.  The list stays nearest first.
  */
 static void
-prune(const LpHnswBuilt *g, Neighbors *list, uint32_t k)
+prune(LpHnswBuilt *g, Neighbors *list, uint32_t k)
 {
 	uint32_t	kept = 0;
+	uint32_t	considered = 0;
+	uint32_t	fill;
+	uint32_t	out = 0;
 
 	if (list->count <= k)
 		return;
-	for (uint32_t i = 0; i < list->count && kept < k; i++)
+	for (; considered < list->count && kept < k; considered++)
 	{
-		Edge		u = list->edges[i];
+		Edge		u = list->edges[considered];
 		bool		keep = true;
 
-		for (uint32_t j = 0; j < kept && keep; j++)
-			keep = nearer(u.dist, distance(g, u.id, list->edges[j].id));
-		if (keep)
-			list->edges[kept++] = u;
+		for (uint32_t j = 0; j < considered && keep; j++)
+			if (g->kept[j])
+				keep = nearer(u.dist, distance(g, u.id, list->edges[j].id));
+		g->kept[considered] = keep;
+		kept += keep;
 	}
-	list->count = kept;
+	fill = k - kept;
+	for (uint32_t i = 0; i < considered; i++)
+	{
+		if (!g->kept[i])
+		{
+			if (fill == 0)
+				continue;
+			fill--;
+		}
+		list->edges[out++] = list->edges[i];
+	}
+	list->count = out;
 }
 
 /* Add edge to list (nearest first; room for one more than m_max). */
@@ -354,8 +372,9 @@ lp_hnsw_build(const float *vectors, uint32_t n, uint32_t dimension, LpVectorMetr
 	g->visited = lp_alloc_array(n + 1, sizeof(uint32_t));
 	g->candidates = lp_alloc_array(scratch, sizeof(Edge));
 	g->results = lp_alloc_array(scratch, sizeof(Edge));
+	g->kept = lp_alloc_array(scratch, sizeof(bool));
 	if (g->node_levels == NULL || g->neighbors == NULL || g->visited == NULL ||
-		g->candidates == NULL || g->results == NULL)
+		g->candidates == NULL || g->results == NULL || g->kept == NULL)
 		goto no_memory;
 	for (uint32_t node = 0; node < n; node++)
 	{
@@ -450,5 +469,6 @@ lp_hnsw_built_free(LpHnswBuilt *graph)
 	lp_free(graph->visited);
 	lp_free(graph->candidates);
 	lp_free(graph->results);
+	lp_free(graph->kept);
 	lp_free(graph);
 }

@@ -7,8 +7,9 @@
  * Lance draws from the thread's), inserted in order: a greedy descent
  * through the levels above its own, then on each of its levels a beam
  * search of width ef_construction whose results are cut to m_max (2 m on
- * level 0, m above) by Lance's neighbour heuristic, and the reverse edges
- * added where they beat the neighbour's farthest and cut alike.  Distances
+ * level 0, m above) by Lance's neighbour heuristic (pruned connections
+ * kept to fill m_max, as Lance keeps them), and the reverse edges added
+ * where they beat the neighbour's farthest and cut alike.  Distances
  * are those of the metric between the nodes' vectors (squared L2, 1 -
  * cosine, 1 - dot).
  */
