@@ -117,6 +117,16 @@ EXPLAIN (ANALYZE, COSTS OFF) SELECT id FROM cvidx.${name} ORDER BY emb ${op} ${v
 	return { ids: lines.filter((l) => l.startsWith('=')), explained: lines.some((l) => /Lance Vector Index: emb_idx/.test(l)) };
 }
 
+// The ids of the 3 rows nearest an appended vector, by the index (refined) or without it.
+async function appendedTop(table, metric, bypass)
+{
+	let search = table.vectorSearch(appended[7]).distanceType(metric).limit(3).nprobes(8).refineFactor(50);
+
+	if (bypass)
+		search = search.bypassVectorIndex();
+	return (await search.toArray()).map((r) => Number(r.id));
+}
+
 test.before(() => {
 	psqlLines(`CREATE EXTENSION IF NOT EXISTS vector;
 DROP SCHEMA IF EXISTS cvidx CASCADE;
@@ -168,15 +178,8 @@ for (const [name, version, config, metric, op, deleted] of INDEXES)
 		await table.optimize();
 		await table.createIndex('emb', { config: config(), replace: true });
 		assert.equal(await table.countRows(), rowsBefore + appended.length);
-		const top = async (bypass) => {
-			let search = table.vectorSearch(appended[7]).distanceType(metric).limit(3).nprobes(8).refineFactor(50);
-
-			if (bypass)
-				search = search.bypassVectorIndex();
-			return (await search.toArray()).map((r) => Number(r.id));
-		};
-
-		assert.deepEqual(await top(false), await top(true), 'the new index finds the appended rows');
+		assert.deepEqual(await appendedTop(table, metric, false), await appendedTop(table, metric, true),
+			'the new index finds the appended rows');
 	});
 }
 
@@ -196,6 +199,9 @@ async function recall(table, metric, results)
 	}
 	return found / (results.length * K);
 }
+
+// How many rows of each list of results are in the other's list for the same search.
+const shared = (results, others) => results.reduce((n, rows, i) => n + rows.filter((r) => others[i].includes(r)).length, 0);
 
 // HNSW graphs over rows deleted after they were built, on each file version.  A graph numbers
 // its partition's rows, so the remap rebuilds them all over the rows kept (as Lance's does):
@@ -223,9 +229,8 @@ for (const [name, version, config, metric, op] of HNSW_DELETED)
 		assert.notEqual(indexAfter.indexUuid, indexBefore.indexUuid, 'a new index');
 		assert.equal((await table.indexStats('emb_idx')).numUnindexedRows, 0);
 		const after = await lancedbResults(table, metric);
-		const same = after.reduce((n, rows, i) => n + rows.filter((r) => before[i].includes(r)).length, 0);
 
-		assert.ok(same >= 0.97 * after.length * K, `${same} of ${after.length * K} rows found again`);
+		assert.ok(shared(after, before) >= 0.97 * after.length * K, 'lancedb finds the rows it found');
 		const recallBefore = await recall(table, metric, before);
 		const recallAfter = await recall(table, metric, after);
 
@@ -233,13 +238,31 @@ for (const [name, version, config, metric, op] of HNSW_DELETED)
 		const fdwAfter = fdwResults(tableName, dataset, op);
 
 		assert.ok(fdwAfter.explained, 'lance_fdw uses the remapped index');
-		assert.deepEqual(fdwAfter.ids, fdwBefore.ids, 'lance_fdw finds the same rows');
+		// before, with deletion files, it ranked every row of the probed partitions; now it walks
+		// the graphs with a beam past their rows, which finds every row a graph reaches
+		const fdwRows = (fdw) => fdw.ids.map((line) => line.slice(1).split(','));
 
-		// a fresh lancedb index over the same rows: as good as the rebuilt graphs
+		assert.ok(shared(fdwRows(fdwAfter), fdwRows(fdwBefore)) >= 0.97 * queries.length * K,
+			`lance_fdw finds the rows it found: ${fdwAfter.ids} for ${fdwBefore.ids}`);
+
+		// lancedb goes on from the rebuilt graphs: appends, and optimizes (indexing the new rows)
+		await table.add(rowsTable(100000, appended));
+		await table.optimize();
+		const stats = await table.indexStats('emb_idx');
+
+		assert.deepEqual([stats.numIndexedRows, stats.numUnindexedRows], [await table.countRows(), 0]);
+		// (under dot, lancedb's own optimized IVF_HNSW_PQ often ranks another row third)
+		if (metric !== 'dot')
+			assert.deepEqual(await appendedTop(table, metric, false), await appendedTop(table, metric, true),
+				'lancedb\'s optimized index finds the appended rows');
+
+		// a fresh lancedb index over the same rows: as good as the rebuilt graphs (a fresh PQ
+		// codebook alone moves the recall by several points from one k-means to the next)
 		await table.createIndex('emb', { config: config(), replace: true });
 		const recallFresh = await recall(table, metric, await lancedbResults(table, metric));
+		const slack = name.includes('_pq_') ? 0.1 : 0.05;
 
-		assert.ok(recallAfter >= recallFresh - 0.05, `recall ${recallAfter}, a fresh index's ${recallFresh}`);
+		assert.ok(recallAfter >= recallFresh - slack, `recall ${recallAfter}, a fresh index's ${recallFresh}`);
 	});
 }
 
