@@ -66,6 +66,21 @@ moved_rows(const LpCompactPlan *plan, LpRewriteDeletions *const *deletions, uint
 	return map;
 }
 
+/* Whether the index's fragment bitmap holds fragment id. */
+static bool
+covers_fragment(const LpIndexEntry *entry, uint64_t id)
+{
+	bool		covers = false;
+	LpError		err;
+
+	if (id > UINT32_MAX)
+		return false;
+	if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
+							   (uint32_t) id, &covers, &err))
+		lp_raise(&err);
+	return covers;
+}
+
 /* Whether the index covers a fragment the map moves. */
 static bool
 covers_moved(const LpIndexEntry *entry, const LpCompactPlan *plan, const LpRowAddressMap *map)
@@ -73,15 +88,8 @@ covers_moved(const LpIndexEntry *entry, const LpCompactPlan *plan, const LpRowAd
 	for (size_t i = 0; i < plan->n_candidates; i++)
 	{
 		uint64_t	id = plan->candidates[i].fragment_id;
-		bool		covers = false;
-		LpError		err;
 
-		if (id > UINT32_MAX || !lp_row_address_map_moves(map, id, NULL))
-			continue;
-		if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
-								   (uint32_t) id, &covers, &err))
-			lp_raise(&err);
-		if (covers)
+		if (lp_row_address_map_moves(map, id, NULL) && covers_fragment(entry, id))
 			return true;
 	}
 	return false;
@@ -251,19 +259,8 @@ covers_group(const LpIndexEntry *entry, const LpCompactPlan *plan, size_t g)
 	const LpCompactGroup *group = &plan->groups[g];
 
 	for (size_t k = 0; k < group->count; k++)
-	{
-		uint64_t	id = group->fragment_ids[k];
-		bool		covers = false;
-		LpError		err;
-
-		if (id > UINT32_MAX)
-			continue;
-		if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
-								   (uint32_t) id, &covers, &err))
-			lp_raise(&err);
-		if (covers)
+		if (covers_fragment(entry, group->fragment_ids[k]))
 			return true;
-	}
 	return false;
 }
 
