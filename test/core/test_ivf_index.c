@@ -8,7 +8,11 @@
  * for HNSW_SQ, whose graph and SQ distances lancedb approximates
  * differently); the HNSW graphs searched with lancedb's beam find most of
  * its answers; the index JSON of the metadata; damaged and swapped files
- * fail cleanly.
+ * fail cleanly; a remap (lp_ivf_remap.h) keeps every partition's rows in
+ * order with their new row ids and vectors or codes, drops deleted rows,
+ * rebuilds graphs that lose rows (a search from a stored vector finds it
+ * or one as near) and refuses row ids past their fragment and graphs to
+ * rebuild whose HNSW parameters are out of range.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +25,7 @@
 #include "base/lp_alloc.h"
 #include "index/lp_index_json.h"
 #include "index/lp_ivf_index.h"
+#include "index/lp_ivf_remap.h"
 #include "lp_test_files.h"
 
 #define TOP 10
@@ -449,4 +454,277 @@ LP_TEST(ivf_index_json)
 		value.len = strlen(deep);
 		LP_CHECK(!lp_json_element(value, 0, &element));
 	}
+}
+
+#define REMAP_ROWS 2000			/* fragment 0 of the ivf_* datasets */
+#define REMAP_NEW_ID 7
+#define REMAP_FIRST_ROW 100
+
+/* The stored vector or codes of row r of a partition of n rows, into out (width bytes). */
+static void
+stored_row(const LpIvfModel *model, const LpIvfPartition *part, uint64_t r, uint8_t *out)
+{
+	uint64_t	width = lp_ivf_model_row_width(model);
+	uint64_t	n = lp_ivf_partition_num_rows(part);
+	const uint8_t *values = lp_ivf_partition_values(part);
+
+	for (uint64_t b = 0; b < width; b++)
+		out[b] = lp_ivf_model_pq_transposed(model) ? values[b * n + r] : values[r * width + b];
+}
+
+/* Every partition of remapped holds the rows of old's that map kept, in order, mapped. */
+static void
+check_remapped(const LpIvfModel *old, const LpIvfModel *remapped, LpInput *old_index,
+			   LpInput *new_index, LpInput *old_auxiliary, LpInput *new_auxiliary,
+			   const LpRowAddressMap *map)
+{
+	uint8_t		a[4096];
+	uint8_t		b[4096];
+
+	LP_CHECK_EQ_U64(lp_ivf_model_num_partitions(remapped), lp_ivf_model_num_partitions(old));
+	LP_CHECK(lp_ivf_model_row_width(old) <= sizeof(a));
+	for (uint32_t p = 0; p < lp_ivf_model_num_partitions(old); p++)
+	{
+		LpIvfPartition *before = NULL;
+		LpIvfPartition *after = NULL;
+		LpError		err = {0};
+		uint64_t	k = 0;
+
+		if (!lp_ivf_partition_read(old, old_index, old_auxiliary, p, &before, &err) ||
+			!lp_ivf_partition_read(remapped, new_index, new_auxiliary, p, &after, &err))
+		{
+			LP_CHECK_MSG(false, "partition %u: %.300s", p, err.message);
+			lp_ivf_partition_free(before);
+			continue;
+		}
+		for (uint64_t r = 0; r < lp_ivf_partition_num_rows(before); r++)
+		{
+			uint64_t	moved;
+			bool		kept;
+
+			LP_CHECK(lp_row_address_map_apply(map, lp_ivf_partition_row_ids(before)[r], &moved, &kept, &err));
+			if (!kept)
+				continue;
+			if (k >= lp_ivf_partition_num_rows(after))
+			{
+				LP_CHECK_MSG(false, "partition %u lost row %llu", p, (unsigned long long) r);
+				break;
+			}
+			LP_CHECK_EQ_U64(lp_ivf_partition_row_ids(after)[k], moved);
+			stored_row(old, before, r, a);
+			stored_row(remapped, after, k, b);
+			LP_CHECK(memcmp(a, b, (size_t) lp_ivf_model_row_width(old)) == 0);
+			k++;
+		}
+		LP_CHECK_EQ_U64(lp_ivf_partition_num_rows(after), k);
+		lp_ivf_partition_free(before);
+		lp_ivf_partition_free(after);
+	}
+}
+
+/* A remap's new files: auxiliary.idx, and index.idx where graphs were rebuilt (NULL otherwise). */
+typedef struct Remapped
+{
+	uint8_t    *auxiliary;
+	uint64_t	auxiliary_len;
+	uint8_t    *index;
+	uint64_t	index_len;
+} Remapped;
+
+static bool
+remap(IndexFiles *files, const LpRowAddressMap *map, Remapped *out, LpError *err)
+{
+	LpOutput   *auxiliary = lp_memory_output_open(LP_IVF_AUXILIARY_FILE);
+	LpOutput   *index = lp_memory_output_open(LP_IVF_INDEX_FILE);
+	bool		index_written = false;
+	bool		ok = lp_ivf_index_remap(files->index, files->auxiliary, map, auxiliary, index,
+										&index_written, err);
+
+	memset(out, 0, sizeof(*out));
+	if (ok)
+	{
+		const uint8_t *data = lp_memory_output_data(auxiliary, &out->auxiliary_len);
+
+		out->auxiliary = lp_memdup(data, (size_t) out->auxiliary_len);
+		if (index_written)
+		{
+			data = lp_memory_output_data(index, &out->index_len);
+			out->index = lp_memdup(data, (size_t) out->index_len);
+		}
+	}
+	auxiliary->ops->abort(auxiliary);
+	index->ops->abort(index);
+	return ok;
+}
+
+/*
+ * The graph of every partition finds, from sixteen of its stored vectors,
+ * a row as near as the one the vector is (itself or its equal): a graph
+ * whose edges do not lead there fails.
+ */
+static void
+check_graphs(const LpIvfModel *model, LpInput *index, LpInput *auxiliary)
+{
+	for (uint32_t p = 0; p < lp_ivf_model_num_partitions(model); p++)
+	{
+		LpIvfPartition *part = NULL;
+		LpError		err = {0};
+		float	   *all;
+		uint64_t	n;
+
+		if (!lp_ivf_partition_read(model, index, auxiliary, p, &part, &err))
+		{
+			LP_CHECK_MSG(false, "partition %u: %.300s", p, err.message);
+			continue;
+		}
+		n = lp_ivf_partition_num_rows(part);
+		all = lp_alloc_array((size_t) n + 1, sizeof(float));
+		LP_CHECK(all != NULL);
+		for (uint64_t r = 0; all != NULL && n > 0 && lp_ivf_model_dimension(model) <= 64 && r < n;
+			 r += n / 16 + 1)
+		{
+			LpIvfScan  *scan = NULL;
+			float		query[64];
+			uint32_t	rows[8];
+			float		scores[8];
+			uint32_t	found = 0;
+			uint32_t	ef = n < 8 ? (uint32_t) n : 8;
+
+			lp_ivf_stored_vector(model, p, lp_ivf_partition_values(part), n, r, query);
+			if (!lp_ivf_scan_open(model, query, &scan, &err))
+			{
+				LP_CHECK_MSG(false, "%.300s", err.message);
+				break;
+			}
+			lp_ivf_scan_score(scan, part, all);
+			LP_CHECK(lp_ivf_scan_search(scan, part, ef, rows, scores, &found, &err));
+			LP_CHECK_MSG(found == ef, "partition %u: %u of %llu found", p, found, (unsigned long long) n);
+			LP_CHECK_MSG(found > 0 && scores[0] <= all[r] + 1e-5f,
+						 "partition %u, row %llu: nearest found %g, the row itself %g", p,
+						 (unsigned long long) r, found > 0 ? scores[0] : 0, all[r]);
+			lp_ivf_scan_close(scan);
+		}
+		lp_free(all);
+		lp_ivf_partition_free(part);
+	}
+}
+
+/*
+ * index.idx whose "lance:hnsw" entries say max_level 0: graphs that stay
+ * are copied as they are, graphs to rebuild are LP_ERR_CORRUPT.
+ */
+static void
+check_bad_graph_parameters(const IndexFiles *files, LpRowAddressMap *const *maps)
+{
+	static const char key[] = "max_level\\\":";
+	IndexFiles	bad = *files;
+	Remapped	out;
+	LpError		err = {0};
+	int			changed = 0;
+
+	bad.index_bytes = lp_memdup(files->index_bytes, files->index_len);
+	if (bad.index_bytes == NULL)
+	{
+		LP_CHECK(false);
+		return;
+	}
+	for (size_t at = 0; at + sizeof(key) < files->index_len; at++)
+		if (memcmp(bad.index_bytes + at, key, sizeof(key) - 1) == 0 &&
+			bad.index_bytes[at + sizeof(key) - 1] >= '1' && bad.index_bytes[at + sizeof(key) - 1] <= '9')
+		{
+			bad.index_bytes[at + sizeof(key) - 1] = '0';
+			changed++;
+		}
+	LP_CHECK(changed > 0);
+	bad.index = lp_memory_input_open(LP_IVF_INDEX_FILE, bad.index_bytes, files->index_len);
+	LP_CHECK(remap(&bad, maps[1], &out, &err) && out.index == NULL);
+	lp_free(out.auxiliary);
+	LP_CHECK(!remap(&bad, maps[0], &out, &err) && err.code == LP_ERR_CORRUPT);
+	LP_CHECK_MSG(strstr(err.message, "invalid HNSW parameters for partition") != NULL, "%.300s", err.message);
+	lp_input_close(bad.index);
+	lp_free(bad.index_bytes);
+}
+
+/* lancedb's indexes remapped onto fragment 7 from row 100, every third row deleted: the same partitions, rows mapped. */
+LP_TEST(ivf_remap_moves_rows_within_partitions)
+{
+	JsonValue  *reference = read_reference();
+	const JsonValue *indexes;
+	uint8_t		bits[REMAP_ROWS / 8];
+	LpDeletions deleted = {REMAP_ROWS, 0, bits};
+	LpMovedFragment with_deletions = {0, REMAP_ROWS, &deleted, REMAP_NEW_ID, REMAP_FIRST_ROW};
+	LpMovedFragment without = {0, REMAP_ROWS, NULL, REMAP_NEW_ID, REMAP_FIRST_ROW};
+	LpMovedFragment shorter = {0, REMAP_ROWS / 2, NULL, REMAP_NEW_ID, 0};
+
+	if (reference == NULL)
+		return;
+	memset(bits, 0, sizeof(bits));
+	for (uint32_t r = 1; r < REMAP_ROWS; r += 3)
+	{
+		bits[r / 8] |= (uint8_t) (1u << (r % 8));
+		deleted.num_deleted++;
+	}
+	indexes = json_get(reference, "indexes");
+	for (size_t i = 0; i < indexes->count; i++)
+	{
+		IndexFiles	files;
+		LpIvfModel *old = NULL;
+		LpRowAddressMap *maps[2] = {NULL, NULL};
+		LpRowAddressMap *past = NULL;
+		LpError		err = {0};
+		Remapped	out;
+
+		if (!read_files(&indexes->items[i], &files) ||
+			!lp_ivf_model_read(files.index, files.auxiliary, &old, &err) ||
+			!lp_row_address_map_new(&with_deletions, 1, &maps[0], &err) ||
+			!lp_row_address_map_new(&without, 1, &maps[1], &err) ||
+			!lp_row_address_map_new(&shorter, 1, &past, &err))
+		{
+			LP_CHECK_MSG(false, "%.300s", err.message);
+			goto next;
+		}
+		for (int m = 0; m < 2; m++)
+		{
+			LpIvfModel *remapped = NULL;
+			LpInput    *auxiliary;
+			LpInput    *index;
+
+			if (!remap(&files, maps[m], &out, &err))
+			{
+				LP_CHECK_MSG(false, "%.300s", err.message);
+				continue;
+			}
+			/* graphs are rebuilt, as Lance rebuilds them, only where rows go */
+			LP_CHECK((out.index != NULL) == (lp_ivf_model_has_graph(old) && m == 0));
+			auxiliary = lp_memory_input_open(LP_IVF_AUXILIARY_FILE, out.auxiliary, out.auxiliary_len);
+			index = out.index != NULL ? lp_memory_input_open(LP_IVF_INDEX_FILE, out.index, out.index_len)
+				: files.index;
+			LP_CHECK_MSG(lp_ivf_model_read(index, auxiliary, &remapped, &err), "%.300s", err.message);
+			if (remapped != NULL)
+			{
+				LP_CHECK_STR(lp_ivf_model_type(remapped), lp_ivf_model_type(old));
+				check_remapped(old, remapped, files.index, index, files.auxiliary, auxiliary, maps[m]);
+				if (lp_ivf_model_has_graph(remapped))
+					check_graphs(remapped, index, auxiliary);
+			}
+			lp_ivf_model_free(remapped);
+			lp_input_close(auxiliary);
+			if (index != files.index)
+				lp_input_close(index);
+			lp_free(out.auxiliary);
+			lp_free(out.index);
+		}
+		/* row ids past their fragment's rows */
+		LP_CHECK(!remap(&files, past, &out, &err) && err.code == LP_ERR_CORRUPT);
+		LP_CHECK(strstr(err.message, "does not match the dataset") != NULL);
+		if (lp_ivf_model_has_graph(old))
+			check_bad_graph_parameters(&files, maps);
+next:
+		lp_ivf_model_free(old);
+		lp_row_address_map_free(maps[0]);
+		lp_row_address_map_free(maps[1]);
+		lp_row_address_map_free(past);
+		free_files(&files);
+	}
+	json_free(reference);
 }

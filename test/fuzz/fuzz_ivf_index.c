@@ -5,7 +5,11 @@
  * A model that reads is probed with a query made of the header's bytes, and
  * every probed partition is read, scored and (HNSW) searched: the
  * partitions are distinct, at most as many as asked, an empty partition has
- * no row ids, and a graph search finds rows of the partition.
+ * no row ids, and a graph search finds rows of the partition.  The index
+ * is then remapped (lp_ivf_remap.h) as if compaction moved fragment 0's
+ * REMAP_ROWS rows, some deleted (the header's bits), to fragment 1: a remap
+ * that succeeds writes an auxiliary file that reads back with index.idx
+ * (the same, or rebuilt HNSW graphs), with as many partitions as before.
  * Seeds: indexes lancedb wrote on 300 vectors of 8 dimensions
  * (test/fuzz/corpus/fuzz_ivf_index: IVF_FLAT under l2, IVF_PQ under cosine,
  * IVF_HNSW_SQ under dot).
@@ -15,11 +19,14 @@
 
 #include "lp_fuzz.h"
 #include "index/lp_ivf_index.h"
+#include "index/lp_ivf_remap.h"
 #include "io/lp_storage.h"
 
 #define HEADER_BYTES 4
 #define NPROBES 3
 #define EF 15
+/* the rows of the seeds' fragment 0 */
+#define REMAP_ROWS 300
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -79,6 +86,66 @@ search(const LpIvfModel *model, LpInput *index, LpInput *auxiliary, const uint8_
 	lp_free(query);
 }
 
+/* Remap model's index as compaction would, and read the result back. */
+static void
+remap(const LpIvfModel *model, LpInput *index, LpInput *auxiliary, const uint8_t *seed)
+{
+	uint8_t		bits[REMAP_ROWS / 8 + 1] = {0};
+	LpDeletions deleted = {REMAP_ROWS, 0, bits};
+	LpMovedFragment moved = {0, REMAP_ROWS, &deleted, 1, 0};
+	LpRowAddressMap *map;
+	LpOutput   *out;
+	LpOutput   *index_out;
+	bool		index_written = false;
+	LpError		err;
+
+	for (uint32_t r = 0; r < REMAP_ROWS; r++)
+		if ((seed[r % HEADER_BYTES] >> (r % 8)) & 1)
+		{
+			bits[r / 8] |= (uint8_t) (1u << (r % 8));
+			deleted.num_deleted++;
+		}
+	if (!lp_row_address_map_new(&moved, 1, &map, &err))
+		return;
+	out = lp_memory_output_open("remapped auxiliary.idx");
+	index_out = lp_memory_output_open("remapped index.idx");
+	if (out != NULL && index_out != NULL &&
+		lp_ivf_index_remap(index, auxiliary, map, out, index_out, &index_written, &err))
+	{
+		uint64_t	len;
+		uint64_t	index_len;
+		const uint8_t *bytes = lp_memory_output_data(out, &len);
+		const uint8_t *index_bytes = lp_memory_output_data(index_out, &index_len);
+		LpInput    *remapped = lp_memory_input_open("remapped auxiliary.idx", bytes, len);
+		LpInput    *remapped_index = index_written ?
+			lp_memory_input_open("remapped index.idx", index_bytes, index_len) : index;
+		LpIvfModel *again;
+
+		if (remapped == NULL || remapped_index == NULL)
+			abort();
+		if (!lp_ivf_model_read(remapped_index, remapped, &again, &err))
+		{
+			/* memory the bounded allocator refuses is the one failure allowed */
+			if (err.code != LP_ERR_NO_MEMORY)
+				abort();
+		}
+		else
+		{
+			if (lp_ivf_model_num_partitions(again) != lp_ivf_model_num_partitions(model))
+				abort();
+			lp_ivf_model_free(again);
+		}
+		lp_input_close(remapped);
+		if (remapped_index != index)
+			lp_input_close(remapped_index);
+	}
+	if (out != NULL)
+		out->ops->abort(out);
+	if (index_out != NULL)
+		index_out->ops->abort(index_out);
+	lp_row_address_map_free(map);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -100,6 +167,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (index != NULL && auxiliary != NULL && lp_ivf_model_read(index, auxiliary, &model, &err))
 	{
 		search(model, index, auxiliary, data);
+		remap(model, index, auxiliary, data);
 		lp_ivf_model_free(model);
 	}
 	if (index != NULL)

@@ -9,8 +9,9 @@
 /*
  * The bits (as lp_manifest_fragment_indexes gives them) of the indexes
  * compaction cannot remap: all but BTREE and BITMAP indexes (of the
- * layouts lp_btree_remap.h and lp_bitmap_remap.h know) of one field in the
- * dataset's own base.
+ * layouts lp_btree_remap.h and lp_bitmap_remap.h know) and IVF vector
+ * indexes (lp_ivf_remap.h; the forms it does not read are found when their
+ * files are read) of one field in the dataset's own base.
  */
 static bool
 unremappable_indexes(const LpManifest *manifest, uint64_t *bits, LpError *err)
@@ -22,11 +23,16 @@ unremappable_indexes(const LpManifest *manifest, uint64_t *bits, LpError *err)
 	if (!lp_manifest_index_entries(manifest, &entries, &n_entries, err))
 		return false;
 	for (size_t i = 0; i < n_entries; i++)
-		if ((strcmp(entries[i].type_url, LP_BTREE_DETAILS_TYPE_URL) != 0 &&
-			 strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) != 0) ||
-			entries[i].n_fields != 1 || entries[i].has_base_id ||
-			(entries[i].has_index_version && entries[i].index_version != LP_REMAPPED_INDEX_VERSION))
+	{
+		bool		scalar = strcmp(entries[i].type_url, LP_BTREE_DETAILS_TYPE_URL) == 0 ||
+			strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0;
+		bool		vector = strcmp(entries[i].type_url, LP_VECTOR_DETAILS_TYPE_URL) == 0;
+		int32_t		version = vector ? LP_REMAPPED_VECTOR_INDEX_VERSION : LP_REMAPPED_INDEX_VERSION;
+
+		if ((!scalar && !vector) || entries[i].n_fields != 1 || entries[i].has_base_id ||
+			(entries[i].has_index_version && entries[i].index_version != version))
 			*bits |= (uint64_t) 1 << (i % 64);
+	}
 	lp_manifest_index_entries_free(entries, n_entries);
 	return true;
 }

@@ -44,6 +44,9 @@
 #define LP_BTREE_DETAILS_TYPE_URL "/lance.table.BTreeIndexDetails"
 #define LP_BITMAP_DETAILS_TYPE_URL "/lance.table.BitmapIndexDetails"
 #define LP_REMAPPED_INDEX_VERSION 0
+/* IVF vector indexes (lancedb's Index.ivfFlat(), ivfPq(), hnswSq(), ...), at version 1 */
+#define LP_VECTOR_DETAILS_TYPE_URL "/lance.index.pb.VectorIndexDetails"
+#define LP_REMAPPED_VECTOR_INDEX_VERSION 1
 
 /* One fragment of the version, in dataset order. */
 typedef struct LpCompactCandidate

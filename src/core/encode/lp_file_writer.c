@@ -1225,8 +1225,15 @@ lp_file_writer_rows(const LpFileWriter *writer)
 bool
 lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err)
 {
+	return lp_file_writer_finish_with_buffers(writer, NULL, 0, file_size, err);
+}
+
+bool
+lp_file_writer_finish_with_buffers(LpFileWriter *writer, const LpBytes *buffers,
+								   uint32_t num_buffers, uint64_t *file_size, LpError *err)
+{
 	LpColumn   *columns;
-	LpBytes		descriptor;
+	LpBytes    *global_buffers;
 	LpFileTail	tail;
 	bool		ok;
 
@@ -1245,13 +1252,21 @@ lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err)
 		return false;
 
 	columns = lp_alloc_array(writer->num_columns + 1, sizeof(LpColumn));
-	if (columns == NULL)
-		return no_memory(err);
-	if (!lp_file_descriptor_with_length(&writer->descriptor, writer->rows, &descriptor, err))
+	global_buffers = lp_alloc_array((size_t) num_buffers + 1, sizeof(LpBytes));
+	if (columns == NULL || global_buffers == NULL)
 	{
 		lp_free(columns);
+		lp_free(global_buffers);
+		return no_memory(err);
+	}
+	if (!lp_file_descriptor_with_length(&writer->descriptor, writer->rows, &global_buffers[0], err))
+	{
+		lp_free(columns);
+		lp_free(global_buffers);
 		return false;
 	}
+	if (num_buffers > 0)
+		memcpy(&global_buffers[1], buffers, sizeof(LpBytes) * num_buffers);
 	{
 		/* Every column is ColumnEncoding{values}, as Lance writes it. */
 		Lance__Encodings__ColumnEncoding encoding = LANCE__ENCODINGS__COLUMN_ENCODING__INIT;
@@ -1266,7 +1281,8 @@ lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err)
 		if (!lp_encoding_wrap(LP_COLUMN_ENCODING_URL, packed, len, &column_encoding))
 		{
 			lp_free(columns);
-			lp_free(descriptor.data);
+			lp_free(global_buffers[0].data);
+			lp_free(global_buffers);
 			return no_memory(err);
 		}
 		for (uint32_t c = 0; c < writer->num_columns; c++)
@@ -1276,12 +1292,13 @@ lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err)
 			columns[c].num_pages = writer->columns[c].num_pages;
 			columns[c].pages = writer->columns[c].pages;
 		}
-		ok = lp_file_tail_build(writer->version, writer->pos, &descriptor, 1, columns,
-								writer->num_columns, &tail, err);
+		ok = lp_file_tail_build(writer->version, writer->pos, global_buffers, num_buffers + 1,
+								columns, writer->num_columns, &tail, err);
 		lp_free(column_encoding.data);
 	}
 	lp_free(columns);
-	lp_free(descriptor.data);
+	lp_free(global_buffers[0].data);
+	lp_free(global_buffers);
 	if (!ok)
 		return false;
 	ok = write_bytes(writer, tail.bytes.data, tail.bytes.len, err);

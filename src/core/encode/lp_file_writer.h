@@ -108,6 +108,15 @@ uint64_t	lp_file_writer_rows(const LpFileWriter *writer);
  */
 bool		lp_file_writer_finish(LpFileWriter *writer, uint64_t *file_size, LpError *err);
 
+/*
+ * lp_file_writer_finish with buffers[0..num_buffers) as the file's global
+ * buffers 1 to num_buffers (after the schema's, 0), as index files keep
+ * their models in them (copied into the tail).
+ */
+bool		lp_file_writer_finish_with_buffers(LpFileWriter *writer, const LpBytes *buffers,
+											   uint32_t num_buffers, uint64_t *file_size,
+											   LpError *err);
+
 void		lp_file_writer_free(LpFileWriter *writer);
 
 #endif							/* LP_FILE_WRITER_H */

@@ -140,9 +140,8 @@ metadata_count(const LpFile *file, const char *key, uint64_t max, uint64_t *out,
 	return true;
 }
 
-/* Global buffer number of file, read whole into *out (lp_alloc'd). */
-static bool
-read_global_buffer(LpInput *input, const LpFile *file, uint64_t number, uint8_t **out,
+bool
+lp_ivf_read_global_buffer(LpInput *input, const LpFile *file, uint64_t number, uint8_t **out,
 				   size_t *len, LpError *err)
 {
 	const LpBufferRef *ref;
@@ -169,6 +168,12 @@ read_global_buffer(LpInput *input, const LpFile *file, uint64_t number, uint8_t 
 	return true;
 }
 
+bool
+lp_ivf_message_buffer(const LpFile *file, uint64_t *number, LpError *err)
+{
+	return metadata_count(file, "lance:ivf", UINT32_MAX, number, err);
+}
+
 /* The IVF message of the global buffer schema metadata "lance:ivf" names. */
 static bool
 read_ivf(LpInput *input, const LpFile *file, Lance__Index__Pb__IVF **ivf, LpError *err)
@@ -179,8 +184,8 @@ read_ivf(LpInput *input, const LpFile *file, Lance__Index__Pb__IVF **ivf, LpErro
 	LpUnpackResult result;
 
 	*ivf = NULL;
-	if (!metadata_count(file, "lance:ivf", UINT32_MAX, &number, err) ||
-		!read_global_buffer(input, file, number, &bytes, &len, err))
+	if (!lp_ivf_message_buffer(file, &number, err) ||
+		!lp_ivf_read_global_buffer(input, file, number, &bytes, &len, err))
 		return false;
 	result = lp_protobuf_unpack(&lance__index__pb__ivf__descriptor, bytes, len,
 								(ProtobufCMessage **) ivf);
@@ -390,9 +395,8 @@ storage_metadata(const LpFile *file, char **json, LpError *err)
 	return true;
 }
 
-/* Bytes of one stored row's vector or codes. */
-static uint64_t
-row_width(const LpIvfModel *model)
+uint64_t
+lp_ivf_model_row_width(const LpIvfModel *model)
 {
 	if (model->storage == LP_IVF_STORAGE_PQ)
 		return (uint64_t) model->num_sub_vectors * model->num_bits / 8;
@@ -446,11 +450,11 @@ read_pq(LpIvfModel *model, LpInput *input, const LpFile *file, uint32_t field, L
 	model->num_sub_vectors = (uint32_t) num_sub_vectors;
 	if (dimension != model->dimension || num_sub_vectors == 0 || dimension % num_sub_vectors != 0 ||
 		(nbits == 4 && num_sub_vectors % 2 != 0) ||
-		!is_fixed_list(file, field, LP_TYPE_UINT8, row_width(model)))
+		!is_fixed_list(file, field, LP_TYPE_UINT8, lp_ivf_model_row_width(model)))
 		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has %llu-bit PQ codes of %llu sub-vectors that do not fit dimension %u",
 					   file->name, (unsigned long long) nbits, (unsigned long long) num_sub_vectors,
 					   model->dimension);
-	if (!read_global_buffer(input, file, position, &bytes, &len, err))
+	if (!lp_ivf_read_global_buffer(input, file, position, &bytes, &len, err))
 		return false;
 	result = lp_protobuf_unpack(&lance__index__pb__tensor__descriptor, bytes, len,
 								(ProtobufCMessage **) &tensor);
@@ -630,6 +634,30 @@ uint64_t
 lp_ivf_model_memory(const LpIvfModel *model)
 {
 	return model->memory;
+}
+
+const LpFile *
+lp_ivf_model_auxiliary_file(const LpIvfModel *model)
+{
+	return model->auxiliary;
+}
+
+uint32_t
+lp_ivf_model_row_id_field(const LpIvfModel *model)
+{
+	return model->row_id_field;
+}
+
+uint32_t
+lp_ivf_model_vector_field(const LpIvfModel *model)
+{
+	return model->vector_field;
+}
+
+bool
+lp_ivf_model_pq_transposed(const LpIvfModel *model)
+{
+	return model->storage == LP_IVF_STORAGE_PQ && model->transposed;
 }
 
 /* ---- searching -------------------------------------------------------------------- */
@@ -853,7 +881,7 @@ static float
 pq_score(const LpIvfScan *scan, const uint8_t *codes, uint64_t n, uint64_t r)
 {
 	const LpIvfModel *model = scan->model;
-	uint64_t	width = row_width(model);
+	uint64_t	width = lp_ivf_model_row_width(model);
 	const uint8_t *row = model->transposed ? codes + r : codes + r * width;
 	uint64_t	stride = model->transposed ? n : 1;
 	const float *table = scan->table;
@@ -901,20 +929,75 @@ sq_score(const LpIvfScan *scan, const uint8_t *codes)
 }
 
 
+bool
+lp_ivf_model_hnsw_metadata(const LpIvfModel *model, uint32_t partition, char **json, LpError *err)
+{
+	LpJsonSpan	array = {model->hnsw_metadata, model->hnsw_metadata_len};
+	LpJsonSpan	element;
+
+	*json = NULL;
+	if (model->index_file == NULL || !lp_json_element(array, partition, &element) ||
+		!lp_json_string(element, json))
+		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no HNSW metadata for partition %u",
+					   model->index_file != NULL ? model->index_file->name : "", partition);
+	return true;
+}
+
+const LpFile *
+lp_ivf_model_index_file(const LpIvfModel *model)
+{
+	return model->index_file;
+}
+
+void
+lp_ivf_stored_vector(const LpIvfModel *model, uint32_t partition, const uint8_t *values,
+					 uint64_t num_rows, uint64_t row, float *out)
+{
+	uint64_t	width = lp_ivf_model_row_width(model);
+	uint32_t	sub_width = model->num_sub_vectors > 0 ? model->dimension / model->num_sub_vectors : 0;
+	double		step = (model->sq_end - model->sq_start) / 255.0;
+
+	switch (model->storage)
+	{
+		case LP_IVF_STORAGE_FLAT:
+			memcpy(out, values + row * width, sizeof(float) * model->dimension);
+			break;
+		case LP_IVF_STORAGE_SQ:
+			for (uint32_t d = 0; d < model->dimension; d++)
+				out[d] = (float) (model->sq_start + (values[row * width + d] + 0.5) * step);
+			break;
+		case LP_IVF_STORAGE_PQ:
+			for (uint32_t s = 0; s < model->num_sub_vectors; s++)
+			{
+				/* 4-bit codes: two a byte, the even sub-vector's in the low nibble */
+				uint64_t	b = model->num_bits == 8 ? s : s / 2;
+				uint8_t		code = model->transposed ? values[b * num_rows + row] : values[row * width + b];
+
+				if (model->num_bits == 4)
+					code = s % 2 == 0 ? code & 0x0f : code >> 4;
+				memcpy(out + (uint64_t) s * sub_width,
+					   model->codebook + ((uint64_t) s * pq_centroids(model) + code) * sub_width,
+					   sizeof(float) * sub_width);
+			}
+			/* residuals from the partition's centroid under l2 and cosine */
+			if (model->metric != LP_VECTOR_DOT)
+				for (uint32_t d = 0; d < model->dimension; d++)
+					out[d] += model->centroids[(uint64_t) partition * model->dimension + d];
+			break;
+	}
+}
+
 /* The HNSW graph of partition part (its number and rows set), through index. */
 static bool
 read_graph(const LpIvfModel *model, LpInput *index, LpIvfPartition *part, LpError *err)
 {
-	LpJsonSpan	array = {model->hnsw_metadata, model->hnsw_metadata_len};
-	LpJsonSpan	element;
 	char	   *metadata;
 	bool		ok;
 
 	if (index == NULL)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "the graph of an HNSW index needs its index.idx");
-	if (!lp_json_element(array, part->partition, &element) || !lp_json_string(element, &metadata))
-		return lp_fail(err, LP_ERR_CORRUPT, "vector index file \"%s\" has no HNSW metadata for partition %u",
-					   model->index_file->name, part->partition);
+	if (!lp_ivf_model_hnsw_metadata(model, part->partition, &metadata, err))
+		return false;
 	ok = lp_hnsw_graph_read(index, model->index_file, model->graph_offsets[part->partition],
 							model->graph_lengths[part->partition], metadata,
 							model->lengths[part->partition], &part->graph, err);
@@ -936,7 +1019,7 @@ lp_ivf_partition_read(const LpIvfModel *model, LpInput *index, LpInput *auxiliar
 	LpArray    *vectors = NULL;
 	const LpArray *items;
 	uint64_t	count;
-	uint64_t	width = row_width(model);
+	uint64_t	width = lp_ivf_model_row_width(model);
 
 	*out = NULL;
 	if (partition >= model->num_partitions)
@@ -1023,6 +1106,12 @@ lp_ivf_partition_row_ids(const LpIvfPartition *partition)
 	return partition->row_ids;
 }
 
+const uint8_t *
+lp_ivf_partition_values(const LpIvfPartition *partition)
+{
+	return partition->values;
+}
+
 uint64_t
 lp_ivf_partition_memory(const LpIvfPartition *partition)
 {
@@ -1052,7 +1141,7 @@ lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *score
 {
 	const LpIvfModel *model = scan->model;
 	uint64_t	count = partition->num_rows;
-	uint64_t	width = row_width(model);
+	uint64_t	width = lp_ivf_model_row_width(model);
 
 	switch (model->storage)
 	{
@@ -1093,7 +1182,7 @@ node_score(void *context, uint32_t node)
 	const LpIvfScan *scan = scorer->scan;
 	const LpIvfModel *model = scan->model;
 	const LpIvfPartition *partition = scorer->partition;
-	uint64_t	width = row_width(model);
+	uint64_t	width = lp_ivf_model_row_width(model);
 
 	switch (model->storage)
 	{

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "base/lp_error.h"
+#include "format/lp_file.h"
 #include "io/lp_storage.h"
 
 #define LP_IVF_INDEX_FILE "index.idx"
@@ -72,6 +73,38 @@ uint32_t	lp_ivf_model_num_partitions(const LpIvfModel *model);
 uint64_t	lp_ivf_model_memory(const LpIvfModel *model);
 
 /*
+ * What rewriting the auxiliary file takes (lp_ivf_remap.h): its metadata,
+ * the fields of row ids and of stored vectors, and the bytes of one row's
+ * vector or codes (PQ codes transposed per partition when
+ * lp_ivf_model_pq_transposed).
+ */
+const LpFile *lp_ivf_model_auxiliary_file(const LpIvfModel *model);
+uint32_t	lp_ivf_model_row_id_field(const LpIvfModel *model);
+uint32_t	lp_ivf_model_vector_field(const LpIvfModel *model);
+uint64_t	lp_ivf_model_row_width(const LpIvfModel *model);
+bool		lp_ivf_model_pq_transposed(const LpIvfModel *model);
+
+/*
+ * What rebuilding the HNSW graphs takes (lp_ivf_remap.h): index.idx's
+ * metadata (NULL without graphs), partition's "lance:hnsw" entry (a JSON
+ * object, lp_alloc'd into *json), and row of the stored values of a
+ * partition of num_rows rows (as stored) as a vector of dimension floats
+ * (SQ codes and PQ codes decoded, PQ residuals added to the centroid).
+ */
+const LpFile *lp_ivf_model_index_file(const LpIvfModel *model);
+bool		lp_ivf_model_hnsw_metadata(const LpIvfModel *model, uint32_t partition, char **json,
+									   LpError *err);
+void		lp_ivf_stored_vector(const LpIvfModel *model, uint32_t partition, const uint8_t *values,
+								 uint64_t num_rows, uint64_t row, float *out);
+
+/* The number of the global buffer of file (index.idx or auxiliary.idx) holding its IVF message ("lance:ivf"). */
+bool		lp_ivf_message_buffer(const LpFile *file, uint64_t *number, LpError *err);
+
+/* Global buffer number of file, read whole into *out (lp_alloc'd), *len its size. */
+bool		lp_ivf_read_global_buffer(LpInput *input, const LpFile *file, uint64_t number,
+									  uint8_t **out, size_t *len, LpError *err);
+
+/*
  * The min(nprobes, partitions) partitions whose centroids are nearest query
  * (dimension floats, finite) into partitions[], nearest first (Lance's
  * order: L2 for l2 and for cosine after normalizing the query, 1 - dot for
@@ -108,6 +141,9 @@ const uint64_t *lp_ivf_partition_row_ids(const LpIvfPartition *partition);
  * lp_ivf_scan_score scores its rows), or NULL when it was.
  */
 const char *lp_ivf_partition_graph_unread(const LpIvfPartition *partition);
+
+/* The stored vectors or codes of its rows, as stored (lp_ivf_model_row_width bytes a row). */
+const uint8_t *lp_ivf_partition_values(const LpIvfPartition *partition);
 
 /* Bytes the partition holds, for bounded caches. */
 uint64_t	lp_ivf_partition_memory(const LpIvfPartition *partition);

@@ -3,7 +3,10 @@
  * under (lp_compact_indexes.h): the row address map of the written groups
  * (core index/lp_row_address_map), each covering BTREE or BITMAP index
  * rewritten by the core (index/lp_btree_remap, index/lp_bitmap_remap) into
- * _indices/<new uuid>/.
+ * _indices/<new uuid>/; each covering IVF vector index the same way
+ * (index/lp_ivf_remap: auxiliary.idx written anew, index.idx copied or,
+ * for HNSW graphs that lose rows, rebuilt), but for the forms it does not
+ * read, whose fragments are left out before anything is written.
  */
 #include "postgres.h"
 
@@ -14,6 +17,8 @@
 #include "index/lp_bitmap_remap.h"
 #include "index/lp_btree_index.h"
 #include "index/lp_btree_remap.h"
+#include "index/lp_ivf_index.h"
+#include "index/lp_ivf_remap.h"
 #include "index/lp_row_address_map.h"
 #include "base/lp_pg_error.h"
 #include "base/lp_pg_random.h"
@@ -21,6 +26,8 @@
 #include "write/lp_publication.h"
 
 #define INDICES_DIR "_indices"
+/* what index.idx is copied in */
+#define COPY_CHUNK_BYTES (8 * 1024 * 1024)
 
 /* Where the rows of every fragment of the written groups go. */
 static LpRowAddressMap *
@@ -59,6 +66,21 @@ moved_rows(const LpCompactPlan *plan, LpRewriteDeletions *const *deletions, uint
 	return map;
 }
 
+/* Whether the index's fragment bitmap holds fragment id. */
+static bool
+covers_fragment(const LpIndexEntry *entry, uint64_t id)
+{
+	bool		covers = false;
+	LpError		err;
+
+	if (id > UINT32_MAX)
+		return false;
+	if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
+							   (uint32_t) id, &covers, &err))
+		lp_raise(&err);
+	return covers;
+}
+
 /* Whether the index covers a fragment the map moves. */
 static bool
 covers_moved(const LpIndexEntry *entry, const LpCompactPlan *plan, const LpRowAddressMap *map)
@@ -66,15 +88,8 @@ covers_moved(const LpIndexEntry *entry, const LpCompactPlan *plan, const LpRowAd
 	for (size_t i = 0; i < plan->n_candidates; i++)
 	{
 		uint64_t	id = plan->candidates[i].fragment_id;
-		bool		covers = false;
-		LpError		err;
 
-		if (id > UINT32_MAX || !lp_row_address_map_moves(map, id, NULL))
-			continue;
-		if (!lp_roaring32_contains(entry->fragment_bitmap, entry->fragment_bitmap_len,
-								   (uint32_t) id, &covers, &err))
-			lp_raise(&err);
-		if (covers)
+		if (lp_row_address_map_moves(map, id, NULL) && covers_fragment(entry, id))
 			return true;
 	}
 	return false;
@@ -108,10 +123,30 @@ raise_not_remapped(LpError *err, const char *name, const char *root)
 	lp_raise(err);
 }
 
+/* Copy the file behind input into output (index.idx, which holds no row ids). */
+static void
+copy_file(LpInput *input, LpOutput *output)
+{
+	char	   *buffer = palloc(Min(Max(input->size, 1), COPY_CHUNK_BYTES));
+	LpError		err;
+
+	for (uint64 pos = 0; pos < input->size;)
+	{
+		size_t		len = (size_t) Min(input->size - pos, COPY_CHUNK_BYTES);
+
+		CHECK_FOR_INTERRUPTS();
+		if (!lp_input_read(input, pos, buffer, len, &err) ||
+			!output->ops->write_at(output, pos, buffer, len, &err))
+			lp_raise(&err);
+		pos += len;
+	}
+	pfree(buffer);
+}
+
 /*
- * Write the remapped index old_dir holds (a BTREE or BITMAP index, as
- * type_url says) into new_dir (paths below root); its outputs are
- * published only when all are written.
+ * Write the remapped index old_dir holds (a BTREE, BITMAP or IVF vector
+ * index, as type_url says) into new_dir (paths below root); its outputs
+ * are published only when all are written.
  */
 static void
 remap_index(const char *root, const char *name, const char *type_url, const char *old_dir,
@@ -129,6 +164,24 @@ remap_index(const char *root, const char *name, const char *type_url, const char
 			raise_not_remapped(&err, name, root);
 		publish_output(out);
 		lp_input_close(lookup);
+	}
+	else if (strcmp(type_url, LP_VECTOR_DETAILS_TYPE_URL) == 0)
+	{
+		LpInput    *index = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_IVF_INDEX_FILE));
+		LpInput    *auxiliary = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_IVF_AUXILIARY_FILE));
+		LpOutput   *index_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_IVF_INDEX_FILE));
+		LpOutput   *auxiliary_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_IVF_AUXILIARY_FILE));
+
+		bool		index_written;
+
+		if (!lp_ivf_index_remap(index, auxiliary, map, auxiliary_out, index_out, &index_written, &err))
+			raise_not_remapped(&err, name, root);
+		if (!index_written)
+			copy_file(index, index_out);
+		publish_output(auxiliary_out);
+		publish_output(index_out);
+		lp_input_close(index);
+		lp_input_close(auxiliary);
 	}
 	else
 	{
@@ -176,7 +229,8 @@ lp_compact_remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, 
 			continue;
 		/* the plan leaves fragments under any other index out */
 		Assert(strcmp(entries[i].type_url, LP_BTREE_DETAILS_TYPE_URL) == 0 ||
-			   strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0);
+			   strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0 ||
+			   strcmp(entries[i].type_url, LP_VECTOR_DETAILS_TYPE_URL) == 0);
 		memcpy(index->old_uuid, entries[i].uuid, 16);
 		if (!lp_random_bytes(NULL, index->new_uuid, 16, &err))
 			lp_raise(&err);
@@ -196,4 +250,79 @@ lp_compact_remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, 
 	lp_row_address_map_free(map);
 	lp_manifest_index_entries_free(entries, n_entries);
 	return rewritten;
+}
+
+/* Whether entry covers a fragment of group g of plan. */
+static bool
+covers_group(const LpIndexEntry *entry, const LpCompactPlan *plan, size_t g)
+{
+	const LpCompactGroup *group = &plan->groups[g];
+
+	for (size_t k = 0; k < group->count; k++)
+		if (covers_fragment(entry, group->fragment_ids[k]))
+			return true;
+	return false;
+}
+
+/*
+ * Whether the vector index in dir (below root) can be remapped: a form
+ * lance_parts does not read is left as it is (a damaged index is an ERROR).
+ */
+static bool
+vector_index_remappable(const char *root, const char *name, const char *dir)
+{
+	LpStore    *store = lp_store_below(root);
+	LpInput    *index = lp_open_input_in(store, psprintf("%s/%s/%s", root, dir, LP_IVF_INDEX_FILE));
+	LpInput    *auxiliary = lp_open_input_in(store, psprintf("%s/%s/%s", root, dir, LP_IVF_AUXILIARY_FILE));
+	LpIvfModel *model;
+	LpError		err;
+
+	if (!lp_ivf_model_read(index, auxiliary, &model, &err))
+	{
+		if (err.code != LP_ERR_UNSUPPORTED)
+			raise_not_remapped(&err, name, root);
+		lp_input_close(index);
+		lp_input_close(auxiliary);
+		return false;
+	}
+	lp_ivf_model_free(model);
+	lp_input_close(index);
+	lp_input_close(auxiliary);
+	return true;
+}
+
+void
+lp_compact_skip_unremappable_vector_groups(LpCompactPlan *plan, const LpManifest *manifest,
+										   const char *root)
+{
+	LpIndexEntry *entries;
+	size_t		n_entries;
+	LpError		err;
+
+	if (lp_manifest_stable_row_ids(manifest))
+		return;
+	if (!lp_manifest_index_entries(manifest, &entries, &n_entries, &err))
+		lp_raise(&err);
+	for (size_t i = 0; i < n_entries; i++)
+	{
+		char		uuid[LP_UUID_STRING_SIZE];
+		bool		checked = false;
+		bool		remappable = false;
+
+		if (strcmp(entries[i].type_url, LP_VECTOR_DETAILS_TYPE_URL) != 0)
+			continue;
+		lp_uuid_format(entries[i].uuid, uuid);
+		for (size_t g = 0; g < plan->n_groups; g++)
+		{
+			if (plan->groups[g].skipped || !covers_group(&entries[i], plan, g))
+				continue;
+			if (!checked)
+				remappable = vector_index_remappable(root, entries[i].name,
+													 psprintf("%s/%s", INDICES_DIR, uuid));
+			checked = true;
+			if (!remappable)
+				lp_compact_plan_skip_group(plan, g, LP_COMPACT_INDEXED);
+		}
+	}
+	lp_manifest_index_entries_free(entries, n_entries);
 }

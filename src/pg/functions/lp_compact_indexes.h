@@ -1,7 +1,7 @@
 /*
  * lp_compact_indexes.h - the indexes a compaction remaps, on datasets
- * without stable row ids: each BTREE or BITMAP index covering a rewritten
- * fragment is written anew for the rows' new addresses under a new UUID,
+ * without stable row ids: each BTREE, BITMAP or IVF vector index covering
+ * a rewritten fragment is written anew for the rows' new addresses under a new UUID,
  * as Lance's compaction remaps it, for the Rewrite to list
  * (rewritten_indices).
  */
@@ -27,5 +27,14 @@ extern LpRewrittenIndex *lp_compact_remap_indexes(const LpCompactPlan *plan,
 												  LpRewriteDeletions *const *deletions,
 												  uint64_t first_new_id, size_t *n_rewritten,
 												  List **written);
+
+/*
+ * Take out of the plan the groups covered by an IVF vector index that
+ * cannot be remapped (a form lp_ivf_model_read does not read),
+ * as skipped "indexed"; before any file is written.
+ */
+extern void lp_compact_skip_unremappable_vector_groups(LpCompactPlan *plan,
+													   const LpManifest *manifest,
+													   const char *root);
 
 #endif							/* LP_COMPACT_INDEXES_H */

@@ -124,6 +124,9 @@ write_group_files(LpCompactPlan *plan, const LpManifest *manifest, const char *r
 		LpAssembleTarget no_target = {plan->version, NULL, root, NULL, true, false, root};
 		LpError		err;
 
+		/* left out before anything was written (lp_compact_skip_unremappable_vector_groups) */
+		if (group->skipped)
+			continue;
 		for (size_t k = group->first; k < group->first + group->count; k++)
 		{
 			const LpCompactCandidate *candidate = &plan->candidates[k];
@@ -363,6 +366,7 @@ lp_compact(PG_FUNCTION_ARGS)
 	if (!lp_compact_plan(manifest, root, selected, n_selected, (uint64_t) target_rows,
 						 rewrite_deletions, &plan, &err))
 		lp_raise(&err);
+	lp_compact_skip_unremappable_vector_groups(&plan, manifest, root);
 
 	data_dir = lp_require_memory(lp_base_data_dir(root, true));
 	results = palloc0(sizeof(LpAssembleResult) * Max(plan.n_groups, 1));
