@@ -421,6 +421,12 @@ extern const LpFdwIndexRows *lp_fdw_scan_index_rows(LpFdwScan *scan);
  */
 extern void lp_fdw_scan_restrict(LpFdwScan *scan, const LpFdwIndexRows *rows);
 
+/*
+ * Read again, every row of them this time, the units read since
+ * lp_fdw_scan_restrict (in a parallel scan: those this process took).
+ */
+extern void lp_fdw_scan_unrestrict(LpFdwScan *scan);
+
 /* Whether the scan evaluates pushed clauses. */
 extern bool lp_fdw_scan_has_filter(const LpFdwScan *scan);
 

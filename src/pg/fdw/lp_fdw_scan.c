@@ -129,6 +129,8 @@ struct LpFdwScan
 	bool		index_looked_up;
 	LpFdwIndexRows *index_rows;
 	const LpFdwIndexRows *vector_rows;	/* a vector index's candidates (lp_fdw_scan_restrict) */
+	List	   *restricted_units;	/* LpFdwUnit taken while vector_rows restricted them */
+	int			next_replayed;	/* after lp_fdw_scan_unrestrict: the next of them to read again, or -1 */
 	MemoryContext index_context;
 	LpDeletions deletions;
 	List	   *open_files;		/* OpenFile, in the fragment context */
@@ -258,6 +260,7 @@ lp_fdw_scan_begin(Relation rel, List *attnums, bool explain_only, const uint64 *
 	state->live_rows = palloc(sizeof(uint64) * state->batch_rows);
 	state->live_capacity = state->batch_rows;
 	state->readahead = lp_fdw_readahead;
+	state->next_replayed = -1;
 	state->filter_values = palloc0(sizeof(Datum) * Max(state->natts, 1));
 	state->filter_nulls = palloc0(sizeof(bool) * Max(state->natts, 1));
 	state->fragment_context = AllocSetContextCreate(CurrentMemoryContext,
@@ -305,13 +308,37 @@ lp_fdw_scan_defer_columns(LpFdwScan *state, AttrNumber keep)
 static bool
 scan_next_unit(LpFdwScan *state, LpFdwUnit *unit)
 {
+	LpFdwUnit  *taken;
+
+	if (state->next_replayed >= 0)
+	{
+		if (state->next_replayed >= list_length(state->restricted_units))
+			return false;
+		*unit = *(LpFdwUnit *) list_nth(state->restricted_units, state->next_replayed++);
+		return true;
+	}
 	if (state->queue != NULL)
-		return lp_fdw_queue_take(state->queue, unit);
-	if (state->next_fragment >= state->source->num_fragments)
-		return false;
-	unit->fragment = state->next_fragment++;
-	unit->first_row = 0;
-	unit->num_rows = PG_UINT64_MAX;
+	{
+		if (!lp_fdw_queue_take(state->queue, unit))
+			return false;
+	}
+	else
+	{
+		if (state->next_fragment >= state->source->num_fragments)
+			return false;
+		unit->fragment = state->next_fragment++;
+		unit->first_row = 0;
+		unit->num_rows = PG_UINT64_MAX;
+	}
+	if (state->vector_rows != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(state));
+
+		taken = palloc(sizeof(LpFdwUnit));
+		*taken = *unit;
+		state->restricted_units = lappend(state->restricted_units, taken);
+		MemoryContextSwitchTo(old);
+	}
 	return true;
 }
 
@@ -1031,6 +1058,9 @@ lp_fdw_scan_rewind(LpFdwScan *state)
 	state->index_looked_up = false;
 	state->index_rows = NULL;
 	state->vector_rows = NULL;
+	list_free_deep(state->restricted_units);
+	state->restricted_units = NIL;
+	state->next_replayed = -1;
 	if (state->index_context != NULL)
 		MemoryContextReset(state->index_context);
 }
@@ -1048,6 +1078,15 @@ lp_fdw_scan_restrict(LpFdwScan *state, const LpFdwIndexRows *rows)
 	/* the candidates replace the rows a scalar index would find */
 	state->index_looked_up = true;
 	state->index_rows = NULL;
+}
+
+void
+lp_fdw_scan_unrestrict(LpFdwScan *state)
+{
+	if (state->fragment_open)
+		close_fragment(state);
+	state->vector_rows = NULL;
+	state->next_replayed = 0;
 }
 
 const LpFdwIndexRows *

@@ -700,9 +700,9 @@ rank_rows(LpFdwTopK *topk)
  * (lp_fdw_vector.c), when one answers the query: k * refine_factor of
  * them, or every row of the probed partitions when a filter or deleted
  * rows could drop candidates, or the index's stable row ids could name rows
- * that compaction dropped.
+ * that compaction dropped.  False when no index answers.
  */
-static void
+static bool
 restrict_to_index(LpFdwTopK *topk)
 {
 	const LpFdwSource *source = lp_fdw_scan_source(topk->scan);
@@ -713,7 +713,7 @@ restrict_to_index(LpFdwTopK *topk)
 
 	memset(&topk->search, 0, sizeof(topk->search));
 	if (topk->query_isnull || topk->field_id < 0 || !topk->has_metric)
-		return;
+		return false;
 	query = (const PgVector *) DatumGetPointer(topk->query);
 	if (lp_fdw_scan_has_filter(topk->scan) || source->deleted_rows > 0 ||
 		lp_manifest_stable_row_ids(source->manifest) ||
@@ -723,8 +723,10 @@ restrict_to_index(LpFdwTopK *topk)
 	rows = lp_fdw_vector_candidates(source, topk->field_id, topk->metric, query->x, query->dim,
 									limit, &topk->search);
 	MemoryContextSwitchTo(old);
-	if (rows != NULL)
-		lp_fdw_scan_restrict(topk->scan, rows);
+	if (rows == NULL)
+		return false;
+	lp_fdw_scan_restrict(topk->scan, rows);
+	return true;
 }
 
 /*
@@ -778,8 +780,21 @@ lp_fdw_topk_next(LpFdwTopK *topk, TupleTableSlot *slot)
 		prepare(topk);
 		if (topk->k > 0)
 		{
-			restrict_to_index(topk);
+			bool		restricted = restrict_to_index(topk);
+
 			rank_rows(topk);
+
+			/*
+			 * An index holds no row whose vector is NULL, which PostgreSQL
+			 * ranks last: when the candidates leave fewer than k rows, the
+			 * rows read are ranked again, all of them.
+			 */
+			if (restricted && topk->num_rows < topk->k)
+			{
+				topk->num_rows = 0;
+				lp_fdw_scan_unrestrict(topk->scan);
+				rank_rows(topk);
+			}
 		}
 		materialize_rows(topk);
 		topk->ranked = true;
