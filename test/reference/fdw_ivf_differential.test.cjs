@@ -4,29 +4,34 @@
 //
 // The data: clustered vectors of 8 dimensions with NULL vectors, duplicated vectors (ties) and
 // zero vectors, and scalar columns to filter on; lancedb writes four fragments, builds the index,
-// appends two fragments (not covered by it) and deletes rows of both.  Foreign tables read the
-// version the index was built at, the version after the appends and the latest one (deleted
-// rows); a heap table per version holds the same rows, inserted from the values written.
+// appends two fragments (not covered by it) and deletes rows of both; then PostgreSQL deletes,
+// updates (vectors too) and inserts rows through lance_fdw (WRITES).  Foreign tables read the
+// version the index was built at, the version after the appends, the one after lancedb's
+// deletions and the one after PostgreSQL's writes; a heap table per version holds the same rows
+// (inserted from the values written, and given the same writes).
 //
 //  - IVF_FLAT (l2, cosine, dot), lance_parts.fdw_nprobes at least the number of partitions, so
-//    the index search is exact: thousands of cases of random query vectors, k, OFFSET, refine
-//    factors, random pushed WHERE clauses, literals and parameters of generic plans, serially
-//    and with parallel workers forced; each is PostgreSQL's top k on the heap copy (the same
-//    query through rank(), pgvector evaluating): the distances in order within float tolerance,
-//    every row one of the heap's matching rows at exactly the distance returned, and every row
-//    the heap ranks clearly inside the page (not tied within tolerance with the rows at its
-//    ends) returned.  EXPLAIN ANALYZE of a case of each table and mode shows the index searched
-//    with every partition probed, so that the comparison cannot pass because no index was used.
-//    Bad input among the cases: a NULL query vector, NaN, a zero vector under cosine and a
-//    vector of another dimension behave as on the heap (the same error, or rows at the same
-//    distances).  Some cases are also compared with lancedb's own search at the same nprobes:
-//    the same rows but for ties, lancedb's distances.  Among the cases are queries that leave fewer than k
-//    rows with a distance: PostgreSQL then returns rows of NULL vectors, which no index holds
-//    (the scan once returned fewer rows).
-//  - IVF_PQ and IVF_HNSW_SQ: batches of random queries at random nprobes, refine factors and ef
-//    (with and without a prefilter): the recall of the heap's exact top k over a batch is never
-//    below lancedb's at the same parameters less a stated margin, and every distance returned
-//    is the exact distance of its row.
+//    the index search is exact, or lance_parts.fdw_vector_index off (the exact top k): thousands
+//    of cases of random query vectors, k, OFFSET, refine factors, random pushed WHERE clauses,
+//    literals and parameters of generic plans, serially and with parallel workers forced; each
+//    is PostgreSQL's top k on the heap copy (the same query through rank(), pgvector
+//    evaluating): the distances in order (exactly with the index off, within float tolerance
+//    with it), every row one of the heap's rows passing the filter at exactly the distance
+//    returned, and every row the heap ranks inside the page and not tied with the rows at its
+//    ends returned.  EXPLAIN ANALYZE of a query on each table, mode and setting shows the top k
+//    ranked by the scan and the index searched with every partition probed (or not searched),
+//    so that the comparison cannot pass because no index was used.  Bad input among the cases:
+//    a NULL query vector, NaN, a zero vector under cosine and a vector of another dimension
+//    behave as on the heap (the same error, or rows at the same distances).  Among the cases are
+//    queries that leave fewer than k rows with a distance: PostgreSQL then returns rows of NULL
+//    vectors, which no index holds (the scan once returned fewer rows).  Some cases are also
+//    compared with lancedb's own prefiltered search at the same nprobes, on the latest version
+//    and on the one after PostgreSQL's writes: the same rows but for ties, lancedb's distances.
+//  - IVF_PQ, IVF_HNSW_SQ and IVF_FLAT probing few partitions: batches of random queries at random
+//    nprobes, refine factors and ef (with and without a prefilter): k rows whenever k rows pass
+//    the filter, each a live row passing it, in order, at its exact distance; the recall of the
+//    heap's exact top k over a batch never below that of lancedb's prefiltered search at the
+//    same parameters (less a stated margin for HNSW).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
@@ -109,14 +114,26 @@ const APPROXIMATE = [
 	['pq_l2', '2.0', () => h.lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'l2' }), 'l2', '<->'],
 	['hnsw_sq_cosine', '2.1', () => h.lancedb.Index.hnswSq({ numPartitions: 4, distanceType: 'cosine' }), 'cosine', '<=>'],
 ];
-// the versions each dataset is read at: the index's, after the appends, after the deletions
-const VERSIONS = ['indexed', 'appended', 'latest'];
+// the versions each dataset is read at: the index's, after the appends, after lancedb's
+// deletions, after PostgreSQL's writes through lance_fdw (WRITES)
+const VERSIONS = ['indexed', 'appended', 'latest', 'written'];
 const versionRows = {
 	indexed: rows.slice(0, INDEXED_FRAGMENTS * FRAGMENT_ROWS),
 	appended: rows,
 	latest: rows.filter((r) => !isDeleted(r.id)),
 };
-const tables = {};
+// What PostgreSQL writes to the latest version, through lance_fdw and to its heap copy alike:
+// deletions in indexed and appended fragments, updated vectors and new rows (both in fragments
+// no index covers), rows of NULL vectors among them.
+const WRITES = [
+	'DELETE FROM T WHERE id % 17 = 3 OR id BETWEEN 300 AND 340 OR id BETWEEN 1800 AND 1830',
+	`UPDATE T SET emb = emb + '[${new Array(DIM).fill(0.25).join(',')}]', cat = (cat + 1) % 6 WHERE id % 23 = 9 OR id % 53 = 0`,
+	"INSERT INTO T SELECT id + 10000, cat, NOT flag, label || ' copy', score, emb FROM T WHERE id % 19 = 2",
+];
+// the rows of a version before PostgreSQL's writes (those written start from the latest)
+const rowsBefore = (v) => versionRows[v === 'written' ? 'latest' : v];
+// lancedb's tables at the latest version and after PostgreSQL's writes
+const tables = { latest: {}, written: {} };
 
 const vectorText = (v) => '[' + v.join(',') + ']';
 const vectorLiteral = (v) => literal(vectorText(v)) + '::vector';
@@ -154,18 +171,24 @@ async function writeDataset(db, [name, version, config])
 	}
 	versions.appended = await table.version();
 	await table.delete(DELETED);
+	versions.latest = await table.version();
 	let sql = '';
 
 	for (const v of VERSIONS)
 	{
-		const option = v === 'latest' ? '' : `, version '${versions[v]}'`;
+		const option = v === 'written' ? '' : `, version '${versions[v]}'`;
 
 		sql += `CREATE FOREIGN TABLE ivfd.${name}_${v} (id bigint, cat int, flag boolean, label text, score double precision, emb vector(${DIM}))
 SERVER ivfd_server OPTIONS (uri ${literal(path.join(dir, name + '.lance'))}${option});
-${heapSql(`heap_${name}_${v}`, versionRows[v])}`;
+${heapSql(`heap_${name}_${v}`, rowsBefore(v))}`;
 	}
+	for (const statement of WRITES)
+		sql += `${statement.replace(/\bT\b/g, `ivfd.${name}_written`)};
+${statement.replace(/\bT\b/g, `ivfd.heap_${name}_written`)};
+`;
 	psqlLines(sql);
-	return table;
+	tables.latest[name] = table;
+	tables.written[name] = await db.openTable(name);
 }
 
 test.before(async () => {
@@ -178,7 +201,7 @@ CREATE SERVER ivfd_server FOREIGN DATA WRAPPER lance_fdw;
 CREATE SCHEMA ivfd;
 `);
 	for (const index of FLAT.concat(APPROXIMATE))
-		tables[index[0]] = await writeDataset(db, index);
+		await writeDataset(db, index);
 	// the heap copies hold what lance_fdw reads without the index
 	for (const [name] of FLAT.concat(APPROXIMATE))
 		for (const v of VERSIONS)
@@ -282,7 +305,7 @@ function makeCase()
 	const [name, , , metric, op] = pick(FLAT);
 	const version = pick(VERSIONS);
 	const bad = random() < 0.06 ? badVector(op) : null;
-	const vector = randomVector(versionRows[version]);
+	const vector = randomVector(rowsBefore(version));
 
 	return {
 		name, metric, op, version,
@@ -472,7 +495,7 @@ test(`IVF_FLAT, every partition probed, and the index off: ${FLAT_CASES} random 
 test('IVF_FLAT, every partition probed: lancedb\'s rows and distances', async () => {
 	// cases lancedb can answer: no OFFSET, a query vector of the dimension, not the zero one
 	// under cosine; the heap's rows with a distance (lancedb does not rank NULL vectors)
-	const cases = flatCases.filter((c) => c.bad === null && c.offset === 0 && c.version === 'latest' && !/emb IS/.test(c.where.sql)).slice(0, 150);
+	const cases = flatCases.filter((c) => c.bad === null && c.offset === 0 && c.version in tables && !/emb IS/.test(c.where.sql)).slice(0, 150);
 	let compared = 0;
 	const [got, reference] = await withPsqlSession(async (session) => {
 		await session.run('SET extra_float_digits = 3');
@@ -487,7 +510,7 @@ test('IVF_FLAT, every partition probed: lancedb\'s rows and distances', async ()
 
 		if (heap.length < c.k + 5)
 			continue;
-		let search = tables[c.name].vectorSearch(JSON.parse(c.text)).distanceType(c.metric).nprobes(PARTITIONS)
+		let search = tables[c.version][c.name].vectorSearch(JSON.parse(c.text)).distanceType(c.metric).nprobes(PARTITIONS)
 			.limit(c.k).select(['id']);
 
 		if (c.where.lance !== undefined)
@@ -510,20 +533,22 @@ test('IVF_FLAT, every partition probed: lancedb\'s rows and distances', async ()
 	assert.ok(compared >= 30, `${compared} cases compared with lancedb`);
 });
 
-// ---- IVF_PQ and IVF_HNSW_SQ ---------------------------------------------------------------
+// ---- IVF_PQ, IVF_HNSW_SQ, and IVF_FLAT probing few partitions -----------------------------
 
 // lancedb builds each HNSW graph anew (random levels) and ranks near-equal SQ distances in
 // another order now and then: graph indexes are held to lancedb's recall less this share of a
 // batch's results (as in fdw_vector_index.test.cjs); PQ, scored alike, to lancedb's own.
 const HNSW_RECALL_SLACK = 0.025;
-const BATCHES = 40;
+const BATCHES = 45;
 const BATCH_QUERIES = 20;
+const APPROXIMATE_SEARCHES = APPROXIMATE.concat([FLAT[2]]);
 
-test('IVF_PQ and IVF_HNSW_SQ: per batch at least lancedb\'s recall, every row a qualifying one at its exact distance', (t) => withPsqlSession(async (session) => {
+test('IVF_PQ, IVF_HNSW_SQ and IVF_FLAT probing few partitions: per batch at least lancedb\'s recall, every row a qualifying one at its exact distance', (t) => withPsqlSession(async (session) => {
 	await session.run('SET extra_float_digits = 3');
 	for (let b = 0; b < BATCHES; b++)
 	{
-		const [name, , , metric, op] = APPROXIMATE[b % APPROXIMATE.length];
+		const [name, , , metric, op] = APPROXIMATE_SEARCHES[b % APPROXIMATE_SEARCHES.length];
+		const version = pick(['latest', 'written']);
 		const hnsw = name.startsWith('hnsw_');
 		const nprobes = pick([1, 2, 3, 8]);
 		const refine = pick([1, 1, 3]);
@@ -532,8 +557,8 @@ test('IVF_PQ and IVF_HNSW_SQ: per batch at least lancedb\'s recall, every row a 
 		const where = random() < 0.6 ? randomWhere() : { sql: '', lance: undefined };
 		const mode = pick(Object.keys(MODES));
 		const cases = Array.from({ length: BATCH_QUERIES }, () => ({
-			op, k, offset: 0, where, parameters: false, table: `${name}_latest`,
-			text: vectorText(randomVector(versionRows.latest)),
+			op, k, offset: 0, where, parameters: false, table: `${name}_${version}`,
+			text: vectorText(randomVector(rowsBefore(version))),
 		}));
 		const settings = `${MODES[mode]}SET lance_parts.fdw_nprobes = ${nprobes}; SET lance_parts.fdw_refine_factor = ${refine};
 SET lance_parts.fdw_ef = ${ef};
@@ -549,12 +574,12 @@ FROM (SELECT * FROM ivfd.heap_${c.table} ${where.sql}) s WHERE id = ANY('{${got[
 
 		for (let q = 0; q < cases.length; q++)
 		{
-			const what = `${name} batch ${b} (nprobes ${nprobes}, refine ${refine}, ef ${ef}, ${mode}, ${where.sql}) query ${q}`;
+			const what = `${name}_${version} batch ${b} (nprobes ${nprobes}, refine ${refine}, ef ${ef}, ${mode}, ${where.sql}) query ${q}`;
 			const rows = got[q].rows.map(parseRow);
 			const exactRows = exact[q].rows.map(parseRow);
 			const exactIds = new Set(exactRows.map((r) => r.id));
 			const byId = new Map(distances[q].rows.map((l) => [parseRow(l).id, parseRow(l).d]));
-			let search = tables[name].vectorSearch(JSON.parse(cases[q].text)).distanceType(metric).nprobes(nprobes)
+			let search = tables[version][name].vectorSearch(JSON.parse(cases[q].text)).distanceType(metric).nprobes(nprobes)
 				.limit(k).select(['id']);
 
 			assert.equal(got[q].error, null, what);
@@ -580,7 +605,7 @@ FROM (SELECT * FROM ivfd.heap_${c.table} ${where.sql}) s WHERE id = ANY('{${got[
 		}
 		const floor = hnsw ? theirs - Math.ceil(HNSW_RECALL_SLACK * total) : theirs;
 
-		t.diagnostic(`${name} batch ${b} (nprobes ${nprobes}, refine ${refine}, ef ${ef}, k ${k}, ${mode}, ${where.sql || 'no filter'}): recall ${ours}/${total}, lancedb's ${theirs}/${total}`);
-		assert.ok(ours >= floor, `${name} batch ${b}: recall ${ours} of ${total} against lancedb's ${theirs}`);
+		t.diagnostic(`${name}_${version} batch ${b} (nprobes ${nprobes}, refine ${refine}, ef ${ef}, k ${k}, ${mode}, ${where.sql || 'no filter'}): recall ${ours}/${total}, lancedb's ${theirs}/${total}`);
+		assert.ok(ours >= floor, `${name}_${version} batch ${b}: recall ${ours} of ${total} against lancedb's ${theirs}`);
 	}
 }));
