@@ -27,6 +27,8 @@
 //    vectors, which no index holds (the scan once returned fewer rows).  Some cases are also
 //    compared with lancedb's own prefiltered search at the same nprobes, on the latest version
 //    and on the one after PostgreSQL's writes: the same rows but for ties, lancedb's distances.
+//    Hundreds more run in a transaction that has written more rows (PENDING_WRITES, published
+//    at COMMIT) and reads them, against heap copies given the same writes, then rolls back.
 //  - IVF_PQ, IVF_HNSW_SQ and IVF_FLAT probing few partitions: batches of random queries at random
 //    nprobes, refine factors and ef (with and without a prefilter): k rows whenever k rows pass
 //    the filter, each a live row passing it, in order, at its exact distance; the recall of the
@@ -58,6 +60,7 @@ const NUM_ROWS = FRAGMENT_ROWS * (INDEXED_FRAGMENTS + APPENDED_FRAGMENTS);
 const DELETED = 'id % 13 = 5 OR id BETWEEN 1150 AND 1190 OR id BETWEEN 2100 AND 2120';
 const isDeleted = (id) => id % 13 === 5 || (id >= 1150 && id <= 1190) || (id >= 2100 && id <= 2120);
 const FLAT_CASES = 4000;
+const PENDING_CASES = 800;
 const CHUNK = 100;
 const TOLERANCE = 1e-5;
 const dir = h.scratchDir('fdw-ivf-differential');
@@ -129,6 +132,12 @@ const WRITES = [
 	'DELETE FROM T WHERE id % 17 = 3 OR id BETWEEN 300 AND 340 OR id BETWEEN 1800 AND 1830',
 	`UPDATE T SET emb = emb + '[${new Array(DIM).fill(0.25).join(',')}]', cat = (cat + 1) % 6 WHERE id % 23 = 9 OR id % 53 = 0`,
 	"INSERT INTO T SELECT id + 10000, cat, NOT flag, label || ' copy', score, emb FROM T WHERE id % 19 = 2",
+];
+// What a transaction writes before it reads its pending writes (and rolls back).
+const PENDING_WRITES = [
+	'DELETE FROM T WHERE id % 11 = 4 OR id BETWEEN 700 AND 760 OR id BETWEEN 10100 AND 10400',
+	`UPDATE T SET emb = emb - '[${new Array(DIM).fill(0.5).join(',')}]', flag = NOT flag WHERE id % 31 = 2 OR id % 53 = 0`,
+	"INSERT INTO T SELECT id + 20000, cat, flag, label || ' new', score, emb FROM T WHERE id % 29 = 1 OR emb IS NULL",
 ];
 // the rows of a version before PostgreSQL's writes (those written start from the latest)
 const rowsBefore = (v) => versionRows[v === 'written' ? 'latest' : v];
@@ -324,6 +333,10 @@ function makeCase()
 }
 
 const flatCases = Array.from({ length: FLAT_CASES }, makeCase);
+// cases on the version after WRITES, read in a transaction that writes more (PENDING_WRITES)
+// and publishes at COMMIT: no bad input, whose error would end the transaction
+const pendingCases = Array.from({ length: PENDING_CASES }, makeCase).filter((c) => c.bad === null)
+	.map((c) => ({ ...c, version: 'written', table: `${c.name}_written` }));
 
 // The query of a case over table (lance_fdw's or the heap's): the query vector and k as literals,
 // or parameters of a generic plan.
@@ -451,45 +464,72 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM ivfd.${name
 				}
 });
 
+// Run IVF_FLAT cases in chunks of CHUNK, each against its heap copy; count what they covered.
+async function checkFlatCases(session, cases, counts)
+{
+	for (let start = 0; start < cases.length; start += CHUNK)
+	{
+		const chunk = cases.slice(start, start + CHUNK);
+		const got = await session.steps(chunk.map((c) => settingsOf(c) + caseScript(c, c.table)));
+		const reference = await session.steps(chunk.map((c) => 'RESET ALL; SET extra_float_digits = 3;\n' +
+			(c.bad === null ? referenceScript(c) : caseScript(c, 'heap_' + c.table))));
+
+		chunk.forEach((c, i) => {
+			const what = `case ${start + i} (${c.mode}, index ${c.index})`;
+
+			counts.indexOff += c.index === 'off';
+			counts.parallel += c.mode === 'parallel';
+
+			if (c.bad !== null)
+			{
+				checkBadCase(c, got[i], reference[i], what);
+				counts.bad++;
+				counts.errors += got[i].error !== null;
+				return;
+			}
+			assert.equal(got[i].error, null, `${what}: ${caseScript(c, c.table)}`);
+			assert.equal(reference[i].error, null, `${what}: ${referenceScript(c)}`);
+			checkCase(c, got[i].rows.map(parseRow), reference[i].rows.map(parseRow), what);
+			counts.withRows += got[i].rows.length > 0;
+			counts.withNulls += got[i].rows.some((l) => parseRow(l).d === '');
+		});
+		counts.checked += chunk.length;
+	}
+}
+
 test(`IVF_FLAT, every partition probed, and the index off: ${FLAT_CASES} random cases against the heap copies`, async (t) => {
 	const counts = { checked: 0, indexOff: 0, parallel: 0, bad: 0, errors: 0, withRows: 0, withNulls: 0 };
 
 	await withPsqlSession(async (session) => {
 		await session.run('SET extra_float_digits = 3');
-		for (let start = 0; start < flatCases.length; start += CHUNK)
-		{
-			const chunk = flatCases.slice(start, start + CHUNK);
-			const got = await session.steps(chunk.map((c) => settingsOf(c) + caseScript(c, c.table)));
-			const reference = await session.steps(chunk.map((c) => 'RESET ALL; SET extra_float_digits = 3;\n' +
-				(c.bad === null ? referenceScript(c) : caseScript(c, 'heap_' + c.table))));
-
-			chunk.forEach((c, i) => {
-				const what = `case ${start + i} (${c.mode}, index ${c.index})`;
-
-				counts.indexOff += c.index === 'off';
-				counts.parallel += c.mode === 'parallel';
-
-				if (c.bad !== null)
-				{
-					checkBadCase(c, got[i], reference[i], what);
-					counts.bad++;
-					counts.errors += got[i].error !== null;
-					return;
-				}
-				assert.equal(got[i].error, null, `${what}: ${caseScript(c, c.table)}`);
-				assert.equal(reference[i].error, null, `${what}: ${referenceScript(c)}`);
-				checkCase(c, got[i].rows.map(parseRow), reference[i].rows.map(parseRow), what);
-				counts.withRows += got[i].rows.length > 0;
-				counts.withNulls += got[i].rows.some((l) => parseRow(l).d === '');
-			});
-			counts.checked += chunk.length;
-		}
+		await checkFlatCases(session, flatCases, counts);
 	});
 	t.diagnostic(JSON.stringify(counts));
 	assert.equal(counts.checked, FLAT_CASES);
 	// the NULL vectors no index holds: PostgreSQL's rows when fewer than k rows have a distance
 	assert.ok(counts.indexOff >= 600 && counts.parallel >= 1000 && counts.bad >= 200 && counts.errors >= 60 &&
 		counts.withNulls >= 100, JSON.stringify(counts));
+});
+
+test('IVF_FLAT in a transaction that read its own pending writes: random cases against the heap copies', async (t) => {
+	const counts = { checked: 0, indexOff: 0, parallel: 0, bad: 0, errors: 0, withRows: 0, withNulls: 0 };
+	const writes = FLAT.flatMap(([name]) => PENDING_WRITES.flatMap((w) => [w.replace(/\bT\b/g, `ivfd.${name}_written`),
+		w.replace(/\bT\b/g, `ivfd.heap_${name}_written`)]));
+
+	await withPsqlSession(async (session) => {
+		await session.run('SET extra_float_digits = 3', "SET lance_parts.publish_at = 'commit'", 'BEGIN', ...writes);
+		for (const [name, , , , op] of FLAT)
+		{
+			const plan = (await session.run(`SET lance_parts.fdw_nprobes = ${PARTITIONS}`, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM ivfd.${name}_written ORDER BY emb ${op} ${vectorLiteral(point())} LIMIT 10`)).join('\n');
+
+			assert.match(plan, /Pending Writes Read: true[\s\S]*Lance Vector Index: emb_idx/, plan);
+		}
+		await checkFlatCases(session, pendingCases, counts);
+		await session.run('ROLLBACK');
+	});
+	t.diagnostic(JSON.stringify(counts));
+	assert.ok(counts.checked >= 700 && counts.indexOff >= 100 && counts.withNulls >= 10, JSON.stringify(counts));
 });
 
 test('IVF_FLAT, every partition probed: lancedb\'s rows and distances', async () => {
