@@ -10,7 +10,7 @@
 // deletions and the one after PostgreSQL's writes; a heap table per version holds the same rows
 // (inserted from the values written, and given the same writes).
 //
-//  - IVF_FLAT (l2, cosine, dot), lance_parts.fdw_nprobes at least the number of partitions, so
+//  - IVF_FLAT (l2, cosine, dot; l2 on a dataset with stable row ids too), lance_parts.fdw_nprobes at least the number of partitions, so
 //    the index search is exact, or lance_parts.fdw_vector_index off (the exact top k): thousands
 //    of cases of random query vectors, k, OFFSET, refine factors, random pushed WHERE clauses,
 //    literals and parameters of generic plans, serially and with parallel workers forced; each
@@ -107,11 +107,13 @@ function rowsTable(list)
 	});
 }
 
-// name, file version, index, lancedb's metric, the operator
+// name, file version, index, lancedb's metric, the operator, other storage options
+const STABLE_ROW_IDS = { newTableEnableStableRowIds: 'true' };
 const FLAT = [
 	['flat_l2', '2.1', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'l2' }), 'l2', '<->'],
 	['flat_cosine', '2.2', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'cosine' }), 'cosine', '<=>'],
 	['flat_dot', '2.3', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'dot' }), 'dot', '<#>'],
+	['flat_l2_stable', '2.1', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'l2' }), 'l2', '<->', STABLE_ROW_IDS],
 ];
 const APPROXIMATE = [
 	['pq_l2', '2.0', () => h.lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'l2' }), 'l2', '<->'],
@@ -159,7 +161,7 @@ ${list.map((r) => [r.id, text(r.cat), r.flag ? 't' : 'f', r.label, r.score, r.em
 `;
 }
 
-async function writeDataset(db, [name, version, config])
+async function writeDataset(db, [name, version, config, , , options])
 {
 	let table = null;
 	const versions = {};
@@ -174,7 +176,7 @@ async function writeDataset(db, [name, version, config])
 			versions.indexed = await table.version();
 		}
 		if (table === null)
-			table = await db.createTable(name, part, { mode: 'overwrite', storageOptions: { newTableDataStorageVersion: version } });
+			table = await db.createTable(name, part, { mode: 'overwrite', storageOptions: { newTableDataStorageVersion: version, ...options } });
 		else
 			await table.add(part);
 	}
@@ -579,9 +581,9 @@ test('IVF_FLAT, every partition probed: lancedb\'s rows and distances', async ()
 // another order now and then: graph indexes are held to lancedb's recall less this share of a
 // batch's results (as in fdw_vector_index.test.cjs); PQ, scored alike, to lancedb's own.
 const HNSW_RECALL_SLACK = 0.025;
-const BATCHES = 45;
+const BATCHES = 48;
 const BATCH_QUERIES = 20;
-const APPROXIMATE_SEARCHES = APPROXIMATE.concat([FLAT[2]]);
+const APPROXIMATE_SEARCHES = APPROXIMATE.concat([FLAT[2], FLAT[3]]);
 
 test('IVF_PQ, IVF_HNSW_SQ and IVF_FLAT probing few partitions: per batch at least lancedb\'s recall, every row a qualifying one at its exact distance', (t) => withPsqlSession(async (session) => {
 	await session.run('SET extra_float_digits = 3');
