@@ -3,7 +3,9 @@
 // writes to a heap table: a randomized differential (fixed seeds).
 //
 // lancedb writes a dataset of three fragments (one variant with stable row ids, one of file
-// version 2.0 with deletion files lancedb wrote); a heap table holds the same rows.  One session
+// version 2.0 with deletion files lancedb wrote, one with a BTREE and a BITMAP index the scans
+// search, EXPLAIN ANALYZE shows, with and without pending writes); a heap table holds the same
+// rows.  One session
 // runs random transactions (lance_parts.publish_at = 'commit') that make each change to both
 // tables in the same transaction: INSERT of one row and of several, INSERT ... SELECT (from
 // generate_series and from the table itself), UPDATE and DELETE with random WHERE clauses,
@@ -41,6 +43,8 @@ const VARIANTS = [
 	{ name: 'plain', seed: 20270425, options: {} },
 	{ name: 'stable', seed: 20270426, options: { storageOptions: { newTableEnableStableRowIds: 'true' } } },
 	{ name: 'deleted', seed: 20270427, options: { storageOptions: { newTableDataStorageVersion: '2.0' } }, deleted: 'id % 7 = 3' },
+	// scalar indexes the scans search for pushed clauses: a BTREE on id, a BITMAP on grp
+	{ name: 'indexed', seed: 20270428, options: {}, deleted: 'id % 8 = 5', indexed: true },
 ];
 
 const schema = new arrow.Schema([
@@ -88,6 +92,11 @@ async function setUp(variant)
 
 	await table.add(rowsTable(all.slice(third, 2 * third)));
 	await table.add(rowsTable(all.slice(2 * third)));
+	if (variant.indexed)
+	{
+		await table.createIndex('id', { config: h.lancedb.Index.btree() });
+		await table.createIndex('grp', { config: h.lancedb.Index.bitmap() });
+	}
 	if (variant.deleted)
 		await table.delete(variant.deleted);
 	const rows = encodeRows(await table.query().toArrow());
@@ -277,6 +286,25 @@ async function runVariant(t, variant, session)
 	for (const [name] of PREPARED)
 		assert.match((await session.run(`EXPLAIN (COSTS OFF) EXECUTE ${name}_lance(1)`)).join('\n'), /Gather/, `${name} is a parallel plan`);
 	await compareCommitted(`${variant.name}: before`);
+	if (variant.indexed)
+	{
+		// the scans search the indexes, with pending writes too (so that the comparisons cannot
+		// pass without them)
+		const explain = (where) => `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM ${lance} WHERE ${where}`;
+
+		for (const pending of [false, true])
+		{
+			const results = await session.steps(['BEGIN', ...(pending ? [on(`INSERT INTO T VALUES (999, 1, 0, 'p', true)`, lance)] : []),
+				explain('id BETWEEN 10 AND 20'), explain('grp = 2'), 'ROLLBACK']);
+			const [idPlan, grpPlan] = results.slice(-3, -1).map((r) => r.rows.join('\n'));
+
+			assert.deepEqual(results.filter((r) => r.error !== null), [], 'EXPLAIN of the indexed table');
+			assert.match(idPlan, /Lance Index: id_idx \(BTREE\)/, idPlan);
+			assert.match(grpPlan, /Lance Index: grp_idx \(BITMAP\)/, grpPlan);
+			if (pending)
+				assert.match(idPlan, /Pending Writes Read: true/, idPlan);
+		}
+	}
 
 	for (let x = 0; x < TRANSACTIONS; x++)
 	{
