@@ -10,7 +10,8 @@
 // deletions and the one after PostgreSQL's writes; a heap table per version holds the same rows
 // (inserted from the values written, and given the same writes).
 //
-//  - IVF_FLAT (l2, cosine, dot; l2 on a dataset with stable row ids too), lance_parts.fdw_nprobes at least the number of partitions, so
+//  - IVF_FLAT (l2, cosine, dot; l2 on a dataset with stable row ids too, and on one with BTREE and
+//    BITMAP indexes that the exact top k searches for pushed clauses), lance_parts.fdw_nprobes at least the number of partitions, so
 //    the index search is exact, or lance_parts.fdw_vector_index off (the exact top k): thousands
 //    of cases of random query vectors, k, OFFSET, refine factors, random pushed WHERE clauses,
 //    literals and parameters of generic plans, serially and with parallel workers forced; each
@@ -107,16 +108,19 @@ function rowsTable(list)
 	});
 }
 
-// name, file version, index, lancedb's metric, the operator, other storage options
-const STABLE_ROW_IDS = { newTableEnableStableRowIds: 'true' };
+// name, file version, index, lancedb's metric, the operator, and options: storage options of
+// lancedb, scalar indexes beside the vector index (a BTREE on id, a BITMAP on cat, which the
+// scans search for pushed clauses before the vector index restricts them further)
+const STABLE_ROW_IDS = { storage: { newTableEnableStableRowIds: 'true' } };
+const SCALAR_INDEXES = { scalarIndexes: true };
 const FLAT = [
-	['flat_l2', '2.1', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'l2' }), 'l2', '<->'],
+	['flat_l2', '2.1', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'l2' }), 'l2', '<->', SCALAR_INDEXES],
 	['flat_cosine', '2.2', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'cosine' }), 'cosine', '<=>'],
 	['flat_dot', '2.3', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'dot' }), 'dot', '<#>'],
 	['flat_l2_stable', '2.1', () => h.lancedb.Index.ivfFlat({ numPartitions: PARTITIONS, distanceType: 'l2' }), 'l2', '<->', STABLE_ROW_IDS],
 ];
 const APPROXIMATE = [
-	['pq_l2', '2.0', () => h.lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'l2' }), 'l2', '<->'],
+	['pq_l2', '2.0', () => h.lancedb.Index.ivfPq({ numPartitions: 8, numSubVectors: 4, distanceType: 'l2' }), 'l2', '<->', SCALAR_INDEXES],
 	['hnsw_sq_cosine', '2.1', () => h.lancedb.Index.hnswSq({ numPartitions: 4, distanceType: 'cosine' }), 'cosine', '<=>'],
 ];
 // the versions each dataset is read at: the index's, after the appends, after lancedb's
@@ -161,7 +165,7 @@ ${list.map((r) => [r.id, text(r.cat), r.flag ? 't' : 'f', r.label, r.score, r.em
 `;
 }
 
-async function writeDataset(db, [name, version, config, , , options])
+async function writeDataset(db, [name, version, config, , , options = {}])
 {
 	let table = null;
 	const versions = {};
@@ -173,10 +177,15 @@ async function writeDataset(db, [name, version, config, , , options])
 		if (f === INDEXED_FRAGMENTS)
 		{
 			await table.createIndex('emb', { config: config() });
+			if (options.scalarIndexes)
+			{
+				await table.createIndex('id', { config: h.lancedb.Index.btree() });
+				await table.createIndex('cat', { config: h.lancedb.Index.bitmap() });
+			}
 			versions.indexed = await table.version();
 		}
 		if (table === null)
-			table = await db.createTable(name, part, { mode: 'overwrite', storageOptions: { newTableDataStorageVersion: version, ...options } });
+			table = await db.createTable(name, part, { mode: 'overwrite', storageOptions: { newTableDataStorageVersion: version, ...options.storage } });
 		else
 			await table.add(part);
 	}
@@ -463,6 +472,24 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM ivfd.${name
 					assert.match(plan, /Lance Filter: \(?cat <> 2\)?/, what);
 					if (mode === 'parallel')
 						assert.match(plan, /Gather Merge[\s\S]*Parallel Foreign Scan/, what);
+				}
+});
+
+// The candidates of a vector index replace the rows a scalar index finds (lp_fdw_scan_restrict):
+// the scalar indexes serve the exact top k, with lance_parts.fdw_vector_index off.
+test('EXPLAIN ANALYZE: the scalar indexes searched for pushed clauses with the vector index off', () => {
+	const q = vectorLiteral(point());
+
+	for (const [name, , , , op, options] of FLAT.concat(APPROXIMATE))
+		if (options === SCALAR_INDEXES)
+			for (const v of VERSIONS)
+				for (const [where, index] of [['id BETWEEN 100 AND 300', 'id_idx \\(BTREE\\)'], ['cat IN (1, 3)', 'cat_idx \\(BITMAP\\)']])
+				{
+					const plan = psqlLines(`SET lance_parts.fdw_vector_index = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM ivfd.${name}_${v} WHERE ${where} ORDER BY emb ${op} ${q} LIMIT 10;
+`).join('\n');
+
+					assert.match(plan, new RegExp(`Lance Index: ${index}[\\s\\S]*Lance Top-K: `), `${name}_${v}:\n${plan}`);
 				}
 });
 
