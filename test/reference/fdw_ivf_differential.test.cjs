@@ -110,7 +110,7 @@ function rowsTable(list)
 
 // name, file version, index, lancedb's metric, the operator, and options: storage options of
 // lancedb, scalar indexes beside the vector index (a BTREE on id, a BITMAP on cat, which the
-// scans search for pushed clauses before the vector index restricts them further)
+// scans search for pushed clauses when the vector index does not restrict them)
 const STABLE_ROW_IDS = { storage: { newTableEnableStableRowIds: 'true' } };
 const SCALAR_INDEXES = { scalarIndexes: true };
 const FLAT = [
