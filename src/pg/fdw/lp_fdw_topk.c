@@ -700,7 +700,11 @@ rank_rows(LpFdwTopK *topk)
  * (lp_fdw_vector.c), when one answers the query: k * refine_factor of
  * them, or every row of the probed partitions when a filter or deleted
  * rows could drop candidates, or the index's stable row ids could name rows
- * that compaction dropped.  False when no index answers.
+ * that compaction dropped.  Fewer than k of the k * refine_factor (every
+ * one a row the scan returns) leave the scan unrestricted: the rest of
+ * PostgreSQL's k (rows whose vector is NULL, which no index holds) can be
+ * in any fragment.  True when the scan is restricted to candidates that
+ * may leave fewer than k rows, which the ranking then counts.
  */
 static bool
 restrict_to_index(LpFdwTopK *topk)
@@ -723,10 +727,10 @@ restrict_to_index(LpFdwTopK *topk)
 	rows = lp_fdw_vector_candidates(source, topk->field_id, topk->metric, query->x, query->dim,
 									limit, &topk->search);
 	MemoryContextSwitchTo(old);
-	if (rows == NULL)
+	if (rows == NULL || (limit != PG_UINT64_MAX && rows->num_rows < topk->k))
 		return false;
 	lp_fdw_scan_restrict(topk->scan, rows);
-	return true;
+	return limit == PG_UINT64_MAX;
 }
 
 /*
@@ -780,16 +784,19 @@ lp_fdw_topk_next(LpFdwTopK *topk, TupleTableSlot *slot)
 		prepare(topk);
 		if (topk->k > 0)
 		{
-			bool		restricted = restrict_to_index(topk);
+			bool		may_leave_fewer = restrict_to_index(topk);
 
 			rank_rows(topk);
 
 			/*
 			 * An index holds no row whose vector is NULL, which PostgreSQL
-			 * ranks last: when the candidates leave fewer than k rows, the
-			 * rows read are ranked again, all of them.
+			 * ranks last: when a filter or deletions leave fewer than k of
+			 * the candidates, the rows read are ranked again, all of them.
+			 * A parallel scan's processes count their own rows, so that one
+			 * whose units leave fewer than k ranks them all (other processes
+			 * keep their candidates): the merge can only gain nearer rows.
 			 */
-			if (restricted && topk->num_rows < topk->k)
+			if (may_leave_fewer && topk->num_rows < topk->k)
 			{
 				topk->num_rows = 0;
 				lp_fdw_scan_unrestrict(topk->scan);
