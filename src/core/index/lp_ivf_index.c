@@ -1253,6 +1253,14 @@ lp_ivf_scan_search(LpIvfScan *scan, const LpIvfPartition *partition, uint32_t ef
 	return lp_hnsw_graph_search(partition->graph, ef, node_score, &scorer, rows, scores, found, err);
 }
 
+uint64_t
+lp_ivf_default_beam(uint64_t candidates)
+{
+	uint64_t	beam = candidates + candidates / 2;
+
+	return beam > LP_IVF_MIN_DEFAULT_BEAM ? beam : LP_IVF_MIN_DEFAULT_BEAM;
+}
+
 void
 lp_ivf_scan_close(LpIvfScan *scan)
 {

@@ -51,15 +51,6 @@
 
 bool		lp_fdw_vector_index = true;
 int			lp_fdw_nprobes = 20;
-/*
- * The least beam lance_parts.fdw_ef = 0 walks an HNSW graph with.  lancedb
- * 0.39's searches returned the rows of least SQ distance in the probed
- * partitions at every ef tried (10 to 5000, graphs of 375 to 20,000 nodes):
- * a walk of the same graph from the same entry point with Lance's
- * published beam search found them all only from a beam of about 80.
- */
-#define MIN_DEFAULT_BEAM 100
-
 int			lp_fdw_refine_factor = 1;
 int			lp_fdw_ef = 0;
 static int	lp_fdw_vector_index_cache = 64 * 1024;	/* kB */
@@ -475,14 +466,13 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 	}
 	/*
 	 * An HNSW graph is walked with a beam of lance_parts.fdw_ef, or by
-	 * default 1.5 times the candidates asked for and at least
-	 * MIN_DEFAULT_BEAM, when candidates are limited; otherwise every row is
+	 * default lancedb's, when candidates are limited; otherwise every row is
 	 * scored.
 	 */
 	if (lp_ivf_model_has_graph(model) && candidates->limit != PG_UINT64_MAX)
 	{
 		uint64		limit = Min(candidates->limit, (uint64) PG_INT32_MAX);
-		uint64		beam = lp_fdw_ef > 0 ? (uint64) lp_fdw_ef : Max(limit + limit / 2, MIN_DEFAULT_BEAM);
+		uint64		beam = lp_fdw_ef > 0 ? (uint64) lp_fdw_ef : lp_ivf_default_beam(limit);
 
 		ef = (uint32) Min(Max(beam, limit), (uint64) PG_INT32_MAX);
 	}
