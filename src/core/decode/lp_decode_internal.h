@@ -21,7 +21,7 @@
 
 typedef Lance__Encodings21__CompressiveEncoding LpCompressive;
 
-/* ---- general compression (lp_decode_general.c) ---------------------------- */
+/* ---- general compression (lp_general.c) ---------------------------- */
 
 /* Decompress one lz4 ("u32 length + block") or zstd buffer, appending to out. */
 bool		lp_general_decompress(const LpPageContext *ctx,

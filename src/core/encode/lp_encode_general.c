@@ -4,7 +4,7 @@
  * ("none", "fsst", "lz4", "zstd") and lance-encoding:compression-level, as
  * Lance's writers read them (compression.rs parse_field_metadata,
  * previous/encoder.rs get_field_compression).  The framing is the one
- * lp_decode_general.c reads (lance-format.md §4.4).
+ * lp_general.c reads (lance-format.md §4.4).
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /*
- * lp_decode_general.c - general-purpose compression of buffers: zstd (u64
+ * lp_general.c - general-purpose compression of buffers: zstd (u64
  * LE uncompressed length + frame, or a bare frame) and lz4 (u32 LE
  * uncompressed length + block), lance-format.md §4.4.
  */
