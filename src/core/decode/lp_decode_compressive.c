@@ -8,6 +8,7 @@
 
 #include "base/lp_alloc.h"
 #include "codec/lp_bitpack.h"
+#include "codec/lp_general.h"
 #include "base/lp_checked.h"
 #include "decode/lp_decode_internal.h"
 
@@ -15,6 +16,25 @@
 #define MAX_BITS_PER_VALUE (8 * 1024 * 1024)
 
 typedef Lance__Encodings21__CompressiveEncoding CE;
+
+bool
+lp_page_decompress(const LpPageContext *ctx, Lance__Encodings21__CompressionScheme scheme,
+				   const uint8_t *data, uint64_t len, LpBuf *out)
+{
+	LpError		local = {0};
+
+	if (scheme != LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4 &&
+		scheme != LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD)
+		return lp_page_fail(ctx, LP_ERR_UNSUPPORTED,
+							"general compression scheme %d is not supported", (int) scheme);
+	if (lp_general_decompress(scheme == LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4 ?
+							  LP_GENERAL_LZ4 : LP_GENERAL_ZSTD, data, len, out, &local))
+		return true;
+	lp_page_fail(ctx, local.code, "%s", local.message);
+	if (local.detail[0] != '\0')
+		lp_error_detail(ctx->err, "%s", local.detail);
+	return false;
+}
 
 static bool
 missing(const LpPageContext *ctx, const char *what)
@@ -55,7 +75,7 @@ decode_flat(const LpPageContext *ctx, const Lance__Encodings21__Flat *flat,
 	if (flat->data != NULL &&
 		flat->data->scheme != LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_UNSPECIFIED)
 	{
-		if (!lp_general_decompress(ctx, flat->data->scheme, data, len, &inflated))
+		if (!lp_page_decompress(ctx, flat->data->scheme, data, len, &inflated))
 		{
 			lp_buf_free(&inflated);
 			return false;
@@ -284,7 +304,7 @@ decode_variable_chunk(const LpPageContext *ctx, const Lance__Encodings21__Variab
 	if (variable->values != NULL &&
 		variable->values->scheme != LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_UNSPECIFIED)
 	{
-		if (!lp_general_decompress(ctx, variable->values->scheme, data, len, &inflated))
+		if (!lp_page_decompress(ctx, variable->values->scheme, data, len, &inflated))
 		{
 			lp_buf_free(&inflated);
 			return false;
@@ -390,7 +410,7 @@ rle_side_decode_counted(const LpPageContext *ctx, const LpCompressive *side,
 
 		if (side->general->compression == NULL)
 			return missing(ctx, "general compression settings");
-		if (!lp_general_decompress(ctx, side->general->compression->scheme, data, len, &inflated))
+		if (!lp_page_decompress(ctx, side->general->compression->scheme, data, len, &inflated))
 		{
 			lp_buf_free(&inflated);
 			return false;
@@ -689,7 +709,7 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 					return missing(ctx, "general compression settings");
 				if (num_buffers < 1)
 					return lp_page_fail(ctx, LP_ERR_CORRUPT, "general chunk has no buffers");
-				if (!lp_general_decompress(ctx, enc->general->compression->scheme,
+				if (!lp_page_decompress(ctx, enc->general->compression->scheme,
 										   buffers[0].data, buffers[0].len, &inflated))
 				{
 					lp_buf_free(&inflated);
@@ -780,7 +800,7 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 
 				if (enc->general->compression == NULL || enc->general->values == NULL)
 					return missing(ctx, "general compression settings");
-				if (!lp_general_decompress(ctx, enc->general->compression->scheme, data, len,
+				if (!lp_page_decompress(ctx, enc->general->compression->scheme, data, len,
 										   &inflated))
 				{
 					lp_buf_free(&inflated);
@@ -891,7 +911,7 @@ general_per_value(const LpPageContext *ctx, const Lance__Encodings21__General *g
 		uint64_t	len = offsets[i + 1] - offsets[i];
 
 		if (len > 0 &&
-			!lp_general_decompress(ctx, general->compression->scheme,
+			!lp_page_decompress(ctx, general->compression->scheme,
 								   block->data.data + offsets[i], len, &result.data))
 		{
 			lp_block_free(&result);

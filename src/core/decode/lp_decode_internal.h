@@ -21,15 +21,12 @@
 
 typedef Lance__Encodings21__CompressiveEncoding LpCompressive;
 
-/* ---- general compression (lp_general.c) ---------------------------- */
+/* ---- general compression (lp_decode_compressive.c) ------------------------ */
 
-/* Decompress one lz4 ("u32 length + block") or zstd buffer, appending to out. */
-bool		lp_general_decompress(const LpPageContext *ctx,
-								  Lance__Encodings21__CompressionScheme scheme,
-								  const uint8_t *data, uint64_t len, LpBuf *out);
-/* The same for 2.0's scheme names ("zstd", "lz4"). */
-bool		lp_general_decompress_named(const LpPageContext *ctx, const char *scheme,
-										const uint8_t *data, uint64_t len, LpBuf *out);
+/* Decompress one lz4 or zstd buffer of the page, appending to out. */
+bool		lp_page_decompress(const LpPageContext *ctx,
+							   Lance__Encodings21__CompressionScheme scheme,
+							   const uint8_t *data, uint64_t len, LpBuf *out);
 
 /* ---- compressive encodings of 2.1+ (lp_decode_compressive.c) -------------- */
 

@@ -64,10 +64,18 @@ flat_bytes(const Page20 *page, const Lance__Encodings__Flat *flat, const uint8_t
 	if (!page_buffer(page, flat->buffer, "flat values", data, len))
 		return false;
 	if (flat->compression != NULL && flat->compression->scheme != NULL &&
-		flat->compression->scheme[0] != '\0')
+		flat->compression->scheme[0] != '\0' && strcmp(flat->compression->scheme, "none") != 0)
 	{
-		if (!lp_general_decompress_named(page->ctx, flat->compression->scheme, *data, *len,
-										 inflated))
+		const char *name = flat->compression->scheme;
+
+		/* 2.0 names the schemes that 2.1+ numbers */
+		if (strcmp(name, "zstd") != 0 && strcmp(name, "lz4") != 0)
+			return lp_page_fail(page->ctx, LP_ERR_UNSUPPORTED,
+								"compression scheme \"%.40s\" is not supported", name);
+		if (!lp_page_decompress(page->ctx, strcmp(name, "zstd") == 0 ?
+								LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD :
+								LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4,
+								*data, *len, inflated))
 			return false;
 		*data = inflated->data;
 		*len = inflated->len;

@@ -43,7 +43,7 @@ compress_values(const LpPageValues *page, Strings *strings)
 	for (uint64_t i = 0; i < page->num_values; i++)
 	{
 		if (!lp_enc_is_null(page, i) &&
-			!lp_general_compress(&per_value_zstd, page->data.data + offsets[i],
+			!lp_column_compress(&per_value_zstd, page->data.data + offsets[i],
 								 offsets[i + 1] - offsets[i], &strings->compressed_data))
 			return false;
 		if (!lp_buf_append_u64(&strings->compressed_offsets, strings->compressed_data.len))

@@ -378,7 +378,7 @@ lp_dictionary_block_encode(LpFileVersion version, const LpLeafShape *shape,
 		return true;
 	}
 	/* From 2.2 on Lance lz4-compresses every dictionary it does not bit-pack. */
-	if (!lp_general_compress(&lz4, raw.data, raw.len, &out->buffer))
+	if (!lp_column_compress(&lz4, raw.data, raw.len, &out->buffer))
 		goto no_memory;
 	lp_buf_free(&raw);
 	lp_buffer_compression_init(&lz4, &out->compression);

@@ -3,18 +3,15 @@
  * and the field metadata that asks for it: lance-encoding:compression
  * ("none", "fsst", "lz4", "zstd") and lance-encoding:compression-level, as
  * Lance's writers read them (compression.rs parse_field_metadata,
- * previous/encoder.rs get_field_compression).  The framing is the one
- * lp_general.c reads (lance-format.md §4.4).
+ * previous/encoder.rs get_field_compression), and General buffers compressed
+ * as they ask (codec/lp_general.c).
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <lz4.h>
-#include <zstd.h>
-
-#include "base/lp_bytes.h"
+#include "codec/lp_general.h"
 #include "encode/lp_encode_internal.h"
 
 #define COMPRESSION_KEY "lance-encoding:compression"
@@ -94,60 +91,11 @@ lp_compression_is_general(const LpColumnCompression *compression)
 }
 
 bool
-lp_general_compress(const LpColumnCompression *compression, const uint8_t *data, uint64_t len,
-					LpBuf *out)
+lp_column_compress(const LpColumnCompression *compression, const uint8_t *data, uint64_t len,
+				   LpBuf *out)
 {
-	uint64_t	start = out->len;
-
-	if (compression->request == LP_COMPRESSION_LZ4)
-	{
-		int			bound;
-		int			written;
-
-		if (len > LZ4_MAX_INPUT_SIZE)
-			return false;
-		bound = LZ4_compressBound((int) len);
-		if (!lp_buf_reserve(out, 4 + (uint64_t) bound))
-			return false;
-		lp_put_le32(out->data + start, (uint32_t) len);
-		if (len == 0)
-		{
-			out->data[start + 4] = 0;	/* the empty block: one token, no literals */
-			written = 1;
-		}
-		else
-			written = LZ4_compress_default((const char *) data, (char *) out->data + start + 4,
-										   (int) len, bound);
-		if (written <= 0)
-			return false;
-		out->len = start + 4 + (uint64_t) written;
-		return true;
-	}
-	else
-	{
-		size_t		bound = ZSTD_compressBound((size_t) len);
-		ZSTD_CCtx  *context;
-		size_t		written;
-
-		if (ZSTD_isError(bound) || !lp_buf_reserve(out, 8 + (uint64_t) bound))
-			return false;
-		context = ZSTD_createCCtx();
-		if (context == NULL)
-			return false;
-		lp_put_le64(out->data + start, len);
-		/* Lance streams its frames, which leaves the content size out of the header. */
-		written = ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel,
-										 compression->has_level ? compression->level : 0);
-		if (!ZSTD_isError(written))
-			written = ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 0);
-		if (!ZSTD_isError(written))
-			written = ZSTD_compress2(context, out->data + start + 8, bound, data, (size_t) len);
-		ZSTD_freeCCtx(context);
-		if (ZSTD_isError(written))
-			return false;
-		out->len = start + 8 + written;
-		return true;
-	}
+	return lp_general_compress(compression->request == LP_COMPRESSION_LZ4 ? LP_GENERAL_LZ4 : LP_GENERAL_ZSTD,
+							   compression->has_level, compression->level, data, len, out);
 }
 
 void

@@ -162,13 +162,12 @@ bool		lp_column_compression_parse(const LpField *field, const char *file_name,
 bool		lp_compression_is_general(const LpColumnCompression *compression);
 
 /*
- * Append data compressed as Lance frames General buffers: lz4 as a u32 LE
- * uncompressed length and a block, zstd as a u64 LE uncompressed length and
- * a frame (level 0, zstd's default, unless one is given).  False when out
- * of memory or the data exceeds what the scheme can frame.
+ * Append data compressed with the General scheme and level compression asks
+ * for (lp_general_compress).  False when out of memory or the data exceeds
+ * what the scheme can frame.
  */
-bool		lp_general_compress(const LpColumnCompression *compression, const uint8_t *data,
-								uint64_t len, LpBuf *out);
+bool		lp_column_compress(const LpColumnCompression *compression, const uint8_t *data,
+							   uint64_t len, LpBuf *out);
 
 /* The BufferCompression message of compression (lz4 or zstd). */
 void		lp_buffer_compression_init(const LpColumnCompression *compression,

@@ -499,7 +499,7 @@ compress_chunks(const LpColumnCompression *compression, Messages *m, ChunkList *
 		const Chunk *chunk = &chunks->chunks[c];
 		uint64_t	start = compressed.len;
 
-		if (!lp_general_compress(compression, values->data + chunk->value_start, chunk->value_len,
+		if (!lp_column_compress(compression, values->data + chunk->value_start, chunk->value_len,
 								 &compressed))
 		{
 			lp_free(sizes);

@@ -159,7 +159,7 @@ binary(Messages20 *m, const uint64_t *offsets, const uint8_t *data, uint64_t dat
 			return NULL;
 	}
 	if (lp_compression_is_general(compression) ?
-		!lp_general_compress(compression, data, data_len, bytes) :
+		!lp_column_compress(compression, data, data_len, bytes) :
 		!lp_buf_append(bytes, data, data_len))
 		return NULL;
 	lance__encodings__binary__init(&m->binary);
