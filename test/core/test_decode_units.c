@@ -151,7 +151,7 @@ LP_TEST(rle_chunk_and_block_expand)
 	LpSlice		buffers[2] = {{(const uint8_t *) run_values, 8}, {run_lengths, 2}};
 	LpError		err;
 	LpPageContext ctx = {&unit_file, 0, 0, &err};
-	LpBlock		out;
+	LpFlatValues		out;
 	const uint32_t expected[] = {7, 7, 7, 9, 9};
 
 	values_flat.bits_per_value = 32;
@@ -168,7 +168,7 @@ LP_TEST(rle_chunk_and_block_expand)
 	LP_CHECK(lp_miniblock_decompress(&ctx, &enc, buffers, 2, 5, &out));
 	LP_CHECK_EQ_U64(out.num_values, 5);
 	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
-	lp_block_free(&out);
+	lp_flat_values_free(&out);
 
 	/* Runs that cover too few values are damage, not zeros. */
 	LP_CHECK(!lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
@@ -179,11 +179,11 @@ LP_TEST(rle_chunk_and_block_expand)
 	block[0] = 8;
 	memcpy(block + 8, run_values, 8);
 	memcpy(block + 16, run_lengths, 2);
-	LP_CHECK(lp_block_decompress(&ctx, &enc, block, sizeof(block), 5, &out));
+	LP_CHECK(lp_flat_values_decompress(&ctx, &enc, block, sizeof(block), 5, &out));
 	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
-	lp_block_free(&out);
+	lp_flat_values_free(&out);
 	block[0] = 200;
-	LP_CHECK(!lp_block_decompress(&ctx, &enc, block, sizeof(block), 5, &out));
+	LP_CHECK(!lp_flat_values_decompress(&ctx, &enc, block, sizeof(block), 5, &out));
 }
 
 /* A Flat of bits, optionally wrapped in General zstd. */
@@ -252,7 +252,7 @@ LP_TEST(rle_general_children_expand)
 	uint8_t		block[256];
 	LpError		err;
 	LpPageContext ctx = {&unit_file, 0, 0, &err};
-	LpBlock		out;
+	LpFlatValues		out;
 
 	rle.values = (LpCompressive *) rle_side(&values_side, 32, true);
 	rle.run_lengths = (LpCompressive *) rle_side(&lengths_side, 8, true);
@@ -263,16 +263,16 @@ LP_TEST(rle_general_children_expand)
 	buffers[1] = lengths;
 	LP_CHECK(lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
 	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
-	lp_block_free(&out);
+	lp_flat_values_free(&out);
 
 	/* block form: u64 size of the values, the values, the run lengths */
 	memset(block, 0, 8);
 	block[0] = (uint8_t) values.len;
 	memcpy(block + 8, values.data, values.len);
 	memcpy(block + 8 + values.len, lengths.data, lengths.len);
-	LP_CHECK(lp_block_decompress(&ctx, &enc, block, 8 + values.len + lengths.len, 6, &out));
+	LP_CHECK(lp_flat_values_decompress(&ctx, &enc, block, 8 + values.len + lengths.len, 6, &out));
 	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
-	lp_block_free(&out);
+	lp_flat_values_free(&out);
 
 	/* flat run lengths next to compressed values */
 	rle.run_lengths = (LpCompressive *) rle_side(&lengths_side, 8, false);
@@ -280,7 +280,7 @@ LP_TEST(rle_general_children_expand)
 	buffers[1].len = sizeof(run_lengths);
 	LP_CHECK(lp_miniblock_decompress(&ctx, &enc, buffers, 2, 6, &out));
 	LP_CHECK(out.data.len == sizeof(expected) && memcmp(out.data.data, expected, sizeof(expected)) == 0);
-	lp_block_free(&out);
+	lp_flat_values_free(&out);
 
 	/* damage: fewer run lengths than values, values not whole, a run of 0 */
 	rle.run_lengths = (LpCompressive *) rle_side(&lengths_side, 8, true);
@@ -315,7 +315,7 @@ LP_TEST(rle_without_a_counting_side_is_refused)
 	LpSlice		buffers[2] = {{zeros, sizeof(zeros)}, {zeros, sizeof(zeros)}};
 	LpError		err;
 	LpPageContext ctx = {&unit_file, 0, 0, &err};
-	LpBlock		out;
+	LpFlatValues		out;
 
 	flat.bits_per_value = 2;
 	inner.compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
@@ -391,7 +391,7 @@ decode_v20_ints(const Lance__Encodings__ArrayEncoding *enc, const uint8_t *data,
 {
 	LpPageContext ctx = {&unit_file, 0, 0, err};
 	LpSlice		buffer = {data, len};
-	LpBlock		values;
+	LpFlatValues		values;
 	LpBits		validity = {0};
 	int			bad = 0;
 
@@ -407,7 +407,7 @@ decode_v20_ints(const Lance__Encodings__ArrayEncoding *enc, const uint8_t *data,
 		bad += lp_le_uint(values.data.data + i * bytes, bytes) !=
 			((uint64_t) expected[i] & (bytes == 8 ? UINT64_MAX : (((uint64_t) 1 << (bytes * 8)) - 1)));
 	LP_CHECK_MSG(bad == 0, "%d of %llu values differ", bad, (unsigned long long) n);
-	lp_block_free(&values);
+	lp_flat_values_free(&values);
 	lp_buf_free(&validity.buf);
 	return true;
 }
@@ -493,7 +493,7 @@ LP_TEST(v20_list_pages_are_not_leaf_pages)
 	Lance__Encodings__ArrayEncoding enc = LANCE__ENCODINGS__ARRAY_ENCODING__INIT;
 	LpError		err;
 	LpPageContext ctx = {&unit_file, 0, 0, &err};
-	LpBlock		values;
+	LpFlatValues		values;
 	LpBits		validity = {0};
 
 	enc.array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST;

@@ -148,14 +148,14 @@ lp_bits_append_bitmap(LpBits *bits, const uint8_t *bitmap, uint64_t start,
 }
 
 void
-lp_block_init_fixed(LpBlock *block, uint32_t bits_per_value)
+lp_flat_values_init_fixed(LpFlatValues *block, uint32_t bits_per_value)
 {
 	memset(block, 0, sizeof(*block));
 	block->bits_per_value = bits_per_value;
 }
 
 bool
-lp_block_init_variable(LpBlock *block)
+lp_flat_values_init_variable(LpFlatValues *block)
 {
 	memset(block, 0, sizeof(*block));
 	block->variable = true;
@@ -163,7 +163,7 @@ lp_block_init_variable(LpBlock *block)
 }
 
 void
-lp_block_free(LpBlock *block)
+lp_flat_values_free(LpFlatValues *block)
 {
 	lp_buf_free(&block->data);
 	lp_buf_free(&block->offsets);
@@ -174,7 +174,7 @@ lp_block_free(LpBlock *block)
 }
 
 bool
-lp_block_add_item_validity(LpBlock *block, uint32_t items_per_value)
+lp_flat_values_add_item_validity(LpFlatValues *block, uint32_t items_per_value)
 {
 	uint64_t	items;
 
@@ -190,7 +190,7 @@ lp_block_add_item_validity(LpBlock *block, uint32_t items_per_value)
 
 /* Append count bits of bitmap (from bit start) to the packed data of a block. */
 static bool
-append_packed_bits(LpBlock *block, const uint8_t *bitmap, uint64_t start, uint64_t count)
+append_packed_bits(LpFlatValues *block, const uint8_t *bitmap, uint64_t start, uint64_t count)
 {
 	LpBits		bits;
 	bool		ok;
@@ -205,13 +205,13 @@ append_packed_bits(LpBlock *block, const uint8_t *bitmap, uint64_t start, uint64
 }
 
 bool
-lp_block_append(LpBlock *dst, const LpBlock *src)
+lp_flat_values_append(LpFlatValues *dst, const LpFlatValues *src)
 {
-	return lp_block_append_range(dst, src, 0, src->num_values);
+	return lp_flat_values_append_range(dst, src, 0, src->num_values);
 }
 
 bool
-lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t count)
+lp_flat_values_append_range(LpFlatValues *dst, const LpFlatValues *src, uint64_t start, uint64_t count)
 {
 	uint64_t	total;
 	uint64_t	end;
@@ -225,7 +225,7 @@ lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t
 	/* nothing to append, and src may have no buffer to point into */
 	if (count == 0)
 		return true;
-	if (src->has_item_validity && !lp_block_add_item_validity(dst, src->items_per_value))
+	if (src->has_item_validity && !lp_flat_values_add_item_validity(dst, src->items_per_value))
 		return false;
 	if (dst->has_item_validity &&
 		!(src->has_item_validity ?
@@ -235,7 +235,7 @@ lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t
 		return false;
 	if (dst->variable)
 	{
-		const uint64_t *offsets = lp_block_offsets(src);
+		const uint64_t *offsets = lp_flat_values_offsets(src);
 		uint64_t	base = dst->data.len;
 
 		if (!lp_buf_reserve(&dst->offsets, count * 8))
@@ -263,7 +263,7 @@ lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start, uint64_t
 }
 
 static bool
-blocks_have_same_shape(const LpBlock *a, const LpBlock *b)
+blocks_have_same_shape(const LpFlatValues *a, const LpFlatValues *b)
 {
 	return a->variable == b->variable &&
 		(a->variable || a->bits_per_value == b->bits_per_value) &&
@@ -272,13 +272,13 @@ blocks_have_same_shape(const LpBlock *a, const LpBlock *b)
 }
 
 bool
-lp_block_merge(const LpPageContext *ctx, LpBlock *dst, LpBlock *src)
+lp_flat_values_merge(const LpPageContext *ctx, LpFlatValues *dst, LpFlatValues *src)
 {
 	bool		ok = true;
 
 	if (dst->num_values == 0)
 	{
-		lp_block_free(dst);
+		lp_flat_values_free(dst);
 		*dst = *src;
 		memset(src, 0, sizeof(*src));
 		return true;
@@ -289,15 +289,15 @@ lp_block_merge(const LpPageContext *ctx, LpBlock *dst, LpBlock *src)
 		if (!blocks_have_same_shape(dst, src))
 			ok = lp_page_fail(ctx, LP_ERR_CORRUPT,
 							  "values decode to a different width than the values before them");
-		else if (!lp_block_append(dst, src))
+		else if (!lp_flat_values_append(dst, src))
 			ok = lp_page_no_memory(ctx);
 	}
-	lp_block_free(src);
+	lp_flat_values_free(src);
 	return ok;
 }
 
 bool
-lp_block_append_repeated(LpBlock *block, const uint8_t *value, uint64_t value_len,
+lp_flat_values_append_repeated(LpFlatValues *block, const uint8_t *value, uint64_t value_len,
 						 uint64_t count)
 {
 	/* Repeated values (nulls, constants) have valid items. */
@@ -423,8 +423,8 @@ lp_read_page_buffer_range(const LpPageContext *ctx, LpInput *input, const LpPage
 
 /* Replace dictionary indices (fixed-width integers) by the dictionary's values. */
 bool
-lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
-					 const LpBlock *dictionary, const uint8_t *valid, LpBlock *out)
+lp_dictionary_gather(const LpPageContext *ctx, const LpFlatValues *indices,
+					 const LpFlatValues *dictionary, const uint8_t *valid, LpFlatValues *out)
 {
 	uint32_t	index_bytes;
 	uint32_t	value_bytes;
@@ -435,14 +435,14 @@ lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 	index_bytes = indices->bits_per_value / 8;
 	if (dictionary->variable)
 	{
-		if (!lp_block_init_variable(out))
+		if (!lp_flat_values_init_variable(out))
 			return lp_page_no_memory(ctx);
 	}
 	else
 	{
 		if (dictionary->bits_per_value % 8 != 0)
 			return lp_page_unsupported(ctx, "dictionary of bit-packed values");
-		lp_block_init_fixed(out, dictionary->bits_per_value);
+		lp_flat_values_init_fixed(out, dictionary->bits_per_value);
 	}
 	value_bytes = dictionary->bits_per_value / 8;
 	for (uint64_t i = 0; i < indices->num_values; i++)
@@ -455,29 +455,29 @@ lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 		{
 			if (is_valid)
 			{
-				lp_block_free(out);
+				lp_flat_values_free(out);
 				return lp_page_fail(ctx, LP_ERR_CORRUPT,
 									"dictionary index %llu is out of range (%llu items)",
 									(unsigned long long) index,
 									(unsigned long long) dictionary->num_values);
 			}
-			ok = lp_block_append_repeated(out, NULL, 0, 1);
+			ok = lp_flat_values_append_repeated(out, NULL, 0, 1);
 		}
 		else if (dictionary->variable)
 		{
-			const uint64_t *offsets = lp_block_offsets(dictionary);
+			const uint64_t *offsets = lp_flat_values_offsets(dictionary);
 			uint64_t	len = offsets[index + 1] - offsets[index];
 
 			/* A dictionary of empty strings may have no bytes at all. */
-			ok = lp_block_append_repeated(out, len > 0 ? dictionary->data.data + offsets[index] : NULL,
+			ok = lp_flat_values_append_repeated(out, len > 0 ? dictionary->data.data + offsets[index] : NULL,
 										  len, 1);
 		}
 		else
-			ok = lp_block_append_repeated(out, dictionary->data.data + index * value_bytes,
+			ok = lp_flat_values_append_repeated(out, dictionary->data.data + index * value_bytes,
 										  value_bytes, 1);
 		if (!ok)
 		{
-			lp_block_free(out);
+			lp_flat_values_free(out);
 			return lp_page_no_memory(ctx);
 		}
 	}
@@ -486,12 +486,12 @@ lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
 
 /* FSST over a variable block, value by value. */
 bool
-lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
-					 uint64_t table_len, const uint8_t *selected, LpBlock *block)
+lp_fsst_expand_values(const LpPageContext *ctx, const uint8_t *symbol_table,
+					 uint64_t table_len, const uint8_t *selected, LpFlatValues *block)
 {
 	LpFsstTable table;
-	LpBlock		result;
-	const uint64_t *offsets = lp_block_offsets(block);
+	LpFlatValues		result;
+	const uint64_t *offsets = lp_flat_values_offsets(block);
 
 	if (!block->variable)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst applies to fixed-width values");
@@ -499,7 +499,7 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst symbol table is malformed");
 	if (!table.compressed)
 		return true;
-	if (!lp_block_init_variable(&result))
+	if (!lp_flat_values_init_variable(&result))
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < block->num_values; i++)
 	{
@@ -512,7 +512,7 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		{
 			if (!lp_buf_append_u64(&result.offsets, result.data.len))
 			{
-				lp_block_free(&result);
+				lp_flat_values_free(&result);
 				return lp_page_no_memory(ctx);
 			}
 			continue;
@@ -520,24 +520,24 @@ lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
 		in = block->data.data + offsets[i];
 		if (in_len > UINT64_MAX / 8 || !lp_buf_reserve(&result.data, LP_FSST_DECODE_ROOM(in_len)))
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return lp_page_no_memory(ctx);
 		}
 		if (!lp_fsst_decode(&table, in, in_len, result.data.data + result.data.len, &out_len))
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return lp_page_fail(ctx, LP_ERR_CORRUPT, "fsst value %llu is malformed",
 								(unsigned long long) i);
 		}
 		result.data.len += out_len;
 		if (!lp_buf_append_u64(&result.offsets, result.data.len))
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return lp_page_no_memory(ctx);
 		}
 	}
 	result.num_values = block->num_values;
-	lp_block_free(block);
+	lp_flat_values_free(block);
 	*block = result;
 	return true;
 }

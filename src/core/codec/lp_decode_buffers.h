@@ -1,9 +1,9 @@
 /*
  * lp_decode_buffers.h - what the page decoders share, below all of them:
- * growable buffers and bitmaps, blocks of decoded values with their generic
- * operations (dictionary gather, FSST expansion), the page context used in
- * messages, and reading a page's buffers (lp_decode_buffers.c).  Not part of
- * the public core API.
+ * growable buffers and bitmaps, flat values (decoded values of fixed or
+ * variable width) with their generic operations (dictionary gather, FSST
+ * expansion), the page context used in messages, and reading a page's
+ * buffers (lp_decode_buffers.c).  Not part of the public core API.
  */
 #ifndef LP_DECODE_BUFFERS_H
 #define LP_DECODE_BUFFERS_H
@@ -71,7 +71,7 @@ bool		lp_bits_append_bitmap(LpBits *bits, const uint8_t *bitmap, uint64_t start,
  * list of n bools is n bits).  Values that are fixed-size lists may carry
  * the validity of their items (items_per_value bits per value).
  */
-typedef struct LpBlock
+typedef struct LpFlatValues
 {
 	bool		variable;
 	uint32_t	bits_per_value;
@@ -81,18 +81,18 @@ typedef struct LpBlock
 	bool		has_item_validity;
 	uint32_t	items_per_value;
 	LpBits		item_validity;
-} LpBlock;
+} LpFlatValues;
 
-void		lp_block_init_fixed(LpBlock *block, uint32_t bits_per_value);
-bool		lp_block_init_variable(LpBlock *block);
-void		lp_block_free(LpBlock *block);
+void		lp_flat_values_init_fixed(LpFlatValues *block, uint32_t bits_per_value);
+bool		lp_flat_values_init_variable(LpFlatValues *block);
+void		lp_flat_values_free(LpFlatValues *block);
 /* Append src to dst; false (err unset) if the shapes differ or dst cannot grow. */
-bool		lp_block_append(LpBlock *dst, const LpBlock *src);
+bool		lp_flat_values_append(LpFlatValues *dst, const LpFlatValues *src);
 /* The same for values [start, start + count) of src (false also if they are not all there). */
-bool		lp_block_append_range(LpBlock *dst, const LpBlock *src, uint64_t start,
+bool		lp_flat_values_append_range(LpFlatValues *dst, const LpFlatValues *src, uint64_t start,
 								  uint64_t count);
 static inline const uint64_t *
-lp_block_offsets(const LpBlock *block)
+lp_flat_values_offsets(const LpFlatValues *block)
 {
 	return (const uint64_t *) block->offsets.data;
 }
@@ -101,10 +101,10 @@ lp_block_offsets(const LpBlock *block)
  * Give a block of fixed-size lists item validity: items_per_value bits per
  * value, all valid so far.
  */
-bool		lp_block_add_item_validity(LpBlock *block, uint32_t items_per_value);
+bool		lp_flat_values_add_item_validity(LpFlatValues *block, uint32_t items_per_value);
 
 /* Append n copies of one value (fixed: bits wide; variable: len bytes). */
-bool		lp_block_append_repeated(LpBlock *block, const uint8_t *value,
+bool		lp_flat_values_append_repeated(LpFlatValues *block, const uint8_t *value,
 									 uint64_t value_len, uint64_t count);
 
 /* Where a page decoder is working, for messages. */
@@ -128,7 +128,7 @@ bool		lp_page_unsupported(const LpPageContext *ctx, const char *encoding);
  * takes src's shape; an empty src is dropped.  Fails with LP_ERR_CORRUPT if
  * the shapes differ and LP_ERR_NO_MEMORY if dst cannot grow.
  */
-bool		lp_block_merge(const LpPageContext *ctx, LpBlock *dst, LpBlock *src);
+bool		lp_flat_values_merge(const LpPageContext *ctx, LpFlatValues *dst, LpFlatValues *src);
 
 /* Read buffer index of page into memory (lp_alloc'd; *data NULL if empty). */
 bool		lp_read_page_buffer(const LpPageContext *ctx, LpInput *input,
@@ -140,16 +140,16 @@ bool		lp_read_page_buffer_range(const LpPageContext *ctx, LpInput *input,
 									  uint64_t len, uint8_t **data);
 
 /* Replace dictionary indices (fixed width ints) by the dictionary's values. */
-bool		lp_dictionary_gather(const LpPageContext *ctx, const LpBlock *indices,
-								 const LpBlock *dictionary, const uint8_t *valid,
-								 LpBlock *out);
+bool		lp_dictionary_gather(const LpPageContext *ctx, const LpFlatValues *indices,
+								 const LpFlatValues *dictionary, const uint8_t *valid,
+								 LpFlatValues *out);
 
 /*
  * Expand FSST-compressed values of a variable block in place: those whose
  * bit is set in selected (a bitmap of the block's values; NULL: all), the
  * others become empty (a take that keeps only the selected ones).
  */
-bool		lp_fsst_expand_block(const LpPageContext *ctx, const uint8_t *symbol_table,
-								 uint64_t table_len, const uint8_t *selected, LpBlock *block);
+bool		lp_fsst_expand_values(const LpPageContext *ctx, const uint8_t *symbol_table,
+								 uint64_t table_len, const uint8_t *selected, LpFlatValues *block);
 
 #endif							/* LP_DECODE_BUFFERS_H */

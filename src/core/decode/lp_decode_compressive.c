@@ -63,7 +63,7 @@ fixed_bytes(uint64_t bits, uint64_t n, uint64_t *bytes)
 /* A Flat leaf (bits_per_value, optional whole-buffer compression). */
 static bool
 decode_flat(const LpPageContext *ctx, const Lance__Encodings21__Flat *flat,
-			const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+			const uint8_t *data, uint64_t len, uint64_t n, LpFlatValues *out)
 {
 	uint64_t	bytes;
 	LpBuf		inflated = {0};
@@ -83,7 +83,7 @@ decode_flat(const LpPageContext *ctx, const Lance__Encodings21__Flat *flat,
 		data = inflated.data;
 		len = inflated.len;
 	}
-	lp_block_init_fixed(out, (uint32_t) flat->bits_per_value);
+	lp_flat_values_init_fixed(out, (uint32_t) flat->bits_per_value);
 	if (!fixed_bytes(flat->bits_per_value, n, &bytes) || bytes > len)
 	{
 		lp_buf_free(&inflated);
@@ -116,7 +116,7 @@ check_word_bits(const LpPageContext *ctx, uint64_t bits)
  */
 static bool
 decode_inline_bitpacking(const LpPageContext *ctx, uint64_t type_bits,
-						 const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+						 const uint8_t *data, uint64_t len, uint64_t n, LpFlatValues *out)
 {
 	uint32_t	word_bytes = (uint32_t) type_bits / 8;
 	uint64_t	pos = 0;
@@ -125,7 +125,7 @@ decode_inline_bitpacking(const LpPageContext *ctx, uint64_t type_bits,
 
 	if (!check_word_bits(ctx, type_bits))
 		return false;
-	lp_block_init_fixed(out, (uint32_t) type_bits);
+	lp_flat_values_init_fixed(out, (uint32_t) type_bits);
 	unpacked = lp_alloc((size_t) LP_FASTLANES_BLOCK * word_bytes);
 	if (unpacked == NULL || !lp_buf_reserve(&out->data, n * word_bytes))
 	{
@@ -165,7 +165,7 @@ decode_inline_bitpacking(const LpPageContext *ctx, uint64_t type_bits,
 static bool
 decode_out_of_line_bitpacking(const LpPageContext *ctx,
 							  const Lance__Encodings21__OutOfLineBitpacking *enc,
-							  const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+							  const uint8_t *data, uint64_t len, uint64_t n, LpFlatValues *out)
 {
 	uint64_t	type_bits = enc->uncompressed_bits_per_value;
 	uint64_t	width;
@@ -197,7 +197,7 @@ decode_out_of_line_bitpacking(const LpPageContext *ctx,
 	if (needed > total_words)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "bit-packed buffer is too short");
 
-	lp_block_init_fixed(out, (uint32_t) type_bits);
+	lp_flat_values_init_fixed(out, (uint32_t) type_bits);
 	unpacked = lp_alloc((size_t) LP_FASTLANES_BLOCK * word_bytes);
 	if (unpacked == NULL || !lp_buf_reserve(&out->data, n * word_bytes))
 	{
@@ -236,21 +236,21 @@ decode_out_of_line_bitpacking(const LpPageContext *ctx,
 static bool
 variable_from_offsets(const LpPageContext *ctx, const uint8_t *offsets, uint32_t width,
 					  uint64_t n, const uint8_t *bytes, uint64_t bytes_len,
-					  uint64_t base, LpBlock *out)
+					  uint64_t base, LpFlatValues *out)
 {
 	uint64_t	first;
 	uint64_t	prev;
 
-	if (!lp_block_init_variable(out) || !lp_buf_reserve(&out->offsets, n * 8))
+	if (!lp_flat_values_init_variable(out) || !lp_buf_reserve(&out->offsets, n * 8))
 	{
-		lp_block_free(out);
+		lp_flat_values_free(out);
 		return lp_page_no_memory(ctx);
 	}
 	first = lp_le_uint(offsets, width);
 	prev = first;
 	if (first < base)
 	{
-		lp_block_free(out);
+		lp_flat_values_free(out);
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable-width offsets start inside the offsets");
 	}
 	for (uint64_t i = 1; i <= n; i++)
@@ -259,7 +259,7 @@ variable_from_offsets(const LpPageContext *ctx, const uint8_t *offsets, uint32_t
 
 		if (offset < prev || offset - base > bytes_len)
 		{
-			lp_block_free(out);
+			lp_flat_values_free(out);
 			return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable-width offsets are out of order or out of range");
 		}
 		lp_buf_append_u64(&out->offsets, offset - first);
@@ -267,7 +267,7 @@ variable_from_offsets(const LpPageContext *ctx, const uint8_t *offsets, uint32_t
 	}
 	if (!lp_buf_append(&out->data, bytes + (first - base), prev - first))
 	{
-		lp_block_free(out);
+		lp_flat_values_free(out);
 		return lp_page_no_memory(ctx);
 	}
 	out->num_values = n;
@@ -292,7 +292,7 @@ offsets_width(const LpPageContext *ctx, const Lance__Encodings21__Variable *vari
 /* Variable in a chunk: n + 1 offsets relative to the buffer start, then bytes. */
 static bool
 decode_variable_chunk(const LpPageContext *ctx, const Lance__Encodings21__Variable *variable,
-					  const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+					  const uint8_t *data, uint64_t len, uint64_t n, LpFlatValues *out)
 {
 	uint32_t	width = 0;
 	uint64_t	table;
@@ -329,7 +329,7 @@ decode_variable_chunk(const LpPageContext *ctx, const Lance__Encodings21__Variab
  */
 static bool
 decode_variable_block(const LpPageContext *ctx, const uint8_t *data, uint64_t len,
-					  uint64_t n, LpBlock *out)
+					  uint64_t n, LpFlatValues *out)
 {
 	uint32_t	bits;
 	uint64_t	header;
@@ -360,23 +360,23 @@ decode_variable_block(const LpPageContext *ctx, const uint8_t *data, uint64_t le
 
 static bool
 fsst_expand(const LpPageContext *ctx, const ProtobufCBinaryData *symbol_table,
-			LpBlock *block)
+			LpFlatValues *block)
 {
-	return lp_fsst_expand_block(ctx, symbol_table->data, symbol_table->len, NULL, block);
+	return lp_fsst_expand_values(ctx, symbol_table->data, symbol_table->len, NULL, block);
 }
 
 /* An FSST chunk: its compressed values, then those selected expanded (NULL: all). */
 static bool
 fsst_chunk(const LpPageContext *ctx, const Lance__Encodings21__Fsst *fsst,
 		   const LpSlice *buffers, uint32_t num_buffers, uint64_t n,
-		   const uint8_t *selected, LpBlock *out)
+		   const uint8_t *selected, LpFlatValues *out)
 {
 	if (!lp_miniblock_decompress(ctx, fsst->values, buffers, num_buffers, n, out))
 		return false;
-	if (!lp_fsst_expand_block(ctx, fsst->symbol_table.data, fsst->symbol_table.len,
+	if (!lp_fsst_expand_values(ctx, fsst->symbol_table.data, fsst->symbol_table.len,
 							  selected, out))
 	{
-		lp_block_free(out);
+		lp_flat_values_free(out);
 		return false;
 	}
 	return true;
@@ -400,7 +400,7 @@ rle_side_counts_itself(const LpCompressive *side)
 /* Decode a side that counts itself: as many values as its (inflated) bytes hold. */
 static bool
 rle_side_decode_counted(const LpPageContext *ctx, const LpCompressive *side,
-						const uint8_t *data, uint64_t len, LpBlock *out)
+						const uint8_t *data, uint64_t len, LpFlatValues *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (side->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL)
@@ -435,7 +435,7 @@ static bool
 rle_decode_sides(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 				 const uint8_t *values, uint64_t values_len,
 				 const uint8_t *lengths, uint64_t lengths_len,
-				 LpBlock *run_values, LpBlock *run_lengths)
+				 LpFlatValues *run_values, LpFlatValues *run_lengths)
 {
 	bool		values_count = rle_side_counts_itself(rle->values);
 	bool		lengths_count = rle_side_counts_itself(rle->run_lengths);
@@ -451,12 +451,12 @@ rle_decode_sides(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 		ok = rle_side_decode_counted(ctx, rle->values, values, values_len, run_values) &&
 			(lengths_count ?
 			 rle_side_decode_counted(ctx, rle->run_lengths, lengths, lengths_len, run_lengths) :
-			 lp_block_decompress(ctx, rle->run_lengths, lengths, lengths_len,
+			 lp_flat_values_decompress(ctx, rle->run_lengths, lengths, lengths_len,
 								 run_values->num_values, run_lengths));
 	}
 	else
 		ok = rle_side_decode_counted(ctx, rle->run_lengths, lengths, lengths_len, run_lengths) &&
-			lp_block_decompress(ctx, rle->values, values, values_len,
+			lp_flat_values_decompress(ctx, rle->values, values, values_len,
 								run_lengths->num_values, run_values);
 	if (ok && run_values->num_values != run_lengths->num_values)
 		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "rle has %llu run values but %llu run lengths",
@@ -464,8 +464,8 @@ rle_decode_sides(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 						  (unsigned long long) run_lengths->num_values);
 	if (!ok)
 	{
-		lp_block_free(run_values);
-		lp_block_free(run_lengths);
+		lp_flat_values_free(run_values);
+		lp_flat_values_free(run_lengths);
 	}
 	return ok;
 }
@@ -478,10 +478,10 @@ rle_decode_sides(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 static bool
 rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 		   const uint8_t *values, uint64_t values_len,
-		   const uint8_t *lengths, uint64_t lengths_len, uint64_t n, LpBlock *out)
+		   const uint8_t *lengths, uint64_t lengths_len, uint64_t n, LpFlatValues *out)
 {
-	LpBlock		run_values;
-	LpBlock		run_lengths;
+	LpFlatValues		run_values;
+	LpFlatValues		run_lengths;
 	uint64_t	runs;
 	uint32_t	value_bytes;
 	uint32_t	length_bytes;
@@ -507,7 +507,7 @@ rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 					 run_lengths.bits_per_value);
 		goto done;
 	}
-	lp_block_init_fixed(out, run_values.bits_per_value);
+	lp_flat_values_init_fixed(out, run_values.bits_per_value);
 	if (!lp_buf_reserve(&out->data, n * value_bytes))
 	{
 		lp_page_no_memory(ctx);
@@ -540,16 +540,16 @@ rle_decode(const LpPageContext *ctx, const Lance__Encodings21__Rle *rle,
 
 done:
 	if (!ok)
-		lp_block_free(out);
-	lp_block_free(&run_values);
-	lp_block_free(&run_lengths);
+		lp_flat_values_free(out);
+	lp_flat_values_free(&run_values);
+	lp_flat_values_free(&run_lengths);
 	return ok;
 }
 
 /* ByteStreamSplit: byte j of value i is at j * n + i. */
 static bool
 decode_byte_stream_split(const LpPageContext *ctx, const Lance__Encodings21__ByteStreamSplit *bss,
-						 const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+						 const uint8_t *data, uint64_t len, uint64_t n, LpFlatValues *out)
 {
 	uint64_t	bits;
 	uint32_t	width;
@@ -564,7 +564,7 @@ decode_byte_stream_split(const LpPageContext *ctx, const Lance__Encodings21__Byt
 	width = (uint32_t) bits / 8;
 	if (!lp_mul_u64(n, width, &bytes) || bytes > len)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "byte stream split buffer is too short");
-	lp_block_init_fixed(out, (uint32_t) bits);
+	lp_flat_values_init_fixed(out, (uint32_t) bits);
 	if (!lp_buf_reserve(&out->data, bytes))
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < n; i++)
@@ -582,7 +582,7 @@ decode_byte_stream_split(const LpPageContext *ctx, const Lance__Encodings21__Byt
  */
 static bool
 regroup_fixed_size_list(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl,
-						uint64_t n, LpBlock *items, const uint8_t *item_validity, LpBlock *out)
+						uint64_t n, LpFlatValues *items, const uint8_t *item_validity, LpFlatValues *out)
 {
 	uint64_t	bits;
 
@@ -591,7 +591,7 @@ regroup_fixed_size_list(const LpPageContext *ctx, const Lance__Encodings21__Fixe
 		!lp_mul_u64(items->bits_per_value, fsl->items_per_value, &bits) ||
 		bits > MAX_BITS_PER_VALUE)
 	{
-		lp_block_free(items);
+		lp_flat_values_free(items);
 		return lp_page_unsupported(ctx, "fixed_size_list of nested lists or variable-width items");
 	}
 	*out = *items;
@@ -605,7 +605,7 @@ regroup_fixed_size_list(const LpPageContext *ctx, const Lance__Encodings21__Fixe
 		if (!lp_bits_append_bitmap(&out->item_validity, item_validity, 0,
 								   n * fsl->items_per_value))
 		{
-			lp_block_free(out);
+			lp_flat_values_free(out);
 			return lp_page_no_memory(ctx);
 		}
 	}
@@ -628,7 +628,7 @@ fsl_items(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl
 static bool
 miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 					 const LpSlice *buffers, uint32_t num_buffers,
-					 uint64_t n, LpBlock *out)
+					 uint64_t n, LpFlatValues *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (enc == NULL)
@@ -671,7 +671,7 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
 			{
 				uint64_t	items;
-				LpBlock		inner;
+				LpFlatValues		inner;
 
 				const uint8_t *validity = NULL;
 
@@ -736,7 +736,7 @@ miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 
 static bool
 block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
-				 const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+				 const uint8_t *data, uint64_t len, uint64_t n, LpFlatValues *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (enc == NULL)
@@ -754,7 +754,7 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 															   data, len, n, out);
 
 				if (!ok)
-					lp_block_free(out);
+					lp_flat_values_free(out);
 				return ok;
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE:
@@ -762,7 +762,7 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 				bool		ok = decode_variable_block(ctx, data, len, n, out);
 
 				if (!ok)
-					lp_block_free(out);
+					lp_flat_values_free(out);
 				return ok;
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_CONSTANT:
@@ -772,10 +772,10 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 				if (constant->value_presence_case != LANCE__ENCODINGS21__CONSTANT__VALUE_PRESENCE_VALUE ||
 					constant->value.len == 0 || constant->value.len > MAX_BITS_PER_VALUE / 8)
 					return lp_page_unsupported(ctx, "constant without a value");
-				lp_block_init_fixed(out, (uint32_t) constant->value.len * 8);
-				if (!lp_block_append_repeated(out, constant->value.data, constant->value.len, n))
+				lp_flat_values_init_fixed(out, (uint32_t) constant->value.len * 8);
+				if (!lp_flat_values_append_repeated(out, constant->value.data, constant->value.len, n))
 				{
-					lp_block_free(out);
+					lp_flat_values_free(out);
 					return lp_page_no_memory(ctx);
 				}
 				return true;
@@ -783,13 +783,13 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST:
 			{
 				uint64_t	items;
-				LpBlock		inner;
+				LpFlatValues		inner;
 
 				if (!fsl_items(ctx, enc->fixed_size_list, n, &items))
 					return false;
 				if (enc->fixed_size_list->has_validity)
 					return lp_page_unsupported(ctx, "fixed_size_list block with item validity");
-				if (!lp_block_decompress(ctx, enc->fixed_size_list->values, data, len, items, &inner))
+				if (!lp_flat_values_decompress(ctx, enc->fixed_size_list->values, data, len, items, &inner))
 					return false;
 				return regroup_fixed_size_list(ctx, enc->fixed_size_list, n, &inner, NULL, out);
 			}
@@ -806,7 +806,7 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 					lp_buf_free(&inflated);
 					return false;
 				}
-				ok = lp_block_decompress(ctx, enc->general->values, inflated.data, inflated.len,
+				ok = lp_flat_values_decompress(ctx, enc->general->values, inflated.data, inflated.len,
 										 n, out);
 				lp_buf_free(&inflated);
 				return ok;
@@ -823,11 +823,11 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 			}
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST:
 			{
-				if (!lp_block_decompress(ctx, enc->fsst->values, data, len, n, out))
+				if (!lp_flat_values_decompress(ctx, enc->fsst->values, data, len, n, out))
 					return false;
 				if (!fsst_expand(ctx, &enc->fsst->symbol_table, out))
 				{
-					lp_block_free(out);
+					lp_flat_values_free(out);
 					return false;
 				}
 				return true;
@@ -841,18 +841,18 @@ block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 bool
 lp_miniblock_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 						const LpSlice *buffers, uint32_t num_buffers,
-						uint64_t n, LpBlock *out)
+						uint64_t n, LpFlatValues *out)
 {
 	if (miniblock_decompress(ctx, enc, buffers, num_buffers, n, out))
 		return true;
-	lp_block_free(out);
+	lp_flat_values_free(out);
 	return false;
 }
 
 bool
 lp_miniblock_decompress_selected(const LpPageContext *ctx, const LpCompressive *enc,
 								 const LpSlice *buffers, uint32_t num_buffers,
-								 uint64_t n, const uint8_t *selected, LpBlock *out)
+								 uint64_t n, const uint8_t *selected, LpFlatValues *out)
 {
 	if (enc != NULL && enc->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST)
 		return fsst_chunk(ctx, enc->fsst, buffers, num_buffers, n, selected, out);
@@ -860,12 +860,12 @@ lp_miniblock_decompress_selected(const LpPageContext *ctx, const LpCompressive *
 }
 
 bool
-lp_block_decompress(const LpPageContext *ctx, const LpCompressive *enc,
-					const uint8_t *data, uint64_t len, uint64_t n, LpBlock *out)
+lp_flat_values_decompress(const LpPageContext *ctx, const LpCompressive *enc,
+					const uint8_t *data, uint64_t len, uint64_t n, LpFlatValues *out)
 {
 	if (block_decompress(ctx, enc, data, len, n, out))
 		return true;
-	lp_block_free(out);
+	lp_flat_values_free(out);
 	return false;
 }
 
@@ -874,19 +874,19 @@ lp_levels_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 					 const uint8_t *data, uint64_t len, uint64_t num_levels,
 					 uint16_t **levels)
 {
-	LpBlock		block;
+	LpFlatValues		block;
 
 	*levels = NULL;
-	if (!lp_block_decompress(ctx, enc, data, len, num_levels, &block))
+	if (!lp_flat_values_decompress(ctx, enc, data, len, num_levels, &block))
 		return false;
 	if (block.variable || block.bits_per_value != 16 || block.num_values != num_levels)
 	{
-		lp_block_free(&block);
+		lp_flat_values_free(&block);
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "repetition or definition levels are not 16-bit values");
 	}
 	if (num_levels == 0)
 	{
-		lp_block_free(&block);
+		lp_flat_values_free(&block);
 		*levels = lp_alloc(2);
 		return *levels ? true : lp_page_no_memory(ctx);
 	}
@@ -897,14 +897,14 @@ lp_levels_decompress(const LpPageContext *ctx, const LpCompressive *enc,
 /* Each value of a variable block compressed on its own (full-zip General). */
 static bool
 general_per_value(const LpPageContext *ctx, const Lance__Encodings21__General *general,
-				  LpBlock *block)
+				  LpFlatValues *block)
 {
-	LpBlock		result;
-	const uint64_t *offsets = lp_block_offsets(block);
+	LpFlatValues		result;
+	const uint64_t *offsets = lp_flat_values_offsets(block);
 
 	if (general->compression == NULL)
 		return missing(ctx, "general compression settings");
-	if (!lp_block_init_variable(&result))
+	if (!lp_flat_values_init_variable(&result))
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < block->num_values; i++)
 	{
@@ -914,17 +914,17 @@ general_per_value(const LpPageContext *ctx, const Lance__Encodings21__General *g
 			!lp_page_decompress(ctx, general->compression->scheme,
 								   block->data.data + offsets[i], len, &result.data))
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return false;
 		}
 		if (!lp_buf_append_u64(&result.offsets, result.data.len))
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return lp_page_no_memory(ctx);
 		}
 	}
 	result.num_values = block->num_values;
-	lp_block_free(block);
+	lp_flat_values_free(block);
 	*block = result;
 	return true;
 }
@@ -935,12 +935,12 @@ general_per_value(const LpPageContext *ctx, const Lance__Encodings21__General *g
  */
 static bool
 fixed_size_list_per_value(const LpPageContext *ctx, const Lance__Encodings21__FixedSizeList *fsl,
-						  LpBlock *block)
+						  LpFlatValues *block)
 {
 	uint64_t	item_bits;
 	uint64_t	items_bytes;
 	uint64_t	validity_bytes;
-	LpBlock		result;
+	LpFlatValues		result;
 
 	if (fsl->values == NULL ||
 		fsl->values->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT)
@@ -954,7 +954,7 @@ fixed_size_list_per_value(const LpPageContext *ctx, const Lance__Encodings21__Fi
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "fixed-size list values have the wrong width");
 	if (!fsl->has_validity)
 		return true;
-	lp_block_init_fixed(&result, (uint32_t) (items_bytes * 8));
+	lp_flat_values_init_fixed(&result, (uint32_t) (items_bytes * 8));
 	result.has_item_validity = true;
 	result.items_per_value = (uint32_t) fsl->items_per_value;
 	if (!lp_buf_reserve(&result.data, block->num_values * items_bytes))
@@ -966,18 +966,18 @@ fixed_size_list_per_value(const LpPageContext *ctx, const Lance__Encodings21__Fi
 		if (!lp_bits_append_bitmap(&result.item_validity, value, 0, fsl->items_per_value) ||
 			!lp_buf_append(&result.data, value + validity_bytes, items_bytes))
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return lp_page_no_memory(ctx);
 		}
 	}
 	result.num_values = block->num_values;
-	lp_block_free(block);
+	lp_flat_values_free(block);
 	*block = result;
 	return true;
 }
 
 bool
-lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpBlock *block)
+lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *enc, LpFlatValues *block)
 {
 	if (enc == NULL)
 		return missing(ctx, "value compression");

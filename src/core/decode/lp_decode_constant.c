@@ -220,7 +220,7 @@ emit_rows(const LpPageContext *ctx, const Lance__Encodings21__ConstantLayout *la
 	uint16_t   *null_def = NULL;
 	uint64_t	visible;
 	LpPageLevels levels;
-	LpBlock		values;
+	LpFlatValues		values;
 	bool		ok = false;
 
 	memset(&values, 0, sizeof(values));
@@ -252,15 +252,15 @@ emit_rows(const LpPageContext *ctx, const Lance__Encodings21__ConstantLayout *la
 
 	if (cp->variable)
 	{
-		if (!lp_block_init_variable(&values))
+		if (!lp_flat_values_init_variable(&values))
 		{
 			lp_page_no_memory(ctx);
 			goto done;
 		}
 	}
 	else
-		lp_block_init_fixed(&values, cp->bits);
-	if (!lp_block_append_repeated(&values, cp->value, cp->value ? cp->value_len : 0, visible))
+		lp_flat_values_init_fixed(&values, cp->bits);
+	if (!lp_flat_values_append_repeated(&values, cp->value, cp->value ? cp->value_len : 0, visible))
 	{
 		lp_page_no_memory(ctx);
 		goto done;
@@ -268,13 +268,13 @@ emit_rows(const LpPageContext *ctx, const Lance__Encodings21__ConstantLayout *la
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels, visible,
 						   num_rows, acc))
 		goto done;
-	if (!lp_block_merge(ctx, &acc->values, &values))
+	if (!lp_flat_values_merge(ctx, &acc->values, &values))
 		goto done;
 	ok = true;
 
 done:
 	lp_free(null_def);
-	lp_block_free(&values);
+	lp_flat_values_free(&values);
 	return ok;
 }
 

@@ -40,7 +40,7 @@ typedef struct ItemShape
 
 static bool
 item_shape(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *layout,
-		   ItemShape *shape, LpBlock *values)
+		   ItemShape *shape, LpFlatValues *values)
 {
 	memset(shape, 0, sizeof(*shape));
 	memset(values, 0, sizeof(*values));
@@ -56,7 +56,7 @@ item_shape(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *la
 			if (layout->bits_per_value == 0 || layout->bits_per_value % 8 != 0)
 				return lp_page_unsupported(ctx, "full-zip values that are not whole bytes");
 			shape->value_bytes = layout->bits_per_value / 8;
-			lp_block_init_fixed(values, layout->bits_per_value);
+			lp_flat_values_init_fixed(values, layout->bits_per_value);
 			return true;
 		case LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET:
 			if (layout->bits_per_offset != 32 && layout->bits_per_offset != 64)
@@ -64,7 +64,7 @@ item_shape(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *la
 									layout->bits_per_offset);
 			shape->variable = true;
 			shape->length_bytes = layout->bits_per_offset / 8;
-			return lp_block_init_variable(values) ? true : lp_page_no_memory(ctx);
+			return lp_flat_values_init_variable(values) ? true : lp_page_no_memory(ctx);
 		default:
 			return lp_page_fail(ctx, LP_ERR_CORRUPT, "full-zip page has no value width");
 	}
@@ -78,7 +78,7 @@ item_shape(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *la
 static bool
 parse_items(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *layout,
 			const ItemShape *shape, const uint8_t *data, uint64_t len, uint64_t num_items,
-			LpBlock *values, uint16_t *rep, uint16_t *def, uint64_t first_level,
+			LpFlatValues *values, uint16_t *rep, uint16_t *def, uint64_t first_level,
 			uint64_t *used)
 {
 	uint64_t	pos = 0;
@@ -130,7 +130,7 @@ parse_items(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *l
 				if (value_len > len - pos)
 					goto short_buffer;
 			}
-			if (!lp_block_append_repeated(values, data + pos, value_len, 1))
+			if (!lp_flat_values_append_repeated(values, data + pos, value_len, 1))
 				return lp_page_no_memory(ctx);
 			pos += value_len;
 		}
@@ -165,7 +165,7 @@ alloc_levels(const LpPageContext *ctx, const ItemShape *shape, uint64_t num_leve
 /* Undo per-value compression, unravel the levels, move the values into acc. */
 static bool
 finish_items(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *layout,
-			 LpBlock *values, uint16_t *rep, uint16_t *def, uint64_t num_levels,
+			 LpFlatValues *values, uint16_t *rep, uint16_t *def, uint64_t num_levels,
 			 uint64_t num_rows, LpColumnLevels *acc)
 {
 	LpPageLevels levels;
@@ -177,7 +177,7 @@ finish_items(const LpPageContext *ctx, const Lance__Encodings21__FullZipLayout *
 	levels.def = def;
 	return lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels, values->num_values,
 							 num_rows, acc) &&
-		lp_block_merge(ctx, &acc->values, values);
+		lp_flat_values_merge(ctx, &acc->values, values);
 }
 
 bool
@@ -191,7 +191,7 @@ lp_decode_fullzip_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	uint64_t	used;
 	uint16_t   *rep = NULL;
 	uint16_t   *def = NULL;
-	LpBlock		values;
+	LpFlatValues		values;
 	bool		ok = false;
 
 	if (!item_shape(ctx, layout, &shape, &values))
@@ -230,7 +230,7 @@ done:
 	lp_free(data);
 	lp_free(rep);
 	lp_free(def);
-	lp_block_free(&values);
+	lp_flat_values_free(&values);
 	return ok;
 }
 
@@ -282,7 +282,7 @@ lp_take_fullzip_page(const LpPageContext *ctx, LpInput *input, const LpPage *pag
 	uint16_t   *rep = NULL;
 	uint16_t   *def = NULL;
 	uint64_t	num_levels = 0;
-	LpBlock		values;
+	LpFlatValues		values;
 	bool		ok = false;
 
 	if (!item_shape(ctx, layout, &shape, &values))
@@ -333,6 +333,6 @@ lp_take_fullzip_page(const LpPageContext *ctx, LpInput *input, const LpPage *pag
 done:
 	lp_free(rep);
 	lp_free(def);
-	lp_block_free(&values);
+	lp_flat_values_free(&values);
 	return ok;
 }

@@ -39,7 +39,7 @@ typedef struct LpSlice
 /* Values of one mini-block chunk from its value buffers. */
 bool		lp_miniblock_decompress(const LpPageContext *ctx, const LpCompressive *encoding,
 									const LpSlice *buffers, uint32_t num_buffers,
-									uint64_t num_values, LpBlock *out);
+									uint64_t num_values, LpFlatValues *out);
 /*
  * The same, for a take of the chunk's values whose bit is set in selected: FSST
  * values are expanded only there, the others are left empty (cheaper when a
@@ -49,14 +49,14 @@ bool		lp_miniblock_decompress_selected(const LpPageContext *ctx,
 											 const LpCompressive *encoding,
 											 const LpSlice *buffers, uint32_t num_buffers,
 											 uint64_t num_values, const uint8_t *selected,
-											 LpBlock *out);
+											 LpFlatValues *out);
 /* Values of a whole buffer compressed as one block (levels, dictionaries). */
-bool		lp_block_decompress(const LpPageContext *ctx, const LpCompressive *encoding,
+bool		lp_flat_values_decompress(const LpPageContext *ctx, const LpCompressive *encoding,
 								const uint8_t *data, uint64_t len, uint64_t num_values,
-								LpBlock *out);
+								LpFlatValues *out);
 /* Undo the per-value compression of full-zip values in place. */
 bool		lp_per_value_decompress(const LpPageContext *ctx, const LpCompressive *encoding,
-									LpBlock *block);
+									LpFlatValues *block);
 /* Levels (u16) of a block; *levels is allocated with num_levels entries. */
 bool		lp_levels_decompress(const LpPageContext *ctx, const LpCompressive *encoding,
 								 const uint8_t *data, uint64_t len, uint64_t num_levels,
@@ -166,7 +166,7 @@ typedef struct LpColumnLevels
 {
 	uint32_t	num_layers;
 	LpLayerValues *layers;
-	LpBlock		values;
+	LpFlatValues		values;
 	uint64_t	num_rows;
 } LpColumnLevels;
 
@@ -182,8 +182,8 @@ typedef struct LpPageLevels
 } LpPageLevels;
 
 /* Append values ranges[0..num_ranges) of src to dst (LP_ERR_CORRUPT if they are not all there). */
-bool		lp_block_take(const LpPageContext *ctx, const LpBlock *src, const LpRowRange *ranges,
-						  size_t num_ranges, LpBlock *dst);
+bool		lp_flat_values_take(const LpPageContext *ctx, const LpFlatValues *src, const LpRowRange *ranges,
+						  size_t num_ranges, LpFlatValues *dst);
 
 /*
  * Append top-level rows ranges[0..num_ranges) (ascending, disjoint, within
@@ -267,14 +267,14 @@ bool		lp_leaf_storage(const LpType *type, bool *variable, uint32_t *bits);
 void		lp_take_validity(LpArray *array, LpBits *bits);
 
 /* An array of the leaf type from count decoded values (block is consumed). */
-bool		lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
+bool		lp_leaf_array(const LpType *type, LpFlatValues *block, uint64_t count, LpArray **out,
 						  const LpFile *file, uint32_t column, LpError *err);
 
 /* Shape of a packed struct's canonical rows; false if its children cannot be packed. */
 bool		lp_packed_struct_storage(const LpType *type, bool *variable, uint32_t *bits);
 
 /* A struct array from count canonical rows (block is consumed). */
-bool		lp_packed_struct_array(const LpType *type, LpBlock *block, uint64_t count,
+bool		lp_packed_struct_array(const LpType *type, LpFlatValues *block, uint64_t count,
 								   LpArray **out, const LpFile *file, uint32_t column,
 								   LpError *err);
 
@@ -283,11 +283,11 @@ bool		lp_packed_struct_array(const LpType *type, LpBlock *block, uint64_t count,
 /* Check that fixed-width rows are as wide as a PackedStruct's children. */
 bool		lp_packed_struct_check(const LpPageContext *ctx,
 								   const Lance__Encodings21__PackedStruct *packed,
-								   const LpBlock *rows);
+								   const LpFlatValues *rows);
 /* Bring the rows of a VariablePackedStruct into canonical form in place. */
 bool		lp_variable_packed_canonical(const LpPageContext *ctx,
 										 const Lance__Encodings21__VariablePackedStruct *vps,
-										 LpBlock *block);
+										 LpFlatValues *block);
 
 /* ---- 2.0 (lp_decode_v20.c) ------------------------------------------------ */
 
@@ -299,7 +299,7 @@ bool		lp_variable_packed_canonical(const LpPageContext *ctx,
 bool		lp_decode_v20_page(const LpPageContext *ctx,
 							   const Lance__Encodings__ArrayEncoding *encoding,
 							   const LpSlice *buffers, uint32_t num_buffers, uint64_t num_values,
-							   bool variable, uint32_t bits, LpBlock *values, LpBits *validity);
+							   bool variable, uint32_t bits, LpFlatValues *values, LpBits *validity);
 
 /* Rows ranges[0..num_ranges) of the reader's field of a 2.0 file. */
 bool		lp_take_v20_field(LpFieldReader *reader, const LpRowRange *ranges, size_t num_ranges,

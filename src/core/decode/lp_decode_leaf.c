@@ -95,7 +95,7 @@ lp_take_validity(LpArray *array, LpBits *bits)
 
 /* An array of the leaf type from a decoded block of count values. */
 bool
-lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
+lp_leaf_array(const LpType *type, LpFlatValues *block, uint64_t count, LpArray **out,
 			  const LpFile *file, uint32_t column, LpError *err)
 {
 	bool		variable;
@@ -124,8 +124,8 @@ lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 	{
 		if (count == 0)
 		{
-			lp_block_free(block);
-			if (!lp_block_init_variable(block))
+			lp_flat_values_free(block);
+			if (!lp_flat_values_init_variable(block))
 			{
 				lp_array_free(array);
 				return lp_decode_no_memory(err);
@@ -154,7 +154,7 @@ lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 		{
 			if (block->item_validity.num_bits != child->length)
 			{
-				lp_block_free(block);
+				lp_flat_values_free(block);
 				lp_array_free(array);
 				return lp_fail(err, LP_ERR_CORRUPT,
 							   "column %u of file \"%s\" has item validity of the wrong length",
@@ -165,7 +165,7 @@ lp_leaf_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
 	}
 	else if (type->id != LP_TYPE_NULL)
 		array->values = lp_buf_take(&block->data);
-	lp_block_free(block);
+	lp_flat_values_free(block);
 	*out = array;
 	return true;
 }
@@ -237,10 +237,10 @@ new_children(const LpType *type, uint64_t count, LpArray *array, LpBuf *buffers,
 
 /* Split canonical rows into the children's buffers. */
 static bool
-split_rows(const LpType *type, const LpBlock *block, uint64_t count, LpBuf *buffers,
+split_rows(const LpType *type, const LpFlatValues *block, uint64_t count, LpBuf *buffers,
 		   LpBuf *offsets, bool *corrupt)
 {
-	const uint64_t *row_offsets = block->variable ? lp_block_offsets(block) : NULL;
+	const uint64_t *row_offsets = block->variable ? lp_flat_values_offsets(block) : NULL;
 	uint64_t	row_bytes = block->variable ? 0 : block->bits_per_value / 8;
 
 	*corrupt = true;
@@ -301,7 +301,7 @@ no_memory:
 }
 
 bool
-lp_packed_struct_array(const LpType *type, LpBlock *block, uint64_t count, LpArray **out,
+lp_packed_struct_array(const LpType *type, LpFlatValues *block, uint64_t count, LpArray **out,
 					   const LpFile *file, uint32_t column, LpError *err)
 {
 	LpArray    *array = lp_array_new(type);
@@ -332,7 +332,7 @@ lp_packed_struct_array(const LpType *type, LpBlock *block, uint64_t count, LpArr
 	}
 	lp_free(buffers);
 	lp_free(offsets);
-	lp_block_free(block);
+	lp_flat_values_free(block);
 	if (!ok)
 	{
 		lp_array_free(array);

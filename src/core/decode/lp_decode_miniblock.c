@@ -38,7 +38,7 @@ typedef struct MiniBlockState
 	const Lance__Encodings21__MiniBlockLayout *layout;
 	bool		has_rep;
 	bool		has_def;
-	LpBlock		values;
+	LpFlatValues		values;
 	LpBuf		rep;			/* u16 levels of all chunks */
 	LpBuf		def;
 	uint64_t	num_levels;
@@ -79,7 +79,7 @@ decode_chunk(MiniBlockState *state, const uint8_t *data, uint64_t len, uint64_t 
 	uint64_t	def_size = 0;
 	uint64_t	buffer_sizes[MAX_CHUNK_BUFFERS];
 	LpSlice		buffers[MAX_CHUNK_BUFFERS];
-	LpBlock		chunk_values;
+	LpFlatValues		chunk_values;
 
 	header = 2 + (state->has_rep ? 2 : 0) + (state->has_def ? 2 : 0) +
 		(uint64_t) num_buffers * size_bytes;
@@ -137,10 +137,10 @@ decode_chunk(MiniBlockState *state, const uint8_t *data, uint64_t len, uint64_t 
 		return false;
 	if (chunk_values.num_values != num_values)
 	{
-		lp_block_free(&chunk_values);
+		lp_flat_values_free(&chunk_values);
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "chunk decoded to the wrong number of values");
 	}
-	return lp_block_merge(ctx, &state->values, &chunk_values);
+	return lp_flat_values_merge(ctx, &state->values, &chunk_values);
 }
 
 /* Validity of each visible value from the definition levels (NULL: all valid). */
@@ -171,7 +171,7 @@ value_validity(const LpPageContext *ctx, const MiniBlockState *state, uint16_t m
 /* The page's dictionary, decompressed. */
 static bool
 read_dictionary(const LpPageContext *ctx, LpInput *input, const LpPage *page,
-				const Lance__Encodings21__MiniBlockLayout *layout, LpBlock *dictionary)
+				const Lance__Encodings21__MiniBlockLayout *layout, LpFlatValues *dictionary)
 {
 	uint8_t    *dictionary_data;
 	uint64_t	dictionary_len;
@@ -182,17 +182,17 @@ read_dictionary(const LpPageContext *ctx, LpInput *input, const LpPage *page,
 							(unsigned long long) layout->num_dictionary_items);
 	if (!lp_read_page_buffer(ctx, input, page, 2, &dictionary_data, &dictionary_len))
 		return false;
-	ok = lp_block_decompress(ctx, layout->dictionary, dictionary_data, dictionary_len,
+	ok = lp_flat_values_decompress(ctx, layout->dictionary, dictionary_data, dictionary_len,
 							 layout->num_dictionary_items, dictionary);
 	lp_free(dictionary_data);
 	return ok;
 }
 
 static bool
-apply_dictionary(const LpPageContext *ctx, MiniBlockState *state, const LpBlock *dictionary,
+apply_dictionary(const LpPageContext *ctx, MiniBlockState *state, const LpFlatValues *dictionary,
 				 uint16_t max_visible)
 {
-	LpBlock		gathered;
+	LpFlatValues		gathered;
 	uint8_t    *valid;
 	bool		ok;
 
@@ -202,7 +202,7 @@ apply_dictionary(const LpPageContext *ctx, MiniBlockState *state, const LpBlock 
 	lp_free(valid);
 	if (!ok)
 		return false;
-	lp_block_free(&state->values);
+	lp_flat_values_free(&state->values);
 	state->values = gathered;
 	return true;
 }
@@ -338,7 +338,7 @@ trim_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *la
 	uint64_t	values_before = 0;
 	uint64_t	values_after = 0;
 	LpRowRange	kept;
-	LpBlock		values;
+	LpFlatValues		values;
 
 	for (size_t i = 0; i < layout->n_layers; i++)
 		row_start += lp_layers_have_list(&layout->layers[i], 1);
@@ -369,9 +369,9 @@ trim_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *la
 	kept.start = values_before;
 	kept.count = state->values.num_values - values_before - values_after;
 	memset(&values, 0, sizeof(values));
-	if (!lp_block_take(ctx, &state->values, &kept, 1, &values))
+	if (!lp_flat_values_take(ctx, &state->values, &kept, 1, &values))
 		return false;
-	lp_block_free(&state->values);
+	lp_flat_values_free(&state->values);
 	state->values = values;
 	levels->rep += first;
 	if (levels->def != NULL)
@@ -391,7 +391,7 @@ trim_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *la
 static bool
 decode_chunk_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLayout *layout,
 				 const ChunkTable *table, uint64_t first, uint64_t end, const uint8_t *chunks,
-				 const LpBlock *dictionary, const RunEnds *ends, uint64_t num_rows,
+				 const LpFlatValues *dictionary, const RunEnds *ends, uint64_t num_rows,
 				 const uint8_t *selected, LpColumnLevels *out)
 {
 	MiniBlockState state;
@@ -406,7 +406,7 @@ decode_chunk_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLa
 	state.has_rep = layout->rep_compression != NULL;
 	state.has_def = layout->def_compression != NULL;
 	state.selected = selected;
-	lp_block_init_fixed(&state.values, 0);
+	lp_flat_values_init_fixed(&state.values, 0);
 	for (uint64_t c = first; c < end; c++)
 		if (!decode_chunk(&state, chunks + (table->offsets[c] - base),
 						  table->offsets[c + 1] - table->offsets[c],
@@ -431,12 +431,12 @@ decode_chunk_run(const LpPageContext *ctx, const Lance__Encodings21__MiniBlockLa
 	if (!lp_repdef_unravel(ctx, layout->layers, layout->n_layers, &levels,
 						   state.values.num_values, num_rows, out))
 		goto done;
-	if (!lp_block_merge(ctx, &out->values, &state.values))
+	if (!lp_flat_values_merge(ctx, &out->values, &state.values))
 		goto done;
 	ok = true;
 
 done:
-	lp_block_free(&state.values);
+	lp_flat_values_free(&state.values);
 	lp_buf_free(&state.rep);
 	lp_buf_free(&state.def);
 	return ok;
@@ -448,7 +448,7 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 						 LpColumnLevels *acc)
 {
 	ChunkTable	table;
-	LpBlock		dictionary;
+	LpFlatValues		dictionary;
 	bool		has_dictionary = false;
 	uint8_t    *chunks = NULL;
 	bool		ok;
@@ -465,7 +465,7 @@ lp_decode_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage 
 								has_dictionary ? &dictionary : NULL, NULL, page->num_rows, NULL,
 								acc);
 	lp_free(chunks);
-	lp_block_free(&dictionary);
+	lp_flat_values_free(&dictionary);
 	chunk_table_free(&table);
 	return ok;
 }
@@ -574,7 +574,7 @@ typedef struct ChunkTake
 	const ChunkTable *table;
 	const RowIndex *rows;		/* pages with lists; NULL without */
 	bool		has_dictionary;
-	LpBlock		dictionary;		/* read with the first chunk that needs it */
+	LpFlatValues		dictionary;		/* read with the first chunk that needs it */
 	bool		any_chunk;		/* the first and the end of the chunks holding requested rows */
 	uint64_t	first_chunk;
 	uint64_t	end_chunk;
@@ -771,7 +771,7 @@ lp_take_miniblock_page(const LpPageContext *ctx, LpInput *input, const LpPage *p
 	}
 	*rows_decoded += take.rows_decoded;
 	lp_free(take.span);
-	lp_block_free(&take.dictionary);
+	lp_flat_values_free(&take.dictionary);
 	if (lists)
 		row_index_free(&index);
 	chunk_table_free(&table);

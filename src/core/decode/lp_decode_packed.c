@@ -9,7 +9,7 @@
 
 bool
 lp_packed_struct_check(const LpPageContext *ctx, const Lance__Encodings21__PackedStruct *packed,
-					   const LpBlock *rows)
+					   const LpFlatValues *rows)
 {
 	uint64_t	total = 0;
 
@@ -68,21 +68,21 @@ canonical_field(const LpPageContext *ctx,
 			break;
 		case LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FSST:
 			{
-				LpBlock		one;
+				LpFlatValues		one;
 				bool		ok;
 
-				if (!lp_block_init_variable(&one) ||
-					!lp_block_append_repeated(&one, row + *pos, len, 1))
+				if (!lp_flat_values_init_variable(&one) ||
+					!lp_flat_values_append_repeated(&one, row + *pos, len, 1))
 				{
-					lp_block_free(&one);
+					lp_flat_values_free(&one);
 					return lp_page_no_memory(ctx);
 				}
-				ok = lp_fsst_expand_block(ctx, value->fsst->symbol_table.data,
+				ok = lp_fsst_expand_values(ctx, value->fsst->symbol_table.data,
 										  value->fsst->symbol_table.len, NULL, &one);
 				if (ok && (!lp_buf_append_u64(out, one.data.len) ||
 						   !lp_buf_append(out, one.data.data, one.data.len)))
 					ok = lp_page_no_memory(ctx);
-				lp_block_free(&one);
+				lp_flat_values_free(&one);
 				if (!ok)
 					return false;
 				break;
@@ -96,16 +96,16 @@ canonical_field(const LpPageContext *ctx,
 
 bool
 lp_variable_packed_canonical(const LpPageContext *ctx,
-							 const Lance__Encodings21__VariablePackedStruct *vps, LpBlock *block)
+							 const Lance__Encodings21__VariablePackedStruct *vps, LpFlatValues *block)
 {
-	LpBlock		result;
-	const uint64_t *offsets = lp_block_offsets(block);
+	LpFlatValues		result;
+	const uint64_t *offsets = lp_flat_values_offsets(block);
 
 	if (!block->variable)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable packed struct rows are fixed width");
 	if (vps->n_fields == 0)
 		return lp_page_fail(ctx, LP_ERR_CORRUPT, "variable packed struct has no fields");
-	if (!lp_block_init_variable(&result))
+	if (!lp_flat_values_init_variable(&result))
 		return lp_page_no_memory(ctx);
 	for (uint64_t i = 0; i < block->num_values; i++)
 	{
@@ -117,24 +117,24 @@ lp_variable_packed_canonical(const LpPageContext *ctx,
 		for (size_t f = 0; f < vps->n_fields && row_len > 0; f++)
 			if (!canonical_field(ctx, vps->fields[f], row, row_len, &pos, &result.data))
 			{
-				lp_block_free(&result);
+				lp_flat_values_free(&result);
 				return false;
 			}
 		if (pos != row_len)
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return lp_page_fail(ctx, LP_ERR_CORRUPT,
 								"variable packed struct row has %llu bytes left over",
 								(unsigned long long) (row_len - pos));
 		}
 		if (!lp_buf_append_u64(&result.offsets, result.data.len))
 		{
-			lp_block_free(&result);
+			lp_flat_values_free(&result);
 			return lp_page_no_memory(ctx);
 		}
 	}
 	result.num_values = block->num_values;
-	lp_block_free(block);
+	lp_flat_values_free(block);
 	*block = result;
 	return true;
 }

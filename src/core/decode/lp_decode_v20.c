@@ -84,11 +84,11 @@ flat_bytes(const Page20 *page, const Lance__Encodings__Flat *flat, const uint8_t
 }
 
 static bool decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n,
-						 LpBlock *values, LpBits *validity, int depth);
+						 LpFlatValues *values, LpBits *validity, int depth);
 
 static bool
 decode_flat(const Page20 *page, const Lance__Encodings__Flat *flat, uint64_t n,
-			LpBlock *values)
+			LpFlatValues *values)
 {
 	const uint8_t *data;
 	uint64_t	len;
@@ -116,7 +116,7 @@ decode_flat(const Page20 *page, const Lance__Encodings__Flat *flat, uint64_t n,
 							"flat buffer of %llu bytes is too short for %llu values",
 							(unsigned long long) len, (unsigned long long) n);
 	}
-	lp_block_init_fixed(values, (uint32_t) bits);
+	lp_flat_values_init_fixed(values, (uint32_t) bits);
 	ok = lp_buf_append(&values->data, data, bytes);
 	lp_buf_free(&inflated);
 	if (!ok)
@@ -130,7 +130,7 @@ decode_flat(const Page20 *page, const Lance__Encodings__Flat *flat, uint64_t n,
  * rows hold (null rows end at the previous end + null_adjustment).
  */
 static uint64_t
-binary_bytes_needed(const Lance__Encodings__Binary *binary, const LpBlock *indices, uint64_t n)
+binary_bytes_needed(const Lance__Encodings__Binary *binary, const LpFlatValues *indices, uint64_t n)
 {
 	uint64_t	end;
 
@@ -149,10 +149,10 @@ binary_bytes_needed(const Lance__Encodings__Binary *binary, const LpBlock *indic
  */
 static bool
 decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64_t n,
-			  LpBlock *values, LpBits *validity, int depth)
+			  LpFlatValues *values, LpBits *validity, int depth)
 {
-	LpBlock		indices;
-	LpBlock		bytes_block;
+	LpFlatValues		indices;
+	LpFlatValues		bytes_block;
 	LpBits		ignored = {0};
 	const ArrayEncoding *bytes_enc = binary->bytes;
 	const uint8_t *bytes;
@@ -201,7 +201,7 @@ decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64
 		}
 		bytes = bytes_block.data.data;
 	}
-	if (!lp_block_init_variable(values))
+	if (!lp_flat_values_init_variable(values))
 	{
 		lp_page_no_memory(page->ctx);
 		goto done;
@@ -220,7 +220,7 @@ decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64
 			goto done;
 		}
 		/* A page of empty strings has no bytes at all (bytes NULL). */
-		if (!lp_block_append_repeated(values, end > start ? bytes + start : bytes,
+		if (!lp_flat_values_append_repeated(values, end > start ? bytes + start : bytes,
 									  is_null ? 0 : end - start, 1) ||
 			!lp_bits_append(validity, !is_null))
 		{
@@ -233,9 +233,9 @@ decode_binary(const Page20 *page, const Lance__Encodings__Binary *binary, uint64
 
 done:
 	if (!ok)
-		lp_block_free(values);
-	lp_block_free(&indices);
-	lp_block_free(&bytes_block);
+		lp_flat_values_free(values);
+	lp_flat_values_free(&indices);
+	lp_flat_values_free(&bytes_block);
 	lp_buf_free(&ignored.buf);
 	lp_buf_free(&inflated);
 	return ok;
@@ -247,10 +247,10 @@ done:
  */
 static bool
 decode_dictionary(const Page20 *page, const Lance__Encodings__Dictionary *dictionary,
-				  uint64_t n, LpBlock *values, LpBits *validity, int depth)
+				  uint64_t n, LpFlatValues *values, LpBits *validity, int depth)
 {
-	LpBlock		indices;
-	LpBlock		items;
+	LpFlatValues		indices;
+	LpFlatValues		items;
 	LpBits		index_validity = {0};
 	LpBits		item_validity = {0};
 	LpBits		row_validity = {0};
@@ -299,15 +299,15 @@ decode_dictionary(const Page20 *page, const Lance__Encodings__Dictionary *dictio
 		goto done;
 	if (!lp_bits_append_bitmap(validity, row_validity.buf.data, 0, n))
 	{
-		lp_block_free(values);
+		lp_flat_values_free(values);
 		lp_page_no_memory(page->ctx);
 		goto done;
 	}
 	ok = true;
 
 done:
-	lp_block_free(&indices);
-	lp_block_free(&items);
+	lp_flat_values_free(&indices);
+	lp_flat_values_free(&items);
 	lp_buf_free(&index_validity.buf);
 	lp_buf_free(&item_validity.buf);
 	lp_buf_free(&row_validity.buf);
@@ -334,7 +334,7 @@ packed_child_bits(const ArrayEncoding *enc, uint64_t *bits)
  */
 static bool
 decode_packed_struct(const Page20 *page, const Lance__Encodings__PackedStruct *packed,
-					 uint64_t n, LpBlock *values, LpBits *validity)
+					 uint64_t n, LpFlatValues *values, LpBits *validity)
 {
 	uint64_t	row_bits = 0;
 	uint64_t	bytes;
@@ -356,7 +356,7 @@ decode_packed_struct(const Page20 *page, const Lance__Encodings__PackedStruct *p
 		return lp_page_fail(page->ctx, LP_ERR_CORRUPT,
 							"packed struct buffer is too short for %llu rows",
 							(unsigned long long) n);
-	lp_block_init_fixed(values, (uint32_t) row_bits);
+	lp_flat_values_init_fixed(values, (uint32_t) row_bits);
 	if (!lp_buf_append(&values->data, data, bytes) ||
 		!lp_bits_append_n(validity, true, n))
 		return lp_page_no_memory(page->ctx);
@@ -382,7 +382,7 @@ check_bitpacked_widths(const Page20 *page, uint64_t width, uint64_t type_bits)
  */
 static bool
 decode_bitpacked(const Page20 *page, const Lance__Encodings__Bitpacked *bitpacked, uint64_t n,
-				 LpBlock *values)
+				 LpFlatValues *values)
 {
 	uint64_t	width = bitpacked->compressed_bits_per_value;
 	uint64_t	type_bits = bitpacked->uncompressed_bits_per_value;
@@ -401,7 +401,7 @@ decode_bitpacked(const Page20 *page, const Lance__Encodings__Bitpacked *bitpacke
 							"bit-packed buffer of %llu bytes is too short for %llu values of %llu bits",
 							(unsigned long long) len, (unsigned long long) n,
 							(unsigned long long) width);
-	lp_block_init_fixed(values, (uint32_t) type_bits);
+	lp_flat_values_init_fixed(values, (uint32_t) type_bits);
 	if (!lp_buf_reserve(&values->data, n * (type_bits / 8)))
 		return lp_page_no_memory(page->ctx);
 	lp_bitstream_unpack(data, n, (uint32_t) width, (uint32_t) type_bits,
@@ -418,7 +418,7 @@ decode_bitpacked(const Page20 *page, const Lance__Encodings__Bitpacked *bitpacke
  */
 static bool
 decode_bitpacked_for_non_neg(const Page20 *page, const Lance__Encodings__BitpackedForNonNeg *bitpacked,
-							 uint64_t n, LpBlock *values)
+							 uint64_t n, LpFlatValues *values)
 {
 	uint64_t	width = bitpacked->compressed_bits_per_value;
 	uint64_t	type_bits = bitpacked->uncompressed_bits_per_value;
@@ -437,7 +437,7 @@ decode_bitpacked_for_non_neg(const Page20 *page, const Lance__Encodings__Bitpack
 							"bit-packed buffer of %llu bytes is too short for %llu values of %llu bits",
 							(unsigned long long) len, (unsigned long long) n,
 							(unsigned long long) width);
-	lp_block_init_fixed(values, (uint32_t) type_bits);
+	lp_flat_values_init_fixed(values, (uint32_t) type_bits);
 	unpacked = lp_alloc((size_t) LP_FASTLANES_BLOCK * value_bytes);
 	if (unpacked == NULL || !lp_buf_reserve(&values->data, n * value_bytes))
 	{
@@ -461,22 +461,22 @@ decode_bitpacked_for_non_neg(const Page20 *page, const Lance__Encodings__Bitpack
 
 /* Null values of the leaf's shape. */
 static bool
-null_values(const Page20 *page, uint64_t n, LpBlock *values, LpBits *validity)
+null_values(const Page20 *page, uint64_t n, LpFlatValues *values, LpBits *validity)
 {
 	if (page->variable)
 	{
-		if (!lp_block_init_variable(values))
+		if (!lp_flat_values_init_variable(values))
 			return lp_page_no_memory(page->ctx);
 	}
 	else
-		lp_block_init_fixed(values, page->bits);
-	if (!lp_block_append_repeated(values, NULL, 0, n) || !lp_bits_append_n(validity, false, n))
+		lp_flat_values_init_fixed(values, page->bits);
+	if (!lp_flat_values_append_repeated(values, NULL, 0, n) || !lp_bits_append_n(validity, false, n))
 		return lp_page_no_memory(page->ctx);
 	return true;
 }
 
 static bool
-decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *values,
+decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpFlatValues *values,
 				   LpBits *validity, int depth)
 {
 	memset(values, 0, sizeof(*values));
@@ -497,7 +497,7 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 			{
 				const Lance__Encodings__Nullable *nullable = enc->nullable;
 				LpBits		inner = {0};
-				LpBlock		bitmap;
+				LpFlatValues		bitmap;
 				bool		ok;
 
 				switch (nullable->nullability_case)
@@ -518,13 +518,13 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 						memset(&inner, 0, sizeof(inner));
 						if (bitmap.variable || bitmap.bits_per_value != 1)
 						{
-							lp_block_free(&bitmap);
+							lp_flat_values_free(&bitmap);
 							return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "validity is not a bitmap");
 						}
 						if (!decode_array(page, nullable->some_nulls->values, n, values, &inner,
 										  depth + 1))
 						{
-							lp_block_free(&bitmap);
+							lp_flat_values_free(&bitmap);
 							lp_buf_free(&inner.buf);
 							return false;
 						}
@@ -533,7 +533,7 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 						for (uint64_t i = 0; i < n && ok; i++)
 							ok = lp_bits_append(validity, lp_bit_get(bitmap.data.data, i) &&
 												lp_bit_get(inner.buf.data, i));
-						lp_block_free(&bitmap);
+						lp_flat_values_free(&bitmap);
 						lp_buf_free(&inner.buf);
 						return ok ? true : lp_page_no_memory(page->ctx);
 					default:
@@ -561,7 +561,7 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 					!lp_mul_u64(values->bits_per_value, fsl->dimension, &bits) || bits > UINT32_MAX)
 				{
 					lp_buf_free(&items_validity.buf);
-					lp_block_free(values);
+					lp_flat_values_free(values);
 					return lp_page_unsupported(page->ctx, "fixed_size_list of nested lists or variable-width items");
 				}
 				values->bits_per_value = (uint32_t) bits;
@@ -585,10 +585,10 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				return missing(page, "fsst values");
 			if (!decode_array(page, enc->fsst->binary, n, values, validity, depth + 1))
 				return false;
-			if (!lp_fsst_expand_block(page->ctx, enc->fsst->symbol_table.data,
+			if (!lp_fsst_expand_values(page->ctx, enc->fsst->symbol_table.data,
 									  enc->fsst->symbol_table.len, NULL, values))
 			{
-				lp_block_free(values);
+				lp_flat_values_free(values);
 				return false;
 			}
 			return true;
@@ -608,7 +608,7 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 					return false;
 				if (values->variable || values->bits_per_value != 8)
 				{
-					lp_block_free(values);
+					lp_flat_values_free(values);
 					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "fixed-size binary bytes are not bytes");
 				}
 				values->bits_per_value = fsb->byte_width * 8;
@@ -632,11 +632,11 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
 				if (value->len == 0 || value->len > 1024)
 					return lp_page_fail(page->ctx, LP_ERR_CORRUPT, "constant of %zu bytes",
 										value->len);
-				lp_block_init_fixed(values, (uint32_t) value->len * 8);
-				if (!lp_block_append_repeated(values, value->data, value->len, n) ||
+				lp_flat_values_init_fixed(values, (uint32_t) value->len * 8);
+				if (!lp_flat_values_append_repeated(values, value->data, value->len, n) ||
 					!lp_bits_append_n(validity, true, n))
 				{
-					lp_block_free(values);
+					lp_flat_values_free(values);
 					return lp_page_no_memory(page->ctx);
 				}
 				return true;
@@ -651,19 +651,19 @@ decode_array_inner(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpB
  * validity.  On failure nothing stays allocated in values.
  */
 static bool
-decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpBlock *values,
+decode_array(const Page20 *page, const ArrayEncoding *enc, uint64_t n, LpFlatValues *values,
 			 LpBits *validity, int depth)
 {
 	if (decode_array_inner(page, enc, n, values, validity, depth))
 		return true;
-	lp_block_free(values);
+	lp_flat_values_free(values);
 	return false;
 }
 
 bool
 lp_decode_v20_page(const LpPageContext *ctx, const Lance__Encodings__ArrayEncoding *encoding,
 				   const LpSlice *buffers, uint32_t num_buffers, uint64_t num_values,
-				   bool variable, uint32_t bits, LpBlock *values, LpBits *validity)
+				   bool variable, uint32_t bits, LpFlatValues *values, LpBits *validity)
 {
 	Page20		page = {ctx, num_buffers, buffers, variable, bits};
 
@@ -724,7 +724,7 @@ typedef struct Leaf20Take
 	bool		variable;
 	uint32_t	bits;
 	bool		under_list;
-	LpBlock		values;
+	LpFlatValues		values;
 	LpBits		validity;
 } Leaf20Take;
 
@@ -736,7 +736,7 @@ take_leaf20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
 	LpSlice    *buffers;
 	uint32_t	num_buffers;
 	ArrayEncoding *enc;
-	LpBlock		page_values;
+	LpFlatValues		page_values;
 	LpBits		page_validity = {0};
 	bool		ok;
 
@@ -750,14 +750,14 @@ take_leaf20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
 		ok = lp_page_fail(ctx, LP_ERR_CORRUPT, "page decodes to %llu values for %llu rows",
 						  (unsigned long long) page_values.num_values,
 						  (unsigned long long) lp_page->num_rows);
-	ok = ok && lp_block_take(ctx, &page_values, ranges, num_ranges, &take->values);
+	ok = ok && lp_flat_values_take(ctx, &page_values, ranges, num_ranges, &take->values);
 	for (size_t i = 0; ok && i < num_ranges; i++)
 		if (!lp_bits_append_bitmap(&take->validity, page_validity.buf.data, ranges[i].start,
 								   ranges[i].count))
 			ok = lp_page_no_memory(ctx);
 	if (ok && !take->under_list)
 		take->reader->rows_decoded += lp_page->num_rows;
-	lp_block_free(&page_values);
+	lp_flat_values_free(&page_values);
 	lp_buf_free(&page_validity.buf);
 	return ok;
 }
@@ -781,7 +781,7 @@ take_leaf20(LpFieldReader *reader, const LpType *type, uint32_t column,
 							   take_leaf20_page, &take, err) ||
 		!lp_leaf_array(type, &take.values, take.validity.num_bits, out, file, column, err))
 	{
-		lp_block_free(&take.values);
+		lp_flat_values_free(&take.values);
 		lp_buf_free(&take.validity.buf);
 		return false;
 	}
@@ -875,7 +875,7 @@ take_list20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
 	LpSlice    *buffers;
 	uint32_t	num_buffers;
 	ArrayEncoding *enc;
-	LpBlock		ends;
+	LpFlatValues		ends;
 	LpBits		ignored = {0};
 	LpBits		valid = {0};
 	const Lance__Encodings__List *list = NULL;
@@ -930,7 +930,7 @@ take_list20_page(void *arg, const LpPageContext *ctx, const LpPage *lp_page,
 	}
 	if (ok && !take->under_list)
 		take->reader->rows_decoded += lp_page->num_rows;
-	lp_block_free(&ends);
+	lp_flat_values_free(&ends);
 	lp_buf_free(&ignored.buf);
 	lp_buf_free(&valid.buf);
 	close_page(buffers, num_buffers, enc);

@@ -8,7 +8,7 @@
  * of inner entries they span.  The innermost layer's entries are the values.
  * Ranges stay ranges all the way down, so a take of consecutive rows copies
  * runs, and the scratch space is bounded by the number of ranges.  The
- * values of ranges of a block (lp_block_take) serve 2.0 pages too.
+ * values of ranges of a block (lp_flat_values_take) serve 2.0 pages too.
  */
 #include <string.h>
 
@@ -81,19 +81,19 @@ take_layer(const LpPageContext *ctx, const LpLayerValues *from, LpLayerValues *t
 }
 
 bool
-lp_block_take(const LpPageContext *ctx, const LpBlock *src, const LpRowRange *ranges,
-			  size_t num_ranges, LpBlock *dst)
+lp_flat_values_take(const LpPageContext *ctx, const LpFlatValues *src, const LpRowRange *ranges,
+			  size_t num_ranges, LpFlatValues *dst)
 {
-	LpBlock		part;
+	LpFlatValues		part;
 	bool		ok = true;
 
 	if (src->variable)
 	{
-		if (!lp_block_init_variable(&part))
+		if (!lp_flat_values_init_variable(&part))
 			return lp_page_no_memory(ctx);
 	}
 	else
-		lp_block_init_fixed(&part, src->bits_per_value);
+		lp_flat_values_init_fixed(&part, src->bits_per_value);
 	for (size_t i = 0; i < num_ranges && ok; i++)
 	{
 		if (ranges[i].start > src->num_values ||
@@ -102,11 +102,11 @@ lp_block_take(const LpPageContext *ctx, const LpBlock *src, const LpRowRange *ra
 							  (unsigned long long) ranges[i].start,
 							  (unsigned long long) (ranges[i].start + ranges[i].count),
 							  (unsigned long long) src->num_values);
-		else if (!lp_block_append_range(&part, src, ranges[i].start, ranges[i].count))
+		else if (!lp_flat_values_append_range(&part, src, ranges[i].start, ranges[i].count))
 			ok = lp_page_no_memory(ctx);
 	}
-	ok = ok && lp_block_merge(ctx, dst, &part);
-	lp_block_free(&part);
+	ok = ok && lp_flat_values_merge(ctx, dst, &part);
+	lp_flat_values_free(&part);
 	return ok;
 }
 
@@ -156,7 +156,7 @@ lp_column_levels_take(const LpPageContext *ctx, const LpColumnLevels *src,
 	}
 
 	/* The innermost layer's entries are the values. */
-	if (!lp_block_take(ctx, &src->values, current, count, &dst->values))
+	if (!lp_flat_values_take(ctx, &src->values, current, count, &dst->values))
 		goto done;
 	dst->num_rows += rows;
 	ok = true;

@@ -82,7 +82,7 @@ lp_column_levels_free(LpColumnLevels *levels)
 		lp_buf_free(&levels->layers[i].offsets);
 	}
 	lp_free(levels->layers);
-	lp_block_free(&levels->values);
+	lp_flat_values_free(&levels->values);
 	memset(levels, 0, sizeof(*levels));
 }
 
