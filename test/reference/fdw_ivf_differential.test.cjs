@@ -475,9 +475,11 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM ivfd.${name
 				}
 });
 
-// The candidates of a vector index replace the rows a scalar index finds (lp_fdw_scan_restrict):
-// the scalar indexes serve the exact top k, with lance_parts.fdw_vector_index off.
-test('EXPLAIN ANALYZE: the scalar indexes searched for pushed clauses with the vector index off', () => {
+// The scalar indexes serve the exact top k (lance_parts.fdw_vector_index off) and narrow a vector
+// index's candidates to the rows they find (lp_fdw_scan_restrict): with the vector index on, the
+// scan's filter removes no more rows than with it off (only those of fragments no scalar index
+// covers), where the probed partitions' other rows would be read and removed.
+test('EXPLAIN ANALYZE: the scalar indexes searched for pushed clauses, with the vector index off and on', () => {
 	const q = vectorLiteral(point());
 
 	for (const [name, , , , op, options] of FLAT.concat(APPROXIMATE))
@@ -485,11 +487,21 @@ test('EXPLAIN ANALYZE: the scalar indexes searched for pushed clauses with the v
 			for (const v of VERSIONS)
 				for (const [where, index] of [['id BETWEEN 100 AND 300', 'id_idx \\(BTREE\\)'], ['cat IN (1, 3)', 'cat_idx \\(BITMAP\\)']])
 				{
-					const plan = psqlLines(`SET lance_parts.fdw_vector_index = off;
+					const removed = {};
+
+					for (const vectorIndex of ['off', 'on'])
+					{
+						const plan = psqlLines(`SET lance_parts.fdw_vector_index = ${vectorIndex}; SET lance_parts.fdw_nprobes = ${PARTITIONS};
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM ivfd.${name}_${v} WHERE ${where} ORDER BY emb ${op} ${q} LIMIT 10;
 `).join('\n');
+						const what = `${name}_${v}, vector index ${vectorIndex}:\n${plan}`;
 
-					assert.match(plan, new RegExp(`Lance Index: ${index}[\\s\\S]*Lance Top-K: `), `${name}_${v}:\n${plan}`);
+						assert.match(plan, new RegExp(`Lance Index: ${index}[\\s\\S]*Lance Top-K: `), what);
+						if (vectorIndex === 'on')
+							assert.match(plan, /Lance Vector Index: emb_idx/, what);
+						removed[vectorIndex] = Number(/Rows Removed by Lance Filter: (\d+)/.exec(plan)[1]);
+					}
+					assert.equal(removed.on, removed.off, `${name}_${v} WHERE ${where}: rows the filter removed with the vector index on and off`);
 				}
 });
 

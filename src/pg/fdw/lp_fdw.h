@@ -263,6 +263,14 @@ extern LpFdwIndexRows *lp_fdw_index_rows(const LpFdwSource *source, const LpInde
 										 uint32 *whole, size_t num_whole);
 
 /*
+ * The rows two lookups of one source both let through: in a fragment both
+ * restrict, the rows both found; in one only one restricts, its rows.  Named
+ * as a.
+ */
+extern LpFdwIndexRows *lp_fdw_index_rows_intersect(const LpFdwIndexRows *a,
+												   const LpFdwIndexRows *b);
+
+/*
  * Whether the index restricts the rows [first_row, end_row) of fragment (an
  * index in the manifest); if so, the rows it found among them.
  */
@@ -416,8 +424,8 @@ extern const LpFdwIndexRows *lp_fdw_scan_index_rows(LpFdwScan *scan);
 
 /*
  * Read only rows in the fragments rows restricts (a vector index's
- * candidates; rows stays the caller's until the scan is rewound), and no
- * scalar index's; set before the first batch.
+ * candidates; rows stays the caller's until the scan is rewound), narrowed
+ * to those a scalar index finds for the filter; set before the first batch.
  */
 extern void lp_fdw_scan_restrict(LpFdwScan *scan, const LpFdwIndexRows *rows);
 

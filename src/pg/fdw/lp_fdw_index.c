@@ -595,6 +595,53 @@ lp_fdw_index_lookup(const LpFdwSource *source, LpFdwFilter *filter, AttrNumber a
 	return result;
 }
 
+LpFdwIndexRows *
+lp_fdw_index_rows_intersect(const LpFdwIndexRows *a, const LpFdwIndexRows *b)
+{
+	LpFdwIndexRows *both = palloc0(sizeof(LpFdwIndexRows));
+
+	if (a->num_fragments != b->num_fragments)
+		elog(ERROR, "index lookups of %llu and %llu fragments cannot be intersected",
+			 (unsigned long long) a->num_fragments, (unsigned long long) b->num_fragments);
+	both->index_name = a->index_name;
+	both->index_type = a->index_type;
+	both->num_fragments = a->num_fragments;
+	both->fragments = palloc0(sizeof(LpFdwIndexFragment) * Max(a->num_fragments, 1));
+	for (uint64 f = 0; f < a->num_fragments; f++)
+	{
+		const LpFdwIndexFragment *x = &a->fragments[f];
+		const LpFdwIndexFragment *y = &b->fragments[f];
+		LpFdwIndexFragment *out = &both->fragments[f];
+
+		if (!x->restricted || !y->restricted)
+			*out = x->restricted ? *x : *y;
+		else
+		{
+			uint64		i = 0;
+			uint64		j = 0;
+
+			out->restricted = true;
+			out->rows = palloc(sizeof(uint64) * Max(Min(x->num_rows, y->num_rows), 1));
+			while (i < x->num_rows && j < y->num_rows)
+			{
+				if (x->rows[i] < y->rows[j])
+					i++;
+				else if (x->rows[i] > y->rows[j])
+					j++;
+				else
+				{
+					out->rows[out->num_rows++] = x->rows[i];
+					i++;
+					j++;
+				}
+			}
+		}
+		if (out->restricted)
+			both->num_rows += out->num_rows;
+	}
+	return both;
+}
+
 bool
 lp_fdw_index_unit_rows(const LpFdwIndexRows *index_rows, uint64 fragment, uint64 first_row,
 					   uint64 end_row, const uint64 **rows, uint64 *num_rows)

@@ -1074,10 +1074,22 @@ lp_fdw_scan_has_filter(const LpFdwScan *state)
 void
 lp_fdw_scan_restrict(LpFdwScan *state, const LpFdwIndexRows *rows)
 {
+	/*
+	 * Only rows a scalar index finds for the filter can match: the candidates
+	 * are narrowed to them, so that a selective filter does not read every
+	 * row of the probed partitions (Lance's prefilter, which uses its scalar
+	 * indexes too).
+	 */
+	if (!state->index_looked_up)
+		look_up_index(state);
+	if (state->index_rows != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(state->index_context);
+
+		rows = lp_fdw_index_rows_intersect(rows, state->index_rows);
+		MemoryContextSwitchTo(old);
+	}
 	state->vector_rows = rows;
-	/* the candidates replace the rows a scalar index would find */
-	state->index_looked_up = true;
-	state->index_rows = NULL;
 }
 
 void
