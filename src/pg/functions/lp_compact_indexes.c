@@ -143,60 +143,87 @@ copy_file(LpInput *input, LpOutput *output)
 	pfree(buffer);
 }
 
+/* An index type's files, in the order published, remapped from old to new by the core. */
+#define MAX_INDEX_FILES 2
+
+typedef bool (*RemapFiles) (LpInput **inputs, const LpRowAddressMap *map, LpOutput **outputs,
+							LpError *err);
+
+typedef struct RemappedKind
+{
+	const char *type_url;
+	const char *files[MAX_INDEX_FILES];	/* NULL after the last */
+	RemapFiles	remap;
+} RemappedKind;
+
+static bool
+remap_bitmap(LpInput **inputs, const LpRowAddressMap *map, LpOutput **outputs, LpError *err)
+{
+	return lp_bitmap_index_remap(inputs[0], map, outputs[0], err);
+}
+
+static bool
+remap_btree(LpInput **inputs, const LpRowAddressMap *map, LpOutput **outputs, LpError *err)
+{
+	uint64_t	rows_kept;
+
+	return lp_btree_index_remap(inputs[1], inputs[0], map, outputs[1], outputs[0], &rows_kept, err);
+}
+
+/* index.idx is written anew only for HNSW graphs that lose rows; otherwise copied */
+static bool
+remap_ivf(LpInput **inputs, const LpRowAddressMap *map, LpOutput **outputs, LpError *err)
+{
+	bool		index_written;
+
+	if (!lp_ivf_index_remap(inputs[1], inputs[0], map, outputs[0], outputs[1], &index_written, err))
+		return false;
+	if (!index_written)
+		copy_file(inputs[1], outputs[1]);
+	return true;
+}
+
+static const RemappedKind REMAPPED_KINDS[] = {
+	{LP_BTREE_DETAILS_TYPE_URL, {LP_BTREE_PAGES_FILE, LP_BTREE_LOOKUP_FILE}, remap_btree},
+	{LP_BITMAP_DETAILS_TYPE_URL, {LP_BITMAP_LOOKUP_FILE, NULL}, remap_bitmap},
+	{LP_VECTOR_DETAILS_TYPE_URL, {LP_IVF_AUXILIARY_FILE, LP_IVF_INDEX_FILE}, remap_ivf},
+};
+
+/* How an index of type_url is remapped; NULL if it is not. */
+static const RemappedKind *
+remapped_kind(const char *type_url)
+{
+	for (size_t k = 0; k < lengthof(REMAPPED_KINDS); k++)
+		if (strcmp(type_url, REMAPPED_KINDS[k].type_url) == 0)
+			return &REMAPPED_KINDS[k];
+	return NULL;
+}
+
 /*
- * Write the remapped index old_dir holds (a BTREE, BITMAP or IVF vector
- * index, as type_url says) into new_dir (paths below root); its outputs
- * are published only when all are written.
+ * Write the remapped index old_dir holds (of a type REMAPPED_KINDS names)
+ * into new_dir (paths below root); its outputs are published only when all
+ * are written.
  */
 static void
-remap_index(const char *root, const char *name, const char *type_url, const char *old_dir,
+remap_index(const char *root, const char *name, const RemappedKind *kind, const char *old_dir,
 			const char *new_dir, const LpRowAddressMap *map)
 {
 	LpStore    *store = lp_store_below(root);
+	LpInput    *inputs[MAX_INDEX_FILES] = {0};
+	LpOutput   *outputs[MAX_INDEX_FILES] = {0};
 	LpError		err;
 
-	if (strcmp(type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0)
+	for (int f = 0; f < MAX_INDEX_FILES && kind->files[f] != NULL; f++)
 	{
-		LpInput    *lookup = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BITMAP_LOOKUP_FILE));
-		LpOutput   *out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BITMAP_LOOKUP_FILE));
-
-		if (!lp_bitmap_index_remap(lookup, map, out, &err))
-			raise_not_remapped(&err, name, root);
-		publish_output(out);
-		lp_input_close(lookup);
+		inputs[f] = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, kind->files[f]));
+		outputs[f] = create_output(store, psprintf("%s/%s/%s", root, new_dir, kind->files[f]));
 	}
-	else if (strcmp(type_url, LP_VECTOR_DETAILS_TYPE_URL) == 0)
+	if (!kind->remap(inputs, map, outputs, &err))
+		raise_not_remapped(&err, name, root);
+	for (int f = 0; f < MAX_INDEX_FILES && kind->files[f] != NULL; f++)
 	{
-		LpInput    *index = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_IVF_INDEX_FILE));
-		LpInput    *auxiliary = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_IVF_AUXILIARY_FILE));
-		LpOutput   *index_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_IVF_INDEX_FILE));
-		LpOutput   *auxiliary_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_IVF_AUXILIARY_FILE));
-
-		bool		index_written;
-
-		if (!lp_ivf_index_remap(index, auxiliary, map, auxiliary_out, index_out, &index_written, &err))
-			raise_not_remapped(&err, name, root);
-		if (!index_written)
-			copy_file(index, index_out);
-		publish_output(auxiliary_out);
-		publish_output(index_out);
-		lp_input_close(index);
-		lp_input_close(auxiliary);
-	}
-	else
-	{
-		LpInput    *lookup = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BTREE_LOOKUP_FILE));
-		LpInput    *pages = lp_open_input_in(store, psprintf("%s/%s/%s", root, old_dir, LP_BTREE_PAGES_FILE));
-		LpOutput   *lookup_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BTREE_LOOKUP_FILE));
-		LpOutput   *pages_out = create_output(store, psprintf("%s/%s/%s", root, new_dir, LP_BTREE_PAGES_FILE));
-		uint64_t	rows_kept;
-
-		if (!lp_btree_index_remap(lookup, pages, map, lookup_out, pages_out, &rows_kept, &err))
-			raise_not_remapped(&err, name, root);
-		publish_output(pages_out);
-		publish_output(lookup_out);
-		lp_input_close(lookup);
-		lp_input_close(pages);
+		publish_output(outputs[f]);
+		lp_input_close(inputs[f]);
 	}
 }
 
@@ -224,13 +251,14 @@ lp_compact_remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, 
 		char		old_uuid[LP_UUID_STRING_SIZE];
 		char		new_uuid[LP_UUID_STRING_SIZE];
 		char	   *new_dir;
+		const RemappedKind *kind;
 
 		if (!covers_moved(&entries[i], plan, map))
 			continue;
+		kind = remapped_kind(entries[i].type_url);
 		/* the plan leaves fragments under any other index out */
-		Assert(strcmp(entries[i].type_url, LP_BTREE_DETAILS_TYPE_URL) == 0 ||
-			   strcmp(entries[i].type_url, LP_BITMAP_DETAILS_TYPE_URL) == 0 ||
-			   strcmp(entries[i].type_url, LP_VECTOR_DETAILS_TYPE_URL) == 0);
+		if (kind == NULL)
+			elog(ERROR, "index \"%s\" of dataset \"%s\" cannot be remapped", entries[i].name, root);
 		memcpy(index->old_uuid, entries[i].uuid, 16);
 		if (!lp_random_bytes(NULL, index->new_uuid, 16, &err))
 			lp_raise(&err);
@@ -243,7 +271,7 @@ lp_compact_remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, 
 						   lp_publication_path(root, new_dir, true,
 											   psprintf("The remapped index directory \"%s/%s\"",
 														root, new_dir)));
-		remap_index(root, entries[i].name, entries[i].type_url,
+		remap_index(root, entries[i].name, kind,
 					psprintf("%s/%s", INDICES_DIR, old_uuid), new_dir, map);
 		(*n_rewritten)++;
 	}
