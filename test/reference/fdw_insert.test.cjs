@@ -12,6 +12,8 @@
 //  - A dataset lancedb made with stable row ids: the inserted rows continue the row id sequence.
 //  - ROLLBACK, an ERROR, a NOT NULL violation of a non-nullable Lance field, RETURNING, and
 //    tables that cannot take rows (pinned to a version, one data file).
+//  - batch_size (ExecForeignBatchInsert) of the table or its server: EXPLAIN VERBOSE shows it,
+//    INSERT ... SELECT and COPY FROM in batches give lancedb the same rows.
 //  - Many single-row INSERTs in one transaction: one version of few fragments (their small files
 //    concatenated by page copy), none of a rolled-back savepoint.
 //  - On S3 (Ceph RGW): INSERT and COPY FROM, ROLLBACK leaves no object.
@@ -151,6 +153,37 @@ CREATE FOREIGN TABLE fdw_insert_file (id bigint, s text) SERVER fdw_insert_serve
 		(error) => /0A000: cannot insert into foreign table "fdw_insert_pinned"/.test(String(error.stderr)));
 	assert.throws(() => psqlLines("\\set VERBOSITY verbose\nINSERT INTO fdw_insert_file VALUES (4, 'four');\n"),
 		(error) => /0A000: cannot insert into foreign table "fdw_insert_file"/.test(String(error.stderr)));
+});
+
+test('batch_size: rows handed over in batches of the table\'s or the server\'s option give the same rows', async () => {
+	const datasetPath = path.join(dir, 'batched.lance');
+	const table = 'fdw_insert_batched';
+	const plan = (sql) => psqlLines(`EXPLAIN (VERBOSE, COSTS OFF) ${sql}`).join('\n');
+	const insert = (from, to) => `INSERT INTO ${table} SELECT i, 'row ' || i FROM generate_series(${from}, ${to - 1}) i`;
+
+	psqlLines(`SELECT * FROM lance_parts.write_dataset(${literal(datasetPath)}, 'SELECT 0::bigint AS id, ''row 0'' AS s');
+CREATE FOREIGN TABLE ${table} (id bigint, s text) SERVER fdw_insert_server OPTIONS (uri ${literal(datasetPath)});
+`);
+	assert.match(plan(insert(1, 2)), /Batch Size: 1\b/, 'one row at a time by default');
+	psqlLines(`${insert(1, 100)};\n`);
+	psqlLines(`ALTER SERVER fdw_insert_server OPTIONS (ADD batch_size '7');\n`);
+	assert.match(plan(insert(1, 2)), /Batch Size: 7\b/, 'the server\'s batch size');
+	psqlLines(`${insert(100, 200)};\n`);
+	psqlLines(`ALTER FOREIGN TABLE ${table} OPTIONS (ADD batch_size '64');\n`);
+	assert.match(plan(insert(1, 2)), /Batch Size: 64\b/, 'the table\'s batch size before its server\'s');
+	psqlLines(`${insert(200, 300)};
+COPY (SELECT i, 'row ' || i FROM generate_series(300, 399) i) TO ${literal(path.join(dir, 'batched.copy'))};
+COPY ${table} FROM ${literal(path.join(dir, 'batched.copy'))};
+ALTER SERVER fdw_insert_server OPTIONS (DROP batch_size);
+`);
+	assert.deepEqual(psqlLines(`INSERT INTO ${table} VALUES (400, 'row 400') RETURNING id;\n`), ['400'],
+		'RETURNING, one row at a time');
+	assert.throws(() => psqlLines(`\\set VERBOSITY verbose\nALTER FOREIGN TABLE ${table} OPTIONS (SET batch_size '0');\n`),
+		(error) => /22023: invalid value for option "batch_size": "0"/.test(String(error.stderr)));
+	const rows = encodeRows(await (await h.openTable(datasetPath)).query().toArrow())
+		.map((r) => [Number(r.id), r.s]).sort((a, b) => a[0] - b[0]);
+
+	assert.deepEqual(rows, range(0, 401).map((i) => [i, 'row ' + i]), 'lancedb reads every row once');
 });
 
 test('many small INSERTs in one transaction: one version of few fragments; a rolled-back savepoint adds none', async () => {

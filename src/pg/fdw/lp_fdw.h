@@ -58,6 +58,12 @@ typedef struct LpFdwTableOptions
 
 extern void lp_fdw_table_options(Oid foreigntableid, LpFdwTableOptions *options);
 
+/*
+ * Rows an INSERT or COPY FROM hands to the FDW at a time (ExecForeignBatchInsert):
+ * the foreign table's batch_size option, else its server's, else 1.
+ */
+extern int	lp_fdw_insert_batch_size(Oid foreigntableid);
+
 /* The server's root option, or NULL. */
 extern char *lp_fdw_server_root(Oid serverid);
 

@@ -23,6 +23,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 
 #include "fdw/lp_fdw.h"
@@ -42,11 +43,13 @@ static const LpFdwOption valid_options[] = {
 	{"region", ForeignServerRelationId, false},
 	{"url_style", ForeignServerRelationId, false},
 	{"allow_http", ForeignServerRelationId, false},
+	{"batch_size", ForeignServerRelationId, false},
 	{"access_key_id", UserMappingRelationId, false},
 	{"secret_access_key", UserMappingRelationId, false},
 	{"session_token", UserMappingRelationId, false},
 	{"uri", ForeignTableRelationId, true},
 	{"version", ForeignTableRelationId, false},
+	{"batch_size", ForeignTableRelationId, false},
 	{"column_name", AttributeRelationId, false},
 	{"blob", AttributeRelationId, false},
 	{NULL, InvalidOid, false}
@@ -116,6 +119,22 @@ parse_version(const char *value)
 	return version;
 }
 
+/* Rows an INSERT hands over at a time: 1 to MAX_BATCH_SIZE. */
+#define MAX_BATCH_SIZE 100000
+
+static int
+parse_batch_size(const char *value)
+{
+	int			size;
+
+	if (!parse_int(value, &size, 0, NULL) || size < 1 || size > MAX_BATCH_SIZE)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				errmsg("invalid value for option \"%s\": \"%s\"", "batch_size", value),
+				errhint("The batch size is an integer from 1 to %d.", MAX_BATCH_SIZE));
+	return size;
+}
+
 Datum
 lance_fdw_validator(PG_FUNCTION_ARGS)
 {
@@ -151,6 +170,8 @@ lance_fdw_validator(PG_FUNCTION_ARGS)
 			has_uri = true;
 		else if (strcmp(def->defname, "version") == 0)
 			parse_version(value);
+		else if (strcmp(def->defname, "batch_size") == 0)
+			parse_batch_size(value);
 		else if (strcmp(def->defname, "column_name") == 0 && value[0] == '\0')
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -228,6 +249,33 @@ lp_fdw_table_options(Oid foreigntableid, LpFdwTableOptions *options)
 					   get_rel_name(foreigntableid), "uri"));
 	options->server = table->serverid;
 	options->path = lp_fdw_location(options->uri, lp_fdw_server_root(table->serverid));
+}
+
+/* The batch_size option of options, or 0 if it has none. */
+static int
+batch_size_option(List *options)
+{
+	ListCell   *cell;
+
+	foreach(cell, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(cell);
+
+		if (strcmp(def->defname, "batch_size") == 0)
+			return parse_batch_size(defGetString(def));
+	}
+	return 0;
+}
+
+int
+lp_fdw_insert_batch_size(Oid foreigntableid)
+{
+	ForeignTable *table = GetForeignTable(foreigntableid);
+	int			size = batch_size_option(table->options);
+
+	if (size == 0)
+		size = batch_size_option(GetForeignServer(table->serverid)->options);
+	return size == 0 ? 1 : size;
 }
 
 char *

@@ -28,14 +28,12 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "base/lp_pg_compat.h"
 #include "fdw/lp_fdw.h"
 #include "store/lp_pg_storage.h"
 #include "write/lp_fdw_modify.h"
 #include "write/lp_write_deletions.h"
 #include "write/lp_write_sql.h"
-
-/* Rows ExecForeignBatchInsert is given at a time. */
-#define INSERT_BATCH_ROWS 1000
 
 typedef struct ModifyState
 {
@@ -298,8 +296,11 @@ lance_exec_batch_insert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **s
 }
 
 /*
- * Batches of rows, unless each row must come back at once: for RETURNING,
- * row triggers or WITH CHECK OPTION (as postgres_fdw decides).
+ * Rows at a time as the batch_size option says, 1 by default: the writer
+ * gathers rows into batches of columns itself as they come, and the
+ * executor's batches first copy every row into a slot of their own and
+ * deform it again.  One at a time too when each row must come back at once:
+ * for RETURNING, row triggers or WITH CHECK OPTION (as postgres_fdw decides).
  */
 static int
 lance_batch_size(ResultRelInfo *rinfo)
@@ -310,7 +311,16 @@ lance_batch_size(ResultRelInfo *rinfo)
 		 (rinfo->ri_TrigDesc->trig_insert_before_row ||
 		  rinfo->ri_TrigDesc->trig_insert_after_row)))
 		return 1;
-	return INSERT_BATCH_ROWS;
+	return lp_fdw_insert_batch_size(RelationGetRelid(rinfo->ri_RelationDesc));
+}
+
+/* EXPLAIN VERBOSE of an INSERT shows its batch size, as postgres_fdw's does. */
+static void
+lance_explain_modify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private,
+					 int subplan_index, ExplainState *es)
+{
+	if (es->verbose && rinfo->ri_BatchSize > 0)
+		ExplainPropertyInteger("Batch Size", NULL, rinfo->ri_BatchSize, es);
 }
 
 static void
@@ -353,6 +363,7 @@ lp_fdw_modify_routines(FdwRoutine *routine)
 	routine->ExecForeignInsert = lance_exec_insert;
 	routine->ExecForeignBatchInsert = lance_exec_batch_insert;
 	routine->GetForeignModifyBatchSize = lance_batch_size;
+	routine->ExplainForeignModify = lance_explain_modify;
 	routine->EndForeignModify = lance_end_modify;
 	routine->BeginForeignInsert = lance_begin_insert;
 	routine->EndForeignInsert = lance_end_insert;
