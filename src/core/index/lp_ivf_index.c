@@ -17,6 +17,7 @@
 #include "index/lp_hnsw_graph.h"
 #include "index/lp_index_json.h"
 #include "index/lp_ivf_index.h"
+#include "index/lp_pq_score.h"
 #include "index.pb-c.h"
 
 /* Far above what Lance writes; bounds the centroid table and the query. */
@@ -901,45 +902,6 @@ pq_score(const LpIvfScan *scan, const uint8_t *codes, uint64_t n, uint64_t r)
 }
 
 /*
- * The scores of the n rows of transposed PQ codes, byte column by byte
- * column (as Lance sums them, so the sums are the same): each column is
- * read in order instead of a byte every n for each row.
- */
-static void
-pq_scores_transposed(const LpIvfScan *scan, const uint8_t *codes, uint64_t n, float *scores)
-{
-	const LpIvfModel *model = scan->model;
-	uint64_t	width = lp_ivf_model_row_width(model);
-	float		start = model->metric == LP_VECTOR_DOT ? 1 : 0;
-
-	for (uint64_t r = 0; r < n; r++)
-		scores[r] = start;
-	for (uint64_t b = 0; b < width; b++)
-	{
-		const uint8_t *column = codes + b * n;
-
-		if (model->num_bits == 8)
-		{
-			const float *table = scan->table + b * PQ_MAX_CENTROIDS;
-
-			for (uint64_t r = 0; r < n; r++)
-				scores[r] += table[column[r]];
-		}
-		else
-		{
-			const float *low = scan->table + b * 32;
-			const float *high = low + 16;
-
-			for (uint64_t r = 0; r < n; r++)
-			{
-				scores[r] += low[column[r] & 0x0f];
-				scores[r] += high[column[r] >> 4];
-			}
-		}
-	}
-}
-
-/*
  * Lance's score of one row of SQ codes (prepare_sq): the squared l2
  * distance of the codes (of normalized vectors under cosine) scaled back to
  * the vectors' range, or one less the dot product.
@@ -1192,7 +1154,12 @@ lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *score
 		case LP_IVF_STORAGE_PQ:
 			build_pq_table(scan, partition->partition);
 			if (model->transposed)
-				pq_scores_transposed(scan, partition->values, count, scores);
+			{
+				LpPqCodes	codes = {scan->table, partition->values, width, count, model->num_bits,
+					model->metric == LP_VECTOR_DOT ? 1 : 0};
+
+				lp_pq_scores(lp_pq_best_kernel(), &codes, scores);
+			}
 			else
 				for (uint64_t r = 0; r < count; r++)
 					scores[r] = pq_score(scan, partition->values, count, r);
