@@ -1,10 +1,11 @@
 /*
  * test_pq_score.c - the kernels of lp_pq_score.h on random transposed PQ
- * codes and tables (a fixed seed): every kernel this CPU runs gives, to
- * the bit, each row's table entries added in Lance's order (byte column
- * by byte column, the low nibble first), for 8-bit and 4-bit codes, row
- * counts that leave partial blocks and a start of 0 (l2, cosine) or 1
- * (dot).  ivf_index_answers_match_lancedb checks the kernel chosen here
+ * codes, tables and codebooks (fixed seeds): every kernel this CPU runs
+ * gives, to the bit, each row's table entries added in Lance's order (byte
+ * column by byte column, the low nibble first), for 8-bit and 4-bit codes,
+ * row counts that leave partial blocks and a start of 0 (l2, cosine) or 1
+ * (dot); and each table entry, squared l2 or negated dot product, its
+ * dimensions added in order, for 256 and 16 centroids.  ivf_index_answers_match_lancedb checks the kernel chosen here
  * against lancedb's own scores.
  */
 #include <math.h>
@@ -84,4 +85,73 @@ LP_TEST(pq_score_kernels_match_lance_order)
 				free(scores);
 			}
 	LP_CHECK(lp_pq_kernel_available(lp_pq_best_kernel()));
+}
+
+/* A table entry as Lance's scalar distance adds it: dimension by dimension. */
+static float
+expected_entry(const float *codebook, const LpPqCodebook *book, const float *query, uint32_t s, uint32_t c)
+{
+	const float *sub = query + (uint64_t) s * book->sub_width;
+	const float *centroid = codebook + ((uint64_t) s * book->num_centroids + c) * book->sub_width;
+	float		sum = 0;
+
+	for (uint32_t d = 0; d < book->sub_width; d++)
+	{
+		float		diff = sub[d] - centroid[d];
+
+		sum += book->dot ? sub[d] * centroid[d] : diff * diff;
+	}
+	return book->dot ? -sum : sum;
+}
+
+LP_TEST(pq_table_kernels_match_lance_order)
+{
+	static const uint32_t sub_widths[] = {1, 3, 8, 16, 17};
+	static const uint32_t centroid_counts[] = {256, 16};
+	uint64_t	seed = 27028;
+	LpError		err;
+
+	for (size_t w = 0; w < sizeof(sub_widths) / sizeof(sub_widths[0]); w++)
+		for (size_t k = 0; k < sizeof(centroid_counts) / sizeof(centroid_counts[0]); k++)
+			for (int dot = 0; dot <= 1; dot++)
+			{
+				uint32_t	num_sub_vectors = 6;
+				uint32_t	dimension = num_sub_vectors * sub_widths[w];
+				uint64_t	values = (uint64_t) centroid_counts[k] * dimension;
+				int32_t    *draws = malloc(sizeof(int32_t) * (values + dimension));
+				float	   *codebook = malloc(sizeof(float) * values);
+				float	   *by_dimension = malloc(sizeof(float) * values);
+				float	   *query = malloc(sizeof(float) * dimension);
+				float	   *table = malloc(sizeof(float) * num_sub_vectors * centroid_counts[k]);
+				LpPqCodebook book = {by_dimension, num_sub_vectors, sub_widths[w], centroid_counts[k], dot};
+
+				LP_CHECK(lp_test_random(&seed, (uint8_t *) draws, sizeof(int32_t) * (values + dimension), &err));
+				for (uint64_t v = 0; v < values; v++)
+					codebook[v] = (float) ldexp(draws[v] >> 8, -22);
+				for (uint32_t d = 0; d < dimension; d++)
+					query[d] = (float) ldexp(draws[values + d] >> 8, -22);
+				lp_pq_codebook_by_dimension(codebook, num_sub_vectors, sub_widths[w], centroid_counts[k],
+											by_dimension);
+				for (int kernel = LP_PQ_KERNEL_COLUMNS; kernel <= LP_PQ_KERNEL_AVX2; kernel++)
+				{
+					uint64_t	wrong = 0;
+
+					if (!lp_pq_kernel_available((LpPqKernel) kernel))
+						continue;
+					lp_pq_table((LpPqKernel) kernel, &book, query, table);
+					for (uint32_t s = 0; s < num_sub_vectors; s++)
+						for (uint32_t c = 0; c < centroid_counts[k]; c++)
+							wrong += memcmp(&table[s * centroid_counts[k] + c],
+											&(float) {expected_entry(codebook, &book, query, s, c)},
+											sizeof(float)) != 0;
+					LP_CHECK_MSG(wrong == 0, "kernel %d, sub-vectors of %u, %u centroids, %s: %llu entries differ",
+								 kernel, sub_widths[w], centroid_counts[k], dot ? "dot" : "l2",
+								 (unsigned long long) wrong);
+				}
+				free(draws);
+				free(codebook);
+				free(by_dimension);
+				free(query);
+				free(table);
+			}
 }

@@ -1,6 +1,7 @@
 /*
- * lp_pq_score.c - the scores of rows of transposed PQ codes: column by
- * column, by blocks of rows and with AVX2 (lp_pq_score.h).
+ * lp_pq_score.c - PQ distance tables and the scores of rows of transposed
+ * PQ codes: column by column, by blocks of rows and with AVX2
+ * (lp_pq_score.h).
  */
 #include <stdbool.h>
 #include <string.h>
@@ -103,7 +104,79 @@ scores_by_rows(const LpPqCodes *codes, float *scores)
 		scores[r] = row_score(codes, r);
 }
 
+/* The table centroid by centroid across each dimension's values. */
+static void
+table_portable(const LpPqCodebook *codebook, const float *query, float *table)
+{
+	uint32_t	count = codebook->num_centroids;
+
+	for (uint32_t s = 0; s < codebook->num_sub_vectors; s++)
+	{
+		float	   *entries = table + (uint64_t) s * count;
+
+		for (uint32_t c = 0; c < count; c++)
+			entries[c] = 0;
+		for (uint32_t d = 0; d < codebook->sub_width; d++)
+		{
+			float		q = query[(uint64_t) s * codebook->sub_width + d];
+			const float *values = codebook->by_dimension + ((uint64_t) s * codebook->sub_width + d) * count;
+
+			for (uint32_t c = 0; c < count; c++)
+			{
+				float		diff = q - values[c];
+
+				entries[c] += codebook->dot ? q * values[c] : diff * diff;
+			}
+		}
+		if (codebook->dot)
+			for (uint32_t c = 0; c < count; c++)
+				entries[c] = -entries[c];
+	}
+}
+
 #ifdef LP_PQ_HAVE_AVX2
+
+/* The table eight centroids at a time, their sums in a register across the dimensions. */
+__attribute__((target("avx2")))
+static void
+table_avx2(const LpPqCodebook *codebook, const float *query, float *table)
+{
+	uint32_t	count = codebook->num_centroids;
+	__m256		sign = _mm256_set1_ps(-0.0f);
+
+	if (count % 8 != 0)
+	{
+		table_portable(codebook, query, table);
+		return;
+	}
+	for (uint32_t s = 0; s < codebook->num_sub_vectors; s++)
+	{
+		const float *sub = query + (uint64_t) s * codebook->sub_width;
+		const float *values = codebook->by_dimension + (uint64_t) s * codebook->sub_width * count;
+
+		for (uint32_t c = 0; c < count; c += 8)
+		{
+			__m256		sum = _mm256_setzero_ps();
+
+			for (uint32_t d = 0; d < codebook->sub_width; d++)
+			{
+				__m256		q = _mm256_set1_ps(sub[d]);
+				__m256		v = _mm256_loadu_ps(values + (uint64_t) d * count + c);
+
+				if (codebook->dot)
+					sum = _mm256_add_ps(sum, _mm256_mul_ps(q, v));
+				else
+				{
+					__m256		diff = _mm256_sub_ps(q, v);
+
+					sum = _mm256_add_ps(sum, _mm256_mul_ps(diff, diff));
+				}
+			}
+			_mm256_storeu_ps(table + (uint64_t) s * count + c,
+							 codebook->dot ? _mm256_xor_ps(sum, sign) : sum);
+		}
+	}
+}
 
 /* Entries index (0 to 15) of a 16-entry table held in two registers. */
 __attribute__((target("avx2")))
@@ -207,4 +280,30 @@ lp_pq_scores(LpPqKernel kernel, const LpPqCodes *codes, float *scores)
 #endif
 			break;
 	}
+}
+
+void
+lp_pq_codebook_by_dimension(const float *codebook, uint32_t num_sub_vectors, uint32_t sub_width,
+							uint32_t num_centroids, float *out)
+{
+	for (uint32_t s = 0; s < num_sub_vectors; s++)
+		for (uint32_t c = 0; c < num_centroids; c++)
+			for (uint32_t d = 0; d < sub_width; d++)
+				out[((uint64_t) s * sub_width + d) * num_centroids + c] =
+					codebook[((uint64_t) s * num_centroids + c) * sub_width + d];
+}
+
+void
+lp_pq_table(LpPqKernel kernel, const LpPqCodebook *codebook, const float *query, float *table)
+{
+#ifdef LP_PQ_HAVE_AVX2
+	if (kernel == LP_PQ_KERNEL_AVX2)
+	{
+		table_avx2(codebook, query, table);
+		return;
+	}
+#else
+	(void) kernel;
+#endif
+	table_portable(codebook, query, table);
 }
