@@ -17,6 +17,7 @@
 #include "index/lp_hnsw_graph.h"
 #include "index/lp_index_json.h"
 #include "index/lp_ivf_index.h"
+#include "index/lp_pq_score.h"
 #include "index.pb-c.h"
 
 /* Far above what Lance writes; bounds the centroid table and the query. */
@@ -42,6 +43,7 @@ struct LpIvfModel
 	uint32_t	num_bits;		/* PQ: 8, or 4 (two sub-vectors' codes a byte, the even one low) */
 	bool		transposed;		/* PQ: code bytes stored byte column by byte column */
 	float	   *codebook;		/* PQ: num_sub_vectors x 2^num_bits x (dimension / num_sub_vectors) */
+	float	   *codebook_by_dimension;	/* PQ: the same, dimension by dimension (lp_pq_score.h) */
 	double		sq_start;		/* SQ: code 0 is sq_start, code 255 sq_end */
 	double		sq_end;
 	LpFile	   *index_file;		/* HNSW: index.idx's metadata (its rows are the graphs) */
@@ -468,7 +470,15 @@ read_pq(LpIvfModel *model, LpInput *input, const LpFile *file, uint32_t field, L
 	ok = tensor_floats(tensor, pq_centroids(model) * model->dimension, "a PQ codebook",
 					   file->name, &model->codebook, err);
 	lp_protobuf_free((ProtobufCMessage *) tensor);
-	return ok;
+	if (!ok)
+		return false;
+	model->codebook_by_dimension = lp_alloc(sizeof(float) * pq_centroids(model) * model->dimension);
+	if (model->codebook_by_dimension == NULL)
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+	lp_pq_codebook_by_dimension(model->codebook, model->num_sub_vectors,
+								model->dimension / model->num_sub_vectors,
+								(uint32_t) pq_centroids(model), model->codebook_by_dimension);
+	return true;
 }
 
 static bool
@@ -568,7 +578,7 @@ lp_ivf_model_read(LpInput *index, LpInput *auxiliary, LpIvfModel **out, LpError 
 	/* the arrays, and the auxiliary file's metadata about as large in memory as on disk */
 	model->memory = sizeof(LpIvfModel) +
 		(uint64_t) model->num_partitions * (model->dimension * sizeof(float) + 12) +
-		(model->codebook != NULL ? pq_centroids(model) * model->dimension * sizeof(float) : 0) +
+		(model->codebook != NULL ? 2 * pq_centroids(model) * model->dimension * sizeof(float) : 0) +
 		(model->auxiliary->file_size - model->auxiliary->column_meta_start) +
 		(model->index_file != NULL ? model->hnsw_metadata_len + (uint64_t) model->num_partitions * 12 +
 		 model->index_file->file_size - model->index_file->column_meta_start : 0);
@@ -592,6 +602,7 @@ lp_ivf_model_free(LpIvfModel *model)
 	lp_free(model->offsets);
 	lp_free(model->lengths);
 	lp_free(model->codebook);
+	lp_free(model->codebook_by_dimension);
 	lp_file_free(model->auxiliary);
 	lp_file_free(model->index_file);
 	lp_free(model->graph_offsets);
@@ -849,8 +860,9 @@ static void
 build_pq_table(LpIvfScan *scan, uint32_t partition)
 {
 	const LpIvfModel *model = scan->model;
-	uint32_t	width = model->dimension / model->num_sub_vectors;
-	uint32_t	centroid_count = (uint32_t) pq_centroids(model);
+	LpPqCodebook codebook = {model->codebook_by_dimension, model->num_sub_vectors,
+		model->dimension / model->num_sub_vectors, (uint32_t) pq_centroids(model),
+	model->metric == LP_VECTOR_DOT};
 	const float *q = scan->query;
 
 	if (model->metric != LP_VECTOR_DOT)
@@ -861,16 +873,7 @@ build_pq_table(LpIvfScan *scan, uint32_t partition)
 			scan->residual[i] = scan->query[i] - centroid[i];
 		q = scan->residual;
 	}
-	for (uint32_t s = 0; s < model->num_sub_vectors; s++)
-	{
-		const float *sub = q + (uint64_t) s * width;
-		const float *centroids = model->codebook + (uint64_t) s * centroid_count * width;
-
-		for (uint32_t c = 0; c < centroid_count; c++)
-			scan->table[s * centroid_count + c] = model->metric == LP_VECTOR_DOT
-				? -dot(sub, centroids + (uint64_t) c * width, width)
-				: squared_l2(sub, centroids + (uint64_t) c * width, width);
-	}
+	lp_pq_table(lp_pq_best_kernel(), &codebook, q, scan->table);
 }
 
 /*
@@ -898,45 +901,6 @@ pq_score(const LpIvfScan *scan, const uint8_t *codes, uint64_t n, uint64_t r)
 			sum += table[b * 32 + 16 + (row[b * stride] >> 4)];
 		}
 	return sum;
-}
-
-/*
- * The scores of the n rows of transposed PQ codes, byte column by byte
- * column (as Lance sums them, so the sums are the same): each column is
- * read in order instead of a byte every n for each row.
- */
-static void
-pq_scores_transposed(const LpIvfScan *scan, const uint8_t *codes, uint64_t n, float *scores)
-{
-	const LpIvfModel *model = scan->model;
-	uint64_t	width = lp_ivf_model_row_width(model);
-	float		start = model->metric == LP_VECTOR_DOT ? 1 : 0;
-
-	for (uint64_t r = 0; r < n; r++)
-		scores[r] = start;
-	for (uint64_t b = 0; b < width; b++)
-	{
-		const uint8_t *column = codes + b * n;
-
-		if (model->num_bits == 8)
-		{
-			const float *table = scan->table + b * PQ_MAX_CENTROIDS;
-
-			for (uint64_t r = 0; r < n; r++)
-				scores[r] += table[column[r]];
-		}
-		else
-		{
-			const float *low = scan->table + b * 32;
-			const float *high = low + 16;
-
-			for (uint64_t r = 0; r < n; r++)
-			{
-				scores[r] += low[column[r] & 0x0f];
-				scores[r] += high[column[r] >> 4];
-			}
-		}
-	}
 }
 
 /*
@@ -1192,7 +1156,12 @@ lp_ivf_scan_score(LpIvfScan *scan, const LpIvfPartition *partition, float *score
 		case LP_IVF_STORAGE_PQ:
 			build_pq_table(scan, partition->partition);
 			if (model->transposed)
-				pq_scores_transposed(scan, partition->values, count, scores);
+			{
+				LpPqCodes	codes = {scan->table, partition->values, width, count, model->num_bits,
+					model->metric == LP_VECTOR_DOT ? 1 : 0};
+
+				lp_pq_scores(lp_pq_best_kernel(), &codes, scores);
+			}
 			else
 				for (uint64_t r = 0; r < count; r++)
 					scores[r] = pq_score(scan, partition->values, count, r);

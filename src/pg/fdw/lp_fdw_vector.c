@@ -364,6 +364,9 @@ typedef struct Candidates
 	uint64		num;
 	uint64		capacity;
 	uint64		limit;
+	/* when limit rows are kept and the worst's score is a number: a row must score below it */
+	bool		bounded;
+	float		bound;
 } Candidates;
 
 /* Scores in ascending order, NaN last. */
@@ -387,7 +390,24 @@ swap_candidates(Candidate *a, Candidate *b)
 	*b = t;
 }
 
-/* Keep row if it is among the limit best so far: the heap's root is the worst kept. */
+/* Whether a row of score would be among the limit best so far: the heap's root is the worst kept. */
+static inline bool
+would_keep(const Candidates *candidates, float score)
+{
+	Candidate	row = {score, 0};
+
+	return candidates->num < candidates->limit ||
+		(candidates->limit > 0 && compare_candidates(&row, &candidates->rows[0]) < 0);
+}
+
+static void
+set_bound(Candidates *candidates)
+{
+	candidates->bounded = candidates->num == candidates->limit && !isnan(candidates->rows[0].score);
+	candidates->bound = candidates->rows[0].score;
+}
+
+/* Keep row if it is among the limit best so far. */
 static void
 offer_candidate(Candidates *candidates, float score, uint64 row_id)
 {
@@ -395,10 +415,10 @@ offer_candidate(Candidates *candidates, float score, uint64 row_id)
 	Candidate  *heap = candidates->rows;
 	uint64		i;
 
+	if (!would_keep(candidates, score))
+		return;
 	if (candidates->num == candidates->limit)
 	{
-		if (candidates->limit == 0 || compare_candidates(&row, &heap[0]) >= 0)
-			return;
 		heap[0] = row;
 		for (i = 0;;)
 		{
@@ -410,10 +430,12 @@ offer_candidate(Candidates *candidates, float score, uint64 row_id)
 			if (left + 1 < candidates->num && compare_candidates(&heap[left + 1], &heap[largest]) > 0)
 				largest = left + 1;
 			if (largest == i)
-				return;
+				break;
 			swap_candidates(&heap[i], &heap[largest]);
 			i = largest;
 		}
+		set_bound(candidates);
+		return;
 	}
 	if (candidates->num == candidates->capacity)
 	{
@@ -429,6 +451,7 @@ offer_candidate(Candidates *candidates, float score, uint64 row_id)
 		swap_candidates(&heap[(i - 1) / 2], &heap[i]);
 		i = (i - 1) / 2;
 	}
+	set_bound(candidates);
 }
 
 /*
@@ -508,8 +531,12 @@ search_segment(const LpFdwSource *source, const LpIndexEntry *entry, const LpIvf
 		/* rows come mostly fragment by fragment: the bitmap is asked once per run */
 		for (uint64 i = 0; i < (walk ? (n > 0 ? found : 0) : n); i++)
 		{
-			uint64		id = ids[walk ? rows[i] : i];
+			uint64		id;
 
+			/* most rows score no better than the worst kept: their fragment is not looked up */
+			if (candidates->bounded && !(scores[i] < candidates->bound))
+				continue;
+			id = ids[walk ? rows[i] : i];
 			if (!stable && (id >> 32) != fragment)
 			{
 				fragment = id >> 32;
