@@ -25,7 +25,7 @@
  *
  * A scan decodes its batches into mappings too (lp_pg_recycle_large_begin),
  * and takes them again batch after batch: such a mapping given back is kept
- * idle, up to LP_PG_SCAN_IDLE_MAPPING_BYTES in all, and the next one it fits
+ * idle, up to LP_PG_IDLE_MAPPING_BYTES in all, and the next one it fits
  * reuses it, its pages already resident.  Taking fresh memory from the
  * system for every batch (malloc trims its heap as soon as a batch frees
  * its buffers) cost a full scan of wide rows as much time in page faults
@@ -50,15 +50,14 @@ typedef struct Mapping
 	void	   *address;
 	size_t		length;
 	bool		behind_others;	/* its callback moved behind the context's others */
-	size_t		idle_room;		/* kept idle for reuse when it goes, while the
-								 * idle mappings stay within this; 0: never */
+	bool		recycled;		/* kept idle for reuse when it goes */
 } Mapping;
 
 /* Open lp_pg_map_large_begin and lp_pg_recycle_large_begin scopes. */
 static int	map_large_scopes;
 static int	recycle_large_scopes;
 
-/* Mappings given back and kept for reuse (as much as the mapping given back last allows). */
+/* Mappings given back and kept for reuse, LP_PG_IDLE_MAPPING_BYTES at most. */
 #define MAX_IDLE_MAPPINGS 32
 typedef struct IdleMapping
 {
@@ -68,7 +67,6 @@ typedef struct IdleMapping
 static IdleMapping idle_mappings[MAX_IDLE_MAPPINGS];
 static int	num_idle_mappings;
 static size_t idle_bytes;
-static size_t recycle_idle_room;	/* the largest of the open recycle scopes' */
 
 /* The live mappings (few: the page buffers of the columns being written). */
 static Mapping **live_mappings;
@@ -89,18 +87,16 @@ lp_pg_map_large_end(void)
 }
 
 void
-lp_pg_recycle_large_begin(size_t room)
+lp_pg_recycle_large_begin(void)
 {
 	recycle_large_scopes++;
-	recycle_idle_room = Max(recycle_idle_room, room);
 }
 
 void
 lp_pg_recycle_large_end(void)
 {
 	Assert(recycle_large_scopes > 0);
-	if (--recycle_large_scopes == 0)
-		recycle_idle_room = 0;
+	recycle_large_scopes--;
 }
 
 static void
@@ -112,8 +108,8 @@ unmap(Mapping *mapping)
 			live_mappings[i] = live_mappings[--num_live_mappings];
 			break;
 		}
-	if (num_idle_mappings < MAX_IDLE_MAPPINGS &&
-		idle_bytes + mapping->length <= mapping->idle_room)
+	if (mapping->recycled && num_idle_mappings < MAX_IDLE_MAPPINGS &&
+		idle_bytes + mapping->length <= LP_PG_IDLE_MAPPING_BYTES)
 	{
 		idle_mappings[num_idle_mappings].address = mapping->address;
 		idle_mappings[num_idle_mappings++].length = mapping->length;
@@ -201,7 +197,7 @@ unmap_after_other_callbacks(void *arg)
 }
 
 static void *
-map_apart(size_t size, size_t idle_room)
+map_apart(size_t size, bool recycled)
 {
 	size_t		page = (size_t) sysconf(_SC_PAGESIZE);
 	size_t		length = (size + page - 1) / page * page;
@@ -227,7 +223,7 @@ map_apart(size_t size, size_t idle_room)
 	mapping = palloc_extended(sizeof(Mapping), MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
 	if (mapping == NULL)
 		return NULL;
-	address = idle_room > 0 ? take_idle(&length) : NULL;
+	address = recycled ? take_idle(&length) : NULL;
 	if (address == NULL)
 	{
 		address = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -240,7 +236,7 @@ map_apart(size_t size, size_t idle_room)
 	mapping->context = CurrentMemoryContext;
 	mapping->address = address;
 	mapping->length = length;
-	mapping->idle_room = idle_room;
+	mapping->recycled = recycled;
 	mapping->callback.func = unmap_after_other_callbacks;
 	mapping->callback.arg = mapping;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &mapping->callback);
@@ -252,9 +248,9 @@ static void *
 lp_pg_alloc(size_t size, void *context)
 {
 	if (recycle_large_scopes > 0 && size >= LP_PG_RECYCLED_ALLOC_BYTES)
-		return map_apart(size, recycle_idle_room);
+		return map_apart(size, true);
 	if (map_large_scopes > 0 && size >= LP_PG_MAPPED_ALLOC_BYTES)
-		return map_apart(size, 0);
+		return map_apart(size, false);
 	return palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 

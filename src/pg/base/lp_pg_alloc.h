@@ -13,22 +13,16 @@
  * of LP_PG_MAPPED_ALLOC_BYTES and more (a write's page buffers) are
  * mappings of their own, given back to the system when they go.  Between
  * lp_pg_recycle_large_begin and lp_pg_recycle_large_end those of
- * LP_PG_RECYCLED_ALLOC_BYTES and more (a scan's batches, a write worker's
- * pages) are mappings kept for reuse when they go, up to the idle bytes the
- * open scopes ask for (the largest) in all, until the transaction ends.
+ * LP_PG_RECYCLED_ALLOC_BYTES and more (a scan's batches) are mappings kept
+ * for reuse when they go, up to LP_PG_IDLE_MAPPING_BYTES in all, until the
+ * transaction ends.
  */
 extern const LpAllocator lp_pg_allocator;
 
 #define LP_PG_MAPPED_ALLOC_BYTES (1024 * 1024)
 #define LP_PG_RECYCLED_ALLOC_BYTES (128 * 1024)
 
-/*
- * Idle bytes kept for a scan's batches, and for a file writer's pages: a
- * column's page and its encoding (up to LP_PAGE_FLUSH_BYTES each, grown by
- * doubling) and the other columns' pages.
- */
-#define LP_PG_SCAN_IDLE_MAPPING_BYTES (16 * 1024 * 1024)
-#define LP_PG_WRITE_IDLE_MAPPING_BYTES (64 * 1024 * 1024)
+#define LP_PG_IDLE_MAPPING_BYTES (16 * 1024 * 1024)
 
 /* Give idle mappings back at the end of every transaction (from _PG_init). */
 extern void lp_pg_alloc_init(void);
@@ -36,7 +30,7 @@ extern void lp_pg_alloc_init(void);
 /* Scopes nest; a backend ends its own, on error too (PG_FINALLY). */
 extern void lp_pg_map_large_begin(void);
 extern void lp_pg_map_large_end(void);
-extern void lp_pg_recycle_large_begin(size_t idle_bytes);
+extern void lp_pg_recycle_large_begin(void);
 extern void lp_pg_recycle_large_end(void);
 
 #endif							/* LP_PG_ALLOC_H */

@@ -658,7 +658,7 @@ take_rows(LpFdwScan *state, ScanColumn *column, const uint64 *rows, uint64 n)
 	 * (lp_pg_recycle_large_begin).
 	 */
 	old = MemoryContextSwitchTo(state->fragment_context);
-	lp_pg_recycle_large_begin(LP_PG_SCAN_IDLE_MAPPING_BYTES);
+	lp_pg_recycle_large_begin();
 	PG_TRY();
 	{
 		ok = lp_field_reader_take(column->reader, rows, n, &column->array, &err);

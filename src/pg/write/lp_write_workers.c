@@ -657,12 +657,8 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 	MemoryContext message_context;
 	LpError		err;
 
-	/*
-	 * For the rest of the worker, which only writes: every page the writer
-	 * flushes frees its buffers and reserves the next page's at the same
-	 * size, so they are kept for reuse rather than faulted in afresh.
-	 */
-	lp_pg_recycle_large_begin(LP_PG_WRITE_IDLE_MAPPING_BYTES);
+	/* for the rest of the worker, which only writes */
+	lp_pg_map_large_begin();
 	lp_parallel_worker_show_query(toc);
 	shm_mq_set_receiver(in_queue, MyProc);
 	shm_mq_set_sender(out_queue, MyProc);
