@@ -65,6 +65,14 @@ lp_enc_fullzip(const LpLeafShape *shape, const LpPageValues *page, const Levels 
 
 		index_width = bytepack_width(bound);
 	}
+
+	/*
+	 * The zipped bytes at most, reserved at once: grown by doubling from
+	 * nothing, a page of wide values was copied again as often.
+	 */
+	if (!lp_buf_reserve(zipped, (uint64_t) control_bytes * num_levels + (uint64_t) width * n +
+						(variable ? strings->data_len : 0)))
+		return lp_enc_no_memory(err);
 	for (uint64_t l = 0; l < num_levels; l++)
 	{
 		bool		null;
