@@ -16,7 +16,7 @@
 //    <#> lancedb's dot distance minus 1); PQ indexes have at least lancedb's recall of the
 //    exact top 10, with refine factors 1 and 5; IVF_HNSW_* return lancedb's ids for at least
 //    99 % of the results (its graphs walked from their entry point with lancedb's SQ distances),
-//    and lance_parts.fdw_ef widens the beam (lancedb 0.39 returns the same rows at every ef);
+//    at lancedb's default ef and with lance_parts.fdw_ef at lancedb's ef;
 //    the graphs of the 2.3 dataset's index, in Lance's sparse layout, are not walked (every row
 //    of the probed partitions scored, which finds lancedb's rows too);
 //  - EXPLAIN ANALYZE names the index, its type and metric, the partitions probed and the rows
@@ -303,11 +303,12 @@ test('IVF_HNSW_SQ and IVF_HNSW_PQ: lancedb\'s rows at the same nprobes', async (
 	}
 });
 
-// lancedb 0.39 returns the same rows whatever ef it is given; lance_fdw's beam is its own.
-test('IVF_HNSW_SQ with lance_parts.fdw_ef: a narrow beam finds fewer rows, a wide one lancedb\'s', async (t) => {
+// lance_parts.fdw_ef is the beam of lancedb's ef: the graphs walked as Lance 12 walks them
+// (greedy down to level 1, then the beam on level 0) return lancedb's rows at the same ef.  In
+// graphs of a few hundred nodes a beam of k finds what a wide one does, for lancedb as well.
+test('IVF_HNSW_SQ with lance_parts.fdw_ef: lancedb\'s rows at the same ef', async (t) => {
 	const [name, , , metric, op] = INDEXES[6];
 	const exact = fdwSearch(name, op, queries, { settings: EXACT });
-	const recall = {};
 
 	for (const ef of [10, 200])
 	{
@@ -325,15 +326,10 @@ test('IVF_HNSW_SQ with lance_parts.fdw_ef: a narrow beam finds fewer rows, a wid
 			theirs += overlap(expected, exact[q]);
 			same += overlap(got[q], expected);
 		}
-		recall[ef] = ours;
 		t.diagnostic(`ef ${ef}: recall@${K} ${ours / (queries.length * K)}, lancedb's ${theirs / (queries.length * K)}, ${same} rows lancedb's`);
-		if (ef === 200)
-		{
-			assert.ok(ours >= theirs, `ef ${ef}: recall ${ours} against lancedb's ${theirs}`);
-			assert.ok(same >= 0.99 * queries.length * K, `ef ${ef}: ${same} rows lancedb's`);
-		}
+		assert.ok(ours >= theirs, `ef ${ef}: recall ${ours} against lancedb's ${theirs}`);
+		assert.ok(same >= 0.99 * queries.length * K, `ef ${ef}: ${same} rows lancedb's`);
 	}
-	assert.ok(recall[10] < recall[200], `a beam of 10 found ${recall[10]} rows of the exact top k, one of 200 ${recall[200]}`);
 });
 
 test('EXPLAIN ANALYZE names the index and what the search read', () => {
