@@ -9,11 +9,12 @@
  * differently); the HNSW graphs walked as Lance 12 walks them find at
  * least 9 of lancedb's 10 answers a query with lancedb's beam (1.5 k), and
  * at least lancedb's recall with lance_fdw's; the index JSON of the
- * metadata; damaged and swapped files fail cleanly; a remap (lp_ivf_remap.h) keeps every partition's rows in
- * order with their new row ids and vectors or codes, drops deleted rows,
- * rebuilds graphs that lose rows (a search from a stored vector finds it
- * or one as near) and refuses row ids past their fragment and graphs to
- * rebuild whose HNSW parameters are out of range.
+ * metadata; damaged and swapped files fail cleanly; a remap
+ * (lp_ivf_remap.h) keeps every partition's rows in order with their new row
+ * ids and vectors or codes, drops deleted rows, rebuilds graphs that lose
+ * rows (a search from a stored vector finds it or one as near) and refuses
+ * row ids past their fragment and graphs to rebuild whose HNSW parameters
+ * are out of range.
  */
 #include <math.h>
 #include <stdio.h>
