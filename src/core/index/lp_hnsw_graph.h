@@ -6,9 +6,9 @@
  * [level_offsets[l], level_offsets[l + 1]) of its "lance:hnsw" metadata
  * entry; a row is a node (__vector_id, an index into the partition's stored
  * rows) and its neighbours on that level (__neighbors, list<uint32>).  A
- * search descends greedily from node 0 (which Lance puts on every level)
- * through the upper levels and ends with a beam search of width ef on level
- * 0, as Lance's does.  Every node and neighbour number is checked against
+ * search descends greedily from the entry point through the levels above
+ * level 0 and ends with a beam search of width ef on level 0, as Lance 12's
+ * does (the HNSW paper's search).  Every node and neighbour number is checked against
  * the partition's rows; errors are values.
  */
 #ifndef LP_HNSW_GRAPH_H

@@ -174,13 +174,11 @@ bool		lp_ivf_scan_search(LpIvfScan *scan, const LpIvfPartition *partition, uint3
 							   uint32_t *rows, float *scores, uint32_t *found, LpError *err);
 
 /*
- * The beam lancedb 0.39 searches an HNSW graph with when no ef is given, for
- * the candidates wanted: 1.5 times them, and at least
- * LP_IVF_MIN_DEFAULT_BEAM.  Its searches returned the rows of least SQ
- * distance in the probed partitions at every ef tried (10 to 5000, graphs
- * of 375 to 20,000 nodes); a walk of the same graph from the same entry
- * point with Lance's published beam search found them all only from a beam
- * of about 80.
+ * The beam lance_fdw searches an HNSW graph with when no ef is given, for
+ * the candidates wanted: lancedb 0.39's (1.5 times them), and at least
+ * LP_IVF_MIN_DEFAULT_BEAM.  The walk is Lance 12's (lp_hnsw_graph.h), which
+ * returns lancedb's rows at lancedb's beam; a wider one finds at least as
+ * many of the nearest rows.
  */
 #define LP_IVF_MIN_DEFAULT_BEAM 100
 

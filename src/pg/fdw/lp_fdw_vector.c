@@ -195,7 +195,7 @@ LpFdwVectorInit(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("lance_parts.fdw_ef",
 							gettext_noop("Beam width of the HNSW graph searches of IVF_HNSW_* vector indexes (lancedb's ef)."),
-							gettext_noop("0: 1.5 times the candidates asked for, and at least " CppAsString2(MIN_DEFAULT_BEAM) ", where lancedb finds its graphs' nearest rows."),
+							gettext_noop("0: 1.5 times the candidates asked for, and at least " CppAsString2(LP_IVF_MIN_DEFAULT_BEAM) ", where lancedb finds its graphs' nearest rows."),
 							&lp_fdw_ef,
 							0, 0, INT_MAX,
 							PGC_USERSET, 0,
