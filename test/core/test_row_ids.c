@@ -261,7 +261,7 @@ LP_TEST(row_ids_carried_through_rewrite)
 	deleted.deleted = deleted_bits;
 
 	manifest = wrap(&wrapped, "m", &first, &second);
-	LP_CHECK(lp_row_meta_init(&meta, n_ids + 4, &err));
+	lp_row_meta_init(&meta, n_ids + 4);
 	LP_CHECK_MSG(lp_row_meta_append(&meta, manifest, 0, NULL, &err), "%s", err.message);
 	LP_CHECK_MSG(lp_row_meta_append(&meta, manifest, 1, &deleted, &err), "%s", err.message);
 	LP_CHECK_EQ_U64(meta.rows, n_ids + 4);
@@ -275,10 +275,14 @@ LP_TEST(row_ids_carried_through_rewrite)
 	LP_CHECK_EQ_U64(values[n_ids + 1], 200);
 	LP_CHECK_EQ_U64(values[n_ids + 3], 204);
 	/* versions: 7, 7, 7, 8 ... for the first; version 1 (Lance's default) for the second */
-	for (size_t i = 0; i < n_ids + 4; i++)
+	LP_CHECK_EQ_U64(meta.created_at.n, 3);
+	LP_CHECK_EQ_U64(meta.last_updated_at.n, 3);
+	for (size_t r = 0; r < 3 && r < meta.created_at.n && r < meta.last_updated_at.n; r++)
 	{
-		LP_CHECK_EQ_U64(meta.created_at[i], i < 3 ? 7 : i < n_ids ? 8 : 1);
-		LP_CHECK_EQ_U64(meta.last_updated_at[i], meta.created_at[i]);
+		LP_CHECK_EQ_U64(meta.created_at.runs[r].first, r == 0 ? 7 : r == 1 ? 8 : 1);
+		LP_CHECK_EQ_U64(meta.created_at.runs[r].count, r == 0 ? 3 : r == 1 ? n_ids - 3 : 4);
+		LP_CHECK_EQ_U64(meta.last_updated_at.runs[r].first, meta.created_at.runs[r].first);
+		LP_CHECK_EQ_U64(meta.last_updated_at.runs[r].count, meta.created_at.runs[r].count);
 	}
 	{
 		Lance__Table__RowVersionSequence *versions = NULL;
@@ -317,7 +321,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	for (uint64_t rows = 12; rows <= 14; rows += 2)
 	{
 		make_fragment(&fragment, 3, rows, &segments, 5, false);
-		LP_CHECK(lp_row_meta_init(&meta, rows, &err));
+		lp_row_meta_init(&meta, rows);
 		LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "bad.manifest", &fragment, NULL), 0,
 									 NULL, &err));
 		LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "fragment 3") != NULL &&
@@ -329,7 +333,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	/* holes outside their range; a range ending before its start; odd array bytes */
 	lp_put_le16(segments.holes_bytes + 2, 9);
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
-	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
+	lp_row_meta_init(&meta, 13);
 	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "holes") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
@@ -338,7 +342,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	make_segments(&segments);
 	segments.range.end = 10;
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
-	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
+	lp_row_meta_init(&meta, 13);
 	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "ends before") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
@@ -347,7 +351,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	make_segments(&segments);
 	segments.array_u64.values.len = 15;
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
-	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
+	lp_row_meta_init(&meta, 13);
 	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "multiple") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
@@ -357,7 +361,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	make_segments(&segments);
 	segments.range.end = UINT64_MAX;
 	make_fragment(&fragment, 3, 13, &segments, 5, false);
-	LP_CHECK(lp_row_meta_init(&meta, 13, &err));
+	lp_row_meta_init(&meta, 13);
 	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "more values") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);
@@ -366,7 +370,7 @@ LP_TEST(row_ids_refuse_bad_sequences)
 	/* no row ids at all in a dataset that has them */
 	lance__table__data_fragment__init(&fragment);
 	fragment.physical_rows = 5;
-	LP_CHECK(lp_row_meta_init(&meta, 5, &err));
+	lp_row_meta_init(&meta, 5);
 	LP_CHECK(!lp_row_meta_append(&meta, wrap(&wrapped, "m", &fragment, NULL), 0, NULL, &err));
 	LP_CHECK_MSG(err.code == LP_ERR_CORRUPT && strstr(err.message, "missing") != NULL, "%s", err.message);
 	lp_row_meta_free(&meta);

@@ -55,6 +55,13 @@ one_fragment(OneFragment *m, uint64_t rows, const uint8_t *ids, size_t ids_len,
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Runs are maximal, so the same values always make the same runs. */
+static bool
+same_runs(const LpValueRuns *a, const LpValueRuns *b)
+{
+	return a->n == b->n && (a->n == 0 || memcmp(a->runs, b->runs, a->n * sizeof(LpValueRun)) == 0);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -79,8 +86,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ids_len = data[2] | ((size_t) data[3] << 8);
 	if (ids_len > size - HEADER_BYTES)
 		ids_len = size - HEADER_BYTES;
-	if (!lp_row_meta_init(&meta, rows, &err))
-		return 0;
+	lp_row_meta_init(&meta, rows);
 	if (!lp_row_meta_append(&meta, one_fragment(&first, rows, data + HEADER_BYTES, ids_len,
 												data + HEADER_BYTES + ids_len,
 												size - HEADER_BYTES - ids_len),
@@ -101,16 +107,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	/* what was written reads back as the same values */
-	if (!lp_row_meta_init(&again, rows, &err) ||
-		!lp_row_meta_append(&again, one_fragment(&second, rows, ids, ids_out, created, created_out),
+	lp_row_meta_init(&again, rows);
+	if (!lp_row_meta_append(&again, one_fragment(&second, rows, ids, ids_out, created, created_out),
 							0, NULL, &err))
 	{
 		if (err.code != LP_ERR_NO_MEMORY)
 			abort();
 	}
-	else if (again.rows != rows ||
-			 memcmp(again.row_ids, meta.row_ids, rows * sizeof(uint64_t)) != 0 ||
-			 memcmp(again.created_at, meta.created_at, rows * sizeof(uint64_t)) != 0)
+	else if (again.rows != rows || !same_runs(&again.row_ids, &meta.row_ids) ||
+			 !same_runs(&again.created_at, &meta.created_at))
 		abort();
 	lp_row_meta_free(&again);
 	lp_row_meta_free(&meta);

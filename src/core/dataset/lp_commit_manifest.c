@@ -331,8 +331,7 @@ carry_row_ids(ManifestBuild *build, const LpManifest *base, const LpRewriteGroup
 	size_t		last_updated_at_len;
 	bool		ok;
 
-	if (!lp_row_meta_init(&meta, group->physical_rows, err))
-		return false;
+	lp_row_meta_init(&meta, group->physical_rows);
 	ok = true;
 	for (size_t j = 0; ok && j < group->n_old; j++)
 	{

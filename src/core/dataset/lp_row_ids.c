@@ -257,32 +257,65 @@ read_versions(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
 	return ok;
 }
 
-bool
-lp_row_meta_init(LpRowMeta *meta, uint64_t capacity, LpError *err)
+/* Append count values to runs: step 1 merges consecutive values, step 0 equal ones. */
+static bool
+runs_append(LpValueRuns *runs, const uint64_t *values, uint64_t count, uint64_t step)
 {
-	size_t		n = capacity > 0 ? (size_t) capacity : 1;
-
-	memset(meta, 0, sizeof(*meta));
-	if (capacity > SIZE_MAX / (3 * sizeof(uint64_t)))
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-	meta->capacity = meta->allocated = capacity;
-	meta->row_ids = lp_alloc_array(n, sizeof(uint64_t));
-	meta->created_at = lp_alloc_array(n, sizeof(uint64_t));
-	meta->last_updated_at = lp_alloc_array(n, sizeof(uint64_t));
-	if (meta->row_ids == NULL || meta->created_at == NULL || meta->last_updated_at == NULL)
+	for (uint64_t i = 0; i < count; i++)
 	{
-		lp_row_meta_free(meta);
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		LpValueRun *last = runs->n > 0 ? &runs->runs[runs->n - 1] : NULL;
+
+		if (last != NULL && (step == 0 ? values[i] == last->first :
+							 last->first + (last->count - 1) != UINT64_MAX &&
+							 values[i] == last->first + last->count))
+		{
+			last->count++;
+			continue;
+		}
+		if (runs->n == runs->allocated)
+		{
+			size_t		allocated = runs->allocated > 0 ? runs->allocated * 2 : 16;
+			LpValueRun *grown;
+
+			if (allocated > SIZE_MAX / sizeof(LpValueRun))
+				return false;
+			grown = lp_alloc(allocated * sizeof(LpValueRun));
+			if (grown == NULL)
+				return false;
+			if (runs->n > 0)
+				memcpy(grown, runs->runs, runs->n * sizeof(LpValueRun));
+			lp_free(runs->runs);
+			runs->runs = grown;
+			runs->allocated = allocated;
+		}
+		runs->runs[runs->n].first = values[i];
+		runs->runs[runs->n].count = 1;
+		runs->n++;
 	}
 	return true;
+}
+
+static void
+runs_free(LpValueRuns *runs)
+{
+	lp_free(runs->runs);
+	memset(runs, 0, sizeof(*runs));
+}
+
+void
+lp_row_meta_init(LpRowMeta *meta, uint64_t capacity)
+{
+	memset(meta, 0, sizeof(*meta));
+	meta->capacity = capacity;
 }
 
 void
 lp_row_meta_free(LpRowMeta *meta)
 {
-	lp_free(meta->row_ids);
-	lp_free(meta->created_at);
-	lp_free(meta->last_updated_at);
+	runs_free(&meta->row_ids);
+	runs_free(&meta->created_at);
+	runs_free(&meta->last_updated_at);
+	lp_free(meta->scratch);
 	memset(meta, 0, sizeof(*meta));
 }
 
@@ -298,85 +331,107 @@ drop_deleted(uint64_t *values, uint64_t rows, const LpDeletions *deleted)
 	return kept;
 }
 
-bool
-lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
-				   const LpDeletions *deleted, LpError *err)
+/* The fragment at index of manifest, which must have inline row ids and versions. */
+static bool
+sequences_fragment(const LpManifest *manifest, size_t index,
+				   const Lance__Table__DataFragment **out, SequenceSource *source, LpError *err)
 {
 	const Lance__Table__DataFragment *fragment;
-	const char *manifest_name = manifest->name;
-	uint64_t	rows;
-	SequenceSource source;
-	uint64_t   *ids;
-	uint64_t   *created;
-	uint64_t   *updated;
-	uint64_t	live;
-	bool		ok;
 
 	if (index >= manifest->proto->n_fragments)
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT, "manifest file \"%s\" has no fragment at %zu",
-					   manifest_name, index);
+					   manifest->name, index);
 	fragment = manifest->proto->fragments[index];
-	rows = fragment->physical_rows;
-	live = deleted != NULL ? rows - deleted->num_deleted : rows;
-	source.manifest_name = manifest_name;
-	source.fragment_id = fragment->id;
-	source.what = "row ids";
-
-	if (deleted != NULL && (deleted->num_rows != rows || deleted->num_deleted > rows))
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "the deleted rows given for fragment %" PRIu64 " do not match its %" PRIu64 " rows",
-					   fragment->id, rows);
-	if (live > meta->capacity - meta->rows)
-		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
-					   "the rewritten fragments hold more rows than the new fragment");
+	source->manifest_name = manifest->name;
+	source->fragment_id = fragment->id;
+	source->what = "row ids";
 	if (fragment->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
 		return fragment->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ?
 			lp_fail(err, LP_ERR_UNSUPPORTED,
 					"row ids of fragment %" PRIu64 " in manifest file \"%s\" are in an external file, which lance_parts does not read",
-					fragment->id, manifest_name) :
-			corrupt(&source, err, "are missing in a dataset with stable row ids");
+					fragment->id, manifest->name) :
+			corrupt(source, err, "are missing in a dataset with stable row ids");
 	if (fragment->created_at_version_sequence_case ==
 		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_EXTERNAL_CREATED_AT_VERSIONS ||
 		fragment->last_updated_at_version_sequence_case ==
 		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_EXTERNAL_LAST_UPDATED_AT_VERSIONS)
 		return lp_fail(err, LP_ERR_UNSUPPORTED,
 					   "row versions of fragment %" PRIu64 " in manifest file \"%s\" are in an external file, which lance_parts does not read",
-					   fragment->id, manifest_name);
+					   fragment->id, manifest->name);
+	*out = fragment;
+	return true;
+}
 
-	/* the whole fragment is read, its deleted rows dropped afterwards */
-	if (rows > meta->allocated - meta->rows)
-	{
-		LpRowMeta	wider;
+bool
+lp_row_meta_read(const LpManifest *manifest, size_t index, uint64_t *ids,
+				 uint64_t *created_at, uint64_t *last_updated_at, LpError *err)
+{
+	const Lance__Table__DataFragment *fragment;
+	SequenceSource source;
+	uint64_t	rows;
 
-		if (!lp_row_meta_init(&wider, meta->rows + rows, err))
-			return false;
-		memcpy(wider.row_ids, meta->row_ids, meta->rows * sizeof(uint64_t));
-		memcpy(wider.created_at, meta->created_at, meta->rows * sizeof(uint64_t));
-		memcpy(wider.last_updated_at, meta->last_updated_at, meta->rows * sizeof(uint64_t));
-		wider.rows = meta->rows;
-		wider.capacity = meta->capacity;
-		lp_row_meta_free(meta);
-		*meta = wider;
-	}
-	ids = meta->row_ids + meta->rows;
-	created = meta->created_at + meta->rows;
-	updated = meta->last_updated_at + meta->rows;
-
-	ok = read_row_ids(&fragment->inline_row_ids, ids, rows, &source, err);
+	if (!sequences_fragment(manifest, index, &fragment, &source, err))
+		return false;
+	rows = fragment->physical_rows;
+	if (!read_row_ids(&fragment->inline_row_ids, ids, rows, &source, err))
+		return false;
 	source.what = "created-at versions";
-	if (ok && fragment->created_at_version_sequence_case ==
+	if (fragment->created_at_version_sequence_case ==
 		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS)
-		ok = read_versions(&fragment->inline_created_at_versions, created, rows, &source, err);
+	{
+		if (!read_versions(&fragment->inline_created_at_versions, created_at, rows, &source, err))
+			return false;
+	}
 	else
 		for (uint64_t i = 0; i < rows; i++)
-			created[i] = 1;
+			created_at[i] = 1;
 	source.what = "last-updated-at versions";
-	if (ok && fragment->last_updated_at_version_sequence_case ==
+	if (fragment->last_updated_at_version_sequence_case ==
 		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS)
-		ok = read_versions(&fragment->inline_last_updated_at_versions, updated, rows, &source, err);
-	else if (ok)
-		memcpy(updated, created, rows * sizeof(uint64_t));
-	if (!ok)
+		return read_versions(&fragment->inline_last_updated_at_versions, last_updated_at, rows,
+							 &source, err);
+	memcpy(last_updated_at, created_at, rows * sizeof(uint64_t));
+	return true;
+}
+
+bool
+lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
+				   const LpDeletions *deleted, LpError *err)
+{
+	const Lance__Table__DataFragment *fragment;
+	SequenceSource source;
+	uint64_t	rows;
+	uint64_t	live;
+	uint64_t   *ids;
+	uint64_t   *created;
+	uint64_t   *updated;
+
+	if (!sequences_fragment(manifest, index, &fragment, &source, err))
+		return false;
+	rows = fragment->physical_rows;
+	if (deleted != NULL && (deleted->num_rows != rows || deleted->num_deleted > rows))
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the deleted rows given for fragment %" PRIu64 " do not match its %" PRIu64 " rows",
+					   fragment->id, rows);
+	live = deleted != NULL ? rows - deleted->num_deleted : rows;
+	if (live > meta->capacity - meta->rows)
+		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
+					   "the rewritten fragments hold more rows than the new fragment");
+	/* the whole fragment is read, its deleted rows dropped afterwards */
+	if (rows > meta->scratch_rows)
+	{
+		lp_free(meta->scratch);
+		meta->scratch_rows = 0;
+		meta->scratch = rows <= SIZE_MAX / (3 * sizeof(uint64_t)) ?
+			lp_alloc((size_t) rows * 3 * sizeof(uint64_t)) : NULL;
+		if (meta->scratch == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		meta->scratch_rows = rows;
+	}
+	ids = meta->scratch;
+	created = ids + rows;
+	updated = created + rows;
+	if (!lp_row_meta_read(manifest, index, ids, created, updated, err))
 		return false;
 	if (deleted != NULL)
 	{
@@ -384,6 +439,10 @@ lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
 		drop_deleted(created, rows, deleted);
 		drop_deleted(updated, rows, deleted);
 	}
+	if (!runs_append(&meta->row_ids, ids, live, 1) ||
+		!runs_append(&meta->created_at, created, live, 0) ||
+		!runs_append(&meta->last_updated_at, updated, live, 0))
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	meta->rows += live;
 	return true;
 }
@@ -575,15 +634,12 @@ add_range(SegmentList *list, uint64_t start, uint64_t end)
 	list->n++;
 }
 
+/* An array segment of n values already written little-endian at bytes. */
 static void
-add_array(SegmentList *list, const uint64_t *values, size_t n, size_t *bytes_used)
+add_array(SegmentList *list, uint8_t *bytes, size_t n)
 {
 	Lance__Table__U64Segment *segment = &list->segments[list->n];
-	uint8_t    *bytes = list->array_bytes + *bytes_used;
 
-	for (size_t i = 0; i < n; i++)
-		lp_put_le64(bytes + i * 8, values[i]);
-	*bytes_used += n * 8;
 	lance__table__encoded_u64_array__u64_array__init(&list->u64_arrays[list->n]);
 	list->u64_arrays[list->n].values.data = bytes;
 	list->u64_arrays[list->n].values.len = n * 8;
@@ -603,43 +659,38 @@ add_array(SegmentList *list, const uint64_t *values, size_t n, size_t *bytes_use
  * counts the segments and the ids that go into arrays.
  */
 static void
-walk_row_ids(const uint64_t *ids, uint64_t n, SegmentList *list, uint64_t *n_segments,
-			 uint64_t *n_loose)
+walk_row_ids(const LpValueRuns *ids, SegmentList *list, uint64_t *n_segments, uint64_t *n_loose)
 {
-	size_t		bytes_used = 0;
-	uint64_t	loose_start = 0;
-	uint64_t	i = 0;
+	size_t		bytes_used = 0;	/* by the arrays before the loose ids */
+	uint64_t	loose_count = 0;
 
 	*n_segments = *n_loose = 0;
-	while (i < n)
+	for (size_t r = 0; r <= ids->n; r++)
 	{
-		uint64_t	run = 1;
+		const LpValueRun *run = r < ids->n ? &ids->runs[r] : NULL;
 
-		while (i + run < n && ids[i + run - 1] != UINT64_MAX &&
-			   ids[i + run] == ids[i + run - 1] + 1)
-			run++;
-		if (run >= RANGE_MIN_RUN)
+		if (run != NULL && run->count < RANGE_MIN_RUN)
 		{
-			if (loose_start < i)
-			{
-				if (list != NULL)
-					add_array(list, ids + loose_start, (size_t) (i - loose_start), &bytes_used);
-				(*n_segments)++;
-				*n_loose += i - loose_start;
-			}
-			if (list != NULL)
-				add_range(list, ids[i], ids[i] + run);
-			(*n_segments)++;
-			loose_start = i + run;
+			for (uint64_t k = 0; list != NULL && k < run->count; k++)
+				lp_put_le64(list->array_bytes + bytes_used + (loose_count + k) * 8, run->first + k);
+			loose_count += run->count;
+			continue;
 		}
-		i += run;
-	}
-	if (loose_start < n)
-	{
-		if (list != NULL)
-			add_array(list, ids + loose_start, (size_t) (n - loose_start), &bytes_used);
-		(*n_segments)++;
-		*n_loose += n - loose_start;
+		if (loose_count > 0)
+		{
+			if (list != NULL)
+				add_array(list, list->array_bytes + bytes_used, (size_t) loose_count);
+			(*n_segments)++;
+			*n_loose += loose_count;
+			bytes_used += loose_count * 8;
+			loose_count = 0;
+		}
+		if (run != NULL)
+		{
+			if (list != NULL)
+				add_range(list, run->first, run->first + run->count);
+			(*n_segments)++;
+		}
 	}
 }
 
@@ -657,8 +708,8 @@ pack(const ProtobufCMessage *message, size_t *len, LpError *err)
 	return data;
 }
 
-uint8_t *
-lp_row_ids_pack(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
+static uint8_t *
+pack_row_id_runs(const LpValueRuns *ids, size_t *len, LpError *err)
 {
 	Lance__Table__RowIdSequence sequence;
 	SegmentList list;
@@ -666,10 +717,10 @@ lp_row_ids_pack(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
 	uint64_t	n_loose;
 	uint8_t    *data;
 
-	walk_row_ids(ids, n, NULL, &n_segments, &n_loose);
+	walk_row_ids(ids, NULL, &n_segments, &n_loose);
 	if (!alloc_segments(&list, n_segments, n_loose, err))
 		return NULL;
-	walk_row_ids(ids, n, &list, &n_segments, &n_loose);
+	walk_row_ids(ids, &list, &n_segments, &n_loose);
 	lance__table__row_id_sequence__init(&sequence);
 	sequence.n_segments = list.n;
 	sequence.segments = list.pointers;
@@ -679,23 +730,21 @@ lp_row_ids_pack(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
 }
 
 /* Versions as runs of equal versions, each spanning its row offsets. */
-uint8_t *
-lp_row_versions_pack(const uint64_t *versions, uint64_t n, size_t *len, LpError *err)
+static uint8_t *
+pack_version_runs(const LpValueRuns *versions, size_t *len, LpError *err)
 {
 	Lance__Table__RowVersionSequence sequence;
 	Lance__Table__RowVersionRun *runs;
 	Lance__Table__RowVersionRun **pointers;
 	SegmentList spans;
 	uint8_t    *data = NULL;
-	size_t		n_runs = 0;
-	uint64_t	max_runs = n > 0 ? 1 : 0;
+	size_t		n = versions->n;
+	uint64_t	start = 0;
 
-	for (uint64_t i = 1; i < n; i++)
-		max_runs += versions[i] != versions[i - 1];
-	if (!alloc_segments(&spans, max_runs, 0, err))
+	if (!alloc_segments(&spans, n, 0, err))
 		return NULL;
-	runs = lp_alloc_array(max_runs > 0 ? (size_t) max_runs : 1, sizeof(*runs));
-	pointers = lp_alloc_array(max_runs > 0 ? (size_t) max_runs : 1, sizeof(*pointers));
+	runs = lp_alloc_array(n > 0 ? n : 1, sizeof(*runs));
+	pointers = lp_alloc_array(n > 0 ? n : 1, sizeof(*pointers));
 	if (runs == NULL || pointers == NULL)
 	{
 		lp_free(runs);
@@ -704,25 +753,55 @@ lp_row_versions_pack(const uint64_t *versions, uint64_t n, size_t *len, LpError 
 		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 		return NULL;
 	}
-	for (uint64_t start = 0, end; start < n; start = end)
+	for (size_t r = 0; r < n; r++)
 	{
-		for (end = start + 1; end < n && versions[end] == versions[start]; end++)
-			;
-		add_range(&spans, start, end);
-		lance__table__row_version_run__init(&runs[n_runs]);
-		runs[n_runs].span = spans.pointers[spans.n - 1];
-		runs[n_runs].version = versions[start];
-		pointers[n_runs] = &runs[n_runs];
-		n_runs++;
+		add_range(&spans, start, start + versions->runs[r].count);
+		start += versions->runs[r].count;
+		lance__table__row_version_run__init(&runs[r]);
+		runs[r].span = spans.pointers[r];
+		runs[r].version = versions->runs[r].first;
+		pointers[r] = &runs[r];
 	}
 	lance__table__row_version_sequence__init(&sequence);
-	sequence.n_runs = n_runs;
+	sequence.n_runs = n;
 	sequence.runs = pointers;
 	data = pack((const ProtobufCMessage *) &sequence, len, err);
 	free_segments(&spans);
 	lp_free(runs);
 	lp_free(pointers);
 	return data;
+}
+
+/* values[0..n) as runs (step as runs_append's) packed by pack_runs. */
+static uint8_t *
+pack_values(const uint64_t *values, uint64_t n, uint64_t step,
+			uint8_t *(*pack_runs) (const LpValueRuns *, size_t *, LpError *),
+			size_t *len, LpError *err)
+{
+	LpValueRuns runs = {0};
+	uint8_t    *data;
+
+	if (!runs_append(&runs, values, n, step))
+	{
+		runs_free(&runs);
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	data = pack_runs(&runs, len, err);
+	runs_free(&runs);
+	return data;
+}
+
+uint8_t *
+lp_row_ids_pack(const uint64_t *ids, uint64_t n, size_t *len, LpError *err)
+{
+	return pack_values(ids, n, 1, pack_row_id_runs, len, err);
+}
+
+uint8_t *
+lp_row_versions_pack(const uint64_t *versions, uint64_t n, size_t *len, LpError *err)
+{
+	return pack_values(versions, n, 0, pack_version_runs, len, err);
 }
 
 bool
@@ -734,11 +813,10 @@ lp_row_meta_pack(const LpRowMeta *meta, uint8_t **row_ids, size_t *row_ids_len,
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "the rewritten fragments hold %" PRIu64 " rows, the new fragment %" PRIu64,
 					   meta->rows, meta->capacity);
-	*row_ids = lp_row_ids_pack(meta->row_ids, meta->rows, row_ids_len, err);
-	*created_at = *row_ids ?
-		lp_row_versions_pack(meta->created_at, meta->rows, created_at_len, err) : NULL;
+	*row_ids = pack_row_id_runs(&meta->row_ids, row_ids_len, err);
+	*created_at = *row_ids ? pack_version_runs(&meta->created_at, created_at_len, err) : NULL;
 	*last_updated_at = *created_at ?
-		lp_row_versions_pack(meta->last_updated_at, meta->rows, last_updated_at_len, err) : NULL;
+		pack_version_runs(&meta->last_updated_at, last_updated_at_len, err) : NULL;
 	if (*last_updated_at == NULL)
 	{
 		lp_free(*row_ids);

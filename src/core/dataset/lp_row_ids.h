@@ -9,11 +9,12 @@
  * change, so indexes keyed on them stay valid; lp_row_ids_find turns the
  * ids such an index gives back into rows of a fragment.
  *
- * The values are expanded in memory (24 bytes a row of the new fragment)
- * and written back as ranges where they run on, so that a compacted
- * sequence is as small as its input.  Everything read from a manifest is
- * checked: segment bounds, array sizes, holes, and that a fragment's
- * sequences count exactly its physical rows.
+ * A new fragment's values are gathered as runs (consecutive row ids, equal
+ * versions), one old fragment expanded at a time, and written back as
+ * ranges where they run on, so that a compacted sequence is as small as its
+ * input and gathering costs memory for the runs, not 24 bytes a row.
+ * Everything read from a manifest is checked: segment bounds, array sizes,
+ * holes, and that a fragment's sequences count exactly its physical rows.
  */
 #ifndef LP_ROW_IDS_H
 #define LP_ROW_IDS_H
@@ -26,18 +27,36 @@
 #include "dataset/lp_manifest.h"
 #include "format/lp_deletion.h"
 
+/*
+ * Values as runs of (first, count): for row ids first, first + 1, ...; for
+ * versions first, count times.
+ */
+typedef struct LpValueRun
+{
+	uint64_t	first;
+	uint64_t	count;
+} LpValueRun;
+
+typedef struct LpValueRuns
+{
+	LpValueRun *runs;
+	size_t		n;
+	size_t		allocated;
+} LpValueRuns;
+
 typedef struct LpRowMeta
 {
 	uint64_t	rows;			/* rows gathered so far */
 	uint64_t	capacity;		/* rows of the new fragment */
-	uint64_t	allocated;		/* rows the arrays hold */
-	uint64_t   *row_ids;
-	uint64_t   *created_at;
-	uint64_t   *last_updated_at;
+	LpValueRuns row_ids;		/* runs of consecutive ids */
+	LpValueRuns created_at;		/* runs of equal versions */
+	LpValueRuns last_updated_at;
+	uint64_t   *scratch;		/* one old fragment's values, 3 per row */
+	uint64_t	scratch_rows;
 } LpRowMeta;
 
 /* Room for the rows of one new fragment. */
-bool		lp_row_meta_init(LpRowMeta *meta, uint64_t capacity, LpError *err);
+void		lp_row_meta_init(LpRowMeta *meta, uint64_t capacity);
 
 /*
  * Add the rows of the manifest's fragment at index (dataset order), without
@@ -58,6 +77,15 @@ bool		lp_row_meta_pack(const LpRowMeta *meta, uint8_t **row_ids, size_t *row_ids
 							 LpError *err);
 
 void		lp_row_meta_free(LpRowMeta *meta);
+
+/*
+ * The row ids, created-at and last-updated-at versions of the manifest's
+ * fragment at index (dataset order), physical_rows values each, expanded
+ * into ids, created_at and last_updated_at: how UPDATE finds the ids of
+ * the rows it moves.  Errors as lp_row_meta_append's.
+ */
+bool		lp_row_meta_read(const LpManifest *manifest, size_t index, uint64_t *ids,
+							 uint64_t *created_at, uint64_t *last_updated_at, LpError *err);
 
 /*
  * The offsets of the rows of the manifest's fragment at index (dataset

@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "storage/shmem.h"
 #include "utils/hsearch.h"
 
 #include "base/lp_alloc.h"
@@ -323,21 +324,26 @@ keep_moved_row_ids(const LpDatasetDeletion *deletion, LpNewFragment *fragments, 
 	{
 		FragmentRows *entry = hash_search(deletion->fragments, &sorted[first].fragment_id,
 										  HASH_FIND, NULL);
-		LpRowMeta	meta;
+		uint64_t	rows;
+		uint64_t   *fragment_values;
 		LpError		err;
 
 		CHECK_FOR_INTERRUPTS();
 		Assert(entry != NULL);
-		if (!lp_row_meta_init(&meta, entry->fragment.physical_rows, &err) ||
-			!lp_row_meta_append(&meta, source->manifest, entry->index, NULL, &err))
+		rows = entry->fragment.physical_rows;
+		/* its row ids, created-at and last-updated-at versions */
+		fragment_values = palloc_extended(mul_size(add_size(mul_size(rows, 3), 1), sizeof(uint64)),
+										  MCXT_ALLOC_HUGE);
+		if (!lp_row_meta_read(source->manifest, entry->index, fragment_values,
+							  fragment_values + rows, fragment_values + 2 * rows, &err))
 			lp_raise(&err);
 		for (next = first; next < deletion->num_moved &&
 			 sorted[next].fragment_id == sorted[first].fragment_id; next++)
 		{
-			row_ids[sorted[next].position] = meta.row_ids[sorted[next].row];
-			created_at[sorted[next].position] = meta.created_at[sorted[next].row];
+			row_ids[sorted[next].position] = fragment_values[sorted[next].row];
+			created_at[sorted[next].position] = fragment_values[rows + sorted[next].row];
 		}
-		lp_row_meta_free(&meta);
+		pfree(fragment_values);
 	}
 	pfree(sorted);
 	for (size_t k = 0; k < n_fragments; k++)
