@@ -96,7 +96,7 @@ void
 lp_test_fail_allocations_after(long succeeding)
 {
 	static long remaining;
-	static const LpAllocator allocator = {failing_alloc, failing_free, &remaining};
+	static const LpAllocator allocator = {failing_alloc, failing_free, &remaining, NULL};
 
 	remaining = succeeding;
 	lp_set_allocator(&allocator);

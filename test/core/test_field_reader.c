@@ -489,7 +489,7 @@ counting_free(void *pointer, void *context)
  */
 LP_TEST(field_reader_batches_peak_below_whole_decode)
 {
-	static const LpAllocator counting = {counting_alloc, counting_free, NULL};
+	static const LpAllocator counting = {counting_alloc, counting_free, NULL, NULL};
 	char	   *paths[MAX_DATA_FILES];
 	int			num_paths = multipage_files(paths, MAX_DATA_FILES);
 	int			checked = 0;

@@ -847,7 +847,7 @@ failing_free(void *pointer, void *context)
 
 LP_TEST(s3_xml_out_of_memory)
 {
-	static const LpAllocator allocator = {failing_alloc, failing_free, NULL};
+	static const LpAllocator allocator = {failing_alloc, failing_free, NULL, NULL};
 	const char *body = "<ListBucketResult><IsTruncated>false</IsTruncated>"
 		"<Contents><Key>k</Key><Size>1</Size><LastModified>2024-05-01T12:34:56Z</LastModified></Contents>"
 		"<CommonPrefixes><Prefix>p/</Prefix></CommonPrefixes></ListBucketResult>";

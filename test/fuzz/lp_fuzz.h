@@ -37,7 +37,7 @@ lp_fuzz_bounded_free(void *pointer, void *context)
 static inline void
 lp_fuzz_use_bounded_allocator(void)
 {
-	static const LpAllocator allocator = {lp_fuzz_bounded_alloc, lp_fuzz_bounded_free, NULL};
+	static const LpAllocator allocator = {lp_fuzz_bounded_alloc, lp_fuzz_bounded_free, NULL, NULL};
 
 	lp_set_allocator(&allocator);
 }

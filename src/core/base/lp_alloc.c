@@ -20,10 +20,18 @@ default_free(void *pointer, void *context)
 	free(pointer);
 }
 
-static const LpAllocator default_allocator = {default_alloc, default_free, NULL};
+static void *
+default_resize(void *pointer, size_t old_size, size_t size, void *context)
+{
+	(void) old_size;
+	(void) context;
+	return realloc(pointer, size);
+}
+
+static const LpAllocator default_allocator = {default_alloc, default_free, NULL, default_resize};
 
 /* The global state of the core: set once by the embedder. */
-static LpAllocator current_allocator = {default_alloc, default_free, NULL};
+static LpAllocator current_allocator = {default_alloc, default_free, NULL, default_resize};
 /* What the last failed request asked for, for the error message. */
 static size_t failed_size;
 
@@ -79,6 +87,30 @@ lp_free(void *pointer)
 {
 	if (pointer)
 		current_allocator.free(pointer, current_allocator.context);
+}
+
+void *
+lp_realloc(void *pointer, size_t old_size, size_t size)
+{
+	void	   *resized;
+
+	if (pointer == NULL)
+		return lp_alloc(size);
+	if (size == 0)
+		size = 1;
+	if (current_allocator.resize != NULL)
+	{
+		resized = current_allocator.resize(pointer, old_size, size, current_allocator.context);
+		if (resized == NULL)
+			failed_size = size;
+		return resized;
+	}
+	resized = lp_alloc(size);
+	if (resized == NULL)
+		return NULL;
+	memcpy(resized, pointer, old_size < size ? old_size : size);
+	lp_free(pointer);
+	return resized;
 }
 
 void *

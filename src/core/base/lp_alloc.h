@@ -16,6 +16,15 @@ typedef struct LpAllocator
 	void	   *(*alloc) (size_t size, void *context);	/* NULL on failure */
 	void		(*free) (void *pointer, void *context); /* never given NULL */
 	void	   *context;
+
+	/*
+	 * Optional: pointer (never NULL) grown or shrunk to size bytes, its first
+	 * old_size bytes (no more than it holds) kept; NULL on failure, the block
+	 * left as it was.  Without it lp_realloc takes a new block and
+	 * copies.  A growing buffer resized in place (mremap) is neither copied
+	 * nor faulted in again.
+	 */
+	void	   *(*resize) (void *pointer, size_t old_size, size_t size, void *context);
 } LpAllocator;
 
 /* Install an allocator; NULL restores malloc/free. */
@@ -26,6 +35,11 @@ void	   *lp_alloc0(size_t size);
 /* count * size bytes, zeroed, with overflow check; NULL on overflow or failure */
 void	   *lp_alloc_array(size_t count, size_t size);
 void		lp_free(void *pointer);
+/*
+ * pointer (NULL: none) resized to size keeping its first old_size bytes;
+ * NULL on failure, pointer untouched.
+ */
+void	   *lp_realloc(void *pointer, size_t old_size, size_t size);
 /* A copy of len bytes (a valid pointer even for len 0); NULL on failure. */
 void	   *lp_memdup(const void *data, size_t len);
 char	   *lp_strdup(const char *s);

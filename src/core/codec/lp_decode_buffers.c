@@ -29,12 +29,17 @@ lp_buf_grow(LpBuf *buf, uint64_t extra)
 	cap = buf->cap < 64 ? 64 : buf->cap;
 	while (cap < needed)
 		cap *= 2;
-	data = lp_alloc((size_t) cap);
+	/* only the bytes in use are kept (the allocator may resize in place) */
+	data = buf->len > 0 ? lp_realloc(buf->data, (size_t) buf->len, (size_t) cap) : NULL;
 	if (data == NULL)
-		return false;
-	if (buf->len > 0)
-		memcpy(data, buf->data, (size_t) buf->len);
-	lp_free(buf->data);
+	{
+		if (buf->len > 0)
+			return false;
+		data = lp_alloc((size_t) cap);
+		if (data == NULL)
+			return false;
+		lp_free(buf->data);
+	}
 	buf->data = data;
 	buf->cap = cap;
 	return true;

@@ -247,27 +247,17 @@ page_free(LpPageValues *page)
 }
 
 /*
- * Free the page's buffers and, unless the file is done, reserve the next
- * page's at what this one held: grown from nothing by doubling, every page
- * copied its buffers several times and faulted each copy in (large buffers
- * are mapped apart).  A reservation is only resident once filled, and a
- * doubled buffer held up to twice its bytes.
+ * Empty the page for the next one, keeping its buffers when asked: taken
+ * afresh for every page, a column's buffers grew by doubling and faulted
+ * every copy in again, which cost a write worker half its time.  A kept
+ * buffer stays resident at the most its column's pages held.
  */
-static bool
-page_renew(LpPageValues *page, bool reserve)
+static void
+page_renew(LpPageValues *page, bool keep_buffers)
 {
-	LpBuf	   *buffers[PAGE_BUFFERS];
-	uint64_t	lengths[PAGE_BUFFERS];
-
-	page_buffers(page, buffers);
-	for (int b = 0; b < PAGE_BUFFERS; b++)
-		lengths[b] = buffers[b]->len;
-	page_free(page);
+	if (!keep_buffers)
+		page_free(page);
 	page_reset(page);
-	for (int b = 0; b < PAGE_BUFFERS && reserve; b++)
-		if (lengths[b] > 0 && !lp_buf_reserve(buffers[b], lengths[b]))
-			return false;
-	return true;
 }
 
 /* Bytes the page's values take in memory, as Lance measures what it accumulates. */
@@ -542,8 +532,13 @@ flush_page(LpFileWriter *writer, WriterColumn *column, LpError *err)
 	column->num_pages++;
 	column->rows_flushed += num_rows;
 	column->page_rows = 0;
-	if (!page_renew(&column->page, !writer->done) ||
-		(column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0)))
+	/*
+	 * Only a page that filled up keeps its buffers for the next, which will
+	 * too: pages the budget cut short (mark_over_budget) vary in size, and
+	 * keeping theirs would hold each column at its largest page so far.
+	 */
+	page_renew(&column->page, !writer->done && page_bytes(column) >= writer->flush_bytes);
+	if ((column->shape.kind == LP_LEAF_VARIABLE && !lp_buf_append_u64(&column->page.offsets, 0)))
 		return no_memory(err);
 	return ok;
 }

@@ -254,22 +254,63 @@ lp_pg_alloc(size_t size, void *context)
 	return palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 
-static void
-lp_pg_free(void *pointer, void *context)
+static Mapping *
+live_mapping(void *pointer)
 {
 	if (num_live_mappings > 0 && (uintptr_t) pointer % (uintptr_t) sysconf(_SC_PAGESIZE) == 0)
 		for (int i = 0; i < num_live_mappings; i++)
-		{
-			Mapping    *mapping = live_mappings[i];
-
-			if (mapping->address != pointer)
-				continue;
-			unregister_callback(mapping);
-			unmap(mapping);
-			pfree(mapping);
-			return;
-		}
-	pfree(pointer);
+			if (live_mappings[i]->address == pointer)
+				return live_mappings[i];
+	return NULL;
 }
 
-const LpAllocator lp_pg_allocator = {lp_pg_alloc, lp_pg_free, NULL};
+static void
+lp_pg_free(void *pointer, void *context)
+{
+	Mapping    *mapping = live_mapping(pointer);
+
+	if (mapping == NULL)
+	{
+		pfree(pointer);
+		return;
+	}
+	unregister_callback(mapping);
+	unmap(mapping);
+	pfree(mapping);
+}
+
+/*
+ * A mapping grows by mremap: its pages move, resident, instead of being
+ * copied into a new block that faults in again (a column's page buffer
+ * doubles several times on its first page).  Other blocks take a new one
+ * (a mapping, where large buffers are mapped apart) and are copied:
+ * repalloc, which reallocs their malloc'd blocks, made a compaction's index
+ * remapping slower.
+ */
+static void *
+lp_pg_resize(void *pointer, size_t old_size, size_t size, void *context)
+{
+	Mapping    *mapping = live_mapping(pointer);
+	void	   *resized;
+
+	if (mapping != NULL)
+	{
+		size_t		page = (size_t) sysconf(_SC_PAGESIZE);
+		size_t		length = (size + page - 1) / page * page;
+
+		resized = mremap(mapping->address, mapping->length, length, MREMAP_MAYMOVE);
+		if (resized == MAP_FAILED)
+			return NULL;
+		mapping->address = resized;
+		mapping->length = length;
+		return resized;
+	}
+	resized = lp_pg_alloc(size, context);
+	if (resized == NULL)
+		return NULL;
+	memcpy(resized, pointer, Min(old_size, size));
+	pfree(pointer);
+	return resized;
+}
+
+const LpAllocator lp_pg_allocator = {lp_pg_alloc, lp_pg_free, NULL, lp_pg_resize};
