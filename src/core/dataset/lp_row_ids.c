@@ -418,15 +418,17 @@ lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "the rewritten fragments hold more rows than the new fragment");
 	/* the whole fragment is read, its deleted rows dropped afterwards */
-	if (rows > meta->scratch_rows)
+	if (meta->scratch == NULL || rows > meta->scratch_rows)
 	{
+		uint64_t	room = rows > 0 ? rows : 1;
+
 		lp_free(meta->scratch);
 		meta->scratch_rows = 0;
-		meta->scratch = rows <= SIZE_MAX / (3 * sizeof(uint64_t)) ?
-			lp_alloc((size_t) rows * 3 * sizeof(uint64_t)) : NULL;
+		meta->scratch = room <= SIZE_MAX / (3 * sizeof(uint64_t)) ?
+			lp_alloc((size_t) room * 3 * sizeof(uint64_t)) : NULL;
 		if (meta->scratch == NULL)
 			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-		meta->scratch_rows = rows;
+		meta->scratch_rows = room;
 	}
 	ids = meta->scratch;
 	created = ids + rows;
