@@ -197,9 +197,86 @@ unpack(const ProtobufCMessageDescriptor *descriptor, const ProtobufCBinaryData *
 	return true;
 }
 
-/* The row ids of a fragment, exactly rows of them, into out. */
+/*
+ * Add count values from first to runs: with step 1 first, first + 1, ...
+ * (merged into the last run when they continue it), with step 0 first
+ * count times.  False when out of memory.
+ */
 static bool
-read_row_ids(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
+runs_add(LpValueRuns *runs, uint64_t first, uint64_t count, uint64_t step)
+{
+	LpValueRun *last = runs->n > 0 ? &runs->runs[runs->n - 1] : NULL;
+
+	if (count == 0)
+		return true;
+	if (last != NULL && (step == 0 ? first == last->first :
+						 last->first + (last->count - 1) != UINT64_MAX &&
+						 first == last->first + last->count))
+	{
+		last->count += count;
+		return true;
+	}
+	if (runs->n == runs->allocated)
+	{
+		size_t		allocated = runs->allocated > 0 ? runs->allocated * 2 : 16;
+		LpValueRun *grown;
+
+		if (allocated > SIZE_MAX / sizeof(LpValueRun))
+			return false;
+		grown = lp_realloc(runs->runs, runs->n * sizeof(LpValueRun), allocated * sizeof(LpValueRun));
+		if (grown == NULL)
+			return false;
+		runs->runs = grown;
+		runs->allocated = allocated;
+	}
+	runs->runs[runs->n].first = first;
+	runs->runs[runs->n].count = count;
+	runs->n++;
+	return true;
+}
+
+/* Add values[0..count) to runs, step as runs_add's. */
+static bool
+runs_append(LpValueRuns *runs, const uint64_t *values, uint64_t count, uint64_t step)
+{
+	for (uint64_t i = 0; i < count; i++)
+		if (!runs_add(runs, values[i], 1, step))
+			return false;
+	return true;
+}
+
+/* Add every run of from to runs (merging at the seam). */
+static bool
+runs_concat(LpValueRuns *runs, const LpValueRuns *from, uint64_t step)
+{
+	for (size_t r = 0; r < from->n; r++)
+		if (!runs_add(runs, from->runs[r].first, from->runs[r].count, step))
+			return false;
+	return true;
+}
+
+/* The values of runs into out, step as runs_add's. */
+static void
+runs_expand(const LpValueRuns *runs, uint64_t step, uint64_t *out)
+{
+	for (size_t r = 0; r < runs->n; r++)
+		for (uint64_t k = 0; k < runs->runs[r].count; k++)
+			*out++ = runs->runs[r].first + k * step;
+}
+
+static void
+runs_free(LpValueRuns *runs)
+{
+	lp_free(runs->runs);
+	memset(runs, 0, sizeof(*runs));
+}
+
+/*
+ * The row ids of a fragment, exactly rows of them, added to out as runs:
+ * ranges as they are, other segments expanded.
+ */
+static bool
+read_row_ids(const ProtobufCBinaryData *data, uint64_t rows, LpValueRuns *out,
 			 const SequenceSource *source, LpError *err)
 {
 	Lance__Table__RowIdSequence *sequence;
@@ -211,10 +288,24 @@ read_row_ids(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
 		return false;
 	for (size_t i = 0; ok && i < sequence->n_segments; i++)
 	{
+		const Lance__Table__U64Segment *segment = sequence->segments[i];
 		uint64_t	count;
+		uint64_t   *values;
 
-		ok = read_segment(sequence->segments[i], out + filled, rows - filled, &count,
-						  source, err);
+		ok = read_segment(segment, NULL, rows - filled, &count, source, err);
+		if (!ok || count == 0)
+			continue;
+		if (segment->segment_case == LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE)
+			ok = runs_add(out, segment->range->start, count, 1) ||
+				lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+		else
+		{
+			values = lp_alloc_array((size_t) count, sizeof(uint64_t));
+			ok = values != NULL ? read_segment(segment, values, count, &count, source, err) &&
+				(runs_append(out, values, count, 1) || lp_fail(err, LP_ERR_NO_MEMORY, "out of memory")) :
+				lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+			lp_free(values);
+		}
 		filled += ok ? count : 0;
 	}
 	if (ok && filled != rows)
@@ -224,12 +315,13 @@ read_row_ids(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
 }
 
 /*
- * The versions of a fragment's rows, exactly rows of them, into out.  A run
- * stands for as many rows as its span has values, in order; Lance reads
- * spans by their length alone (RowDatasetVersionSequence::version_at).
+ * The versions of a fragment's rows, exactly rows of them, added to out as
+ * runs.  A run stands for as many rows as its span has values, in order;
+ * Lance reads spans by their length alone
+ * (RowDatasetVersionSequence::version_at).
  */
 static bool
-read_versions(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
+read_versions(const ProtobufCBinaryData *data, uint64_t rows, LpValueRuns *out,
 			  const SequenceSource *source, LpError *err)
 {
 	Lance__Table__RowVersionSequence *sequence;
@@ -242,64 +334,19 @@ read_versions(const ProtobufCBinaryData *data, uint64_t *out, uint64_t rows,
 	for (size_t i = 0; ok && i < sequence->n_runs; i++)
 	{
 		const Lance__Table__RowVersionRun *run = sequence->runs[i];
-		uint64_t	count;
+		uint64_t	count = 0;
 
 		if (run->span == NULL)
 			ok = corrupt(source, err, "have a run without a span");
 		else
-			ok = read_segment(run->span, NULL, rows - filled, &count, source, err);
-		for (uint64_t k = 0; ok && k < count; k++)
-			out[filled++] = run->version;
+			ok = read_segment(run->span, NULL, rows - filled, &count, source, err) &&
+				(runs_add(out, run->version, count, 0) || lp_fail(err, LP_ERR_NO_MEMORY, "out of memory"));
+		filled += ok ? count : 0;
 	}
 	if (ok && filled != rows)
 		ok = corrupt(source, err, "do not count the rows of the fragment");
 	lp_protobuf_free((ProtobufCMessage *) sequence);
 	return ok;
-}
-
-/* Append count values to runs: step 1 merges consecutive values, step 0 equal ones. */
-static bool
-runs_append(LpValueRuns *runs, const uint64_t *values, uint64_t count, uint64_t step)
-{
-	for (uint64_t i = 0; i < count; i++)
-	{
-		LpValueRun *last = runs->n > 0 ? &runs->runs[runs->n - 1] : NULL;
-
-		if (last != NULL && (step == 0 ? values[i] == last->first :
-							 last->first + (last->count - 1) != UINT64_MAX &&
-							 values[i] == last->first + last->count))
-		{
-			last->count++;
-			continue;
-		}
-		if (runs->n == runs->allocated)
-		{
-			size_t		allocated = runs->allocated > 0 ? runs->allocated * 2 : 16;
-			LpValueRun *grown;
-
-			if (allocated > SIZE_MAX / sizeof(LpValueRun))
-				return false;
-			grown = lp_alloc(allocated * sizeof(LpValueRun));
-			if (grown == NULL)
-				return false;
-			if (runs->n > 0)
-				memcpy(grown, runs->runs, runs->n * sizeof(LpValueRun));
-			lp_free(runs->runs);
-			runs->runs = grown;
-			runs->allocated = allocated;
-		}
-		runs->runs[runs->n].first = values[i];
-		runs->runs[runs->n].count = 1;
-		runs->n++;
-	}
-	return true;
-}
-
-static void
-runs_free(LpValueRuns *runs)
-{
-	lp_free(runs->runs);
-	memset(runs, 0, sizeof(*runs));
 }
 
 void
@@ -315,20 +362,7 @@ lp_row_meta_free(LpRowMeta *meta)
 	runs_free(&meta->row_ids);
 	runs_free(&meta->created_at);
 	runs_free(&meta->last_updated_at);
-	lp_free(meta->scratch);
 	memset(meta, 0, sizeof(*meta));
-}
-
-/* Keep, in place, the values of the rows deleted does not name. */
-static uint64_t
-drop_deleted(uint64_t *values, uint64_t rows, const LpDeletions *deleted)
-{
-	uint64_t	kept = 0;
-
-	for (uint64_t i = 0; i < rows; i++)
-		if (!(deleted->deleted[i / 8] & (1u << (i % 8))))
-			values[kept++] = values[i];
-	return kept;
 }
 
 /* The fragment at index of manifest, which must have inline row ids and versions. */
@@ -362,88 +396,129 @@ sequences_fragment(const LpManifest *manifest, size_t index,
 	return true;
 }
 
-bool
-lp_row_meta_read(const LpManifest *manifest, size_t index, uint64_t *ids,
-				 uint64_t *created_at, uint64_t *last_updated_at, LpError *err)
+/*
+ * The row ids and versions of the manifest's fragment at index as runs of
+ * their own (freed by the caller, on failure too); missing version
+ * sequences mean version 1, as in Lance.
+ */
+static bool
+fragment_runs(const LpManifest *manifest, size_t index, LpRowMeta *out, LpError *err)
 {
-	const Lance__Table__DataFragment *fragment;
+	const Lance__Table__DataFragment *fragment = NULL;
 	SequenceSource source;
 	uint64_t	rows;
 
 	if (!sequences_fragment(manifest, index, &fragment, &source, err))
 		return false;
 	rows = fragment->physical_rows;
-	if (!read_row_ids(&fragment->inline_row_ids, ids, rows, &source, err))
+	out->rows = rows;
+	if (!read_row_ids(&fragment->inline_row_ids, rows, &out->row_ids, &source, err))
 		return false;
 	source.what = "created-at versions";
 	if (fragment->created_at_version_sequence_case ==
 		LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS)
 	{
-		if (!read_versions(&fragment->inline_created_at_versions, created_at, rows, &source, err))
+		if (!read_versions(&fragment->inline_created_at_versions, rows, &out->created_at, &source, err))
 			return false;
 	}
-	else
-		for (uint64_t i = 0; i < rows; i++)
-			created_at[i] = 1;
+	else if (!runs_add(&out->created_at, 1, rows, 0))
+		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	source.what = "last-updated-at versions";
 	if (fragment->last_updated_at_version_sequence_case ==
 		LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS)
-		return read_versions(&fragment->inline_last_updated_at_versions, last_updated_at, rows,
+		return read_versions(&fragment->inline_last_updated_at_versions, rows, &out->last_updated_at,
 							 &source, err);
-	memcpy(last_updated_at, created_at, rows * sizeof(uint64_t));
-	return true;
+	return runs_concat(&out->last_updated_at, &out->created_at, 0) ||
+		lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
+}
+
+bool
+lp_row_meta_read(const LpManifest *manifest, size_t index, uint64_t *ids,
+				 uint64_t *created_at, uint64_t *last_updated_at, LpError *err)
+{
+	LpRowMeta	fragment;
+	bool		ok;
+
+	lp_row_meta_init(&fragment, 0);
+	ok = fragment_runs(manifest, index, &fragment, err);
+	if (ok)
+	{
+		runs_expand(&fragment.row_ids, 1, ids);
+		runs_expand(&fragment.created_at, 0, created_at);
+		runs_expand(&fragment.last_updated_at, 0, last_updated_at);
+	}
+	lp_row_meta_free(&fragment);
+	return ok;
+}
+
+/* Keep, in place, the values of the rows deleted does not name. */
+static uint64_t
+drop_deleted(uint64_t *values, uint64_t rows, const LpDeletions *deleted)
+{
+	uint64_t	kept = 0;
+
+	for (uint64_t i = 0; i < rows; i++)
+		if (!(deleted->deleted[i / 8] & (1u << (i % 8))))
+			values[kept++] = values[i];
+	return kept;
+}
+
+/* Add the values of one sequence of fragment, without its deleted rows, to runs. */
+static bool
+append_live(LpValueRuns *runs, const LpValueRuns *fragment, uint64_t rows, uint64_t step,
+			const LpDeletions *deleted, uint64_t *scratch)
+{
+	runs_expand(fragment, step, scratch);
+	return runs_append(runs, scratch, drop_deleted(scratch, rows, deleted), step);
 }
 
 bool
 lp_row_meta_append(LpRowMeta *meta, const LpManifest *manifest, size_t index,
 				   const LpDeletions *deleted, LpError *err)
 {
-	const Lance__Table__DataFragment *fragment;
-	SequenceSource source;
+	LpRowMeta	fragment;
 	uint64_t	rows;
 	uint64_t	live;
-	uint64_t   *ids;
-	uint64_t   *created;
-	uint64_t   *updated;
+	uint64_t   *scratch = NULL;
+	bool		ok;
 
-	if (!sequences_fragment(manifest, index, &fragment, &source, err))
+	lp_row_meta_init(&fragment, 0);
+	if (!fragment_runs(manifest, index, &fragment, err))
+	{
+		lp_row_meta_free(&fragment);
 		return false;
-	rows = fragment->physical_rows;
+	}
+	rows = fragment.rows;
 	if (deleted != NULL && (deleted->num_rows != rows || deleted->num_deleted > rows))
+	{
+		lp_row_meta_free(&fragment);
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "the deleted rows given for fragment %" PRIu64 " do not match its %" PRIu64 " rows",
-					   fragment->id, rows);
+					   manifest->proto->fragments[index]->id, rows);
+	}
 	live = deleted != NULL ? rows - deleted->num_deleted : rows;
 	if (live > meta->capacity - meta->rows)
+	{
+		lp_row_meta_free(&fragment);
 		return lp_fail(err, LP_ERR_INVALID_ARGUMENT,
 					   "the rewritten fragments hold more rows than the new fragment");
-	/* the whole fragment is read, its deleted rows dropped afterwards */
-	if (meta->scratch == NULL || rows > meta->scratch_rows)
-	{
-		uint64_t	room = rows > 0 ? rows : 1;
-
-		lp_free(meta->scratch);
-		meta->scratch_rows = 0;
-		meta->scratch = room <= SIZE_MAX / (3 * sizeof(uint64_t)) ?
-			lp_alloc((size_t) room * 3 * sizeof(uint64_t)) : NULL;
-		if (meta->scratch == NULL)
-			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
-		meta->scratch_rows = room;
 	}
-	ids = meta->scratch;
-	created = ids + rows;
-	updated = created + rows;
-	if (!lp_row_meta_read(manifest, index, ids, created, updated, err))
-		return false;
-	if (deleted != NULL)
+	if (deleted == NULL)
+		ok = runs_concat(&meta->row_ids, &fragment.row_ids, 1) &&
+			runs_concat(&meta->created_at, &fragment.created_at, 0) &&
+			runs_concat(&meta->last_updated_at, &fragment.last_updated_at, 0);
+	else
 	{
-		drop_deleted(ids, rows, deleted);
-		drop_deleted(created, rows, deleted);
-		drop_deleted(updated, rows, deleted);
+		/* the rows' values expanded, the deleted ones dropped */
+		scratch = lp_alloc_array((size_t) (rows > 0 ? rows : 1), sizeof(uint64_t));
+		ok = scratch != NULL &&
+			append_live(&meta->row_ids, &fragment.row_ids, rows, 1, deleted, scratch) &&
+			append_live(&meta->created_at, &fragment.created_at, rows, 0, deleted, scratch) &&
+			append_live(&meta->last_updated_at, &fragment.last_updated_at, rows, 0, deleted, scratch);
+		lp_free(scratch);
 	}
-	if (!runs_append(&meta->row_ids, ids, live, 1) ||
-		!runs_append(&meta->created_at, created, live, 0) ||
-		!runs_append(&meta->last_updated_at, updated, live, 0))
+	lp_row_meta_free(&fragment);
+	if (!ok)
 		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory");
 	meta->rows += live;
 	return true;

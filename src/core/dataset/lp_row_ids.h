@@ -10,9 +10,11 @@
  * ids such an index gives back into rows of a fragment.
  *
  * A new fragment's values are gathered as runs (consecutive row ids, equal
- * versions), one old fragment expanded at a time, and written back as
- * ranges where they run on, so that a compacted sequence is as small as its
- * input and gathering costs memory for the runs, not 24 bytes a row.
+ * versions) and written back as ranges where they run on, so that a
+ * compacted sequence is as small as its input and gathering costs memory
+ * for the runs, not 24 bytes a row: ranges and version runs are taken as
+ * they are, and only segments of other forms and fragments with deleted
+ * rows are expanded (one fragment at a time).
  * Everything read from a manifest is checked: segment bounds, array sizes,
  * holes, and that a fragment's sequences count exactly its physical rows.
  */
@@ -51,8 +53,6 @@ typedef struct LpRowMeta
 	LpValueRuns row_ids;		/* runs of consecutive ids */
 	LpValueRuns created_at;		/* runs of equal versions */
 	LpValueRuns last_updated_at;
-	uint64_t   *scratch;		/* one old fragment's values, 3 per row */
-	uint64_t	scratch_rows;
 } LpRowMeta;
 
 /* Room for the rows of one new fragment. */
