@@ -103,29 +103,63 @@ by_gain(const void *a, const void *b)
 	return by_symbol(a, b);
 }
 
-/* Index the table's codes by first byte, longest first. */
+static uint32_t
+prefix_slot(uint16_t prefix)
+{
+	return ((uint32_t) prefix * 40503u >> 6) & (LP_FSST_PREFIX_SLOTS - 1);
+}
+
+static int
+compare_u32(const void *a, const void *b)
+{
+	uint32_t	x = *(const uint32_t *) a;
+	uint32_t	y = *(const uint32_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Index the table's codes: one-byte symbols by their byte, longer ones by
+ * their first two bytes, longest first.  Looking a position up among the
+ * symbols of its first byte alone took most of the time of compressing
+ * strings that share their first bytes.
+ */
 static void
 index_symbols(LpFsstEncoder *encoder)
 {
 	const LpFsstTable *table = &encoder->table;
-	uint16_t	next[256];
+	uint32_t	keys[256];		/* prefix << 16 | (8 - length) << 8 | code */
+	uint32_t	n_keys = 0;
 
-	/* bucket starts from the counts per first byte, then the codes by length */
-	memset(encoder->first, 0, sizeof(encoder->first));
-	for (uint32_t c = 0; c < table->num_symbols; c++)
-		encoder->first[table->symbols[c][0] + 1]++;
-	for (uint32_t b = 0; b < 256; b++)
-		encoder->first[b + 1] += encoder->first[b];
-	memcpy(next, encoder->first, sizeof(next));
-	for (uint32_t len = 8; len >= 1; len--)
-		for (uint32_t c = 0; c < table->num_symbols; c++)
-			if (table->lengths[c] == len)
-				encoder->by_first[next[table->symbols[c][0]]++] = (uint8_t) c;
+	memset(encoder->single, 0xff, sizeof(encoder->single));
+	memset(encoder->prefix_end, 0, sizeof(encoder->prefix_end));
 	for (uint32_t c = 0; c < table->num_symbols; c++)
 	{
 		encoder->values[c] = lp_le_bytes(table->symbols[c], table->lengths[c]);
 		encoder->masks[c] = table->lengths[c] == 8 ? UINT64_MAX :
 			(((uint64_t) 1 << (8 * table->lengths[c])) - 1);
+		if (table->lengths[c] == 1)
+			encoder->single[table->symbols[c][0]] = (uint16_t) c;
+		else
+			keys[n_keys++] = (uint32_t) lp_le16(table->symbols[c]) << 16 |
+				(8u - table->lengths[c]) << 8 | c;
+	}
+	qsort(keys, n_keys, sizeof(uint32_t), compare_u32);
+	for (uint32_t i = 0; i < n_keys; i++)
+	{
+		uint16_t	prefix = (uint16_t) (keys[i] >> 16);
+		uint32_t	slot = prefix_slot(prefix);
+
+		encoder->by_prefix[i] = (uint8_t) keys[i];
+		if (i > 0 && keys[i - 1] >> 16 == prefix)
+			continue;
+		while (encoder->prefix_end[slot] != 0)
+			slot = (slot + 1) & (LP_FSST_PREFIX_SLOTS - 1);
+		encoder->prefix_key[slot] = prefix;
+		encoder->prefix_start[slot] = (uint16_t) i;
+		encoder->prefix_end[slot] = (uint16_t) (i + 1);
+		while (encoder->prefix_end[slot] < n_keys && keys[encoder->prefix_end[slot]] >> 16 == prefix)
+			encoder->prefix_end[slot]++;
 	}
 }
 
@@ -141,19 +175,31 @@ match(const LpFsstEncoder *encoder, const uint8_t *in, size_t len, uint32_t *mat
 	if (len < 8)
 		memcpy(tail, in, len);
 	word = lp_le64(len >= 8 ? in : tail);
-	for (uint32_t i = encoder->first[b]; i < encoder->first[b + 1]; i++)
+	if (len >= 2)
 	{
-		uint32_t	code = encoder->by_first[i];
-		uint32_t	l = encoder->table.lengths[code];
+		uint16_t	prefix = (uint16_t) (word & 0xffff);
 
-		if (l <= len && (word & encoder->masks[code]) == encoder->values[code])
+		for (uint32_t slot = prefix_slot(prefix); encoder->prefix_end[slot] != 0;
+			 slot = (slot + 1) & (LP_FSST_PREFIX_SLOTS - 1))
 		{
-			*match_len = l;
-			return code;
+			if (encoder->prefix_key[slot] != prefix)
+				continue;
+			for (uint32_t i = encoder->prefix_start[slot]; i < encoder->prefix_end[slot]; i++)
+			{
+				uint32_t	code = encoder->by_prefix[i];
+				uint32_t	l = encoder->table.lengths[code];
+
+				if (l <= len && (word & encoder->masks[code]) == encoder->values[code])
+				{
+					*match_len = l;
+					return code;
+				}
+			}
+			break;
 		}
 	}
 	*match_len = 1;
-	return 256 + b;
+	return encoder->single[b] != UINT16_MAX ? encoder->single[b] : 256 + b;
 }
 
 static void

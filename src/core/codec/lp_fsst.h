@@ -50,11 +50,23 @@ bool		lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
  * compresses greedily, longest symbol first.  Strings are
  * data[offsets[i], offsets[i + 1]).
  */
+/* Four slots per symbol at most: short probes. */
+#define LP_FSST_PREFIX_SLOTS 1024
+
 typedef struct LpFsstEncoder
 {
 	LpFsstTable table;
-	uint16_t	first[257];		/* codes starting with byte b: by_first[first[b] .. first[b + 1]) */
-	uint8_t		by_first[256];	/* longest first within each byte */
+	uint16_t	single[256];	/* the code of the one-byte symbol b, or UINT16_MAX */
+
+	/*
+	 * Symbols of two bytes or more by their first two: a hash table of
+	 * prefixes (open addressing; an end of 0 is a free slot), each naming
+	 * its codes by_prefix[start .. end), longest first.
+	 */
+	uint16_t	prefix_key[LP_FSST_PREFIX_SLOTS];
+	uint16_t	prefix_start[LP_FSST_PREFIX_SLOTS];
+	uint16_t	prefix_end[LP_FSST_PREFIX_SLOTS];
+	uint8_t		by_prefix[256];
 	uint64_t	values[256];	/* each symbol as a little-endian word */
 	uint64_t	masks[256];		/* its length's bytes */
 } LpFsstEncoder;
