@@ -75,11 +75,21 @@ lp_alloc0(size_t size)
 void *
 lp_alloc_array(size_t count, size_t size)
 {
+	void	   *pointer = lp_alloc_array_unzeroed(count, size);
+
+	if (pointer)
+		memset(pointer, 0, count * size);
+	return pointer;
+}
+
+void *
+lp_alloc_array_unzeroed(size_t count, size_t size)
+{
 	size_t		total;
 
 	if (__builtin_mul_overflow(count, size, &total))
 		return NULL;
-	return lp_alloc0(total);
+	return lp_alloc(total);
 }
 
 void

@@ -34,6 +34,11 @@ void	   *lp_alloc(size_t size);
 void	   *lp_alloc0(size_t size);
 /* count * size bytes, zeroed, with overflow check; NULL on overflow or failure */
 void	   *lp_alloc_array(size_t count, size_t size);
+/*
+ * The same, not zeroed: for arrays written before they are read, where
+ * zeroing a large one costs more than the work on it (every page faulted in).
+ */
+void	   *lp_alloc_array_unzeroed(size_t count, size_t size);
 void		lp_free(void *pointer);
 /*
  * pointer (NULL: none) resized to size keeping its first old_size bytes;

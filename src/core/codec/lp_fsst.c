@@ -217,17 +217,119 @@ code_symbol(const LpFsstEncoder *encoder, uint32_t code, uint64_t *symbol, uint3
 	}
 }
 
+/*
+ * What a build keeps over its rounds.  A round touches few of the
+ * FSST_CODES^2 pair counts: it lists the codes and pairs it counted, makes
+ * candidates of those alone and clears only their counts.  Going over every
+ * pair, and sorting every candidate to add up equal symbols, took nearly all
+ * of a build on pages of a few thousand strings.
+ */
+typedef struct BuildCounts
+{
+	uint32_t	counts1[FSST_CODES];
+	uint32_t   *counts2;		/* prev * FSST_CODES + code; all zero between rounds */
+	uint16_t	codes[FSST_CODES];	/* the codes counted in this round */
+	uint32_t	n_codes;
+	uint32_t   *pairs;			/* the pairs counted in this round */
+	uint64_t	n_pairs;
+	Candidate  *candidates;		/* room for every code and pair */
+	uint32_t   *slots;			/* hash of candidates by symbol; UINT32_MAX: free */
+} BuildCounts;
+
+#define FSST_PAIRS ((size_t) FSST_CODES * FSST_CODES)
+#define FREE_SLOT UINT32_MAX
+
+static uint64_t
+candidate_slot(uint64_t symbol, uint32_t len, uint64_t mask)
+{
+	return ((symbol ^ (uint64_t) len << 59) * UINT64_C(0x9E3779B97F4A7C15) >> 20) & mask;
+}
+
+/* Add a candidate, adding its gain to an equal symbol's: the same symbol comes from several pairs. */
+static void
+add_candidate(BuildCounts *bc, uint64_t *n_candidates, uint64_t mask, uint64_t symbol, uint32_t len,
+			  uint64_t gain)
+{
+	uint64_t	slot = candidate_slot(symbol, len, mask);
+
+	for (;; slot = (slot + 1) & mask)
+	{
+		uint32_t	at = bc->slots[slot];
+
+		if (at == FREE_SLOT)
+		{
+			bc->slots[slot] = (uint32_t) *n_candidates;
+			bc->candidates[(*n_candidates)++] = (Candidate) {symbol, len, gain};
+			return;
+		}
+		if (bc->candidates[at].symbol == symbol && bc->candidates[at].len == len)
+		{
+			bc->candidates[at].gain += gain;
+			return;
+		}
+	}
+}
+
+/* Sift heap[i] down a heap of n whose top ranks last by by_gain (the weakest kept). */
+static void
+sift_down(Candidate *heap, uint32_t n, uint32_t i)
+{
+	for (;;)
+	{
+		uint32_t	weakest = i;
+		uint32_t	left = 2 * i + 1;
+		uint32_t	right = left + 1;
+		Candidate	swap;
+
+		if (left < n && by_gain(&heap[left], &heap[weakest]) > 0)
+			weakest = left;
+		if (right < n && by_gain(&heap[right], &heap[weakest]) > 0)
+			weakest = right;
+		if (weakest == i)
+			return;
+		swap = heap[i];
+		heap[i] = heap[weakest];
+		heap[weakest] = swap;
+		i = weakest;
+	}
+}
+
+/* The FSST_MAX_SYMBOLS best of candidates[0..n) by by_gain, in that order, at its front. */
+static uint32_t
+keep_best(Candidate *candidates, uint64_t n)
+{
+	uint32_t	kept = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+	{
+		if (kept < FSST_MAX_SYMBOLS)
+		{
+			candidates[kept++] = candidates[i];
+			if (kept == FSST_MAX_SYMBOLS)
+				for (uint32_t j = kept / 2 + 1; j-- > 0;)
+					sift_down(candidates, kept, j);
+		}
+		else if (by_gain(&candidates[i], &candidates[0]) < 0)
+		{
+			candidates[0] = candidates[i];
+			sift_down(candidates, kept, 0);
+		}
+	}
+	qsort(candidates, kept, sizeof(Candidate), by_gain);
+	return kept;
+}
+
 /* One round: count codes and pairs over the sample, keep the best 255 candidates. */
-static bool
+static void
 build_round(LpFsstEncoder *encoder, const uint8_t *data, const uint64_t *offsets,
-			const uint64_t *sample, uint64_t n_sample, uint32_t *counts1, uint32_t *counts2,
-			Candidate *candidates)
+			const uint64_t *sample, uint64_t n_sample, BuildCounts *bc)
 {
 	uint64_t	n_candidates = 0;
-	uint64_t	kept = 0;
+	uint64_t	mask;
+	uint32_t	kept;
 
-	memset(counts1, 0, FSST_CODES * sizeof(uint32_t));
-	memset(counts2, 0, (size_t) FSST_CODES * FSST_CODES * sizeof(uint32_t));
+	bc->n_codes = 0;
+	bc->n_pairs = 0;
 	for (uint64_t s = 0; s < n_sample; s++)
 	{
 		const uint8_t *in = data + offsets[sample[s]];
@@ -239,72 +341,79 @@ build_round(LpFsstEncoder *encoder, const uint8_t *data, const uint64_t *offsets
 			uint32_t	l;
 			uint32_t	code = match(encoder, in + pos, len - pos, &l);
 
-			counts1[code]++;
-			if (prev != UINT32_MAX)
-				counts2[prev * FSST_CODES + code]++;
+			if (bc->counts1[code]++ == 0)
+				bc->codes[bc->n_codes++] = (uint16_t) code;
+			if (prev != UINT32_MAX && bc->counts2[prev * FSST_CODES + code]++ == 0)
+				bc->pairs[bc->n_pairs++] = prev * FSST_CODES + code;
 			prev = code;
 			pos += l;
 		}
 	}
-	for (uint32_t a = 0; a < FSST_CODES; a++)
+	/* a hash of twice the candidates' room or more, a power of two */
+	for (mask = 1; mask < 2 * ((uint64_t) bc->n_codes + bc->n_pairs); mask <<= 1)
+		;
+	memset(bc->slots, 0xff, (size_t) mask * sizeof(uint32_t));
+	mask--;
+	for (uint32_t i = 0; i < bc->n_codes; i++)
 	{
+		uint32_t	a = bc->codes[i];
 		uint64_t	sa;
 		uint32_t	la;
 
-		if (counts1[a] == 0)
-			continue;
 		code_symbol(encoder, a, &sa, &la);
-		candidates[n_candidates++] = (Candidate) {sa, la, (uint64_t) counts1[a] * la};
-		for (uint32_t b = 0; b < FSST_CODES; b++)
-		{
-			uint64_t	sb;
-			uint32_t	lb;
-			uint32_t	len;
+		add_candidate(bc, &n_candidates, mask, sa, la, (uint64_t) bc->counts1[a] * la);
+		bc->counts1[a] = 0;
+	}
+	for (uint64_t i = 0; i < bc->n_pairs; i++)
+	{
+		uint32_t	a = bc->pairs[i] / FSST_CODES;
+		uint32_t	b = bc->pairs[i] % FSST_CODES;
+		uint32_t	count = bc->counts2[bc->pairs[i]];
+		uint64_t	sa;
+		uint64_t	sb;
+		uint32_t	la;
+		uint32_t	lb;
+		uint32_t	len;
 
-			if (counts2[a * FSST_CODES + b] == 0 || la == 8)
-				continue;
-			code_symbol(encoder, b, &sb, &lb);
-			len = la + lb > 8 ? 8 : la + lb;
-			sb &= len - la == 8 ? UINT64_MAX : (((uint64_t) 1 << (8 * (len - la))) - 1);
-			candidates[n_candidates++] = (Candidate) {sa | (sb << (8 * la)), len,
-			(uint64_t) counts2[a * FSST_CODES + b] * len};
-		}
+		bc->counts2[bc->pairs[i]] = 0;
+		code_symbol(encoder, a, &sa, &la);
+		if (la == 8)
+			continue;
+		code_symbol(encoder, b, &sb, &lb);
+		len = la + lb > 8 ? 8 : la + lb;
+		sb &= len - la == 8 ? UINT64_MAX : (((uint64_t) 1 << (8 * (len - la))) - 1);
+		add_candidate(bc, &n_candidates, mask, sa | (sb << (8 * la)), len, (uint64_t) count * len);
 	}
-	/* The same symbol from several pairs adds up. */
-	qsort(candidates, n_candidates, sizeof(Candidate), by_symbol);
-	for (uint64_t i = 0; i < n_candidates; i++)
+	kept = keep_best(bc->candidates, n_candidates);
+	encoder->table.num_symbols = kept;
+	for (uint32_t c = 0; c < kept; c++)
 	{
-		if (kept > 0 && candidates[kept - 1].symbol == candidates[i].symbol &&
-			candidates[kept - 1].len == candidates[i].len)
-			candidates[kept - 1].gain += candidates[i].gain;
-		else
-			candidates[kept++] = candidates[i];
-	}
-	qsort(candidates, kept, sizeof(Candidate), by_gain);
-	encoder->table.num_symbols = kept < FSST_MAX_SYMBOLS ? (uint32_t) kept : FSST_MAX_SYMBOLS;
-	for (uint32_t c = 0; c < encoder->table.num_symbols; c++)
-	{
-		encoder->table.lengths[c] = (uint8_t) candidates[c].len;
-		lp_put_le64(encoder->table.symbols[c], candidates[c].symbol);
+		encoder->table.lengths[c] = (uint8_t) bc->candidates[c].len;
+		lp_put_le64(encoder->table.symbols[c], bc->candidates[c].symbol);
 	}
 	index_symbols(encoder);
-	return true;
 }
 
 LpFsstEncoder *
 lp_fsst_encoder_build(const uint8_t *data, const uint64_t *offsets, uint64_t n)
 {
 	LpFsstEncoder *encoder = lp_alloc0(sizeof(LpFsstEncoder));
-	/* not zeroed here: each round clears the counts and writes the candidates before reading them */
-	uint32_t   *counts1 = lp_alloc(FSST_CODES * sizeof(uint32_t));
-	uint32_t   *counts2 = lp_alloc((size_t) FSST_CODES * FSST_CODES * sizeof(uint32_t));
-	Candidate  *candidates = lp_alloc(((size_t) FSST_CODES * FSST_CODES + FSST_CODES) *
-									  sizeof(Candidate));
-	uint64_t   *sample = lp_alloc_array(n + 1, sizeof(uint64_t));
+	BuildCounts *bc = lp_alloc0(sizeof(BuildCounts));
+	uint64_t   *sample = lp_alloc_array_unzeroed(n + 1, sizeof(uint64_t));
 	uint64_t	n_sample = 0;
 	uint64_t	total = n > 0 ? offsets[n] - offsets[0] : 0;
 	uint64_t	stride = total > FSST_SAMPLE_BYTES ? total / FSST_SAMPLE_BYTES : 1;
-	bool		ok = encoder && counts1 && counts2 && candidates && sample;
+	bool		ok;
+
+	/* only counts2 is read before it is written: the others are filled as far as a round needs */
+	if (bc != NULL)
+	{
+		bc->counts2 = lp_alloc_array(FSST_PAIRS, sizeof(uint32_t));
+		bc->pairs = lp_alloc_array_unzeroed(FSST_PAIRS, sizeof(uint32_t));
+		bc->candidates = lp_alloc_array_unzeroed(FSST_PAIRS + FSST_CODES, sizeof(Candidate));
+		bc->slots = lp_alloc_array_unzeroed(4 * (FSST_PAIRS + FSST_CODES), sizeof(uint32_t));
+	}
+	ok = encoder && bc && bc->counts2 && bc->pairs && bc->candidates && bc->slots && sample;
 
 	/* Every stride-th string (by bytes), about FSST_SAMPLE_BYTES in all. */
 	for (uint64_t i = 0, taken = 0; ok && i < n; i++)
@@ -314,12 +423,19 @@ lp_fsst_encoder_build(const uint8_t *data, const uint64_t *offsets, uint64_t n)
 			taken += offsets[i + 1] - offsets[i];
 		}
 	if (ok)
+	{
 		index_symbols(encoder);
-	for (int round = 0; ok && round < FSST_ROUNDS; round++)
-		ok = build_round(encoder, data, offsets, sample, n_sample, counts1, counts2, candidates);
-	lp_free(counts1);
-	lp_free(counts2);
-	lp_free(candidates);
+		for (int round = 0; round < FSST_ROUNDS; round++)
+			build_round(encoder, data, offsets, sample, n_sample, bc);
+	}
+	if (bc != NULL)
+	{
+		lp_free(bc->counts2);
+		lp_free(bc->pairs);
+		lp_free(bc->candidates);
+		lp_free(bc->slots);
+	}
+	lp_free(bc);
 	lp_free(sample);
 	if (!ok)
 	{

@@ -177,8 +177,9 @@ remap_bitmap(const uint8_t *data, size_t len, const LpRowAddressMap *map, const 
 		if (lp_row_address_map_moves(map, entries[e].high, &rows))
 			ok = lp_add_u64(moved_rows, rows, &moved_rows);
 	}
+	/* room for every row of the moved fragments; only the members are written */
 	if (ok && moved_rows > 0 &&
-		(moved = lp_alloc_array((size_t) moved_rows, sizeof(uint64_t))) == NULL)
+		(moved = lp_alloc_array_unzeroed((size_t) moved_rows, sizeof(uint64_t))) == NULL)
 		ok = lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
 	/* the count first, filled in below; the entries of fragments that stay, as they are */
 	ok = ok && append_u32(out, 0, err);

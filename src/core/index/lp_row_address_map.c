@@ -98,11 +98,21 @@ lp_row_address_map_new(const LpMovedFragment *fragments, size_t n, LpRowAddressM
 	return true;
 }
 
+/*
+ * The rows of fragment_id, or NULL.  Compaction rewrites runs of fragments
+ * with consecutive ids, so the entry at the id's distance from the first one
+ * is tried before the search: a search per row was a tenth of an index remap.
+ */
 static const MovedRows *
 find_moved(const LpRowAddressMap *map, uint64_t fragment_id)
 {
 	size_t		low = 0;
 	size_t		high = map->n_moved;
+
+	if (high > 0 && fragment_id >= map->moved[0].fragment.old_id &&
+		fragment_id - map->moved[0].fragment.old_id < high &&
+		map->moved[fragment_id - map->moved[0].fragment.old_id].fragment.old_id == fragment_id)
+		return &map->moved[fragment_id - map->moved[0].fragment.old_id];
 
 	while (low < high)
 	{
