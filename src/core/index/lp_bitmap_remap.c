@@ -98,22 +98,7 @@ map_entry(const LpRowIdTreeEntry *entry, uint64_t rows, const LpRowAddressMap *m
 				 entry->high, file);
 		ok = lp_roaring32_expand(entry->bitmap, entry->size, what, members, rows, &count, err);
 	}
-	for (uint64_t r = 0; ok && r < rows; r++)
-	{
-		bool		kept;
-
-		/* bitmaps of few values are mostly empty bytes */
-		if (r % 8 == 0 && members[r / 8] == 0)
-		{
-			r += 7;
-			continue;
-		}
-		if (!((members[r / 8] >> (r % 8)) & 1))
-			continue;
-		ok = lp_row_address_map_apply(map, (uint64_t) entry->high << 32 | r,
-									  &moved[*n_moved], &kept, err);
-		*n_moved += ok && kept;
-	}
+	ok = ok && lp_row_address_map_apply_members(map, entry->high, members, rows, moved, n_moved, err);
 	lp_free(members);
 	return ok;
 }

@@ -139,22 +139,21 @@ lp_row_address_map_moves(const LpRowAddressMap *map, uint64_t fragment_id, uint6
 	return rows != NULL;
 }
 
-bool
-lp_row_address_map_apply(const LpRowAddressMap *map, uint64_t old, uint64_t *moved, bool *kept,
-						 LpError *err)
+/* The new address of row of rows (NULL: a fragment not rewritten), or false when it was deleted. */
+static bool
+map_row(const MovedRows *rows, uint64_t fragment_id, uint64_t row, uint64_t *moved, bool *kept,
+		LpError *err)
 {
-	const MovedRows *rows = find_moved(map, old >> 32);
-	uint64_t	row = old & UINT32_MAX;
 	uint64_t	offset;
 
 	*kept = true;
-	*moved = old;
+	*moved = fragment_id << 32 | row;
 	if (rows == NULL)
 		return true;
 	if (row >= rows->fragment.physical_rows)
 		return lp_fail(err, LP_ERR_CORRUPT,
 					   "row address %llu names row %llu of fragment %llu, which has %llu rows",
-					   (unsigned long long) old, (unsigned long long) row,
+					   (unsigned long long) *moved, (unsigned long long) row,
 					   (unsigned long long) rows->fragment.old_id,
 					   (unsigned long long) rows->fragment.physical_rows);
 	if (rows->new_offsets != NULL)
@@ -169,6 +168,38 @@ lp_row_address_map_apply(const LpRowAddressMap *map, uint64_t old, uint64_t *mov
 	else
 		offset = rows->fragment.new_first_row + row;
 	*moved = rows->fragment.new_id << 32 | offset;
+	return true;
+}
+
+bool
+lp_row_address_map_apply(const LpRowAddressMap *map, uint64_t old, uint64_t *moved, bool *kept,
+						 LpError *err)
+{
+	return map_row(find_moved(map, old >> 32), old >> 32, old & UINT32_MAX, moved, kept, err);
+}
+
+bool
+lp_row_address_map_apply_members(const LpRowAddressMap *map, uint64_t fragment_id,
+								 const uint8_t *members, uint64_t rows, uint64_t *moved,
+								 size_t *n_moved, LpError *err)
+{
+	const MovedRows *found = find_moved(map, fragment_id);
+
+	for (uint64_t byte = 0; byte < (rows + 7) / 8; byte++)
+	{
+		/* bitmaps of few values are mostly empty bytes */
+		for (unsigned bits = members[byte]; bits != 0; bits &= bits - 1)
+		{
+			uint64_t	row = byte * 8 + (uint64_t) __builtin_ctz(bits);
+			bool		kept;
+
+			if (row >= rows)
+				return true;
+			if (!map_row(found, fragment_id, row, &moved[*n_moved], &kept, err))
+				return false;
+			*n_moved += kept;
+		}
+	}
 	return true;
 }
 
