@@ -109,57 +109,73 @@ prefix_slot(uint16_t prefix)
 	return ((uint32_t) prefix * 40503u >> 6) & (LP_FSST_PREFIX_SLOTS - 1);
 }
 
-static int
-compare_u32(const void *a, const void *b)
+static uint32_t
+symbol_slot(uint64_t value, uint32_t len)
 {
-	uint32_t	x = *(const uint32_t *) a;
-	uint32_t	y = *(const uint32_t *) b;
+	return (uint32_t) (((value ^ (uint64_t) len << 61) * UINT64_C(0x9E3779B97F4A7C15)) >> 54) &
+		(LP_FSST_SYMBOL_SLOTS - 1);
+}
 
-	return x < y ? -1 : x > y;
+/* The bytes of a symbol of len bytes in a little-endian word. */
+static uint64_t
+length_mask(uint32_t len)
+{
+	return len >= 8 ? UINT64_MAX : ((uint64_t) 1 << (8 * len)) - 1;
+}
+
+/* The code of the symbol of len bytes that value's first len bytes are, or UINT32_MAX. */
+static uint32_t
+find_symbol(const LpFsstEncoder *encoder, uint64_t value, uint32_t len)
+{
+	for (uint32_t slot = symbol_slot(value, len); encoder->symbol_len[slot] != 0;
+		 slot = (slot + 1) & (LP_FSST_SYMBOL_SLOTS - 1))
+		if (encoder->symbol_len[slot] == len && encoder->symbol_value[slot] == value)
+			return encoder->symbol_code[slot];
+	return UINT32_MAX;
 }
 
 /*
  * Index the table's codes: one-byte symbols by their byte, longer ones by
- * their first two bytes, longest first.  Looking a position up among the
- * symbols of its first byte alone took most of the time of compressing
- * strings that share their first bytes.
+ * their bytes and length, with the lengths present for each two-byte
+ * prefix.  A match then tries one lookup per length, longest first:
+ * symbols sharing their first bytes ("row 1", "row 12", ...) made a list
+ * per prefix as long as the table, and scanning it took most of the time
+ * of compressing such strings.
  */
 static void
 index_symbols(LpFsstEncoder *encoder)
 {
 	const LpFsstTable *table = &encoder->table;
-	uint32_t	keys[256];		/* prefix << 16 | (8 - length) << 8 | code */
-	uint32_t	n_keys = 0;
 
 	memset(encoder->single, 0xff, sizeof(encoder->single));
-	memset(encoder->prefix_end, 0, sizeof(encoder->prefix_end));
+	memset(encoder->prefix_lengths, 0, sizeof(encoder->prefix_lengths));
+	memset(encoder->symbol_len, 0, sizeof(encoder->symbol_len));
 	for (uint32_t c = 0; c < table->num_symbols; c++)
 	{
-		encoder->values[c] = lp_le_bytes(table->symbols[c], table->lengths[c]);
-		encoder->masks[c] = table->lengths[c] == 8 ? UINT64_MAX :
-			(((uint64_t) 1 << (8 * table->lengths[c])) - 1);
-		if (table->lengths[c] == 1)
-			encoder->single[table->symbols[c][0]] = (uint16_t) c;
-		else
-			keys[n_keys++] = (uint32_t) lp_le16(table->symbols[c]) << 16 |
-				(8u - table->lengths[c]) << 8 | c;
-	}
-	qsort(keys, n_keys, sizeof(uint32_t), compare_u32);
-	for (uint32_t i = 0; i < n_keys; i++)
-	{
-		uint16_t	prefix = (uint16_t) (keys[i] >> 16);
-		uint32_t	slot = prefix_slot(prefix);
+		uint32_t	len = table->lengths[c];
+		uint64_t	value = lp_le_bytes(table->symbols[c], len);
+		uint16_t	prefix;
+		uint32_t	slot;
 
-		encoder->by_prefix[i] = (uint8_t) keys[i];
-		if (i > 0 && keys[i - 1] >> 16 == prefix)
+		if (len == 1)
+		{
+			encoder->single[table->symbols[c][0]] = (uint16_t) c;
 			continue;
-		while (encoder->prefix_end[slot] != 0)
-			slot = (slot + 1) & (LP_FSST_PREFIX_SLOTS - 1);
+		}
+		prefix = lp_le16(table->symbols[c]);
+		for (slot = prefix_slot(prefix);
+			 encoder->prefix_lengths[slot] != 0 && encoder->prefix_key[slot] != prefix;
+			 slot = (slot + 1) & (LP_FSST_PREFIX_SLOTS - 1))
+			;
 		encoder->prefix_key[slot] = prefix;
-		encoder->prefix_start[slot] = (uint16_t) i;
-		encoder->prefix_end[slot] = (uint16_t) (i + 1);
-		while (encoder->prefix_end[slot] < n_keys && keys[encoder->prefix_end[slot]] >> 16 == prefix)
-			encoder->prefix_end[slot]++;
+		encoder->prefix_lengths[slot] |= (uint8_t) (1u << (len - 2));
+		/* the table's symbols are distinct: no lookup before the insert */
+		for (slot = symbol_slot(value, len); encoder->symbol_len[slot] != 0;
+			 slot = (slot + 1) & (LP_FSST_SYMBOL_SLOTS - 1))
+			;
+		encoder->symbol_value[slot] = value;
+		encoder->symbol_len[slot] = (uint8_t) len;
+		encoder->symbol_code[slot] = (uint8_t) c;
 	}
 }
 
@@ -179,17 +195,18 @@ match(const LpFsstEncoder *encoder, const uint8_t *in, size_t len, uint32_t *mat
 	{
 		uint16_t	prefix = (uint16_t) (word & 0xffff);
 
-		for (uint32_t slot = prefix_slot(prefix); encoder->prefix_end[slot] != 0;
+		for (uint32_t slot = prefix_slot(prefix); encoder->prefix_lengths[slot] != 0;
 			 slot = (slot + 1) & (LP_FSST_PREFIX_SLOTS - 1))
 		{
 			if (encoder->prefix_key[slot] != prefix)
 				continue;
-			for (uint32_t i = encoder->prefix_start[slot]; i < encoder->prefix_end[slot]; i++)
+			for (uint32_t lengths = encoder->prefix_lengths[slot]; lengths != 0;)
 			{
-				uint32_t	code = encoder->by_prefix[i];
-				uint32_t	l = encoder->table.lengths[code];
+				uint32_t	l = 31 - (uint32_t) __builtin_clz(lengths) + 2;
+				uint32_t	code;
 
-				if (l <= len && (word & encoder->masks[code]) == encoder->values[code])
+				lengths &= ~(1u << (l - 2));
+				if (l <= len && (code = find_symbol(encoder, word & length_mask(l), l)) != UINT32_MAX)
 				{
 					*match_len = l;
 					return code;

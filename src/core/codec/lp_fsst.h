@@ -52,6 +52,7 @@ bool		lp_fsst_decode(const LpFsstTable *table, const uint8_t *in, size_t len,
  */
 /* Four slots per symbol at most: short probes. */
 #define LP_FSST_PREFIX_SLOTS 1024
+#define LP_FSST_SYMBOL_SLOTS 1024
 
 typedef struct LpFsstEncoder
 {
@@ -59,16 +60,20 @@ typedef struct LpFsstEncoder
 	uint16_t	single[256];	/* the code of the one-byte symbol b, or UINT16_MAX */
 
 	/*
-	 * Symbols of two bytes or more by their first two: a hash table of
-	 * prefixes (open addressing; an end of 0 is a free slot), each naming
-	 * its codes by_prefix[start .. end), longest first.
+	 * The lengths of the symbols of two bytes or more by their first two: a
+	 * hash table of prefixes (open addressing; lengths 0 is a free slot),
+	 * bit L - 2 of lengths set when a symbol of L bytes starts with key.
 	 */
 	uint16_t	prefix_key[LP_FSST_PREFIX_SLOTS];
-	uint16_t	prefix_start[LP_FSST_PREFIX_SLOTS];
-	uint16_t	prefix_end[LP_FSST_PREFIX_SLOTS];
-	uint8_t		by_prefix[256];
-	uint64_t	values[256];	/* each symbol as a little-endian word */
-	uint64_t	masks[256];		/* its length's bytes */
+	uint8_t		prefix_lengths[LP_FSST_PREFIX_SLOTS];
+
+	/*
+	 * Those symbols by their bytes (a little-endian word) and length: a
+	 * hash table (open addressing; length 0 is a free slot) naming codes.
+	 */
+	uint64_t	symbol_value[LP_FSST_SYMBOL_SLOTS];
+	uint8_t		symbol_len[LP_FSST_SYMBOL_SLOTS];
+	uint8_t		symbol_code[LP_FSST_SYMBOL_SLOTS];
 } LpFsstEncoder;
 
 /* NULL when out of memory; free with lp_free. */
