@@ -28,6 +28,7 @@
 #include "assemble/lp_progress.h"
 #include "base/lp_pg_error.h"
 #include "base/lp_sql_args.h"
+#include "format/lp_columns.h"
 #include "reencode/lp_reencode.h"
 #include "store/lp_pg_storage.h"
 
@@ -77,6 +78,37 @@ lp_assemble_emit(FunctionCallInfo fcinfo, const LpAssembleResult *result)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/* Whether schema has a Blob v2 field. */
+static bool
+has_blob_v2(const LpSchema *schema)
+{
+	for (uint32_t f = 0; f < schema->num_fields; f++)
+		if (lp_field_is_blob_v2(&schema->fields[f]))
+			return true;
+	return false;
+}
+
+/*
+ * The verdict's message, naming its part by its position among those given
+ * (re-encoding several parts into one shifts the others in inputs).
+ */
+static char *
+verdict_message(const LpConcatVerdict *verdict, const LpAssembleInputs *inputs,
+				const LpAssembleReencoder *reencoder, int num_given)
+{
+	LpConcatVerdict named = *verdict;
+	LpConcatPart *parts = palloc0(sizeof(LpConcatPart) * num_given);
+	char	   *message = palloc(1024);
+
+	if (verdict->input != LP_CONCAT_NONE)
+	{
+		named.input = (uint32_t) (lp_assemble_reencoder_position(reencoder, (int) verdict->input) - 1);
+		parts[named.input] = inputs->parts[verdict->input];
+	}
+	lp_concat_verdict_message(&named, parts, message, 1024);
+	return message;
+}
+
 void
 lp_assemble_file(const char *output_path, List *parts,
 				 const LpAssembleTarget *target, bool allow_reuse,
@@ -85,6 +117,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	int			num_parts = list_length(parts);
 	LpAssembleInputs inputs;
 	LpAssembleReencoder *reencoder;
+	const LpDeletions **deletions = palloc(sizeof(LpDeletions *) * Max(num_parts, 1));
 	LpConcatVerdict verdict;
 	LpConcatPlan *plan;
 	LpError		err;
@@ -119,6 +152,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	{
 		LpAssemblePart *part = lfirst(cell);
 
+		deletions[i] = part->deletions;
 		if (part->deletions != NULL)
 		{
 			if (!lp_assemble_can_reencode(reencoder))
@@ -130,9 +164,29 @@ lp_assemble_file(const char *output_path, List *parts,
 						errmsg("part %d (\"%s\") has " UINT64_FORMAT " rows, but " INT64_FORMAT " were expected",
 							   i + 1, part->path, inputs.parts[i].file->num_rows,
 							   part->expected_rows));
-			lp_assemble_reencode_part(reencoder, &inputs, i, part->deletions);
 		}
 		i++;
+	}
+
+	/*
+	 * Each run of them as one file: one table of FSST symbols per page, not
+	 * per part, and one file to sync.  The last run first, so that the parts
+	 * before a run keep their places in inputs.  Blob v2 parts one by one:
+	 * their blob ids and sidecars are their own file's.
+	 */
+	for (int end = num_parts; end > 0;)
+	{
+		int			first = end - 1;
+
+		if (deletions[first] == NULL)
+		{
+			end--;
+			continue;
+		}
+		while (first > 0 && deletions[first - 1] != NULL && !has_blob_v2(inputs.target.schema))
+			first--;
+		lp_assemble_reencode_parts(reencoder, &inputs, first, end - first, &deletions[first]);
+		end = first;
 	}
 
 	/* plan; with a re-encode directory, re-encode the part each verdict names until none is left */
@@ -150,11 +204,10 @@ lp_assemble_file(const char *output_path, List *parts,
 			break;
 		if (!lp_reencode_check(inputs.parts[r].file, inputs.target.schema, &err))
 		{
-			char		message[1024];
-
 			/* rows that do not fit the schema stay unsupported, with the reason */
-			lp_concat_verdict_message(&verdict, inputs.parts, message, sizeof(message));
-			result->message = psprintf("%s; it cannot be re-encoded: %s", message, err.message);
+			result->message = psprintf("%s; it cannot be re-encoded: %s",
+									   verdict_message(&verdict, &inputs, reencoder, num_parts),
+									   err.message);
 			result->status = "unsupported";
 			result->reason = lp_concat_reason_name(verdict.reason);
 			result->reencoded = lp_assemble_reencoded_positions(reencoder);
@@ -162,14 +215,13 @@ lp_assemble_file(const char *output_path, List *parts,
 			lp_progress_end();
 			return;
 		}
-		lp_assemble_reencode_part(reencoder, &inputs, r, NULL);
+		lp_assemble_reencode_parts(reencoder, &inputs, r, 1, NULL);
 	}
 	result->reencoded = lp_assemble_reencoded_positions(reencoder);
 	list_sort(result->reencoded, list_int_cmp);
 	if (verdict.reason != LP_CONCAT_COMPATIBLE)
 	{
-		result->message = palloc(1024);
-		lp_concat_verdict_message(&verdict, inputs.parts, result->message, 1024);
+		result->message = verdict_message(&verdict, &inputs, reencoder, num_parts);
 		result->status = "unsupported";
 		result->reason = lp_concat_reason_name(verdict.reason);
 		lp_assemble_reencoder_end(reencoder);
@@ -178,7 +230,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	}
 	result->num_rows = plan->num_rows;
 
-	if (allow_reuse && num_parts == 1 && !lp_assemble_reencoded(reencoder, 0) &&
+	if (allow_reuse && inputs.num_parts == 1 && !lp_assemble_reencoded(reencoder, 0) &&
 		lp_store_for_uri_below(target->root, inputs.paths[0], NULL) == store &&
 		store->ops->same_object(store, inputs.paths[0], output_path))
 	{

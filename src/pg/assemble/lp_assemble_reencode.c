@@ -31,9 +31,10 @@ struct LpAssembleReencoder
 	const char *dir;			/* the re-encode directory */
 	const char *owned_dir;		/* removed too (when empty), or NULL */
 	List	   *paths;			/* the re-encoded files */
-	bool	   *reencoded;		/* per part */
+	bool	   *reencoded;		/* per part of the inputs */
+	int		   *positions_of;	/* per part of the inputs: its 1-based position among the parts given */
 	List	   *positions;		/* 1-based, in the order they were re-encoded */
-	int			num_parts;
+	int			num_parts;		/* of the inputs: parts re-encoded together become one */
 	ReencodeProgress progress;
 };
 
@@ -77,6 +78,9 @@ lp_assemble_reencoder_start(const LpAssembleTarget *target, int num_parts)
 	LpAssembleReencoder *reencoder = palloc0(sizeof(LpAssembleReencoder));
 
 	reencoder->reencoded = palloc0(sizeof(bool) * num_parts);
+	reencoder->positions_of = palloc(sizeof(int) * num_parts);
+	for (int i = 0; i < num_parts; i++)
+		reencoder->positions_of[i] = i + 1;
 	reencoder->num_parts = num_parts;
 	if (target->reencode_dir != NULL)
 	{
@@ -106,71 +110,103 @@ report_reencode_progress(void *arg, uint64_t rows_done, uint64_t rows_total)
 					   progress->bytes_before + (int64) (fraction * progress->file_size));
 }
 
-void
-lp_assemble_reencode_part(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs, int index,
-						  const LpDeletions *deletions)
+/*
+ * Parts first + 1 .. first + count - 1 of inputs and of the re-encoder taken
+ * out: their rows are in part first's file now.
+ */
+static void
+absorb_parts(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs, int first, int count)
 {
-	const char *source_path = inputs->paths[index];
-	const LpFile *file = inputs->parts[index].file;
+	int			tail = inputs->num_parts - (first + count);
+
+	/* paths has the donor's after the parts' */
+	memmove(&inputs->paths[first + 1], &inputs->paths[first + count], sizeof(char *) * (tail + 1));
+	memmove(&inputs->parts[first + 1], &inputs->parts[first + count], sizeof(LpConcatPart) * tail);
+	memmove(&reencoder->reencoded[first + 1], &reencoder->reencoded[first + count],
+			sizeof(bool) * tail);
+	memmove(&reencoder->positions_of[first + 1], &reencoder->positions_of[first + count],
+			sizeof(int) * tail);
+	inputs->num_parts -= count - 1;
+	reencoder->num_parts -= count - 1;
+}
+
+void
+lp_assemble_reencode_parts(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs, int first,
+						   int count, const LpDeletions *const *deletions)
+{
 	ReencodeProgress *progress = &reencoder->progress;
+	LpReencodeSource *sources = palloc0(sizeof(LpReencodeSource) * count);
+	int			position = reencoder->positions_of[first];
 	char	   *path;
-	char	   *source_key;
-	LpStore    *source_store = lp_store_for_uri_below(inputs->root, source_path, &source_key);
 	LpStore    *store = reencoder->store;
-	LpReencodeSource source = {0};
 	LpReencodeOptions options = {0, report_reencode_progress, progress, false, 0};
 	LpOutput   *output;
-	LpInput    *input;
 	LpError		err;
 	LpStat		st;
 	uint64		rows;
 	uint64		size;
+	bool		ok;
 
 	lp_progress_phase(LP_PHASE_REENCODING, progress->parts_done, progress->bytes_before, 0, 0);
 	/* a name nothing in the directory has (a part, or what a crash left) */
-	path = psprintf("%s/reencoded-%d.lance", reencoder->dir, index + 1);
+	path = psprintf("%s/reencoded-%d.lance", reencoder->dir, position);
 	for (int attempt = 1;
 		 store->ops->stat(store, path, false, &st, &err) && st.kind != LP_OBJECT_ABSENT;
 		 attempt++)
-		path = psprintf("%s/reencoded-%d-%d.lance", reencoder->dir, index + 1, attempt);
-	input = source_store->ops->open_input(source_store, source_key, &err);
-	if (input == NULL)
-		lp_raise(&err);
+		path = psprintf("%s/reencoded-%d-%d.lance", reencoder->dir, position, attempt);
+	progress->file_size = 0;
+	for (int k = 0; k < count; k++)
+	{
+		char	   *source_key;
+		LpStore    *source_store = lp_store_for_uri_below(inputs->root, inputs->paths[first + k],
+														  &source_key);
+
+		sources[k].file = inputs->parts[first + k].file;
+		sources[k].deletions = deletions != NULL ? deletions[k] : NULL;
+		sources[k].input = source_store->ops->open_input(source_store, source_key, &err);
+		if (sources[k].input == NULL)
+			lp_raise(&err);
+		progress->file_size += sources[k].file->file_size;
+	}
 	output = store->ops->create_output(store, path, &err);
 	if (output == NULL)
 		lp_raise(&err);
-	source.input = input;
-	source.file = file;
-	source.deletions = deletions;
-	progress->file_size = file->file_size;
-	if (!lp_reencode(&source, inputs->target.schema, inputs->target.version, output, &options,
-					 &rows, &size, &err))
+	ok = lp_reencode_files(sources, (uint32_t) count, inputs->target.schema,
+						   inputs->target.version, output, &options, &rows, &size, &err);
+	for (int k = 0; k < count; k++)
+		lp_input_close(sources[k].input);
+	if (!ok)
 	{
 		LpError		named;
 
 		output->ops->abort(output);
-		lp_input_close(input);
-		lp_fail(&named, err.code, "part %d (\"%s\") cannot be re-encoded: %s", index + 1,
-				source_path, err.message);
+		if (count == 1)
+			lp_fail(&named, err.code, "part %d (\"%s\") cannot be re-encoded: %s", position,
+					inputs->paths[first], err.message);
+		else
+			lp_fail(&named, err.code, "parts %d to %d cannot be re-encoded: %s", position,
+					reencoder->positions_of[first + count - 1], err.message);
 		if (err.detail[0] != '\0')
 			lp_error_detail(&named, "%s", err.detail);
 		lp_raise(&named);
 	}
-	lp_input_close(input);
 	/* registered before it can exist, so that an ERROR from here on removes it */
 	reencoder->paths = lappend(reencoder->paths, path);
 	if (!output->ops->publish(output, &err))
 		lp_raise(&err);
-	progress->bytes_before += (int64) file->file_size;
-	progress->parts_done++;
+	progress->bytes_before += (int64) progress->file_size;
+	progress->parts_done += count;
 	ereport(DEBUG1,
-			errmsg_internal("re-encoded part %d (\"%s\") as \"%s\": " UINT64_FORMAT " rows, " UINT64_FORMAT " bytes",
-							index + 1, source_path, path, rows, size));
-	inputs->paths[index] = path;
-	inputs->parts[index].file = lp_read_lance_file_below(inputs->root, path);
-	inputs->parts[index].has_expected_rows = false;
-	reencoder->reencoded[index] = true;
-	reencoder->positions = lappend_int(reencoder->positions, index + 1);
+			errmsg_internal("re-encoded %d part(s) from part %d (\"%s\") as \"%s\": " UINT64_FORMAT " rows, " UINT64_FORMAT " bytes",
+							count, position, inputs->paths[first], path, rows, size));
+	for (int k = 0; k < count; k++)
+		reencoder->positions = lappend_int(reencoder->positions,
+										   reencoder->positions_of[first + k]);
+	inputs->paths[first] = path;
+	inputs->parts[first].file = lp_read_lance_file_below(inputs->root, path);
+	inputs->parts[first].has_expected_rows = false;
+	reencoder->reencoded[first] = true;
+	absorb_parts(reencoder, inputs, first, count);
 }
 
 int
@@ -184,6 +220,12 @@ lp_assemble_part_to_reencode(const LpAssembleReencoder *reencoder,
 		if (!reencoder->reencoded[i])
 			return i;
 	return -1;
+}
+
+int
+lp_assemble_reencoder_position(const LpAssembleReencoder *reencoder, int index)
+{
+	return reencoder->positions_of[index];
 }
 
 bool

@@ -28,13 +28,16 @@ extern LpAssembleReencoder *lp_assemble_reencoder_start(const LpAssembleTarget *
 extern bool lp_assemble_can_reencode(const LpAssembleReencoder *reencoder);
 
 /*
- * Re-encode part index of inputs (only its live rows when deletions is not
- * NULL) as a file of inputs->target in the re-encode directory; its path
- * and file in inputs become the new file's.  Reports the re-encoding phase
- * to lp_progress.  ERROR, naming the part, when it cannot be re-encoded.
+ * Re-encode parts first .. first + count - 1 of inputs (only their live
+ * rows where deletions, NULL or count entries, has an entry) as one file of
+ * inputs->target in the re-encode directory: part first's path and file in
+ * inputs become the new file's and the others are taken out of inputs
+ * (their positions are still reported re-encoded).  Reports the
+ * re-encoding phase to lp_progress.  ERROR, naming the parts, when they
+ * cannot be re-encoded.
  */
-extern void lp_assemble_reencode_part(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs,
-									  int index, const LpDeletions *deletions);
+extern void lp_assemble_reencode_parts(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs,
+									   int first, int count, const LpDeletions *const *deletions);
 
 /*
  * The part to re-encode for a verdict: the part it names, or when that one
@@ -44,7 +47,10 @@ extern void lp_assemble_reencode_part(LpAssembleReencoder *reencoder, LpAssemble
 extern int	lp_assemble_part_to_reencode(const LpAssembleReencoder *reencoder,
 										 const LpConcatVerdict *verdict);
 
-/* Whether part index was re-encoded. */
+/* The 1-based position among the parts given of part index of the inputs. */
+extern int	lp_assemble_reencoder_position(const LpAssembleReencoder *reencoder, int index);
+
+/* Whether part index of the inputs was re-encoded. */
 extern bool lp_assemble_reencoded(const LpAssembleReencoder *reencoder, int index);
 
 /* The 1-based positions of the parts re-encoded, in the order they were (int). */
