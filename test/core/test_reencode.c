@@ -203,7 +203,7 @@ reencode_bytes(const uint8_t *bytes, uint64_t size, const LpDeletions *deletions
 	uint8_t    *copy = NULL;
 
 	LP_CHECK_MSG(file != NULL, "open source: %.300s", err->message);
-	if (file != NULL && lp_reencode(&source, schema, version, output, options, rows, out_size, err))
+	if (file != NULL && lp_reencode_files(&source, 1, schema, version, output, options, rows, out_size, err))
 	{
 		uint64_t	len;
 		const uint8_t *data = lp_memory_output_data(output, &len);

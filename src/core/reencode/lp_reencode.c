@@ -451,12 +451,3 @@ lp_reencode_files(const LpReencodeSource *sources, uint32_t num_sources,
 	lp_file_writer_free(writer);
 	return ok;
 }
-
-bool
-lp_reencode(const LpReencodeSource *source, const LpSchema *schema, LpFileVersion version,
-			LpOutput *output, const LpReencodeOptions *options, uint64_t *rows,
-			uint64_t *file_size, LpError *err)
-{
-	return lp_reencode_files(source, 1, schema, version, output, options, rows, file_size,
-							 err);
-}

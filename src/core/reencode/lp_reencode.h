@@ -74,23 +74,15 @@ typedef struct LpReencodeSource
 bool		lp_reencode_check(const LpFile *file, const LpSchema *schema, LpError *err);
 
 /*
- * Write the live rows of source, in order, as a complete file of schema and
- * version into output (from offset 0).  *rows and *file_size receive the
- * rows and bytes written.  The output stays the caller's: publish or abort
- * it.  Fails with the checks of lp_reencode_check, the decoder's and the
- * writer's errors (LP_ERR_UNSUPPORTED for what the encoder cannot write,
- * such as lists in a 2.0 file), LP_ERR_INVALID_ARGUMENT for a null in a field the
+ * Write the live rows of num_sources sources, one after the other and each in
+ * order, as one complete file of schema and version into output (from offset
+ * 0).  *rows and *file_size receive the rows and bytes written.  The output
+ * stays the caller's: publish or abort it.  Fails with the checks of
+ * lp_reencode_check, the decoder's and the writer's errors
+ * (LP_ERR_UNSUPPORTED for what the encoder cannot write, such as lists in a
+ * 2.0 file, or a blob id moved past 2^32 - 1), LP_ERR_CORRUPT for an Inline
+ * range outside its source, LP_ERR_INVALID_ARGUMENT for a null in a field the
  * target declares non-nullable, and LP_ERR_CANCELED.
- */
-bool		lp_reencode(const LpReencodeSource *source, const LpSchema *schema,
-						LpFileVersion version, LpOutput *output,
-						const LpReencodeOptions *options, uint64_t *rows,
-						uint64_t *file_size, LpError *err);
-
-/*
- * As lp_reencode, for the live rows of num_sources sources one after the
- * other, into one file; a blob id moved past 2^32 - 1 is
- * LP_ERR_UNSUPPORTED, an Inline range outside its source LP_ERR_CORRUPT.
  */
 bool		lp_reencode_files(const LpReencodeSource *sources, uint32_t num_sources,
 							  const LpSchema *schema, LpFileVersion version, LpOutput *output,

@@ -125,6 +125,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	int			i;
 	LpStore    *store = lp_store_for_uri_below(target->root, output_path, NULL);
 	LpStat		st;
+	bool		joins_runs;
 	instr_time	started;
 
 	if (num_parts == 0)
@@ -174,6 +175,7 @@ lp_assemble_file(const char *output_path, List *parts,
 	 * before a run keep their places in inputs.  Blob v2 parts one by one:
 	 * their blob ids and sidecars are their own file's.
 	 */
+	joins_runs = !has_blob_v2(inputs.target.schema);
 	for (int end = num_parts; end > 0;)
 	{
 		int			first = end - 1;
@@ -183,7 +185,7 @@ lp_assemble_file(const char *output_path, List *parts,
 			end--;
 			continue;
 		}
-		while (first > 0 && deletions[first - 1] != NULL && !has_blob_v2(inputs.target.schema))
+		while (joins_runs && first > 0 && deletions[first - 1] != NULL)
 			first--;
 		lp_assemble_reencode_parts(reencoder, &inputs, first, end - first, &deletions[first]);
 		end = first;

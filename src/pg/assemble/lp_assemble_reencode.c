@@ -130,6 +130,13 @@ absorb_parts(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs, int first
 	reencoder->num_parts -= count - 1;
 }
 
+static void
+close_sources(LpReencodeSource *sources, int count)
+{
+	for (int k = 0; k < count; k++)
+		lp_input_close(sources[k].input);
+}
+
 void
 lp_assemble_reencode_parts(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs, int first,
 						   int count, const LpDeletions *const *deletions)
@@ -165,16 +172,21 @@ lp_assemble_reencode_parts(LpAssembleReencoder *reencoder, LpAssembleInputs *inp
 		sources[k].deletions = deletions != NULL ? deletions[k] : NULL;
 		sources[k].input = source_store->ops->open_input(source_store, source_key, &err);
 		if (sources[k].input == NULL)
+		{
+			close_sources(sources, k);
 			lp_raise(&err);
+		}
 		progress->file_size += sources[k].file->file_size;
 	}
 	output = store->ops->create_output(store, path, &err);
 	if (output == NULL)
+	{
+		close_sources(sources, count);
 		lp_raise(&err);
+	}
 	ok = lp_reencode_files(sources, (uint32_t) count, inputs->target.schema,
 						   inputs->target.version, output, &options, &rows, &size, &err);
-	for (int k = 0; k < count; k++)
-		lp_input_close(sources[k].input);
+	close_sources(sources, count);
 	if (!ok)
 	{
 		LpError		named;
