@@ -12,6 +12,7 @@ const path = require('node:path');
 const arrow = require('apache-arrow');
 const h = require('./harness.cjs');
 const { psqlAsync } = require('./pg.cjs');
+const { readManifest } = require('./lancemeta.cjs');
 
 const dir = h.scratchDir('reencode');
 const VERSIONS = ['2.0', '2.1', '2.2', '2.3'];
@@ -353,4 +354,85 @@ test('compact rewrite_deletions on deleted_2_2 (nested columns): lancedb reads e
 	h.assertRowsEqual(after.schema, after.fragments.get(Number(result[0].new_fragment_id)), live, 'live rows');
 	assert.deepEqual(fs.readdirSync(path.join(dataset, 'data', '_parts')), [], 'no re-encode directory left');
 	await h.lancedbModifies(table);
+});
+
+// Rows of a long run: numbers, strings of several lengths (FSST tables of their own per
+// piece) and nulls.
+const pieceRowsOf = (first, n) => new arrow.Table({
+	id: arrow.vectorFromArray(BigInt64Array.from({ length: n }, (_, i) => BigInt(first + i))),
+	s: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => ((first + i) % 11 === 5 ? null :
+		'row ' + (first + i) + ' '.repeat((first + i) % 7) + (Math.imul(first + i, 2654435761) >>> 0).toString(16) +
+		'x'.repeat((first + i) % 23))), new arrow.Utf8()),
+	x: arrow.vectorFromArray(Float64Array.from({ length: n }, (_, i) => (first + i) * 0.25)),
+});
+
+// Enough rows that compaction cuts the run of fragments with deletions into pieces of about
+// 2 MiB of source, which parallel workers re-encode beside the leader.
+async function largeDatasetWithDeletions(name)
+{
+	const tables = Array.from({ length: 8 }, (_, f) => pieceRowsOf(f * 40000, 40000));
+	const { dataset, table } = await writeDataset(name, '2.1', tables);
+
+	await table.delete('id % 10 = 7 OR (id >= 81000 AND id < 83000)');
+	return { dataset, table };
+}
+
+async function compactInPieces(dataset, workers)
+{
+	const { out, err } = await psqlAsync(`SET lance_parts.max_copy_workers = ${workers};
+SET client_min_messages = debug1;
+SELECT count(*) FILTER (WHERE action = 'rewritten') FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => true);
+`, true);
+
+	return { out, debug: err.filter((l) => /re-encod/.test(l)) };
+}
+
+test('compact rewrite_deletions of a long run: pieces re-encoded by parallel workers, or the run by the leader alone, read the same', async () => {
+	const { dataset, table } = await largeDatasetWithDeletions('deleted_pieces');
+	const before = await h.readFragments(table);
+	const live = [...before.fragments.keys()].sort((a, b) => a - b).flatMap((id) => before.fragments.get(id));
+	const serial = path.join(dir, 'deleted_pieces_serial.lance');
+
+	fs.cpSync(dataset, serial, { recursive: true });
+	for (const [copy, workers] of [[dataset, 2], [serial, 0]])
+	{
+		const { out, debug } = await compactInPieces(copy, workers);
+
+		assert.deepEqual(out, ['8'], debug.join('\n'));
+		// the pieces follow the setting, not the workers that start; without workers the run is one file
+		assert.equal(debug.filter((l) => /re-encoded \d+ part\(s\)/.test(l)).length, workers > 0 ? 3 : 1,
+			debug.join('\n'));
+		assert.equal(debug.some((l) => /re-encoding 3 runs of parts with [12] parallel workers/.test(l)), workers > 0,
+			debug.join('\n'));
+		const reopened = await h.openTable(copy);
+		const after = await h.readFragments(reopened);
+
+		assert.equal(after.fragments.size, 1);
+		h.assertRowsEqual(after.schema, [...after.fragments.values()][0], live, `live rows, ${workers} workers`);
+		assert.deepEqual(fs.readdirSync(path.join(copy, 'data', '_parts')), [], 'no re-encode directory left');
+	}
+	await h.lancedbModifies(await h.openTable(dataset));
+});
+
+test('a damaged fragment in a piece of a long run: ERROR XX001 naming the piece\'s parts, the dataset as it was', async () => {
+	const { dataset } = await largeDatasetWithDeletions('deleted_pieces_damaged');
+	const { fragments } = readManifest(dataset);
+	const last = path.join(dataset, 'data', fragments[fragments.length - 1].files[0].path);
+	const bytes = fs.readFileSync(last);
+	const versionsBefore = fs.readdirSync(path.join(dataset, '_versions')).sort();
+
+	// page bytes overwritten (the footer intact): found while decoding, by whoever re-encodes the piece
+	bytes.fill(0xff, 1000, bytes.length >> 1);
+	fs.writeFileSync(last, bytes);
+	const { out, err } = await psqlAsync(`\\set VERBOSITY verbose
+SET lance_parts.max_copy_workers = 2;
+SELECT count(*) FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => true);
+`, true);
+
+	assert.deepEqual(out, []);
+	assert.match(err.join('\n'), /ERROR: {2}XX001: parts [2-7] to 8 cannot be re-encoded: .* of file ".*\/data\/[0-9a-f]+\.lance"/);
+	assert.deepEqual(fs.readdirSync(path.join(dataset, '_versions')).sort(), versionsBefore);
+	assert.deepEqual(fs.readdirSync(path.join(dataset, 'data', '_parts')), [], 'no re-encoded file left');
+	assert.equal(fs.readdirSync(path.join(dataset, 'data')).filter((f) => f.endsWith('.lance')).length, 8,
+		'no compacted file left');
 });

@@ -126,6 +126,8 @@ lp_assemble_file(const char *output_path, List *parts,
 	LpStore    *store = lp_store_for_uri_below(target->root, output_path, NULL);
 	LpStat		st;
 	bool		joins_runs;
+	LpAssembleRun *runs = palloc(sizeof(LpAssembleRun) * Max(num_parts, 1));
+	int			num_runs = 0;
 	instr_time	started;
 
 	if (num_parts == 0)
@@ -171,25 +173,21 @@ lp_assemble_file(const char *output_path, List *parts,
 
 	/*
 	 * Each run of them as one file: one table of FSST symbols per page, not
-	 * per part, and one file to sync.  The last run first, so that the parts
-	 * before a run keep their places in inputs.  Blob v2 parts one by one:
-	 * their blob ids and sidecars are their own file's.
+	 * per part, and one file to sync.  Blob v2 parts one by one: their blob
+	 * ids and sidecars are their own file's.
 	 */
 	joins_runs = !has_blob_v2(inputs.target.schema);
-	for (int end = num_parts; end > 0;)
+	for (int k = 0; k < num_parts; k++)
 	{
-		int			first = end - 1;
-
-		if (deletions[first] == NULL)
-		{
-			end--;
+		if (deletions[k] == NULL)
 			continue;
-		}
-		while (joins_runs && first > 0 && deletions[first - 1] != NULL)
-			first--;
-		lp_assemble_reencode_parts(reencoder, &inputs, first, end - first, &deletions[first]);
-		end = first;
+		if (joins_runs && num_runs > 0 && runs[num_runs - 1].first + runs[num_runs - 1].count == k)
+			runs[num_runs - 1].count++;
+		else
+			runs[num_runs++] = (LpAssembleRun) {k, 1};
 	}
+	if (num_runs > 0)
+		lp_assemble_reencode_runs(reencoder, &inputs, runs, num_runs, deletions);
 
 	/* plan; with a re-encode directory, re-encode the part each verdict names until none is left */
 	for (;;)
@@ -217,7 +215,11 @@ lp_assemble_file(const char *output_path, List *parts,
 			lp_progress_end();
 			return;
 		}
-		lp_assemble_reencode_parts(reencoder, &inputs, r, 1, NULL);
+		{
+			LpAssembleRun run = {r, 1};
+
+			lp_assemble_reencode_runs(reencoder, &inputs, &run, 1, NULL);
+		}
 	}
 	result->reencoded = lp_assemble_reencoded_positions(reencoder);
 	list_sort(result->reencoded, list_int_cmp);

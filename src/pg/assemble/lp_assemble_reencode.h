@@ -27,17 +27,27 @@ extern LpAssembleReencoder *lp_assemble_reencoder_start(const LpAssembleTarget *
 /* Whether the assembly has a re-encode directory. */
 extern bool lp_assemble_can_reencode(const LpAssembleReencoder *reencoder);
 
+/* Parts first .. first + count - 1 of the inputs, re-encoded together. */
+typedef struct LpAssembleRun
+{
+	int			first;
+	int			count;
+} LpAssembleRun;
+
 /*
- * Re-encode parts first .. first + count - 1 of inputs (only their live
- * rows where deletions, NULL or count entries, has an entry) as one file of
- * inputs->target in the re-encode directory: part first's path and file in
- * inputs become the new file's and the others are taken out of inputs
- * (their positions are still reported re-encoded).  Reports the
+ * Re-encode each of the runs of inputs (in order and disjoint; only the
+ * live rows of the parts where deletions, NULL or an entry per part of
+ * inputs, has an entry) as files of inputs->target in the re-encode
+ * directory: one per run, or per piece of a long run re-encoded in
+ * parallel (lance_parts.max_copy_workers).  The first part of each file's
+ * parts takes its path and file in inputs, and the others are taken out of
+ * inputs (their positions are still reported re-encoded).  Reports the
  * re-encoding phase to lp_progress.  ERROR, naming the parts, when they
  * cannot be re-encoded.
  */
-extern void lp_assemble_reencode_parts(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs,
-									   int first, int count, const LpDeletions *const *deletions);
+extern void lp_assemble_reencode_runs(LpAssembleReencoder *reencoder, LpAssembleInputs *inputs,
+									  const LpAssembleRun *runs, int num_runs,
+									  const LpDeletions *const *deletions);
 
 /*
  * The part to re-encode for a verdict: the part it names, or when that one

@@ -66,8 +66,8 @@ LpCopyInit(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("lance_parts.max_copy_workers",
-							gettext_noop("Largest number of parallel workers that copy part data during one assembly."),
-							gettext_noop("On object storage they issue the server-side part copies. The leader copies too. 0 copies in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
+							gettext_noop("Largest number of parallel workers that copy or re-encode part data during one assembly."),
+							gettext_noop("On object storage they issue the server-side part copies. Locally they also re-encode long runs of parts with deletions, cut into pieces of a few MB, one per worker and the leader. The leader works too. 0 works in the calling backend only. Workers also count against max_worker_processes and max_parallel_workers; when none can be started, the copy runs serially."),
 							&lp_max_copy_workers,
 							2, 0, MAX_COPY_WORKERS_LIMIT,
 							PGC_USERSET, 0,

@@ -36,6 +36,7 @@
 #include "base/lp_parallel.h"
 #include "base/lp_pg_alloc.h"
 #include "base/lp_pg_error.h"
+#include "base/lp_wire.h"
 #include "store/lp_pg_storage.h"
 #include "write/lp_write_workers.h"
 
@@ -109,143 +110,6 @@ LpWriteWorkersInit(void)
 							2, 0, WRITE_WORKERS_LIMIT,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
-}
-
-/* ---- schemas through shared memory ------------------------------------------ */
-
-static void
-put_bytes(StringInfo buf, const void *data, uint32 len)
-{
-	appendBinaryStringInfo(buf, (const char *) &len, sizeof(len));
-	if (len > 0)
-		appendBinaryStringInfo(buf, data, (int) len);
-}
-
-/* NULL as length PG_UINT32_MAX */
-static void
-put_string(StringInfo buf, const char *s)
-{
-	uint32		none = PG_UINT32_MAX;
-
-	if (s == NULL)
-		appendBinaryStringInfo(buf, (const char *) &none, sizeof(none));
-	else
-		put_bytes(buf, s, (uint32) strlen(s));
-}
-
-static void
-put_metadata(StringInfo buf, const LpKeyValue *metadata, uint32 count)
-{
-	appendBinaryStringInfo(buf, (const char *) &count, sizeof(count));
-	for (uint32 i = 0; i < count; i++)
-	{
-		put_string(buf, metadata[i].key);
-		put_bytes(buf, metadata[i].value.data, (uint32) metadata[i].value.len);
-	}
-}
-
-static void
-serialize_schema(StringInfo buf, const LpSchema *schema)
-{
-	appendBinaryStringInfo(buf, (const char *) &schema->num_fields, sizeof(uint32));
-	for (uint32 i = 0; i < schema->num_fields; i++)
-	{
-		const LpField *field = &schema->fields[i];
-		uint8		flags = (field->nullable ? 1 : 0) | (field->unenforced_primary_key ? 2 : 0);
-
-		appendBinaryStringInfo(buf, (const char *) &field->id, sizeof(int32));
-		appendBinaryStringInfo(buf, (const char *) &field->parent_id, sizeof(int32));
-		appendBinaryStringInfo(buf, (const char *) &field->legacy_encoding, sizeof(int32));
-		appendBinaryStringInfo(buf, (const char *) &flags, sizeof(flags));
-		put_string(buf, field->name);
-		put_string(buf, field->logical_type);
-		put_string(buf, field->extension_name);
-		put_metadata(buf, field->metadata, field->num_metadata);
-	}
-	put_metadata(buf, schema->metadata, schema->num_metadata);
-}
-
-/* A reader of what the leader wrote; running past its end is an internal error. */
-typedef struct Reader
-{
-	const char *data;
-	Size		len;
-	Size		pos;
-} Reader;
-
-static const char *
-take(Reader *reader, Size len)
-{
-	const char *at = reader->data + reader->pos;
-
-	if (len > reader->len - reader->pos)
-		elog(ERROR, "message of a lance_parts write worker ends early (%zu of %zu bytes)",
-			 reader->pos + len, reader->len);
-	reader->pos += len;
-	return at;
-}
-
-static uint32
-take_u32(Reader *reader)
-{
-	uint32		value;
-
-	memcpy(&value, take(reader, sizeof(value)), sizeof(value));
-	return value;
-}
-
-static char *
-take_string(Reader *reader)
-{
-	uint32		len = take_u32(reader);
-
-	if (len == PG_UINT32_MAX)
-		return NULL;
-	return pnstrdup(take(reader, len), len);
-}
-
-static LpKeyValue *
-take_metadata(Reader *reader, uint32 *count)
-{
-	LpKeyValue *metadata;
-
-	*count = take_u32(reader);
-	metadata = palloc0(sizeof(LpKeyValue) * Max(*count, 1));
-	for (uint32 i = 0; i < *count; i++)
-	{
-		uint32		len;
-
-		metadata[i].key = take_string(reader);
-		len = take_u32(reader);
-		metadata[i].value.len = len;
-		metadata[i].value.data = len > 0 ? (uint8_t *) pnstrdup(take(reader, len), len) : NULL;
-	}
-	return metadata;
-}
-
-static void
-deserialize_schema(Reader *reader, LpSchema *schema)
-{
-	memset(schema, 0, sizeof(*schema));
-	schema->num_fields = take_u32(reader);
-	schema->fields = palloc0(sizeof(LpField) * Max(schema->num_fields, 1));
-	for (uint32 i = 0; i < schema->num_fields; i++)
-	{
-		LpField    *field = &schema->fields[i];
-		uint8		flags;
-
-		memcpy(&field->id, take(reader, sizeof(int32)), sizeof(int32));
-		memcpy(&field->parent_id, take(reader, sizeof(int32)), sizeof(int32));
-		memcpy(&field->legacy_encoding, take(reader, sizeof(int32)), sizeof(int32));
-		memcpy(&flags, take(reader, sizeof(flags)), sizeof(flags));
-		field->nullable = (flags & 1) != 0;
-		field->unenforced_primary_key = (flags & 2) != 0;
-		field->name = take_string(reader);
-		field->logical_type = take_string(reader);
-		field->extension_name = take_string(reader);
-		field->metadata = take_metadata(reader, &field->num_metadata);
-	}
-	schema->metadata = take_metadata(reader, &schema->num_metadata);
 }
 
 /* ---- batches through a queue ------------------------------------------------- */
@@ -333,12 +197,12 @@ count_type_nodes(const LpType *type)
 
 /* An array of type from the headers and buffers of reader (which stays valid). */
 static LpArray *
-take_array(Reader *headers, Reader *buffers, const LpType *type)
+take_array(LpWireReader *headers, LpWireReader *buffers, const LpType *type)
 {
 	LpArray    *array = palloc0(sizeof(LpArray));
 	NodeHeader	header;
 
-	memcpy(&header, take(headers, sizeof(header)), sizeof(header));
+	memcpy(&header, lp_wire_take(headers, sizeof(header)), sizeof(header));
 	if (header.num_children != type->num_children)
 		elog(ERROR, "batch for a lance_parts write worker has %llu children of a %s array, not %u",
 			 (unsigned long long) header.num_children, lp_type_id_name(type->id),
@@ -347,13 +211,13 @@ take_array(Reader *headers, Reader *buffers, const LpType *type)
 	array->length = header.length;
 	array->null_count = header.null_count;
 	if (header.validity_bytes > 0)
-		array->validity = (uint8_t *) take(buffers, PAD8(header.validity_bytes));
+		array->validity = (uint8_t *) lp_wire_take(buffers, PAD8(header.validity_bytes));
 	if (header.values_bytes > 0)
-		array->values = (uint8_t *) take(buffers, PAD8(header.values_bytes));
+		array->values = (uint8_t *) lp_wire_take(buffers, PAD8(header.values_bytes));
 	if (header.offsets_bytes > 0)
-		array->offsets = (uint64_t *) take(buffers, PAD8(header.offsets_bytes));
+		array->offsets = (uint64_t *) lp_wire_take(buffers, PAD8(header.offsets_bytes));
 	if (header.data_bytes > 0)
-		array->data = (uint8_t *) take(buffers, PAD8(header.data_bytes));
+		array->data = (uint8_t *) lp_wire_take(buffers, PAD8(header.data_bytes));
 	array->data_len = header.data_bytes;
 	array->num_children = type->num_children;
 	array->children = palloc0(sizeof(LpArray *) * Max(type->num_children, 1));
@@ -426,7 +290,7 @@ lp_write_workers_start(LpStore *store, const LpSchema *schema, LpFileVersion ver
 		return NULL;
 	segment.version = version;
 	initStringInfo(&segment.schema);
-	serialize_schema(&segment.schema, schema);
+	lp_wire_put_schema(&segment.schema, schema);
 	segment.queues_bytes = mul_size(lp_write_workers, TO_WORKER_QUEUE_BYTES + FROM_WORKER_QUEUE_BYTES);
 
 	{
@@ -647,7 +511,7 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 	shm_mq	   *out_queue = (shm_mq *) (to + TO_WORKER_QUEUE_BYTES);
 	shm_mq_handle *in;
 	shm_mq_handle *out;
-	Reader		reader = {schema_bytes, shared->schema_bytes, 0};
+	LpWireReader reader = {schema_bytes, shared->schema_bytes, 0};
 	LpSchema	schema;
 	LpFile		view;
 	LpType	  **types;
@@ -666,7 +530,7 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 	out = shm_mq_attach(out_queue, seg, NULL);
 
 	/* the top-level fields' types, as the leader's batches have them */
-	deserialize_schema(&reader, &schema);
+	lp_wire_take_schema(&reader, &schema);
 	memset(&view, 0, sizeof(view));
 	view.name = "the parallel write";
 	view.schema = schema;
@@ -723,16 +587,16 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 				}
 			case WRITE_MSG_BATCH:
 				{
-					Reader		body = {message, len, WRITE_MSG_HEADER_BYTES};
+					LpWireReader body = {message, len, WRITE_MSG_HEADER_BYTES};
 					uint64		num_arrays;
 					int			num_nodes = 0;
 					const LpArray **arrays;
-					Reader		headers;
-					Reader		buffers;
+					LpWireReader headers;
+					LpWireReader buffers;
 
 					if (writer == NULL)
 						elog(ERROR, "batch without a file for a lance_parts write worker");
-					memcpy(&num_arrays, take(&body, sizeof(num_arrays)), sizeof(num_arrays));
+					memcpy(&num_arrays, lp_wire_take(&body, sizeof(num_arrays)), sizeof(num_arrays));
 					if (num_arrays != num_top)
 						elog(ERROR, "batch of %llu arrays for a lance_parts write worker of %u fields",
 							 (unsigned long long) num_arrays, num_top);
@@ -743,7 +607,7 @@ lp_write_worker_main(dsm_segment *seg, shm_toc *toc)
 						num_nodes += count_type_nodes(types[i]);
 					headers = body;
 					buffers = body;
-					(void) take(&buffers, sizeof(NodeHeader) * (Size) num_nodes);
+					(void) lp_wire_take(&buffers, sizeof(NodeHeader) * (Size) num_nodes);
 					for (uint32 i = 0; i < num_top; i++)
 						arrays[i] = take_array(&headers, &buffers, types[i]);
 					/* the writer's pages outlive the message */
