@@ -221,6 +221,8 @@ LP_TEST(bitmap_index_remap_refuses_damaged_bitmaps)
 
 		LP_CHECK_MSG(!lp_bitmap_index_remap(input, map, out, &err) && err.code == LP_ERR_CORRUPT,
 					 "damaged bitmap %d", d);
+		LP_CHECK_MSG(d != 2 || strstr(err.message, "holds 5, beyond its 5 rows") != NULL,
+					 "the row past the fragment: %.300s", err.message);
 		lp_input_close(input);
 		in->ops->abort(in);
 		out->ops->abort(out);

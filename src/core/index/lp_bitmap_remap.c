@@ -77,28 +77,43 @@ ascending(const uint64_t *values, size_t n)
 	return true;
 }
 
-/* The new addresses of a moved entry's rows, appended to *moved. */
+/*
+ * The new addresses of a moved entry's rows, appended to *moved: its
+ * members listed and mapped, not set in a bitmap of the fragment's rows and
+ * searched for again (a BITMAP index of many values has few members per
+ * entry).
+ */
 static bool
 map_entry(const LpRowIdTreeEntry *entry, uint64_t rows, const LpRowAddressMap *map, const char *file,
 		  uint64_t *moved, size_t *n_moved, LpError *err)
 {
-	uint8_t    *members = lp_alloc0((size_t) (rows / 8 + 1));
-	uint64_t	count;
+	uint32_t   *members = NULL;
+	size_t		count = 0;
 	bool		ok = true;
 
-	if (members == NULL)
-		return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
 	if (entry->bitmap == NULL)
-		memset(members, 0xff, (size_t) (rows / 8 + 1));
+	{
+		/* the whole fragment */
+		members = lp_alloc_array_unzeroed((size_t) (rows > 0 ? rows : 1), sizeof(uint32_t));
+		if (members == NULL)
+			return lp_fail(err, LP_ERR_NO_MEMORY, "out of memory remapping a BITMAP index");
+		for (uint64_t r = 0; r < rows; r++)
+			members[r] = (uint32_t) r;
+		count = (size_t) rows;
+	}
 	else
 	{
 		char		what[512];
 
 		snprintf(what, sizeof(what), "the bitmap of fragment %u in BITMAP index file \"%s\"",
 				 entry->high, file);
-		ok = lp_roaring32_expand(entry->bitmap, entry->size, what, members, rows, &count, err);
+		ok = lp_roaring32_values(entry->bitmap, entry->size, what, &members, &count, err);
+		/* ascending: the last member is the largest */
+		if (ok && count > 0 && members[count - 1] >= rows)
+			ok = lp_fail(err, LP_ERR_CORRUPT, "%s holds %u, beyond its %llu rows", what,
+						 members[count - 1], (unsigned long long) rows);
 	}
-	ok = ok && lp_row_address_map_apply_members(map, entry->high, members, rows, moved, n_moved, err);
+	ok = ok && lp_row_address_map_apply_rows(map, entry->high, members, count, moved, n_moved, err);
 	lp_free(members);
 	return ok;
 }

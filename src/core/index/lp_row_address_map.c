@@ -179,26 +179,19 @@ lp_row_address_map_apply(const LpRowAddressMap *map, uint64_t old, uint64_t *mov
 }
 
 bool
-lp_row_address_map_apply_members(const LpRowAddressMap *map, uint64_t fragment_id,
-								 const uint8_t *members, uint64_t rows, uint64_t *moved,
-								 size_t *n_moved, LpError *err)
+lp_row_address_map_apply_rows(const LpRowAddressMap *map, uint64_t fragment_id,
+							  const uint32_t *rows, size_t n, uint64_t *moved, size_t *n_moved,
+							  LpError *err)
 {
 	const MovedRows *found = find_moved(map, fragment_id);
 
-	for (uint64_t byte = 0; byte < (rows + 7) / 8; byte++)
+	for (size_t i = 0; i < n; i++)
 	{
-		/* bitmaps of few values are mostly empty bytes */
-		for (unsigned bits = members[byte]; bits != 0; bits &= bits - 1)
-		{
-			uint64_t	row = byte * 8 + (uint64_t) __builtin_ctz(bits);
-			bool		kept;
+		bool		kept;
 
-			if (row >= rows)
-				return true;
-			if (!map_row(found, fragment_id, row, &moved[*n_moved], &kept, err))
-				return false;
-			*n_moved += kept;
-		}
+		if (!map_row(found, fragment_id, rows[i], &moved[*n_moved], &kept, err))
+			return false;
+		*n_moved += kept;
 	}
 	return true;
 }

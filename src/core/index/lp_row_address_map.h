@@ -45,14 +45,13 @@ bool		lp_row_address_map_apply(const LpRowAddressMap *map, uint64_t old,
 									 uint64_t *moved, bool *kept, LpError *err);
 
 /*
- * lp_row_address_map_apply of every row of fragment_id whose bit is set in
- * members (bit r % 8 of byte r / 8; rows bits, those past them ignored):
- * the new addresses of the rows kept appended to moved[*n_moved ..), in
- * order.  The fragment is looked up once, not per row.
+ * lp_row_address_map_apply of rows[0..n), row offsets in fragment_id: the
+ * new addresses of the rows kept appended to moved[*n_moved ..), in order.
+ * The fragment is looked up once, not per row.
  */
-bool		lp_row_address_map_apply_members(const LpRowAddressMap *map, uint64_t fragment_id,
-											 const uint8_t *members, uint64_t rows,
-											 uint64_t *moved, size_t *n_moved, LpError *err);
+bool		lp_row_address_map_apply_rows(const LpRowAddressMap *map, uint64_t fragment_id,
+										  const uint32_t *rows, size_t n, uint64_t *moved,
+										  size_t *n_moved, LpError *err);
 /* Whether the map rewrites fragment_id, and then its physical rows (physical_rows may be NULL). */
 bool		lp_row_address_map_moves(const LpRowAddressMap *map, uint64_t fragment_id,
 									 uint64_t *physical_rows);

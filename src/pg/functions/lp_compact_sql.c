@@ -27,6 +27,7 @@
 #include "dataset/lp_compact_plan.h"
 #include "dataset/lp_dataset.h"
 #include "format/lp_deletion.h"
+#include "base/lp_pg_alloc.h"
 #include "base/lp_pg_error.h"
 #include "base/lp_pg_random.h"
 #include "store/lp_pg_storage.h"
@@ -209,18 +210,21 @@ remap_indexes(const LpCompactPlan *plan, const LpManifest *manifest, const char 
 	memset(indexes, 0, sizeof(*indexes));
 	if (!lp_manifest_next_fragment_id(manifest, &indexes->first_new_fragment_id, &err))
 		lp_raise(&err);
+	lp_pg_map_large_begin();
 	PG_TRY();
 	{
 		indexes->rewritten = lp_compact_remap_indexes(plan, manifest, root, deletions,
 													  indexes->first_new_fragment_id,
 													  &indexes->n_rewritten,
 													  &indexes->directories);
+		lp_pg_map_large_end();
 	}
 	PG_CATCH();
 	{
 		List	   *written;
 		ErrorData  *edata;
 
+		lp_pg_map_large_end();
 		/* the error kept aside: the removals handle errors of their own */
 		MemoryContextSwitchTo(context);
 		edata = CopyErrorData();
