@@ -377,6 +377,10 @@ fill_runs_segment(ParallelContext *pcxt, void *arg)
 
 	segment->placed = shm_toc_allocate(pcxt->toc, segment->shared_bytes);
 	memcpy(segment->placed, segment->shared, segment->shared_bytes);
+	/* atomics are initialized where they are used, not copied */
+	pg_atomic_init_u32(&segment->placed->next_run, 0);
+	pg_atomic_init_u64(&segment->placed->bytes_done, 0);
+	pg_atomic_init_u32(&segment->placed->parts_done, 0);
 	shm_toc_insert(pcxt->toc, REENCODE_KEY_SHARED, segment->placed);
 	lp_parallel_insert_copy(pcxt, REENCODE_KEY_RUNS, segment->runs.data, segment->runs.len);
 }
@@ -575,7 +579,7 @@ lp_assemble_reencode_runs(LpAssembleReencoder *reencoder, LpAssembleInputs *inpu
 	if (pcxt != NULL)
 	{
 		WaitForParallelWorkersToFinish(pcxt);
-		memcpy(shared, work.shared, shared_bytes);
+		memcpy(shared->rows, work.shared->rows, sizeof(uint64) * 2 * num_runs);
 		work.shared = shared;
 		lp_parallel_end(pcxt);
 	}
