@@ -377,40 +377,54 @@ async function largeDatasetWithDeletions(name)
 	return { dataset, table };
 }
 
-async function compactInPieces(dataset, workers)
+// compact with lance_parts.max_copy_workers = workers; startable: whether workers can start.
+async function compactInPieces(dataset, workers, startable)
 {
 	const { out, err } = await psqlAsync(`SET lance_parts.max_copy_workers = ${workers};
+${startable ? '' : 'SET max_parallel_workers = 0;'}
 SET client_min_messages = debug1;
 SELECT count(*) FILTER (WHERE action = 'rewritten') FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => true);
 `, true);
 
-	return { out, debug: err.filter((l) => /re-encod/.test(l)) };
+	return { out, messages: err.filter((l) => /re-encod/.test(l)) };
 }
 
-test('compact rewrite_deletions of a long run: pieces re-encoded by parallel workers, or the run by the leader alone, read the same', async () => {
+test('compact rewrite_deletions of a long run: pieces re-encoded by parallel workers, by the leader when none starts, or the run whole without them, read the same', async () => {
 	const { dataset, table } = await largeDatasetWithDeletions('deleted_pieces');
 	const before = await h.readFragments(table);
 	const live = [...before.fragments.keys()].sort((a, b) => a - b).flatMap((id) => before.fragments.get(id));
-	const serial = path.join(dir, 'deleted_pieces_serial.lance');
-
-	fs.cpSync(dataset, serial, { recursive: true });
-	for (const [copy, workers] of [[dataset, 2], [serial, 0]])
-	{
-		const { out, debug } = await compactInPieces(copy, workers);
-
-		assert.deepEqual(out, ['8'], debug.join('\n'));
+	const copies = [
+		{ label: '2 workers', dataset, workers: 2, startable: true, pieces: 3 },
+		{ label: 'no worker starts', dataset: path.join(dir, 'deleted_pieces_fallback.lance'), workers: 2, startable: false, pieces: 3 },
 		// the pieces follow the setting, not the workers that start; without workers the run is one file
-		assert.equal(debug.filter((l) => /re-encoded \d+ part\(s\)/.test(l)).length, workers > 0 ? 3 : 1,
-			debug.join('\n'));
-		assert.equal(debug.some((l) => /re-encoding 3 runs of parts with [12] parallel workers/.test(l)), workers > 0,
-			debug.join('\n'));
-		const reopened = await h.openTable(copy);
+		{ label: 'max_copy_workers 0', dataset: path.join(dir, 'deleted_pieces_serial.lance'), workers: 0, startable: true, pieces: 1 },
+	];
+	const bytes = [];
+
+	for (const copy of copies.slice(1))
+		fs.cpSync(dataset, copy.dataset, { recursive: true });
+	for (const copy of copies)
+	{
+		const { out, messages } = await compactInPieces(copy.dataset, copy.workers, copy.startable);
+		const text = messages.join('\n');
+
+		assert.deepEqual(out, ['8'], text);
+		assert.equal(messages.filter((l) => /re-encoded \d+ part\(s\)/.test(l)).length, copy.pieces, `${copy.label}: ${text}`);
+		assert.equal(messages.some((l) => /re-encoding 3 runs of parts with [12] parallel workers/.test(l)),
+			copy.label === '2 workers', `${copy.label}: ${text}`);
+		assert.equal(messages.some((l) => /NOTICE: {2}no parallel workers could be started to re-encode parts into ".*_parts\/[0-9a-f]+\.lance", re-encoding serially/.test(l)),
+			copy.label === 'no worker starts', `${copy.label}: ${text}`);
+		const reopened = await h.openTable(copy.dataset);
 		const after = await h.readFragments(reopened);
 
 		assert.equal(after.fragments.size, 1);
-		h.assertRowsEqual(after.schema, [...after.fragments.values()][0], live, `live rows, ${workers} workers`);
-		assert.deepEqual(fs.readdirSync(path.join(copy, 'data', '_parts')), [], 'no re-encode directory left');
+		h.assertRowsEqual(after.schema, [...after.fragments.values()][0], live, `live rows, ${copy.label}`);
+		assert.deepEqual(fs.readdirSync(path.join(copy.dataset, 'data', '_parts')), [], 'no re-encode directory left');
+		const { fragments } = readManifest(copy.dataset);
+
+		bytes.push(fs.readFileSync(path.join(copy.dataset, 'data', fragments[0].files[0].path)));
 	}
+	assert.ok(bytes[0].equals(bytes[1]), 'the same file whether the workers or the leader re-encode the pieces');
 	await h.lancedbModifies(await h.openTable(dataset));
 });
 
