@@ -450,3 +450,51 @@ SELECT count(*) FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletion
 	assert.equal(fs.readdirSync(path.join(dataset, 'data')).filter((f) => f.endsWith('.lance')).length, 8,
 		'no compacted file left');
 });
+
+test('a compaction cancelled while workers re-encode pieces: no worker, no file and no version left', async () => {
+	// 8 fragments of 150,000 rows, so that the re-encode outlasts several progress reports
+	const tables = Array.from({ length: 8 }, (_, f) => pieceRowsOf(f * 150000, 150000));
+	const { dataset, table } = await writeDataset('deleted_pieces_cancel', '2.1', tables);
+
+	await table.delete('id % 10 = 7');
+	const versionsBefore = fs.readdirSync(path.join(dataset, '_versions')).sort();
+	const dataBefore = fs.readdirSync(path.join(dataset, 'data')).sort();
+	const running = psqlAsync(`SET application_name = 'pieces_cancel';
+SET lance_parts.max_copy_workers = 2;
+SELECT count(*) FROM lance_parts.compact(${h.literal(dataset)}, rewrite_deletions => true);
+`, true);
+	let bytesDone = 0;
+	let workers = 0;
+	let leader = 0;
+
+	// until the leader reports bytes and its workers show, then cancel; a deadline, not a count
+	// of polls: each poll runs psql, slow on a loaded machine
+	for (const deadline = Date.now() + 60000; Date.now() < deadline && (bytesDone === 0 || workers === 0);)
+	{
+		for (const row of h.sqlRows(`SELECT p.pid, p.phase, p.bytes_done,
+	(SELECT count(*) FROM pg_stat_activity w WHERE w.leader_pid = p.pid AND w.pid <> p.pid) AS workers
+FROM lance_parts.progress_entries() p WHERE p.dataset LIKE '%deleted_pieces_cancel.lance'`))
+		{
+			if (row.phase === 'reencoding' && Number(row.bytes_done) > 0)
+			{
+				bytesDone = Number(row.bytes_done);
+				workers = Number(row.workers);
+				leader = Number(row.pid);
+			}
+		}
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+	h.sqlRows("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'pieces_cancel' AND leader_pid IS NULL");
+	const { err } = await running;
+
+	assert.ok(bytesDone > 0, 'the re-encoding phase seen');
+	assert.ok(workers > 0, 'parallel workers seen re-encoding');
+	assert.match(err.join('\n'), /canceling statement due to user request/);
+	assert.deepEqual(h.sqlRows(`SELECT pid FROM pg_stat_activity WHERE leader_pid = ${leader} AND pid <> ${leader}`), [],
+		'no worker outlives the cancelled call');
+	assert.deepEqual(fs.readdirSync(path.join(dataset, '_versions')).sort(), versionsBefore);
+	assert.deepEqual(fs.readdirSync(path.join(dataset, 'data')).filter((f) => f !== '_parts').sort(),
+		dataBefore.filter((f) => f !== '_parts'), 'no compacted or temporary file left');
+	assert.deepEqual(fs.existsSync(path.join(dataset, 'data', '_parts')) ?
+		fs.readdirSync(path.join(dataset, 'data', '_parts')) : [], [], 'no re-encoded piece left');
+});
