@@ -361,7 +361,7 @@ take_runs(LpWireReader *reader, RunsWork *work)
 	}
 }
 
-/* What lp_start_reencode_workers puts in the workers' segment. */
+/* What start_reencode_workers puts in the workers' segment. */
 typedef struct RunsSegment
 {
 	const RunsShared *shared;
