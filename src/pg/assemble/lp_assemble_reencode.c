@@ -175,6 +175,7 @@ typedef struct ReencodeRun
 {
 	int			count;
 	const char **paths;		/* of its parts */
+	const LpFile **files;		/* of its parts, as the leader parsed them; NULL in a worker */
 	LpDeletions **deletions;	/* per part, NULL: every row */
 	int			first_position; /* 1-based, among the parts given */
 	int			last_position;
@@ -228,7 +229,8 @@ reencode_run(RunsWork *work, int r, LpOutput *output)
 		char	   *key;
 		LpStore    *store = lp_store_for_uri_below(work->root, run->paths[k], &key);
 
-		sources[k].file = lp_read_lance_file_below(work->root, run->paths[k]);
+		sources[k].file = run->files != NULL ? run->files[k] :
+			lp_read_lance_file_below(work->root, run->paths[k]);
 		sources[k].deletions = run->deletions[k];
 		sources[k].input = store->ops->open_input(store, key, &err);
 		if (sources[k].input == NULL)
@@ -550,8 +552,10 @@ lp_assemble_reencode_runs(LpAssembleReencoder *reencoder, LpAssembleInputs *inpu
 		run->count = piece->count;
 		run->paths = &inputs->paths[piece->first];
 		run->deletions = palloc0(sizeof(LpDeletions *) * piece->count);
+		run->files = palloc(sizeof(LpFile *) * piece->count);
 		for (int k = 0; k < piece->count; k++)
 		{
+			run->files[k] = inputs->parts[piece->first + k].file;
 			run->deletions[k] = deletions != NULL ? (LpDeletions *) deletions[piece->first + k] : NULL;
 			run->source_bytes += inputs->parts[piece->first + k].file->file_size;
 		}
